@@ -1,0 +1,36 @@
+# chatgate — two commands set everything up on a fresh machine: `make run` and `make test`.
+PYTHON ?= python3
+VENV   ?= .venv
+BIN    := $(VENV)/bin
+CONFIG ?= gateway.yaml
+STAMP  := $(VENV)/.installed
+
+.PHONY: run test lint typecheck unit bench clean venv
+
+$(STAMP): pyproject.toml
+	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	@touch $(STAMP)
+
+venv: $(STAMP)
+
+run: $(STAMP)
+	$(BIN)/chatgate run --config $(CONFIG)
+
+lint: $(STAMP)
+	$(BIN)/ruff check chatgate tests
+	$(BIN)/ruff format --check chatgate tests
+	$(BIN)/mypy
+
+typecheck: $(STAMP)
+	$(BIN)/mypy
+
+test: $(STAMP) lint
+	$(BIN)/pytest -q -n 2 --dist loadgroup
+
+bench: $(STAMP)
+	$(BIN)/python -m bench
+
+clean:
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache build *.egg-info

@@ -1,0 +1,3 @@
+from chatgate.cli.main import entry
+
+entry()

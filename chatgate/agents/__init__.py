@@ -1,0 +1,1 @@
+"""Agent backends behind one contract: litellm (default), echo, python callable, http."""

@@ -1,0 +1,97 @@
+"""The Agent contract: one async call per turn, optional streaming deltas, typed failures."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal, Protocol
+
+from chatgate.policies.reasons import FailureReason
+from chatgate.presentation.model import OutboundMessage
+
+Role = Literal["system", "user", "assistant"]
+
+
+@dataclass(frozen=True, slots=True)
+class ChatMessage:
+    """One transcript entry. ``source`` is the inbound key that produced it (idempotent appends)."""
+
+    role: Role
+    content: str
+    name: str | None = None
+    source: str | None = None
+
+    def to_openai(self) -> dict[str, str]:
+        out = {"role": self.role, "content": self.content}
+        if self.name and self.role == "user":
+            out["name"] = _safe_name(self.name)
+        return out
+
+
+def _safe_name(name: str) -> str:
+    cleaned = "".join(c if c.isalnum() or c in "_-" else "_" for c in name)
+    return cleaned[:64] or "user"
+
+
+DeltaCallback = Callable[[str], Awaitable[None]]
+EventCallback = Callable[[str, Mapping[str, Any]], None]
+
+
+@dataclass(frozen=True)
+class Turn:
+    """Everything an agent needs for one turn; history excludes the new messages."""
+
+    session: str
+    history: Sequence[ChatMessage]
+    new: Sequence[ChatMessage]
+    channel: str = ""
+    sender_id: str = ""
+    max_chars: int | None = None
+    on_delta: DeltaCallback | None = None
+    on_event: EventCallback | None = None
+    metadata: Mapping[str, Any] = field(default_factory=dict)
+
+    @property
+    def text(self) -> str:
+        """The new user input as one string."""
+        return "\n".join(m.content for m in self.new)
+
+
+@dataclass(frozen=True)
+class AgentReply:
+    text: str
+    message: OutboundMessage | None = None
+    model: str | None = None
+    usage: Mapping[str, int] = field(default_factory=dict)
+
+
+class AgentError(Exception):
+    """A classified agent failure; ``detail`` is operator-safe (never contains secrets)."""
+
+    def __init__(
+        self,
+        reason: FailureReason,
+        detail: str = "",
+        *,
+        retry_after_s: float | None = None,
+        provider: str | None = None,
+    ) -> None:
+        super().__init__(f"{reason.value}: {detail}" if detail else reason.value)
+        self.reason = reason
+        self.detail = detail
+        self.retry_after_s = retry_after_s
+        self.provider = provider
+
+
+class Agent(Protocol):
+    """An agent backend. Cancellation arrives as asyncio.CancelledError."""
+
+    name: str
+
+    async def run(self, turn: Turn) -> AgentReply: ...
+
+    async def aclose(self) -> None: ...
+
+    def provider_id(self) -> str | None:
+        """The provider this agent depends on (for degraded-owner tracking), if any."""
+        ...

@@ -1,0 +1,79 @@
+"""HTTP agent: POSTs the turn as JSON to an external agent service."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import aiohttp
+
+from chatgate.agents.base import AgentError, AgentReply, Turn
+from chatgate.agents.python_callable import coerce_reply
+from chatgate.config.agent_models import HttpAgentConfig
+from chatgate.config.base import secret_value
+from chatgate.policies.failure import reason_from_status
+from chatgate.policies.reasons import FailureReason
+
+
+class HttpAgent:
+    """Request: {session, text, messages, channel, sender_id, metadata}; reply: {"reply": str} or blocks."""
+
+    def __init__(self, name: str, config: HttpAgentConfig) -> None:
+        self.name = name
+        self._config = config
+        self._session: aiohttp.ClientSession | None = None
+        headers = {k: v.get_secret_value() for k, v in config.headers.items()}
+        key = secret_value(config.api_key)
+        if key:
+            headers["Authorization"] = f"Bearer {key}"
+        self._headers = headers
+
+    async def run(self, turn: Turn) -> AgentReply:
+        if self._session is None:
+            self._session = aiohttp.ClientSession(headers=self._headers)
+        keep = self._config.max_history
+        history = list(turn.history)[-keep:] if keep else []
+        payload: dict[str, Any] = {
+            "session": turn.session,
+            "text": turn.text,
+            "messages": [m.to_openai() for m in (*history, *turn.new)],
+            "system_prompt": self._config.system_prompt,
+            "channel": turn.channel,
+            "sender_id": turn.sender_id,
+            "metadata": dict(turn.metadata),
+        }
+        timeout = aiohttp.ClientTimeout(total=self._config.timeout_s)
+        try:
+            async with self._session.post(self._config.url, json=payload, timeout=timeout) as resp:
+                if resp.status >= 400:
+                    body = (await resp.text())[:200]
+                    raise AgentError(
+                        reason_from_status(resp.status, body),
+                        f"agent service answered HTTP {resp.status}",
+                        provider=self.provider_id(),
+                    )
+                data = await resp.json(content_type=None)
+        except TimeoutError:
+            raise AgentError(
+                FailureReason.TIMEOUT, "agent service timed out", provider=self.provider_id()
+            ) from None
+        except aiohttp.ClientConnectionError:
+            raise AgentError(
+                FailureReason.UNAVAILABLE, "agent service unreachable", provider=self.provider_id()
+            ) from None
+        except (aiohttp.ContentTypeError, ValueError):
+            raise AgentError(
+                FailureReason.FORMAT_ERROR,
+                "agent service sent invalid JSON",
+                provider=self.provider_id(),
+            ) from None
+        return coerce_reply(data)
+
+    async def aclose(self) -> None:
+        if self._session is not None:
+            await self._session.close()
+            self._session = None
+        await asyncio.sleep(0)
+
+    def provider_id(self) -> str | None:
+        return f"http:{self._config.url}"

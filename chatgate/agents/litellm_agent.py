@@ -1,0 +1,253 @@
+"""litellm agent: one model plus ordered fallbacks; litellm is imported lazily, off the startup path."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import threading
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
+from types import ModuleType
+from typing import Any
+
+from chatgate.agents.base import AgentError, AgentReply, ChatMessage, Turn
+from chatgate.agents.litellm_errors import classify_model_error
+from chatgate.config.agent_models import LiteLLMAgentConfig
+from chatgate.config.base import secret_value
+from chatgate.policies.reasons import FailureReason
+
+OFFLINE_ENV = {"LITELLM_LOCAL_MODEL_COST_MAP": "True", "LITELLM_OFFLINE_MODE": "true"}
+
+# Providers whose key litellm reads from the environment when none is configured.
+PROVIDER_KEY_ENV = {
+    "openai": "OPENAI_API_KEY",
+    "anthropic": "ANTHROPIC_API_KEY",
+    "gemini": "GEMINI_API_KEY",
+    "groq": "GROQ_API_KEY",
+    "mistral": "MISTRAL_API_KEY",
+    "openrouter": "OPENROUTER_API_KEY",
+    "deepseek": "DEEPSEEK_API_KEY",
+    "cohere": "COHERE_API_KEY",
+    "together_ai": "TOGETHERAI_API_KEY",
+    "azure": "AZURE_API_KEY",
+}
+# Failures after which trying the next model cannot help.
+_NO_FALLBACK = frozenset({FailureReason.CANCELLED, FailureReason.FORMAT_ERROR})
+
+_import_lock = threading.Lock()
+_module: ModuleType | None = None
+
+
+def import_litellm() -> ModuleType:
+    """Import litellm once, offline (no remote cost map, no telemetry)."""
+    global _module
+    with _import_lock:
+        if _module is None:
+            for key, value in OFFLINE_ENV.items():
+                os.environ.setdefault(key, value)
+            import litellm
+
+            litellm.telemetry = False
+            litellm.suppress_debug_info = True
+            litellm.drop_params = True
+            _module = litellm
+        return _module
+
+
+async def litellm_module() -> ModuleType:
+    """The litellm module, importing it on a daemon thread the first time.
+
+    A daemon thread (not the loop's executor) so a shutdown during the multi-second import
+    does not have to wait for it.
+    """
+    if _module is not None:
+        return _module
+    loop = asyncio.get_running_loop()
+    future: asyncio.Future[ModuleType] = loop.create_future()
+
+    def work() -> None:
+        try:
+            module = import_litellm()
+        except BaseException as exc:
+            loop.call_soon_threadsafe(_settle, future, None, exc)
+        else:
+            loop.call_soon_threadsafe(_settle, future, module, None)
+
+    threading.Thread(target=work, name="litellm-import", daemon=True).start()
+    return await future
+
+
+def _settle(
+    future: asyncio.Future[ModuleType], module: ModuleType | None, exc: BaseException | None
+) -> None:
+    if future.done():
+        return
+    if exc is not None:
+        future.set_exception(exc)
+    elif module is not None:
+        future.set_result(module)
+
+
+@dataclass(frozen=True)
+class ModelSpec:
+    model: str
+    api_base: str | None
+    api_key: str | None
+
+    @property
+    def provider(self) -> str:
+        return self.model.split("/", 1)[0] if "/" in self.model else "openai"
+
+    @property
+    def provider_id(self) -> str:
+        return f"{self.provider}@{self.api_base}" if self.api_base else self.provider
+
+
+class LiteLLMAgent:
+    def __init__(
+        self, name: str, config: LiteLLMAgentConfig, env: Mapping[str, str] | None = None
+    ) -> None:
+        self.name = name
+        self._config = config
+        self._env = os.environ if env is None else env
+        primary = ModelSpec(config.model, config.api_base, secret_value(config.api_key))
+        fallbacks = [
+            ModelSpec(
+                f.model, f.api_base or config.api_base, secret_value(f.api_key) or primary.api_key
+            )
+            for f in config.fallbacks
+        ]
+        self._models = [primary, *fallbacks]
+
+    def provider_id(self) -> str | None:
+        return self._models[0].provider_id
+
+    async def prewarm(self) -> None:
+        await litellm_module()
+
+    async def aclose(self) -> None:
+        return None
+
+    async def run(self, turn: Turn) -> AgentReply:
+        messages = self._messages(turn)
+        tracked = _DeltaTracker(turn)
+        last_error: AgentError | None = None
+        for index, spec in enumerate(self._models):
+            try:
+                return await self._call(spec, messages, tracked.turn)
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:
+                error = classify_model_error(exc, spec.provider_id)
+                last_error = error
+                nxt = self._models[index + 1] if index + 1 < len(self._models) else None
+                # Once deltas reached the caller a fallback would stream a second answer after them.
+                if nxt is None or error.reason in _NO_FALLBACK or tracked.emitted:
+                    raise error from None
+                if turn.on_event is not None:
+                    turn.on_event(
+                        "model_fallback",
+                        {
+                            "agent": self.name,
+                            "from_model": spec.model,
+                            "to_model": nxt.model,
+                            "reason": error.reason.value,
+                            "fallback_index": index + 1,
+                        },
+                    )
+        assert last_error is not None
+        raise last_error
+
+    def _messages(self, turn: Turn) -> list[dict[str, str]]:
+        out: list[dict[str, str]] = []
+        if self._config.system_prompt:
+            out.append({"role": "system", "content": self._config.system_prompt})
+        history: list[ChatMessage] = list(turn.history)
+        if self._config.max_history >= 0:
+            history = history[-self._config.max_history :] if self._config.max_history else []
+        out.extend(m.to_openai() for m in history)
+        out.extend(m.to_openai() for m in turn.new)
+        return out
+
+    def _key_for(self, spec: ModelSpec) -> str | None:
+        if spec.api_key:
+            return spec.api_key
+        env_name = PROVIDER_KEY_ENV.get(spec.provider)
+        if env_name is None:
+            return None
+        env_key = self._env.get(env_name)
+        if env_key:
+            return env_key  # passed explicitly: ``env`` need not be os.environ
+        if spec.api_base:
+            return "not-needed"  # a self-hosted OpenAI-compatible server may not check keys
+        raise AgentError(
+            FailureReason.MISSING_KEY,
+            f"no api_key for {spec.model} and {env_name} is not set",
+            provider=spec.provider_id,
+        )
+
+    async def _call(
+        self, spec: ModelSpec, messages: list[dict[str, str]], turn: Turn
+    ) -> AgentReply:
+        api_key = self._key_for(spec)
+        litellm = await litellm_module()
+        kwargs: dict[str, Any] = {
+            "model": spec.model,
+            "messages": messages,
+            "timeout": self._config.timeout_s,
+            "max_retries": 0,
+        }
+        if spec.api_base:
+            kwargs["api_base"] = spec.api_base
+        if api_key:
+            kwargs["api_key"] = api_key
+        if self._config.max_tokens:
+            kwargs["max_tokens"] = self._config.max_tokens
+        if self._config.temperature is not None:
+            kwargs["temperature"] = self._config.temperature
+        stream = self._config.stream and turn.on_delta is not None
+        deadline = self._config.timeout_s + 5.0
+        if not stream:
+            response = await asyncio.wait_for(litellm.acompletion(**kwargs), deadline)
+            text = response.choices[0].message.content or ""
+            return AgentReply(text=text, model=spec.model, usage=_usage(response))
+        kwargs["stream"] = True
+        return await asyncio.wait_for(self._stream(litellm, kwargs, spec, turn), deadline)
+
+    async def _stream(
+        self, litellm: ModuleType, kwargs: dict[str, Any], spec: ModelSpec, turn: Turn
+    ) -> AgentReply:
+        parts: list[str] = []
+        response = await litellm.acompletion(**kwargs)
+        async for chunk in response:
+            choices = getattr(chunk, "choices", None) or []
+            delta = getattr(choices[0].delta, "content", None) if choices else None
+            if delta:
+                parts.append(delta)
+                if turn.on_delta is not None:
+                    await turn.on_delta(delta)
+        return AgentReply(text="".join(parts), model=spec.model)
+
+
+class _DeltaTracker:
+    """Wraps the turn's ``on_delta`` to remember whether any delta was delivered."""
+
+    def __init__(self, turn: Turn) -> None:
+        self.emitted = False
+        self._forward = turn.on_delta
+        self.turn = turn if turn.on_delta is None else replace(turn, on_delta=self._on_delta)
+
+    async def _on_delta(self, delta: str) -> None:
+        self.emitted = True
+        if self._forward is not None:
+            await self._forward(delta)
+
+
+def _usage(response: Any) -> dict[str, int]:
+    usage = getattr(response, "usage", None)
+    if usage is None:
+        return {}
+    return {
+        k: int(getattr(usage, k, 0) or 0)
+        for k in ("prompt_tokens", "completion_tokens", "total_tokens")
+    }

@@ -1,0 +1,89 @@
+"""Map litellm/openai exceptions to FailureReason without importing litellm (by class name)."""
+
+from __future__ import annotations
+
+from chatgate.agents.base import AgentError
+from chatgate.policies.failure import reason_from_status
+from chatgate.policies.reasons import FailureReason
+
+# Most specific first is implied: the exception's MRO is walked from its own class upward.
+_BY_CLASS: dict[str, FailureReason] = {
+    "ContextWindowExceededError": FailureReason.CONTEXT_OVERFLOW,
+    "ContentPolicyViolationError": FailureReason.FORMAT_ERROR,
+    "PaymentRequiredError": FailureReason.BUDGET_EXHAUSTED,
+    "BudgetExceededError": FailureReason.BUDGET_EXHAUSTED,
+    "LiteLLMUnknownProvider": FailureReason.MODEL_NOT_FOUND,
+    "AuthenticationError": FailureReason.AUTH_PERMANENT,
+    "PermissionDeniedError": FailureReason.AUTH_PERMANENT,
+    "NotFoundError": FailureReason.MODEL_NOT_FOUND,
+    "RateLimitError": FailureReason.RATE_LIMIT,
+    "Timeout": FailureReason.TIMEOUT,
+    "APITimeoutError": FailureReason.TIMEOUT,
+    "APIConnectionError": FailureReason.UNAVAILABLE,
+    "ServiceUnavailableError": FailureReason.OVERLOADED,
+    "BadGatewayError": FailureReason.OVERLOADED,
+    "InternalServerError": FailureReason.OVERLOADED,
+    "UnprocessableEntityError": FailureReason.FORMAT_ERROR,
+    "BadRequestError": FailureReason.FORMAT_ERROR,
+}
+_CONNECTION_CAUSES = (
+    "APIConnectionError",
+    "ConnectError",
+    "ConnectTimeout",
+    "ClientConnectorError",
+)
+
+
+def classify_model_error(exc: BaseException, provider: str | None = None) -> AgentError:
+    """Turn a model-client exception into an operator-safe AgentError."""
+    if isinstance(exc, AgentError):
+        return exc
+    status = getattr(exc, "status_code", None)
+    reason = _by_class(exc)
+    message = str(getattr(exc, "message", "") or exc).lower()
+    if reason is FailureReason.AUTH_PERMANENT and "expired" in message:
+        reason = FailureReason.AUTH_EXPIRED
+    if reason is FailureReason.FORMAT_ERROR and "context length" in message:
+        reason = FailureReason.CONTEXT_OVERFLOW
+    if reason is FailureReason.OVERLOADED and _caused_by_connection(exc):
+        reason = FailureReason.UNAVAILABLE
+    if reason is None:
+        if isinstance(exc, TimeoutError):
+            reason = FailureReason.TIMEOUT
+        elif isinstance(status, int):
+            reason = reason_from_status(status, message)
+        else:
+            reason = FailureReason.UNKNOWN
+    detail = type(exc).__name__ + (f" (HTTP {status})" if isinstance(status, int) else "")
+    return AgentError(reason, detail, retry_after_s=_retry_after(exc), provider=provider)
+
+
+def _by_class(exc: BaseException) -> FailureReason | None:
+    for cls in type(exc).__mro__:
+        found = _BY_CLASS.get(cls.__name__)
+        if found is not None:
+            return found
+    return None
+
+
+def _caused_by_connection(exc: BaseException) -> bool:
+    seen: BaseException | None = exc
+    depth = 0
+    while seen is not None and depth < 8:
+        if any(c.__name__ in _CONNECTION_CAUSES for c in type(seen).__mro__):
+            return True
+        seen = seen.__cause__ or seen.__context__
+        depth += 1
+    return "connection error" in str(exc).lower()
+
+
+def _retry_after(exc: BaseException) -> float | None:
+    response = getattr(exc, "response", None)
+    headers = getattr(response, "headers", None)
+    if headers is None:
+        return None
+    try:
+        value = headers.get("retry-after")
+        return float(value) if value is not None else None
+    except (TypeError, ValueError):
+        return None

@@ -1,0 +1,181 @@
+"""The ChannelAdapter contract: an adapter translates between a platform SDK and chatgate.
+
+An adapter normalises native events into InboundMessages and hands them to the sink, renders
+OutboundMessages natively, sends them, and classifies native send errors into SendErrorKind.
+It makes no policy decision: admission, sessions, retries and replies all live in the gateway.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from abc import ABC, abstractmethod
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass, field
+from enum import StrEnum
+from pathlib import Path
+from typing import Any, ClassVar, Protocol
+
+from aiohttp import web
+from pydantic import BaseModel
+
+from chatgate.channels.outcome import Submission
+from chatgate.channels.types import Capabilities, InboundMessage, SendResult, Target
+from chatgate.policies.reasons import SendErrorKind
+from chatgate.policies.send_errors import classify_status
+from chatgate.presentation.chunking import chunk_text
+from chatgate.presentation.limits import limits_for
+from chatgate.presentation.model import OutboundMessage
+from chatgate.presentation.render import to_markdown
+
+Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
+
+
+class ChannelState(StrEnum):
+    DISABLED = "disabled"
+    NOT_CONFIGURED = "not_configured"
+    STARTING = "starting"
+    RUNNING = "running"
+    BACKOFF = "backoff"
+    PARKED = "parked"
+    STOPPED = "stopped"
+
+
+class ChannelError(Exception):
+    """A channel failure the supervisor can classify (fatal ones park the channel)."""
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        kind: SendErrorKind | None = None,
+        fatal: bool = False,
+        conflict: bool = False,
+        hint: str = "",
+    ) -> None:
+        super().__init__(message)
+        self.kind = kind
+        self.fatal = fatal or conflict or kind is SendErrorKind.AUTH_FATAL
+        self.conflict = conflict
+        self.hint = hint
+
+
+class NotConfigured(ChannelError):
+    """Credentials or required settings are missing: reported, never crashed on."""
+
+    def __init__(self, message: str, hint: str = "") -> None:
+        super().__init__(message, fatal=True, hint=hint)
+
+
+class InboundSink(Protocol):
+    async def submit(self, msg: InboundMessage) -> Submission: ...
+
+
+class HttpRoutes(Protocol):
+    """The gateway's single HTTP server; adapters mount their endpoints here."""
+
+    def add(self, method: str, path: str, handler: Handler) -> None: ...
+
+    def remove(self, path: str) -> None: ...
+
+
+class EventSink(Protocol):
+    def count(self, metric: str, **labels: str) -> None: ...
+
+
+@dataclass
+class ChannelContext:
+    """Everything an adapter may use; given at construction."""
+
+    name: str
+    config: Any
+    http: HttpRoutes
+    state_dir: Path
+    metrics: EventSink
+    kv: Mapping[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Rendered:
+    """One native message ready to send (a chunk of a possibly longer reply)."""
+
+    text: str
+    format: str | None = None
+    native: Mapping[str, Any] = field(default_factory=dict)
+
+
+class ChannelAdapter(ABC):
+    """Base class for channel adapters; subclasses live in channels/<platform>/."""
+
+    platform: ClassVar[str]
+    config_model: ClassVar[type[BaseModel] | None] = None
+
+    def __init__(self, ctx: ChannelContext) -> None:
+        self.ctx = ctx
+        self.name = ctx.name
+        self._failed: asyncio.Future[BaseException] | None = None
+
+    @property
+    @abstractmethod
+    def capabilities(self) -> Capabilities: ...
+
+    @abstractmethod
+    async def start(self, sink: InboundSink) -> None:
+        """Connect and begin delivering inbound messages to ``sink``; return once running."""
+
+    @abstractmethod
+    async def stop(self) -> None:
+        """Stop taking input and release resources; idempotent."""
+
+    async def send(self, target: Target, rendered: Rendered) -> SendResult:
+        raise ChannelError(
+            f"{self.platform} cannot send messages", kind=SendErrorKind.INVALID_REQUEST
+        )
+
+    async def edit(self, target: Target, message_id: str, rendered: Rendered) -> SendResult:
+        return SendResult.failed(SendErrorKind.INVALID_REQUEST, "edits are not supported")
+
+    async def react(self, target: Target, message_id: str, emoji: str) -> None:
+        return None
+
+    async def typing(self, target: Target) -> None:
+        return None
+
+    def render(self, message: OutboundMessage) -> list[Rendered]:
+        """Default rendering: markdown text chunked to the channel's limit."""
+        caps = self.capabilities
+        text = to_markdown(message)
+        return [
+            Rendered(chunk)
+            for chunk in chunk_text(text, caps.limits.max_text_length, length=caps.length)
+        ]
+
+    def classify_error(self, exc: BaseException) -> SendResult:
+        """Map a native send exception to a SendResult; adapters override for fidelity."""
+        status = getattr(exc, "status", None) or getattr(exc, "status_code", None)
+        kind = classify_status(status if isinstance(status, int) else None, str(exc))
+        if isinstance(exc, TimeoutError | ConnectionError | OSError) and status is None:
+            kind = SendErrorKind.TRANSIENT
+        return SendResult.failed(kind, type(exc).__name__)
+
+    def status(self) -> dict[str, Any]:
+        """Adapter-specific, secret-free facts for /api/status."""
+        return {}
+
+    # Background failure signalling for the supervisor.
+    def failed(self) -> asyncio.Future[BaseException]:
+        if self._failed is None:
+            self._failed = asyncio.get_running_loop().create_future()
+        return self._failed
+
+    def fail(self, exc: BaseException) -> None:
+        """Called by the adapter when its background work dies; the supervisor reacts."""
+        future = self.failed()
+        if not future.done():
+            future.set_result(exc)
+
+    def reset_failure(self) -> None:
+        self._failed = None
+
+
+def plain_limits() -> Capabilities:
+    return Capabilities(limits=limits_for("plain"))

@@ -1,0 +1,55 @@
+"""What the sink answers an adapter: an accepted submission and, later, the turn's result."""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import Any
+
+
+class Stage(StrEnum):
+    """The step of the message path that settled a message (see the decision trail)."""
+
+    DEDUPE = "dedupe"
+    ADMISSION = "admission"
+    LOOP_GUARD = "loop_guard"
+    RATE_LIMIT = "rate_limit"
+    MEMORY = "memory"
+    QUEUE = "queue"
+    COMMAND = "command"
+    OBSERVE = "observe"
+    FILTER = "filter"
+    TURN = "turn"
+    DELIVERY = "delivery"
+
+
+@dataclass(frozen=True)
+class TurnResult:
+    """Final result of handling one inbound message (also stored in the journal)."""
+
+    key: str
+    stage: str
+    reason: str
+    reply: str | None = None
+    session: str | None = None
+    delivery: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "key": self.key,
+            "stage": self.stage,
+            "reason": self.reason,
+            "reply": self.reply,
+            "session": self.session,
+            "delivery": self.delivery,
+        }
+
+
+@dataclass
+class Submission:
+    """Returned once the message is durably journaled (safe to ack the platform)."""
+
+    key: str
+    duplicate: bool
+    result: asyncio.Future[TurnResult]

@@ -1,0 +1,139 @@
+"""Values that cross the channel boundary: inbound messages, targets, capabilities, send results."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from chatgate.policies.admission import ChatKind
+from chatgate.policies.reasons import SendErrorKind
+from chatgate.presentation.limits import PresentationLimits
+
+
+@dataclass(frozen=True, slots=True)
+class Target:
+    """Where a reply goes: a channel instance plus a chat (and optionally a thread/message)."""
+
+    channel: str
+    chat_id: str
+    thread_id: str | None = None
+    reply_to: str | None = None
+
+    @classmethod
+    def parse(cls, text: str) -> Target:
+        """Parse "channel:chat_id[:thread_id]"."""
+        parts = text.split(":")
+        if len(parts) not in (2, 3) or not all(parts):
+            raise ValueError(f"target {text!r} is not channel:chat_id[:thread_id]")
+        return cls(parts[0], parts[1], parts[2] if len(parts) == 3 else None)
+
+    @property
+    def address(self) -> str:
+        """Stable identity of the conversation, ignoring reply_to (used for dead-target tracking)."""
+        base = f"{self.channel}:{self.chat_id}"
+        return f"{base}:{self.thread_id}" if self.thread_id else base
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Target:
+        return cls(
+            str(data["channel"]), str(data["chat_id"]), data.get("thread_id"), data.get("reply_to")
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class Attachment:
+    kind: str
+    url: str | None = None
+    name: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class InboundMessage:
+    """A platform message normalised by its adapter; everything downstream reads only this."""
+
+    channel: str
+    platform: str
+    chat_id: str
+    chat_kind: ChatKind
+    sender_id: str
+    message_id: str
+    text: str
+    thread_id: str | None = None
+    sender_name: str = ""
+    sender_is_bot: bool = False
+    is_mention: bool = False
+    is_command: bool = False
+    reply_to: str | None = None
+    attachments: tuple[Attachment, ...] = ()
+    received_at: float = 0.0
+    choice: str | None = None
+    reply_target: Target | None = None
+    agent: str | None = None
+    session_hint: str | None = None
+    ephemeral: bool = False
+    trusted: bool = False
+    extra: Mapping[str, Any] = field(default_factory=dict)
+
+    @property
+    def key(self) -> str:
+        """Idempotency key: the same platform message always maps to the same key."""
+        return f"{self.channel}:{self.message_id}"
+
+    def to_dict(self) -> dict[str, Any]:
+        data = asdict(self)
+        data["reply_target"] = self.reply_target.to_dict() if self.reply_target else None
+        data["attachments"] = [asdict(a) for a in self.attachments]
+        data["extra"] = dict(self.extra)
+        return data
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> InboundMessage:
+        values = dict(data)
+        target = values.get("reply_target")
+        values["reply_target"] = Target.from_dict(target) if target else None
+        values["attachments"] = tuple(Attachment(**a) for a in values.get("attachments") or ())
+        return cls(**values)
+
+
+def default_target(msg: InboundMessage, *, reply_in_groups: bool = True) -> Target:
+    """Reply in the same chat and thread; quote the trigger in groups so the answer is attributable."""
+    quote = msg.message_id if reply_in_groups and msg.chat_kind != "direct" else None
+    return Target(msg.channel, msg.chat_id, msg.thread_id, quote)
+
+
+@dataclass(frozen=True)
+class Capabilities:
+    """What a channel can do; presentation and the pipeline adapt to it."""
+
+    limits: PresentationLimits
+    length: Callable[[str], int] = len
+    edits: bool = False
+    reactions: bool = False
+    typing: bool = False
+    threads: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class SendResult:
+    """Outcome of one native send; failures carry the adapter's classification."""
+
+    ok: bool
+    message_ids: tuple[str, ...] = ()
+    kind: SendErrorKind | None = None
+    retry_after_s: float | None = None
+    error: str = ""
+    moved_to: Target | None = None
+
+    @classmethod
+    def sent(cls, *message_ids: str) -> SendResult:
+        return cls(True, tuple(message_ids))
+
+    @classmethod
+    def failed(
+        cls, kind: SendErrorKind, error: str = "", retry_after_s: float | None = None
+    ) -> SendResult:
+        return cls(False, kind=kind, error=error, retry_after_s=retry_after_s)

@@ -1,0 +1,1 @@
+"""Generic signed-webhook ingress: HMAC-verified HTTP events become agent turns."""

@@ -1,0 +1,179 @@
+"""The webhook channel: one HTTP route per configured webhook, served by the gateway's own app.
+
+Order of checks per request: size (413) → signature (401, nothing processed) → filter (200
+ignored) → journal + turn. A redelivery with the same delivery id (or, without one, the same body
+within the dedupe window) gets the first result and never a second agent call.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+import logging
+import time
+from typing import Any
+from urllib.parse import parse_qsl
+
+from aiohttp import web
+
+from chatgate.channels.base import ChannelAdapter, ChannelContext, InboundSink
+from chatgate.channels.types import Capabilities, InboundMessage, Target
+from chatgate.channels.webhook.signature import verify
+from chatgate.config.base import secret_value
+from chatgate.config.channel_models import WebhookChannelConfig, WebhookRouteConfig
+from chatgate.policies.reasons import DropReason
+from chatgate.policies.webhook_filter import matches, render_template
+from chatgate.presentation.limits import limits_for
+
+log = logging.getLogger("chatgate.webhook")
+DELIVERY_ID_HEADERS = ("X-GitHub-Delivery", "X-Request-Id", "X-Delivery-Id", "X-Webhook-Id")
+SYNC_WAIT_MARGIN_S = 30.0
+
+
+def _json(data: dict[str, Any], status: int = 200) -> web.Response:
+    return web.json_response(data, status=status)
+
+
+class WebhookChannel(ChannelAdapter):
+    platform = "webhook"
+    config_model = WebhookChannelConfig
+
+    def __init__(self, ctx: ChannelContext) -> None:
+        super().__init__(ctx)
+        self.config: WebhookChannelConfig = ctx.config
+        self._sink: InboundSink | None = None
+        self._paths: list[str] = []
+        self._accepting = False
+        self.sync_timeout_s = 600.0
+
+    @property
+    def capabilities(self) -> Capabilities:
+        return Capabilities(limits=limits_for("webhook"))
+
+    async def start(self, sink: InboundSink) -> None:
+        self._sink = sink
+        for name, route in self.config.routes.items():
+            self.ctx.http.add("POST", route.path, self._handler(name, route))
+            self._paths.append(route.path)
+        self._accepting = True
+
+    async def stop(self) -> None:
+        self._accepting = False
+        for path in self._paths:
+            self.ctx.http.remove(path)
+        self._paths.clear()
+
+    async def stop_intake(self) -> None:
+        self._accepting = False
+
+    def status(self) -> dict[str, Any]:
+        return {
+            "routes": {
+                name: {
+                    "path": route.path,
+                    "respond": route.respond,
+                    "configured": route.signature == "none"
+                    or secret_value(route.secret) is not None,
+                }
+                for name, route in self.config.routes.items()
+            }
+        }
+
+    def _handler(self, name: str, route: WebhookRouteConfig) -> Any:
+        async def handle(request: web.Request) -> web.StreamResponse:
+            response = await self._handle(name, route, request)
+            self.ctx.metrics.count(f"webhook_{response.status}", channel=name)
+            return response
+
+        return handle
+
+    async def _handle(
+        self, name: str, route: WebhookRouteConfig, request: web.Request
+    ) -> web.Response:
+        if not self._accepting or self._sink is None:
+            return _json({"error": "shutting down, retry later"}, 503)
+        secret = secret_value(route.secret)
+        if route.signature != "none" and secret is None:
+            return _json({"error": "route not configured: its secret is empty"}, 503)
+        if request.content_length is not None and request.content_length > route.max_body_bytes:
+            return _json({"error": f"body larger than {route.max_body_bytes} bytes"}, 413)
+        body = await request.content.read(route.max_body_bytes + 1)
+        if len(body) > route.max_body_bytes:
+            return _json({"error": f"body larger than {route.max_body_bytes} bytes"}, 413)
+        problem = verify(route.signature, secret, body, request.headers, time.time())
+        if problem is not None:
+            log.warning(
+                "webhook rejected", extra={"route": name, "why": problem, "peer": request.remote}
+            )
+            return _json({"error": "invalid signature"}, 401)
+        payload = _parse_body(body, request.content_type)
+        if payload is None:
+            return _json({"error": "body is not valid JSON"}, 400)
+        event = {"payload": payload, "headers": dict(request.headers), "query": dict(request.query)}
+        if not matches(event, route.when):
+            return _json({"ignored": True, "reason_code": DropReason.FILTER_MISMATCH.value})
+        prompt = render_template(route.prompt, event) if route.prompt else _default_prompt(payload)
+        if not prompt.strip():
+            return _json({"ignored": True, "reason_code": DropReason.EMPTY_INPUT.value})
+        delivery_id = _delivery_id(request, body)
+        session = render_template(route.session, event) if route.session else None
+        msg = InboundMessage(
+            channel=self.name,
+            platform=self.platform,
+            chat_id=name,
+            chat_kind="direct",
+            sender_id=f"route:{name}",
+            message_id=f"{name}:{delivery_id}",
+            text=prompt,
+            sender_name=name,
+            received_at=time.time(),
+            reply_target=Target.parse(route.deliver.to) if route.deliver else None,
+            agent=route.agent,
+            session_hint=f"{name}:{session}" if session else f"{name}:once:{delivery_id}",
+            ephemeral=session is None,
+            trusted=True,
+        )
+        submission = await self._sink.submit(msg)
+        if route.respond == "async":
+            return _json(
+                {"accepted": True, "id": msg.message_id, "duplicate": submission.duplicate}, 202
+            )
+        try:
+            result = await asyncio.wait_for(asyncio.shield(submission.result), self.sync_timeout_s)
+        except (TimeoutError, asyncio.CancelledError):
+            return _json(
+                {"error": "not finished; retry with the same delivery id", "id": msg.message_id},
+                503,
+            )
+        return _json(
+            {"reply": result.reply or "", "reason_code": result.reason, "session": result.session}
+        )
+
+
+def _parse_body(body: bytes, content_type: str) -> Any:
+    if not body:
+        return {}
+    text = body.decode("utf-8", errors="replace")
+    if content_type == "application/x-www-form-urlencoded":
+        return dict(parse_qsl(text, keep_blank_values=True))
+    try:
+        return json.loads(text)
+    except ValueError:
+        return None if content_type in ("application/json", "") else {"text": text}
+
+
+def _default_prompt(payload: Any) -> str:
+    if isinstance(payload, dict):
+        for key in ("text", "message", "prompt"):
+            if isinstance(payload.get(key), str):
+                return str(payload[key])
+    return json.dumps(payload, ensure_ascii=False, separators=(",", ":"))
+
+
+def _delivery_id(request: web.Request, body: bytes) -> str:
+    for header in DELIVERY_ID_HEADERS:
+        value = request.headers.get(header)
+        if value:
+            return "id-" + "".join(c for c in value[:128] if c.isalnum() or c in "-_.")
+    return "sha-" + hashlib.sha256(body).hexdigest()[:32]

@@ -1,0 +1,134 @@
+"""`chatgate` command-line entry point. Heavy modules load inside each command, not here."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+
+from chatgate import __version__
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="chatgate", description="Chat-bot gateway daemon.")
+    parser.add_argument("--version", action="version", version=f"chatgate {__version__}")
+    config = argparse.ArgumentParser(add_help=False)
+    config.add_argument(
+        "--config", "-c", help="path to gateway.yaml (default: $CHATGATE_CONFIG or ./gateway.yaml)"
+    )
+    api = argparse.ArgumentParser(add_help=False)
+    api.add_argument("--url", help="daemon base URL (default: from gateway.http)")
+    out = argparse.ArgumentParser(add_help=False)
+    out.add_argument("--json", action="store_true", help="machine-readable output")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    run = sub.add_parser("run", parents=[config], help="run the daemon in the foreground")
+    run.add_argument("--log-format", choices=["text", "json"])
+    run.add_argument("--log-level", choices=["debug", "info", "warning", "error"])
+
+    sub.add_parser(
+        "status", parents=[config, api, out], help="show what the running daemon is doing"
+    )
+
+    cfg = sub.add_parser("config", help="check, show or migrate the config").add_subparsers(
+        dest="action", required=True
+    )
+    cfg.add_parser("check", parents=[config], help="validate the config (exit 78 when invalid)")
+    cfg.add_parser(
+        "show", parents=[config], help="print the effective config with secrets redacted"
+    )
+    migrate = cfg.add_parser(
+        "migrate", parents=[config], help="upgrade an old config in place (keeps a .bak)"
+    )
+    migrate.add_argument("--dry-run", action="store_true")
+
+    dlq = sub.add_parser("dlq", help="undelivered replies").add_subparsers(
+        dest="action", required=True
+    )
+    dlq.add_parser("list", parents=[config, out])
+    for name in ("replay", "drop"):
+        p = dlq.add_parser(name, parents=[config, api])
+        p.add_argument("id", type=int)
+
+    pairing = sub.add_parser("pairing", help="approve unknown users").add_subparsers(
+        dest="action", required=True
+    )
+    pairing.add_parser("list", parents=[config, out])
+    for name in ("approve", "deny"):
+        p = pairing.add_parser(name, parents=[config])
+        p.add_argument("channel")
+        p.add_argument("code")
+    revoke = pairing.add_parser("revoke", parents=[config])
+    revoke.add_argument("channel")
+    revoke.add_argument("sender_id")
+
+    sessions = sub.add_parser("sessions", help="conversation transcripts").add_subparsers(
+        dest="action", required=True
+    )
+    sessions.add_parser("list", parents=[config, out])
+    show = sessions.add_parser("show", parents=[config])
+    show.add_argument("key")
+
+    why = sub.add_parser(
+        "why", parents=[config, out], help="why did (or didn't) the bot answer a message?"
+    )
+    why.add_argument("channel")
+    why.add_argument("message_id", nargs="?")
+    why.add_argument("--user")
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    command = args.command
+    if command == "run":
+        from chatgate.cli.run_cmd import run_daemon
+
+        return run_daemon(args.config, log_format=args.log_format, log_level=args.log_level)
+    if command == "config":
+        from chatgate.cli import config_cmd
+
+        if args.action == "check":
+            return config_cmd.run_check(args.config)
+        if args.action == "show":
+            return config_cmd.run_show(args.config)
+        return config_cmd.run_migrate(args.config, dry_run=args.dry_run)
+
+    from chatgate.cli.common import load_or_exit
+
+    loaded = load_or_exit(args.config)
+    if command == "status":
+        from chatgate.cli.status_cmd import run_status
+
+        return run_status(loaded, as_json=args.json, url=args.url)
+    from chatgate.cli import state_cmds as st
+
+    if command == "dlq":
+        if args.action == "list":
+            return st.dlq_list(loaded, as_json=args.json)
+        if args.action == "replay":
+            return st.dlq_replay(loaded, args.id, args.url)
+        return st.dlq_drop(loaded, args.id)
+    if command == "pairing":
+        if args.action == "list":
+            return st.pairing_list(loaded, as_json=args.json)
+        if args.action == "approve":
+            return st.pairing_approve(loaded, args.channel, args.code)
+        if args.action == "deny":
+            return st.pairing_deny(loaded, args.channel, args.code)
+        return st.pairing_revoke(loaded, args.channel, args.sender_id)
+    if command == "sessions":
+        if args.action == "list":
+            return st.sessions_list(loaded, as_json=args.json)
+        return st.sessions_show(loaded, args.key)
+    if command == "why":
+        return st.why(loaded, args.channel, args.message_id, args.user, as_json=args.json)
+    return 2
+
+
+def entry() -> None:
+    sys.exit(main())
+
+
+if __name__ == "__main__":
+    entry()

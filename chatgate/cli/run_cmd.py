@@ -1,0 +1,56 @@
+"""`chatgate run`: the foreground daemon with signal handling."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import signal
+
+from chatgate.cli.common import die, load_or_exit
+from chatgate.config.errors import EX_CONFIG, ConfigError
+from chatgate.gateway.logs import setup_logging
+
+log = logging.getLogger("chatgate")
+
+
+def run_daemon(given: str | None, *, log_format: str | None, log_level: str | None) -> int:
+    loaded = load_or_exit(given)
+    gw_cfg = loaded.config.gateway
+    setup_logging(log_level or gw_cfg.log.level, log_format or gw_cfg.log.format, loaded.secrets)
+    for warning in loaded.warnings:
+        log.warning(warning)
+    try:
+        return asyncio.run(_serve(loaded))
+    except ConfigError as exc:
+        die(str(exc), EX_CONFIG)
+    except KeyboardInterrupt:
+        return 0
+
+
+async def _serve(loaded: object) -> int:
+    from chatgate.config.loader import LoadedConfig
+    from chatgate.gateway.app import Gateway
+
+    assert isinstance(loaded, LoadedConfig)
+    gateway = Gateway(loaded)
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(sig, stop.set)
+    try:
+        await gateway.start()
+    except OSError as exc:
+        log.error("cannot start: %s", exc)
+        await _safe_stop(gateway)
+        return 71  # EX_OSERR: e.g. the port is taken
+    await stop.wait()
+    log.info("signal received, shutting down")
+    await gateway.stop()
+    return 0
+
+
+async def _safe_stop(gateway: object) -> None:
+    try:
+        await gateway.stop()  # type: ignore[attr-defined]
+    except Exception:
+        log.exception("cleanup after failed start")

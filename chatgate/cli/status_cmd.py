@@ -1,0 +1,97 @@
+"""`chatgate status`: what the running daemon is doing, for humans or as JSON."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+from typing import Any
+
+from chatgate.cli.api_client import call
+from chatgate.config.loader import LoadedConfig
+
+
+def run_status(loaded: LoadedConfig, *, as_json: bool, url: str | None) -> int:
+    data = call(loaded, "/api/status", url=url)
+    if as_json:
+        print(json.dumps(data, indent=2, sort_keys=True))
+    else:
+        print(render(data))
+    return 0
+
+
+def _duration(seconds: float) -> str:
+    seconds = int(seconds)
+    hours, rest = divmod(seconds, 3600)
+    minutes, secs = divmod(rest, 60)
+    return f"{hours}h{minutes:02d}m" if hours else f"{minutes}m{secs:02d}s"
+
+
+def _clock(epoch: float | None) -> str:
+    if not epoch:
+        return "-"
+    return dt.datetime.fromtimestamp(epoch).strftime("%H:%M:%S")
+
+
+def _mib(value: Any) -> str:
+    return f"{value / 1048576:.1f} MiB" if isinstance(value, int | float) else "unknown"
+
+
+def render(data: dict[str, Any]) -> str:
+    state = "draining" if data.get("draining") else ("ready" if data.get("ready") else "starting")
+    http = data.get("http", {})
+    lines = [
+        f"chatgate {data.get('version')} — {state}, up {_duration(data.get('uptime_s', 0))}, "
+        f"http {http.get('host')}:{http.get('port')}",
+        "channels:",
+    ]
+    for ch in data.get("channels", []):
+        line = f"  {ch['name']:<12} {ch['state']:<15} since {_clock(ch.get('since'))}"
+        if ch.get("next_retry_at"):
+            line += f", retry at {_clock(ch['next_retry_at'])}"
+        if ch.get("restarts"):
+            line += f", {ch['restarts']} restarts"
+        lines.append(line)
+        if ch.get("error"):
+            lines.append(f"    why: {ch['error']}")
+        if ch.get("hint"):
+            lines.append(f"    fix: {ch['hint']}")
+        for name, route in (ch.get("routes") or {}).items():
+            conf = "" if route.get("configured") else "  (not configured: secret empty)"
+            lines.append(f"    route {name}: POST {route['path']} ({route['respond']}){conf}")
+    if not data.get("channels"):
+        lines.append("  (none configured)")
+    breaker = data.get("breaker")
+    if breaker and breaker.get("tripped"):
+        lines.append(f"fleet breaker: TRIPPED until {_clock(breaker.get('until'))}")
+    agents = ", ".join(
+        f"{a['name']} ({a['backend']}{': ' + a['model'] if a.get('model') else ''})"
+        for a in data.get("agents", [])
+    )
+    lines.append(f"agents: {agents or '-'}")
+    s = data.get("sessions", {})
+    lines.append(
+        f"sessions: {s.get('warm', 0)} warm, {s.get('active_turns', 0)} turns running, "
+        f"{s.get('queued', 0)} queued, {s.get('evictions', 0)} evicted"
+    )
+    dead = data.get("dead_targets") or {}
+    lines.append(
+        f"dlq: {data.get('dlq', {}).get('entries', 0)} entries · dead targets: {len(dead)} · "
+        f"pairing pending: {data.get('pairing', {}).get('pending', 0)}"
+    )
+    degraded = data.get("degraded") or []
+    if degraded:
+        lines.append("degraded:")
+        for owner in degraded:
+            lines.append(
+                f"  {owner.get('owner_kind')} {owner.get('owner_id')}: {owner.get('reason')}"
+            )
+            if owner.get("retry_hint"):
+                lines.append(f"    fix: {owner['retry_hint']}")
+    mem = data.get("memory", {})
+    limit = mem.get("limit_bytes")
+    lines.append(
+        f"memory: rss {_mib(mem.get('rss_bytes'))}" + (f" of {_mib(limit)}" if limit else "")
+    )
+    for warning in data.get("warnings", []):
+        lines.append(f"warning: {warning}")
+    return "\n".join(lines)

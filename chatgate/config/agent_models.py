@@ -1,0 +1,70 @@
+"""Agent backend sections of gateway.yaml (discriminated by `backend`)."""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+from pydantic import Field, SecretStr, field_validator
+
+from chatgate.config.base import StrictModel
+
+
+class FallbackModel(StrictModel):
+    model: str
+    api_base: str | None = None
+    api_key: SecretStr | None = None
+
+
+class _AgentBase(StrictModel):
+    system_prompt: str | None = None
+    max_history: int = Field(50, ge=0, description="transcript messages sent with each turn")
+    timeout_s: float = Field(60.0, gt=0)
+
+
+class LiteLLMAgentConfig(_AgentBase):
+    backend: Literal["litellm"]
+    model: str = Field(min_length=1)
+    api_base: str | None = None
+    api_key: SecretStr | None = None
+    fallbacks: list[FallbackModel] = Field(default_factory=list)
+    max_tokens: int | None = Field(None, gt=0)
+    temperature: float | None = Field(None, ge=0, le=2)
+    stream: bool = False
+    prewarm: bool = True
+
+    @field_validator("api_base", mode="before")
+    @classmethod
+    def _blank_base(cls, value: object) -> object:
+        return None if value == "" else value
+
+    @field_validator("fallbacks", mode="before")
+    @classmethod
+    def _fallback_strings(cls, value: object) -> object:
+        if isinstance(value, list):
+            return [{"model": v} if isinstance(v, str) else v for v in value]
+        return value
+
+
+class EchoAgentConfig(_AgentBase):
+    backend: Literal["echo"]
+    prefix: str = ""
+    delay_s: float = Field(0.0, ge=0)
+
+
+class PythonAgentConfig(_AgentBase):
+    backend: Literal["python"]
+    function: str = Field(pattern=r"^[A-Za-z_][\w.]*:[A-Za-z_]\w*$")
+
+
+class HttpAgentConfig(_AgentBase):
+    backend: Literal["http"]
+    url: str = Field(pattern=r"^https?://")
+    api_key: SecretStr | None = None
+    headers: dict[str, SecretStr] = Field(default_factory=dict)
+
+
+AgentConfig = Annotated[
+    LiteLLMAgentConfig | EchoAgentConfig | PythonAgentConfig | HttpAgentConfig,
+    Field(discriminator="backend"),
+]
+AGENT_BACKENDS = ("litellm", "echo", "python", "http")

@@ -1,0 +1,140 @@
+"""`${VAR}` interpolation per scalar after YAML parsing, and `*_file` secret indirection.
+
+Supported forms: `${VAR}` (empty when unset), `${VAR:-default}` (default when unset or empty),
+`${VAR-default}` (default only when unset), `${VAR:?message}` (error when unset or empty) and
+`$${` for a literal `${`. Interpolation happens per string scalar, so a list stays a list.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from chatgate.config.errors import ConfigError, ConfigIssue, KeyPath
+from chatgate.config.source import YamlSource
+
+_REF = re.compile(r"\$\$\{|\$\{([A-Za-z_][A-Za-z0-9_]*)(?:(:-|-|:\?)([^}]*))?\}")
+FILE_SUFFIX = "_file"
+
+
+@dataclass
+class Interpolation:
+    """Which env vars fed which key paths, and which values came from secret files."""
+
+    refs: dict[KeyPath, tuple[str, ...]] = field(default_factory=dict)
+    unset: dict[KeyPath, tuple[str, ...]] = field(default_factory=dict)
+    file_values: dict[KeyPath, str] = field(default_factory=dict)
+
+
+def interpolate(src: YamlSource, env: Mapping[str, str], base_dir: Path) -> Interpolation:
+    """Interpolate ``src.data`` in place, then resolve `*_file` keys; raise ConfigError on problems."""
+    info = Interpolation()
+    issues: list[ConfigIssue] = []
+    src.data = _walk(src.data, (), env, src, info, issues)
+    if not issues:
+        _resolve_files(src.data, (), base_dir, src, info, issues)
+    if issues:
+        raise ConfigError(issues)
+    return info
+
+
+def _walk(
+    value: Any,
+    path: KeyPath,
+    env: Mapping[str, str],
+    src: YamlSource,
+    info: Interpolation,
+    issues: list[ConfigIssue],
+) -> Any:
+    if isinstance(value, dict):
+        return {k: _walk(v, (*path, k), env, src, info, issues) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_walk(v, (*path, i), env, src, info, issues) for i, v in enumerate(value)]
+    if isinstance(value, str) and "$" in value:
+        return _substitute(value, path, env, src, info, issues)
+    return value
+
+
+def _substitute(
+    text: str,
+    path: KeyPath,
+    env: Mapping[str, str],
+    src: YamlSource,
+    info: Interpolation,
+    issues: list[ConfigIssue],
+) -> str:
+    names: list[str] = []
+    unset: list[str] = []
+
+    def replace(match: re.Match[str]) -> str:
+        if match.group(0) == "$${":
+            return "${"
+        name, op, arg = match.group(1), match.group(2), match.group(3) or ""
+        names.append(name)
+        current = env.get(name)
+        if op == ":-":
+            return current if current else arg
+        if op == "-":
+            return current if current is not None else arg
+        if op == ":?":
+            if not current:
+                hint = arg or "must be set"
+                issues.append(src.issue(path, f"environment variable {name} {hint}"))
+                return ""
+            return current
+        if current is None:
+            unset.append(name)
+            return ""
+        return current
+
+    result = _REF.sub(replace, text)
+    if names:
+        info.refs[path] = tuple(names)
+    if unset:
+        info.unset[path] = tuple(unset)
+    return result
+
+
+def _resolve_files(
+    value: Any,
+    path: KeyPath,
+    base_dir: Path,
+    src: YamlSource,
+    info: Interpolation,
+    issues: list[ConfigIssue],
+) -> None:
+    if isinstance(value, list):
+        for i, item in enumerate(value):
+            _resolve_files(item, (*path, i), base_dir, src, info, issues)
+        return
+    if not isinstance(value, dict):
+        return
+    for key in list(value):
+        child = value[key]
+        key_path = (*path, key)
+        if isinstance(key, str) and key.endswith(FILE_SUFFIX) and len(key) > len(FILE_SUFFIX):
+            target = key[: -len(FILE_SUFFIX)]
+            if not isinstance(child, str) or not child:
+                if child in ("", None):
+                    del value[key]  # an unset ${VAR} for the file path means "not configured"
+                    continue
+                issues.append(src.issue(key_path, "expected a file path"))
+                continue
+            if value.get(target) not in (None, ""):
+                issues.append(src.issue(key_path, f"set either {target} or {key}, not both"))
+                continue
+            file_path = Path(child) if Path(child).is_absolute() else base_dir / child
+            try:
+                secret = file_path.read_text(encoding="utf-8").strip()
+            except OSError as exc:
+                issues.append(src.issue(key_path, f"cannot read {file_path}: {exc.strerror}"))
+                continue
+            del value[key]
+            value[target] = secret
+            info.file_values[(*path, target)] = str(file_path)
+            src.lines.setdefault((*path, target), src.lines.get(key_path, 0))
+        else:
+            _resolve_files(child, key_path, base_dir, src, info, issues)

@@ -1,0 +1,122 @@
+"""Top-level gateway.yaml model and the `gateway:` section."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import Field, SecretStr
+
+from chatgate.config.agent_models import AgentConfig, EchoAgentConfig
+from chatgate.config.base import StrictModel
+from chatgate.config.channel_models import ChannelsConfig
+
+CONFIG_VERSION = 1
+
+
+class HttpConfig(StrictModel):
+    host: str = "127.0.0.1"
+    port: int = Field(8765, ge=0, le=65535)
+
+
+class StoreConfig(StrictModel):
+    backend: Literal["sqlite", "redis"] = "sqlite"
+    synchronous: Literal["normal", "full"] = "normal"
+
+
+class TurnLockConfig(StrictModel):
+    backend: Literal["local", "redis"] = "local"
+    ttl_s: float = Field(60.0, gt=0)
+
+
+class RedisConfig(StrictModel):
+    url: SecretStr = SecretStr("redis://127.0.0.1:6379/0")
+    key_prefix: str = "chatgate:"
+
+
+class SessionsConfig(StrictModel):
+    warm_max: int = Field(10_000, ge=1)
+    max_messages: int = Field(200, ge=2, description="transcript tail kept per session")
+    mid_turn: Literal["queue", "collect", "interrupt"] = "queue"
+    max_queued: int = Field(
+        100, ge=1, description="messages waiting per session before new ones are refused"
+    )
+    per_user_in_groups: bool = False
+
+
+class BucketConfig(StrictModel):
+    rate_per_s: float = Field(ge=0)
+    burst: int = Field(ge=1)
+
+
+class RateLimitsConfig(StrictModel):
+    per_sender: BucketConfig | None = BucketConfig(rate_per_s=0.5, burst=10)
+    per_chat: BucketConfig | None = BucketConfig(rate_per_s=2.0, burst=30)
+    global_: BucketConfig | None = Field(None, alias="global")
+
+
+class DeliveryConfig(StrictModel):
+    max_attempts: int = Field(5, ge=1, le=20)
+    base_delay_s: float = Field(0.5, ge=0)
+    max_delay_s: float = Field(30.0, gt=0)
+
+
+class LoopGuardConfig(StrictModel):
+    max_bot_turns: int = Field(5, ge=1)
+    window_s: float = Field(60.0, gt=0)
+
+
+class MemoryConfig(StrictModel):
+    limit_mb: int | None = Field(None, gt=0)
+    shed_ratio: float = Field(0.95, gt=0, le=1)
+    headroom_ratio: float = Field(0.85, gt=0, le=1)
+    interval_s: float = Field(5.0, gt=0)
+
+
+class LogConfig(StrictModel):
+    level: Literal["debug", "info", "warning", "error"] = "info"
+    format: Literal["text", "json"] = "text"
+
+
+class GatewaySection(StrictModel):
+    http: HttpConfig = Field(default_factory=HttpConfig)
+    api_token: SecretStr | None = None
+    state_dir: Path = Path(".chatgate")
+    store: StoreConfig = Field(default_factory=StoreConfig)
+    turn_lock: TurnLockConfig = Field(default_factory=TurnLockConfig)
+    redis: RedisConfig = Field(default_factory=RedisConfig)
+    sessions: SessionsConfig = Field(default_factory=SessionsConfig)
+    rate_limits: RateLimitsConfig = Field(default_factory=RateLimitsConfig)
+    delivery: DeliveryConfig = Field(default_factory=DeliveryConfig)
+    loop_guard: LoopGuardConfig = Field(default_factory=LoopGuardConfig)
+    memory: MemoryConfig = Field(default_factory=MemoryConfig)
+    log: LogConfig = Field(default_factory=LogConfig)
+    dedupe_window_s: float = Field(86_400.0, gt=0)
+    drain_timeout_s: float = Field(30.0, ge=0)
+    silence_markers: list[str] = Field(default_factory=lambda: ["NO_REPLY", "[SILENT]"])
+    empty_reply_text: str | None = None
+
+
+class RouteMatch(StrictModel):
+    channel: str | None = None
+    chat_id: str | None = None
+    thread_id: str | None = None
+    sender_id: str | None = None
+    chat_kind: Literal["direct", "group", "channel"] | None = None
+
+
+class RouteBindingConfig(StrictModel):
+    match: RouteMatch
+    agent: str
+
+
+def _default_agents() -> dict[str, Any]:
+    return {"default": EchoAgentConfig(backend="echo")}
+
+
+class GatewayConfig(StrictModel):
+    config_version: int = CONFIG_VERSION
+    gateway: GatewaySection = Field(default_factory=GatewaySection)
+    agents: dict[str, AgentConfig] = Field(default_factory=_default_agents)
+    channels: ChannelsConfig = Field(default_factory=ChannelsConfig)
+    routes: list[RouteBindingConfig] = Field(default_factory=list)

@@ -1,0 +1,49 @@
+"""Secret handling: strength check for the API token and collection of every secret value."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, SecretStr
+
+_PLACEHOLDERS = frozenset(
+    {"changeme", "change-me", "secret", "password", "token", "admin", "test", "example", "default"}
+)
+MIN_TOKEN_LENGTH = 24
+MIN_DISTINCT_CHARS = 10
+
+
+def weak_token_reason(token: str) -> str | None:
+    """Why ``token`` is too weak to guard the API, or None when it is acceptable."""
+    if token.lower() in _PLACEHOLDERS or any(p in token.lower() for p in ("changeme", "xxxx")):
+        return "is a placeholder"
+    if len(token) < MIN_TOKEN_LENGTH:
+        return f"is shorter than {MIN_TOKEN_LENGTH} characters"
+    if len(set(token)) < MIN_DISTINCT_CHARS:
+        return f"has fewer than {MIN_DISTINCT_CHARS} distinct characters"
+    return None
+
+
+def collect_secrets(value: Any) -> set[str]:
+    """Every non-empty SecretStr value reachable from a model (for log/exception redaction)."""
+    found: set[str] = set()
+    _collect(value, found)
+    return found
+
+
+def _collect(value: Any, found: set[str]) -> None:
+    if isinstance(value, SecretStr):
+        text = value.get_secret_value()
+        if text:
+            found.add(text)
+    elif isinstance(value, BaseModel):
+        for name in type(value).model_fields:
+            _collect(getattr(value, name), found)
+        for extra in (value.model_extra or {}).values():
+            _collect(extra, found)
+    elif isinstance(value, dict):
+        for item in value.values():
+            _collect(item, found)
+    elif isinstance(value, list | tuple):
+        for item in value:
+            _collect(item, found)

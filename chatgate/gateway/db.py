@@ -1,0 +1,137 @@
+"""SQLite off the event loop: one connection on one thread, group-committed.
+
+Every call runs on a dedicated thread. Calls that arrive while a batch is executing are run in the
+next batch inside one transaction (each under its own savepoint), so concurrent turns share one
+commit instead of paying one each, and a failing call rolls back only its own work.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import queue
+import sqlite3
+import threading
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, TypeVar
+
+from chatgate.gateway.schema import apply_schema
+
+T = TypeVar("T")
+_STOP = object()
+_MAX_BATCH = 256
+
+
+class DatabaseClosed(RuntimeError):
+    pass
+
+
+class Database:
+    def __init__(self, path: Path, *, synchronous: str = "normal") -> None:
+        self.path = path
+        self._synchronous = synchronous.upper()
+        self._queue: queue.SimpleQueue[Any] = queue.SimpleQueue()
+        self._thread: threading.Thread | None = None
+        self._ready = threading.Event()
+        self._open_error: BaseException | None = None
+
+    async def open(self) -> None:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._thread = threading.Thread(target=self._run, name="chatgate-sqlite", daemon=True)
+        self._thread.start()
+        await asyncio.to_thread(self._ready.wait)
+        if self._open_error is not None:
+            raise self._open_error
+
+    async def close(self) -> None:
+        if self._thread is None:
+            return
+        self._queue.put(_STOP)
+        await asyncio.to_thread(self._thread.join)
+        self._thread = None
+
+    async def call(self, fn: Callable[[sqlite3.Connection], T]) -> T:
+        """Run ``fn(conn)`` on the database thread inside a committed transaction."""
+        if self._thread is None:
+            raise DatabaseClosed("database is not open")
+        loop = asyncio.get_running_loop()
+        future: asyncio.Future[T] = loop.create_future()
+        self._queue.put((fn, future, loop))
+        return await future
+
+    def _run(self) -> None:
+        try:
+            conn = connect(self.path, self._synchronous)
+            apply_schema(conn)
+        except BaseException as exc:
+            self._open_error = exc
+            self._ready.set()
+            return
+        self._ready.set()
+        try:
+            while True:
+                item = self._queue.get()
+                if item is _STOP:
+                    return
+                batch = [item]
+                while len(batch) < _MAX_BATCH:
+                    try:
+                        nxt = self._queue.get_nowait()
+                    except queue.Empty:
+                        break
+                    if nxt is _STOP:
+                        self._execute(conn, batch)
+                        return
+                    batch.append(nxt)
+                self._execute(conn, batch)
+        finally:
+            conn.close()
+
+    def _execute(self, conn: sqlite3.Connection, batch: list[Any]) -> None:
+        outcomes: list[tuple[bool, Any]] = []
+        try:
+            conn.execute("BEGIN IMMEDIATE")
+            for fn, _, _ in batch:
+                conn.execute("SAVEPOINT call")
+                try:
+                    result = fn(conn)
+                    conn.execute("RELEASE call")
+                    outcomes.append((True, result))
+                except BaseException as exc:
+                    conn.execute("ROLLBACK TO call")
+                    conn.execute("RELEASE call")
+                    outcomes.append((False, exc))
+            conn.execute("COMMIT")
+        except sqlite3.Error as exc:
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
+            outcomes = [(False, exc)] * len(batch)
+        by_loop: dict[asyncio.AbstractEventLoop, list[tuple[asyncio.Future[Any], bool, Any]]] = {}
+        for (_, future, loop), (ok, value) in zip(batch, outcomes, strict=True):
+            by_loop.setdefault(loop, []).append((future, ok, value))
+        for loop, items in by_loop.items():
+            try:
+                loop.call_soon_threadsafe(_settle, items)
+            except RuntimeError:
+                pass  # the loop closed while we worked; nobody is waiting
+
+
+def _settle(items: list[tuple[asyncio.Future[Any], bool, Any]]) -> None:
+    for future, ok, value in items:
+        if future.done():
+            continue
+        if ok:
+            future.set_result(value)
+        else:
+            future.set_exception(value)
+
+
+def connect(path: Path, synchronous: str = "NORMAL") -> sqlite3.Connection:
+    """A connection in WAL mode with autocommit off (we manage transactions explicitly)."""
+    conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False, timeout=10.0)
+    conn.row_factory = sqlite3.Row
+    conn.execute("PRAGMA journal_mode=WAL")
+    conn.execute(f"PRAGMA synchronous={synchronous}")
+    conn.execute("PRAGMA foreign_keys=ON")
+    conn.execute("PRAGMA busy_timeout=10000")
+    return conn

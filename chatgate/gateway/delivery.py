@@ -1,0 +1,235 @@
+"""Delivery: adapt → render → send with retry per SendErrorKind; dead targets and the DLQ.
+
+Permanent failures are never retried; forbidden/not-found also mark the target dead so later
+replies skip the platform. Anything undelivered lands in the DLQ with the reason, from where
+`chatgate dlq replay` can send it again.
+"""
+
+from __future__ import annotations
+
+import logging
+import random
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Protocol
+
+from chatgate.channels.base import ChannelAdapter, Rendered
+from chatgate.channels.types import SendResult, Target
+from chatgate.gateway.clock import Clock
+from chatgate.gateway.dlq import DeadLetters, DeadTargets
+from chatgate.gateway.events import EventBus, EventName
+from chatgate.gateway.metrics import Metrics
+from chatgate.policies.reasons import DeliveryStatus, SendErrorKind
+from chatgate.policies.send_errors import DEAD_TARGET_KINDS, RetryPolicy, decide_retry
+from chatgate.presentation.degrade import CallbackStore, adapt, with_note
+from chatgate.presentation.model import OutboundMessage, message_to_dict
+
+log = logging.getLogger("chatgate.delivery")
+
+
+class ChannelLookup(Protocol):
+    async def ready_adapter(self, name: str) -> ChannelAdapter | None: ...
+
+
+@dataclass
+class DeliveryReport:
+    status: DeliveryStatus
+    message_ids: list[str] = field(default_factory=list)
+    kind: SendErrorKind | None = None
+    error: str = ""
+    attempts: int = 0
+    degraded: tuple[str, ...] = ()
+    target: Target | None = None
+
+
+class Delivery:
+    def __init__(
+        self,
+        channels: ChannelLookup,
+        dlq: DeadLetters,
+        dead: DeadTargets,
+        policy: RetryPolicy,
+        clock: Clock,
+        events: EventBus,
+        metrics: Metrics,
+        callback_store: CallbackStore | None = None,
+        rng: random.Random | None = None,
+    ) -> None:
+        self.channels = channels
+        self.dlq = dlq
+        self.dead = dead
+        self.policy = policy
+        self.clock = clock
+        self.events = events
+        self.metrics = metrics
+        self.callback_store = callback_store
+        self.rng = rng or random.Random()
+
+    async def deliver(
+        self,
+        target: Target,
+        message: OutboundMessage,
+        *,
+        inbound_key: str | None = None,
+        session: str | None = None,
+        first_chunk: int = 0,
+        on_first_send: Callable[[], None] | None = None,
+    ) -> DeliveryReport:
+        """Send ``message`` to ``target``; never raises for platform failures."""
+        adapter = await self.channels.ready_adapter(target.channel)
+        if adapter is None:
+            return await self._undelivered(
+                target,
+                message,
+                SendErrorKind.TRANSIENT,
+                f"channel '{target.channel}' is not running",
+                0,
+                inbound_key,
+                session,
+                first_chunk,
+            )
+        dead_kind = self.dead.kind(target)
+        if dead_kind is not None:
+            return await self._undelivered(
+                target,
+                message,
+                SendErrorKind(dead_kind),
+                "target is marked dead",
+                0,
+                inbound_key,
+                session,
+                first_chunk,
+                status=DeliveryStatus.DEAD_TARGET,
+            )
+        adapted, report = adapt(
+            message, adapter.capabilities.limits, callback_store=self.callback_store
+        )
+        degraded: tuple[str, ...] = ()
+        if report is not None:
+            adapted = with_note(adapted, report)
+            degraded = tuple(r.value for r in report.reasons)
+            for reason in degraded:
+                self.metrics.degraded.labels(channel=target.channel, reason=reason).inc()
+        chunks = adapter.render(adapted)
+        ids: list[str] = []
+        attempts_total = 0
+        for index in range(first_chunk, len(chunks)):
+            if index == first_chunk and on_first_send is not None:
+                on_first_send()
+            result, attempts, target = await self._send_with_retry(adapter, target, chunks[index])
+            attempts_total += attempts
+            if not result.ok:
+                kind = result.kind or SendErrorKind.UNKNOWN
+                dead = kind in DEAD_TARGET_KINDS
+                if dead:
+                    await self.dead.mark(target, kind, result.error, self.clock.time())
+                return await self._undelivered(
+                    target,
+                    message,
+                    kind,
+                    result.error,
+                    attempts_total,
+                    inbound_key,
+                    session,
+                    index,
+                    status=DeliveryStatus.DEAD_TARGET if dead else DeliveryStatus.UNDELIVERED,
+                )
+            ids.extend(result.message_ids)
+        self.metrics.delivery.labels(channel=target.channel, status="sent", kind="").inc()
+        self.events.emit(
+            EventName.MESSAGE_SENT,
+            self.clock.time(),
+            target=target.address,
+            message_ids=ids,
+            inbound_key=inbound_key,
+            session=session,
+            degraded=list(degraded),
+        )
+        return DeliveryReport(
+            DeliveryStatus.SENT, ids, attempts=attempts_total, degraded=degraded, target=target
+        )
+
+    async def _send_with_retry(
+        self, adapter: ChannelAdapter, target: Target, chunk: Rendered
+    ) -> tuple[SendResult, int, Target]:
+        attempt = 0
+        while True:
+            attempt += 1
+            try:
+                result = await adapter.send(target, chunk)
+            except Exception as exc:
+                result = adapter.classify_error(exc)
+            if result.ok:
+                return result, attempt, target
+            if result.moved_to is not None:
+                log.info(
+                    "chat moved", extra={"old": target.address, "new": result.moved_to.address}
+                )
+                target = result.moved_to
+                continue
+            kind = result.kind or SendErrorKind.UNKNOWN
+            decision = decide_retry(kind, attempt, self.policy, result.retry_after_s, self.rng)
+            if not decision.retry:
+                return result, attempt, target
+            self.metrics.send_retries.labels(channel=target.channel, kind=kind.value).inc()
+            log.info(
+                "send failed, retrying",
+                extra={
+                    "target": target.address,
+                    "kind": kind.value,
+                    "attempt": attempt,
+                    "delay_s": round(decision.delay_s, 2),
+                },
+            )
+            await self.clock.sleep(decision.delay_s)
+
+    async def _undelivered(
+        self,
+        target: Target,
+        message: OutboundMessage,
+        kind: SendErrorKind,
+        error: str,
+        attempts: int,
+        inbound_key: str | None,
+        session: str | None,
+        first_chunk: int,
+        *,
+        status: DeliveryStatus = DeliveryStatus.UNDELIVERED,
+    ) -> DeliveryReport:
+        payload = message_to_dict(message)
+        payload["first_chunk"] = first_chunk
+        entry = await self.dlq.add(
+            target,
+            payload,
+            kind,
+            error,
+            attempts,
+            self.clock.time(),
+            inbound_key=inbound_key,
+            session=session,
+        )
+        self.metrics.delivery.labels(
+            channel=target.channel, status=status.value, kind=kind.value
+        ).inc()
+        self.metrics.dlq_size.set(self.dlq.size)
+        log.warning(
+            "reply undelivered",
+            extra={
+                "target": target.address,
+                "kind": kind.value,
+                "status": status.value,
+                "dlq_id": entry,
+                "error": error[:200],
+            },
+        )
+        self.events.emit(
+            EventName.MESSAGE_UNDELIVERED,
+            self.clock.time(),
+            target=target.address,
+            kind=kind.value,
+            error=error[:200],
+            dlq_id=entry,
+            inbound_key=inbound_key,
+            session=session,
+        )
+        return DeliveryReport(status, kind=kind, error=error, attempts=attempts, target=target)

@@ -1,0 +1,84 @@
+"""Gateway events for plugins, logs and metrics; plugins come from the `chatgate.plugins` group.
+
+A plugin is an entry point resolving to a callable ``register(bus)`` that subscribes handlers.
+Handlers may be sync or async; a failing handler is logged and never affects the message path.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import logging
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass, field
+from enum import StrEnum
+from importlib.metadata import entry_points
+from typing import Any
+
+log = logging.getLogger("chatgate.events")
+PLUGIN_GROUP = "chatgate.plugins"
+
+
+class EventName(StrEnum):
+    MESSAGE_RECEIVED = "message_received"
+    MESSAGE_SENT = "message_sent"
+    MESSAGE_UNDELIVERED = "message_undelivered"
+    MODEL_FALLBACK = "model_fallback"
+    SESSION_PERSIST_FAILED = "session_persist_failed"
+
+
+@dataclass(frozen=True)
+class Event:
+    name: EventName
+    at: float
+    data: Mapping[str, Any] = field(default_factory=dict)
+
+
+Handler = Callable[[Event], Awaitable[None] | None]
+
+
+class EventBus:
+    def __init__(self) -> None:
+        self._handlers: list[tuple[frozenset[EventName] | None, Handler]] = []
+        self._tasks: set[asyncio.Task[None]] = set()
+        self.plugins: list[str] = []
+
+    def subscribe(self, handler: Handler, *names: EventName | str) -> None:
+        """Call ``handler`` for the given event names (all events when none are given)."""
+        wanted = frozenset(EventName(n) for n in names) if names else None
+        self._handlers.append((wanted, handler))
+
+    def emit(self, name: EventName, at: float, **data: Any) -> None:
+        event = Event(name, at, data)
+        for wanted, handler in self._handlers:
+            if wanted is not None and name not in wanted:
+                continue
+            try:
+                result = handler(event)
+            except Exception:
+                log.exception("event handler failed for %s", name.value)
+                continue
+            if inspect.isawaitable(result):
+                task = asyncio.ensure_future(result)
+                self._tasks.add(task)
+                task.add_done_callback(self._done)
+
+    def _done(self, task: asyncio.Task[None]) -> None:
+        self._tasks.discard(task)
+        if not task.cancelled() and task.exception() is not None:
+            log.error("async event handler failed: %r", task.exception())
+
+    async def drain(self) -> None:
+        if self._tasks:
+            await asyncio.gather(*self._tasks, return_exceptions=True)
+
+    def load_plugins(self) -> None:
+        """Register every installed `chatgate.plugins` entry point; a broken plugin is logged."""
+        for ep in entry_points(group=PLUGIN_GROUP):
+            try:
+                register = ep.load()
+                register(self)
+                self.plugins.append(ep.name)
+                log.info("loaded plugin %s", ep.name)
+            except Exception:
+                log.exception("plugin %s failed to load", ep.name)

@@ -1,0 +1,167 @@
+"""Durable ingress journal with dedupe and the per-message decision trail.
+
+A message is appended before the platform is acked. Its row moves pending → answered (reply
+stored, so a crash before delivery re-sends instead of re-running the agent) → done, or straight to
+dropped with the stage and reason code that stopped it. Rows still pending/answered at start-up are
+resumed, which is what makes a crash between journal and reply answer exactly once.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import Any
+
+from chatgate.channels.types import InboundMessage
+from chatgate.gateway.db import Database
+
+
+class JournalState(StrEnum):
+    PENDING = "pending"
+    ANSWERED = "answered"
+    DONE = "done"
+    DROPPED = "dropped"
+
+
+TERMINAL = frozenset({JournalState.DONE, JournalState.DROPPED})
+
+
+@dataclass(frozen=True)
+class JournalEntry:
+    key: str
+    state: JournalState
+    message: InboundMessage
+    stage: str | None
+    reason: str | None
+    session: str | None
+    reply: dict[str, Any] | None
+    delivery: str | None
+    delivery_ids: list[str]
+    received_at: float
+    updated_at: float
+
+    @classmethod
+    def from_row(cls, row: sqlite3.Row) -> JournalEntry:
+        return cls(
+            key=row["key"],
+            state=JournalState(row["state"]),
+            message=InboundMessage.from_dict(json.loads(row["message_json"])),
+            stage=row["stage"],
+            reason=row["reason"],
+            session=row["session"],
+            reply=json.loads(row["reply_json"]) if row["reply_json"] else None,
+            delivery=row["delivery"],
+            delivery_ids=json.loads(row["delivery_ids"]) if row["delivery_ids"] else [],
+            received_at=row["received_at"],
+            updated_at=row["updated_at"],
+        )
+
+
+class Journal:
+    def __init__(self, db: Database) -> None:
+        self._db = db
+
+    async def record(
+        self, msg: InboundMessage, now: float, window_s: float
+    ) -> tuple[bool, JournalEntry | None]:
+        """Append ``msg``; (False, existing) when it is a duplicate within the dedupe window."""
+        payload = json.dumps(msg.to_dict(), separators=(",", ":"))
+
+        def write(conn: sqlite3.Connection) -> tuple[bool, JournalEntry | None]:
+            cur = conn.execute(
+                "INSERT INTO inbound(key, channel, chat_id, sender_id, message_id, received_at, state,"
+                " message_json, updated_at) VALUES (?,?,?,?,?,?,'pending',?,?)"
+                " ON CONFLICT(key) DO NOTHING",
+                (
+                    msg.key,
+                    msg.channel,
+                    msg.chat_id,
+                    msg.sender_id,
+                    msg.message_id,
+                    now,
+                    payload,
+                    now,
+                ),
+            )
+            if cur.rowcount:
+                return True, None
+            row = conn.execute("SELECT * FROM inbound WHERE key = ?", (msg.key,)).fetchone()
+            if row is not None and row["received_at"] >= now - window_s:
+                return False, JournalEntry.from_row(row)
+            conn.execute("DELETE FROM inbound WHERE key = ?", (msg.key,))
+            conn.execute(
+                "INSERT INTO inbound(key, channel, chat_id, sender_id, message_id, received_at, state,"
+                " message_json, updated_at) VALUES (?,?,?,?,?,?,'pending',?,?)",
+                (
+                    msg.key,
+                    msg.channel,
+                    msg.chat_id,
+                    msg.sender_id,
+                    msg.message_id,
+                    now,
+                    payload,
+                    now,
+                ),
+            )
+            return True, None
+
+        return await self._db.call(write)
+
+    async def settle(
+        self,
+        key: str,
+        state: JournalState,
+        now: float,
+        *,
+        stage: str | None = None,
+        reason: str | None = None,
+        session: str | None = None,
+        reply: dict[str, Any] | None = None,
+        delivery: str | None = None,
+        delivery_ids: list[str] | None = None,
+    ) -> None:
+        """Move ``key`` to ``state``, recording whichever trail fields are given."""
+        reply_json = json.dumps(reply, separators=(",", ":")) if reply is not None else None
+        ids_json = json.dumps(delivery_ids) if delivery_ids is not None else None
+
+        def write(conn: sqlite3.Connection) -> None:
+            conn.execute(
+                "UPDATE inbound SET state = ?, updated_at = ?,"
+                " stage = COALESCE(?, stage), reason = COALESCE(?, reason),"
+                " session = COALESCE(?, session), reply_json = COALESCE(?, reply_json),"
+                " delivery = COALESCE(?, delivery), delivery_ids = COALESCE(?, delivery_ids)"
+                " WHERE key = ?",
+                (state.value, now, stage, reason, session, reply_json, delivery, ids_json, key),
+            )
+
+        await self._db.call(write)
+
+    async def unfinished(self) -> list[JournalEntry]:
+        """Entries a previous process accepted but did not finish, oldest first."""
+
+        def read(conn: sqlite3.Connection) -> list[JournalEntry]:
+            rows = conn.execute(
+                "SELECT * FROM inbound WHERE state IN ('pending', 'answered') ORDER BY seq"
+            ).fetchall()
+            return [JournalEntry.from_row(r) for r in rows]
+
+        return await self._db.call(read)
+
+    async def get(self, key: str) -> JournalEntry | None:
+        def read(conn: sqlite3.Connection) -> JournalEntry | None:
+            row = conn.execute("SELECT * FROM inbound WHERE key = ?", (key,)).fetchone()
+            return JournalEntry.from_row(row) if row else None
+
+        return await self._db.call(read)
+
+    async def purge(self, older_than: float) -> int:
+        def write(conn: sqlite3.Connection) -> int:
+            cur = conn.execute(
+                "DELETE FROM inbound WHERE received_at < ? AND state IN ('done', 'dropped')",
+                (older_than,),
+            )
+            return cur.rowcount
+
+        return await self._db.call(write)

@@ -1,0 +1,111 @@
+"""Structured logging: one line per turn with its reason codes, text or JSON, secrets scrubbed."""
+
+from __future__ import annotations
+
+import json
+import logging
+import sys
+import time
+from collections.abc import Iterable
+from typing import Any
+
+REDACTED = "**********"
+_RESERVED = frozenset(vars(logging.LogRecord("", 0, "", 0, "", (), None)).keys()) | {
+    "message",
+    "asctime",
+}
+
+
+class SecretScrubber(logging.Filter):
+    """Replaces every known secret value in the rendered message, args and exception text."""
+
+    def __init__(self, secrets: Iterable[str] = ()) -> None:
+        super().__init__()
+        self.secrets: tuple[str, ...] = ()
+        self.update(secrets)
+
+    def update(self, secrets: Iterable[str]) -> None:
+        # Longest first so a secret containing another is replaced whole.
+        self.secrets = tuple(sorted({s for s in secrets if len(s) >= 4}, key=len, reverse=True))
+
+    def scrub(self, text: str) -> str:
+        for secret in self.secrets:
+            if secret in text:
+                text = text.replace(secret, REDACTED)
+        return text
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if not self.secrets:
+            return True
+        record.msg = self.scrub(record.getMessage())
+        record.args = None
+        if record.exc_info:
+            record.exc_text = self.scrub(logging.Formatter().formatException(record.exc_info))
+            record.exc_info = None
+        for key, value in list(vars(record).items()):
+            if key not in _RESERVED and isinstance(value, str):
+                setattr(record, key, self.scrub(value))
+        return True
+
+
+def _fields(record: logging.LogRecord) -> dict[str, Any]:
+    return {k: v for k, v in vars(record).items() if k not in _RESERVED and not k.startswith("_")}
+
+
+class TextFormatter(logging.Formatter):
+    def format(self, record: logging.LogRecord) -> str:
+        stamp = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(record.created))
+        extra = " ".join(f"{k}={_text(v)}" for k, v in _fields(record).items())
+        line = f"{stamp} {record.levelname.lower():7} {record.name}: {record.getMessage()}"
+        if extra:
+            line += " " + extra
+        if record.exc_text:
+            line += "\n" + record.exc_text
+        elif record.exc_info:
+            line += "\n" + self.formatException(record.exc_info)
+        return line
+
+
+class JsonFormatter(logging.Formatter):
+    def format(self, record: logging.LogRecord) -> str:
+        data: dict[str, Any] = {
+            "ts": round(record.created, 3),
+            "level": record.levelname.lower(),
+            "logger": record.name,
+            "msg": record.getMessage(),
+        }
+        data.update(_fields(record))
+        if record.exc_text:
+            data["exc"] = record.exc_text
+        elif record.exc_info:
+            data["exc"] = self.formatException(record.exc_info)
+        return json.dumps(data, default=str, ensure_ascii=False)
+
+
+def _text(value: Any) -> str:
+    text = str(value)
+    return json.dumps(text) if (" " in text or not text) else text
+
+
+def setup_logging(level: str, fmt: str, secrets: Iterable[str] = ()) -> SecretScrubber:
+    """Configure the root logger once for the daemon; returns the scrubber for hot reloads."""
+    scrubber = SecretScrubber(secrets)
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(JsonFormatter() if fmt == "json" else TextFormatter())
+    handler.addFilter(scrubber)
+    root = logging.getLogger()
+    for old in list(root.handlers):
+        root.removeHandler(old)
+    root.addHandler(handler)
+    root.setLevel(level.upper())
+    for noisy in (
+        "httpx",
+        "httpcore",
+        "LiteLLM",
+        "litellm",
+        "telegram",
+        "aiohttp.access",
+        "openai",
+    ):
+        logging.getLogger(noisy).setLevel(max(logging.WARNING, root.level))
+    return scrubber

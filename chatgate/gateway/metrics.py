@@ -1,0 +1,108 @@
+"""Prometheus metrics, labelled by channel and reason code. One registry per gateway instance."""
+
+from __future__ import annotations
+
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
+
+_LATENCY_BUCKETS = (
+    0.0005,
+    0.001,
+    0.002,
+    0.005,
+    0.01,
+    0.025,
+    0.05,
+    0.1,
+    0.25,
+    0.5,
+    1,
+    2.5,
+    5,
+    10,
+    30,
+    60,
+)
+
+
+class Metrics:
+    def __init__(self) -> None:
+        self.registry = CollectorRegistry(auto_describe=True)
+        r = self.registry
+        self.inbound = Counter(
+            "chatgate_inbound_total", "Messages accepted from channels", ["channel"], registry=r
+        )
+        self.admission = Counter(
+            "chatgate_admission_total", "Admission decisions", ["channel", "reason"], registry=r
+        )
+        self.dropped = Counter(
+            "chatgate_dropped_total",
+            "Messages that never reached a turn",
+            ["channel", "stage", "reason"],
+            registry=r,
+        )
+        self.turns = Counter(
+            "chatgate_turns_total",
+            "Agent turns by outcome",
+            ["agent", "outcome", "reason"],
+            registry=r,
+        )
+        self.turn_seconds = Histogram(
+            "chatgate_turn_seconds",
+            "Agent time per turn",
+            ["agent"],
+            buckets=_LATENCY_BUCKETS,
+            registry=r,
+        )
+        self.overhead_seconds = Histogram(
+            "chatgate_overhead_seconds",
+            "Gateway time per turn excluding the agent (accepted → first send)",
+            buckets=_LATENCY_BUCKETS,
+            registry=r,
+        )
+        self.delivery = Counter(
+            "chatgate_delivery_total", "Reply deliveries", ["channel", "status", "kind"], registry=r
+        )
+        self.send_retries = Counter(
+            "chatgate_send_retries_total",
+            "Send retries by error kind",
+            ["channel", "kind"],
+            registry=r,
+        )
+        self.degraded = Counter(
+            "chatgate_presentation_degraded_total",
+            "Presentation degradations",
+            ["channel", "reason"],
+            registry=r,
+        )
+        self.fallbacks = Counter(
+            "chatgate_model_fallback_total", "Model fallbacks", ["agent", "reason"], registry=r
+        )
+        self.persist_failed = Counter(
+            "chatgate_session_persist_failed_total",
+            "Transcript writes that spilled to a file",
+            registry=r,
+        )
+        self.webhook = Counter(
+            "chatgate_webhook_requests_total",
+            "Webhook requests by route and result",
+            ["route", "result"],
+            registry=r,
+        )
+        self.events = Counter(
+            "chatgate_channel_events_total", "Adapter events", ["metric", "channel"], registry=r
+        )
+        self.warm_sessions = Gauge("chatgate_warm_sessions", "Sessions held in memory", registry=r)
+        self.active_turns = Gauge("chatgate_active_turns", "Turns running now", registry=r)
+        self.dlq_size = Gauge(
+            "chatgate_dlq_entries", "Entries in the dead-letter queue", registry=r
+        )
+        self.channel_up = Gauge(
+            "chatgate_channel_up", "1 when the channel is running", ["channel"], registry=r
+        )
+
+    def count(self, metric: str, **labels: str) -> None:
+        """Generic adapter counter (e.g. poller_rebuilt) without each adapter owning a registry."""
+        self.events.labels(metric=metric, channel=labels.get("channel", "")).inc()
+
+    def render(self) -> bytes:
+        return generate_latest(self.registry)

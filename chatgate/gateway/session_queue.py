@@ -1,0 +1,176 @@
+"""Per-session FIFO: one turn at a time per session, concurrent across sessions.
+
+Messages arriving while a turn runs wait according to the mid-turn policy: `queue` (each its own
+turn, in order), `collect` (everything waiting becomes the next turn) or `interrupt` (the running
+agent call is cancelled and its messages join the waiting ones in the next turn). Only the agent
+call is ever cancelled, never persistence or delivery.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections import deque
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Any, Literal
+
+from chatgate.channels.outcome import TurnResult
+from chatgate.channels.types import InboundMessage, Target
+
+log = logging.getLogger("chatgate.sessions")
+MidTurnPolicy = Literal["queue", "collect", "interrupt"]
+
+
+class JobKind(StrEnum):
+    TURN = "turn"
+    OBSERVE = "observe"
+    NEW_SESSION = "new_session"
+    REDELIVER = "redeliver"
+
+
+@dataclass(eq=False)
+class Job:
+    kind: JobKind
+    msg: InboundMessage
+    future: asyncio.Future[TurnResult]
+    session: str
+    agent: str
+    target: Target | None
+    accepted_at: float
+    stored_reply: dict[str, Any] | None = None
+
+
+class CancelReason(StrEnum):
+    STOP = "stop"
+    INTERRUPT = "interrupt"
+    SHUTDOWN = "shutdown"
+
+
+@dataclass(eq=False)
+class TurnControl:
+    """Lets /stop and the interrupt policy cancel the agent call of the running turn."""
+
+    agent_task: asyncio.Task[Any] | None = None
+    reason: CancelReason | None = None
+
+    def cancel(self, reason: CancelReason) -> bool:
+        if self.agent_task is None or self.agent_task.done():
+            return False
+        self.reason = reason
+        self.agent_task.cancel()
+        return True
+
+
+@dataclass(eq=False)
+class SessionQueue:
+    key: str
+    jobs: deque[Job] = field(default_factory=deque)
+    running: list[Job] | None = None
+    control: TurnControl | None = None
+    worker: asyncio.Task[None] | None = None
+
+
+Executor = Callable[[list[Job], TurnControl], Awaitable[bool]]
+"""Runs a batch; returns False when it was interrupted and the batch must be retried."""
+
+
+class SessionScheduler:
+    def __init__(self, execute: Executor, *, policy: MidTurnPolicy, max_queued: int) -> None:
+        self._execute = execute
+        self.policy: MidTurnPolicy = policy
+        self.max_queued = max_queued
+        self._queues: dict[str, SessionQueue] = {}
+
+    @property
+    def active(self) -> int:
+        return sum(1 for q in self._queues.values() if q.running)
+
+    @property
+    def queued(self) -> int:
+        return sum(len(q.jobs) for q in self._queues.values())
+
+    def depth(self, key: str) -> int:
+        q = self._queues.get(key)
+        return 0 if q is None else len(q.jobs) + (1 if q.running else 0)
+
+    def enqueue(self, job: Job, *, front: bool = False) -> bool:
+        """Queue ``job``; False when the session already has ``max_queued`` waiting."""
+        q = self._queues.get(job.session)
+        if q is None:
+            q = self._queues[job.session] = SessionQueue(job.session)
+        if len(q.jobs) >= self.max_queued and not front:
+            return False
+        if front:
+            q.jobs.appendleft(job)
+        else:
+            q.jobs.append(job)
+        if (
+            self.policy == "interrupt"
+            and job.kind is JobKind.TURN
+            and q.running
+            and q.control is not None
+            and any(j.kind is JobKind.TURN for j in q.running)
+        ):
+            q.control.cancel(CancelReason.INTERRUPT)
+        if q.worker is None:
+            q.worker = asyncio.create_task(self._work(q), name=f"session:{job.session}")
+        return True
+
+    def stop(self, key: str) -> tuple[bool, list[Job]]:
+        """Cancel the running agent call and drop everything waiting (the /stop command)."""
+        q = self._queues.get(key)
+        if q is None:
+            return False, []
+        dropped = list(q.jobs)
+        q.jobs.clear()
+        cancelled = q.control.cancel(CancelReason.STOP) if q.control is not None else False
+        return cancelled, dropped
+
+    def cancel_all(self) -> int:
+        """Cancel every running agent call (shutdown past the drain timeout)."""
+        return sum(
+            1
+            for q in self._queues.values()
+            if q.control is not None and q.control.cancel(CancelReason.SHUTDOWN)
+        )
+
+    async def wait_idle(self) -> None:
+        while True:
+            workers = [q.worker for q in self._queues.values() if q.worker is not None]
+            if not workers:
+                return
+            await asyncio.gather(*workers, return_exceptions=True)
+
+    def _take(self, q: SessionQueue) -> list[Job]:
+        first = q.jobs.popleft()
+        batch = [first]
+        if first.kind is JobKind.TURN and self.policy in ("collect", "interrupt"):
+            while q.jobs and q.jobs[0].kind is JobKind.TURN:
+                batch.append(q.jobs.popleft())
+        return batch
+
+    async def _work(self, q: SessionQueue) -> None:
+        try:
+            while q.jobs:
+                batch = self._take(q)
+                q.running = batch
+                q.control = TurnControl()
+                try:
+                    completed = await self._execute(batch, q.control)
+                except Exception:
+                    log.exception("session worker failed", extra={"session": q.key})
+                    completed = True
+                    for job in batch:
+                        if not job.future.done():
+                            job.future.set_exception(RuntimeError("turn failed unexpectedly"))
+                finally:
+                    q.running = None
+                if not completed:
+                    q.jobs.extendleft(reversed(batch))
+        finally:
+            q.worker = None
+            q.control = None
+            if not q.jobs and self._queues.get(q.key) is q:
+                del self._queues[q.key]

@@ -1,0 +1,113 @@
+"""Session transcripts: the SessionStore protocol and its SQLite implementation.
+
+Appends are idempotent per (session, epoch, source, role), so re-running persistence for a message
+after a crash never duplicates a transcript entry. `/new` bumps the epoch instead of deleting, which
+keeps old conversations for audit while giving the agent a fresh transcript.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Protocol
+
+from chatgate.agents.base import ChatMessage
+from chatgate.gateway.db import Database
+
+
+@dataclass
+class StoredSession:
+    key: str
+    epoch: int
+    messages: list[ChatMessage]
+
+
+@dataclass(frozen=True)
+class SessionInfo:
+    key: str
+    epoch: int
+    message_count: int
+    updated_at: float
+
+
+class SessionStore(Protocol):
+    async def load(self, key: str, limit: int) -> StoredSession: ...
+
+    async def append(
+        self, key: str, epoch: int, messages: Sequence[ChatMessage], now: float
+    ) -> None: ...
+
+    async def reset(self, key: str, now: float) -> int: ...
+
+    async def list(self, limit: int = 100) -> list[SessionInfo]: ...
+
+
+class SqliteSessionStore:
+    def __init__(self, db: Database) -> None:
+        self._db = db
+
+    async def load(self, key: str, limit: int) -> StoredSession:
+        def read(conn: sqlite3.Connection) -> StoredSession:
+            row = conn.execute("SELECT epoch FROM sessions WHERE key = ?", (key,)).fetchone()
+            epoch = row["epoch"] if row else 0
+            rows = conn.execute(
+                "SELECT role, content, name, source FROM messages WHERE session_key = ? AND epoch = ?"
+                " ORDER BY id DESC LIMIT ?",
+                (key, epoch, limit),
+            ).fetchall()
+            messages = [
+                ChatMessage(r["role"], r["content"], r["name"], r["source"]) for r in reversed(rows)
+            ]
+            return StoredSession(key, epoch, messages)
+
+        return await self._db.call(read)
+
+    async def append(
+        self, key: str, epoch: int, messages: Sequence[ChatMessage], now: float
+    ) -> None:
+        rows = [(key, epoch, m.role, m.content, m.name, m.source, now) for m in messages]
+
+        def write(conn: sqlite3.Connection) -> None:
+            conn.execute(
+                "INSERT INTO sessions(key, epoch, created_at, updated_at) VALUES (?,?,?,?)"
+                " ON CONFLICT(key) DO UPDATE SET updated_at = excluded.updated_at",
+                (key, epoch, now, now),
+            )
+            cur = conn.executemany(
+                "INSERT OR IGNORE INTO messages(session_key, epoch, role, content, name, source, at)"
+                " VALUES (?,?,?,?,?,?,?)",
+                rows,
+            )
+            conn.execute(
+                "UPDATE sessions SET message_count = message_count + ? WHERE key = ?",
+                (cur.rowcount, key),
+            )
+
+        await self._db.call(write)
+
+    async def reset(self, key: str, now: float) -> int:
+        def write(conn: sqlite3.Connection) -> int:
+            conn.execute(
+                "INSERT INTO sessions(key, epoch, created_at, updated_at) VALUES (?,1,?,?)"
+                " ON CONFLICT(key) DO UPDATE SET epoch = epoch + 1, updated_at = excluded.updated_at,"
+                " message_count = 0",
+                (key, now, now),
+            )
+            row = conn.execute("SELECT epoch FROM sessions WHERE key = ?", (key,)).fetchone()
+            return int(row["epoch"])
+
+        return await self._db.call(write)
+
+    async def list(self, limit: int = 100) -> list[SessionInfo]:
+        def read(conn: sqlite3.Connection) -> list[SessionInfo]:
+            rows = conn.execute(
+                "SELECT key, epoch, message_count, updated_at FROM sessions"
+                " ORDER BY updated_at DESC LIMIT ?",
+                (limit,),
+            ).fetchall()
+            return [
+                SessionInfo(r["key"], r["epoch"], r["message_count"], r["updated_at"]) for r in rows
+            ]
+
+        return await self._db.call(read)

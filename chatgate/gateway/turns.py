@@ -1,0 +1,372 @@
+"""Runs one batch from a session queue: the agent turn, its outcome, persistence and delivery."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from chatgate.agents.base import AgentError, AgentReply, ChatMessage, Turn
+from chatgate.channels.outcome import Stage, TurnResult
+from chatgate.gateway.delivery import DeliveryReport
+from chatgate.gateway.events import EventName
+from chatgate.gateway.journal import JournalState
+from chatgate.gateway.presence import typing_while
+from chatgate.gateway.runtime import Runtime
+from chatgate.gateway.session_queue import CancelReason, Job, JobKind, TurnControl
+from chatgate.gateway.sessions import WarmSession
+from chatgate.policies.failure import failure_reply
+from chatgate.policies.outcome import EMPTY_REPLY_FALLBACK, classify_final
+from chatgate.policies.reasons import DeliveryStatus, FailureReason, OutcomeKind
+from chatgate.presentation.model import OutboundMessage, message_from_dict, message_to_dict
+
+log = logging.getLogger("chatgate.turn")
+NEW_SESSION_TEXT = "Started a new conversation. Earlier messages are no longer part of the context."
+
+
+class TurnRunner:
+    def __init__(self, rt: Runtime) -> None:
+        self.rt = rt
+
+    async def execute(self, batch: list[Job], control: TurnControl) -> bool:
+        kind = batch[0].kind
+        if kind is JobKind.TURN:
+            return await self._turn(batch, control)
+        if kind is JobKind.OBSERVE:
+            await self._observe(batch[0])
+        elif kind is JobKind.NEW_SESSION:
+            await self._new_session(batch[0])
+        elif kind is JobKind.REDELIVER:
+            await self._redeliver(batch[0])
+        return True
+
+    async def _turn(self, batch: list[Job], control: TurnControl) -> bool:
+        rt = self.rt
+        last = batch[-1]
+        agent = rt.agents[last.agent]
+        agent_cfg = rt.config.agents[last.agent]
+        new = [_user_message(job) for job in batch]
+        reply: AgentReply | None = None
+        failure: AgentError | None = None
+        async with rt.lock.hold(
+            last.session, owner=rt.owner, ttl=rt.config.gateway.turn_lock.ttl_s
+        ):
+            session = await rt.cache.acquire(last.session, rt.clock.time())
+            rt.metrics.active_turns.inc()
+            try:
+                turn = Turn(
+                    session=last.session,
+                    history=tuple(session.transcript),
+                    new=new,
+                    channel=last.msg.channel,
+                    sender_id=last.msg.sender_id,
+                    on_event=self._agent_event,
+                    metadata={"chat_id": last.msg.chat_id, "thread_id": last.msg.thread_id},
+                )
+                prepare = getattr(agent, "prewarm", None)
+                if prepare is not None:
+                    await (
+                        prepare()
+                    )  # e.g. the one-time litellm import must not eat the turn's timeout
+                started = rt.clock.monotonic()
+                adapter = (
+                    await rt.channels.ready_adapter(last.target.channel) if last.target else None
+                )
+                async with typing_while(adapter, last.target, rt.clock):
+                    control.agent_task = asyncio.ensure_future(agent.run(turn))
+                    try:
+                        reply = await asyncio.wait_for(
+                            control.agent_task, agent_cfg.timeout_s + 5.0
+                        )
+                    except asyncio.CancelledError:
+                        if control.reason is None:
+                            raise
+                        if control.reason is CancelReason.INTERRUPT:
+                            return False
+                        if control.reason is CancelReason.SHUTDOWN:
+                            _abandon(batch)
+                            return True
+                        failure = AgentError(FailureReason.CANCELLED, "stopped by /stop")
+                    except AgentError as exc:
+                        failure = exc
+                    except TimeoutError:
+                        failure = AgentError(FailureReason.TIMEOUT, "agent exceeded timeout_s")
+                    except Exception as exc:
+                        log.exception(
+                            "agent raised", extra={"agent": last.agent, "session": last.session}
+                        )
+                        failure = AgentError(FailureReason.UNKNOWN, type(exc).__name__)
+                    finally:
+                        control.agent_task = None
+                agent_s = rt.clock.monotonic() - started
+                rt.metrics.turn_seconds.labels(agent=last.agent).observe(agent_s)
+                outcome, message, reason = self._outcome(reply, failure)
+                persist = _to_persist(new, outcome, reply, failure)
+                answered = {
+                    "outcome": outcome.value,
+                    "reason": reason,
+                    "message": message_to_dict(message) if message else None,
+                    "persist": [_msg_dict(m) for m in persist],
+                    "stopped": control.reason is CancelReason.STOP,
+                }
+                now = rt.clock.time()
+                await asyncio.gather(
+                    *(
+                        rt.journal.settle(
+                            j.msg.key,
+                            JournalState.ANSWERED,
+                            now,
+                            stage=Stage.TURN,
+                            reason=reason,
+                            session=j.session,
+                            reply=answered,
+                        )
+                        for j in batch
+                    ),
+                    self._persist(session, persist),
+                )
+            finally:
+                rt.metrics.active_turns.dec()
+                rt.cache.release(session)
+        rt.metrics.turns.labels(agent=last.agent, outcome=outcome.value, reason=reason).inc()
+        suppress = control.reason is CancelReason.STOP or outcome is OutcomeKind.SILENCE
+        report = await self._deliver(last, None if suppress else message, agent_s)
+        await self._finish(batch, Stage.TURN, reason, message, report)
+        log.info(
+            "turn",
+            extra={
+                "channel": last.msg.channel,
+                "chat": last.msg.chat_id,
+                "key": last.msg.key,
+                "session": last.session,
+                "agent": last.agent,
+                "model": reply.model if reply else None,
+                "messages": len(batch),
+                "outcome": outcome.value,
+                "reason": reason,
+                "delivery": report.status.value,
+                "send_error": report.kind.value if report.kind else None,
+                "agent_ms": round(agent_s * 1000, 1),
+            },
+        )
+        return True
+
+    def _outcome(
+        self, reply: AgentReply | None, failure: AgentError | None
+    ) -> tuple[OutcomeKind, OutboundMessage | None, str]:
+        gateway = self.rt.config.gateway
+        if failure is not None or reply is None:
+            reason = failure.reason if failure is not None else FailureReason.UNKNOWN
+            fr = failure_reply(reason, retry_after_s=failure.retry_after_s if failure else None)
+            return OutcomeKind.FAILURE, OutboundMessage.from_text(fr.text), reason.value
+        kind = classify_final(reply.text, frozenset(gateway.silence_markers))
+        if kind is OutcomeKind.SILENCE:
+            return kind, None, kind.value
+        if kind is OutcomeKind.EMPTY and reply.message is None:
+            return (
+                kind,
+                OutboundMessage.from_text(gateway.empty_reply_text or EMPTY_REPLY_FALLBACK),
+                kind.value,
+            )
+        return (
+            OutcomeKind.TEXT,
+            reply.message or OutboundMessage.from_text(reply.text),
+            OutcomeKind.TEXT.value,
+        )
+
+    async def _persist(self, session: WarmSession, messages: Sequence[ChatMessage]) -> None:
+        """Append to the store; on failure spill to a file, keep the session unflushed, raise an event."""
+        rt = self.rt
+        pending = [*session.unflushed, *messages]
+        if not pending:
+            return
+        try:
+            await rt.cache.store.append(session.key, session.epoch, pending, rt.clock.time())
+            session.unflushed.clear()
+        except Exception as exc:
+            path = await asyncio.to_thread(
+                _spill, rt.state_dir, session, messages, rt.clock.time(), exc
+            )
+            session.unflushed.extend(messages)
+            rt.metrics.persist_failed.inc()
+            log.error(
+                "session write failed; turn spilled to file",
+                extra={
+                    "session": session.key,
+                    "spill": str(path) if path else None,
+                    "error": type(exc).__name__,
+                },
+            )
+            rt.events.emit(
+                EventName.SESSION_PERSIST_FAILED,
+                rt.clock.time(),
+                session=session.key,
+                error=type(exc).__name__,
+                spilled=path is not None,
+                spill_path=str(path) if path else None,
+            )
+        rt.cache.extend(session, messages)
+
+    async def _deliver(
+        self, job: Job, message: OutboundMessage | None, agent_s: float
+    ) -> DeliveryReport:
+        if message is None:
+            return DeliveryReport(DeliveryStatus.SUPPRESSED)
+        if job.target is None:
+            return DeliveryReport(DeliveryStatus.NO_TARGET)
+        rt = self.rt
+
+        def first_send() -> None:
+            overhead = rt.clock.monotonic() - job.accepted_at - agent_s
+            rt.metrics.overhead_seconds.observe(max(0.0, overhead))
+
+        return await rt.delivery.deliver(
+            job.target,
+            message,
+            inbound_key=job.msg.key,
+            session=job.session,
+            on_first_send=first_send,
+        )
+
+    async def _finish(
+        self,
+        batch: Sequence[Job],
+        stage: Stage,
+        reason: str,
+        message: OutboundMessage | None,
+        report: DeliveryReport,
+    ) -> None:
+        rt = self.rt
+        now = rt.clock.time()
+        await asyncio.gather(
+            *(
+                rt.journal.settle(
+                    j.msg.key,
+                    JournalState.DONE,
+                    now,
+                    stage=stage
+                    if report.status is DeliveryStatus.SENT
+                    or report.status in (DeliveryStatus.SUPPRESSED, DeliveryStatus.NO_TARGET)
+                    else Stage.DELIVERY,
+                    reason=reason if report.kind is None else report.kind.value,
+                    delivery=report.status.value,
+                    delivery_ids=report.message_ids,
+                )
+                for j in batch
+            )
+        )
+        text = message.plain_text if message is not None else None
+        for job in batch:
+            if not job.future.done():
+                job.future.set_result(
+                    TurnResult(
+                        job.msg.key, stage.value, reason, text, job.session, report.status.value
+                    )
+                )
+
+    async def _observe(self, job: Job) -> None:
+        rt = self.rt
+        session = await rt.cache.acquire(job.session, rt.clock.time())
+        try:
+            await self._persist(session, [_user_message(job)])
+        finally:
+            rt.cache.release(session)
+        await self._finish(
+            [job], Stage.OBSERVE, "observe", None, DeliveryReport(DeliveryStatus.SUPPRESSED)
+        )
+
+    async def _new_session(self, job: Job) -> None:
+        rt = self.rt
+        session = await rt.cache.acquire(job.session, rt.clock.time())
+        try:
+            epoch = await rt.cache.store.reset(job.session, rt.clock.time())
+            rt.cache.reset(session, epoch)
+        finally:
+            rt.cache.release(session)
+        message = OutboundMessage.from_text(NEW_SESSION_TEXT)
+        report = await self._deliver(job, message, 0.0)
+        await self._finish([job], Stage.COMMAND, "new_session", message, report)
+
+    async def _redeliver(self, job: Job) -> None:
+        """Finish a turn a previous process answered but did not deliver (no second agent call)."""
+        rt = self.rt
+        stored = job.stored_reply or {}
+        persist = [ChatMessage(**m) for m in stored.get("persist", [])]
+        if persist:
+            session = await rt.cache.acquire(job.session, rt.clock.time())
+            try:
+                session.transcript = [m for m in session.transcript if m.source != job.msg.key]
+                await self._persist(session, persist)
+            finally:
+                rt.cache.release(session)
+        data = stored.get("message")
+        message = message_from_dict(data) if data and not stored.get("stopped") else None
+        report = await self._deliver(job, message, 0.0)
+        await self._finish([job], Stage.TURN, str(stored.get("reason", "text")), message, report)
+
+    def _agent_event(self, name: str, data: Mapping[str, Any]) -> None:
+        rt = self.rt
+        if name == EventName.MODEL_FALLBACK:
+            rt.metrics.fallbacks.labels(
+                agent=str(data.get("agent")), reason=str(data.get("reason"))
+            ).inc()
+            log.warning("model fallback", extra=dict(data))
+            rt.events.emit(EventName.MODEL_FALLBACK, rt.clock.time(), **data)
+
+
+def _user_message(job: Job) -> ChatMessage:
+    return ChatMessage("user", job.msg.text, job.msg.sender_name or None, job.msg.key)
+
+
+def _to_persist(
+    new: list[ChatMessage],
+    outcome: OutcomeKind,
+    reply: AgentReply | None,
+    failure: AgentError | None,
+) -> list[ChatMessage]:
+    if failure is not None and failure.reason is FailureReason.CANCELLED:
+        return []
+    out = list(new)
+    if reply is not None and outcome in (OutcomeKind.TEXT, OutcomeKind.SILENCE):
+        out.append(ChatMessage("assistant", reply.text, None, new[-1].source))
+    return out
+
+
+def _msg_dict(m: ChatMessage) -> dict[str, Any]:
+    return {"role": m.role, "content": m.content, "name": m.name, "source": m.source}
+
+
+def _abandon(batch: Sequence[Job]) -> None:
+    """Shutdown cut the turn short: leave it pending in the journal for the next start."""
+    for job in batch:
+        if not job.future.done():
+            job.future.cancel()
+
+
+def _spill(
+    state_dir: Path,
+    session: WarmSession,
+    messages: Sequence[ChatMessage],
+    now: float,
+    exc: BaseException,
+) -> Path | None:
+    try:
+        spill_dir = state_dir / "spill"
+        spill_dir.mkdir(parents=True, exist_ok=True)
+        path = spill_dir / "transcripts.jsonl"
+        record = {
+            "at": now,
+            "session": session.key,
+            "epoch": session.epoch,
+            "error": type(exc).__name__,
+            "messages": [_msg_dict(m) for m in messages],
+        }
+        with path.open("a", encoding="utf-8") as fh:
+            fh.write(json.dumps(record, ensure_ascii=False) + "\n")
+        return path
+    except OSError:
+        log.exception("spill file write failed too")
+        return None

@@ -1,0 +1,117 @@
+"""Reason codes: every stage that drops, delays or changes a message records one of these.
+
+Defined once and shared by metrics labels, structured logs, the decision trail in the
+journal and user-visible replies, so an operator can always answer "why?".
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+
+
+class AdmissionReason(StrEnum):
+    """Verdict of the admission ladder."""
+
+    ALLOWED = "allowed"
+    BLOCKED = "blocked"
+    NOT_IN_ALLOWLIST = "not_in_allowlist"
+    CHAT_NOT_ALLOWED = "chat_not_allowed"
+    DM_DISABLED = "dm_disabled"
+    PAIRING_REQUIRED = "pairing_required"
+    GROUP_MENTION_ONLY = "group_mention_only"
+    COMMAND_ONLY = "command_only"
+    OBSERVE = "observe"
+
+
+class Gate(StrEnum):
+    """Which step of the admission ladder decided."""
+
+    BLOCKLIST = "blocklist"
+    ALLOWLIST = "allowlist"
+    DM_POLICY = "dm_policy"
+    PAIRING = "pairing"
+    GROUP_POLICY = "group_policy"
+    DIRECT = "direct"
+
+
+class DropReason(StrEnum):
+    """Why a message never reached an agent turn (besides admission)."""
+
+    DUPLICATE = "duplicate"
+    SELF_MESSAGE = "self_message"
+    EDITED_IGNORED = "edited_ignored"
+    EMPTY_INPUT = "empty_input"
+    FILTER_MISMATCH = "filter_mismatch"
+    BOT_LOOP = "bot_loop"
+    RATE_LIMITED_SENDER = "rate_limited_sender"
+    RATE_LIMITED_CHAT = "rate_limited_chat"
+    RATE_LIMITED_GLOBAL = "rate_limited_global"
+    MEMORY_PRESSURE = "memory_pressure"
+    DRAINING = "draining"
+    QUEUE_FULL = "queue_full"
+    STOPPED = "stopped"
+
+
+class OutcomeKind(StrEnum):
+    """Classification of an agent's final reply."""
+
+    TEXT = "text"
+    SILENCE = "silence"
+    EMPTY = "empty"
+    FAILURE = "failure"
+
+
+class FailureReason(StrEnum):
+    """Why a turn failed; each maps to a visible, actionable reply."""
+
+    AUTH_EXPIRED = "auth_expired"
+    AUTH_PERMANENT = "auth_permanent"
+    MISSING_KEY = "missing_key"
+    RATE_LIMIT = "rate_limit"
+    OVERLOADED = "overloaded"
+    TIMEOUT = "timeout"
+    CONTEXT_OVERFLOW = "context_overflow"
+    MODEL_NOT_FOUND = "model_not_found"
+    BUDGET_EXHAUSTED = "budget_exhausted"
+    CANCELLED = "cancelled"
+    FORMAT_ERROR = "format_error"
+    UNAVAILABLE = "unavailable"
+    MEMORY_PRESSURE = "memory_pressure"
+    UNKNOWN = "unknown"
+
+
+class SendErrorKind(StrEnum):
+    """Why an outbound send failed, as classified by the channel adapter."""
+
+    RATE_LIMITED = "rate_limited"
+    TARGET_NOT_FOUND = "target_not_found"
+    FORBIDDEN = "forbidden"
+    AUTH_FATAL = "auth_fatal"
+    INVALID_REQUEST = "invalid_request"
+    TRANSIENT = "transient"
+    UNKNOWN = "unknown"
+
+
+class DegradeReason(StrEnum):
+    """Why presentation had to change a message for a channel."""
+
+    SELECT_UNSUPPORTED = "select_unsupported"
+    BUTTONS_UNSUPPORTED = "buttons_unsupported"
+    BUTTONS_TRUNCATED = "buttons_truncated"
+    OPTIONS_TRUNCATED = "options_truncated"
+    TABLE_AS_TEXT = "table_rendered_as_text"
+    TABLE_TRUNCATED = "table_truncated"
+    CHART_AS_TEXT = "chart_rendered_as_text"
+    IMAGE_AS_LINK = "image_rendered_as_link"
+    CALLBACK_DATA_TOO_LONG = "callback_data_too_long"
+    MARKDOWN_AS_PLAIN = "markdown_rendered_as_plain"
+
+
+class DeliveryStatus(StrEnum):
+    """Final state of delivering one reply."""
+
+    SENT = "sent"
+    UNDELIVERED = "undelivered"
+    DEAD_TARGET = "dead_target"
+    NO_TARGET = "no_target"
+    SUPPRESSED = "suppressed"

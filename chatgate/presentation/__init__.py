@@ -1,0 +1,66 @@
+"""Platform-neutral outbound messages: model, channel limits, degradation, markdown, chunking.
+
+Pure code: no I/O, no asyncio. Flow: agent reply → `OutboundMessage` → `adapt` to the channel's
+`PresentationLimits` (+ `with_note` for the `DegradedDelivery` report) → native rendering →
+`chunk_text` for long text.
+"""
+
+from chatgate.presentation.chunking import chunk_text, utf16_len
+from chatgate.presentation.degrade import CallbackStore, DegradedDelivery, adapt, with_note
+from chatgate.presentation.limits import PLATFORM_LIMITS, PresentationLimits, limits_for
+from chatgate.presentation.markdown import (
+    markdown_to_plain,
+    markdown_to_slack_mrkdwn,
+    markdown_to_telegram_html,
+)
+from chatgate.presentation.model import (
+    Block,
+    Button,
+    Buttons,
+    ButtonStyle,
+    Chart,
+    Context,
+    Divider,
+    Image,
+    OutboundMessage,
+    Select,
+    SelectOption,
+    Series,
+    Table,
+    Text,
+    message_from_dict,
+    message_to_dict,
+)
+from chatgate.presentation.render import to_markdown
+
+__all__ = [
+    "PLATFORM_LIMITS",
+    "Block",
+    "Button",
+    "ButtonStyle",
+    "Buttons",
+    "CallbackStore",
+    "Chart",
+    "Context",
+    "DegradedDelivery",
+    "Divider",
+    "Image",
+    "OutboundMessage",
+    "PresentationLimits",
+    "Select",
+    "SelectOption",
+    "Series",
+    "Table",
+    "Text",
+    "adapt",
+    "chunk_text",
+    "limits_for",
+    "markdown_to_plain",
+    "markdown_to_slack_mrkdwn",
+    "markdown_to_telegram_html",
+    "message_from_dict",
+    "message_to_dict",
+    "to_markdown",
+    "utf16_len",
+    "with_note",
+]

@@ -1,0 +1,254 @@
+"""Adapt a message to a channel's limits and report, visibly, everything that degraded.
+
+Nothing is dropped silently: unsupported widgets become deterministic text, and whatever cannot
+be kept (buttons or options over a cap, table cells beyond the clamp, lossy callback data) is
+counted in a `DegradedDelivery` whose note the channel appends to the reply.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
+from typing import Protocol
+
+from chatgate.policies.reasons import DegradeReason
+from chatgate.presentation.limits import PresentationLimits
+from chatgate.presentation.markdown import markdown_to_plain
+from chatgate.presentation.model import (
+    DEFAULT_PLACEHOLDER,
+    Block,
+    Button,
+    Buttons,
+    Chart,
+    Context,
+    Image,
+    OutboundMessage,
+    Select,
+    Table,
+    Text,
+)
+from chatgate.presentation.render import (
+    chart_to_text,
+    choices_to_text,
+    image_to_text,
+    table_to_markdown,
+    table_width,
+)
+
+REF_PREFIX = "ref:"
+HASH_PREFIX = "h:"
+
+
+@dataclass(frozen=True)
+class DegradedDelivery:
+    """What a channel could not render as sent; `reasons[i]` explains `dropped[i]`."""
+
+    dropped: tuple[str, ...]
+    reasons: tuple[DegradeReason, ...]
+    note: str
+
+    def __post_init__(self) -> None:
+        if len(self.dropped) != len(self.reasons):
+            raise ValueError("dropped and reasons must be aligned")
+
+
+class CallbackStore(Protocol):
+    """Keeps callback payloads too long for a channel; returns a short reference to them."""
+
+    def put(self, value: str) -> str: ...
+
+
+def callback_hash(value: str) -> str:
+    """Short stable stand-in for a callback value that could not be stored ("h:" + 16 hex)."""
+    digest = hashlib.blake2b(value.encode("utf-8", "surrogatepass"), digest_size=8)
+    return HASH_PREFIX + digest.hexdigest()
+
+
+@dataclass(frozen=True)
+class _Event:
+    reason: DegradeReason
+    noun: tuple[str, str] = ("", "")  # singular, plural
+    verb: tuple[str, str] = ("", "")
+    count: int = 1
+    detail: str = ""  # a fixed description, reported once, instead of a counted phrase
+
+    def key(self) -> tuple[object, ...]:
+        return (self.reason, self.detail) if self.detail else (self.reason, self.noun, self.verb)
+
+    def describe(self, count: int) -> str:
+        if self.detail:
+            return self.detail
+        one = count == 1
+        return f"{count} {self.noun[0 if one else 1]} {self.verb[0 if one else 1]}"
+
+
+_AS_TEXT = ("rendered as text", "rendered as text")
+_DROPPED = ("dropped", "dropped")
+_SHORTENED = ("shortened", "shortened")
+_BUTTON = ("button", "buttons")
+_OPTION = ("option", "options")
+_SELECT = ("select menu", "select menus")
+_BUTTON_VALUE = ("button value", "button values")
+_OPTION_VALUE = ("option value", "option values")
+
+
+def _report(events: Sequence[_Event]) -> DegradedDelivery | None:
+    """Aggregate events by kind, in order of first occurrence."""
+    totals: dict[tuple[object, ...], tuple[_Event, int]] = {}
+    for event in events:
+        first, count = totals.get(event.key(), (event, 0))
+        totals[event.key()] = (first, count + event.count)
+    if not totals:
+        return None
+    dropped = tuple(event.describe(count) for event, count in totals.values())
+    reasons = tuple(event.reason for event, _ in totals.values())
+    return DegradedDelivery(dropped, reasons, f"(Note: {'; '.join(dropped)}.)")
+
+
+@dataclass
+class _Adapter:
+    limits: PresentationLimits
+    store: CallbackStore | None
+    events: list[_Event] = field(default_factory=list)
+
+    def text(self, text: str) -> Text:
+        """A generated text block, markdown only where the channel renders it."""
+        return Text(text, markdown=self.limits.supports_markdown)
+
+    def callback(self, value: str, noun: tuple[str, str]) -> str:
+        cap = self.limits.callback_data_max_bytes
+        if cap is None or len(value.encode("utf-8", "surrogatepass")) <= cap:
+            return value
+        if self.store is not None:
+            ref = REF_PREFIX + self.store.put(value)
+            if len(ref.encode("utf-8", "surrogatepass")) <= cap:
+                return ref
+        self.events.append(_Event(DegradeReason.CALLBACK_DATA_TOO_LONG, noun, _SHORTENED))
+        return callback_hash(value)
+
+    def fit_buttons(
+        self, buttons: tuple[Button, ...], reason: DegradeReason, noun: tuple[str, str]
+    ) -> tuple[Button, ...]:
+        cap = self.limits.max_buttons
+        if len(buttons) > cap:
+            self.events.append(_Event(reason, noun, _DROPPED, len(buttons) - cap))
+            buttons = buttons[:cap]
+        return tuple(
+            b if b.value is None else replace(b, value=self.callback(b.value, _BUTTON_VALUE))
+            for b in buttons
+        )
+
+    def text_block(self, block: Text) -> list[Block]:
+        if self.limits.supports_markdown or not block.markdown:
+            return [block]
+        plain = markdown_to_plain(block.text)
+        if plain != block.text:
+            detail = "formatting shown as plain text"
+            self.events.append(_Event(DegradeReason.MARKDOWN_AS_PLAIN, detail=detail))
+        return [Text(plain, markdown=False)]
+
+    def buttons(self, block: Buttons) -> list[Block]:
+        if not block.buttons:
+            return []
+        if not self.limits.supports_buttons:
+            count = len(block.buttons)
+            self.events.append(_Event(DegradeReason.BUTTONS_UNSUPPORTED, _BUTTON, _AS_TEXT, count))
+            return [self.text(choices_to_text((b.label, b.url) for b in block.buttons))]
+        kept = self.fit_buttons(block.buttons, DegradeReason.BUTTONS_TRUNCATED, _BUTTON)
+        return [block if kept == block.buttons else Buttons(kept)]
+
+    def select(self, block: Select) -> list[Block]:
+        options = block.options
+        heading = block.placeholder if block.placeholder != DEFAULT_PLACEHOLDER else ""
+        if not options:  # nothing to choose: keep only a custom prompt
+            return [self.text(heading)] if heading.strip() else []
+        if self.limits.supports_select:
+            cap = self.limits.max_options
+            if len(options) > cap:
+                event = _Event(
+                    DegradeReason.OPTIONS_TRUNCATED, _OPTION, _DROPPED, len(options) - cap
+                )
+                self.events.append(event)
+                options = options[:cap]
+            options = tuple(
+                replace(o, value=self.callback(o.value, _OPTION_VALUE)) for o in options
+            )
+            return [block if options == block.options else replace(block, options=options)]
+        if self.limits.supports_buttons:
+            verb = ("rendered as buttons", "rendered as buttons")
+            self.events.append(_Event(DegradeReason.SELECT_UNSUPPORTED, _SELECT, verb))
+            as_buttons = tuple(Button(o.label, o.value) for o in options)
+            kept = self.fit_buttons(as_buttons, DegradeReason.OPTIONS_TRUNCATED, _OPTION)
+            return [*([self.text(heading)] if heading.strip() else []), Buttons(kept)]
+        self.events.append(_Event(DegradeReason.SELECT_UNSUPPORTED, _SELECT, _AS_TEXT))
+        return [self.text(choices_to_text(((o.label, None) for o in options), heading))]
+
+    def table(self, block: Table) -> list[Block]:
+        width, height = table_width(block), len(block.rows)
+        if width == 0:
+            return []
+        cols = min(width, self.limits.max_table_cols)
+        rows = min(height, self.limits.max_table_rows)
+        if (cols, rows) != (width, height):
+            parts = [f"{rows} of {height} rows"] if rows < height else []
+            parts += [f"{cols} of {width} columns"] if cols < width else []
+            detail = f"table truncated to {' and '.join(parts)}"
+            self.events.append(_Event(DegradeReason.TABLE_TRUNCATED, detail=detail))
+            block = Table(block.columns[:cols], tuple(r[:cols] for r in block.rows[:rows]))
+        if self.limits.supports_tables:
+            return [block]
+        self.events.append(_Event(DegradeReason.TABLE_AS_TEXT, ("table", "tables"), _AS_TEXT))
+        return [self.text(table_to_markdown(block))]
+
+    def block(self, block: Block) -> list[Block]:
+        """The replacement blocks for one input block."""
+        match block:
+            case Text():
+                return self.text_block(block)
+            case Buttons():
+                return self.buttons(block)
+            case Select():
+                return self.select(block)
+            case Table():
+                return self.table(block)
+            case Chart() if not self.limits.supports_charts:
+                self.events.append(
+                    _Event(DegradeReason.CHART_AS_TEXT, ("chart", "charts"), _AS_TEXT)
+                )
+                return [self.text(chart_to_text(block))]
+            case Image() if not self.limits.supports_images:
+                verb = ("sent as a link", "sent as links")
+                self.events.append(_Event(DegradeReason.IMAGE_AS_LINK, ("image", "images"), verb))
+                return [self.text(image_to_text(block))]
+        return [block]
+
+
+def adapt(
+    message: OutboundMessage,
+    limits: PresentationLimits,
+    *,
+    callback_store: CallbackStore | None = None,
+) -> tuple[OutboundMessage, DegradedDelivery | None]:
+    """Fit `message` to `limits`; return the adapted message and what degraded (or None).
+
+    A message that needs no change is returned as the same object. Callback values over
+    `callback_data_max_bytes` are kept losslessly as "ref:<ref>" via `callback_store`, else
+    replaced by a reported "h:<hash>".
+    """
+    adapter = _Adapter(limits, callback_store)
+    blocks: list[Block] = []
+    changed = False
+    for block in message.blocks:
+        new = adapter.block(block)
+        changed = changed or len(new) != 1 or new[0] is not block
+        blocks.extend(new)
+    adapted = OutboundMessage(tuple(blocks)) if changed else message
+    return adapted, _report(adapter.events)
+
+
+def with_note(message: OutboundMessage, report: DegradedDelivery | None) -> OutboundMessage:
+    """Append the report's note as a Context block so the degradation is visible."""
+    if report is None:
+        return message
+    return OutboundMessage((*message.blocks, Context(report.note)))

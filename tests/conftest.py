@@ -1,0 +1,23 @@
+"""Suite-wide setup: no network egress, litellm offline, proxies cleared."""
+
+from __future__ import annotations
+
+import os
+
+# litellm fetches a remote cost map at import unless told not to; SDKs honour proxy vars.
+os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+os.environ.setdefault("LITELLM_OFFLINE_MODE", "true")
+for _var in ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy", "all_proxy"):
+    os.environ.pop(_var, None)
+os.environ["NO_PROXY"] = "127.0.0.1,localhost"
+
+
+import pytest  # noqa: E402
+
+from tests.fakes.llm import FakeLLM  # noqa: E402
+
+
+@pytest.fixture
+async def fake_llm() -> FakeLLM:  # type: ignore[misc]
+    async with FakeLLM() as fake:
+        yield fake

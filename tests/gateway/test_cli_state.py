@@ -1,0 +1,107 @@
+"""CLI commands over the state database: dlq, pairing, why, sessions, --version."""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+
+import pytest
+
+from chatgate import __version__
+from chatgate.agents.base import ChatMessage
+from chatgate.channels.types import InboundMessage, Target
+from chatgate.cli.main import main
+from chatgate.gateway import pairing
+from chatgate.gateway.db import Database
+from chatgate.gateway.dlq import DeadLetters
+from chatgate.gateway.journal import Journal, JournalState
+from chatgate.gateway.store import SqliteSessionStore
+from tests.harness import write_config
+
+
+@pytest.fixture
+async def seeded(tmp_path: Path) -> Path:
+    config = write_config(tmp_path, "channels:\n  webhook: {routes: {}}\n")
+    db = Database(tmp_path / "state" / "chatgate.db")
+    await db.open()
+    await DeadLetters(db).add(
+        Target("telegram", "42"),
+        {"blocks": [{"type": "text", "text": "the lost answer"}]},
+        "forbidden",
+        "bot was blocked by the user",
+        1,
+        1000.0,
+        inbound_key="telegram:9",
+    )
+    code = await db.call(
+        lambda c: pairing.issue_code(c, "telegram", "77", "Zed", "77", 2e9, random.Random(1)).code
+    )
+    journal = Journal(db)
+    dropped = InboundMessage("telegram", "telegram", "-5", "group", "8", "55", "chatter")
+    await journal.record(dropped, 1000.0, 60)
+    await journal.settle(
+        dropped.key, JournalState.DROPPED, 1001.0, stage="admission", reason="group_mention_only"
+    )
+    await SqliteSessionStore(db).append(
+        "default:telegram:42", 0, [ChatMessage("user", "hello", "Ann")], 1000.0
+    )
+    await db.close()
+    (tmp_path / "code").write_text(code or "")
+    return config
+
+
+def run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
+    try:
+        code = main(list(args))
+    except SystemExit as exc:
+        code = int(exc.code or 0)
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_version(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run(capsys, "--version")
+    assert code == 0 and out.strip() == f"chatgate {__version__}"
+
+
+def test_dlq_list_and_drop(seeded: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run(capsys, "dlq", "list", "--config", str(seeded))
+    assert code == 0
+    assert "telegram:42" in out and "forbidden" in out and "the lost answer" in out
+    assert run(capsys, "dlq", "drop", "1", "--config", str(seeded))[0] == 0
+    assert "empty" in run(capsys, "dlq", "list", "--config", str(seeded))[1]
+    code, _, err = run(capsys, "dlq", "drop", "1", "--config", str(seeded))
+    assert code == 64 and "no DLQ entry #1" in err
+
+
+def test_pairing_list_approve_and_wrong_code(
+    seeded: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code_text = (seeded.parent / "code").read_text()
+    _, out, _ = run(capsys, "pairing", "list", "--config", str(seeded))
+    assert code_text in out and "Zed" in out
+    code, _, err = run(
+        capsys, "pairing", "approve", "telegram", "WRONG234", "--config", str(seeded)
+    )
+    assert code == 64 and "no pending code" in err
+    code, out, _ = run(
+        capsys, "pairing", "approve", "telegram", code_text.lower(), "--config", str(seeded)
+    )
+    assert code == 0 and "approved telegram user 77" in out
+    _, out, _ = run(capsys, "pairing", "list", "--config", str(seeded))
+    assert "approved:\n  telegram   77 'Zed'" in out
+
+
+def test_why_explains_a_dropped_message(seeded: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run(capsys, "why", "telegram", "55", "--config", str(seeded))
+    assert code == 0 and "dropped at admission: group_mention_only" in out
+    code, out, _ = run(capsys, "why", "telegram", "--user", "8", "--config", str(seeded))
+    assert "telegram:55" in out
+    assert run(capsys, "why", "telegram", "404", "--config", str(seeded))[0] == 1
+
+
+def test_sessions_list_and_show(seeded: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    _, out, _ = run(capsys, "sessions", "list", "--config", str(seeded))
+    assert "default:telegram:42" in out and "messages=1" in out
+    _, out, _ = run(capsys, "sessions", "show", "default:telegram:42", "--config", str(seeded))
+    assert "user (Ann): hello" in out

@@ -1,0 +1,154 @@
+"""Unit tests for gateway building blocks: turn lock, warm cache, routing, database, journal window."""
+
+from __future__ import annotations
+
+import asyncio
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from chatgate.agents.base import ChatMessage
+from chatgate.channels.types import InboundMessage
+from chatgate.config.models import RouteBindingConfig, RouteMatch
+from chatgate.gateway.db import Database
+from chatgate.gateway.journal import Journal, JournalState
+from chatgate.gateway.sessions import SessionCache, resolve_agent, session_key
+from chatgate.gateway.store import SqliteSessionStore
+from chatgate.gateway.turnlock import LocalTurnLock
+
+
+def msg(**kw: object) -> InboundMessage:
+    base: dict[str, object] = dict(
+        channel="tg",
+        platform="telegram",
+        chat_id="c",
+        chat_kind="direct",
+        sender_id="u",
+        message_id="1",
+        text="hi",
+    )
+    base.update(kw)
+    return InboundMessage(**base)  # type: ignore[arg-type]
+
+
+async def test_turn_lock_serialises_and_release_is_identity_checked() -> None:
+    lock = LocalTurnLock()
+    order: list[str] = []
+
+    async def turn(name: str) -> None:
+        async with lock.hold("s", owner=name, ttl=5):
+            order.append(f"{name}+")
+            await asyncio.sleep(0.01)
+            order.append(f"{name}-")
+
+    await asyncio.gather(turn("a"), turn("b"))
+    assert order in (["a+", "a-", "b+", "b-"], ["b+", "b-", "a+", "a-"])
+    first = await lock.acquire("k", owner="x", ttl=5)
+    await lock.release(first)
+    second = await lock.acquire("k", owner="y", ttl=5)
+    await lock.release(first)  # stale token: must not free the new holder's lease
+    waiter = asyncio.create_task(lock.acquire("k", owner="z", ttl=5))
+    await asyncio.sleep(0.01)
+    assert not waiter.done()
+    await lock.release(second)
+    await lock.release(await waiter)
+    assert len(lock) == 0  # no per-key leak once nobody holds or waits
+
+
+ROUTES = [
+    RouteBindingConfig(match=RouteMatch(channel="tg", chat_id="support"), agent="support"),
+    RouteBindingConfig(match=RouteMatch(chat_kind="group"), agent="groups"),
+    RouteBindingConfig(match=RouteMatch(sender_id="vip"), agent="vip"),
+]
+
+
+@pytest.mark.parametrize(
+    ("message", "expected"),
+    [
+        (msg(chat_id="support"), "support"),
+        (msg(chat_id="support", channel="other"), "default"),
+        (msg(chat_kind="group"), "groups"),
+        (msg(sender_id="vip"), "vip"),
+        (msg(), "default"),
+        (msg(agent="forced"), "forced"),
+    ],
+)
+def test_route_bindings_first_match_wins(message: InboundMessage, expected: str) -> None:
+    assert resolve_agent(message, ROUTES, "default") == expected
+
+
+@pytest.mark.parametrize(
+    ("message", "per_user", "expected"),
+    [
+        (msg(), False, "a:tg:c"),
+        (msg(thread_id="7"), False, "a:tg:c:7"),
+        (msg(chat_kind="group"), True, "a:tg:c:uu"),
+        (msg(chat_kind="direct"), True, "a:tg:c"),
+        (msg(session_hint="route:x"), True, "a:tg:route:x"),
+    ],
+)
+def test_session_keys(message: InboundMessage, per_user: bool, expected: str) -> None:
+    assert session_key("a", message, per_user_in_groups=per_user) == expected
+
+
+@pytest.fixture
+async def db(tmp_path: Path) -> Database:  # type: ignore[misc]
+    database = Database(tmp_path / "state.db")
+    await database.open()
+    yield database
+    await database.close()
+
+
+async def test_group_commit_isolates_a_failing_call(db: Database) -> None:
+    def good(i: int):  # type: ignore[no-untyped-def]
+        return lambda c: (
+            c.execute("INSERT INTO meta(key, value) VALUES (?, 'v')", (f"k{i}",)).rowcount
+        )
+
+    def bad(c: sqlite3.Connection) -> None:
+        c.execute("INSERT INTO meta(key, value) VALUES ('dup', 'v')")
+        c.execute("INSERT INTO meta(key, value) VALUES ('dup', 'v')")
+
+    results = await asyncio.gather(
+        *(db.call(good(i)) for i in range(50)), db.call(bad), return_exceptions=True
+    )
+    assert results[:50] == [1] * 50
+    assert isinstance(results[50], sqlite3.IntegrityError)
+    count = await db.call(
+        lambda c: c.execute(
+            "SELECT COUNT(*) FROM meta WHERE key LIKE 'k%' OR key = 'dup'"
+        ).fetchone()[0]
+    )
+    assert count == 50
+
+
+async def test_journal_dedupes_within_window_and_accepts_after(db: Database) -> None:
+    journal = Journal(db)
+    m = msg()
+    assert (await journal.record(m, 1000.0, 60))[0] is True
+    new, existing = await journal.record(m, 1030.0, 60)
+    assert new is False and existing is not None and existing.state is JournalState.PENDING
+    await journal.settle(m.key, JournalState.DONE, 1031.0, stage="turn", reason="text")
+    assert (await journal.record(m, 1200.0, 60))[0] is True  # outside the window: a new message
+    assert [e.key for e in await journal.unfinished()] == [m.key]
+    await journal.settle(m.key, JournalState.DROPPED, 1201.0, stage="admission", reason="blocked")
+    assert await journal.purge(2000.0) == 1
+
+
+async def test_warm_cache_lru_never_evicts_in_flight_or_unflushed(db: Database) -> None:
+    store = SqliteSessionStore(db)
+    cache = SessionCache(store, max_warm=2, max_messages=3)
+    a = await cache.acquire("a", 1.0)  # stays in flight
+    b = await cache.acquire("b", 2.0)
+    cache.release(b)
+    b.unflushed.append(ChatMessage("user", "pending"))
+    c = await cache.acquire("c", 3.0)
+    cache.release(c)
+    assert cache.get("a") is a and cache.get("b") is b and len(cache) == 3  # nothing evictable
+    b.unflushed.clear()
+    d = await cache.acquire("d", 4.0)
+    cache.release(d)
+    assert cache.get("b") is None and cache.evictions >= 1  # coldest evictable went first
+    cache.extend(d, [ChatMessage("user", str(i)) for i in range(5)])
+    assert [m.content for m in d.transcript] == ["2", "3", "4"]

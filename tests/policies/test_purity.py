@@ -1,0 +1,69 @@
+"""Policies stay pure: only a small set of side-effect-free stdlib modules may be imported."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+import chatgate.policies
+
+POLICY_DIR = Path(chatgate.policies.__file__).parent
+MODULES = sorted(POLICY_DIR.glob("*.py"))
+ALLOWED = {
+    "__future__",
+    "collections",
+    "collections.abc",
+    "dataclasses",
+    "enum",
+    "hmac",
+    "json",
+    "math",
+    "random",
+    "re",
+    "typing",
+}
+
+
+def _imports(path: Path) -> set[str]:
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            found.add("." * node.level + (node.module or ""))
+    return found
+
+
+def test_expected_modules_exist() -> None:
+    names = {path.stem for path in MODULES}
+    assert {
+        "admission",
+        "pairing",
+        "ratelimit",
+        "loopguard",
+        "outcome",
+        "failure",
+        "send_errors",
+        "supervision",
+        "memory",
+        "webhook_filter",
+        "reasons",
+    } <= names
+
+
+@pytest.mark.parametrize("path", MODULES, ids=lambda p: p.stem)
+def test_module_imports_only_pure_dependencies(path: Path) -> None:
+    bad = {
+        name
+        for name in _imports(path)
+        if name not in ALLOWED and not name.startswith("chatgate.policies")
+    }
+    assert not bad, f"{path.name} imports {sorted(bad)}"
+
+
+def test_checker_catches_forbidden_imports(tmp_path: Path) -> None:
+    sample = tmp_path / "sample.py"
+    sample.write_text("import asyncio\nfrom chatgate.gateway import x\nimport time\n")
+    assert _imports(sample) - ALLOWED == {"asyncio", "chatgate.gateway", "time"}

@@ -21,3 +21,12 @@ from tests.fakes.llm import FakeLLM  # noqa: E402
 async def fake_llm() -> FakeLLM:  # type: ignore[misc]
     async with FakeLLM() as fake:
         yield fake
+
+
+from tests.fakes.telegram import FakeTelegram  # noqa: E402
+
+
+@pytest.fixture
+async def fake_tg() -> FakeTelegram:  # type: ignore[misc]
+    async with FakeTelegram() as fake:
+        yield fake

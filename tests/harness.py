@@ -46,9 +46,9 @@ def load(path: Path, env: Mapping[str, str] | None = None) -> Any:
 
 @contextlib.asynccontextmanager
 async def running(
-    path: Path, *, env: Mapping[str, str] | None = None, clock: Clock | None = None
+    path: Path, *, env: Mapping[str, str] | None = None, clock: Clock | None = None, **options: Any
 ) -> AsyncIterator[Gateway]:
-    gateway = Gateway(load(path, env), registry=registry(), env=env or {}, clock=clock)
+    gateway = Gateway(load(path, env), registry=registry(), env=env or {}, clock=clock, **options)
     await gateway.start()
     try:
         yield gateway

@@ -140,6 +140,10 @@ class ChannelAdapter(ABC):
     async def typing(self, target: Target) -> None:
         return None
 
+    async def acknowledge(self, msg: InboundMessage) -> None:
+        """Called when a turn for ``msg`` starts (e.g. an ack reaction); must not raise."""
+        return None
+
     def render(self, message: OutboundMessage) -> list[Rendered]:
         """Default rendering: markdown text chunked to the channel's limit."""
         caps = self.capabilities
@@ -160,6 +164,22 @@ class ChannelAdapter(ABC):
     def status(self) -> dict[str, Any]:
         """Adapter-specific, secret-free facts for /api/status."""
         return {}
+
+    # Stall detection: a channel idle longer than stale_after_s whose probe fails is restarted.
+    def stale_after_s(self) -> float | None:
+        return None
+
+    def idle_for_s(self) -> float | None:
+        """Seconds since the platform last delivered anything (None: not tracked)."""
+        return None
+
+    async def probe(self) -> bool:
+        """A cheap liveness call (getMe / auth.test style); True when the platform answers."""
+        return True
+
+    def reconfigure(self, config: Any) -> None:
+        """Apply a hot-reloaded section whose connection settings did not change."""
+        self.ctx.config = config
 
     # Background failure signalling for the supervisor.
     def failed(self) -> asyncio.Future[BaseException]:

@@ -16,6 +16,7 @@ class Stage(StrEnum):
     LOOP_GUARD = "loop_guard"
     RATE_LIMIT = "rate_limit"
     MEMORY = "memory"
+    DEGRADED = "degraded"
     QUEUE = "queue"
     COMMAND = "command"
     OBSERVE = "observe"

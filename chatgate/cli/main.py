@@ -29,6 +29,14 @@ def _parser() -> argparse.ArgumentParser:
     sub.add_parser(
         "status", parents=[config, api, out], help="show what the running daemon is doing"
     )
+    sub.add_parser("reload", parents=[config, api], help="re-read the config in the running daemon")
+    channels = sub.add_parser("channels", help="channel supervision").add_subparsers(
+        dest="action", required=True
+    )
+    restart = channels.add_parser(
+        "restart", parents=[config, api], help="un-park / restart a channel now"
+    )
+    restart.add_argument("name")
 
     cfg = sub.add_parser("config", help="check, show or migrate the config").add_subparsers(
         dest="action", required=True
@@ -101,6 +109,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         from chatgate.cli.status_cmd import run_status
 
         return run_status(loaded, as_json=args.json, url=args.url)
+    if command in ("reload", "channels"):
+        from chatgate.cli.status_cmd import run_channel_restart, run_reload
+
+        if command == "reload":
+            return run_reload(loaded, url=args.url)
+        return run_channel_restart(loaded, args.name, url=args.url)
     from chatgate.cli import state_cmds as st
 
     if command == "dlq":

@@ -1,48 +1,60 @@
-"""`chatgate run`: the foreground daemon with signal handling."""
+"""`chatgate run`: the foreground daemon with signal handling (TERM/INT drain, HUP reloads)."""
 
 from __future__ import annotations
 
 import asyncio
 import logging
 import signal
+from collections.abc import Callable
 
 from chatgate.cli.common import die, load_or_exit
 from chatgate.config.errors import EX_CONFIG, ConfigError
+from chatgate.config.loader import LoadedConfig
 from chatgate.gateway.logs import setup_logging
 
 log = logging.getLogger("chatgate")
+EX_OSERR = 71
 
 
 def run_daemon(given: str | None, *, log_format: str | None, log_level: str | None) -> int:
     loaded = load_or_exit(given)
     gw_cfg = loaded.config.gateway
-    setup_logging(log_level or gw_cfg.log.level, log_format or gw_cfg.log.format, loaded.secrets)
+    scrubber = setup_logging(
+        log_level or gw_cfg.log.level, log_format or gw_cfg.log.format, loaded.secrets
+    )
     for warning in loaded.warnings:
         log.warning(warning)
     try:
-        return asyncio.run(_serve(loaded))
+        return asyncio.run(_serve(loaded, scrubber.update))
     except ConfigError as exc:
         die(str(exc), EX_CONFIG)
     except KeyboardInterrupt:
         return 0
 
 
-async def _serve(loaded: object) -> int:
-    from chatgate.config.loader import LoadedConfig
+async def _serve(loaded: LoadedConfig, on_secrets: Callable[[frozenset[str]], None]) -> int:
     from chatgate.gateway.app import Gateway
 
-    assert isinstance(loaded, LoadedConfig)
-    gateway = Gateway(loaded)
+    gateway = Gateway(loaded, on_secrets=on_secrets)
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(sig, stop.set)
+    reloads: set[asyncio.Task[object]] = set()
+
+    def on_sighup() -> None:
+        log.info("SIGHUP: reloading the config")
+        task: asyncio.Task[object] = asyncio.ensure_future(gateway.reload())
+        reloads.add(task)
+        task.add_done_callback(reloads.discard)
+
+    loop.add_signal_handler(signal.SIGHUP, on_sighup)
     try:
         await gateway.start()
     except OSError as exc:
         log.error("cannot start: %s", exc)
         await _safe_stop(gateway)
-        return 71  # EX_OSERR: e.g. the port is taken
+        return EX_OSERR  # e.g. the port is taken
     await stop.wait()
     log.info("signal received, shutting down")
     await gateway.stop()

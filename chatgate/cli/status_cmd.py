@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import sys
 from typing import Any
 
 from chatgate.cli.api_client import call
+from chatgate.cli.common import EX_USAGE
+from chatgate.config.errors import EX_CONFIG
 from chatgate.config.loader import LoadedConfig
 
 
@@ -16,6 +19,34 @@ def run_status(loaded: LoadedConfig, *, as_json: bool, url: str | None) -> int:
         print(json.dumps(data, indent=2, sort_keys=True))
     else:
         print(render(data))
+    return 0
+
+
+def run_reload(loaded: LoadedConfig, *, url: str | None) -> int:
+    result = call(loaded, "/api/reload", method="POST", url=url)
+    if not result.get("ok"):
+        print(
+            f"reload rejected; the daemon keeps its running config:\n{result.get('error')}",
+            file=sys.stderr,
+        )
+        return EX_CONFIG
+    print("config reloaded")
+    for key, label in (
+        ("restarted_channels", "restarted"),
+        ("reconfigured_channels", "reconfigured live"),
+        ("needs_process_restart", "needs a process restart to take effect"),
+    ):
+        if result.get(key):
+            print(f"  {label}: {', '.join(result[key])}")
+    return 0
+
+
+def run_channel_restart(loaded: LoadedConfig, name: str, *, url: str | None) -> int:
+    result = call(loaded, f"/api/channels/{name}/restart", method="POST", url=url)
+    if not result.get("ok"):
+        print(f"chatgate: no channel named {name!r}", file=sys.stderr)
+        return EX_USAGE
+    print(f"channel {name}: restart requested (budget and backoff reset)")
     return 0
 
 

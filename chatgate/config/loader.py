@@ -12,6 +12,12 @@ from typing import Any
 from pydantic import BaseModel, ValidationError
 
 from chatgate.config.base import secret_value
+from chatgate.config.channel_models import (
+    ChannelsConfig,
+    ChatChannelConfig,
+    TelegramChannelConfig,
+    WebhookChannelConfig,
+)
 from chatgate.config.errors import ConfigError, ConfigIssue
 from chatgate.config.interpolate import Interpolation, interpolate
 from chatgate.config.migrate import version_issue
@@ -32,6 +38,7 @@ class LoadedConfig:
     state_dir: Path
     secrets: frozenset[str]
     plugin_channels: dict[str, BaseModel] = field(default_factory=dict)
+    channel_types: dict[str, str] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
     raw: dict[str, Any] = field(default_factory=dict)
 
@@ -71,7 +78,7 @@ def load_config_text(
     info = interpolate(src, os.environ if env is None else env, base_dir)
     data = src.data
     plugin_models = dict(plugin_models or {})
-    plugins, issues = _validate_plugin_channels(data, src, info, plugin_models)
+    plugins, channel_types, issues = _validate_plugin_channels(data, src, info, plugin_models)
     try:
         config = GatewayConfig.model_validate(data)
     except ValidationError as exc:
@@ -91,6 +98,7 @@ def load_config_text(
         state_dir=state_dir,
         secrets=frozenset(secrets),
         plugin_channels=plugins,
+        channel_types=channel_types,
         warnings=warnings,
         raw=data,
     )
@@ -101,29 +109,77 @@ def _validate_plugin_channels(
     src: YamlSource,
     info: Interpolation,
     plugin_models: Mapping[str, type[BaseModel]],
-) -> tuple[dict[str, BaseModel], list[ConfigIssue]]:
+) -> tuple[dict[str, BaseModel], dict[str, str], list[ConfigIssue]]:
+    """Validate channel sections outside the typed built-ins: plugins and extra instances.
+
+    A section named after a plugin uses that plugin's model; any other name needs `type:` naming
+    a platform (e.g. a second Telegram bot: `support_bot: {type: telegram, token: ...}`).
+    """
     channels = data.get("channels")
     if not isinstance(channels, dict):
-        return {}, []
-    builtin = set(GatewayConfig.model_fields["channels"].annotation.model_fields)  # type: ignore[union-attr]
-    plugins: dict[str, BaseModel] = {}
+        return {}, {}, []
+    builtin = _builtin_channel_models()
+    models = {**builtin, **plugin_models}
+    types = {name: name for name in builtin if channels.get(name) is not None}
+    extras: dict[str, BaseModel] = {}
     issues: list[ConfigIssue] = []
     for name in [n for n in channels if n not in builtin]:
         section = channels.pop(name)
-        model = plugin_models.get(name)
+        section = dict(section) if isinstance(section, dict) else section
+        platform = name
+        if isinstance(section, dict) and "type" in section:
+            platform = str(section.pop("type"))
+            if platform not in models:
+                known = ", ".join(sorted(models))
+                issues.append(
+                    src.issue(
+                        ("channels", name, "type"),
+                        f"unknown channel type '{platform}' (known: {known})",
+                    )
+                )
+                continue
+        model = models.get(platform) if platform != name or name in plugin_models else None
         if model is None:
-            known = ", ".join(sorted(builtin | set(plugin_models)))
+            known = ", ".join(sorted(models))
             issues.append(
-                src.issue(("channels", name), f"unknown channel '{name}' (known: {known})")
+                src.issue(
+                    ("channels", name),
+                    f"unknown channel '{name}' (known: {known}; a further instance needs `type:`)",
+                )
             )
             continue
         try:
-            plugins[name] = model.model_validate(section or {})
+            extras[name] = model.model_validate(section or {})
+            types[name] = platform
         except ValidationError as exc:
             issues.extend(
                 issues_from_validation(exc, src, info, prefix=("channels", name), model=model)
             )
-    return plugins, issues
+    return extras, types, issues
+
+
+def _builtin_channel_models() -> dict[str, type[BaseModel]]:
+    fields = ChannelsConfig.model_fields
+    out: dict[str, type[BaseModel]] = {}
+    for name, field_info in fields.items():
+        for arg in getattr(field_info.annotation, "__args__", ()):
+            if isinstance(arg, type) and issubclass(arg, BaseModel):
+                out[name] = arg
+    return out
+
+
+def channel_sections(
+    config: GatewayConfig, extras: Mapping[str, BaseModel]
+) -> dict[str, BaseModel]:
+    """Every configured channel section by instance name (typed built-ins, plugins, extra instances)."""
+    channels = config.channels
+    sections: dict[str, BaseModel] = {
+        n: getattr(channels, n)
+        for n in type(channels).model_fields
+        if getattr(channels, n) is not None
+    }
+    sections.update(extras)
+    return sections
 
 
 def _cross_check(
@@ -137,32 +193,30 @@ def _cross_check(
             known = ", ".join(sorted(agents)) or "none defined"
             issues.append(src.issue(path, f"unknown agent '{name}' (agents: {known})"))
 
-    channels = config.channels
-    configured = {n for n in type(channels).model_fields if getattr(channels, n) is not None}
-    configured |= set(plugins)
-    if channels.telegram is not None:
-        need_agent(channels.telegram.agent, ("channels", "telegram", "agent"))
+    sections = channel_sections(config, plugins)
     seen_paths: dict[str, str] = {}
-    if channels.telegram is not None and channels.telegram.mode == "webhook":
-        seen_paths[channels.telegram.webhook.path] = "channels.telegram.webhook.path"
-    if channels.webhook is not None:
-        for name, route in channels.webhook.routes.items():
-            base = ("channels", "webhook", "routes", name)
+
+    def claim(path: str, where: tuple[str | int, ...]) -> None:
+        if path.startswith(RESERVED_PATHS):
+            issues.append(src.issue(where, f"'{path}' is reserved by the gateway"))
+        elif path in seen_paths:
+            issues.append(src.issue(where, f"'{path}' is also used by {seen_paths[path]}"))
+        seen_paths[path] = ".".join(map(str, where))
+
+    for name, section in sections.items():
+        if isinstance(section, ChatChannelConfig):
+            need_agent(section.agent, ("channels", name, "agent"))
+        if isinstance(section, TelegramChannelConfig) and section.mode == "webhook":
+            claim(section.webhook.path, ("channels", name, "webhook", "path"))
+        if not isinstance(section, WebhookChannelConfig):
+            continue
+        for route_name, route in section.routes.items():
+            base = ("channels", name, "routes", route_name)
             need_agent(route.agent, (*base, "agent"))
-            if route.path.startswith(RESERVED_PATHS):
-                issues.append(
-                    src.issue((*base, "path"), f"'{route.path}' is reserved by the gateway")
-                )
-            elif route.path in seen_paths:
-                issues.append(
-                    src.issue(
-                        (*base, "path"), f"'{route.path}' is also used by {seen_paths[route.path]}"
-                    )
-                )
-            seen_paths[route.path] = ".".join(map(str, base)) + ".path"
+            claim(route.path, (*base, "path"))
             if route.deliver is not None:
                 target_channel = route.deliver.to.split(":", 1)[0]
-                if target_channel not in configured:
+                if target_channel not in sections:
                     issues.append(
                         src.issue(
                             (*base, "deliver", "to"),

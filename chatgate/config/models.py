@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import Field, SecretStr
+from pydantic import Field, SecretStr, model_validator
 
 from chatgate.config.agent_models import AgentConfig, EchoAgentConfig
 from chatgate.config.base import StrictModel
@@ -72,6 +72,33 @@ class MemoryConfig(StrictModel):
     headroom_ratio: float = Field(0.85, gt=0, le=1)
     interval_s: float = Field(5.0, gt=0)
 
+    @model_validator(mode="after")
+    def _ordered(self) -> MemoryConfig:
+        if self.headroom_ratio > self.shed_ratio:
+            raise ValueError("headroom_ratio must not exceed shed_ratio (evict before shedding)")
+        return self
+
+
+class SupervisionConfig(StrictModel):
+    """Channel restart ladder, fleet crash-loop breaker and provider probing."""
+
+    backoff_initial_s: float = Field(1.0, gt=0)
+    backoff_max_s: float = Field(60.0, gt=0)
+    restarts_per_hour: int = Field(10, ge=1, description="per channel, then it is parked")
+    fleet_restarts_per_hour: int = Field(40, ge=1)
+    fleet_failing_fraction: float = Field(0.5, gt=0, le=1)
+    breaker_cooldown_s: float = Field(120.0, ge=0)
+    healthy_after_s: float = Field(60.0, gt=0, description="a run this long resets the backoff")
+    stall_check_s: float = Field(15.0, gt=0)
+    provider_probe_s: float = Field(
+        60.0, gt=0, description="how often a degraded provider is retried"
+    )
+
+
+class WatchdogConfig(StrictModel):
+    interval_s: float = Field(0.5, gt=0)
+    max_lag_s: float = Field(2.0, gt=0)
+
 
 class LogConfig(StrictModel):
     level: Literal["debug", "info", "warning", "error"] = "info"
@@ -90,6 +117,8 @@ class GatewaySection(StrictModel):
     delivery: DeliveryConfig = Field(default_factory=DeliveryConfig)
     loop_guard: LoopGuardConfig = Field(default_factory=LoopGuardConfig)
     memory: MemoryConfig = Field(default_factory=MemoryConfig)
+    supervision: SupervisionConfig = Field(default_factory=SupervisionConfig)
+    watchdog: WatchdogConfig = Field(default_factory=WatchdogConfig)
     log: LogConfig = Field(default_factory=LogConfig)
     dedupe_window_s: float = Field(86_400.0, gt=0)
     drain_timeout_s: float = Field(30.0, ge=0)

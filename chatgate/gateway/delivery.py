@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import logging
 import random
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
@@ -25,6 +25,7 @@ from chatgate.presentation.degrade import CallbackStore, adapt, with_note
 from chatgate.presentation.model import OutboundMessage, message_to_dict
 
 log = logging.getLogger("chatgate.delivery")
+MAX_CHAT_MOVES = 3  # a chat migrates once (group → supergroup); more means something is wrong
 
 
 class ChannelLookup(Protocol):
@@ -74,8 +75,12 @@ class Delivery:
         session: str | None = None,
         first_chunk: int = 0,
         on_first_send: Callable[[], None] | None = None,
+        edit_ids: Sequence[str] = (),
     ) -> DeliveryReport:
-        """Send ``message`` to ``target``; never raises for platform failures."""
+        """Send ``message`` to ``target``; never raises for platform failures.
+
+        With ``edit_ids`` (a streamed draft) the first chunks replace those messages in place.
+        """
         adapter = await self.channels.ready_adapter(target.channel)
         if adapter is None:
             return await self._undelivered(
@@ -101,22 +106,16 @@ class Delivery:
                 first_chunk,
                 status=DeliveryStatus.DEAD_TARGET,
             )
-        adapted, report = adapt(
-            message, adapter.capabilities.limits, callback_store=self.callback_store
-        )
-        degraded: tuple[str, ...] = ()
-        if report is not None:
-            adapted = with_note(adapted, report)
-            degraded = tuple(r.value for r in report.reasons)
-            for reason in degraded:
-                self.metrics.degraded.labels(channel=target.channel, reason=reason).inc()
-        chunks = adapter.render(adapted)
+        chunks, degraded = self.render(adapter, target, message)
         ids: list[str] = []
         attempts_total = 0
         for index in range(first_chunk, len(chunks)):
             if index == first_chunk and on_first_send is not None:
                 on_first_send()
-            result, attempts, target = await self._send_with_retry(adapter, target, chunks[index])
+            edit_id = edit_ids[index] if index < len(edit_ids) else None
+            result, attempts, target = await self.send_chunk(
+                adapter, target, chunks[index], edit_id=edit_id
+            )
             attempts_total += attempts
             if not result.ok:
                 kind = result.kind or SendErrorKind.UNKNOWN
@@ -149,19 +148,45 @@ class Delivery:
             DeliveryStatus.SENT, ids, attempts=attempts_total, degraded=degraded, target=target
         )
 
-    async def _send_with_retry(
-        self, adapter: ChannelAdapter, target: Target, chunk: Rendered
+    def render(
+        self, adapter: ChannelAdapter, target: Target, message: OutboundMessage
+    ) -> tuple[list[Rendered], tuple[str, ...]]:
+        """Adapt to the channel's limits (recording what degraded), then render natively."""
+        adapted, report = adapt(
+            message, adapter.capabilities.limits, callback_store=self.callback_store
+        )
+        degraded: tuple[str, ...] = ()
+        if report is not None:
+            adapted = with_note(adapted, report)
+            degraded = tuple(r.value for r in report.reasons)
+            for reason in degraded:
+                self.metrics.degraded.labels(channel=target.channel, reason=reason).inc()
+        return adapter.render(adapted), degraded
+
+    async def send_chunk(
+        self,
+        adapter: ChannelAdapter,
+        target: Target,
+        chunk: Rendered,
+        *,
+        edit_id: str | None = None,
     ) -> tuple[SendResult, int, Target]:
+        """Send (or edit in place) one chunk, retrying per SendErrorKind; returns the final target."""
         attempt = 0
+        moves = 0
         while True:
             attempt += 1
             try:
-                result = await adapter.send(target, chunk)
+                if edit_id is not None:
+                    result = await adapter.edit(target, edit_id, chunk)
+                else:
+                    result = await adapter.send(target, chunk)
             except Exception as exc:
                 result = adapter.classify_error(exc)
             if result.ok:
                 return result, attempt, target
-            if result.moved_to is not None:
+            if result.moved_to is not None and moves < MAX_CHAT_MOVES:
+                moves += 1
                 log.info(
                     "chat moved", extra={"old": target.address, "new": result.moved_to.address}
                 )

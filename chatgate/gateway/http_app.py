@@ -62,6 +62,8 @@ def build_app(gateway: Gateway, routes: DynamicRoutes) -> web.Application:
     app.router.add_get("/api/status", api_status)
     app.router.add_get("/api/dlq", api_dlq_list)
     app.router.add_post("/api/dlq/{id}/replay", api_dlq_replay)
+    app.router.add_post("/api/reload", api_reload)
+    app.router.add_post("/api/channels/{name}/restart", api_channel_restart)
     app.router.add_route("*", "/{tail:.*}", routes.dispatch)
     return app
 
@@ -112,3 +114,14 @@ async def api_dlq_replay(request: web.Request) -> web.Response:
         return web.json_response({"error": "id must be an integer"}, status=400)
     result: dict[str, Any] = await _gateway(request).replay_dead_letter(entry_id)
     return web.json_response(result, status=200 if result.get("found") else 404)
+
+
+async def api_reload(request: web.Request) -> web.Response:
+    result = await _gateway(request).reload()
+    return web.json_response(result, status=200 if result.get("ok") else 422)
+
+
+async def api_channel_restart(request: web.Request) -> web.Response:
+    name = request.match_info["name"]
+    found = await _gateway(request).channels.restart(name)
+    return web.json_response({"ok": found, "channel": name}, status=200 if found else 404)

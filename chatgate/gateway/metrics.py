@@ -99,6 +99,37 @@ class Metrics:
         self.channel_up = Gauge(
             "chatgate_channel_up", "1 when the channel is running", ["channel"], registry=r
         )
+        self.channel_state = Gauge(
+            "chatgate_channel_state",
+            "1 for the channel's current state",
+            ["channel", "state"],
+            registry=r,
+        )
+        self.channel_restarts = Counter(
+            "chatgate_channel_restarts_total",
+            "Channel restarts by the supervisor",
+            ["channel"],
+            registry=r,
+        )
+        self.breaker_tripped = Gauge(
+            "chatgate_fleet_breaker_tripped", "1 while channel restarts are on hold", registry=r
+        )
+        self.degraded_owners = Gauge(
+            "chatgate_degraded_owners", "Degraded owners by kind", ["kind"], registry=r
+        )
+        self.memory_rss = Gauge("chatgate_memory_rss_bytes", "Anonymous RSS", registry=r)
+        self.memory_limit = Gauge(
+            "chatgate_memory_limit_bytes", "Memory limit (0 = unknown)", registry=r
+        )
+        self.evictions = Counter(
+            "chatgate_session_evictions_total", "Warm sessions evicted under pressure", registry=r
+        )
+        self.loop_lag = Gauge(
+            "chatgate_event_loop_lag_seconds", "Measured event-loop lag", registry=r
+        )
+        self.reloads = Counter(
+            "chatgate_config_reloads_total", "Config reloads by result", ["result"], registry=r
+        )
 
     def count(self, metric: str, **labels: str) -> None:
         """Generic adapter counter (e.g. poller_rebuilt) without each adapter owning a registry."""

@@ -17,6 +17,7 @@ from chatgate.channels.types import InboundMessage, Target
 from chatgate.config.channel_models import ChatChannelConfig
 from chatgate.gateway import commands as cmd
 from chatgate.gateway.commands import Command, parse_command
+from chatgate.gateway.degraded import OwnerKind
 from chatgate.gateway.events import EventName
 from chatgate.gateway.journal import TERMINAL, JournalEntry, JournalState
 from chatgate.gateway.runtime import Runtime
@@ -24,8 +25,9 @@ from chatgate.gateway.session_queue import Job, JobKind, SessionScheduler
 from chatgate.gateway.sessions import resolve_agent, session_key
 from chatgate.gateway.turns import TurnRunner
 from chatgate.policies.admission import AdmissionFacts, AdmissionPolicy, decide_admission
+from chatgate.policies.failure import failure_reply
 from chatgate.policies.pairing import IssueOutcome
-from chatgate.policies.reasons import AdmissionReason, DropReason
+from chatgate.policies.reasons import AdmissionReason, DropReason, FailureReason
 from chatgate.presentation.model import OutboundMessage
 
 log = logging.getLogger("chatgate.pipeline")
@@ -119,10 +121,20 @@ class Pipeline:
             log.info("resumed unfinished messages from the journal", extra={"count": len(entries)})
         return len(entries)
 
-    async def drain(self) -> None:
-        await self.scheduler.wait_idle()
+    async def drain(self, within_s: float | None = None) -> bool:
+        """Let queued and running turns finish; False when ``within_s`` passed first."""
+        finished = await self.scheduler.wait_idle(within_s)
         if self._tasks:
-            await asyncio.gather(*self._tasks, return_exceptions=True)
+            await asyncio.wait(self._tasks, timeout=within_s)
+        return finished
+
+    def abandon(self) -> int:
+        """Shutdown past the drain timeout: waiting callers are released; the journal keeps the
+        messages pending so the next start answers them."""
+        cancelled = self.scheduler.cancel_all()
+        for future in list(self._inflight.values()):
+            future.cancel()
+        return cancelled
 
     # -- the path -------------------------------------------------------------------------
 
@@ -150,7 +162,9 @@ class Pipeline:
         if msg.reply_target is not None and rt.dead.kind(msg.reply_target) is not None:
             await rt.dead.revive(msg.reply_target.address)
         policy = self.policy(msg.channel)
-        command = parse_command(msg.text) if msg.is_command or msg.text.startswith("/") else None
+        command = (
+            parse_command(msg.text) if msg.is_command else None
+        )  # the adapter knows who it addresses
 
         if msg.sender_is_bot and not rt.loop_guard.check(
             chat_key=f"{msg.channel}:{msg.chat_id}", sender_is_bot=True, now=rt.clock.monotonic()
@@ -221,6 +235,15 @@ class Pipeline:
                 await self._rate_limited(msg, future, limited.reason, limited.retry_after_s)
                 return
 
+        if await self._unavailable(msg, future, agent):
+            return
+        if rt.memory.shedding and command is not Command.NEW:
+            text = failure_reply(FailureReason.MEMORY_PRESSURE).text
+            await self._notice(
+                msg, future, Stage.MEMORY, DropReason.MEMORY_PRESSURE, text, dropped=True
+            )
+            return
+
         kind = JobKind.NEW_SESSION if command is Command.NEW else JobKind.TURN
         job = Job(kind, msg, future, key, agent, msg.reply_target, accepted)
         if not self.scheduler.enqueue(job):
@@ -231,7 +254,13 @@ class Pipeline:
     # -- outcomes that never reach a turn ---------------------------------------------------
 
     async def _drop(
-        self, msg: InboundMessage, future: asyncio.Future[TurnResult], stage: Stage, reason: str
+        self,
+        msg: InboundMessage,
+        future: asyncio.Future[TurnResult],
+        stage: Stage,
+        reason: str,
+        *,
+        reply: str | None = None,
     ) -> None:
         rt = self.rt
         rt.metrics.dropped.labels(channel=msg.channel, stage=stage.value, reason=str(reason)).inc()
@@ -250,7 +279,7 @@ class Pipeline:
             msg.key, JournalState.DROPPED, rt.clock.time(), stage=stage, reason=str(reason)
         )
         if not future.done():
-            future.set_result(TurnResult(msg.key, stage.value, str(reason)))
+            future.set_result(TurnResult(msg.key, stage.value, str(reason), reply))
 
     async def _notice(
         self,
@@ -284,7 +313,9 @@ class Pipeline:
             if not future.done():
                 future.set_result(TurnResult(msg.key, stage.value, str(reason), text))
             return
-        self._background(self._send_notice(msg, msg.reply_target, future, stage, str(reason), text))
+        self._background(
+            self._send_notice(msg, msg.reply_target, future, stage, str(reason), text, state)
+        )
 
     async def _send_notice(
         self,
@@ -294,15 +325,14 @@ class Pipeline:
         stage: Stage,
         reason: str,
         text: str,
+        state: JournalState,
     ) -> None:
         report = await self.rt.delivery.deliver(
             target, OutboundMessage.from_text(text), inbound_key=msg.key
         )
         await self.rt.journal.settle(
             msg.key,
-            JournalState.DROPPED
-            if stage in (Stage.ADMISSION, Stage.RATE_LIMIT, Stage.QUEUE, Stage.MEMORY)
-            else JournalState.DONE,
+            state,
             self.rt.clock.time(),
             delivery=report.status.value,
             delivery_ids=report.message_ids,
@@ -363,6 +393,39 @@ class Pipeline:
             await self._drop(job.msg, job.future, Stage.COMMAND, DropReason.STOPPED)
         text = cmd.STOPPED_TEXT if cancelled or dropped else cmd.NOTHING_TO_STOP_TEXT
         await self._notice(msg, future, Stage.COMMAND, Command.STOP.value, text)
+
+    async def _unavailable(
+        self, msg: InboundMessage, future: asyncio.Future[TurnResult], agent: str
+    ) -> bool:
+        """Fail closed: work for a degraded provider or a parked delivery channel gets told so."""
+        rt = self.rt
+        target = msg.reply_target
+        owner = None
+        if (
+            target is not None
+            and target.channel != msg.channel
+            and rt.channels.is_unavailable(target.channel)
+        ):
+            owner = rt.degraded.find(OwnerKind.CHANNEL, target.channel)
+            hint = (
+                owner.hint
+                if owner
+                else f"channel '{target.channel}' is not running: see `chatgate status`"
+            )
+            text = failure_reply(FailureReason.UNAVAILABLE, hint=hint).text
+            # The target channel cannot carry the notice; the caller gets it in the result instead.
+            await self._drop(msg, future, Stage.DEGRADED, FailureReason.UNAVAILABLE, reply=text)
+            return True
+        provider = rt.agents[agent].provider_id() if agent in rt.agents else None
+        if provider is not None:
+            owner = rt.degraded.blocking(OwnerKind.PROVIDER, provider, rt.clock.monotonic())
+        if owner is None:
+            return False
+        text = failure_reply(FailureReason.UNAVAILABLE, hint=owner.hint).text
+        await self._notice(
+            msg, future, Stage.DEGRADED, FailureReason.UNAVAILABLE, text, dropped=True
+        )
+        return True
 
     def _status_text(self, agent: str, key: str) -> str:
         cfg = self.rt.config.agents.get(agent)

@@ -136,12 +136,18 @@ class SessionScheduler:
             if q.control is not None and q.control.cancel(CancelReason.SHUTDOWN)
         )
 
-    async def wait_idle(self) -> None:
+    async def wait_idle(self, within_s: float | None = None) -> bool:
+        """Wait for every session worker to finish; False on timeout. Never cancels a worker."""
+        loop = asyncio.get_running_loop()
+        deadline = None if within_s is None else loop.time() + within_s
         while True:
             workers = [q.worker for q in self._queues.values() if q.worker is not None]
             if not workers:
-                return
-            await asyncio.gather(*workers, return_exceptions=True)
+                return True
+            remaining = None if deadline is None else deadline - loop.time()
+            if remaining is not None and remaining <= 0:
+                return False
+            await asyncio.wait(workers, timeout=remaining)
 
     def _take(self, q: SessionQueue) -> list[Job]:
         first = q.jobs.popleft()

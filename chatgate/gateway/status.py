@@ -11,16 +11,15 @@ if TYPE_CHECKING:
     from chatgate.gateway.app import Gateway
 
 
-def read_rss_bytes() -> int | None:
-    """Anonymous RSS of this process (what memory pressure cares about), from /proc."""
-    try:
-        with open("/proc/self/status", encoding="ascii") as fh:
-            for line in fh:
-                if line.startswith("RssAnon:"):
-                    return int(line.split()[1]) * 1024
-    except OSError:
-        return None
-    return None
+def _memory(gw: Gateway) -> dict[str, Any]:
+    status = gw.memory.status()
+    return {
+        "rss_bytes": status.rss_bytes,
+        "limit_bytes": status.limit_bytes,
+        "ratio": status.ratio,
+        "shedding": status.shedding,
+        "evictions": gw.rt.cache.evictions,
+    }
 
 
 async def build_status(gw: Gateway) -> dict[str, Any]:
@@ -47,8 +46,10 @@ async def build_status(gw: Gateway) -> dict[str, Any]:
         "dlq": {"entries": rt.dlq.size},
         "dead_targets": rt.dead.addresses(),
         "pairing": {"pending": await rt.pairing.pending_count(now)},
-        "degraded": [],
-        "memory": {"rss_bytes": read_rss_bytes(), "limit_bytes": None},
+        "breaker": gw.channels.breaker_status(),
+        "degraded": gw.degraded.to_list(),
+        "memory": _memory(gw),
+        "event_loop": gw.watchdog.snapshot(),
         "plugins": gw.events.plugins,
         "warnings": gw.loaded.warnings,
     }

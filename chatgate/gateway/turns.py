@@ -10,7 +10,9 @@ from pathlib import Path
 from typing import Any
 
 from chatgate.agents.base import AgentError, AgentReply, ChatMessage, Turn
+from chatgate.channels.base import ChannelAdapter
 from chatgate.channels.outcome import Stage, TurnResult
+from chatgate.gateway.degraded import OwnerKind
 from chatgate.gateway.delivery import DeliveryReport
 from chatgate.gateway.events import EventName
 from chatgate.gateway.journal import JournalState
@@ -18,12 +20,14 @@ from chatgate.gateway.presence import typing_while
 from chatgate.gateway.runtime import Runtime
 from chatgate.gateway.session_queue import CancelReason, Job, JobKind, TurnControl
 from chatgate.gateway.sessions import WarmSession
+from chatgate.gateway.streaming import StreamingReply
 from chatgate.policies.failure import failure_reply
 from chatgate.policies.outcome import EMPTY_REPLY_FALLBACK, classify_final
 from chatgate.policies.reasons import DeliveryStatus, FailureReason, OutcomeKind
 from chatgate.presentation.model import OutboundMessage, message_from_dict, message_to_dict
 
 log = logging.getLogger("chatgate.turn")
+AUTH_FAILURES = frozenset({FailureReason.AUTH_PERMANENT, FailureReason.AUTH_EXPIRED})
 NEW_SESSION_TEXT = "Started a new conversation. Earlier messages are no longer part of the context."
 
 
@@ -57,24 +61,26 @@ class TurnRunner:
             session = await rt.cache.acquire(last.session, rt.clock.time())
             rt.metrics.active_turns.inc()
             try:
+                adapter = (
+                    await rt.channels.ready_adapter(last.target.channel) if last.target else None
+                )
+                stream = self._stream_for(last, adapter)
                 turn = Turn(
                     session=last.session,
                     history=tuple(session.transcript),
                     new=new,
                     channel=last.msg.channel,
                     sender_id=last.msg.sender_id,
+                    on_delta=stream.delta if stream is not None else None,
                     on_event=self._agent_event,
                     metadata={"chat_id": last.msg.chat_id, "thread_id": last.msg.thread_id},
                 )
+                # A one-time warm-up (the litellm import) must not eat the turn's timeout.
                 prepare = getattr(agent, "prewarm", None)
                 if prepare is not None:
-                    await (
-                        prepare()
-                    )  # e.g. the one-time litellm import must not eat the turn's timeout
+                    await prepare()
                 started = rt.clock.monotonic()
-                adapter = (
-                    await rt.channels.ready_adapter(last.target.channel) if last.target else None
-                )
+                ack = asyncio.ensure_future(adapter.acknowledge(last.msg)) if adapter else None
                 async with typing_while(adapter, last.target, rt.clock):
                     control.agent_task = asyncio.ensure_future(agent.run(turn))
                     try:
@@ -87,8 +93,7 @@ class TurnRunner:
                         if control.reason is CancelReason.INTERRUPT:
                             return False
                         if control.reason is CancelReason.SHUTDOWN:
-                            _abandon(batch)
-                            return True
+                            return True  # left pending in the journal; the next start resumes it
                         failure = AgentError(FailureReason.CANCELLED, "stopped by /stop")
                     except AgentError as exc:
                         failure = exc
@@ -101,6 +106,8 @@ class TurnRunner:
                         failure = AgentError(FailureReason.UNKNOWN, type(exc).__name__)
                     finally:
                         control.agent_task = None
+                if ack is not None:
+                    await asyncio.gather(ack, return_exceptions=True)
                 agent_s = rt.clock.monotonic() - started
                 rt.metrics.turn_seconds.labels(agent=last.agent).observe(agent_s)
                 outcome, message, reason = self._outcome(reply, failure)
@@ -132,8 +139,9 @@ class TurnRunner:
                 rt.metrics.active_turns.dec()
                 rt.cache.release(session)
         rt.metrics.turns.labels(agent=last.agent, outcome=outcome.value, reason=reason).inc()
+        self._track_provider(agent.provider_id(), last.agent, failure, reply)
         suppress = control.reason is CancelReason.STOP or outcome is OutcomeKind.SILENCE
-        report = await self._deliver(last, None if suppress else message, agent_s)
+        report = await self._deliver(last, None if suppress else message, agent_s, stream)
         await self._finish(batch, Stage.TURN, reason, message, report)
         log.info(
             "turn",
@@ -165,7 +173,7 @@ class TurnRunner:
         kind = classify_final(reply.text, frozenset(gateway.silence_markers))
         if kind is OutcomeKind.SILENCE:
             return kind, None, kind.value
-        if kind is OutcomeKind.EMPTY and reply.message is None:
+        if kind is OutcomeKind.EMPTY:  # also blocks with nothing visible: no answer is no answer
             return (
                 kind,
                 OutboundMessage.from_text(gateway.empty_reply_text or EMPTY_REPLY_FALLBACK),
@@ -211,8 +219,18 @@ class TurnRunner:
         rt.cache.extend(session, messages)
 
     async def _deliver(
-        self, job: Job, message: OutboundMessage | None, agent_s: float
+        self,
+        job: Job,
+        message: OutboundMessage | None,
+        agent_s: float,
+        stream: StreamingReply | None = None,
     ) -> DeliveryReport:
+        edit_ids: list[str] = []
+        if stream is not None and stream.started:
+            await stream.settle()
+            edit_ids = stream.message_ids
+            if message is None:  # stopped or silent after a visible draft: keep what was shown
+                message = OutboundMessage.from_text(stream.text or "…")
         if message is None:
             return DeliveryReport(DeliveryStatus.SUPPRESSED)
         if job.target is None:
@@ -229,6 +247,20 @@ class TurnRunner:
             inbound_key=job.msg.key,
             session=job.session,
             on_first_send=first_send,
+            edit_ids=edit_ids,
+        )
+
+    def _stream_for(self, job: Job, adapter: ChannelAdapter | None) -> StreamingReply | None:
+        if adapter is None or job.target is None or not adapter.capabilities.edits:
+            return None
+        rt = self.rt
+        name = job.msg.channel
+        section = getattr(rt.config.channels, name, None) or rt.loaded.plugin_channels.get(name)
+        settings = getattr(section, "stream", None)
+        if settings is None or not settings.enabled:
+            return None
+        return StreamingReply(
+            adapter, job.target, rt.delivery, rt.clock, settings.min_edit_interval_s
         )
 
     async def _finish(
@@ -307,6 +339,31 @@ class TurnRunner:
         report = await self._deliver(job, message, 0.0)
         await self._finish([job], Stage.TURN, str(stored.get("reason", "text")), message, report)
 
+    def _track_provider(
+        self, provider: str | None, agent: str, failure: AgentError | None, reply: AgentReply | None
+    ) -> None:
+        """A provider that rejects its credentials is degraded (read fail-closed); success clears it."""
+        if provider is None:
+            return
+        rt = self.rt
+        if failure is not None and failure.reason in AUTH_FAILURES:
+            probe = rt.config.gateway.supervision.provider_probe_s
+            rt.degraded.mark(
+                OwnerKind.PROVIDER,
+                provider,
+                f"the model provider for agent '{agent}' rejected its credentials ({failure.reason.value})",
+                f"fix agents.{agent}.api_key in gateway.yaml and run `chatgate reload`; "
+                f"chatgate retries the provider every {probe:.0f} s",
+                rt.clock.monotonic(),
+                probe_every_s=probe,
+            )
+            log.error(
+                "provider degraded",
+                extra={"provider": provider, "agent": agent, "reason": failure.reason.value},
+            )
+        elif reply is not None and rt.degraded.clear(OwnerKind.PROVIDER, provider):
+            log.info("provider recovered", extra={"provider": provider, "agent": agent})
+
     def _agent_event(self, name: str, data: Mapping[str, Any]) -> None:
         rt = self.rt
         if name == EventName.MODEL_FALLBACK:
@@ -337,13 +394,6 @@ def _to_persist(
 
 def _msg_dict(m: ChatMessage) -> dict[str, Any]:
     return {"role": m.role, "content": m.content, "name": m.name, "source": m.source}
-
-
-def _abandon(batch: Sequence[Job]) -> None:
-    """Shutdown cut the turn short: leave it pending in the journal for the next start."""
-    for job in batch:
-        if not job.future.done():
-            job.future.cancel()
 
 
 def _spill(

@@ -133,8 +133,8 @@ def failure_reply(
         head = text.split(" Next step:", 1)[0]
         text = f"{head} Next step: please try again in {_format_wait(retry_after_s)}."
     extra = _clean_hint(hint)
-    if extra:
-        text = f"{text} Next step: {extra}"
+    if extra:  # a specific hint replaces the generic next step
+        text = f"{text.split(' Next step', 1)[0]} Next step: {extra}"
     return FailureReply(text=text, reason=reason, retryable=reason in RETRYABLE_REASONS)
 
 

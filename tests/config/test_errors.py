@@ -442,7 +442,7 @@ ERROR_CASES = [
         """,
         "channels.slack",
         2,
-        "unknown channel 'slack' (known: telegram, webhook)",
+        "unknown channel 'slack' (known: telegram, webhook; a further instance needs `type:`)",
         id="unknown-channel",
     ),
     pytest.param(
@@ -625,7 +625,7 @@ PLUGINS: dict[str, type[BaseModel]] = {"teams": TeamsConfig}
             """,
             "channels.matrix",
             2,
-            "unknown channel 'matrix' (known: teams, telegram, webhook)",
+            "unknown channel 'matrix' (known: teams, telegram, webhook; a further instance needs `type:`)",
             id="plugin-unknown-channel",
         ),
     ],
@@ -726,3 +726,23 @@ def test_shipped_gateway_yaml_loads_without_env() -> None:
     assert loaded.config.gateway.http.port == 8765
     assert secret_value(loaded.config.gateway.api_token) is None  # ${CHATGATE_API_TOKEN:-}
     assert loaded.warnings == []
+
+
+def test_further_instances_of_a_platform_need_a_type(tmp_path: Path) -> None:
+    loaded = load(
+        tmp_path,
+        """
+channels:
+  telegram: {token: "1:a"}
+  support_bot: {type: telegram, token: "2:b", dm_policy: open}
+  hooks2: {type: webhook, routes: {}}
+""",
+    )
+    assert loaded.channel_types == {
+        "telegram": "telegram",
+        "support_bot": "telegram",
+        "hooks2": "webhook",
+    }
+    assert loaded.plugin_channels["support_bot"].dm_policy == "open"  # type: ignore[attr-defined]
+    error = load_error(tmp_path, "channels:\n  bot2: {type: telgram, token: x}\n")
+    assert_issue(error, "channels.bot2.type", 2, "unknown channel type 'telgram'")

@@ -162,12 +162,12 @@ async def test_concurrent_redelivery_while_first_is_running_waits_for_it(
 
 
 FAULTS = [
-    (Fault.unauthorized(), "auth_permanent", "api_key"),
     (Fault.rate_limited(retry_after=2), "rate_limit", "try again"),
     (Fault.model_not_found(), "model_not_found", "model"),
     (Fault.context_overflow(), "context_overflow", "/new"),
     (Fault.unavailable(), "overloaded", ""),
     (Fault.hang(), "timeout", ""),
+    (Fault.unauthorized(), "auth_permanent", "api_key"),  # last: it marks the provider degraded
 ]
 
 

@@ -95,9 +95,12 @@ def test_retry_after_ignored_where_it_means_nothing() -> None:
      ("  spaced\n  out  hint. ", " Next step: spaced out hint."),
      ("", ""), ("   ", ""), (None, "")],
 )  # fmt: skip
-def test_hint_is_appended(hint: str | None, suffix: str) -> None:
+def test_hint_replaces_the_generic_next_step(hint: str | None, suffix: str) -> None:
     base = failure_reply(F.AUTH_PERMANENT).text
-    assert failure_reply(F.AUTH_PERMANENT, hint=hint).text == base + suffix
+    head = base.split(" Next step", 1)[0]
+    expected = head + suffix if suffix else base
+    assert failure_reply(F.AUTH_PERMANENT, hint=hint).text == expected
+    assert expected.count("Next step") == 1
 
 
 def test_long_hint_is_capped() -> None:

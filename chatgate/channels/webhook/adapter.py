@@ -53,10 +53,15 @@ class WebhookChannel(ChannelAdapter):
 
     async def start(self, sink: InboundSink) -> None:
         self._sink = sink
+        self._mount()
+        self._accepting = True
+
+    def _mount(self) -> None:
+        for path in self._paths:
+            self.ctx.http.remove(path)
+        self._paths = [route.path for route in self.config.routes.values()]
         for name, route in self.config.routes.items():
             self.ctx.http.add("POST", route.path, self._handler(name, route))
-            self._paths.append(route.path)
-        self._accepting = True
 
     async def stop(self) -> None:
         self._accepting = False
@@ -66,6 +71,13 @@ class WebhookChannel(ChannelAdapter):
 
     async def stop_intake(self) -> None:
         self._accepting = False
+
+    def reconfigure(self, config: WebhookChannelConfig) -> None:
+        """Routes apply live: drop the old paths, mount the new ones."""
+        super().reconfigure(config)
+        self.config = config
+        if self._sink is not None:
+            self._mount()
 
     def status(self) -> dict[str, Any]:
         return {
@@ -135,7 +147,7 @@ class WebhookChannel(ChannelAdapter):
             trusted=True,
         )
         submission = await self._sink.submit(msg)
-        if route.respond == "async":
+        if route.respond == "async" and not submission.result.done():
             return _json(
                 {"accepted": True, "id": msg.message_id, "duplicate": submission.duplicate}, 202
             )

@@ -1,0 +1,385 @@
+"""The Telegram channel adapter (python-telegram-bot), polling or webhook mode."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import hmac
+import logging
+import time
+from typing import Any
+
+from aiohttp import web
+
+from chatgate.channels.base import (
+    ChannelAdapter,
+    ChannelContext,
+    ChannelError,
+    InboundSink,
+    NotConfigured,
+    Rendered,
+)
+from chatgate.channels.telegram import errors
+from chatgate.channels.telegram.inbound import (
+    ALLOWED_UPDATES,
+    BotIdentity,
+    Ignored,
+    normalize,
+    split_key,
+)
+from chatgate.channels.telegram.polling import TOKEN_HINT, Poller
+from chatgate.channels.telegram.render import render
+from chatgate.channels.types import Capabilities, InboundMessage, SendResult, Target
+from chatgate.config.base import secret_value
+from chatgate.config.channel_models import TelegramChannelConfig
+from chatgate.policies.reasons import SendErrorKind
+from chatgate.presentation.chunking import utf16_len
+from chatgate.presentation.degrade import REF_PREFIX, callback_hash
+from chatgate.presentation.limits import limits_for
+from chatgate.presentation.model import OutboundMessage
+from telegram import Bot, ReactionTypeEmoji, ReplyParameters, Update
+from telegram import error as tg
+from telegram.constants import ChatAction, ParseMode
+from telegram.request import HTTPXRequest
+
+log = logging.getLogger("chatgate.telegram")
+SECRET_HEADER = "X-Telegram-Bot-Api-Secret-Token"
+
+
+class TelegramChannel(ChannelAdapter):
+    platform = "telegram"
+    config_model = TelegramChannelConfig
+
+    def __init__(self, ctx: ChannelContext) -> None:
+        super().__init__(ctx)
+        self.config: TelegramChannelConfig = ctx.config
+        self.bot: Bot | None = None
+        self.identity: BotIdentity | None = None
+        self._sink: InboundSink | None = None
+        self._poller: Poller | None = None
+        self._webhook_path: str | None = None
+        self._accepting = False
+        self.ignored: dict[str, int] = {}
+        self._last_update = time.monotonic()
+
+    # -- lifecycle --------------------------------------------------------------------------
+
+    @property
+    def capabilities(self) -> Capabilities:
+        return Capabilities(
+            limits=limits_for("telegram"),
+            length=utf16_len,
+            edits=True,
+            reactions=True,
+            typing=True,
+            threads=True,
+        )
+
+    def _token(self) -> str:
+        token = secret_value(self.config.token)
+        if token is None:
+            raise NotConfigured(
+                "no bot token", "set channels.telegram.token (from @BotFather) or token_file"
+            )
+        return token
+
+    def _make_bot(self, *, polling: bool = False) -> Bot:
+        base = self.config.api_base.rstrip("/")
+        timeout = self.config.request_timeout_s
+        request = HTTPXRequest(
+            connection_pool_size=2 if polling else 64,
+            read_timeout=timeout,
+            write_timeout=timeout,
+            connect_timeout=min(timeout, 10.0),
+            pool_timeout=5.0,
+        )
+        return Bot(
+            self._token(),
+            base_url=f"{base}/bot",
+            base_file_url=f"{base}/file/bot",
+            request=request,
+            get_updates_request=request if polling else None,
+        )
+
+    async def start(self, sink: InboundSink) -> None:
+        self._sink = sink
+        bot = self._make_bot()
+        try:
+            await bot.initialize()  # getMe: proves the token
+        except tg.InvalidToken as exc:
+            await _quiet_shutdown(bot)
+            raise ChannelError(
+                f"Telegram rejected the bot token: {exc}",
+                kind=SendErrorKind.AUTH_FATAL,
+                hint=TOKEN_HINT,
+            ) from None
+        except tg.TelegramError as exc:
+            await _quiet_shutdown(bot)
+            raise ChannelError(
+                f"Telegram is unreachable: {exc}",
+                kind=SendErrorKind.TRANSIENT,
+                hint=f"check network access to {self.config.api_base}",
+            ) from None
+        self.bot = bot
+        self.identity = BotIdentity(bot.bot.id, bot.bot.username or "")
+        if self.config.mode == "webhook":
+            await self._start_webhook(bot)
+        else:
+            await bot.delete_webhook(drop_pending_updates=False)
+            self._poller = Poller(
+                lambda: self._make_bot(polling=True),
+                self._handle_batch,
+                self.fail,
+                lambda metric: self.ctx.metrics.count(metric, channel=self.name),
+                poll_timeout_s=self.config.poll_timeout_s,
+                stale_after_s=self.config.stale_after_s,
+            )
+            self._poller.start()
+        self._accepting = True
+        log.info(
+            "telegram connected", extra={"bot": self.identity.username, "mode": self.config.mode}
+        )
+
+    async def _start_webhook(self, bot: Bot) -> None:
+        hook = self.config.webhook
+        if not hook.public_url:
+            raise NotConfigured(
+                "webhook mode needs a public URL", "set channels.telegram.webhook.public_url"
+            )
+        self._webhook_path = hook.path
+        self.ctx.http.add("POST", hook.path, self._webhook)
+        await bot.set_webhook(
+            url=hook.public_url.rstrip("/") + hook.path,
+            secret_token=secret_value(hook.secret_token),
+            allowed_updates=list(ALLOWED_UPDATES),
+        )
+
+    async def stop_intake(self) -> None:
+        self._accepting = False
+        if self._poller is not None:
+            await self._poller.stop()
+            self._poller = None
+
+    async def stop(self) -> None:
+        await self.stop_intake()
+        if self._webhook_path is not None:
+            self.ctx.http.remove(self._webhook_path)
+            if self.bot is not None:
+                with contextlib.suppress(tg.TelegramError):
+                    await self.bot.delete_webhook()
+            self._webhook_path = None
+        if self.bot is not None:
+            await _quiet_shutdown(self.bot)
+            self.bot = None
+
+    def stale_after_s(self) -> float | None:
+        return self.config.stale_after_s
+
+    def idle_for_s(self) -> float | None:
+        if self._poller is not None:
+            return time.monotonic() - self._poller.last_success
+        return time.monotonic() - self._last_update
+
+    async def probe(self) -> bool:
+        """getMe with a short timeout: proves the token and the API are reachable."""
+        if self.bot is None:
+            return False
+        try:
+            await self.bot.get_me(read_timeout=5, connect_timeout=5)
+        except tg.TelegramError:
+            return False
+        return True
+
+    def reconfigure(self, config: Any) -> None:
+        super().reconfigure(config)
+        self.config = config
+
+    def status(self) -> dict[str, Any]:
+        detail: dict[str, Any] = {
+            "mode": self.config.mode,
+            "bot": self.identity.username if self.identity else None,
+        }
+        if self._poller is not None:
+            detail.update(poller_rebuilds=self._poller.rebuilds, poll_errors=self._poller.errors)
+        if self.ignored:
+            detail["ignored"] = dict(self.ignored)
+        return detail
+
+    # -- inbound ----------------------------------------------------------------------------
+
+    async def _handle_batch(self, updates: tuple[Update, ...]) -> None:
+        for update in updates:
+            await self._handle_update(update)
+
+    async def _handle_update(self, update: Update) -> None:
+        assert self._sink is not None and self.identity is not None
+        self._last_update = time.monotonic()
+        result = normalize(update, self.identity, self.name)
+        if isinstance(result, Ignored):
+            self.ignored[result.reason.value] = self.ignored.get(result.reason.value, 0) + 1
+            self.ctx.metrics.count(f"telegram_ignored_{result.reason.value}", channel=self.name)
+            log.info(
+                "update ignored",
+                extra={
+                    "update_id": update.update_id,
+                    "chat": result.chat_id,
+                    "reason": result.reason.value,
+                },
+            )
+            return
+        if result.choice is not None:
+            result = await self._answer_button(result)
+        await self._sink.submit(result)
+
+    async def _answer_button(self, msg: InboundMessage) -> InboundMessage:
+        """Stop the button's spinner at once and resolve a stored long payload."""
+        from dataclasses import replace
+
+        query_id = msg.extra.get("callback_query_id")
+        if self.bot is not None and query_id:
+            with contextlib.suppress(tg.TelegramError):
+                await self.bot.answer_callback_query(str(query_id))
+        value = msg.choice or ""
+        resolver = self.ctx.kv.get("callbacks")
+        if resolver is not None and value.startswith("ref:"):
+            value = await resolver.resolve(value) or value
+        return replace(msg, text=value, choice=value)
+
+    async def _webhook(self, request: web.Request) -> web.Response:
+        expected = secret_value(self.config.webhook.secret_token)
+        given = request.headers.get(SECRET_HEADER, "")
+        if expected is not None and not hmac.compare_digest(given.encode(), expected.encode()):
+            log.warning(
+                "telegram webhook with a wrong secret token", extra={"peer": request.remote}
+            )
+            return web.json_response({"error": "forbidden"}, status=403)
+        if not self._accepting or self.bot is None:
+            return web.json_response({"error": "shutting down"}, status=503)
+        try:
+            data = await request.json()
+            if not isinstance(data, dict):
+                raise TypeError("an update is a JSON object")
+            update = Update.de_json(data, self.bot)
+        except (ValueError, KeyError, TypeError):
+            return web.json_response({"error": "not a Telegram update"}, status=400)
+        if update is not None:
+            await self._handle_update(update)  # journaled before we answer 200
+        return web.json_response({"ok": True})
+
+    # -- outbound ---------------------------------------------------------------------------
+
+    def render(self, message: OutboundMessage) -> list[Rendered]:
+        return render(message, shorten=self._shorten)
+
+    def _shorten(self, value: str) -> str:
+        """Callback data too long for Telegram: a stored reference, resolved when pressed."""
+        store = self.ctx.kv.get("callbacks")
+        return REF_PREFIX + str(store.put(value)) if store is not None else callback_hash(value)
+
+    def _bot(self) -> Bot:
+        if self.bot is None:
+            raise tg.NetworkError("telegram channel is not connected")
+        return self.bot
+
+    async def send(self, target: Target, rendered: Rendered) -> SendResult:
+        kwargs = self._address(target)
+        markup = rendered.native.get("reply_markup")
+        try:
+            sent = await self._bot().send_message(
+                text=rendered.text, parse_mode=ParseMode.HTML, reply_markup=markup, **kwargs
+            )
+        except tg.ChatMigrated as exc:
+            return SendResult(
+                False,
+                kind=SendErrorKind.TRANSIENT,
+                error="chat migrated",
+                moved_to=Target(target.channel, str(exc.new_chat_id), target.thread_id),
+            )
+        except tg.BadRequest as exc:
+            if not errors.is_parse_error(exc):
+                raise
+            log.warning(
+                "Telegram could not parse our HTML; resending as plain text",
+                extra={"chat": target.chat_id},
+            )
+            sent = await self._bot().send_message(
+                text=str(rendered.native.get("plain") or rendered.text),
+                reply_markup=markup,
+                **kwargs,
+            )
+        except tg.InvalidToken:
+            self.fail(
+                ChannelError(
+                    "the bot token was revoked", kind=SendErrorKind.AUTH_FATAL, hint=TOKEN_HINT
+                )
+            )
+            raise
+        return SendResult.sent(str(sent.message_id))
+
+    async def edit(self, target: Target, message_id: str, rendered: Rendered) -> SendResult:
+        try:
+            await self._bot().edit_message_text(
+                text=rendered.text,
+                chat_id=int(target.chat_id),
+                message_id=int(message_id),
+                parse_mode=ParseMode.HTML,
+                reply_markup=rendered.native.get("reply_markup"),
+            )
+        except tg.BadRequest as exc:
+            if errors.is_not_modified(exc):
+                return SendResult.sent(message_id)
+            if not errors.is_parse_error(exc):
+                return self.classify_error(exc)
+            await self._bot().edit_message_text(
+                text=str(rendered.native.get("plain") or rendered.text),
+                chat_id=int(target.chat_id),
+                message_id=int(message_id),
+                reply_markup=rendered.native.get("reply_markup"),
+            )
+        except tg.TelegramError as exc:
+            return self.classify_error(exc)
+        return SendResult.sent(message_id)
+
+    async def typing(self, target: Target) -> None:
+        thread = int(target.thread_id) if target.thread_id else None
+        await self._bot().send_chat_action(
+            int(target.chat_id), ChatAction.TYPING, message_thread_id=thread
+        )
+
+    async def react(self, target: Target, message_id: str, emoji: str) -> None:
+        parsed = split_key(message_id)
+        mid = parsed[1] if parsed else int(message_id)
+        await self._bot().set_message_reaction(int(target.chat_id), mid, [ReactionTypeEmoji(emoji)])
+
+    async def acknowledge(self, msg: InboundMessage) -> None:
+        if (
+            self.config.ack_reaction
+            and msg.reply_target is not None
+            and not msg.message_id.startswith("cb:")
+        ):
+            with contextlib.suppress(tg.TelegramError):
+                await self.react(msg.reply_target, msg.message_id, self.config.ack_reaction)
+
+    def classify_error(self, exc: BaseException) -> SendResult:
+        return errors.classify(exc)
+
+    @staticmethod
+    def _address(target: Target) -> dict[str, Any]:
+        kwargs: dict[str, Any] = {"chat_id": int(target.chat_id)}
+        if target.thread_id:
+            kwargs["message_thread_id"] = int(target.thread_id)
+        parsed = split_key(target.reply_to) if target.reply_to else None
+        if parsed is not None:
+            kwargs["reply_parameters"] = ReplyParameters(
+                message_id=parsed[1], allow_sending_without_reply=True
+            )
+        return kwargs
+
+
+async def _quiet_shutdown(bot: Bot) -> None:
+    with contextlib.suppress(Exception):
+        await bot.shutdown()
+
+
+__all__ = ["TelegramChannel"]
+_ = asyncio

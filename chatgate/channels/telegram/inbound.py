@@ -1,0 +1,208 @@
+"""Normalise Telegram updates into InboundMessages (or a recorded reason to ignore them)."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+from chatgate.channels.types import Attachment, InboundMessage, default_target
+from chatgate.policies.admission import ChatKind
+from chatgate.policies.reasons import DropReason
+from telegram import Message, MessageEntity, Update
+
+ALLOWED_UPDATES = (
+    "message",
+    "edited_message",
+    "channel_post",
+    "edited_channel_post",
+    "callback_query",
+)
+_KINDS: dict[str, ChatKind] = {
+    "private": "direct",
+    "group": "group",
+    "supergroup": "group",
+    "channel": "channel",
+}
+
+
+@dataclass(frozen=True)
+class BotIdentity:
+    id: int
+    username: str
+
+
+@dataclass(frozen=True)
+class Ignored:
+    reason: DropReason
+    chat_id: str = ""
+
+
+def message_key(chat_id: int | str, message_id: int | str) -> str:
+    """Telegram message ids are per chat, so the idempotency id includes the chat."""
+    return f"{chat_id}:{message_id}"
+
+
+def split_key(key: str) -> tuple[str, int] | None:
+    chat, _, mid = key.rpartition(":")
+    numeric = chat.lstrip("-").isdigit() and mid.lstrip("-").isdigit()  # not "cb:<query id>"
+    return (chat, int(mid)) if numeric else None
+
+
+def normalize(update: Update, bot: BotIdentity, channel: str) -> InboundMessage | Ignored:
+    if update.callback_query is not None:
+        return _callback(update, bot, channel)
+    if update.edited_message is not None or update.edited_channel_post is not None:
+        edited = update.edited_message or update.edited_channel_post
+        return Ignored(DropReason.EDITED_IGNORED, str(edited.chat.id) if edited else "")
+    message = update.message or update.channel_post
+    if message is None:
+        return Ignored(DropReason.EMPTY_INPUT)
+    return _message(message, bot, channel)
+
+
+def _message(message: Message, bot: BotIdentity, channel: str) -> InboundMessage | Ignored:
+    chat_id = str(message.chat.id)
+    sender = message.from_user
+    if sender is not None and sender.id == bot.id:
+        return Ignored(DropReason.SELF_MESSAGE, chat_id)
+    text = message.text or message.caption or ""
+    entities = message.entities if message.text else message.caption_entities
+    attachments = _attachments(message)
+    if not text.strip() and not attachments:
+        return Ignored(DropReason.EMPTY_INPUT, chat_id)
+    command, addressed_elsewhere = _command(text, entities, bot)
+    mentioned = _mentioned(message, text, entities, bot)
+    kind = _KINDS.get(message.chat.type, "group")
+    thread = (
+        str(message.message_thread_id)
+        if message.is_topic_message and message.message_thread_id
+        else None
+    )
+    sender_id, name, is_bot = _sender(message, chat_id)
+    msg = InboundMessage(
+        channel=channel,
+        platform="telegram",
+        chat_id=chat_id,
+        chat_kind=kind,
+        sender_id=sender_id,
+        message_id=message_key(chat_id, message.message_id),
+        text=_strip_leading_mention(text, bot)
+        or (f"[{attachments[0].kind}]" if attachments else ""),
+        thread_id=thread,
+        sender_name=name,
+        sender_is_bot=is_bot,
+        is_mention=mentioned,
+        is_command=command and not addressed_elsewhere,
+        reply_to=message_key(chat_id, message.reply_to_message.message_id)
+        if message.reply_to_message
+        else None,
+        attachments=attachments,
+        received_at=message.date.timestamp() if message.date else time.time(),
+    )
+    return _targeted(msg)
+
+
+def _sender(message: Message, chat_id: str) -> tuple[str, str, bool]:
+    """(id, name, is a bot). A message sent on behalf of a chat (anonymous admin, linked
+    channel) names that chat in sender_chat; its `from` is then only a placeholder user."""
+    if message.sender_chat is not None:
+        return str(message.sender_chat.id), message.sender_chat.title or "", False
+    sender = message.from_user
+    if sender is not None:
+        return str(sender.id), sender.full_name, sender.is_bot
+    return chat_id, "", False
+
+
+def _callback(update: Update, bot: BotIdentity, channel: str) -> InboundMessage | Ignored:
+    query = update.callback_query
+    assert query is not None
+    origin = query.message
+    if origin is None or query.data is None:
+        return Ignored(DropReason.EMPTY_INPUT)
+    chat = origin.chat
+    chat_id = str(chat.id)
+    thread = (
+        getattr(origin, "message_thread_id", None)
+        if getattr(origin, "is_topic_message", False)
+        else None
+    )
+    msg = InboundMessage(
+        channel=channel,
+        platform="telegram",
+        chat_id=chat_id,
+        chat_kind=_KINDS.get(chat.type, "group"),
+        sender_id=str(query.from_user.id),
+        message_id=f"cb:{query.id}",
+        text=query.data,
+        thread_id=str(thread) if thread else None,
+        sender_name=query.from_user.full_name,
+        sender_is_bot=query.from_user.is_bot,
+        is_mention=True,  # pressing the bot's button addresses the bot
+        choice=query.data,
+        reply_to=message_key(chat_id, origin.message_id),
+        received_at=time.time(),
+        extra={"callback_query_id": query.id},
+    )
+    return _targeted(msg)
+
+
+def _targeted(msg: InboundMessage) -> InboundMessage:
+    from dataclasses import replace
+
+    return replace(msg, reply_target=default_target(msg))
+
+
+def _command(text: str, entities: tuple[MessageEntity, ...], bot: BotIdentity) -> tuple[bool, bool]:
+    """(is a command, addressed to another bot)."""
+    for entity in entities:
+        if entity.type == MessageEntity.BOT_COMMAND and entity.offset == 0:
+            word = _slice(text, entity)
+            target = word.partition("@")[2]
+            return True, bool(target) and target.lower() != bot.username.lower()
+    return False, False
+
+
+def _mentioned(
+    message: Message, text: str, entities: tuple[MessageEntity, ...], bot: BotIdentity
+) -> bool:
+    handle = "@" + bot.username.lower()
+    for entity in entities:
+        if entity.type == MessageEntity.MENTION and _slice(text, entity).lower() == handle:
+            return True
+        if (
+            entity.type == MessageEntity.TEXT_MENTION
+            and entity.user is not None
+            and entity.user.id == bot.id
+        ):
+            return True
+        if entity.type == MessageEntity.BOT_COMMAND and _slice(text, entity).lower().endswith(
+            handle
+        ):
+            return True
+    reply = message.reply_to_message
+    return bool(reply and reply.from_user and reply.from_user.id == bot.id)
+
+
+def _slice(text: str, entity: MessageEntity) -> str:
+    """Entity offsets are in UTF-16 code units."""
+    encoded = text.encode("utf-16-le")
+    return encoded[entity.offset * 2 : (entity.offset + entity.length) * 2].decode(
+        "utf-16-le", errors="replace"
+    )
+
+
+def _strip_leading_mention(text: str, bot: BotIdentity) -> str:
+    handle = "@" + bot.username
+    after = text[len(handle) : len(handle) + 1]
+    ends_handle = not (after.isalnum() or after == "_")  # "@ourbot2" is someone else
+    if text[: len(handle)].lower() == handle.lower() and ends_handle:
+        return text[len(handle) :].lstrip(" ,:") or text  # a bare ping stays a ping
+    return text
+
+
+def _attachments(message: Message) -> tuple[Attachment, ...]:
+    found = []
+    for kind in ("photo", "document", "voice", "audio", "video", "sticker"):
+        if getattr(message, kind, None):
+            found.append(Attachment(kind))
+    return tuple(found)

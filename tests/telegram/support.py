@@ -1,0 +1,45 @@
+"""Gateway + fake Bot API + fake model wiring for Telegram tests."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from tests.fakes.llm import FakeLLM
+from tests.fakes.telegram import TOKEN, FakeTelegram
+from tests.harness import write_config
+
+
+def api_base(fake: FakeTelegram) -> str:
+    return fake.base_url.removesuffix("/bot")
+
+
+def telegram_config(
+    tmp_path: Path,
+    tg: FakeTelegram,
+    llm: FakeLLM,
+    *,
+    channel: str = "",
+    gateway: str = "",
+    agent: str = "",
+    token: str = TOKEN,
+) -> Path:
+    return write_config(
+        tmp_path,
+        f"""{gateway}
+agents:
+  default:
+    backend: litellm
+    model: openai/fake-model
+    api_base: {llm.base_url}
+    api_key: sk-telegram-test
+    timeout_s: 10
+{agent}
+channels:
+  telegram:
+    token: "{token}"
+    api_base: {api_base(tg)}
+    poll_timeout_s: 1
+    request_timeout_s: 5
+{channel}
+""",
+    )

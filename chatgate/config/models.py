@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import Field, SecretStr, model_validator
+from pydantic import Field, SecretStr, field_validator, model_validator
 
 from chatgate.config.agent_models import AgentConfig, EchoAgentConfig
 from chatgate.config.base import StrictModel
@@ -19,14 +19,34 @@ class HttpConfig(StrictModel):
     port: int = Field(8765, ge=0, le=65535)
 
 
+_REDIS_LATER = (
+    "the redis backend is not available in this version; use the embedded default "
+    "(one replica with a persistent volume)"
+)
+
+
 class StoreConfig(StrictModel):
     backend: Literal["sqlite", "redis"] = "sqlite"
     synchronous: Literal["normal", "full"] = "normal"
+
+    @field_validator("backend")
+    @classmethod
+    def _available(cls, value: str) -> str:
+        if value == "redis":
+            raise ValueError(_REDIS_LATER)
+        return value
 
 
 class TurnLockConfig(StrictModel):
     backend: Literal["local", "redis"] = "local"
     ttl_s: float = Field(60.0, gt=0)
+
+    @field_validator("backend")
+    @classmethod
+    def _available(cls, value: str) -> str:
+        if value == "redis":
+            raise ValueError(_REDIS_LATER)
+        return value
 
 
 class RedisConfig(StrictModel):

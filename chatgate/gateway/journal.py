@@ -26,6 +26,10 @@ class JournalState(StrEnum):
 
 
 TERMINAL = frozenset({JournalState.DONE, JournalState.DROPPED})
+_INSERT = (
+    "INSERT INTO inbound(key, channel, chat_id, sender_id, message_id, received_at, state,"
+    " message_json, updated_at) VALUES (?,?,?,?,?,?,'pending',?,?)"
+)
 
 
 @dataclass(frozen=True)
@@ -69,42 +73,16 @@ class Journal:
         """Append ``msg``; (False, existing) when it is a duplicate within the dedupe window."""
         payload = json.dumps(msg.to_dict(), separators=(",", ":"))
 
+        row = (msg.key, msg.channel, msg.chat_id, msg.sender_id, msg.message_id, now, payload, now)
+
         def write(conn: sqlite3.Connection) -> tuple[bool, JournalEntry | None]:
-            cur = conn.execute(
-                "INSERT INTO inbound(key, channel, chat_id, sender_id, message_id, received_at, state,"
-                " message_json, updated_at) VALUES (?,?,?,?,?,?,'pending',?,?)"
-                " ON CONFLICT(key) DO NOTHING",
-                (
-                    msg.key,
-                    msg.channel,
-                    msg.chat_id,
-                    msg.sender_id,
-                    msg.message_id,
-                    now,
-                    payload,
-                    now,
-                ),
-            )
-            if cur.rowcount:
+            if conn.execute(_INSERT + " ON CONFLICT(key) DO NOTHING", row).rowcount:
                 return True, None
-            row = conn.execute("SELECT * FROM inbound WHERE key = ?", (msg.key,)).fetchone()
-            if row is not None and row["received_at"] >= now - window_s:
-                return False, JournalEntry.from_row(row)
-            conn.execute("DELETE FROM inbound WHERE key = ?", (msg.key,))
-            conn.execute(
-                "INSERT INTO inbound(key, channel, chat_id, sender_id, message_id, received_at, state,"
-                " message_json, updated_at) VALUES (?,?,?,?,?,?,'pending',?,?)",
-                (
-                    msg.key,
-                    msg.channel,
-                    msg.chat_id,
-                    msg.sender_id,
-                    msg.message_id,
-                    now,
-                    payload,
-                    now,
-                ),
-            )
+            existing = conn.execute("SELECT * FROM inbound WHERE key = ?", (msg.key,)).fetchone()
+            if existing is not None and existing["received_at"] >= now - window_s:
+                return False, JournalEntry.from_row(existing)
+            conn.execute("DELETE FROM inbound WHERE key = ?", (msg.key,))  # outside the window: new
+            conn.execute(_INSERT, row)
             return True, None
 
         return await self._db.call(write)

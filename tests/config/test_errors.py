@@ -746,3 +746,11 @@ channels:
     assert loaded.plugin_channels["support_bot"].dm_policy == "open"  # type: ignore[attr-defined]
     error = load_error(tmp_path, "channels:\n  bot2: {type: telgram, token: x}\n")
     assert_issue(error, "channels.bot2.type", 2, "unknown channel type 'telgram'")
+
+
+def test_redis_backends_are_refused_not_silently_ignored(tmp_path: Path) -> None:
+    error = load_error(
+        tmp_path, "gateway:\n  store: {backend: redis}\n  turn_lock: {backend: redis}\n"
+    )
+    assert_issue(error, "gateway.store.backend", 2, "not available in this version")
+    assert_issue(error, "gateway.turn_lock.backend", 3, "not available in this version")

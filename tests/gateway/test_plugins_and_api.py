@@ -95,3 +95,29 @@ async def test_readyz_fails_while_draining(tmp_path: Path, fake_llm: FakeLLM) ->
             assert r.status == 503
             assert (await r.json())["status"] == "draining"
         gw.draining = False
+
+
+async def test_reload_api_applies_hot_keys_and_rejects_bad_files(
+    tmp_path: Path, fake_llm: FakeLLM
+) -> None:
+    path = config(tmp_path, fake_llm)
+    async with running(path) as gw, http() as client:
+        chat = memory(gw)
+        assert (await (await chat.inject("hi", sender_id="u9")).result).reason == "text"
+        path.write_text(
+            path.read_text().replace("memory: {dm_policy: open}", "memory: {dm_policy: disabled}")
+        )
+        async with client.post(url(gw, "/api/reload")) as r:
+            body = await r.json()
+        assert r.status == 200 and body["ok"] and body["reconfigured_channels"] == ["memory"]
+        assert (
+            await (await chat.inject("hi again", sender_id="u9")).result
+        ).reason == "dm_disabled"
+        path.write_text(path.read_text() + "\nunknown_section: {}\n")
+        async with client.post(url(gw, "/api/reload")) as r:
+            rejected = r.status, await r.json()
+        assert (
+            await (await chat.inject("still disabled", sender_id="u9")).result
+        ).reason == "dm_disabled"
+    assert rejected[0] == 422 and "unknown_section" in rejected[1]["error"]
+    assert memory(gw).started == 1  # the channel was never restarted

@@ -89,6 +89,15 @@ async def test_refusing_bot_api_backs_off_exponentially_parks_and_bounds_attempt
         await asyncio.sleep(0.3)
         assert fake_tg.refused_requests == attempts  # parked means parked: no more attempts
         snapshot = {c["name"]: c for c in gw.channels.snapshot()}["telegram"]
+
+        fake_tg.refuse_connections = False  # the operator fixed the cause and un-parks it
+        async with aiohttp.ClientSession() as http:
+            async with http.post(url(gw, "/api/channels/telegram/restart")) as resp:
+                assert resp.status == 200
+            async with http.post(url(gw, "/api/channels/nope/restart")) as resp:
+                assert resp.status == 404
+        await eventually(lambda: status.state is ChannelState.RUNNING, what="un-parked")
+        assert gw.degraded.owners() == []
     assert len(intervals) == 10  # the per-channel budget: 10 restarts per hour
     assert all(later > earlier for earlier, later in itertools.pairwise(intervals[:7]))
     assert 0.8 <= intervals[0] <= 1.2 and max(intervals) <= 60 * 1.2

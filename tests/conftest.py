@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 
 # litellm fetches a remote cost map at import unless told not to; SDKs honour proxy vars.
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
@@ -30,3 +31,11 @@ from tests.fakes.telegram import FakeTelegram  # noqa: E402
 async def fake_tg() -> FakeTelegram:  # type: ignore[misc]
     async with FakeTelegram() as fake:
         yield fake
+
+
+@pytest.fixture(autouse=True)
+def _no_leftover_daemons() -> Iterator[None]:
+    yield
+    from tests.daemon import kill_leftovers
+
+    kill_leftovers()

@@ -30,6 +30,20 @@ def cli_env(extra: Mapping[str, str] | None = None) -> dict[str, str]:
     return env
 
 
+LIVE: list[asyncio.subprocess.Process] = []
+
+
+def kill_leftovers() -> None:
+    """Called after every test: a daemon a failed test did not stop must not outlive it."""
+    while LIVE:
+        proc = LIVE.pop()
+        if proc.returncode is None:
+            try:
+                proc.kill()
+            except ProcessLookupError:
+                pass
+
+
 class Daemon:
     def __init__(
         self, config: Path, *, env: Mapping[str, str] | None = None, log_name: str = "daemon.log"
@@ -61,6 +75,7 @@ class Daemon:
             stderr=log,
         )
         log.close()
+        LIVE.append(self.proc)
         deadline = asyncio.get_running_loop().time() + timeout
         while self.port is None:
             if self.proc.returncode is not None:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
 from chatgate.policies.admission import ChatKind
@@ -35,7 +35,12 @@ class Target:
         return f"{base}:{self.thread_id}" if self.thread_id else base
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        return {
+            "channel": self.channel,
+            "chat_id": self.chat_id,
+            "thread_id": self.thread_id,
+            "reply_to": self.reply_to,
+        }
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Target:
@@ -84,7 +89,8 @@ class InboundMessage:
         return f"{self.channel}:{self.message_id}"
 
     def to_dict(self) -> dict[str, Any]:
-        data = asdict(self)
+        """JSON-ready dict (hand-written: dataclasses.asdict deep-copies and is on the hot path)."""
+        data = {name: getattr(self, name) for name in _MESSAGE_SCALARS}
         data["reply_target"] = self.reply_target.to_dict() if self.reply_target else None
         data["attachments"] = [asdict(a) for a in self.attachments]
         data["extra"] = dict(self.extra)
@@ -97,6 +103,11 @@ class InboundMessage:
         values["reply_target"] = Target.from_dict(target) if target else None
         values["attachments"] = tuple(Attachment(**a) for a in values.get("attachments") or ())
         return cls(**values)
+
+
+_MESSAGE_SCALARS = tuple(
+    f.name for f in fields(InboundMessage) if f.name not in ("reply_target", "attachments", "extra")
+)
 
 
 def default_target(msg: InboundMessage, *, reply_in_groups: bool = True) -> Target:

@@ -8,6 +8,7 @@ commit instead of paying one each, and a failing call rolls back only its own wo
 from __future__ import annotations
 
 import asyncio
+import logging
 import queue
 import sqlite3
 import threading
@@ -18,8 +19,10 @@ from typing import Any, TypeVar
 from chatgate.gateway.schema import apply_schema
 
 T = TypeVar("T")
+log = logging.getLogger("chatgate.db")
 _STOP = object()
 _MAX_BATCH = 256
+CHECKPOINT_EVERY_S = 1.0
 
 
 class DatabaseClosed(RuntimeError):
@@ -34,6 +37,8 @@ class Database:
         self._thread: threading.Thread | None = None
         self._ready = threading.Event()
         self._open_error: BaseException | None = None
+        self._checkpointer: threading.Thread | None = None
+        self._stop_checkpoints = threading.Event()
 
     async def open(self) -> None:
         self.path.parent.mkdir(parents=True, exist_ok=True)
@@ -42,10 +47,19 @@ class Database:
         await asyncio.to_thread(self._ready.wait)
         if self._open_error is not None:
             raise self._open_error
+        self._stop_checkpoints.clear()
+        self._checkpointer = threading.Thread(
+            target=self._checkpoints, name="chatgate-sqlite-checkpoint", daemon=True
+        )
+        self._checkpointer.start()
 
     async def close(self) -> None:
         if self._thread is None:
             return
+        self._stop_checkpoints.set()
+        if self._checkpointer is not None:
+            await asyncio.to_thread(self._checkpointer.join)
+            self._checkpointer = None
         self._queue.put(_STOP)
         await asyncio.to_thread(self._thread.join)
         self._thread = None
@@ -59,9 +73,29 @@ class Database:
         self._queue.put((fn, future, loop))
         return await future
 
+    def submit(self, fn: Callable[[sqlite3.Connection], object]) -> None:
+        """Queue a write nobody waits for; it still commits in order with every other call."""
+        if self._thread is None:
+            raise DatabaseClosed("database is not open")
+        self._queue.put((fn, None, None))
+
+    def _checkpoints(self) -> None:
+        """Fold the WAL into the database from a second connection, so the writer never pays for
+        a checkpoint (and its fsync) in the middle of a turn."""
+        conn = connect(self.path, self._synchronous)
+        try:
+            while not self._stop_checkpoints.wait(CHECKPOINT_EVERY_S):
+                try:
+                    conn.execute("PRAGMA wal_checkpoint(PASSIVE)")
+                except sqlite3.Error as exc:
+                    log.warning("WAL checkpoint failed: %s", exc)
+        finally:
+            conn.close()
+
     def _run(self) -> None:
         try:
             conn = connect(self.path, self._synchronous)
+            conn.execute("PRAGMA wal_autocheckpoint=0")
             apply_schema(conn)
         except BaseException as exc:
             self._open_error = exc
@@ -72,6 +106,7 @@ class Database:
             while True:
                 item = self._queue.get()
                 if item is _STOP:
+                    conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
                     return
                 batch = [item]
                 while len(batch) < _MAX_BATCH:
@@ -81,6 +116,7 @@ class Database:
                         break
                     if nxt is _STOP:
                         self._execute(conn, batch)
+                        conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
                         return
                     batch.append(nxt)
                 self._execute(conn, batch)
@@ -89,6 +125,9 @@ class Database:
 
     def _execute(self, conn: sqlite3.Connection, batch: list[Any]) -> None:
         outcomes: list[tuple[bool, Any]] = []
+        if len(batch) == 1:
+            self._execute_one(conn, batch[0])
+            return
         try:
             conn.execute("BEGIN IMMEDIATE")
             for fn, _, _ in batch:
@@ -106,8 +145,30 @@ class Database:
             if conn.in_transaction:
                 conn.execute("ROLLBACK")
             outcomes = [(False, exc)] * len(batch)
+        self._deliver(batch, outcomes)
+
+    def _execute_one(self, conn: sqlite3.Connection, item: Any) -> None:
+        """A lone call needs no savepoint: its transaction is its own."""
+        fn = item[0]
+        try:
+            conn.execute("BEGIN IMMEDIATE")
+            result = fn(conn)
+            conn.execute("COMMIT")
+            outcome: tuple[bool, Any] = (True, result)
+        except BaseException as exc:
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
+            outcome = (False, exc)
+        self._deliver([item], [outcome])
+
+    @staticmethod
+    def _deliver(batch: list[Any], outcomes: list[tuple[bool, Any]]) -> None:
         by_loop: dict[asyncio.AbstractEventLoop, list[tuple[asyncio.Future[Any], bool, Any]]] = {}
         for (_, future, loop), (ok, value) in zip(batch, outcomes, strict=True):
+            if future is None:
+                if not ok:
+                    log.error("background database write failed: %r", value)
+                continue
             by_loop.setdefault(loop, []).append((future, ok, value))
         for loop, items in by_loop.items():
             try:

@@ -99,8 +99,13 @@ class Journal:
         reply: dict[str, Any] | None = None,
         delivery: str | None = None,
         delivery_ids: list[str] | None = None,
+        wait: bool = True,
     ) -> None:
-        """Move ``key`` to ``state``, recording whichever trail fields are given."""
+        """Move ``key`` to ``state``, recording whichever trail fields are given.
+
+        ``wait=False`` queues the write behind (used for the final DONE after delivery, which
+        nothing downstream depends on; a later call on the same database still sees it).
+        """
         reply_json = json.dumps(reply, separators=(",", ":")) if reply is not None else None
         ids_json = json.dumps(delivery_ids) if delivery_ids is not None else None
 
@@ -114,7 +119,10 @@ class Journal:
                 (state.value, now, stage, reason, session, reply_json, delivery, ids_json, key),
             )
 
-        await self._db.call(write)
+        if wait:
+            await self._db.call(write)
+        else:
+            self._db.submit(write)
 
     async def unfinished(self) -> list[JournalEntry]:
         """Entries a previous process accepted but did not finish, oldest first."""
@@ -135,10 +143,19 @@ class Journal:
         return await self._db.call(read)
 
     async def purge(self, older_than: float) -> int:
+        """Drop settled rows older than the dedupe window (oldest first, so no index is needed)."""
+
         def write(conn: sqlite3.Connection) -> int:
+            row = conn.execute(
+                "SELECT seq FROM inbound WHERE received_at >= ? ORDER BY seq LIMIT 1", (older_than,)
+            ).fetchone()
+            bound = (
+                row["seq"]
+                if row
+                else (conn.execute("SELECT MAX(seq) FROM inbound").fetchone()[0] or 0) + 1
+            )
             cur = conn.execute(
-                "DELETE FROM inbound WHERE received_at < ? AND state IN ('done', 'dropped')",
-                (older_than,),
+                "DELETE FROM inbound WHERE seq < ? AND state IN ('done', 'dropped')", (bound,)
             )
             return cur.rowcount
 

@@ -29,7 +29,6 @@ CREATE TABLE IF NOT EXISTS inbound (
 );
 CREATE INDEX IF NOT EXISTS inbound_state ON inbound(state) WHERE state IN ('pending', 'answered');
 CREATE INDEX IF NOT EXISTS inbound_sender ON inbound(channel, sender_id, seq);
-CREATE INDEX IF NOT EXISTS inbound_received ON inbound(received_at);
 
 CREATE TABLE IF NOT EXISTS sessions (
     key TEXT PRIMARY KEY,

@@ -273,23 +273,18 @@ class TurnRunner:
     ) -> None:
         rt = self.rt
         now = rt.clock.time()
-        await asyncio.gather(
-            *(
-                rt.journal.settle(
-                    j.msg.key,
-                    JournalState.DONE,
-                    now,
-                    stage=stage
-                    if report.status is DeliveryStatus.SENT
-                    or report.status in (DeliveryStatus.SUPPRESSED, DeliveryStatus.NO_TARGET)
-                    else Stage.DELIVERY,
-                    reason=reason if report.kind is None else report.kind.value,
-                    delivery=report.status.value,
-                    delivery_ids=report.message_ids,
-                )
-                for j in batch
+        failed = report.kind is not None
+        for job in batch:  # written behind: nothing downstream waits for the DONE mark
+            await rt.journal.settle(
+                job.msg.key,
+                JournalState.DONE,
+                now,
+                stage=Stage.DELIVERY if failed else stage,
+                reason=report.kind.value if report.kind is not None else reason,
+                delivery=report.status.value,
+                delivery_ids=report.message_ids,
+                wait=False,
             )
-        )
         text = message.plain_text if message is not None else None
         for job in batch:
             if not job.future.done():

@@ -23,7 +23,6 @@ from chatgate.channels.types import Capabilities, InboundMessage, SendResult, Ta
 from chatgate.policies.reasons import SendErrorKind
 from chatgate.policies.send_errors import classify_status
 from chatgate.presentation.chunking import chunk_text
-from chatgate.presentation.limits import limits_for
 from chatgate.presentation.model import OutboundMessage
 from chatgate.presentation.render import to_markdown
 
@@ -195,7 +194,3 @@ class ChannelAdapter(ABC):
 
     def reset_failure(self) -> None:
         self._failed = None
-
-
-def plain_limits() -> Capabilities:
-    return Capabilities(limits=limits_for("plain"))

@@ -34,9 +34,6 @@ class DynamicRoutes:
     def remove(self, path: str) -> None:
         self._routes.pop(path, None)
 
-    def paths(self) -> list[str]:
-        return sorted(self._routes)
-
     async def dispatch(self, request: web.Request) -> web.StreamResponse:
         methods = self._routes.get(request.path)
         if methods is None:

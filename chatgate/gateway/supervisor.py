@@ -462,10 +462,6 @@ class ChannelSupervisor:
             "failing_fraction": self.config.fleet_failing_fraction,
         }
 
-    @property
-    def all_started(self) -> bool:
-        return all(s.first_attempt.is_set() for s in self.channels.values())
-
     # -- helpers ------------------------------------------------------------------------------
 
     def _failing(self) -> int:

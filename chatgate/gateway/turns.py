@@ -138,6 +138,8 @@ class TurnRunner:
             finally:
                 rt.metrics.active_turns.dec()
                 rt.cache.release(session)
+                if last.msg.ephemeral:  # one-shot webhook sessions need no warm cache
+                    rt.cache.evict(session.key)
         rt.metrics.turns.labels(agent=last.agent, outcome=outcome.value, reason=reason).inc()
         self._track_provider(agent.provider_id(), last.agent, failure, reply)
         suppress = control.reason is CancelReason.STOP or outcome is OutcomeKind.SILENCE

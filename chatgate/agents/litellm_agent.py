@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import sys
 import threading
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
@@ -16,6 +17,7 @@ from chatgate.config.agent_models import LiteLLMAgentConfig
 from chatgate.config.base import secret_value
 from chatgate.policies.reasons import FailureReason
 
+IMPORT_SWITCH_INTERVAL_S = 0.0005
 OFFLINE_ENV = {"LITELLM_LOCAL_MODEL_COST_MAP": "True", "LITELLM_OFFLINE_MODE": "true"}
 
 # Providers whose key litellm reads from the environment when none is configured.
@@ -66,12 +68,18 @@ async def litellm_module() -> ModuleType:
     future: asyncio.Future[ModuleType] = loop.create_future()
 
     def work() -> None:
+        # The import is seconds of pure Python; hand the GIL back to the event loop often
+        # meanwhile so health checks and turns stay responsive.
+        previous = sys.getswitchinterval()
+        sys.setswitchinterval(IMPORT_SWITCH_INTERVAL_S)
         try:
             module = import_litellm()
         except BaseException as exc:
             loop.call_soon_threadsafe(_settle, future, None, exc)
         else:
             loop.call_soon_threadsafe(_settle, future, module, None)
+        finally:
+            sys.setswitchinterval(previous)
 
     threading.Thread(target=work, name="litellm-import", daemon=True).start()
     return await future

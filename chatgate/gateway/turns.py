@@ -80,7 +80,15 @@ class TurnRunner:
                 if prepare is not None:
                     await prepare()
                 started = rt.clock.monotonic()
-                ack = asyncio.ensure_future(adapter.acknowledge(last.msg)) if adapter else None
+                acknowledges = (
+                    adapter is not None
+                    and type(adapter).acknowledge is not ChannelAdapter.acknowledge
+                )
+                ack = (
+                    asyncio.ensure_future(adapter.acknowledge(last.msg))
+                    if adapter and acknowledges
+                    else None
+                )
                 async with typing_while(adapter, last.target, rt.clock):
                     control.agent_task = asyncio.ensure_future(agent.run(turn))
                     try:

@@ -209,6 +209,10 @@ def chunk_text(text: str, limit: int, *, length: Length = len) -> list[str]:
     """
     if limit < MIN_LIMIT:
         raise ValueError(f"limit must be >= {MIN_LIMIT}, got {limit}")
+    if "```" not in text and "~~~" not in text:  # the common short reply: no layout needed
+        body = text[_skip_blank(text, 0) :].rstrip()
+        if length(body) <= limit:
+            return [body] if body else []
     layout = _layout(text)
     fences = {f for f in (*layout.inside, layout.after_last) if f is not None}
     reserve = max((length(_closer(f)) for f in fences), default=0)

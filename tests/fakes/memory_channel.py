@@ -49,13 +49,19 @@ class MemoryChannel(ChannelAdapter):
         self._msg_ids = itertools.count(1)
         self._sent_event = asyncio.Event()
         self.started = 0
+        self._capabilities: tuple[MemoryChannelConfig, Capabilities] | None = None
 
     @property
     def capabilities(self) -> Capabilities:
-        return Capabilities(
-            limits=PresentationLimits(max_text_length=self.config.max_text_length),
-            typing=self.config.typing,
-        )
+        config = self.config
+        cached = self._capabilities
+        if cached is None or cached[0] is not config:
+            limits = PresentationLimits(max_text_length=config.max_text_length)
+            cached = self._capabilities = (
+                config,
+                Capabilities(limits=limits, typing=config.typing),
+            )
+        return cached[1]
 
     async def start(self, sink: InboundSink) -> None:
         self.sink = sink

@@ -208,6 +208,16 @@ class TelegramChannel(ChannelAdapter):
     # -- inbound ----------------------------------------------------------------------------
 
     async def _handle_batch(self, updates: tuple[Update, ...]) -> None:
+        """Journal a batch: chats in parallel (their writes share commits), each chat in order."""
+        by_chat: dict[int | None, list[Update]] = {}
+        for update in updates:
+            chat = update.effective_chat
+            by_chat.setdefault(chat.id if chat is not None else None, []).append(update)
+        await asyncio.gather(
+            *(self._handle_in_order(chat_updates) for chat_updates in by_chat.values())
+        )
+
+    async def _handle_in_order(self, updates: list[Update]) -> None:
         for update in updates:
             await self._handle_update(update)
 
@@ -382,4 +392,3 @@ async def _quiet_shutdown(bot: Bot) -> None:
 
 
 __all__ = ["TelegramChannel"]
-_ = asyncio

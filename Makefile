@@ -16,11 +16,12 @@ $(STAMP): pyproject.toml
 venv: $(STAMP)
 
 run: $(STAMP)
+	@$(BIN)/python -m compileall -q chatgate >/dev/null
 	$(BIN)/chatgate run --config $(CONFIG)
 
 lint: $(STAMP)
-	$(BIN)/ruff check chatgate tests
-	$(BIN)/ruff format --check chatgate tests
+	$(BIN)/ruff check chatgate tests bench
+	$(BIN)/ruff format --check chatgate tests bench
 	$(BIN)/mypy
 
 typecheck: $(STAMP)
@@ -30,6 +31,7 @@ test: $(STAMP) lint
 	$(BIN)/pytest -q -n 2 --dist loadgroup
 
 bench: $(STAMP)
+	@$(BIN)/python -m compileall -q chatgate >/dev/null
 	$(BIN)/python -m bench
 
 clean:

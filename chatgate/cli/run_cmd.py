@@ -19,17 +19,19 @@ EX_OSERR = 71
 def run_daemon(given: str | None, *, log_format: str | None, log_level: str | None) -> int:
     loaded = load_or_exit(given)
     gw_cfg = loaded.config.gateway
-    scrubber = setup_logging(
+    logs = setup_logging(
         log_level or gw_cfg.log.level, log_format or gw_cfg.log.format, loaded.secrets
     )
     for warning in loaded.warnings:
         log.warning(warning)
     try:
-        return asyncio.run(_serve(loaded, scrubber.update))
+        return asyncio.run(_serve(loaded, logs.scrubber.update))
     except ConfigError as exc:
         die(str(exc), EX_CONFIG)
     except KeyboardInterrupt:
         return 0
+    finally:
+        logs.stop()
 
 
 async def _serve(loaded: LoadedConfig, on_secrets: Callable[[frozenset[str]], None]) -> int:

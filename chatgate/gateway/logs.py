@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import json
 import logging
+import logging.handlers
+import queue
 import sys
 import time
 from collections.abc import Iterable
+from dataclasses import dataclass
 from typing import Any
 
 REDACTED = "**********"
@@ -87,16 +90,41 @@ def _text(value: Any) -> str:
     return json.dumps(text) if (" " in text or not text) else text
 
 
-def setup_logging(level: str, fmt: str, secrets: Iterable[str] = ()) -> SecretScrubber:
-    """Configure the root logger once for the daemon; returns the scrubber for hot reloads."""
+class _DeferredQueueHandler(logging.handlers.QueueHandler):
+    """Hands records to the writer thread unformatted: formatting and the write to stderr happen
+    off the event loop (a blocked stderr pipe must not stall every conversation)."""
+
+    def prepare(self, record: logging.LogRecord) -> logging.LogRecord:
+        record.msg = record.getMessage()  # bind args now; they may change after we return
+        record.args = None
+        return record
+
+
+@dataclass
+class LogSetup:
+    scrubber: SecretScrubber
+    listener: logging.handlers.QueueListener
+    stopped: bool = False
+
+    def stop(self) -> None:
+        """Flush and stop the writer thread; safe to call twice."""
+        if not self.stopped:
+            self.stopped = True
+            self.listener.stop()
+
+
+def setup_logging(level: str, fmt: str, secrets: Iterable[str] = ()) -> LogSetup:
+    """Configure the root logger once for the daemon."""
     scrubber = SecretScrubber(secrets)
-    handler = logging.StreamHandler(sys.stderr)
-    handler.setFormatter(JsonFormatter() if fmt == "json" else TextFormatter())
-    handler.addFilter(scrubber)
+    writer = logging.StreamHandler(sys.stderr)
+    writer.setFormatter(JsonFormatter() if fmt == "json" else TextFormatter())
+    writer.addFilter(scrubber)
+    records: queue.SimpleQueue[logging.LogRecord] = queue.SimpleQueue()
+    listener = logging.handlers.QueueListener(records, writer, respect_handler_level=True)
     root = logging.getLogger()
     for old in list(root.handlers):
         root.removeHandler(old)
-    root.addHandler(handler)
+    root.addHandler(_DeferredQueueHandler(records))
     root.setLevel(level.upper())
     for noisy in (
         "httpx",
@@ -108,4 +136,5 @@ def setup_logging(level: str, fmt: str, secrets: Iterable[str] = ()) -> SecretSc
         "openai",
     ):
         logging.getLogger(noisy).setLevel(max(logging.WARNING, root.level))
-    return scrubber
+    listener.start()
+    return LogSetup(scrubber, listener)

@@ -106,6 +106,10 @@ class ProcMemorySource:
             d / "memory.limit_in_bytes" for d in _candidate_dirs(cgroup_root / "memory", v1)
         ]
 
+    def set_limit_mb(self, limit_mb: int | None) -> None:
+        """Hot reload of gateway.memory.limit_mb."""
+        self._config_limit = limit_mb * _MIB if limit_mb else None
+
     def sample(self) -> MemorySample:
         return MemorySample(self._rss(), self._limit())
 
@@ -230,7 +234,11 @@ class MemoryMonitor:
         """One pass: sample, evict coldest idle sessions while above headroom, set shedding."""
         sample = self._source.sample()
         self._shedding = should_shed(sample, self._shed_ratio)
-        for key in plan_evictions(sample, self._cache.facts(), self._headroom_ratio):
+        plan = plan_evictions(sample, self._cache.facts(), self._headroom_ratio)
+        # Freed Python memory is reused rather than returned, so RSS often does not drop right
+        # away: evict at most half the candidates per pass and let the next pass re-measure,
+        # instead of emptying the whole warm cache on one sample.
+        for key in plan[: max(1, len(plan) // 2)]:
             if not self._cache.evict(key):
                 continue  # became busy since the plan was made
             self._evictions += 1

@@ -13,6 +13,8 @@ from chatgate.gateway.clock import Clock
 
 log = logging.getLogger("chatgate.presence")
 TYPING_REFRESH_S = 4.0  # Telegram shows "typing…" for ~5 s per sendChatAction
+TYPING_AFTER_S = 0.5  # a faster answer needs no indicator (and saves a platform call)
+TYPING_CALL_TIMEOUT_S = 10.0
 
 
 @contextlib.asynccontextmanager
@@ -21,23 +23,41 @@ async def typing_while(
     target: Target | None,
     clock: Clock,
     every_s: float = TYPING_REFRESH_S,
+    after_s: float = TYPING_AFTER_S,
 ) -> AsyncIterator[None]:
+    """Show the typing indicator once the turn has taken ``after_s``, refreshed until it ends.
+
+    An in-flight typing call is never cancelled: SDK HTTP pools (httpx under python-telegram-bot)
+    can lose the connection of a request cancelled mid-flight, and enough of those exhaust the
+    pool every send shares. Only the sleep between calls is interrupted.
+    """
     if adapter is None or target is None or not adapter.capabilities.typing:
         yield
         return
+    done = asyncio.Event()
+
+    async def pause(seconds: float) -> None:
+        sleeping = asyncio.ensure_future(clock.sleep(seconds))
+        stop = asyncio.ensure_future(done.wait())
+        await asyncio.wait({sleeping, stop}, return_when=asyncio.FIRST_COMPLETED)
+        sleeping.cancel()
+        stop.cancel()
 
     async def refresh() -> None:
-        while True:
+        await pause(after_s)
+        while not done.is_set():
             try:
                 await adapter.typing(target)
             except Exception as exc:  # a failed typing hint must never fail the turn
                 log.debug("typing indicator failed: %s", type(exc).__name__)
-            await clock.sleep(every_s)
+            await pause(every_s)
 
     task = asyncio.create_task(refresh(), name=f"typing:{target.address}")
     try:
         yield
     finally:
-        task.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await task
+        done.set()
+        try:
+            await asyncio.wait_for(asyncio.shield(task), TYPING_CALL_TIMEOUT_S)
+        except (TimeoutError, asyncio.CancelledError):
+            task.cancel()

@@ -53,6 +53,9 @@ async def apply_reload(gw: Gateway) -> dict[str, Any]:
             LoopPolicy(gateway.loop_guard.max_bot_turns, gateway.loop_guard.window_s)
         )
     rt.delivery.policy = retry_policy(new)
+    set_limit = getattr(gw.memory_source, "set_limit_mb", None)
+    if set_limit is not None:
+        set_limit(gateway.memory.limit_mb)
     gw.memory.update(
         shed_ratio=gateway.memory.shed_ratio,
         headroom_ratio=gateway.memory.headroom_ratio,

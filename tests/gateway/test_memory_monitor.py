@@ -203,6 +203,17 @@ def monitor(
     )
 
 
+def settle(mon: MemoryMonitor) -> MemoryStatus:
+    """Run passes until one evicts nothing more (each pass evicts at most half the candidates)."""
+    status = mon.check()
+    for _ in range(50):
+        before = status.evictions
+        status = mon.check()
+        if status.evictions == before:
+            break
+    return status
+
+
 def test_evicts_coldest_first_skipping_busy_and_stops_within_headroom() -> None:
     source = DrivenMemorySource(rss_bytes=960, limit_bytes=1000)
     cache = DictCache(
@@ -218,7 +229,7 @@ def test_evicts_coldest_first_skipping_busy_and_stops_within_headroom() -> None:
         frees=50,
     )
     seen: list[str] = []
-    status = monitor(source, cache, on_evict=seen.append).check()
+    status = settle(monitor(source, cache, on_evict=seen.append))
     assert cache.evicted == ["cold", "tepid", "warm"]  # 960 → 910 → 860 → 810
     assert seen == cache.evicted
     assert set(cache.sessions) == {"busy", "dirty", "hot"}
@@ -245,7 +256,7 @@ def test_shedding_toggles_at_shed_ratio_and_clears_when_rss_drops() -> None:
 def test_evictions_that_free_enough_clear_shedding_in_the_same_pass() -> None:
     source = DrivenMemorySource(rss_bytes=990, limit_bytes=1000)
     cache = DictCache([WarmSessionFacts(k, i) for i, k in enumerate("abcd")], source, frees=100)
-    status = monitor(source, cache).check()
+    status = settle(monitor(source, cache))
     assert cache.evicted == ["a", "b"]
     assert not status.shedding
 
@@ -253,14 +264,14 @@ def test_evictions_that_free_enough_clear_shedding_in_the_same_pass() -> None:
 def test_everything_busy_keeps_shedding() -> None:
     source = DrivenMemorySource(rss_bytes=990, limit_bytes=1000)
     cache = DictCache([WarmSessionFacts("a", 1.0, in_flight=True)], source, frees=100)
-    status = monitor(source, cache).check()
+    status = settle(monitor(source, cache))
     assert cache.evicted == [] and status.shedding
 
 
 def test_unknown_limit_never_sheds_or_evicts() -> None:
     source = DrivenMemorySource(rss_bytes=10**12, limit_bytes=None)
     cache = DictCache([WarmSessionFacts("a", 1.0)], source, frees=1)
-    status = monitor(source, cache).check()
+    status = settle(monitor(source, cache))
     assert cache.evicted == []
     assert (status.shedding, status.ratio, status.limit_bytes) == (False, None, None)
 
@@ -271,7 +282,7 @@ def test_failing_hooks_do_not_stop_eviction() -> None:
 
     source = DrivenMemorySource(rss_bytes=900, limit_bytes=1000)
     cache = DictCache([WarmSessionFacts("a", 1.0), WarmSessionFacts("b", 2.0)], source, frees=30)
-    status = monitor(source, cache, on_evict=boom, on_sample=boom).check()
+    status = settle(monitor(source, cache, on_evict=boom, on_sample=boom))
     assert cache.evicted == ["a", "b"] and status.evictions == 2
 
 
@@ -302,7 +313,7 @@ def test_eviction_invariants(
         WarmSessionFacts(f"k{i}", t, busy, flushed) for i, (t, busy, flushed) in enumerate(rows)
     ]
     cache = DictCache(facts, source, frees=frees)
-    status = monitor(source, cache).check()
+    status = settle(monitor(source, cache))
     by_key = {f.key: f for f in facts}
     evicted = [by_key[k] for k in cache.evicted]
     assert all(not f.in_flight and f.flushed for f in evicted)
@@ -337,7 +348,7 @@ async def test_real_session_cache(session_cache: SessionCache) -> None:
     def freed(_: str) -> None:
         source.rss_bytes -= 50
 
-    status = monitor(source, cache, on_evict=freed).check()
+    status = settle(monitor(source, cache, on_evict=freed))
     assert status.evictions == 3 and cache.evictions == 3
     assert {f.key for f in cache.facts()} == {"busy", "dirty", "hot"}
     assert cache.get("cold") is None and cache.get("busy") is not None
@@ -384,3 +395,14 @@ async def test_run_loop_samples_each_interval_and_survives_errors() -> None:
         task.cancel()
         with pytest.raises(asyncio.CancelledError):
             await task
+
+
+def test_one_pass_evicts_at_most_half_when_rss_does_not_fall() -> None:
+    source = DrivenMemorySource(rss_bytes=990, limit_bytes=1000)
+    facts = [WarmSessionFacts(f"s{i}", float(i)) for i in range(10)]
+    cache = DictCache(facts, source, frees=0)  # freed memory is reused, RSS stays put
+    mon = monitor(source, cache)
+    mon.check()
+    assert cache.evicted == ["s0", "s1", "s2", "s3", "s4"]  # coldest half, not the whole cache
+    mon.check()
+    assert cache.evicted[5:] == ["s5", "s6"]  # the next pass re-measures and continues

@@ -57,7 +57,7 @@ async def test_observed_messages_are_context_for_the_next_mention(
 async def test_mention_in_a_topic_is_answered_as_a_reply_in_that_topic(
     tmp_path: Path, fake_tg: FakeTelegram, fake_llm: FakeLLM
 ) -> None:
-    fake_llm.latency_s = 0.2  # long enough for the typing hint to go out
+    fake_llm.latency_s = 0.8  # longer than the 0.5 s after which the typing hint goes out
     config = telegram_config(tmp_path, fake_tg, fake_llm)
     async with running(config):
         trigger = fake_tg.group_message(GROUP, 7, "status?", mention=True, thread_id=42)

@@ -44,6 +44,7 @@ from telegram.request import HTTPXRequest
 
 log = logging.getLogger("chatgate.telegram")
 SECRET_HEADER = "X-Telegram-Bot-Api-Secret-Token"
+SEND_POOL_SIZE = 256  # python-telegram-bot's own default for applications; httpx queues get slow
 
 
 class TelegramChannel(ChannelAdapter):
@@ -87,7 +88,7 @@ class TelegramChannel(ChannelAdapter):
         base = self.config.api_base.rstrip("/")
         timeout = self.config.request_timeout_s
         request = HTTPXRequest(
-            connection_pool_size=2 if polling else 64,
+            connection_pool_size=2 if polling else SEND_POOL_SIZE,
             read_timeout=timeout,
             write_timeout=timeout,
             connect_timeout=min(timeout, 10.0),

@@ -1,0 +1,112 @@
+"""bench/results/latest.json and the markdown table printed on stdout."""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import sys
+from pathlib import Path
+from typing import Any
+
+from bench.stats import fmt
+
+RESULTS = Path(__file__).resolve().parent / "results"
+SCHEMA = 1
+
+
+def document(
+    scenarios: dict[str, dict[str, Any]],
+    *,
+    quick: bool,
+    reps: int,
+    started_at: str,
+    duration_s: float,
+) -> dict[str, Any]:
+    return {
+        "schema": SCHEMA,
+        "started_at": started_at,
+        "duration_s": round(duration_s, 1),
+        "quick": quick,
+        "reps": reps,
+        "host": {
+            "cpus": os.cpu_count(),
+            "python": platform.python_version(),
+            "platform": platform.platform(),
+            "executable": sys.executable,
+        },
+        "scenarios": scenarios,
+    }
+
+
+def write(doc: dict[str, Any], path: Path | None = None) -> Path:
+    target = path or RESULTS / "latest.json"
+    target.parent.mkdir(parents=True, exist_ok=True)
+    tmp = target.with_suffix(".tmp")
+    tmp.write_text(json.dumps(doc, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    tmp.replace(target)
+    return target
+
+
+def _spread(summary: dict[str, Any] | None, reps: int) -> str:
+    if summary is None:
+        return ""
+    text = fmt(summary["median"])
+    if reps > 1 and summary["min"] is not None:
+        text += f" ({fmt(summary['min'])}–{fmt(summary['max'])})"
+    return text
+
+
+def _verdict(meets: bool | None) -> str:
+    return {True: "ok", False: "MISS", None: ""}[meets]
+
+
+def markdown(doc: dict[str, Any]) -> str:
+    """One row per metric: medians with (min–max), the ratio to the floor and the target."""
+    reps = int(doc["reps"])
+    lines = [
+        "| scenario | metric | unit | chatgate | floor | ×floor | target | |",
+        "|---|---|---|---:|---:|---:|---|---|",
+    ]
+    for name, result in doc["scenarios"].items():
+        if "error" in result:
+            lines.append(f"| {name} | **failed**: {_one_line(result['error'])} | | | | | | |")
+            continue
+        for metric in result["metrics"].values():
+            ratio = metric["ratio"]
+            lines.append(
+                "| "
+                + " | ".join(
+                    [
+                        name,
+                        metric["label"],
+                        metric["unit"],
+                        _spread(metric["chatgate"], reps),
+                        _spread(metric["floor"], reps),
+                        f"{ratio:.2f}" if ratio is not None else "",
+                        _target(metric),
+                        _verdict(metric["meets_target"]),
+                    ]
+                )
+                + " |"
+            )
+    mode = "quick" if doc["quick"] else "full"
+    lines.append("")
+    lines.append(
+        f"{mode} run, {reps} repetition(s), {doc['duration_s']} s; medians (min–max); "
+        "×floor = chatgate / floor (read with the metric's direction)."
+    )
+    return "\n".join(lines)
+
+
+def _target(metric: dict[str, Any]) -> str:
+    target = metric["target"]
+    if target is None:
+        return ""
+    sign = "≥" if metric["better"] == "higher" else "≤"
+    return f"{sign} {fmt(target)}"
+
+
+def _one_line(text: str) -> str:
+    first = text.strip().splitlines()[0] if text.strip() else "error"
+    return first.replace("|", "/")[:160]

@@ -1,0 +1,1 @@
+"""The benchmark scenarios, in the order a full run executes them."""

@@ -1,0 +1,223 @@
+"""Scenario 1, pipeline: the whole in-process message path with durable SQLite persistence.
+
+chatgate: a real Gateway (journal, admission, session queue, turn, persistence, delivery) with the
+echo agent and the in-memory channel. Floor: the same channel calling the echo agent directly.
+Latency is measured from just before the inbound message is built to the channel's send call.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import itertools
+import logging
+import time
+from collections.abc import Awaitable, Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import yaml
+
+from bench.runner import Context, Outcome
+from bench.stats import Spec, Table, latency_ms
+from chatgate.agents.base import ChatMessage, Turn
+from chatgate.agents.echo import EchoAgent
+from chatgate.channels.base import ChannelContext, Rendered
+from chatgate.channels.outcome import Submission
+from chatgate.channels.registry import ChannelRegistry
+from chatgate.channels.types import InboundMessage, default_target
+from chatgate.config.agent_models import EchoAgentConfig
+from chatgate.config.loader import load_config
+from chatgate.gateway.app import Gateway
+from chatgate.gateway.http_app import DynamicRoutes
+from chatgate.gateway.logs import JsonFormatter
+from tests.fakes.memory_channel import MemoryChannel, MemoryChannelConfig
+
+WAVE_MAX = 1000
+WARMUP_TURNS = 50
+RUN_TIMEOUT_S = 120.0
+
+
+@dataclass(frozen=True)
+class Load:
+    sessions: int
+    turns: int
+
+    @property
+    def wave(self) -> int:
+        return min(self.sessions, WAVE_MAX)
+
+
+@dataclass(frozen=True)
+class Run:
+    turns_per_s: float
+    latencies_s: list[float]
+
+
+def loads(ctx: Context) -> list[Load]:
+    if ctx.quick:
+        return [Load(1, 200), Load(100, 500), Load(1_000, 1_000)]
+    return [Load(1, 1_500), Load(100, 4_000), Load(10_000, 10_000)]
+
+
+def specs(load: Load) -> tuple[Spec, Spec, Spec]:
+    n = load.sessions
+    one = n == 1
+    label = f"{n:,} session{'s' if n > 1 else ''}"
+    return (
+        Spec(f"turns_per_s_{n}", f"{label}: turns/s", "1/s", "higher", 5000.0 if one else None),
+        Spec(f"overhead_p50_ms_{n}", f"{label}: overhead p50", "ms", "lower"),
+        Spec(f"overhead_p99_ms_{n}", f"{label}: overhead p99", "ms", "lower", 2.0 if one else None),
+    )
+
+
+async def scenario(ctx: Context) -> Outcome:
+    table = Table()
+    for rep in range(ctx.reps):
+        for load in loads(ctx):
+            workdir = ctx.scratch(f"pipeline/rep{rep}/s{load.sessions}")
+            gate = await _chatgate(workdir, load)
+            floor = await _floor(workdir, load)
+            tps, p50, p99 = specs(load)
+            table.add(tps, gate.turns_per_s, floor.turns_per_s)
+            g50, g99 = latency_ms(gate.latencies_s)
+            f50, f99 = latency_ms(floor.latencies_s)
+            table.add(p50, g50, f50)
+            table.add(p99, g99, f99)
+    params = {
+        "loads": [{"sessions": x.sessions, "turns": x.turns, "wave": x.wave} for x in loads(ctx)],
+        "persistence": "sqlite, synchronous=normal (WAL)",
+        "logging": "info, JSON lines to a file (as the daemon logs)",
+        "reps": ctx.reps,
+    }
+    return Outcome(table, params)
+
+
+def _config(workdir: Path) -> Path:
+    document = {
+        "config_version": 1,
+        "gateway": {
+            "http": {"host": "127.0.0.1", "port": 0},
+            "state_dir": str(workdir / "state"),
+            "rate_limits": {"per_sender": None, "per_chat": None},
+            "sessions": {"warm_max": 20_000},
+            "store": {"backend": "sqlite", "synchronous": "normal"},
+        },
+        "agents": {"default": {"backend": "echo"}},
+        "channels": {"memory": {"dm_policy": "open"}},
+    }
+    workdir.mkdir(parents=True, exist_ok=True)
+    path = workdir / "gateway.yaml"
+    path.write_text(yaml.safe_dump(document), encoding="utf-8")
+    return path
+
+
+@contextlib.contextmanager
+def _daemon_logging(path: Path) -> Iterator[None]:
+    """Log like the daemon does (info, JSON lines) but to a file."""
+    root = logging.getLogger()
+    handler = logging.FileHandler(path, encoding="utf-8")
+    handler.setFormatter(JsonFormatter())
+    old_level = root.level
+    root.addHandler(handler)
+    root.setLevel(logging.INFO)
+    try:
+        yield
+    finally:
+        root.removeHandler(handler)
+        root.setLevel(old_level)
+        handler.close()
+
+
+async def _drive(load: Load, one: Callable[[int], Awaitable[None]]) -> float:
+    """Run ``load.turns`` calls of ``one``: sequentially, or concurrently in waves; returns s."""
+    started = time.perf_counter()
+    async with asyncio.timeout(RUN_TIMEOUT_S):
+        if load.wave == 1:
+            for i in range(load.turns):
+                await one(i)
+        else:
+            for first in range(0, load.turns, load.wave):
+                last = min(load.turns, first + load.wave)
+                await asyncio.gather(*(one(i) for i in range(first, last)))
+    return time.perf_counter() - started
+
+
+def _latencies(channel: MemoryChannel, sent_t0: dict[str, float], turns: int) -> list[float]:
+    texts = [s.text for s in channel.sent]
+    if len(texts) != turns or len(set(texts)) != turns:
+        raise RuntimeError(f"expected {turns} distinct sends, got {len(texts)}")
+    return [s.at - sent_t0[s.text] for s in channel.sent]
+
+
+async def _chatgate(workdir: Path, load: Load) -> Run:
+    registry = ChannelRegistry()
+    registry.register("memory", MemoryChannel)
+    loaded = load_config(_config(workdir), env={}, plugin_models={"memory": MemoryChannelConfig})
+    gateway = Gateway(loaded, registry=registry, env={})
+    with _daemon_logging(workdir / "gateway.log"):
+        await gateway.start()
+        try:
+            channel = gateway.channels.adapters["memory"]
+            assert isinstance(channel, MemoryChannel)
+            for i in range(WARMUP_TURNS):
+                await (await channel.inject(f"warm {i}", chat_id="warm")).result
+            channel.sent.clear()
+            t0: dict[str, float] = {}
+
+            async def one(i: int) -> None:
+                text, chat = f"t{i}", f"c{i % load.sessions}"
+                t0[text] = time.monotonic()
+                submission = await channel.inject(text, chat_id=chat, sender_id=chat)
+                await submission.result
+
+            elapsed = await _drive(load, one)
+            return Run(load.turns / elapsed, _latencies(channel, t0, load.turns))
+        finally:
+            await gateway.stop()
+
+
+class _NoMetrics:
+    def count(self, metric: str, **labels: str) -> None:
+        return None
+
+
+class _NoSink:
+    async def submit(self, msg: InboundMessage) -> Submission:
+        raise RuntimeError("the floor has no pipeline")
+
+
+async def _floor(workdir: Path, load: Load) -> Run:
+    ctx = ChannelContext(
+        "memory", MemoryChannelConfig(dm_policy="open"), DynamicRoutes(), workdir, _NoMetrics()
+    )
+    channel = MemoryChannel(ctx)
+    await channel.start(_NoSink())
+    agent = EchoAgent("default", EchoAgentConfig(backend="echo"))
+    t0: dict[str, float] = {}
+    counter = itertools.count(1)
+
+    async def one(i: int) -> None:
+        text, chat = f"t{i}", f"c{i % load.sessions}"
+        t0[text] = time.monotonic()
+        msg = InboundMessage(
+            channel="memory",
+            platform="memory",
+            chat_id=chat,
+            chat_kind="direct",
+            sender_id=chat,
+            message_id=f"m{next(counter)}",
+            text=text,
+            received_at=time.time(),
+        )
+        turn = Turn(session=f"default:memory:{chat}", history=(), new=[ChatMessage("user", text)])
+        reply = await agent.run(turn)
+        await channel.send(default_target(msg), Rendered(reply.text))
+
+    for i in range(WARMUP_TURNS):
+        await one(-1 - i)
+    channel.sent.clear()
+    t0.clear()
+    elapsed = await _drive(load, one)
+    await channel.stop()
+    return Run(load.turns / elapsed, _latencies(channel, t0, load.turns))

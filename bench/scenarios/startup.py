@@ -1,0 +1,106 @@
+"""Scenario 6, startup: spawn → /readyz 200 and spawn → first getUpdates at the fake Bot API.
+
+chatgate runs with telegram + webhook configured and a litellm default agent (litellm is imported
+in the background after ready, so it must not show here). Floors: the bare aiohttp HMAC server
+(spawn → first 200) and the bare PTB bot in echo mode (spawn → first getUpdates).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import time
+
+from bench.configs import HOOK_PATH, WEBHOOK_SECRET, DaemonConfig, telegram_api_base
+from bench.procs import PYTHON, Proc, daemon, free_port, http_status, wait_until
+from bench.runner import Context, Outcome
+from bench.stats import Spec, Table
+from tests.fakes.telegram import TOKEN, FakeTelegram
+
+READY = Spec("ready_s", "spawn → /readyz 200", "s", "lower", 1.5)
+FIRST_POLL = Spec("first_poll_s", "spawn → first getUpdates", "s", "lower")
+STOP = Spec("stop_s", "SIGTERM → exit (idle)", "s", "lower")
+TIMEOUT_S = 60.0
+UNUSED_MODEL_BASE = "http://127.0.0.1:9/v1"  # never called: no turn runs in this scenario
+
+
+async def _ready_after_spawn(ctx: Context, proc: Proc, port: int) -> float:
+    async def ready() -> bool:
+        return await http_status(ctx.http, f"http://127.0.0.1:{port}/readyz") == 200
+
+    at = await wait_until(ready, TIMEOUT_S, f"{proc.name} /readyz", procs=[proc], interval=0.005)
+    return at - proc.spawned_at
+
+
+async def _first_poll(fake: FakeTelegram, proc: Proc, start_index: int) -> float:
+    def polled() -> bool:
+        return any(c.method.lower() == "getupdates" for c in fake.calls[start_index:])
+
+    await wait_until(
+        polled, TIMEOUT_S, f"{proc.name} first getUpdates", procs=[proc], interval=0.005
+    )
+    first = next(c for c in fake.calls[start_index:] if c.method.lower() == "getupdates")
+    return first.at - proc.spawned_at
+
+
+async def _timed_stop(proc: Proc) -> float:
+    began = time.monotonic()
+    await proc.stop()
+    return time.monotonic() - began
+
+
+async def _chatgate(ctx: Context, fake: FakeTelegram, rep: int) -> tuple[float, float, float]:
+    port = free_port()
+    config = DaemonConfig(
+        port,
+        llm_base=UNUSED_MODEL_BASE,
+        telegram_base=telegram_api_base(fake.base_url),
+        webhook=True,
+    ).write(ctx.scratch(f"startup/chatgate{rep}"))
+    proc = daemon(config)
+    start_index = len(fake.calls)
+    try:
+        await proc.start()
+        ready = await _ready_after_spawn(ctx, proc, port)
+        first_poll = await _first_poll(fake, proc, start_index)
+    finally:
+        stop = await _timed_stop(proc)
+    return ready, first_poll, stop
+
+
+async def _floors(ctx: Context, fake: FakeTelegram, rep: int) -> tuple[float, float, float]:
+    workdir = ctx.scratch(f"startup/floor{rep}")
+    port = free_port()
+    hmac_argv = [PYTHON, "-m", "bench.floors.hmac_echo", "--port", str(port)]
+    hmac_argv += ["--secret", WEBHOOK_SECRET, "--path", HOOK_PATH]
+    hmac_floor = Proc("hmac-floor", hmac_argv, workdir / "hmac.log")
+    ptb_argv = [PYTHON, "-m", "bench.floors.ptb_echo", "--base-url", fake.base_url]
+    ptb_argv += ["--token", TOKEN, "--mode", "echo"]
+    ptb_floor = Proc("ptb-floor", ptb_argv, workdir / "ptb.log")
+    try:
+        await hmac_floor.start()
+        ready = await _ready_after_spawn(ctx, hmac_floor, port)
+        await hmac_floor.stop()
+        start_index = len(fake.calls)
+        await ptb_floor.start()
+        first_poll = await _first_poll(fake, ptb_floor, start_index)
+    finally:
+        await hmac_floor.stop()
+        stop = await _timed_stop(ptb_floor)
+    return ready, first_poll, stop
+
+
+async def scenario(ctx: Context) -> Outcome:
+    table = Table()
+    async with contextlib.AsyncExitStack() as stack:
+        fake = await stack.enter_async_context(FakeTelegram())
+        for rep in range(ctx.reps):
+            gate = await _chatgate(ctx, fake, rep)
+            floor = await _floors(ctx, fake, rep)
+            for spec, ours, bare in zip((READY, FIRST_POLL, STOP), gate, floor, strict=True):
+                table.add(spec, ours, bare)
+    params = {
+        "chatgate": "telegram (polling the fake) + webhook routes + litellm default agent",
+        "floors": "ready: bare aiohttp HMAC server; first poll and stop: bare PTB bot (echo)",
+        "reps": ctx.reps,
+    }
+    return Outcome(table, params)

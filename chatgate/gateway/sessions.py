@@ -46,9 +46,15 @@ class SessionCache:
     def get(self, key: str) -> WarmSession | None:
         return self._warm.get(key)
 
-    async def acquire(self, key: str, now: float) -> WarmSession:
-        """The warm session for ``key`` (loading it from the store on a miss), marked in flight."""
+    async def acquire(self, key: str, now: float, *, fresh: bool = False) -> WarmSession:
+        """The warm session for ``key`` (loading it from the store on a miss), marked in flight.
+
+        ``fresh`` says the caller knows the session is new (a one-shot webhook delivery), which
+        saves the store read.
+        """
         session = self._warm.get(key)
+        if session is None and fresh:
+            session = self._warm[key] = WarmSession(key, 0, [], now)
         if session is None:
             stored = await self.store.load(key, self.max_messages)
             session = self._warm.get(key)  # another task may have loaded it meanwhile

@@ -58,7 +58,8 @@ class TurnRunner:
         async with rt.lock.hold(
             last.session, owner=rt.owner, ttl=rt.config.gateway.turn_lock.ttl_s
         ):
-            session = await rt.cache.acquire(last.session, rt.clock.time())
+            one_shot = last.msg.ephemeral  # a webhook delivery without a session template
+            session = await rt.cache.acquire(last.session, rt.clock.time(), fresh=one_shot)
             rt.metrics.active_turns.inc()
             try:
                 adapter = (
@@ -119,7 +120,8 @@ class TurnRunner:
                 agent_s = rt.clock.monotonic() - started
                 rt.metrics.turn_seconds.labels(agent=last.agent).observe(agent_s)
                 outcome, message, reason = self._outcome(reply, failure)
-                persist = _to_persist(new, outcome, reply, failure)
+                # A one-shot session is never read again; the journal keeps its message and reply.
+                persist = [] if one_shot else _to_persist(new, outcome, reply, failure)
                 answered = {
                     "outcome": outcome.value,
                     "reason": reason,

@@ -30,7 +30,7 @@ from chatgate.config.agent_models import EchoAgentConfig
 from chatgate.config.loader import load_config
 from chatgate.gateway.app import Gateway
 from chatgate.gateway.http_app import DynamicRoutes
-from chatgate.gateway.logs import JsonFormatter
+from chatgate.gateway.logs import setup_logging
 from tests.fakes.memory_channel import MemoryChannel, MemoryChannelConfig
 
 WAVE_MAX = 1000
@@ -114,19 +114,20 @@ def _config(workdir: Path) -> Path:
 
 @contextlib.contextmanager
 def _daemon_logging(path: Path) -> Iterator[None]:
-    """Log like the daemon does (info, JSON lines) but to a file."""
+    """Log exactly as the daemon does (info, JSON lines) but to a file."""
     root = logging.getLogger()
-    handler = logging.FileHandler(path, encoding="utf-8")
-    handler.setFormatter(JsonFormatter())
-    old_level = root.level
-    root.addHandler(handler)
-    root.setLevel(logging.INFO)
-    try:
-        yield
-    finally:
-        root.removeHandler(handler)
-        root.setLevel(old_level)
-        handler.close()
+    saved_handlers, saved_level = list(root.handlers), root.level
+    with path.open("a", encoding="utf-8") as stream:
+        logs = setup_logging("info", "json", stream=stream)
+        try:
+            yield
+        finally:
+            logs.stop()
+            for handler in list(root.handlers):
+                root.removeHandler(handler)
+            for handler in saved_handlers:
+                root.addHandler(handler)
+            root.setLevel(saved_level)
 
 
 async def _drive(load: Load, one: Callable[[int], Awaitable[None]]) -> float:

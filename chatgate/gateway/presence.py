@@ -34,30 +34,30 @@ async def typing_while(
     if adapter is None or target is None or not adapter.capabilities.typing:
         yield
         return
-    done = asyncio.Event()
-
-    async def pause(seconds: float) -> None:
-        sleeping = asyncio.ensure_future(clock.sleep(seconds))
-        stop = asyncio.ensure_future(done.wait())
-        await asyncio.wait({sleeping, stop}, return_when=asyncio.FIRST_COMPLETED)
-        sleeping.cancel()
-        stop.cancel()
+    calling = stopping = False
 
     async def refresh() -> None:
-        await pause(after_s)
-        while not done.is_set():
+        nonlocal calling
+        await clock.sleep(after_s)
+        while not stopping:
+            calling = True
             try:
                 await adapter.typing(target)
             except Exception as exc:  # a failed typing hint must never fail the turn
                 log.debug("typing indicator failed: %s", type(exc).__name__)
-            await pause(every_s)
+            finally:
+                calling = False
+            if not stopping:
+                await clock.sleep(every_s)
 
     task = asyncio.create_task(refresh(), name=f"typing:{target.address}")
     try:
         yield
     finally:
-        done.set()
+        stopping = True
         try:
-            await asyncio.wait_for(asyncio.shield(task), TYPING_CALL_TIMEOUT_S)
-        except (TimeoutError, asyncio.CancelledError):
+            if calling:  # the task returns as soon as its request is answered
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(asyncio.shield(task), TYPING_CALL_TIMEOUT_S)
+        finally:
             task.cancel()

@@ -57,6 +57,11 @@ class Turn:
         return "\n".join(m.content for m in self.new)
 
 
+def recent(history: Sequence[ChatMessage], keep: int) -> tuple[ChatMessage, ...]:
+    """The last ``keep`` transcript messages (none for 0): what ``max_history`` sends along."""
+    return tuple(history[-keep:]) if keep > 0 else ()
+
+
 @dataclass(frozen=True)
 class AgentReply:
     text: str

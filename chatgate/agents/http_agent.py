@@ -3,15 +3,16 @@
 from __future__ import annotations
 
 import asyncio
+import time
 from typing import Any
 
 import aiohttp
 
-from chatgate.agents.base import AgentError, AgentReply, Turn
+from chatgate.agents.base import AgentError, AgentReply, Turn, recent
 from chatgate.agents.python_callable import coerce_reply
 from chatgate.config.agent_models import HttpAgentConfig
 from chatgate.config.base import secret_value
-from chatgate.policies.failure import reason_from_status
+from chatgate.policies.failure import parse_retry_after, reason_from_status
 from chatgate.policies.reasons import FailureReason
 
 
@@ -31,8 +32,7 @@ class HttpAgent:
     async def run(self, turn: Turn) -> AgentReply:
         if self._session is None:
             self._session = aiohttp.ClientSession(headers=self._headers)
-        keep = self._config.max_history
-        history = list(turn.history)[-keep:] if keep else []
+        history = recent(turn.history, self._config.max_history)
         payload: dict[str, Any] = {
             "session": turn.session,
             "text": turn.text,
@@ -50,6 +50,9 @@ class HttpAgent:
                     raise AgentError(
                         reason_from_status(resp.status, body),
                         f"agent service answered HTTP {resp.status}",
+                        retry_after_s=parse_retry_after(
+                            resp.headers.get("Retry-After"), time.time()
+                        ),
                         provider=self.provider_id(),
                     )
                 data = await resp.json(content_type=None)

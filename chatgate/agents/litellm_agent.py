@@ -11,7 +11,7 @@ from dataclasses import dataclass, replace
 from types import ModuleType
 from typing import Any
 
-from chatgate.agents.base import AgentError, AgentReply, ChatMessage, Turn
+from chatgate.agents.base import AgentError, AgentReply, Turn, recent
 from chatgate.agents.litellm_errors import classify_model_error
 from chatgate.config.agent_models import LiteLLMAgentConfig
 from chatgate.config.base import secret_value
@@ -170,10 +170,7 @@ class LiteLLMAgent:
         out: list[dict[str, str]] = []
         if self._config.system_prompt:
             out.append({"role": "system", "content": self._config.system_prompt})
-        history: list[ChatMessage] = list(turn.history)
-        if self._config.max_history >= 0:
-            history = history[-self._config.max_history :] if self._config.max_history else []
-        out.extend(m.to_openai() for m in history)
+        out.extend(m.to_openai() for m in recent(turn.history, self._config.max_history))
         out.extend(m.to_openai() for m in turn.new)
         return out
 

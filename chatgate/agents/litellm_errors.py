@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import time
+
 from chatgate.agents.base import AgentError
-from chatgate.policies.failure import reason_from_status
+from chatgate.policies.failure import parse_retry_after, reason_from_status
 from chatgate.policies.reasons import FailureReason
 
 # Most specific first is implied: the exception's MRO is walked from its own class upward.
@@ -84,6 +86,6 @@ def _retry_after(exc: BaseException) -> float | None:
         return None
     try:
         value = headers.get("retry-after")
-        return float(value) if value is not None else None
-    except (TypeError, ValueError):
+    except (TypeError, AttributeError):
         return None
+    return parse_retry_after(None if value is None else str(value), time.time())

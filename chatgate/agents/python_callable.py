@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import importlib
 import inspect
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from chatgate.agents.base import AgentError, AgentReply, Turn
+from chatgate.agents.base import AgentError, AgentReply, Turn, recent
 from chatgate.config.agent_models import PythonAgentConfig
 from chatgate.policies.reasons import FailureReason
 from chatgate.presentation.model import OutboundMessage, message_from_dict
@@ -30,8 +31,10 @@ class PythonAgent:
         self.name = name
         self._fn = import_callable(config.function)
         self._is_async = inspect.iscoroutinefunction(self._fn)
+        self._max_history = config.max_history
 
     async def run(self, turn: Turn) -> AgentReply:
+        turn = dataclasses.replace(turn, history=recent(turn.history, self._max_history))
         if self._is_async:
             result = await self._fn(turn)
         else:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from email.utils import parsedate_to_datetime
 
 from chatgate.policies.reasons import FailureReason
 
@@ -206,3 +207,20 @@ def reason_from_status(status: int | None, message: str = "") -> FailureReason:
     if 500 <= status < 600:
         return FailureReason.OVERLOADED
     return _reason_from_message(text)
+
+
+def parse_retry_after(value: str | None, now: float) -> float | None:
+    """Seconds to wait from an HTTP ``Retry-After`` (delta seconds or an HTTP date), if usable."""
+    if not value or not value.strip():
+        return None
+    text = value.strip()
+    try:
+        seconds = float(text)
+    except ValueError:
+        try:
+            seconds = parsedate_to_datetime(text).timestamp() - now
+        except (TypeError, ValueError, IndexError, OverflowError):
+            return None
+    if not math.isfinite(seconds):
+        return None
+    return max(0.0, seconds)

@@ -53,3 +53,8 @@ async_object = _AsyncCallable()
 
 def crashes(turn: Turn) -> str:
     raise RuntimeError("bug inside the agent function")
+
+
+def history_contents(turn: Turn) -> str:
+    """Sync: the transcript it was given, as "a|b|c"."""
+    return "|".join(m.content for m in turn.history)

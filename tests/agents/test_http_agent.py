@@ -46,7 +46,12 @@ class AgentService:
     async def status(self, request: web.Request) -> web.Response:
         await self._record(request)
         message = request.query.get("message", "the service refused")
-        return web.json_response({"error": message}, status=int(request.match_info["code"]))
+        headers = (
+            {"Retry-After": request.query["retry_after"]} if "retry_after" in request.query else {}
+        )
+        return web.json_response(
+            {"error": message}, status=int(request.match_info["code"]), headers=headers
+        )
 
     async def hang(self, request: web.Request) -> web.Response:
         await self._record(request)
@@ -210,6 +215,22 @@ async def test_error_answers_map_to_failure_reasons(
 
     assert caught.value.reason is reason
     assert len(service.received) == 1
+
+
+@pytest.mark.parametrize(
+    ("query", "retry_after_s"),
+    [("?retry_after=7", 7.0), ("?retry_after=soon", None), ("", None)],
+)
+async def test_retry_after_reaches_the_failure(
+    service: AgentService, agents: list[HttpAgent], query: str, retry_after_s: float | None
+) -> None:
+    agent = http_agent(agents, service.url("/status/429" + query))
+
+    with pytest.raises(AgentError) as caught:
+        await agent.run(make_turn())
+
+    assert caught.value.reason is FailureReason.RATE_LIMIT
+    assert caught.value.retry_after_s == retry_after_s
 
 
 async def test_slow_service_times_out(service: AgentService, agents: list[HttpAgent]) -> None:

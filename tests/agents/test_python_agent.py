@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from chatgate.agents.base import AgentError, AgentReply
+from chatgate.agents.base import AgentError, AgentReply, ChatMessage
 from chatgate.agents.python_callable import PythonAgent
 from chatgate.config.agent_models import PythonAgentConfig
 from chatgate.policies.reasons import FailureReason
@@ -22,8 +22,13 @@ BLOCKS_MESSAGE = OutboundMessage(
 )
 
 
-def python_agent(function: str) -> PythonAgent:
-    return PythonAgent("py", PythonAgentConfig(backend="python", function=f"{MODULE}:{function}"))
+def python_agent(function: str, max_history: int = 50) -> PythonAgent:
+    return PythonAgent(
+        "py",
+        PythonAgentConfig(
+            backend="python", function=f"{MODULE}:{function}", max_history=max_history
+        ),
+    )
 
 
 # (returned value, expected reply text, expected reply.message)
@@ -127,3 +132,13 @@ async def test_contract_extras() -> None:
     assert agent.name == "py"
     assert agent.provider_id() is None
     await agent.aclose()
+
+
+@pytest.mark.parametrize(("max_history", "seen"), [(2, "h3|h4"), (0, ""), (10, "h1|h2|h3|h4")])
+async def test_max_history_trims_the_transcript_given(max_history: int, seen: str) -> None:
+    history = [ChatMessage("user", f"h{i}") for i in range(1, 5)]
+    agent = python_agent("history_contents", max_history=max_history)
+
+    reply = await agent.run(make_turn(history=history))
+
+    assert reply.text == seen

@@ -12,6 +12,7 @@ from chatgate.policies.failure import (
     RETRYABLE_REASONS,
     FailureReply,
     failure_reply,
+    parse_retry_after,
     reason_from_status,
 )
 from chatgate.policies.reasons import FailureReason as F
@@ -172,3 +173,26 @@ def test_reply_is_always_visible_and_bounded(
 @given(status=st.none() | st.integers(-10, 1000), message=st.text(max_size=60))
 def test_reason_from_status_is_total(status: int | None, message: str) -> None:
     assert reason_from_status(status, message) in set(F)
+
+
+NOW = 1_700_000_000.0  # 2023-11-14T22:13:20Z
+
+
+@pytest.mark.parametrize(
+    ("header", "seconds"),
+    [
+        ("7", 7.0),
+        (" 2.5 ", 2.5),
+        ("0", 0.0),
+        ("-3", 0.0),
+        ("Tue, 14 Nov 2023 22:13:50 GMT", 30.0),
+        ("Tue, 14 Nov 2023 22:13:00 GMT", 0.0),
+        (None, None),
+        ("", None),
+        ("soon", None),
+        ("nan", None),
+        ("inf", None),
+    ],
+)
+def test_retry_after_header_parsing(header: str | None, seconds: float | None) -> None:
+    assert parse_retry_after(header, NOW) == seconds

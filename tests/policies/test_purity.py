@@ -16,6 +16,7 @@ ALLOWED = {
     "collections",
     "collections.abc",
     "dataclasses",
+    "email.utils",
     "enum",
     "hmac",
     "json",

@@ -7,10 +7,13 @@ import json
 import os
 import signal
 import sys
+import time
 from collections.abc import Mapping
 from pathlib import Path
 
 import aiohttp
+
+from chatgate.channels.webhook.signature import sign
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -132,3 +135,17 @@ async def run_cli(
     )
     out, err = await asyncio.wait_for(proc.communicate(), 60)
     return proc.returncode or 0, out.decode(), err.decode()
+
+
+async def post_signed_job(
+    base: str, secret: str, text: str, delivery: str, user: str = "ada"
+) -> tuple[int, dict[str, str]]:
+    """POST {"text", "user"} to the ``/hooks/jobs`` route, signed the generic way."""
+    body = json.dumps({"text": text, "user": user}).encode()
+    headers = {"Content-Type": "application/json", "X-Request-Id": delivery}
+    headers.update(sign("generic", secret, body, time.time()))
+    async with (
+        aiohttp.ClientSession() as session,
+        session.post(f"{base}/hooks/jobs", data=body, headers=headers) as r,
+    ):
+        return r.status, await r.json()

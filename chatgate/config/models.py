@@ -25,28 +25,25 @@ _REDIS_LATER = (
 )
 
 
+def _refuse_redis(cls: type, value: str) -> str:
+    """The Redis backends are declared (so configs can name them) but not built yet."""
+    if value == "redis":
+        raise ValueError(_REDIS_LATER)
+    return value
+
+
 class StoreConfig(StrictModel):
     backend: Literal["sqlite", "redis"] = "sqlite"
     synchronous: Literal["normal", "full"] = "normal"
 
-    @field_validator("backend")
-    @classmethod
-    def _available(cls, value: str) -> str:
-        if value == "redis":
-            raise ValueError(_REDIS_LATER)
-        return value
+    _available = field_validator("backend")(_refuse_redis)
 
 
 class TurnLockConfig(StrictModel):
     backend: Literal["local", "redis"] = "local"
     ttl_s: float = Field(60.0, gt=0)
 
-    @field_validator("backend")
-    @classmethod
-    def _available(cls, value: str) -> str:
-        if value == "redis":
-            raise ValueError(_REDIS_LATER)
-        return value
+    _available = field_validator("backend")(_refuse_redis)
 
 
 class RedisConfig(StrictModel):

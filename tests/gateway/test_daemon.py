@@ -13,7 +13,7 @@ import aiohttp
 import pytest
 
 from chatgate.channels.webhook.signature import sign
-from tests.daemon import ROOT, Daemon, run_cli
+from tests.daemon import ROOT, Daemon, post_signed_job, run_cli
 from tests.fakes.llm import FakeLLM, Fault
 from tests.harness import write_config
 
@@ -53,14 +53,7 @@ channels:
 async def post_job(
     base: str, text: str, delivery: str, user: str = "ada"
 ) -> tuple[int, dict[str, str]]:
-    body = json.dumps({"text": text, "user": user}).encode()
-    headers = {"Content-Type": "application/json", "X-Request-Id": delivery}
-    headers.update(sign("generic", SECRET, body, time.time()))
-    async with (
-        aiohttp.ClientSession() as session,
-        session.post(f"{base}/hooks/jobs", data=body, headers=headers) as r,
-    ):
-        return r.status, await r.json()
+    return await post_signed_job(base, SECRET, text, delivery, user)
 
 
 async def test_kill9_between_journal_and_reply_is_answered_exactly_once(

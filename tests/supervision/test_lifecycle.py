@@ -3,18 +3,15 @@
 from __future__ import annotations
 
 import asyncio
-import json
 import signal
 import socket
 import sqlite3
 import time
 from pathlib import Path
 
-import aiohttp
 import pytest
 
-from chatgate.channels.webhook.signature import sign
-from tests.daemon import Daemon
+from tests.daemon import Daemon, post_signed_job
 from tests.fakes.llm import FakeLLM, Fault
 from tests.harness import write_config
 
@@ -47,17 +44,7 @@ channels:
 
 
 async def post(base: str, text: str, delivery: str) -> tuple[int, dict[str, str]]:
-    body = json.dumps({"text": text, "user": "ada"}).encode()
-    headers = {
-        "Content-Type": "application/json",
-        "X-Request-Id": delivery,
-        **sign("generic", SECRET, body, time.time()),
-    }
-    async with (
-        aiohttp.ClientSession() as s,
-        s.post(f"{base}/hooks/jobs", data=body, headers=headers) as r,
-    ):
-        return r.status, await r.json()
+    return await post_signed_job(base, SECRET, text, delivery)
 
 
 async def test_drain_timeout_exceeded_leaves_the_turn_journaled_and_it_is_answered_once_after_restart(

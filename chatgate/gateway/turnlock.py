@@ -1,4 +1,4 @@
-"""TurnLock: serialise turns of one session (in-process here; Redis across replicas).
+"""TurnLock: serialise turns of one session (in-process; a Redis lease across replicas is not built).
 
 ``release`` is identity-checked and idempotent: only the token handed out by the latest
 ``acquire`` releases, so a stale token can never free a lock a later holder owns.

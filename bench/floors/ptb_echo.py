@@ -19,6 +19,7 @@ from telegram import Update
 from telegram.ext import Application, ContextTypes, MessageHandler, filters
 
 TIMEOUT_S = 30.0
+SEND_POOL = 8  # as chatgate: httpcore spends CPU per request on every open connection
 Reply = Callable[[str], Awaitable[str]]
 App = Application[Any, Any, Any, Any, Any, Any]
 Hook = Callable[[App], Coroutine[Any, Any, None]]
@@ -93,6 +94,8 @@ def build(args: argparse.Namespace) -> App:
         .base_url(args.base_url)
         .base_file_url(args.base_url.removesuffix("/bot") + "/file/bot")
         .concurrent_updates(True)
+        .connection_pool_size(SEND_POOL)
+        .pool_timeout(TIMEOUT_S)
     )
     if args.webhook_port:
         start, stop = webhook_hooks(args, reply)

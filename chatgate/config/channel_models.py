@@ -53,6 +53,9 @@ class TelegramChannelConfig(ChatChannelConfig):
     poll_timeout_s: int = Field(30, ge=0, le=50)
     stale_after_s: float = Field(120.0, gt=0)
     request_timeout_s: float = Field(15.0, gt=0)
+    send_concurrency: int = Field(
+        8, ge=1, le=256, description="Bot API requests in flight at once for replies"
+    )
 
 
 class DeliverConfig(StrictModel):

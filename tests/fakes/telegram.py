@@ -12,7 +12,7 @@ import contextlib
 import json
 import re
 import time
-from collections import defaultdict, deque
+from collections import Counter, defaultdict, deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from enum import Enum
@@ -301,6 +301,10 @@ class FakeTelegram:
         self.connection_attempts = 0
         self.refused_requests = 0
         self.get_updates_calls = 0
+        self.max_in_flight: Counter[str] = (
+            Counter()
+        )  # most concurrent calls seen, per method (lower)
+        self._in_flight: Counter[str] = Counter()
         self.refuse_connections = False
         self.conflict = False
         self.webhook_url: str | None = None
@@ -565,8 +569,11 @@ class FakeTelegram:
         self._record(Call(method, params, token, time.monotonic(), request.content_type, raw))
         if token != self.token or self._token_revoked:
             return _error(401, "Unauthorized")
+        name = method.lower()
+        self._in_flight[name] += 1
+        self.max_in_flight[name] = max(self.max_in_flight[name], self._in_flight[name])
         try:
-            faults = self._faults.get(method.lower())
+            faults = self._faults.get(name)
             if faults:
                 response = await self._apply_fault(request, faults.popleft())
                 if response is not None:
@@ -576,6 +583,8 @@ class FakeTelegram:
             return _error(exc.status, exc.description)
         except _DropConnection:
             return _drop(request)
+        finally:
+            self._in_flight[name] -= 1
 
     def _record(self, call: Call) -> None:
         self.calls.append(call)

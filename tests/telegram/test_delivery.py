@@ -43,6 +43,21 @@ async def test_rate_limited_send_is_retried_once_after_retry_after(
     assert [m["text"] for m in fake_tg.sent] == ["echo: hi"]
 
 
+async def test_reply_burst_keeps_at_most_send_concurrency_requests_in_flight(
+    tmp_path: Path, fake_tg: FakeTelegram, fake_llm: FakeLLM
+) -> None:
+    fake_tg.fail("sendMessage", FaultSpec(200, "slow API", delay_s=0.3), times=6)
+    channel = OPEN + "\n    send_concurrency: 2"
+    async with running(telegram_config(tmp_path, fake_tg, fake_llm, channel=channel)):
+        for user in range(100, 106):
+            fake_tg.dm(user, f"hi from {user}")
+        await fake_tg.wait_for("sendMessage", count=6, timeout=TIMEOUT)
+    assert fake_tg.max_in_flight["sendmessage"] == 2  # saturated, and never more
+    assert sorted(m["text"] for m in fake_tg.sent) == [
+        f"echo: hi from {u}" for u in range(100, 106)
+    ]
+
+
 async def test_forbidden_is_not_retried_and_marks_the_chat_dead(
     tmp_path: Path, fake_tg: FakeTelegram, fake_llm: FakeLLM
 ) -> None:

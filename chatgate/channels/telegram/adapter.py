@@ -29,6 +29,7 @@ from chatgate.channels.telegram.inbound import (
 )
 from chatgate.channels.telegram.polling import TOKEN_HINT, Poller
 from chatgate.channels.telegram.render import render
+from chatgate.channels.telegram.request import BoundedRequest
 from chatgate.channels.types import Capabilities, InboundMessage, SendResult, Target
 from chatgate.config.base import secret_value
 from chatgate.config.channel_models import TelegramChannelConfig
@@ -40,11 +41,9 @@ from chatgate.presentation.model import OutboundMessage
 from telegram import Bot, ReactionTypeEmoji, ReplyParameters, Update
 from telegram import error as tg
 from telegram.constants import ChatAction, ParseMode
-from telegram.request import HTTPXRequest
 
 log = logging.getLogger("chatgate.telegram")
 SECRET_HEADER = "X-Telegram-Bot-Api-Secret-Token"
-SEND_POOL_SIZE = 256  # python-telegram-bot's own default for applications; httpx queues get slow
 
 
 class TelegramChannel(ChannelAdapter):
@@ -87,12 +86,10 @@ class TelegramChannel(ChannelAdapter):
     def _make_bot(self, *, polling: bool = False) -> Bot:
         base = self.config.api_base.rstrip("/")
         timeout = self.config.request_timeout_s
-        request = HTTPXRequest(
-            connection_pool_size=2 if polling else SEND_POOL_SIZE,
-            read_timeout=timeout,
-            write_timeout=timeout,
-            connect_timeout=min(timeout, 10.0),
-            pool_timeout=5.0,
+        request = BoundedRequest(
+            slots=2 if polling else self.config.send_concurrency,
+            timeout_s=timeout,
+            connect_timeout_s=min(timeout, 10.0),
         )
         return Bot(
             self._token(),

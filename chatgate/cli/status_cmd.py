@@ -94,6 +94,11 @@ def render(data: dict[str, Any]) -> str:
     breaker = data.get("breaker")
     if breaker and breaker.get("tripped"):
         lines.append(f"fleet breaker: TRIPPED until {_clock(breaker.get('until'))}")
+    elif breaker:
+        lines.append(
+            f"fleet breaker: armed (trips at {breaker.get('restarts_per_hour')} restarts/h or "
+            f"{breaker.get('failing_fraction', 0):.0%} of channels failing)"
+        )
     agents = ", ".join(
         f"{a['name']} ({a['backend']}{': ' + a['model'] if a.get('model') else ''})"
         for a in data.get("agents", [])
@@ -119,10 +124,16 @@ def render(data: dict[str, Any]) -> str:
             if owner.get("retry_hint"):
                 lines.append(f"    fix: {owner['retry_hint']}")
     mem = data.get("memory", {})
-    limit = mem.get("limit_bytes")
-    lines.append(
-        f"memory: rss {_mib(mem.get('rss_bytes'))}" + (f" of {_mib(limit)}" if limit else "")
+    limit, ratio = mem.get("limit_bytes"), mem.get("ratio")
+    memory = f"memory: rss {_mib(mem.get('rss_bytes'))}"
+    memory += (
+        f" of {_mib(limit)}" if limit else " (no limit found: cgroup or gateway.memory.limit_mb)"
     )
+    if isinstance(ratio, int | float):
+        memory += f" ({ratio:.0%})"
+    if mem.get("shedding"):
+        memory += ", SHEDDING new turns"
+    lines.append(memory + f", {mem.get('evictions', 0)} warm sessions evicted")
     for warning in data.get("warnings", []):
         lines.append(f"warning: {warning}")
     return "\n".join(lines)

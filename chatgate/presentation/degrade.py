@@ -196,6 +196,8 @@ class _Adapter:
             detail = f"table truncated to {' and '.join(parts)}"
             self.events.append(_Event(DegradeReason.TABLE_TRUNCATED, detail=detail))
             block = Table(block.columns[:cols], tuple(r[:cols] for r in block.rows[:rows]))
+            if table_width(block) == 0:  # the rows kept are empty: nothing left to show
+                return []
         if self.limits.supports_tables:
             return [block]
         self.events.append(_Event(DegradeReason.TABLE_AS_TEXT, ("table", "tables"), _AS_TEXT))

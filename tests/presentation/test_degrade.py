@@ -212,6 +212,14 @@ CASES = [
         (R.TABLE_TRUNCATED,),
         ("table truncated to 2 of 3 rows",),
     ),
+    Case(
+        "table whose kept rows are empty is dropped, reported",
+        (Table((), ((), ("w",))),),
+        L(supports_tables=True, max_table_rows=1, max_table_cols=1),
+        (),
+        (R.TABLE_TRUNCATED,),
+        ("table truncated to 1 of 2 rows",),
+    ),
     Case("native table kept", (TABLE,), L(supports_tables=True), (TABLE,)),
     Case(
         "chart with caption as text",

@@ -93,6 +93,7 @@ async def test_invalid_token_parks_telegram_while_webhooks_keep_serving(
         assert code == 0, err
     assert "telegram     parked" in out
     assert "why: Telegram rejected the bot token" in out
+    assert "not-the-token" not in out + err  # PTB's InvalidToken message quotes it
     assert "fix: the bot token was rejected" in out
     assert len(fake_tg.calls_of("getMe")) == 1  # parked, not retried
 

@@ -27,7 +27,7 @@ from chatgate.channels.telegram.inbound import (
     normalize,
     split_key,
 )
-from chatgate.channels.telegram.polling import TOKEN_HINT, Poller
+from chatgate.channels.telegram.polling import REJECTED_TOKEN, TOKEN_HINT, Poller
 from chatgate.channels.telegram.render import render
 from chatgate.channels.telegram.request import BoundedRequest
 from chatgate.channels.types import Capabilities, InboundMessage, SendResult, Target
@@ -75,49 +75,9 @@ class TelegramChannel(ChannelAdapter):
             threads=True,
         )
 
-    def _token(self) -> str:
-        token = secret_value(self.config.token)
-        if token is None:
-            raise NotConfigured(
-                "no bot token", "set channels.telegram.token (from @BotFather) or token_file"
-            )
-        return token
-
-    def _make_bot(self, *, polling: bool = False) -> Bot:
-        base = self.config.api_base.rstrip("/")
-        timeout = self.config.request_timeout_s
-        request = BoundedRequest(
-            slots=2 if polling else self.config.send_concurrency,
-            timeout_s=timeout,
-            connect_timeout_s=min(timeout, 10.0),
-        )
-        return Bot(
-            self._token(),
-            base_url=f"{base}/bot",
-            base_file_url=f"{base}/file/bot",
-            request=request,
-            get_updates_request=request if polling else None,
-        )
-
     async def start(self, sink: InboundSink) -> None:
         self._sink = sink
-        bot = self._make_bot()
-        try:
-            await bot.initialize()  # getMe: proves the token
-        except tg.InvalidToken as exc:
-            await _quiet_shutdown(bot)
-            raise ChannelError(
-                f"Telegram rejected the bot token: {exc}",
-                kind=SendErrorKind.AUTH_FATAL,
-                hint=TOKEN_HINT,
-            ) from None
-        except tg.TelegramError as exc:
-            await _quiet_shutdown(bot)
-            raise ChannelError(
-                f"Telegram is unreachable: {exc}",
-                kind=SendErrorKind.TRANSIENT,
-                hint=f"check network access to {self.config.api_base}",
-            ) from None
+        bot = await connect_bot(self.config)
         self.bot = bot
         self.identity = BotIdentity(bot.bot.id, bot.bot.username or "")
         if self.config.mode == "webhook":
@@ -125,7 +85,7 @@ class TelegramChannel(ChannelAdapter):
         else:
             await bot.delete_webhook(drop_pending_updates=False)
             self._poller = Poller(
-                lambda: self._make_bot(polling=True),
+                lambda: make_bot(self.config, polling=True),
                 self._handle_batch,
                 self.fail,
                 lambda metric: self.ctx.metrics.count(metric, channel=self.name),
@@ -382,6 +342,51 @@ class TelegramChannel(ChannelAdapter):
                 message_id=parsed[1], allow_sending_without_reply=True
             )
         return kwargs
+
+
+def make_bot(config: TelegramChannelConfig, *, polling: bool = False) -> Bot:
+    """A PTB Bot for ``config`` (not yet initialised); the poller gets its own small pool."""
+    token = secret_value(config.token)
+    if token is None:
+        raise NotConfigured(
+            "no bot token", "set channels.telegram.token (from @BotFather) or token_file"
+        )
+    base = config.api_base.rstrip("/")
+    timeout = config.request_timeout_s
+    request = BoundedRequest(
+        slots=2 if polling else config.send_concurrency,
+        timeout_s=timeout,
+        connect_timeout_s=min(timeout, 10.0),
+    )
+    return Bot(
+        token,
+        base_url=f"{base}/bot",
+        base_file_url=f"{base}/file/bot",
+        request=request,
+        get_updates_request=request if polling else None,
+    )
+
+
+async def connect_bot(config: TelegramChannelConfig) -> Bot:
+    """An initialised Bot (getMe proved the token), or a ChannelError saying what to fix."""
+    bot = make_bot(config)
+    try:
+        await bot.initialize()
+    except tg.InvalidToken:  # its message quotes the token: never pass it on
+        await _quiet_shutdown(bot)
+        raise ChannelError(
+            REJECTED_TOKEN,
+            kind=SendErrorKind.AUTH_FATAL,
+            hint=TOKEN_HINT,
+        ) from None
+    except tg.TelegramError as exc:
+        await _quiet_shutdown(bot)
+        raise ChannelError(
+            f"Telegram is unreachable: {exc}",
+            kind=SendErrorKind.TRANSIENT,
+            hint=f"check network access to {config.api_base}",
+        ) from None
+    return bot
 
 
 async def _quiet_shutdown(bot: Bot) -> None:

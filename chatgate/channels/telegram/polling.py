@@ -25,6 +25,7 @@ from telegram import error as tg
 log = logging.getLogger("chatgate.telegram")
 HandleBatch = Callable[[tuple[Update, ...]], Awaitable[None]]
 
+REJECTED_TOKEN = "Telegram rejected the bot token (401 Unauthorized)"
 TOKEN_HINT = (
     "the bot token was rejected (revoked?): get a new one from @BotFather and update "
     "channels.telegram.token"
@@ -114,9 +115,9 @@ class Poller:
                     timeout=self.poll_timeout_s,
                     allowed_updates=list(ALLOWED_UPDATES),
                 )
-            except tg.InvalidToken as exc:
+            except tg.InvalidToken:  # its message quotes the token: never pass it on
                 self._on_fatal(
-                    ChannelError(str(exc), kind=SendErrorKind.AUTH_FATAL, hint=TOKEN_HINT)
+                    ChannelError(REJECTED_TOKEN, kind=SendErrorKind.AUTH_FATAL, hint=TOKEN_HINT)
                 )
                 return
             except tg.Conflict as exc:

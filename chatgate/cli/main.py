@@ -30,6 +30,13 @@ def _parser() -> argparse.ArgumentParser:
         "status", parents=[config, api, out], help="show what the running daemon is doing"
     )
     sub.add_parser("reload", parents=[config, api], help="re-read the config in the running daemon")
+    doctor = sub.add_parser(
+        "doctor", parents=[config], help="check config, state dir, credentials, platforms, models"
+    )
+    doctor.add_argument(
+        "--fix", action="store_true", help="migrate an old config (.bak kept), create the state dir"
+    )
+    doctor.add_argument("--offline", action="store_true", help="make no network calls")
     channels = sub.add_parser("channels", help="channel supervision").add_subparsers(
         dest="action", required=True
     )
@@ -93,6 +100,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         from chatgate.cli.run_cmd import run_daemon
 
         return run_daemon(args.config, log_format=args.log_format, log_level=args.log_level)
+    if command == "doctor":
+        from chatgate.cli.doctor_cmd import run_doctor
+
+        return run_doctor(args.config, fix=args.fix, offline=args.offline)
     if command == "config":
         from chatgate.cli import config_cmd
 

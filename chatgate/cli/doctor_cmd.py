@@ -1,0 +1,293 @@
+"""`chatgate doctor [--fix] [--offline]`: check a deployment before (or while) it runs.
+
+Config validity and version, the state directory, credentials, and each platform and model with
+one real API call (getMe; a one-token completion). Every problem comes with the fix; ``--fix``
+applies the safe ones (config migration with a .bak, creating the state directory). No secret
+value is ever printed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import os
+import sqlite3
+import tempfile
+from collections.abc import Iterable
+from dataclasses import dataclass
+from enum import StrEnum
+from pathlib import Path
+
+from chatgate.agents.base import AgentError, ChatMessage, Turn
+from chatgate.channels.base import ChannelError, NotConfigured
+from chatgate.cli.common import config_path
+from chatgate.config.agent_models import LiteLLMAgentConfig
+from chatgate.config.base import secret_value
+from chatgate.config.channel_models import TelegramChannelConfig, WebhookChannelConfig
+from chatgate.config.errors import EX_CONFIG, ConfigError
+from chatgate.config.loader import LoadedConfig, load_config
+from chatgate.config.migrate import migrate_file
+from chatgate.config.redact import scrub
+from chatgate.policies.reasons import FailureReason
+
+PROBE_TIMEOUT_S = 20.0
+_REACHABLE = frozenset(  # the model answered: it is reachable, the request itself was refused
+    {FailureReason.CONTEXT_OVERFLOW, FailureReason.FORMAT_ERROR}
+)
+_BUSY = frozenset({FailureReason.RATE_LIMIT, FailureReason.OVERLOADED})
+
+
+class Level(StrEnum):
+    OK = "ok"
+    WARN = "warn"
+    FAIL = "fail"
+    SKIP = "skip"
+
+
+@dataclass(frozen=True)
+class Finding:
+    check: str
+    level: Level
+    detail: str
+    fix: str | None = None
+
+
+async def diagnose(path: Path, *, fix: bool = False, offline: bool = False) -> list[Finding]:
+    """Every finding, in order; the config ones first (nothing else runs on an invalid config)."""
+    findings = [_migration(path, fix)]
+    try:
+        loaded = load_config(path)
+    except ConfigError as exc:
+        findings.append(
+            Finding(
+                "config",
+                Level.FAIL,
+                str(exc),
+                f"edit {path} at the line named, then run `chatgate config check`",
+            )
+        )
+        return findings
+    findings.append(Finding("config", Level.OK, f"{path} is valid"))
+    findings += [Finding("config", Level.WARN, w) for w in loaded.warnings]
+    findings.append(await asyncio.to_thread(_state_dir, loaded, fix))
+    findings += await _channels(loaded, offline)
+    findings += await _agents(loaded, offline)
+    findings.append(Finding("redis", Level.SKIP, "not used: SQLite store and in-process turn lock"))
+    # Defence in depth: an SDK message that quotes a credential must not reach the terminal.
+    secrets = loaded.secrets
+    return [
+        dataclasses.replace(f, detail=scrub(f.detail, secrets), fix=scrub(f.fix, secrets))
+        for f in findings
+    ]
+
+
+def exit_code(findings: Iterable[Finding]) -> int:
+    levels = [(f.check, f.level) for f in findings]
+    if ("config", Level.FAIL) in levels:
+        return EX_CONFIG
+    return 1 if any(level is Level.FAIL for _, level in levels) else 0
+
+
+def render(findings: Iterable[Finding]) -> str:
+    lines = []
+    for f in findings:
+        lines.append(f"{f.level.value:<5} {f.check:<16} {f.detail}")
+        if f.fix:
+            lines.append(f"{'':<22} fix: {f.fix}")
+    return "\n".join(lines)
+
+
+def run_doctor(given: str | None, *, fix: bool, offline: bool) -> int:
+    path = config_path(given)
+    if not path.exists():
+        print(f"fail  config           {path}: no such file")
+        print(f"{'':<22} fix: pass --config PATH or create {path} (see README, Configuration)")
+        return EX_CONFIG
+    findings = asyncio.run(diagnose(path, fix=fix, offline=offline))
+    print(render(findings))
+    return exit_code(findings)
+
+
+# -- checks ---------------------------------------------------------------------------------
+
+
+def _migration(path: Path, fix: bool) -> Finding:
+    try:
+        pending = migrate_file(path, dry_run=not fix)
+    except (ValueError, OSError) as exc:
+        return Finding("config version", Level.FAIL, f"cannot read {path}: {exc}")
+    if not pending.applied:
+        return Finding("config version", Level.OK, "current")
+    what = "; ".join(pending.applied)
+    if fix:
+        return Finding("config version", Level.OK, f"migrated ({what}); saved {pending.backup}")
+    return Finding(
+        "config version", Level.WARN, f"outdated: {what}", "run `chatgate config migrate`"
+    )
+
+
+def _state_dir(loaded: LoadedConfig, fix: bool) -> Finding:
+    """The state directory exists (or, with --fix, is created), is writable and holds SQLite."""
+    directory = loaded.state_dir
+    fix_hint = f"make {directory} writable by this user, or set gateway.state_dir"
+    if not directory.exists():
+        if not fix:
+            return Finding(
+                "state dir",
+                Level.WARN,
+                f"{directory} does not exist yet (the daemon creates it)",
+                "run `chatgate doctor --fix` to create it now",
+            )
+        try:
+            directory.mkdir(parents=True)
+        except OSError as exc:
+            return Finding("state dir", Level.FAIL, f"cannot create {directory}: {exc}", fix_hint)
+    try:
+        with tempfile.NamedTemporaryFile(dir=directory, prefix=".doctor-"):
+            pass
+        sqlite3.connect(directory / ".doctor.db").close()
+        os.unlink(directory / ".doctor.db")
+    except (OSError, sqlite3.Error) as exc:
+        return Finding("state dir", Level.FAIL, f"{directory} is not writable: {exc}", fix_hint)
+    return Finding("state dir", Level.OK, f"{directory} is writable")
+
+
+async def _channels(loaded: LoadedConfig, offline: bool) -> list[Finding]:
+    channels = loaded.config.channels
+    out: list[Finding] = []
+    telegram = getattr(channels, "telegram", None)
+    if isinstance(telegram, TelegramChannelConfig) and telegram.enabled:
+        out.append(await _telegram(telegram, offline))
+    webhook = getattr(channels, "webhook", None)
+    if isinstance(webhook, WebhookChannelConfig) and webhook.enabled:
+        out += _webhook_routes(webhook)
+    for name in loaded.plugin_channels:
+        out.append(Finding(f"channel {name}", Level.SKIP, "plugin channel: not probed"))
+    return out
+
+
+async def _telegram(config: TelegramChannelConfig, offline: bool) -> Finding:
+    from chatgate.channels.telegram.adapter import connect_bot
+
+    try:
+        if offline:
+            from chatgate.channels.telegram.adapter import make_bot
+
+            make_bot(config)  # the token is present
+            return Finding("telegram", Level.SKIP, "token set; not contacted (--offline)")
+        bot = await asyncio.wait_for(connect_bot(config), PROBE_TIMEOUT_S)
+    except NotConfigured as exc:
+        return Finding("telegram", Level.WARN, f"not configured: {exc}", exc.hint)
+    except ChannelError as exc:
+        return Finding("telegram", Level.FAIL, str(exc), exc.hint)
+    except TimeoutError:
+        return Finding(
+            "telegram",
+            Level.FAIL,
+            f"no answer from {config.api_base} within {PROBE_TIMEOUT_S:.0f} s",
+            f"check network access to {config.api_base}",
+        )
+    try:
+        me = bot.bot
+    finally:
+        await bot.shutdown()
+    if config.mode == "webhook" and not config.webhook.public_url:
+        return Finding(
+            "telegram",
+            Level.FAIL,
+            f"@{me.username}: webhook mode needs a public URL",
+            "set channels.telegram.webhook.public_url (HTTPS, proxied to chatgate's port)",
+        )
+    return Finding("telegram", Level.OK, f"@{me.username} (id {me.id}), {config.mode} mode")
+
+
+def _webhook_routes(config: WebhookChannelConfig) -> list[Finding]:
+    out = []
+    for name, route in config.routes.items():
+        check = f"webhook {name}"
+        if route.signature != "none" and secret_value(route.secret) is None:
+            out.append(
+                Finding(
+                    check,
+                    Level.WARN,
+                    f"POST {route.path} answers 503 to every request: its secret is empty",
+                    f"set channels.webhook.routes.{name}.secret (or secret_file)",
+                )
+            )
+        elif route.signature == "none":
+            out.append(Finding(check, Level.WARN, f"POST {route.path} accepts unsigned requests"))
+        else:
+            out.append(Finding(check, Level.OK, f"POST {route.path} ({route.signature})"))
+    return out
+
+
+async def _agents(loaded: LoadedConfig, offline: bool) -> list[Finding]:
+    from chatgate.agents.registry import build_agents
+
+    try:
+        built = build_agents(loaded.config)
+    except ConfigError as exc:  # a python agent whose module does not import
+        return [Finding("agents", Level.FAIL, str(exc), "fix the module path or its import error")]
+    out: list[Finding] = []
+    for name, config in loaded.config.agents.items():
+        await built[name].aclose()
+        if not isinstance(config, LiteLLMAgentConfig):
+            detail = f"{config.backend} backend loads (not called: a call would run a turn)"
+            out.append(Finding(f"agent {name}", Level.OK, detail))
+            continue
+        models = [(config.model, config.api_base, config.api_key)]
+        models += [(f.model, f.api_base or config.api_base, f.api_key) for f in config.fallbacks]
+        for model, base, key in models:
+            probe = config.model_copy(
+                update={
+                    "model": model,
+                    "api_base": base,
+                    "api_key": key or config.api_key,
+                    "fallbacks": [],
+                    "max_tokens": 1,
+                    "stream": False,
+                    "system_prompt": None,
+                    "timeout_s": min(config.timeout_s, PROBE_TIMEOUT_S),
+                }
+            )
+            out.append(await _model(name, probe, offline))
+    return out
+
+
+async def _model(name: str, config: LiteLLMAgentConfig, offline: bool) -> Finding:
+    from chatgate.agents.litellm_agent import LiteLLMAgent
+
+    check = f"agent {name}"
+    where = f"{config.model}" + (f" at {config.api_base}" if config.api_base else "")
+    agent = LiteLLMAgent(name, config)
+    if offline:
+        return Finding(check, Level.SKIP, f"{where}: not called (--offline)")
+    turn = Turn(session="doctor", history=(), new=(ChatMessage("user", "ping"),))
+    try:
+        await agent.run(turn)
+    except AgentError as exc:
+        return _model_failure(name, where, exc)
+    return Finding(check, Level.OK, f"{where} answered")
+
+
+def _model_failure(name: str, where: str, exc: AgentError) -> Finding:
+    reason, check = exc.reason, f"agent {name}"
+    detail = f"{where}: {reason.value} ({exc.detail})" if exc.detail else f"{where}: {reason.value}"
+    if reason in _REACHABLE:
+        return Finding(check, Level.OK, f"{where} answered (it refused the probe: {reason.value})")
+    if reason in _BUSY:
+        return Finding(check, Level.WARN, detail, "the provider is busy; turns may fail for now")
+    fixes = {
+        FailureReason.MISSING_KEY: f"set agents.{name}.api_key or api_key_file (or the provider's "
+        "environment variable)",
+        FailureReason.AUTH_PERMANENT: f"check agents.{name}.api_key and its access to the model",
+        FailureReason.AUTH_EXPIRED: f"renew the key in agents.{name}.api_key",
+        FailureReason.MODEL_NOT_FOUND: f"check agents.{name}.model (and fallbacks)",
+        FailureReason.BUDGET_EXHAUSTED: "top up the provider account or raise the budget",
+    }
+    return Finding(
+        check,
+        Level.FAIL,
+        detail,
+        fixes.get(reason, f"check network access and agents.{name}.api_base"),
+    )

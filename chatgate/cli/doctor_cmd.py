@@ -55,8 +55,10 @@ class Finding:
 async def diagnose(path: Path, *, fix: bool = False, offline: bool = False) -> list[Finding]:
     """Every finding, in order; the config ones first (nothing else runs on an invalid config)."""
     findings = [_migration(path, fix)]
+    from chatgate.channels.registry import ChannelRegistry
+
     try:
-        loaded = load_config(path)
+        loaded = load_config(path, plugin_models=ChannelRegistry().plugin_config_models())
     except ConfigError as exc:
         findings.append(
             Finding(
@@ -100,10 +102,10 @@ def render(findings: Iterable[Finding]) -> str:
 def run_doctor(given: str | None, *, fix: bool, offline: bool) -> int:
     path = config_path(given)
     if not path.exists():
-        print(f"fail  config           {path}: no such file")
-        print(f"{'':<22} fix: pass --config PATH or create {path} (see README, Configuration)")
-        return EX_CONFIG
-    findings = asyncio.run(diagnose(path, fix=fix, offline=offline))
+        hint = f"pass --config PATH or create {path} (see README, Configuration)"
+        findings = [Finding("config", Level.FAIL, f"{path}: no such file", hint)]
+    else:
+        findings = asyncio.run(diagnose(path, fix=fix, offline=offline))
     print(render(findings))
     return exit_code(findings)
 

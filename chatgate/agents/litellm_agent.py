@@ -130,6 +130,11 @@ class LiteLLMAgent:
     def provider_id(self) -> str | None:
         return self._models[0].provider_id
 
+    def require_keys(self) -> None:
+        """Raise AgentError(MISSING_KEY) when a model has no key to send; no network involved."""
+        for spec in self._models:
+            self._key_for(spec)
+
     async def prewarm(self) -> None:
         await litellm_module()
 

@@ -262,10 +262,11 @@ async def _model(name: str, config: LiteLLMAgentConfig, offline: bool) -> Findin
     check = f"agent {name}"
     where = f"{config.model}" + (f" at {config.api_base}" if config.api_base else "")
     agent = LiteLLMAgent(name, config)
-    if offline:
-        return Finding(check, Level.SKIP, f"{where}: not called (--offline)")
     turn = Turn(session="doctor", history=(), new=(ChatMessage("user", "ping"),))
     try:
+        agent.require_keys()
+        if offline:
+            return Finding(check, Level.SKIP, f"{where}: key present; not called (--offline)")
         await agent.run(turn)
     except AgentError as exc:
         return _model_failure(name, where, exc)

@@ -182,3 +182,20 @@ def test_cli_prints_findings_and_exits_by_the_worst(
     assert code == 0
     assert "ok    config" in out and "agent default" in out
     assert main(["doctor", "--config", str(tmp_path / "missing.yaml")]) == EX_CONFIG
+
+
+async def test_offline_still_finds_a_missing_model_key(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    path = tmp_path / "gateway.yaml"
+    path.write_text(
+        f"config_version: 1\ngateway: {{state_dir: {tmp_path / 'state'}}}\n"
+        "agents: {default: {backend: litellm, model: openai/gpt-4o-mini}}\n"
+    )
+
+    findings = await diagnose(path, offline=True)
+
+    agent = by_check(findings)["agent default"]
+    assert agent.level is Level.FAIL and "missing_key" in agent.detail
+    assert "agents.default.api_key" in (agent.fix or "")

@@ -43,6 +43,7 @@ from chatgate.gateway.pipeline import Pipeline
 from chatgate.gateway.runtime import Runtime, rate_spec, retry_policy
 from chatgate.gateway.sdnotify import Notifier
 from chatgate.gateway.sessions import SessionCache
+from chatgate.gateway.state_lock import StateLock
 from chatgate.gateway.store import SqliteSessionStore
 from chatgate.gateway.supervisor import ChannelSupervisor
 from chatgate.gateway.turnlock import LocalTurnLock
@@ -84,6 +85,7 @@ class Gateway:
             loaded.config.gateway.memory.limit_mb
         )
         self.on_secrets = on_secrets
+        self.state_lock = StateLock(loaded.state_dir)
         self.db = Database(
             loaded.state_dir / DB_FILE, synchronous=loaded.config.gateway.store.synchronous
         )
@@ -112,6 +114,7 @@ class Gateway:
         )  # a broken python agent is a config error: fail before binding
         self.started_at = self.clock.time()
         self.loaded.state_dir.mkdir(parents=True, exist_ok=True)
+        self.state_lock.acquire()  # before anything reads the journal
         await self.db.open()
         journal = Journal(self.db)
         dlq, dead = DeadLetters(self.db), DeadTargets(self.db)
@@ -229,6 +232,7 @@ class Gateway:
         self.notifier.stopping()
         if not hasattr(self, "rt"):
             await self.db.close()
+            self.state_lock.release()
             self._stopped.set()
             return
         self.rt.draining = True
@@ -254,6 +258,7 @@ class Gateway:
                 await agent.aclose()
         await self.callbacks.flush()
         await self.db.close()
+        self.state_lock.release()
         self._stopped.set()
         log.info("stopped")
 

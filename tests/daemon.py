@@ -137,6 +137,19 @@ async def run_cli(
     return proc.returncode or 0, out.decode(), err.decode()
 
 
+def jobs_route(secret: str) -> str:
+    """gateway.yaml lines for the ``/hooks/jobs`` route that ``post_signed_job`` posts to."""
+    return f"""channels:
+  webhook:
+    routes:
+      jobs:
+        path: /hooks/jobs
+        secret: {secret}
+        prompt: "{{payload.text}}"
+        session: "{{payload.user}}"
+"""
+
+
 async def post_signed_job(
     base: str, secret: str, text: str, delivery: str, user: str = "ada"
 ) -> tuple[int, dict[str, str]]:

@@ -13,7 +13,7 @@ import aiohttp
 import pytest
 
 from chatgate.channels.webhook.signature import sign
-from tests.daemon import ROOT, Daemon, post_signed_job, run_cli
+from tests.daemon import ROOT, Daemon, jobs_route, post_signed_job, run_cli
 from tests.fakes.llm import FakeLLM, Fault
 from tests.harness import write_config
 
@@ -38,15 +38,7 @@ agents:
     api_base: {fake.base_url}
     api_key: {API_KEY}
     timeout_s: {timeout_s}
-channels:
-  webhook:
-    routes:
-      jobs:
-        path: /hooks/jobs
-        secret: {SECRET}
-        prompt: "{{payload.text}}"
-        session: "{{payload.user}}"
-""",
+{jobs_route(SECRET)}""",
     )
 
 

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.daemon import Daemon, post_signed_job
+from tests.daemon import Daemon, jobs_route, post_signed_job
 from tests.fakes.llm import FakeLLM, Fault
 from tests.harness import write_config
 
@@ -29,15 +29,7 @@ def config(tmp_path: Path, fake: FakeLLM, *, drain: float = 10, prefix: str = "e
     api_base: {fake.base_url}
     api_key: sk-lifecycle
     timeout_s: 60
-channels:
-  webhook:
-    routes:
-      jobs:
-        path: /hooks/jobs
-        secret: {SECRET}
-        prompt: "{{payload.text}}"
-        session: "{{payload.user}}"
-""",
+{jobs_route(SECRET)}""",
     )
     path.write_text(path.read_text().replace("drain_timeout_s: 5", f"drain_timeout_s: {drain}"))
     return path

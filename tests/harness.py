@@ -14,7 +14,7 @@ from chatgate.channels.registry import ChannelRegistry
 from chatgate.config.loader import load_config
 from chatgate.gateway.app import Gateway
 from chatgate.gateway.clock import Clock
-from tests.fakes.memory_channel import MemoryChannel, MemoryChannelConfig
+from tests.fakes.memory_channel import MemoryChannel
 
 BASE = """
 config_version: 1
@@ -41,7 +41,7 @@ def registry() -> ChannelRegistry:
 
 
 def load(path: Path, env: Mapping[str, str] | None = None) -> Any:
-    return load_config(path, env=env or {}, plugin_models={"memory": MemoryChannelConfig})
+    return load_config(path, env=env or {}, catalog=registry())
 
 
 @contextlib.asynccontextmanager

@@ -154,7 +154,7 @@ def _latencies(channel: MemoryChannel, sent_t0: dict[str, float], turns: int) ->
 async def _chatgate(workdir: Path, load: Load) -> Run:
     registry = ChannelRegistry()
     registry.register("memory", MemoryChannel)
-    loaded = load_config(_config(workdir), env={}, plugin_models={"memory": MemoryChannelConfig})
+    loaded = load_config(_config(workdir), env={}, catalog=registry)
     gateway = Gateway(loaded, registry=registry, env={})
     with _daemon_logging(workdir / "gateway.log"):
         await gateway.start()

@@ -20,7 +20,7 @@ from pydantic import BaseModel
 
 from chatgate.channels.outcome import Submission
 from chatgate.channels.types import Capabilities, InboundMessage, SendResult, Target
-from chatgate.policies.reasons import SendErrorKind
+from chatgate.policies.reasons import DropReason, SendErrorKind
 from chatgate.policies.send_errors import classify_status
 from chatgate.presentation.chunking import chunk_text
 from chatgate.presentation.model import OutboundMessage
@@ -66,13 +66,25 @@ class NotConfigured(ChannelError):
 
 
 class InboundSink(Protocol):
-    async def submit(self, msg: InboundMessage) -> Submission: ...
+    """Where an adapter hands what it heard."""
+
+    async def submit(self, msg: InboundMessage) -> Submission:
+        """Journal ``msg`` and decide its fate; returns once it is durable (safe to ack)."""
+        ...
+
+    def ignored(self, channel: str, reason: DropReason, *, chat_id: str = "") -> None:
+        """Record a platform event the adapter did not turn into a message (edits, joins, ...)."""
+        ...
 
 
 class HttpRoutes(Protocol):
-    """The gateway's single HTTP server; adapters mount their endpoints here."""
+    """The gateway's single HTTP server; adapters mount their endpoints here.
 
-    def add(self, method: str, path: str, handler: Handler) -> None: ...
+    ``prefix=True`` serves every path below ``path``; static files and WebSockets are plain
+    handlers (aiohttp's `FileResponse`, `WebSocketResponse`).
+    """
+
+    def add(self, method: str, path: str, handler: Handler, *, prefix: bool = False) -> None: ...
 
     def remove(self, path: str) -> None: ...
 
@@ -103,10 +115,14 @@ class Rendered:
 
 
 class ChannelAdapter(ABC):
-    """Base class for channel adapters; subclasses live in channels/<platform>/."""
+    """Base class for channel adapters; subclasses live in channels/<platform>/.
+
+    Lifecycle, driven by the supervisor: ``start(sink)`` → running (``failed()`` resolves when
+    background work dies) → ``stop_intake()`` while draining (sends still work) → ``stop()``.
+    """
 
     platform: ClassVar[str]
-    config_model: ClassVar[type[BaseModel] | None] = None
+    config_model: ClassVar[type[BaseModel] | None] = None  # for plugins registered as a class
 
     def __init__(self, ctx: ChannelContext) -> None:
         self.ctx = ctx
@@ -120,6 +136,10 @@ class ChannelAdapter(ABC):
     @abstractmethod
     async def start(self, sink: InboundSink) -> None:
         """Connect and begin delivering inbound messages to ``sink``; return once running."""
+
+    async def stop_intake(self) -> None:
+        """Draining: stop accepting new input (acking nothing more) but keep sending."""
+        return None
 
     @abstractmethod
     async def stop(self) -> None:
@@ -140,7 +160,11 @@ class ChannelAdapter(ABC):
         return None
 
     async def acknowledge(self, msg: InboundMessage) -> None:
-        """Called when a turn for ``msg`` starts (e.g. an ack reaction); must not raise."""
+        """A turn for ``msg`` starts (capabilities.ack has REACTION); must not raise."""
+        return None
+
+    async def acknowledge_done(self, msg: InboundMessage, *, failed: bool) -> None:
+        """The turn for ``msg`` ended (e.g. swap the ack reaction for a done mark); must not raise."""
         return None
 
     def render(self, message: OutboundMessage) -> list[Rendered]:

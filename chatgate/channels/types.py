@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass, field, fields
+from enum import Flag, auto
 from typing import Any
 
 from chatgate.policies.admission import ChatKind
@@ -77,10 +78,7 @@ class InboundMessage:
     received_at: float = 0.0
     choice: str | None = None
     reply_target: Target | None = None
-    agent: str | None = None
-    session_hint: str | None = None
-    ephemeral: bool = False
-    trusted: bool = False
+    route: str | None = None
     extra: Mapping[str, Any] = field(default_factory=dict)
 
     @property
@@ -98,22 +96,45 @@ class InboundMessage:
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> InboundMessage:
-        values = dict(data)
+        """Inverse of to_dict; keys a newer or older version wrote (journal rows) are ignored."""
+        values = {k: v for k, v in data.items() if k in _MESSAGE_FIELDS}
         target = values.get("reply_target")
         values["reply_target"] = Target.from_dict(target) if target else None
         values["attachments"] = tuple(Attachment(**a) for a in values.get("attachments") or ())
         return cls(**values)
 
 
+_MESSAGE_FIELDS = frozenset(f.name for f in fields(InboundMessage))
 _MESSAGE_SCALARS = tuple(
     f.name for f in fields(InboundMessage) if f.name not in ("reply_target", "attachments", "extra")
 )
+
+
+@dataclass(frozen=True, slots=True)
+class RouteHint:
+    """Routing intent that only operator configuration grants (webhook routes, web chat).
+
+    An adapter names the configured route a message came in on (`InboundMessage.route`); the
+    gateway looks the hint up in its own config, so an adapter can never grant itself trust.
+    """
+
+    agent: str | None = None
+    trusted: bool = False  # skips admission and rate limits: a signed, operator-configured ingress
+    ephemeral: bool = False  # a one-shot session: no transcript is read or kept
 
 
 def default_target(msg: InboundMessage, *, reply_in_groups: bool = True) -> Target:
     """Reply in the same chat and thread; quote the trigger in groups so the answer is attributable."""
     quote = msg.message_id if reply_in_groups and msg.chat_kind != "direct" else None
     return Target(msg.channel, msg.chat_id, msg.thread_id, quote)
+
+
+class AckMode(Flag):
+    """How a channel shows a turn is under way (both, either or neither)."""
+
+    NONE = 0
+    TYPING = auto()  # the platform's typing indicator, refreshed every `typing_every_s`
+    REACTION = auto()  # `acknowledge()` at the start of a turn, `acknowledge_done()` at its end
 
 
 @dataclass(frozen=True)
@@ -124,8 +145,15 @@ class Capabilities:
     length: Callable[[str], int] = len
     edits: bool = False
     reactions: bool = False
-    typing: bool = False
     threads: bool = False
+    ack: AckMode = AckMode.NONE
+    typing_every_s: float = 4.0
+    stream: bool = False  # stream answers by editing a draft (needs `edits`)
+    min_edit_interval_s: float = 1.0
+
+    @property
+    def typing(self) -> bool:
+        return AckMode.TYPING in self.ack
 
 
 @dataclass(frozen=True, slots=True)

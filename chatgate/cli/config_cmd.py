@@ -13,8 +13,7 @@ from chatgate.config.redact import render_yaml
 def run_check(given: str | None) -> int:
     loaded = load_or_exit(given)
     cfg = loaded.config
-    channels = [n for n in type(cfg.channels).model_fields if getattr(cfg.channels, n) is not None]
-    channels += list(loaded.plugin_channels)
+    channels = list(loaded.channels)
     print(
         f"{loaded.path}: OK (config_version {cfg.config_version}; agents: {', '.join(cfg.agents)}; "
         f"channels: {', '.join(channels) or 'none'})"

@@ -14,17 +14,13 @@ import os
 import sqlite3
 import tempfile
 from collections.abc import Iterable
-from dataclasses import dataclass
-from enum import StrEnum
 from pathlib import Path
 
 from chatgate.agents.base import AgentError, ChatMessage, Turn
-from chatgate.channels.base import ChannelError, NotConfigured
 from chatgate.cli.common import config_path
 from chatgate.config.agent_models import LiteLLMAgentConfig
-from chatgate.config.base import secret_value
-from chatgate.config.channel_models import TelegramChannelConfig, WebhookChannelConfig
 from chatgate.config.errors import EX_CONFIG, ConfigError
+from chatgate.config.findings import Finding, Level
 from chatgate.config.loader import LoadedConfig, load_config
 from chatgate.config.migrate import migrate_file
 from chatgate.config.redact import scrub
@@ -37,28 +33,11 @@ _REACHABLE = frozenset(  # the model answered: it is reachable, the request itse
 _BUSY = frozenset({FailureReason.RATE_LIMIT, FailureReason.OVERLOADED})
 
 
-class Level(StrEnum):
-    OK = "ok"
-    WARN = "warn"
-    FAIL = "fail"
-    SKIP = "skip"
-
-
-@dataclass(frozen=True)
-class Finding:
-    check: str
-    level: Level
-    detail: str
-    fix: str | None = None
-
-
 async def diagnose(path: Path, *, fix: bool = False, offline: bool = False) -> list[Finding]:
     """Every finding, in order; the config ones first (nothing else runs on an invalid config)."""
     findings = [_migration(path, fix)]
-    from chatgate.channels.registry import ChannelRegistry
-
     try:
-        loaded = load_config(path, plugin_models=ChannelRegistry().plugin_config_models())
+        loaded = load_config(path)
     except ConfigError as exc:
         findings.append(
             Finding(
@@ -155,71 +134,19 @@ def _state_dir(loaded: LoadedConfig, fix: bool) -> Finding:
 
 
 async def _channels(loaded: LoadedConfig, offline: bool) -> list[Finding]:
-    channels = loaded.config.channels
+    """Each enabled channel's own check, from its descriptor (plugins without one are listed)."""
+    from chatgate.channels.registry import ChannelRegistry
+
+    registry = ChannelRegistry()
     out: list[Finding] = []
-    telegram = getattr(channels, "telegram", None)
-    if isinstance(telegram, TelegramChannelConfig) and telegram.enabled:
-        out.append(await _telegram(telegram, offline))
-    webhook = getattr(channels, "webhook", None)
-    if isinstance(webhook, WebhookChannelConfig) and webhook.enabled:
-        out += _webhook_routes(webhook)
-    for name in loaded.plugin_channels:
-        out.append(Finding(f"channel {name}", Level.SKIP, "plugin channel: not probed"))
-    return out
-
-
-async def _telegram(config: TelegramChannelConfig, offline: bool) -> Finding:
-    from chatgate.channels.telegram.adapter import connect_bot
-
-    try:
-        if offline:
-            from chatgate.channels.telegram.adapter import make_bot
-
-            make_bot(config)  # the token is present
-            return Finding("telegram", Level.SKIP, "token set; not contacted (--offline)")
-        bot = await asyncio.wait_for(connect_bot(config), PROBE_TIMEOUT_S)
-    except NotConfigured as exc:
-        return Finding("telegram", Level.WARN, f"not configured: {exc}", exc.hint)
-    except ChannelError as exc:
-        return Finding("telegram", Level.FAIL, str(exc), exc.hint)
-    except TimeoutError:
-        return Finding(
-            "telegram",
-            Level.FAIL,
-            f"no answer from {config.api_base} within {PROBE_TIMEOUT_S:.0f} s",
-            f"check network access to {config.api_base}",
-        )
-    try:
-        me = bot.bot
-    finally:
-        await bot.shutdown()
-    if config.mode == "webhook" and not config.webhook.public_url:
-        return Finding(
-            "telegram",
-            Level.FAIL,
-            f"@{me.username}: webhook mode needs a public URL",
-            "set channels.telegram.webhook.public_url (HTTPS, proxied to chatgate's port)",
-        )
-    return Finding("telegram", Level.OK, f"@{me.username} (id {me.id}), {config.mode} mode")
-
-
-def _webhook_routes(config: WebhookChannelConfig) -> list[Finding]:
-    out = []
-    for name, route in config.routes.items():
-        check = f"webhook {name}"
-        if route.signature != "none" and secret_value(route.secret) is None:
-            out.append(
-                Finding(
-                    check,
-                    Level.WARN,
-                    f"POST {route.path} answers 503 to every request: its secret is empty",
-                    f"set channels.webhook.routes.{name}.secret (or secret_file)",
-                )
-            )
-        elif route.signature == "none":
-            out.append(Finding(check, Level.WARN, f"POST {route.path} accepts unsigned requests"))
-        else:
-            out.append(Finding(check, Level.OK, f"POST {route.path} ({route.signature})"))
+    for name, section in loaded.channels.items():
+        if not section.enabled:
+            continue
+        check = registry.descriptor(section.platform).doctor_check()
+        if check is None:
+            out.append(Finding(name, Level.SKIP, f"{section.platform} channel: no doctor check"))
+            continue
+        out += await check(name, section.config, offline)
     return out
 
 

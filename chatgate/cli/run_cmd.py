@@ -17,10 +17,15 @@ EX_OSERR = 71
 
 
 def run_daemon(given: str | None, *, log_format: str | None, log_level: str | None) -> int:
+    from chatgate.channels.registry import ChannelRegistry
+
     loaded = load_or_exit(given)
     gw_cfg = loaded.config.gateway
     logs = setup_logging(
-        log_level or gw_cfg.log.level, log_format or gw_cfg.log.format, loaded.secrets
+        log_level or gw_cfg.log.level,
+        log_format or gw_cfg.log.format,
+        loaded.secrets,
+        noisy_loggers=ChannelRegistry().noisy_loggers(),
     )
     for warning in loaded.warnings:
         log.warning(warning)

@@ -4,21 +4,17 @@ from __future__ import annotations
 
 import ipaddress
 import os
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from pydantic import BaseModel, ValidationError
 
 from chatgate.config.base import secret_value
-from chatgate.config.channel_models import (
-    ChannelsConfig,
-    ChatChannelConfig,
-    TelegramChannelConfig,
-    WebhookChannelConfig,
-)
-from chatgate.config.errors import ConfigError, ConfigIssue
+from chatgate.config.channel_models import ChatChannelConfig
+from chatgate.config.claims import AgentRef, ChannelRef, Claim, PathClaim
+from chatgate.config.errors import ConfigError, ConfigIssue, KeyPath, format_path
 from chatgate.config.interpolate import Interpolation, interpolate
 from chatgate.config.migrate import version_issue
 from chatgate.config.models import GatewayConfig
@@ -29,6 +25,32 @@ from chatgate.config.validation import issues_from_validation, model_vocabulary
 RESERVED_PATHS = ("/healthz", "/readyz", "/metrics", "/api/")
 
 
+class ChannelCatalog(Protocol):
+    """The channel platforms config can name (the channel registry provides this)."""
+
+    def config_models(self) -> Mapping[str, type[BaseModel]]: ...
+
+    def claims(self, platform: str, section: BaseModel) -> Iterable[Claim]: ...
+
+
+@dataclass(frozen=True)
+class ChannelSection:
+    """One configured channel instance: its name, its platform and its validated section."""
+
+    name: str
+    platform: str
+    config: BaseModel
+
+    @property
+    def enabled(self) -> bool:
+        return bool(getattr(self.config, "enabled", True))
+
+    @property
+    def chat(self) -> ChatChannelConfig | None:
+        """The shared chat keys (admission, agent, streaming), when this is a chat channel."""
+        return self.config if isinstance(self.config, ChatChannelConfig) else None
+
+
 @dataclass
 class LoadedConfig:
     """A validated config plus what the runtime needs around it."""
@@ -37,16 +59,25 @@ class LoadedConfig:
     path: Path
     state_dir: Path
     secrets: frozenset[str]
-    plugin_channels: dict[str, BaseModel] = field(default_factory=dict)
-    channel_types: dict[str, str] = field(default_factory=dict)
+    channels: dict[str, ChannelSection] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
     raw: dict[str, Any] = field(default_factory=dict)
+
+    def channel(self, name: str) -> ChannelSection | None:
+        return self.channels.get(name)
+
+
+def default_catalog() -> ChannelCatalog:
+    """The channel registry (built-ins and plugins); imported here, not at module import."""
+    from chatgate.channels.registry import ChannelRegistry
+
+    return ChannelRegistry()
 
 
 def load_config(
     path: str | Path,
     env: Mapping[str, str] | None = None,
-    plugin_models: Mapping[str, type[BaseModel]] | None = None,
+    catalog: ChannelCatalog | None = None,
 ) -> LoadedConfig:
     """Load and validate ``path``; raise ConfigError naming every problem's key path and line."""
     file = Path(path)
@@ -56,14 +87,14 @@ def load_config(
         raise ConfigError(
             [ConfigIssue((), f"cannot read config file: {exc.strerror}", str(file))]
         ) from None
-    return load_config_text(text, file, env, plugin_models)
+    return load_config_text(text, file, env, catalog)
 
 
 def load_config_text(
     text: str,
     file: Path,
     env: Mapping[str, str] | None = None,
-    plugin_models: Mapping[str, type[BaseModel]] | None = None,
+    catalog: ChannelCatalog | None = None,
 ) -> LoadedConfig:
     src = parse_yaml(text, file.name)
     if not isinstance(src.data, dict):
@@ -77,60 +108,61 @@ def load_config_text(
     base_dir = file.resolve().parent
     info = interpolate(src, os.environ if env is None else env, base_dir)
     data = src.data
-    plugin_models = dict(plugin_models or {})
-    plugins, channel_types, issues = _validate_plugin_channels(data, src, info, plugin_models)
+    catalog = catalog or default_catalog()
+    models = catalog.config_models()
+    channels, issues = _validate_channels(data, src, info, models)
     try:
         config = GatewayConfig.model_validate(data)
     except ValidationError as exc:
-        vocab = model_vocabulary(GatewayConfig, *plugin_models.values())
+        vocab = model_vocabulary(GatewayConfig, *models.values())
         issues.extend(issues_from_validation(exc, src, info, vocabulary=vocab, model=GatewayConfig))
         raise ConfigError(issues) from None
-    issues.extend(_cross_check(config, src, plugins))
+    issues.extend(_cross_check(config, src, channels, catalog))
     if issues:
         raise ConfigError(issues)
     state_dir = config.gateway.state_dir
     if not state_dir.is_absolute():
         state_dir = base_dir / state_dir
-    secrets = collect_secrets(config) | {s for m in plugins.values() for s in collect_secrets(m)}
+    secrets = collect_secrets(config)
+    for section in channels.values():
+        secrets |= collect_secrets(section.config)
     return LoadedConfig(
         config=config,
         path=file,
         state_dir=state_dir,
         secrets=frozenset(secrets),
-        plugin_channels=plugins,
-        channel_types=channel_types,
+        channels=channels,
         warnings=warnings,
         raw=data,
     )
 
 
-def _validate_plugin_channels(
+def _validate_channels(
     data: dict[str, Any],
     src: YamlSource,
     info: Interpolation,
-    plugin_models: Mapping[str, type[BaseModel]],
-) -> tuple[dict[str, BaseModel], dict[str, str], list[ConfigIssue]]:
-    """Validate channel sections outside the typed built-ins: plugins and extra instances.
+    models: Mapping[str, type[BaseModel]],
+) -> tuple[dict[str, ChannelSection], list[ConfigIssue]]:
+    """Validate each `channels.<name>` section with its platform's model (taken out of ``data``).
 
-    A section named after a plugin uses that plugin's model; any other name needs `type:` naming
-    a platform (e.g. a second Telegram bot: `support_bot: {type: telegram, token: ...}`).
+    A section named after a platform uses that platform's model; any other name needs `type:`
+    naming a platform (e.g. a second Telegram bot: `support_bot: {type: telegram, token: ...}`).
+    An empty section (`telegram:` with nothing under it) is not configured.
     """
-    channels = data.get("channels")
+    channels = data.pop("channels", None)
+    if channels is None:
+        return {}, []
     if not isinstance(channels, dict):
-        return {}, {}, []
-    builtin = _builtin_channel_models()
-    models = {**builtin, **plugin_models}
-    types = {name: name for name in builtin if channels.get(name) is not None}
-    extras: dict[str, BaseModel] = {}
+        return {}, [src.issue(("channels",), "must be a mapping of channel name to section")]
+    out: dict[str, ChannelSection] = {}
     issues: list[ConfigIssue] = []
-    for name in [n for n in channels if n not in builtin]:
-        section = channels.pop(name)
-        section = dict(section) if isinstance(section, dict) else section
-        platform = name
+    known = ", ".join(sorted(models))
+    for name, raw in channels.items():
+        section = dict(raw) if isinstance(raw, dict) else raw
+        platform = str(name)
         if isinstance(section, dict) and "type" in section:
             platform = str(section.pop("type"))
             if platform not in models:
-                known = ", ".join(sorted(models))
                 issues.append(
                     src.issue(
                         ("channels", name, "type"),
@@ -138,9 +170,8 @@ def _validate_plugin_channels(
                     )
                 )
                 continue
-        model = models.get(platform) if platform != name or name in plugin_models else None
+        model = models.get(platform)
         if model is None:
-            known = ", ".join(sorted(models))
             issues.append(
                 src.issue(
                     ("channels", name),
@@ -148,85 +179,69 @@ def _validate_plugin_channels(
                 )
             )
             continue
+        if section is None and platform == name:
+            continue
         try:
-            extras[name] = model.model_validate(section or {})
-            types[name] = platform
+            out[str(name)] = ChannelSection(
+                str(name), platform, model.model_validate(section or {})
+            )
         except ValidationError as exc:
             issues.extend(
                 issues_from_validation(exc, src, info, prefix=("channels", name), model=model)
             )
-    return extras, types, issues
-
-
-def _builtin_channel_models() -> dict[str, type[BaseModel]]:
-    fields = ChannelsConfig.model_fields
-    out: dict[str, type[BaseModel]] = {}
-    for name, field_info in fields.items():
-        for arg in getattr(field_info.annotation, "__args__", ()):
-            if isinstance(arg, type) and issubclass(arg, BaseModel):
-                out[name] = arg
-    return out
-
-
-def channel_sections(
-    config: GatewayConfig, extras: Mapping[str, BaseModel]
-) -> dict[str, BaseModel]:
-    """Every configured channel section by instance name (typed built-ins, plugins, extra instances)."""
-    channels = config.channels
-    sections: dict[str, BaseModel] = {
-        n: getattr(channels, n)
-        for n in type(channels).model_fields
-        if getattr(channels, n) is not None
-    }
-    sections.update(extras)
-    return sections
+    return out, issues
 
 
 def _cross_check(
-    config: GatewayConfig, src: YamlSource, plugins: Mapping[str, BaseModel]
+    config: GatewayConfig,
+    src: YamlSource,
+    channels: Mapping[str, ChannelSection],
+    catalog: ChannelCatalog,
 ) -> list[ConfigIssue]:
+    """What sections refer to exists, and no two of them (nor the gateway) share an HTTP path."""
     issues: list[ConfigIssue] = []
     agents = set(config.agents)
+    claimed: list[tuple[PathClaim, str]] = []
 
-    def need_agent(name: str, path: tuple[str | int, ...]) -> None:
+    def need_agent(name: str, path: KeyPath) -> None:
         if name not in agents:
-            known = ", ".join(sorted(agents)) or "none defined"
-            issues.append(src.issue(path, f"unknown agent '{name}' (agents: {known})"))
+            listed = ", ".join(sorted(agents)) or "none defined"
+            issues.append(src.issue(path, f"unknown agent '{name}' (agents: {listed})"))
 
-    sections = channel_sections(config, plugins)
-    seen_paths: dict[str, str] = {}
+    def claim_path(claim: PathClaim, where: KeyPath) -> None:
+        if any(_overlap(claim, PathClaim(r, (), r.endswith("/"))) for r in RESERVED_PATHS):
+            issues.append(src.issue(where, f"'{claim.path}' is reserved by the gateway"))
+        else:
+            for other, owner in claimed:
+                if _overlap(claim, other):
+                    issues.append(src.issue(where, f"'{claim.path}' is also used by {owner}"))
+                    break
+        claimed.append((claim, format_path(where)))
 
-    def claim(path: str, where: tuple[str | int, ...]) -> None:
-        if path.startswith(RESERVED_PATHS):
-            issues.append(src.issue(where, f"'{path}' is reserved by the gateway"))
-        elif path in seen_paths:
-            issues.append(src.issue(where, f"'{path}' is also used by {seen_paths[path]}"))
-        seen_paths[path] = ".".join(map(str, where))
-
-    for name, section in sections.items():
-        if isinstance(section, ChatChannelConfig):
-            need_agent(section.agent, ("channels", name, "agent"))
-        if isinstance(section, TelegramChannelConfig) and section.mode == "webhook":
-            claim(section.webhook.path, ("channels", name, "webhook", "path"))
-        if not isinstance(section, WebhookChannelConfig):
-            continue
-        for route_name, route in section.routes.items():
-            base = ("channels", name, "routes", route_name)
-            need_agent(route.agent, (*base, "agent"))
-            claim(route.path, (*base, "path"))
-            if route.deliver is not None:
-                target_channel = route.deliver.to.split(":", 1)[0]
-                if target_channel not in sections:
-                    issues.append(
-                        src.issue(
-                            (*base, "deliver", "to"),
-                            f"channel '{target_channel}' is not configured",
-                        )
-                    )
+    for name, section in channels.items():
+        base: KeyPath = ("channels", name)
+        for claim in catalog.claims(section.platform, section.config):
+            where = (*base, *claim.key)
+            if isinstance(claim, AgentRef):
+                need_agent(claim.agent, where)
+            elif isinstance(claim, PathClaim):
+                claim_path(claim, where)
+            elif isinstance(claim, ChannelRef) and claim.channel not in channels:
+                issues.append(src.issue(where, f"channel '{claim.channel}' is not configured"))
     for index, binding in enumerate(config.routes):
         need_agent(binding.agent, ("routes", index, "agent"))
     issues.extend(_check_api_token(config, src))
     return issues
+
+
+def _overlap(a: PathClaim, b: PathClaim) -> bool:
+    """Two claims collide when the paths are equal or one is a prefix claim covering the other."""
+    if a.path == b.path:
+        return True
+    return any(
+        outer.prefix and inner.path.startswith(outer.path.rstrip("/") + "/")
+        for outer, inner in ((a, b), (b, a))
+    )
 
 
 def _check_api_token(config: GatewayConfig, src: YamlSource) -> list[ConfigIssue]:

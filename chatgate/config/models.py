@@ -9,7 +9,6 @@ from pydantic import Field, SecretStr, field_validator, model_validator
 
 from chatgate.config.agent_models import AgentConfig, EchoAgentConfig
 from chatgate.config.base import StrictModel
-from chatgate.config.channel_models import ChannelsConfig
 
 CONFIG_VERSION = 1
 
@@ -164,5 +163,4 @@ class GatewayConfig(StrictModel):
     config_version: int = CONFIG_VERSION
     gateway: GatewaySection = Field(default_factory=GatewaySection)
     agents: dict[str, AgentConfig] = Field(default_factory=_default_agents)
-    channels: ChannelsConfig = Field(default_factory=ChannelsConfig)
     routes: list[RouteBindingConfig] = Field(default_factory=list)

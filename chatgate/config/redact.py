@@ -12,9 +12,17 @@ REDACTED = "**********"
 
 
 def redacted_dict(loaded: LoadedConfig) -> dict[str, Any]:
-    data: dict[str, Any] = loaded.config.model_dump(mode="json", by_alias=True)
-    for name, model in loaded.plugin_channels.items():
-        data["channels"][name] = model.model_dump(mode="json", by_alias=True)
+    channels: dict[str, Any] = {}
+    for name, section in loaded.channels.items():
+        dumped = section.config.model_dump(mode="json", by_alias=True)
+        channels[name] = (
+            dumped if section.platform == name else {"type": section.platform, **dumped}
+        )
+    data: dict[str, Any] = {}
+    for key, value in loaded.config.model_dump(mode="json", by_alias=True).items():
+        if key == "routes":  # in the file's order: channels come before routes
+            data["channels"] = channels
+        data[key] = value
     scrubbed: dict[str, Any] = scrub(data, loaded.secrets)
     return scrubbed
 

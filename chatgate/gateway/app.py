@@ -24,7 +24,7 @@ from chatgate.agents.registry import build_agents
 from chatgate.channels.registry import ChannelRegistry
 from chatgate.channels.types import Target
 from chatgate.config.base import secret_value
-from chatgate.config.loader import LoadedConfig, channel_sections
+from chatgate.config.loader import LoadedConfig
 from chatgate.gateway import commands as cmd
 from chatgate.gateway.callbacks import CallbackPayloads
 from chatgate.gateway.clock import Clock, SystemClock
@@ -182,9 +182,7 @@ class Gateway:
             rng=random.Random(),
         )
         self.pipeline = Pipeline(self.rt)
-        self.channels.build(
-            channel_sections(cfg, self.loaded.plugin_channels), self.loaded.channel_types
-        )
+        self.channels.build(self.loaded.channels)
         await self.pipeline.recover()
         await self._serve_http()
         self._spawn(self.watchdog.run(), "loop-watchdog")
@@ -324,10 +322,9 @@ class Gateway:
             await self.clock.sleep(PAIRING_POLL_S)
             try:
                 for approved in await self.rt.pairing.take_unnotified():
-                    section = channel_sections(self.loaded.config, self.loaded.plugin_channels).get(
-                        approved.channel
-                    )
-                    if approved.chat_id and getattr(section, "pairing_notify", True):
+                    section = self.loaded.channel(approved.channel)
+                    chat = section.chat if section is not None else None
+                    if approved.chat_id and (chat is None or chat.pairing_notify):
                         await self.rt.delivery.deliver(
                             Target(approved.channel, approved.chat_id),
                             OutboundMessage.from_text(cmd.APPROVED_TEXT),

@@ -23,24 +23,44 @@ GATEWAY_KEY = web.AppKey("gateway", object)
 
 
 class DynamicRoutes:
-    """Path → method → handler table behind one catch-all aiohttp route."""
+    """Path → method → handler table behind one catch-all aiohttp route.
+
+    Exact paths win; otherwise the longest prefix route whose path is a directory of the request
+    path serves it (web chat pages, static files, WebSockets are ordinary handlers).
+    """
 
     def __init__(self) -> None:
         self._routes: dict[str, dict[str, Handler]] = {}
+        self._prefixes: dict[str, dict[str, Handler]] = {}
 
-    def add(self, method: str, path: str, handler: Handler) -> None:
-        self._routes.setdefault(path, {})[method.upper()] = handler
+    def add(self, method: str, path: str, handler: Handler, *, prefix: bool = False) -> None:
+        table = self._prefixes if prefix else self._routes
+        key = path.rstrip("/") if prefix else path
+        table.setdefault(key, {})[method.upper()] = handler
 
     def remove(self, path: str) -> None:
         self._routes.pop(path, None)
+        self._prefixes.pop(path.rstrip("/"), None)
+
+    def _lookup(self, path: str) -> dict[str, Handler] | None:
+        methods = self._routes.get(path)
+        if methods is not None:
+            return methods
+        best: str | None = None
+        for prefix in self._prefixes:
+            if (path == prefix or path.startswith(prefix + "/")) and (
+                best is None or len(prefix) > len(best)
+            ):
+                best = prefix
+        return self._prefixes[best] if best is not None else None
 
     async def dispatch(self, request: web.Request) -> web.StreamResponse:
-        methods = self._routes.get(request.path)
+        methods = self._lookup(request.path)
         if methods is None:
             raise web.HTTPNotFound(
                 text=json.dumps({"error": "not found"}), content_type="application/json"
             )
-        handler = methods.get(request.method)
+        handler = methods.get(request.method) or methods.get("*")
         if handler is None:
             raise web.HTTPMethodNotAllowed(request.method, list(methods))
         return await handler(request)

@@ -98,8 +98,16 @@ class LogSetup:
         self.handler.flush()
 
 
+# SDK loggers that log every request at INFO; channels add their own through their descriptors.
+NOISY_LOGGERS = ("httpx", "httpcore", "LiteLLM", "litellm", "aiohttp.access", "openai")
+
+
 def setup_logging(
-    level: str, fmt: str, secrets: Iterable[str] = (), stream: TextIO | None = None
+    level: str,
+    fmt: str,
+    secrets: Iterable[str] = (),
+    stream: TextIO | None = None,
+    noisy_loggers: Iterable[str] = (),
 ) -> LogSetup:
     """Configure the root logger once for the daemon (stderr unless ``stream`` is given).
 
@@ -115,14 +123,6 @@ def setup_logging(
         root.removeHandler(old)
     root.addHandler(handler)
     root.setLevel(level.upper())
-    for noisy in (
-        "httpx",
-        "httpcore",
-        "LiteLLM",
-        "litellm",
-        "telegram",
-        "aiohttp.access",
-        "openai",
-    ):
+    for noisy in (*NOISY_LOGGERS, *noisy_loggers):
         logging.getLogger(noisy).setLevel(max(logging.WARNING, root.level))
     return LogSetup(scrubber, handler)

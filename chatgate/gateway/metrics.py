@@ -70,6 +70,14 @@ class Metrics:
                 registry=r,
             )
         )
+        self.ignored = _cached(
+            Counter(
+                "chatgate_ignored_total",
+                "Platform events that were not messages for the bot (edits, joins, own messages)",
+                ["channel", "reason"],
+                registry=r,
+            )
+        )
         self.turns = _cached(
             Counter(
                 "chatgate_turns_total",

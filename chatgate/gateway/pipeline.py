@@ -13,8 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from chatgate.channels.outcome import Stage, Submission, TurnResult
-from chatgate.channels.types import InboundMessage, Target
-from chatgate.config.channel_models import ChatChannelConfig
+from chatgate.channels.types import InboundMessage, RouteHint, Target
 from chatgate.gateway import commands as cmd
 from chatgate.gateway.commands import Command, parse_command
 from chatgate.gateway.degraded import OwnerKind
@@ -22,15 +21,16 @@ from chatgate.gateway.events import EventName
 from chatgate.gateway.journal import TERMINAL, JournalEntry, JournalState
 from chatgate.gateway.runtime import Runtime
 from chatgate.gateway.session_queue import Job, JobKind, SessionScheduler
-from chatgate.gateway.sessions import resolve_agent, session_key
 from chatgate.gateway.turns import TurnRunner
 from chatgate.policies.admission import AdmissionFacts, AdmissionPolicy, decide_admission
 from chatgate.policies.failure import failure_reply
 from chatgate.policies.pairing import IssueOutcome
 from chatgate.policies.reasons import AdmissionReason, DropReason, FailureReason
+from chatgate.policies.routing import Binding, resolve_agent, session_key
 from chatgate.presentation.model import OutboundMessage
 
 log = logging.getLogger("chatgate.pipeline")
+NO_HINT = RouteHint()
 RATE_NOTICE_EVERY_S = 60.0
 
 
@@ -50,33 +50,46 @@ class Pipeline:
         )
         self._inflight: dict[str, asyncio.Future[TurnResult]] = {}
         self._policies: dict[str, ChannelPolicy] = {}
+        self._hints: dict[tuple[str, str], RouteHint] = {}
+        self._bindings: tuple[Binding, ...] = ()
         self._rate_notices: dict[str, float] = {}
         self._tasks: set[asyncio.Task[None]] = set()
         self.reload()
 
     def reload(self) -> None:
-        """Re-derive per-channel policies after a config change (hot keys apply immediately)."""
+        """Re-derive per-channel policies and route hints after a config change."""
         self._policies = {}
-        channels = self.rt.config.channels
-        sections = {n: getattr(channels, n) for n in type(channels).model_fields}
-        sections.update(self.rt.loaded.plugin_channels)
-        for name, section in sections.items():
-            if isinstance(section, ChatChannelConfig):
+        self._hints = {}
+        self._bindings = tuple(
+            Binding(agent=b.agent, **b.match.model_dump()) for b in self.rt.config.routes
+        )
+        for name, section in self.rt.loaded.channels.items():
+            chat = section.chat
+            if chat is not None:
                 self._policies[name] = ChannelPolicy(
                     AdmissionPolicy(
-                        dm_policy=section.dm_policy,
-                        group_policy=section.group_policy,
-                        allowed_users=frozenset(section.allowed_users),
-                        blocked_users=frozenset(section.blocked_users),
-                        allowed_chats=frozenset(section.allowed_chats),
+                        dm_policy=chat.dm_policy,
+                        group_policy=chat.group_policy,
+                        allowed_users=frozenset(chat.allowed_users),
+                        blocked_users=frozenset(chat.blocked_users),
+                        allowed_chats=frozenset(chat.allowed_chats),
                     ),
-                    section.agent,
+                    chat.agent,
                 )
+            descriptor = self.rt.channels.registry.descriptor(section.platform)
+            for route, hint in descriptor.route_hints(section.config).items():
+                self._hints[(name, route)] = hint
         self.scheduler.policy = self.rt.config.gateway.sessions.mid_turn
         self.scheduler.max_queued = self.rt.config.gateway.sessions.max_queued
 
     def policy(self, channel: str) -> ChannelPolicy:
         return self._policies.get(channel) or ChannelPolicy(AdmissionPolicy(), "default")
+
+    def hint(self, msg: InboundMessage) -> RouteHint:
+        """What the operator configured for the route ``msg`` came in on (nothing, by default)."""
+        if msg.route is None:
+            return NO_HINT
+        return self._hints.get((msg.channel, msg.route), NO_HINT)
 
     # -- entry points -----------------------------------------------------------------------
 
@@ -96,6 +109,11 @@ class Pipeline:
         await self._dispatch(msg, future, accepted)
         return Submission(msg.key, False, future)
 
+    def ignored(self, channel: str, reason: DropReason, *, chat_id: str = "") -> None:
+        """An adapter heard a platform event that is not a message for us (edit, join, ...)."""
+        self.rt.metrics.ignored.labels(channel=channel, reason=reason.value).inc()
+        log.info("ignored", extra={"channel": channel, "chat": chat_id, "reason": reason.value})
+
     async def recover(self) -> int:
         """Resume what a previous process journaled but did not finish; returns the count."""
         entries = await self.rt.journal.unfinished()
@@ -103,7 +121,10 @@ class Pipeline:
             future = self._inflight.get(entry.key) or self._track(entry.key)
             msg = entry.message
             if entry.state is JournalState.ANSWERED and entry.reply is not None and entry.session:
-                agent = resolve_agent(msg, self.rt.config.routes, self.policy(msg.channel).agent)
+                hint = self.hint(msg)
+                agent = resolve_agent(
+                    msg, self._bindings, self.policy(msg.channel).agent, hint.agent
+                )
                 job = Job(
                     JobKind.REDELIVER,
                     msg,
@@ -113,6 +134,7 @@ class Pipeline:
                     msg.reply_target,
                     self.rt.clock.monotonic(),
                     stored_reply=entry.reply,
+                    ephemeral=hint.ephemeral,
                 )
                 self.scheduler.enqueue(job, front=False)
             else:
@@ -162,6 +184,7 @@ class Pipeline:
         if msg.reply_target is not None and rt.dead.kind(msg.reply_target) is not None:
             await rt.dead.revive(msg.reply_target.address)
         policy = self.policy(msg.channel)
+        hint = self.hint(msg)
         command = (
             parse_command(msg.text) if msg.is_command else None
         )  # the adapter knows who it addresses
@@ -178,7 +201,7 @@ class Pipeline:
                 now=rt.clock.monotonic(),
             )
 
-        if not msg.trusted:
+        if not hint.trusted:
             paired = (
                 msg.chat_kind == "direct"
                 and policy.admission.dm_policy == "pairing"
@@ -201,7 +224,7 @@ class Pipeline:
                 await self._pairing(msg, future)
                 return
             if decision.observe:
-                agent = resolve_agent(msg, rt.config.routes, policy.agent)
+                agent = resolve_agent(msg, self._bindings, policy.agent, hint.agent)
                 key = session_key(
                     agent, msg, per_user_in_groups=rt.config.gateway.sessions.per_user_in_groups
                 )
@@ -213,7 +236,7 @@ class Pipeline:
                 await self._drop(msg, future, Stage.ADMISSION, decision.reason)
                 return
 
-        agent = resolve_agent(msg, rt.config.routes, policy.agent)
+        agent = resolve_agent(msg, self._bindings, policy.agent, hint.agent)
         key = session_key(
             agent, msg, per_user_in_groups=rt.config.gateway.sessions.per_user_in_groups
         )
@@ -225,7 +248,7 @@ class Pipeline:
             await self._notice(msg, future, Stage.COMMAND, command.value, text)
             return
 
-        if not msg.trusted:
+        if not hint.trusted:
             limited = rt.limiter.check(
                 sender_key=f"{msg.channel}:{msg.sender_id}",
                 chat_key=f"{msg.channel}:{msg.chat_id}",
@@ -245,7 +268,9 @@ class Pipeline:
             return
 
         kind = JobKind.NEW_SESSION if command is Command.NEW else JobKind.TURN
-        job = Job(kind, msg, future, key, agent, msg.reply_target, accepted)
+        job = Job(
+            kind, msg, future, key, agent, msg.reply_target, accepted, ephemeral=hint.ephemeral
+        )
         if not self.scheduler.enqueue(job):
             await self._notice(
                 msg, future, Stage.QUEUE, DropReason.QUEUE_FULL, cmd.QUEUE_FULL_TEXT, dropped=True

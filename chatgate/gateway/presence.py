@@ -12,7 +12,6 @@ from chatgate.channels.types import Target
 from chatgate.gateway.clock import Clock
 
 log = logging.getLogger("chatgate.presence")
-TYPING_REFRESH_S = 4.0  # Telegram shows "typing…" for ~5 s per sendChatAction
 TYPING_AFTER_S = 0.5  # a faster answer needs no indicator (and saves a platform call)
 TYPING_CALL_TIMEOUT_S = 10.0
 
@@ -22,10 +21,10 @@ async def typing_while(
     adapter: ChannelAdapter | None,
     target: Target | None,
     clock: Clock,
-    every_s: float = TYPING_REFRESH_S,
     after_s: float = TYPING_AFTER_S,
 ) -> AsyncIterator[None]:
-    """Show the typing indicator once the turn has taken ``after_s``, refreshed until it ends.
+    """Show the typing indicator once the turn has taken ``after_s``, refreshed every
+    ``capabilities.typing_every_s`` until it ends.
 
     An in-flight typing call is never cancelled: SDK HTTP pools (httpx under python-telegram-bot)
     can lose the connection of a request cancelled mid-flight, and enough of those exhaust the
@@ -34,6 +33,7 @@ async def typing_while(
     if adapter is None or target is None or not adapter.capabilities.typing:
         yield
         return
+    every_s = adapter.capabilities.typing_every_s
     calling = stopping = False
 
     async def refresh() -> None:

@@ -12,8 +12,8 @@ from typing import TYPE_CHECKING, Any
 
 from chatgate.agents.registry import build_agents
 from chatgate.config.errors import ConfigError
-from chatgate.config.hot import channel_change, restart_only_changes
-from chatgate.config.loader import LoadedConfig, channel_sections, load_config
+from chatgate.config.hot import restart_only_changes
+from chatgate.config.loader import LoadedConfig, load_config
 from chatgate.gateway.runtime import rate_spec, retry_policy
 from chatgate.policies.loopguard import BotLoopGuard, LoopPolicy
 
@@ -26,7 +26,7 @@ log = logging.getLogger("chatgate.reload")
 async def apply_reload(gw: Gateway) -> dict[str, Any]:
     old = gw.loaded
     try:
-        new = load_config(old.path, env=gw.env, plugin_models=gw.registry.plugin_config_models())
+        new = load_config(old.path, env=gw.env, catalog=gw.registry)
         agents = build_agents(new.config, gw.env)
     except ConfigError as exc:
         gw.metrics.reloads.labels(result="rejected").inc()
@@ -87,8 +87,7 @@ async def apply_reload(gw: Gateway) -> dict[str, Any]:
 async def _apply_channels(
     gw: Gateway, old: LoadedConfig, new: LoadedConfig
 ) -> tuple[list[str], list[str]]:
-    before = channel_sections(old.config, old.plugin_channels)
-    after = channel_sections(new.config, new.plugin_channels)
+    before, after = old.channels, new.channels
     restarted: list[str] = []
     reconfigured: list[str] = []
     for name in sorted(set(before) | set(after)):
@@ -96,22 +95,23 @@ async def _apply_channels(
             await gw.channels.remove(name)
             restarted.append(name)
             continue
-        platform = new.channel_types.get(name, name)
-        if name not in before or old.channel_types.get(name, name) != platform:
-            await gw.channels.replace(name, platform, after[name])
+        section = after[name]
+        if name not in before or before[name].platform != section.platform:
+            await gw.channels.replace(section)
             restarted.append(name)
             continue
-        hot, cold = channel_change(before[name], after[name])
+        descriptor = gw.registry.descriptor(section.platform)
+        hot, cold = descriptor.hot_change(before[name].config, section.config)
         if cold:
             log.info(
                 "channel connection settings changed; restarting it",
                 extra={"channel": name, "keys": ",".join(cold)},
             )
-            await gw.channels.replace(name, platform, after[name])
+            await gw.channels.replace(section)
             restarted.append(name)
         elif hot:
             supervised = gw.channels.channels.get(name)
             if supervised is not None:
-                supervised.adapter.reconfigure(after[name])
+                supervised.adapter.reconfigure(section.config)
             reconfigured.append(name)
     return restarted, reconfigured

@@ -40,6 +40,7 @@ class Job:
     target: Target | None
     accepted_at: float
     stored_reply: dict[str, Any] | None = None
+    ephemeral: bool = False  # a one-shot session (route hint): no transcript read or kept
 
 
 class CancelReason(StrEnum):

@@ -1,4 +1,4 @@
-"""Warm-session cache (LRU) in front of the SessionStore, and session-key derivation.
+"""Warm-session cache (LRU) in front of the SessionStore.
 
 A warm session holds the transcript tail in memory so a turn does not read the store. Eviction
 never touches a session with a turn in flight or with transcript entries that failed to persist;
@@ -12,8 +12,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from chatgate.agents.base import ChatMessage
-from chatgate.channels.types import InboundMessage
-from chatgate.config.models import RouteBindingConfig
 from chatgate.gateway.store import SessionStore
 from chatgate.policies.memory import WarmSessionFacts
 
@@ -102,37 +100,3 @@ class SessionCache:
             if len(self._warm) <= self.max_warm:
                 break
             self.evict(key)
-
-
-def resolve_agent(
-    msg: InboundMessage, bindings: Sequence[RouteBindingConfig], channel_default: str
-) -> str:
-    """First matching route binding wins; otherwise the message's own or the channel's agent."""
-    if msg.agent:
-        return msg.agent
-    for binding in bindings:
-        m = binding.match
-        if m.channel is not None and m.channel != msg.channel:
-            continue
-        if m.chat_id is not None and m.chat_id != msg.chat_id:
-            continue
-        if m.thread_id is not None and m.thread_id != msg.thread_id:
-            continue
-        if m.sender_id is not None and m.sender_id != msg.sender_id:
-            continue
-        if m.chat_kind is not None and m.chat_kind != msg.chat_kind:
-            continue
-        return binding.agent
-    return channel_default
-
-
-def session_key(agent: str, msg: InboundMessage, *, per_user_in_groups: bool) -> str:
-    """agent:channel:chat[:thread][:sender] — or the adapter's explicit hint (webhook templates)."""
-    if msg.session_hint is not None:
-        return f"{agent}:{msg.channel}:{msg.session_hint}"
-    key = f"{agent}:{msg.channel}:{msg.chat_id}"
-    if msg.thread_id:
-        key += f":{msg.thread_id}"
-    if per_user_in_groups and msg.chat_kind != "direct":
-        key += f":u{msg.sender_id}"
-    return key

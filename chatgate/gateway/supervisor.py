@@ -13,6 +13,7 @@ import asyncio
 import contextlib
 import logging
 import random
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -27,6 +28,7 @@ from chatgate.channels.base import (
     NotConfigured,
 )
 from chatgate.channels.registry import ChannelRegistry
+from chatgate.config.loader import ChannelSection
 from chatgate.config.models import SupervisionConfig
 from chatgate.gateway.clock import Clock
 from chatgate.gateway.degraded import DegradedRegistry, OwnerKind
@@ -124,21 +126,21 @@ class ChannelSupervisor:
 
     # -- building and starting ------------------------------------------------------------
 
-    def build(self, sections: dict[str, Any], types: dict[str, str]) -> None:
+    def build(self, sections: Mapping[str, ChannelSection]) -> None:
         """Instantiate an adapter per configured, enabled section (nothing connects yet)."""
         for name, section in sections.items():
-            platform = types.get(name, name)
-            if not getattr(section, "enabled", True):
+            if not section.enabled:
                 self.statuses[name] = ChannelStatus(
-                    name, platform, ChannelState.DISABLED, self.clock.time()
+                    name, section.platform, ChannelState.DISABLED, self.clock.time()
                 )
                 continue
-            self._add(name, platform, section)
+            self._add(section)
 
-    def _add(self, name: str, platform: str, section: Any) -> Supervised:
-        cls = self.registry.get(platform)
+    def _add(self, section: ChannelSection) -> Supervised:
+        name = section.name
+        cls = self.registry.get(section.platform)
         adapter = cls(
-            ChannelContext(name, section, self.http, self.state_dir, self.metrics, self.kv)
+            ChannelContext(name, section.config, self.http, self.state_dir, self.metrics, self.kv)
         )
         status = ChannelStatus(name, cls.platform, ChannelState.STOPPED, self.clock.time())
         supervised = Supervised(adapter, status, RestartBudget(self.config.restarts_per_hour))
@@ -365,16 +367,17 @@ class ChannelSupervisor:
         s.wake.set()
         return True
 
-    async def replace(self, name: str, platform: str, section: Any) -> None:
+    async def replace(self, section: ChannelSection) -> None:
         """Swap a channel for one built from a changed section (credentials changed on reload)."""
+        name = section.name
         await self.remove(name)
-        if getattr(section, "enabled", True):
-            s = self._add(name, platform, section)
+        if section.enabled:
+            s = self._add(section)
             if self._sink is not None:
                 self._spawn(s)
         else:
             self.statuses[name] = ChannelStatus(
-                name, platform, ChannelState.DISABLED, self.clock.time()
+                name, section.platform, ChannelState.DISABLED, self.clock.time()
             )
 
     async def remove(self, name: str) -> None:
@@ -390,10 +393,10 @@ class ChannelSupervisor:
     async def stop_intake(self) -> None:
         """Draining: adapters stop taking new input but can still send."""
         for s in self.channels.values():
-            stop = getattr(s.adapter, "stop_intake", None)
-            if stop is not None:
-                with contextlib.suppress(Exception):
-                    await stop()
+            try:
+                await s.adapter.stop_intake()
+            except Exception:
+                log.exception("channel stop_intake failed", extra={"channel": s.status.name})
 
     async def stop_all(self) -> None:
         self._stopping = True

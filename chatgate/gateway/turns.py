@@ -12,6 +12,7 @@ from typing import Any
 from chatgate.agents.base import AgentError, AgentReply, ChatMessage, Turn
 from chatgate.channels.base import ChannelAdapter
 from chatgate.channels.outcome import Stage, TurnResult
+from chatgate.channels.types import AckMode
 from chatgate.gateway.degraded import OwnerKind
 from chatgate.gateway.delivery import DeliveryReport
 from chatgate.gateway.events import EventName
@@ -58,7 +59,7 @@ class TurnRunner:
         async with rt.lock.hold(
             last.session, owner=rt.owner, ttl=rt.config.gateway.turn_lock.ttl_s
         ):
-            one_shot = last.msg.ephemeral  # a webhook delivery without a session template
+            one_shot = last.ephemeral  # e.g. a webhook delivery without a session template
             session = await rt.cache.acquire(last.session, rt.clock.time(), fresh=one_shot)
             rt.metrics.active_turns.inc()
             try:
@@ -81,13 +82,10 @@ class TurnRunner:
                 if prepare is not None:
                     await prepare()
                 started = rt.clock.monotonic()
-                acknowledges = (
-                    adapter is not None
-                    and type(adapter).acknowledge is not ChannelAdapter.acknowledge
-                )
+                reacts = adapter is not None and AckMode.REACTION in adapter.capabilities.ack
                 ack = (
                     asyncio.ensure_future(adapter.acknowledge(last.msg))
-                    if adapter and acknowledges
+                    if adapter is not None and reacts
                     else None
                 )
                 async with typing_while(adapter, last.target, rt.clock):
@@ -148,12 +146,17 @@ class TurnRunner:
             finally:
                 rt.metrics.active_turns.dec()
                 rt.cache.release(session)
-                if last.msg.ephemeral:  # one-shot webhook sessions need no warm cache
+                if one_shot:  # one-shot sessions need no warm cache
                     rt.cache.evict(session.key)
         rt.metrics.turns.labels(agent=last.agent, outcome=outcome.value, reason=reason).inc()
         self._track_provider(agent.provider_id(), last.agent, failure, reply)
         suppress = control.reason is CancelReason.STOP or outcome is OutcomeKind.SILENCE
         report = await self._deliver(last, None if suppress else message, agent_s, stream)
+        if adapter is not None and reacts:
+            failed = outcome is OutcomeKind.FAILURE or report.kind is not None
+            await asyncio.gather(
+                adapter.acknowledge_done(last.msg, failed=failed), return_exceptions=True
+            )
         await self._finish(batch, Stage.TURN, reason, message, report)
         log.info(
             "turn",
@@ -263,17 +266,13 @@ class TurnRunner:
         )
 
     def _stream_for(self, job: Job, adapter: ChannelAdapter | None) -> StreamingReply | None:
-        if adapter is None or job.target is None or not adapter.capabilities.edits:
+        if adapter is None or job.target is None:
+            return None
+        caps = adapter.capabilities
+        if not (caps.stream and caps.edits):
             return None
         rt = self.rt
-        name = job.msg.channel
-        section = getattr(rt.config.channels, name, None) or rt.loaded.plugin_channels.get(name)
-        settings = getattr(section, "stream", None)
-        if settings is None or not settings.enabled:
-            return None
-        return StreamingReply(
-            adapter, job.target, rt.delivery, rt.clock, settings.min_edit_interval_s
-        )
+        return StreamingReply(adapter, job.target, rt.delivery, rt.clock, caps.min_edit_interval_s)
 
     async def _finish(
         self,

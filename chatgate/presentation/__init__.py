@@ -7,7 +7,7 @@ Pure code: no I/O, no asyncio. Flow: agent reply → `OutboundMessage` → `adap
 
 from chatgate.presentation.chunking import chunk_text, utf16_len
 from chatgate.presentation.degrade import CallbackStore, DegradedDelivery, adapt, with_note
-from chatgate.presentation.limits import PLATFORM_LIMITS, PresentationLimits, limits_for
+from chatgate.presentation.limits import PLAIN, PresentationLimits
 from chatgate.presentation.markdown import (
     markdown_to_plain,
     markdown_to_slack_mrkdwn,
@@ -34,7 +34,7 @@ from chatgate.presentation.model import (
 from chatgate.presentation.render import to_markdown
 
 __all__ = [
-    "PLATFORM_LIMITS",
+    "PLAIN",
     "Block",
     "Button",
     "ButtonStyle",
@@ -54,7 +54,6 @@ __all__ = [
     "Text",
     "adapt",
     "chunk_text",
-    "limits_for",
     "markdown_to_plain",
     "markdown_to_slack_mrkdwn",
     "markdown_to_telegram_html",

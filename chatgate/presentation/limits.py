@@ -1,10 +1,11 @@
-"""What each channel can render: text length, widgets, caps on buttons, options and tables."""
+"""What a channel can render: text length, widgets, caps on buttons, options and tables.
+
+Each channel package declares its own limits in its descriptor; PLAIN is the text-only fallback.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass
-from types import MappingProxyType
 
 # Room for a fenced chunk ("```" + "\n" twice) plus some text; see chunking.chunk_text.
 MIN_TEXT_LENGTH = 16
@@ -46,44 +47,3 @@ PLAIN = PresentationLimits(
     supports_buttons=False,
     supports_images=False,
 )
-
-PLATFORM_LIMITS: Mapping[str, PresentationLimits] = MappingProxyType(
-    {
-        # Bot API: 4096 UTF-16 units per message, callback_data 1-64 bytes, no select widget.
-        "telegram": PresentationLimits(
-            max_text_length=4096,
-            max_buttons=20,
-            callback_data_max_bytes=64,
-        ),
-        # Block Kit: 3000 chars per section text (40000 per message), 25 elements per actions
-        # block, 100 options per static select, button/option values up to 2000 chars.
-        "slack": PresentationLimits(
-            max_text_length=3000,
-            supports_select=True,
-            max_buttons=25,
-            max_options=100,
-            callback_data_max_bytes=2000,
-        ),
-        # 2000 chars per message, 5 rows x 5 buttons, 25 select options, custom_id <= 100.
-        "discord": PresentationLimits(
-            max_text_length=2000,
-            supports_select=True,
-            max_buttons=25,
-            max_options=25,
-            callback_data_max_bytes=100,
-        ),
-        # Generic signed HTTP: one large markdown document, no interactive widgets.
-        "webhook": PresentationLimits(
-            max_text_length=1_000_000,
-            supports_buttons=False,
-            max_table_rows=1000,
-            max_table_cols=50,
-        ),
-        "plain": PLAIN,
-    }
-)
-
-
-def limits_for(platform: str) -> PresentationLimits:
-    """Limits of a platform by name (case-insensitive); unknown platforms get "plain"."""
-    return PLATFORM_LIMITS.get(platform.strip().lower(), PLAIN)

@@ -9,6 +9,8 @@ from pathlib import Path
 import pytest
 from pydantic import BaseModel
 
+from chatgate.channels.descriptor import ChannelDescriptor
+from chatgate.channels.registry import ChannelRegistry
 from chatgate.config import ConfigError, ConfigIssue, LoadedConfig, load_config
 from chatgate.config.errors import format_path
 
@@ -27,6 +29,16 @@ def write_config(directory: Path, text: str, name: str = CONFIG_NAME) -> Path:
     return path
 
 
+def catalog(plugin_models: Mapping[str, type[BaseModel]] | None = None) -> ChannelRegistry:
+    """The built-in channels plus plugin platforms described only by their config models."""
+    registry = ChannelRegistry(plugins=False)
+    for name, model in (plugin_models or {}).items():
+        registry.register(
+            name, ChannelDescriptor(platform=name, config_model=model, adapter="tests:absent")
+        )
+    return registry
+
+
 def load(
     directory: Path,
     text: str,
@@ -35,7 +47,7 @@ def load(
 ) -> LoadedConfig:
     """Load ``text`` as gateway.yaml with an explicit (default empty) environment."""
     path = write_config(directory, text)
-    return load_config(path, env=dict(env or {}), plugin_models=plugin_models)
+    return load_config(path, env=dict(env or {}), catalog=catalog(plugin_models))
 
 
 def load_error(

@@ -650,7 +650,7 @@ def test_plugin_and_builtin_errors_reported_together(tmp_path: Path) -> None:
     assert_issue(error, "channels.telegram.dm_policy", 3, "'everyone' is not one of open")
 
 
-def test_plugin_channel_loads_into_plugin_channels(tmp_path: Path) -> None:
+def test_plugin_channel_loads_into_channels(tmp_path: Path) -> None:
     loaded = load(
         tmp_path,
         """
@@ -659,7 +659,7 @@ def test_plugin_channel_loads_into_plugin_channels(tmp_path: Path) -> None:
         """,
         plugin_models=PLUGINS,
     )
-    plugin = loaded.plugin_channels["teams"]
+    plugin = loaded.channels["teams"].config
     assert isinstance(plugin, TeamsConfig)
     assert plugin.retries == 0
     assert "teams-pw-123" in loaded.secrets
@@ -704,10 +704,10 @@ def test_valid_routes_and_signature_none(tmp_path: Path) -> None:
         """,
     )
     assert loaded.warnings == []
-    assert loaded.config.channels.telegram is not None
-    assert loaded.config.channels.telegram.allowed_users == ["1", "2"]
-    assert loaded.config.channels.webhook is not None
-    assert set(loaded.config.channels.webhook.routes) == {"public", "alert"}
+    assert loaded.channel("telegram") is not None
+    assert loaded.channels["telegram"].config.allowed_users == ["1", "2"]
+    assert loaded.channel("webhook") is not None
+    assert set(loaded.channels["webhook"].config.routes) == {"public", "alert"}
     assert loaded.state_dir == tmp_path / ".chatgate"
 
 
@@ -738,12 +738,12 @@ channels:
   hooks2: {type: webhook, routes: {}}
 """,
     )
-    assert loaded.channel_types == {
+    assert {name: s.platform for name, s in loaded.channels.items()} == {
         "telegram": "telegram",
         "support_bot": "telegram",
         "hooks2": "webhook",
     }
-    assert loaded.plugin_channels["support_bot"].dm_policy == "open"  # type: ignore[attr-defined]
+    assert loaded.channels["support_bot"].config.dm_policy == "open"  # type: ignore[attr-defined]
     error = load_error(tmp_path, "channels:\n  bot2: {type: telgram, token: x}\n")
     assert_issue(error, "channels.bot2.type", 2, "unknown channel type 'telgram'")
 

@@ -71,8 +71,8 @@ def test_list_stays_a_list(tmp_path: Path) -> None:
         {"MARK": "a, b", "ADMIN": "1,2"},
     )
     assert loaded.config.gateway.silence_markers == ["a, b", "", "plain"]
-    assert loaded.config.channels.telegram is not None
-    assert loaded.config.channels.telegram.allowed_users == ["1,2", "42"]
+    assert loaded.channel("telegram") is not None
+    assert loaded.channels["telegram"].config.allowed_users == ["1,2", "42"]
 
 
 def test_scalar_with_list_syntax_from_env_stays_a_string(tmp_path: Path) -> None:
@@ -99,8 +99,8 @@ def test_numbers_and_booleans_coerce_from_env(tmp_path: Path) -> None:
         {"PORT": "9001"},
     )
     assert loaded.config.gateway.http.port == 9001
-    assert loaded.config.channels.telegram is not None
-    assert loaded.config.channels.telegram.enabled is False
+    assert loaded.channel("telegram") is not None
+    assert loaded.channels["telegram"].config.enabled is False
 
 
 def test_env_defaults_to_process_environment(
@@ -186,12 +186,12 @@ def test_secret_files_are_relative_to_the_config_and_stripped(
         """,
     )
     cfg = loaded.config
-    assert cfg.channels.telegram is not None
-    assert secret_value(cfg.channels.telegram.token) == "123:tg-from-file"
+    assert loaded.channel("telegram") is not None
+    assert secret_value(loaded.channels["telegram"].config.token) == "123:tg-from-file"
     assert secret_value(cfg.gateway.api_token) == STRONG_TOKEN
     assert secret_value(cfg.agents["default"].api_key) == "sk-file-key"  # type: ignore[union-attr]
-    assert cfg.channels.webhook is not None
-    assert secret_value(cfg.channels.webhook.routes["a"].secret) == "hook-from-file"
+    assert loaded.channel("webhook") is not None
+    assert secret_value(loaded.channels["webhook"].config.routes["a"].secret) == "hook-from-file"
     assert {"123:tg-from-file", "sk-file-key", "hook-from-file"} <= loaded.secrets
 
 
@@ -199,11 +199,11 @@ def test_secret_file_path_from_env(tmp_path: Path) -> None:
     (tmp_path / "tg").write_text("tok-via-env-path", encoding="utf-8")
     text = "channels:\n  telegram: {token_file: '${TG_FILE}'}\n"
     loaded = load(tmp_path, text, {"TG_FILE": "tg"})
-    assert loaded.config.channels.telegram is not None
-    assert secret_value(loaded.config.channels.telegram.token) == "tok-via-env-path"
+    assert loaded.channel("telegram") is not None
+    assert secret_value(loaded.channels["telegram"].config.token) == "tok-via-env-path"
     unset = load(tmp_path, text, {})  # an unset path means "not configured"
-    assert unset.config.channels.telegram is not None
-    assert unset.config.channels.telegram.token is None
+    assert unset.channel("telegram") is not None
+    assert unset.channels["telegram"].config.token is None
 
 
 def test_file_wins_over_an_empty_inline_value(tmp_path: Path) -> None:
@@ -212,8 +212,8 @@ def test_file_wins_over_an_empty_inline_value(tmp_path: Path) -> None:
         tmp_path,
         "channels:\n  telegram: {token: '${TG_TOKEN}', token_file: tg}\n",
     )
-    assert loaded.config.channels.telegram is not None
-    assert secret_value(loaded.config.channels.telegram.token) == "tok-from-file"
+    assert loaded.channel("telegram") is not None
+    assert secret_value(loaded.channels["telegram"].config.token) == "tok-from-file"
 
 
 @pytest.mark.parametrize(

@@ -10,7 +10,7 @@ from pydantic import BaseModel, ConfigDict
 
 from chatgate.config import CONFIG_VERSION, load_config
 from chatgate.config.migrate import migrate_document, migrate_file
-from tests.config.support import write_config
+from tests.config.support import catalog, write_config
 
 LEGACY = """
 # chatgate config written before config_version existed
@@ -98,11 +98,11 @@ def test_migration_keeps_comments(legacy: Path) -> None:
 def test_migrated_file_loads_cleanly(legacy: Path) -> None:
     plugins: dict[str, type[BaseModel]] = {"matrix": MatrixConfig}
     with pytest.raises(Exception, match="legacy form"):
-        load_config(legacy, env={}, plugin_models=plugins)
+        load_config(legacy, env={}, catalog=catalog(plugins))
     migrate_file(legacy)
-    loaded = load_config(legacy, env={"TG_TOKEN": "t"}, plugin_models=plugins)
+    loaded = load_config(legacy, env={"TG_TOKEN": "t"}, catalog=catalog(plugins))
     assert loaded.warnings == []
-    telegram = loaded.config.channels.telegram
+    telegram = loaded.channels["telegram"].config
     assert telegram is not None
     assert telegram.allowed_users == ["111", "222", "333"]
     assert telegram.blocked_users == ["444"]

@@ -83,8 +83,8 @@ def _assert_no_secret(text: str) -> None:
 def test_base_config_is_valid_and_collects_every_secret(tmp_path: Path) -> None:
     _write_secret_file(tmp_path)
     loaded = load(tmp_path, BASE, ENV, PLUGINS)
-    assert loaded.config.channels.telegram is not None
-    assert secret_value(loaded.config.channels.telegram.webhook.secret_token) == FILE_SECRET
+    assert loaded.channel("telegram") is not None
+    assert secret_value(loaded.channels["telegram"].config.webhook.secret_token) == FILE_SECRET
     for secret in SECRETS:
         assert any(secret in known for known in loaded.secrets), secret
 

@@ -15,7 +15,14 @@ from typing import Any
 
 from chatgate.channels.base import ChannelAdapter, ChannelContext, InboundSink, Rendered
 from chatgate.channels.outcome import Submission
-from chatgate.channels.types import Capabilities, InboundMessage, SendResult, Target, default_target
+from chatgate.channels.types import (
+    AckMode,
+    Capabilities,
+    InboundMessage,
+    SendResult,
+    Target,
+    default_target,
+)
 from chatgate.config.channel_models import ChatChannelConfig
 from chatgate.policies.admission import ChatKind
 from chatgate.presentation.limits import PresentationLimits
@@ -59,7 +66,10 @@ class MemoryChannel(ChannelAdapter):
             limits = PresentationLimits(max_text_length=config.max_text_length)
             cached = self._capabilities = (
                 config,
-                Capabilities(limits=limits, typing=config.typing),
+                Capabilities(
+                    limits=limits,
+                    ack=AckMode.TYPING if config.typing else AckMode.NONE,
+                ),
             )
         return cached[1]
 

@@ -10,10 +10,9 @@ import pytest
 
 from chatgate.agents.base import ChatMessage
 from chatgate.channels.types import InboundMessage
-from chatgate.config.models import RouteBindingConfig, RouteMatch
 from chatgate.gateway.db import Database
 from chatgate.gateway.journal import Journal, JournalState
-from chatgate.gateway.sessions import SessionCache, resolve_agent, session_key
+from chatgate.gateway.sessions import SessionCache
 from chatgate.gateway.store import SqliteSessionStore
 from chatgate.gateway.turnlock import LocalTurnLock
 
@@ -54,42 +53,6 @@ async def test_turn_lock_serialises_and_release_is_identity_checked() -> None:
     await lock.release(second)
     await lock.release(await waiter)
     assert len(lock) == 0  # no per-key leak once nobody holds or waits
-
-
-ROUTES = [
-    RouteBindingConfig(match=RouteMatch(channel="tg", chat_id="support"), agent="support"),
-    RouteBindingConfig(match=RouteMatch(chat_kind="group"), agent="groups"),
-    RouteBindingConfig(match=RouteMatch(sender_id="vip"), agent="vip"),
-]
-
-
-@pytest.mark.parametrize(
-    ("message", "expected"),
-    [
-        (msg(chat_id="support"), "support"),
-        (msg(chat_id="support", channel="other"), "default"),
-        (msg(chat_kind="group"), "groups"),
-        (msg(sender_id="vip"), "vip"),
-        (msg(), "default"),
-        (msg(agent="forced"), "forced"),
-    ],
-)
-def test_route_bindings_first_match_wins(message: InboundMessage, expected: str) -> None:
-    assert resolve_agent(message, ROUTES, "default") == expected
-
-
-@pytest.mark.parametrize(
-    ("message", "per_user", "expected"),
-    [
-        (msg(), False, "a:tg:c"),
-        (msg(thread_id="7"), False, "a:tg:c:7"),
-        (msg(chat_kind="group"), True, "a:tg:c:uu"),
-        (msg(chat_kind="direct"), True, "a:tg:c"),
-        (msg(session_hint="route:x"), True, "a:tg:route:x"),
-    ],
-)
-def test_session_keys(message: InboundMessage, per_user: bool, expected: str) -> None:
-    assert session_key("a", message, per_user_in_groups=per_user) == expected
 
 
 @pytest.fixture

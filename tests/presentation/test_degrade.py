@@ -6,6 +6,7 @@ from dataclasses import dataclass
 
 import pytest
 
+from chatgate.channels.telegram import LIMITS as TELEGRAM
 from chatgate.policies.reasons import DegradeReason as R
 from chatgate.presentation.degrade import (
     DegradedDelivery,
@@ -13,7 +14,7 @@ from chatgate.presentation.degrade import (
     callback_hash,
     with_note,
 )
-from chatgate.presentation.limits import PLATFORM_LIMITS, PresentationLimits
+from chatgate.presentation.limits import PLAIN, PresentationLimits
 from chatgate.presentation.model import (
     Block,
     Button,
@@ -291,7 +292,7 @@ def test_generated_text_follows_markdown_support() -> None:
 
 def test_unchanged_message_is_returned_as_is() -> None:
     message = OutboundMessage((Text("hi"), Buttons(buttons(3)), Image("https://i"), Divider()))
-    adapted, report = adapt(message, PLATFORM_LIMITS["telegram"])
+    adapted, report = adapt(message, TELEGRAM)
     assert adapted is message and report is None
 
 
@@ -353,7 +354,7 @@ def test_report_requires_aligned_fields() -> None:
 
 def test_telegram_degrades_select_and_table() -> None:
     message = OutboundMessage((Text("**Menu**"), SELECT, TABLE))
-    adapted, report = adapt(message, PLATFORM_LIMITS["telegram"])
+    adapted, report = adapt(message, TELEGRAM)
     assert adapted.blocks[0] == Text("**Menu**")
     assert isinstance(adapted.blocks[2], Buttons)
     assert report is not None
@@ -362,7 +363,7 @@ def test_telegram_degrades_select_and_table() -> None:
 
 def test_plain_platform_degrades_everything_to_text() -> None:
     message = OutboundMessage((Text("**b**"), Buttons(buttons(2)), Image("https://i", "pic")))
-    adapted, report = adapt(message, PLATFORM_LIMITS["plain"])
+    adapted, report = adapt(message, PLAIN)
     assert all(isinstance(b, Text) and not b.markdown for b in adapted.blocks)
     assert report is not None
     assert set(report.reasons) == {R.MARKDOWN_AS_PLAIN, R.BUTTONS_UNSUPPORTED, R.IMAGE_AS_LINK}

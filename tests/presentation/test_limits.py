@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from chatgate.presentation.limits import PLATFORM_LIMITS, PresentationLimits, limits_for
+from chatgate.presentation.limits import PLAIN, PresentationLimits
 
 
 def test_defaults() -> None:
@@ -17,42 +17,10 @@ def test_defaults() -> None:
     assert limits.callback_data_max_bytes is None
 
 
-@pytest.mark.parametrize(
-    ("platform", "length", "buttons", "select", "markdown", "callback"),
-    [
-        ("telegram", 4096, True, False, True, 64),
-        ("slack", 3000, True, True, True, 2000),
-        ("discord", 2000, True, True, True, 100),
-        ("webhook", 1_000_000, False, False, True, None),
-        ("plain", 4000, False, False, False, None),
-    ],
-)
-def test_platform_table(
-    platform: str, length: int, buttons: bool, select: bool, markdown: bool, callback: int | None
-) -> None:
-    limits = PLATFORM_LIMITS[platform]
-    assert limits.max_text_length == length
-    assert limits.supports_buttons is buttons
-    assert limits.supports_select is select
-    assert limits.supports_markdown is markdown
-    assert limits.callback_data_max_bytes == callback
-
-
-def test_discord_allows_25_buttons() -> None:
-    assert PLATFORM_LIMITS["discord"].max_buttons == 25
-
-
-@pytest.mark.parametrize(
-    ("name", "expected"),
-    [("telegram", "telegram"), (" Slack ", "slack"), ("DISCORD", "discord"), ("irc", "plain")],
-)
-def test_limits_for(name: str, expected: str) -> None:
-    assert limits_for(name) is PLATFORM_LIMITS[expected]
-
-
-def test_platform_table_is_read_only() -> None:
-    with pytest.raises(TypeError):
-        PLATFORM_LIMITS["telegram"] = PresentationLimits()  # type: ignore[index]
+def test_plain_is_text_only() -> None:
+    assert PLAIN.max_text_length == 4000
+    assert not (PLAIN.supports_markdown or PLAIN.supports_buttons or PLAIN.supports_images)
+    assert PLAIN.callback_data_max_bytes is None
 
 
 @pytest.mark.parametrize(

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+from chatgate.channels.telegram import LIMITS as TELEGRAM
 from chatgate.presentation.degrade import adapt, with_note
-from chatgate.presentation.limits import PLATFORM_LIMITS
 from chatgate.presentation.markdown import markdown_to_telegram_html
 from chatgate.presentation.model import (
     Button,
@@ -62,7 +62,7 @@ def test_widgets_of_a_native_channel_render_as_text_for_transcripts() -> None:
 
 def test_degradation_note_renders_as_italic_telegram_html() -> None:
     message = OutboundMessage((Text("Data:"), Table(("k", "v"), (("a", "1"),))))
-    adapted, report = adapt(message, PLATFORM_LIMITS["telegram"])
+    adapted, report = adapt(message, TELEGRAM)
     text = to_markdown(with_note(adapted, report))
     assert text.endswith("_(Note: 1 table rendered as text.)_")
     html = markdown_to_telegram_html(text)

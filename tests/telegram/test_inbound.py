@@ -7,9 +7,10 @@ from typing import Any
 
 import pytest
 
-from chatgate.channels.telegram.inbound import Ignored, message_key, split_key
-from chatgate.gateway.sessions import session_key
+from chatgate.channels.telegram.ids import message_key, split_key
+from chatgate.channels.telegram.inbound import Ignored
 from chatgate.policies.reasons import DropReason
+from chatgate.policies.routing import session_key
 from tests.fakes.telegram import BOT_ID, BOT_USERNAME, FakeTelegram, bot_user
 from tests.telegram.helpers_b import inbound, parse
 

@@ -19,24 +19,18 @@ from chatgate.channels.base import (
     NotConfigured,
     Rendered,
 )
-from chatgate.channels.telegram import errors
-from chatgate.channels.telegram.inbound import (
-    ALLOWED_UPDATES,
-    BotIdentity,
-    Ignored,
-    normalize,
-    split_key,
-)
+from chatgate.channels.telegram import LIMITS, errors
+from chatgate.channels.telegram.config import TelegramChannelConfig
+from chatgate.channels.telegram.ids import split_key
+from chatgate.channels.telegram.inbound import ALLOWED_UPDATES, BotIdentity, Ignored, normalize
 from chatgate.channels.telegram.polling import REJECTED_TOKEN, TOKEN_HINT, Poller
 from chatgate.channels.telegram.render import render
 from chatgate.channels.telegram.request import BoundedRequest
-from chatgate.channels.types import Capabilities, InboundMessage, SendResult, Target
+from chatgate.channels.types import AckMode, Capabilities, InboundMessage, SendResult, Target
 from chatgate.config.base import secret_value
-from chatgate.config.channel_models import TelegramChannelConfig
 from chatgate.policies.reasons import SendErrorKind
 from chatgate.presentation.chunking import utf16_len
 from chatgate.presentation.degrade import REF_PREFIX, callback_hash
-from chatgate.presentation.limits import limits_for
 from chatgate.presentation.model import OutboundMessage
 from telegram import Bot, ReactionTypeEmoji, ReplyParameters, Update
 from telegram import error as tg
@@ -44,11 +38,11 @@ from telegram.constants import ChatAction, ParseMode
 
 log = logging.getLogger("chatgate.telegram")
 SECRET_HEADER = "X-Telegram-Bot-Api-Secret-Token"
+TYPING_REFRESH_S = 4.0  # Telegram shows "typing…" for ~5 s per sendChatAction
 
 
 class TelegramChannel(ChannelAdapter):
     platform = "telegram"
-    config_model = TelegramChannelConfig
 
     def __init__(self, ctx: ChannelContext) -> None:
         super().__init__(ctx)
@@ -61,19 +55,31 @@ class TelegramChannel(ChannelAdapter):
         self._accepting = False
         self.ignored: dict[str, int] = {}
         self._last_update = time.monotonic()
+        self._capabilities: tuple[TelegramChannelConfig, Capabilities] | None = None
 
     # -- lifecycle --------------------------------------------------------------------------
 
     @property
     def capabilities(self) -> Capabilities:
-        return Capabilities(
-            limits=limits_for("telegram"),
-            length=utf16_len,
-            edits=True,
-            reactions=True,
-            typing=True,
-            threads=True,
-        )
+        config = self.config
+        cached = self._capabilities
+        if cached is None or cached[0] is not config:
+            ack = AckMode.TYPING | (AckMode.REACTION if config.ack_reaction else AckMode.NONE)
+            cached = self._capabilities = (
+                config,
+                Capabilities(
+                    limits=LIMITS,
+                    length=utf16_len,
+                    edits=True,
+                    reactions=True,
+                    threads=True,
+                    ack=ack,
+                    typing_every_s=TYPING_REFRESH_S,
+                    stream=config.stream.enabled,
+                    min_edit_interval_s=config.stream.min_edit_interval_s,
+                ),
+            )
+        return cached[1]
 
     async def start(self, sink: InboundSink) -> None:
         self._sink = sink
@@ -185,15 +191,7 @@ class TelegramChannel(ChannelAdapter):
         result = normalize(update, self.identity, self.name)
         if isinstance(result, Ignored):
             self.ignored[result.reason.value] = self.ignored.get(result.reason.value, 0) + 1
-            self.ctx.metrics.count(f"telegram_ignored_{result.reason.value}", channel=self.name)
-            log.info(
-                "update ignored",
-                extra={
-                    "update_id": update.update_id,
-                    "chat": result.chat_id,
-                    "reason": result.reason.value,
-                },
-            )
+            self._sink.ignored(self.name, result.reason, chat_id=result.chat_id)
             return
         if result.choice is not None:
             result = await self._answer_button(result)
@@ -323,7 +321,7 @@ class TelegramChannel(ChannelAdapter):
         if (
             self.config.ack_reaction
             and msg.reply_target is not None
-            and not msg.message_id.startswith("cb:")
+            and split_key(msg.message_id) is not None
         ):
             with contextlib.suppress(tg.TelegramError):
                 await self.react(msg.reply_target, msg.message_id, self.config.ack_reaction)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 
+from chatgate.channels.telegram.ids import message_key
 from chatgate.channels.types import Attachment, InboundMessage, default_target
 from chatgate.policies.admission import ChatKind
 from chatgate.policies.reasons import DropReason
@@ -35,17 +36,6 @@ class BotIdentity:
 class Ignored:
     reason: DropReason
     chat_id: str = ""
-
-
-def message_key(chat_id: int | str, message_id: int | str) -> str:
-    """Telegram message ids are per chat, so the idempotency id includes the chat."""
-    return f"{chat_id}:{message_id}"
-
-
-def split_key(key: str) -> tuple[str, int] | None:
-    chat, _, mid = key.rpartition(":")
-    numeric = chat.lstrip("-").isdigit() and mid.lstrip("-").isdigit()  # not "cb:<query id>"
-    return (chat, int(mid)) if numeric else None
 
 
 def normalize(update: Update, bot: BotIdentity, channel: str) -> InboundMessage | Ignored:

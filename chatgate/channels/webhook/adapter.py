@@ -19,16 +19,17 @@ from aiohttp import web
 
 from chatgate.channels.base import ChannelAdapter, ChannelContext, InboundSink
 from chatgate.channels.types import Capabilities, InboundMessage, Target
+from chatgate.channels.webhook import LIMITS
+from chatgate.channels.webhook.config import WebhookChannelConfig, WebhookRouteConfig
 from chatgate.channels.webhook.signature import verify
 from chatgate.config.base import secret_value
-from chatgate.config.channel_models import WebhookChannelConfig, WebhookRouteConfig
 from chatgate.policies.reasons import DropReason
 from chatgate.policies.webhook_filter import matches, render_template
-from chatgate.presentation.limits import limits_for
 
 log = logging.getLogger("chatgate.webhook")
 DELIVERY_ID_HEADERS = ("X-GitHub-Delivery", "X-Request-Id", "X-Delivery-Id", "X-Webhook-Id")
 SYNC_WAIT_MARGIN_S = 30.0
+CAPABILITIES = Capabilities(limits=LIMITS)
 
 
 def _json(data: dict[str, Any], status: int = 200) -> web.Response:
@@ -37,7 +38,6 @@ def _json(data: dict[str, Any], status: int = 200) -> web.Response:
 
 class WebhookChannel(ChannelAdapter):
     platform = "webhook"
-    config_model = WebhookChannelConfig
 
     def __init__(self, ctx: ChannelContext) -> None:
         super().__init__(ctx)
@@ -49,7 +49,7 @@ class WebhookChannel(ChannelAdapter):
 
     @property
     def capabilities(self) -> Capabilities:
-        return Capabilities(limits=limits_for("webhook"))
+        return CAPABILITIES
 
     async def start(self, sink: InboundSink) -> None:
         self._sink = sink
@@ -130,6 +130,8 @@ class WebhookChannel(ChannelAdapter):
             return _json({"ignored": True, "reason_code": DropReason.EMPTY_INPUT.value})
         delivery_id = _delivery_id(request, body)
         session = render_template(route.session, event) if route.session else None
+        # The route's configured hint (agent, trust, one-shot) is applied by the gateway; the
+        # conversation is the route, and within it the rendered session (or this delivery).
         msg = InboundMessage(
             channel=self.name,
             platform=self.platform,
@@ -138,13 +140,11 @@ class WebhookChannel(ChannelAdapter):
             sender_id=f"route:{name}",
             message_id=f"{name}:{delivery_id}",
             text=prompt,
+            thread_id=session if session else f"once:{delivery_id}",
             sender_name=name,
             received_at=time.time(),
             reply_target=Target.parse(route.deliver.to) if route.deliver else None,
-            agent=route.agent,
-            session_hint=f"{name}:{session}" if session else f"{name}:once:{delivery_id}",
-            ephemeral=session is None,
-            trusted=True,
+            route=name,
         )
         submission = await self._sink.submit(msg)
         if route.respond == "async" and not submission.result.done():

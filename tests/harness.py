@@ -2,18 +2,23 @@
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
+import sqlite3
 import textwrap
 from collections.abc import AsyncIterator, Mapping
 from pathlib import Path
-from typing import Any
 
 import aiohttp
 
 from chatgate.channels.registry import ChannelRegistry
-from chatgate.config.loader import load_config
+from chatgate.config.loader import LoadedConfig, load_config
 from chatgate.gateway.app import Gateway
+from chatgate.gateway.builder import GatewayBuilder
 from chatgate.gateway.clock import Clock
+from chatgate.gateway.local_api import read_endpoint
+from chatgate.gateway.memory_monitor import MemorySource
+from chatgate.state.sqlite import DB_FILE
 from tests.fakes.memory_channel import MemoryChannel
 
 BASE = """
@@ -40,15 +45,34 @@ def registry() -> ChannelRegistry:
     return reg
 
 
-def load(path: Path, env: Mapping[str, str] | None = None) -> Any:
+def load(path: Path, env: Mapping[str, str] | None = None) -> LoadedConfig:
     return load_config(path, env=env or {}, catalog=registry())
+
+
+def build(
+    path: Path,
+    *,
+    env: Mapping[str, str] | None = None,
+    clock: Clock | None = None,
+    memory_source: MemorySource | None = None,
+) -> Gateway:
+    builder = GatewayBuilder(load(path, env)).registry(registry()).env(env or {})
+    if clock is not None:
+        builder.clock(clock)
+    if memory_source is not None:
+        builder.memory_source(memory_source)
+    return builder.build()
 
 
 @contextlib.asynccontextmanager
 async def running(
-    path: Path, *, env: Mapping[str, str] | None = None, clock: Clock | None = None, **options: Any
+    path: Path,
+    *,
+    env: Mapping[str, str] | None = None,
+    clock: Clock | None = None,
+    memory_source: MemorySource | None = None,
 ) -> AsyncIterator[Gateway]:
-    gateway = Gateway(load(path, env), registry=registry(), env=env or {}, clock=clock, **options)
+    gateway = build(path, env=env, clock=clock, memory_source=memory_source)
     await gateway.start()
     try:
         yield gateway
@@ -58,6 +82,27 @@ async def running(
 
 def url(gateway: Gateway, path: str) -> str:
     return f"http://127.0.0.1:{gateway.port}{path}"
+
+
+def operator(gateway: Gateway) -> dict[str, str]:
+    """The Authorization header the local CLI would send (the token in the state dir)."""
+    endpoint = read_endpoint(gateway.rt.state_dir)
+    assert endpoint is not None, "the daemon did not publish its local API endpoint"
+    return {"Authorization": f"Bearer {endpoint.token}"}
+
+
+async def sql(gateway: Gateway, statement: str) -> None:
+    """Run one statement on the state database from a second connection (fault injection)."""
+
+    def run() -> None:
+        conn = sqlite3.connect(gateway.rt.state_dir / DB_FILE, timeout=10)
+        try:
+            conn.execute(statement)
+            conn.commit()
+        finally:
+            conn.close()
+
+    await asyncio.to_thread(run)
 
 
 def memory(gateway: Gateway) -> MemoryChannel:

@@ -42,8 +42,8 @@ from bench.runner import Context, Outcome
 from bench.scenarios.webhook import hammer
 from bench.stats import Spec, Table
 from chatgate.channels.webhook.signature import sign
-from chatgate.gateway.db import connect
-from chatgate.gateway.schema import apply_schema
+from chatgate.state.sqlite.db import connect
+from chatgate.state.sqlite.schema import apply_schema
 from tests.fakes.telegram import TOKEN, FakeTelegram
 
 MESSAGES = 20

@@ -28,7 +28,7 @@ from chatgate.channels.registry import ChannelRegistry
 from chatgate.channels.types import InboundMessage, default_target
 from chatgate.config.agent_models import EchoAgentConfig
 from chatgate.config.loader import load_config
-from chatgate.gateway.app import Gateway
+from chatgate.gateway.builder import GatewayBuilder
 from chatgate.gateway.http_app import DynamicRoutes
 from chatgate.gateway.logs import setup_logging
 from tests.fakes.memory_channel import MemoryChannel, MemoryChannelConfig
@@ -155,7 +155,7 @@ async def _chatgate(workdir: Path, load: Load) -> Run:
     registry = ChannelRegistry()
     registry.register("memory", MemoryChannel)
     loaded = load_config(_config(workdir), env={}, catalog=registry)
-    gateway = Gateway(loaded, registry=registry, env={})
+    gateway = GatewayBuilder(loaded).registry(registry).env({}).build()
     with _daemon_logging(workdir / "gateway.log"):
         await gateway.start()
         try:

@@ -1,4 +1,8 @@
-"""Talk to the running daemon's /api (stdlib only, so CLI commands start fast)."""
+"""Talk to the running daemon's /api (stdlib only, so CLI commands start fast).
+
+The daemon is found through `api.json` in its state directory (its real URL and a local
+token); without one, through `gateway.http` and `gateway.api_token` from the config.
+"""
 
 from __future__ import annotations
 
@@ -10,35 +14,70 @@ from typing import Any
 from chatgate.cli.common import EX_UNAVAILABLE, api_url, die
 from chatgate.config.base import secret_value
 from chatgate.config.loader import LoadedConfig
+from chatgate.gateway.local_api import read_endpoint
 
 
-def call(
-    loaded: LoadedConfig, path: str, *, method: str = "GET", url: str | None = None
+class DaemonUnreachable(Exception):
+    """Nothing answered at the daemon's address."""
+
+
+def _where(loaded: LoadedConfig, url: str | None) -> tuple[str, str | None]:
+    configured = secret_value(loaded.config.gateway.api_token)
+    if url is None:
+        local = read_endpoint(loaded.state_dir)
+        if local is not None:
+            return local.url, local.token
+    return api_url(loaded, url), configured
+
+
+def request(
+    loaded: LoadedConfig,
+    path: str,
+    *,
+    method: str = "GET",
+    body: dict[str, Any] | None = None,
+    url: str | None = None,
 ) -> dict[str, Any]:
-    base = api_url(loaded, url)
-    request = urllib.request.Request(
-        base + path, method=method, data=b"" if method == "POST" else None
-    )
-    token = secret_value(loaded.config.gateway.api_token)
+    """The daemon's JSON answer (HTTP errors included, with `http_status`); raises
+    DaemonUnreachable when no daemon answers."""
+    base, token = _where(loaded, url)
+    data = json.dumps(body).encode() if body is not None else (b"" if method != "GET" else None)
+    req = urllib.request.Request(base + path, method=method, data=data)
+    if body is not None:
+        req.add_header("Content-Type", "application/json")
     if token:
-        request.add_header("Authorization", f"Bearer {token}")
+        req.add_header("Authorization", f"Bearer {token}")
     try:
-        with urllib.request.urlopen(request, timeout=10) as response:
-            data: dict[str, Any] = json.loads(response.read() or b"{}")
-            return data
+        with urllib.request.urlopen(req, timeout=10) as response:
+            answer: dict[str, Any] = json.loads(response.read() or b"{}")
+            return answer
     except urllib.error.HTTPError as exc:
         if exc.code == 401:
             die(f"{base} refused the API token (check gateway.api_token)", EX_UNAVAILABLE)
         try:
-            body: dict[str, Any] = json.loads(exc.read() or b"{}")
+            answer = json.loads(exc.read() or b"{}")
         except ValueError:
-            body = {}
-        body.setdefault("http_status", exc.code)
-        return body
+            answer = {}
+        answer.setdefault("http_status", exc.code)
+        return answer
     except (urllib.error.URLError, ConnectionError, TimeoutError) as exc:
-        reason = getattr(exc, "reason", exc)
+        raise DaemonUnreachable(f"no answer at {base}: {getattr(exc, 'reason', exc)}") from None
+
+
+def call(
+    loaded: LoadedConfig,
+    path: str,
+    *,
+    method: str = "GET",
+    body: dict[str, Any] | None = None,
+    url: str | None = None,
+) -> dict[str, Any]:
+    """Like `request`, for commands that need the running daemon: exit 69 when it is not."""
+    try:
+        return request(loaded, path, method=method, body=body, url=url)
+    except DaemonUnreachable as exc:
         die(
-            f"chatgate is not running (no answer at {base}: {reason}). "
+            f"chatgate is not running ({exc}). "
             "Start it with `chatgate run` or check gateway.http in the config.",
             EX_UNAVAILABLE,
         )

@@ -1,9 +1,8 @@
-"""Helpers shared by CLI commands: config discovery, loading with exit 78, state DB access."""
+"""Helpers shared by CLI commands: config discovery, loading with exit 78, the daemon's URL."""
 
 from __future__ import annotations
 
 import os
-import sqlite3
 import sys
 from pathlib import Path
 from typing import NoReturn
@@ -40,20 +39,6 @@ def load_or_exit(given: str | None) -> LoadedConfig:
         return load_config(path)
     except ConfigError as exc:
         die(str(exc), EX_CONFIG)
-
-
-def open_state(loaded: LoadedConfig) -> sqlite3.Connection:
-    """Open the daemon's state database directly (WAL allows this while the daemon runs)."""
-    from chatgate.gateway.app import DB_FILE
-    from chatgate.gateway.db import connect
-    from chatgate.gateway.schema import apply_schema
-
-    path = loaded.state_dir / DB_FILE
-    if not path.exists():
-        loaded.state_dir.mkdir(parents=True, exist_ok=True)
-    conn = connect(path)
-    apply_schema(conn)
-    return conn
 
 
 def api_url(loaded: LoadedConfig, override: str | None = None) -> str:

@@ -60,7 +60,7 @@ def _parser() -> argparse.ArgumentParser:
     dlq = sub.add_parser("dlq", help="undelivered replies").add_subparsers(
         dest="action", required=True
     )
-    dlq.add_parser("list", parents=[config, out])
+    dlq.add_parser("list", parents=[config, api, out])
     for name in ("replay", "drop"):
         p = dlq.add_parser(name, parents=[config, api])
         p.add_argument("id", type=int)
@@ -68,24 +68,25 @@ def _parser() -> argparse.ArgumentParser:
     pairing = sub.add_parser("pairing", help="approve unknown users").add_subparsers(
         dest="action", required=True
     )
-    pairing.add_parser("list", parents=[config, out])
+    pairing.add_parser("list", parents=[config, api, out])
     for name in ("approve", "deny"):
-        p = pairing.add_parser(name, parents=[config])
+        p = pairing.add_parser(name, parents=[config, api])
         p.add_argument("channel")
         p.add_argument("code")
-    revoke = pairing.add_parser("revoke", parents=[config])
+    revoke = pairing.add_parser("revoke", parents=[config, api])
     revoke.add_argument("channel")
     revoke.add_argument("sender_id")
 
     sessions = sub.add_parser("sessions", help="conversation transcripts").add_subparsers(
         dest="action", required=True
     )
-    sessions.add_parser("list", parents=[config, out])
-    show = sessions.add_parser("show", parents=[config])
-    show.add_argument("key")
+    sessions.add_parser("list", parents=[config, api, out])
+    for name, what in (("show", "print a transcript"), ("reset", "start a session over")):
+        p = sessions.add_parser(name, parents=[config, api], help=what)
+        p.add_argument("key")
 
     why = sub.add_parser(
-        "why", parents=[config, out], help="why did (or didn't) the bot answer a message?"
+        "why", parents=[config, api, out], help="why did (or didn't) the bot answer a message?"
     )
     why.add_argument("channel")
     why.add_argument("message_id", nargs="?")
@@ -128,26 +129,29 @@ def main(argv: Sequence[str] | None = None) -> int:
         return run_channel_restart(loaded, args.name, url=args.url)
     from chatgate.cli import state_cmds as st
 
+    url = args.url
     if command == "dlq":
         if args.action == "list":
-            return st.dlq_list(loaded, as_json=args.json)
+            return st.dlq_list(loaded, as_json=args.json, url=url)
         if args.action == "replay":
-            return st.dlq_replay(loaded, args.id, args.url)
-        return st.dlq_drop(loaded, args.id)
+            return st.dlq_replay(loaded, args.id, url)
+        return st.dlq_drop(loaded, args.id, url)
     if command == "pairing":
         if args.action == "list":
-            return st.pairing_list(loaded, as_json=args.json)
+            return st.pairing_list(loaded, as_json=args.json, url=url)
         if args.action == "approve":
-            return st.pairing_approve(loaded, args.channel, args.code)
+            return st.pairing_approve(loaded, args.channel, args.code, url)
         if args.action == "deny":
-            return st.pairing_deny(loaded, args.channel, args.code)
-        return st.pairing_revoke(loaded, args.channel, args.sender_id)
+            return st.pairing_deny(loaded, args.channel, args.code, url)
+        return st.pairing_revoke(loaded, args.channel, args.sender_id, url)
     if command == "sessions":
         if args.action == "list":
-            return st.sessions_list(loaded, as_json=args.json)
-        return st.sessions_show(loaded, args.key)
+            return st.sessions_list(loaded, as_json=args.json, url=url)
+        if args.action == "reset":
+            return st.sessions_reset(loaded, args.key, url)
+        return st.sessions_show(loaded, args.key, url)
     if command == "why":
-        return st.why(loaded, args.channel, args.message_id, args.user, as_json=args.json)
+        return st.why(loaded, args.channel, args.message_id, args.user, as_json=args.json, url=url)
     return 2
 
 

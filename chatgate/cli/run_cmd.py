@@ -6,11 +6,15 @@ import asyncio
 import logging
 import signal
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from chatgate.cli.common import die, load_or_exit
 from chatgate.config.errors import EX_CONFIG, ConfigError
 from chatgate.config.loader import LoadedConfig
 from chatgate.gateway.logs import setup_logging
+
+if TYPE_CHECKING:
+    from chatgate.gateway.app import Gateway
 
 log = logging.getLogger("chatgate")
 EX_OSERR = 71
@@ -40,9 +44,9 @@ def run_daemon(given: str | None, *, log_format: str | None, log_level: str | No
 
 
 async def _serve(loaded: LoadedConfig, on_secrets: Callable[[frozenset[str]], None]) -> int:
-    from chatgate.gateway.app import Gateway
+    from chatgate.gateway.builder import GatewayBuilder
 
-    gateway = Gateway(loaded, on_secrets=on_secrets)
+    gateway = GatewayBuilder(loaded).on_secrets(on_secrets).build()
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):
@@ -68,8 +72,8 @@ async def _serve(loaded: LoadedConfig, on_secrets: Callable[[frozenset[str]], No
     return 0
 
 
-async def _safe_stop(gateway: object) -> None:
+async def _safe_stop(gateway: Gateway) -> None:
     try:
-        await gateway.stop()  # type: ignore[attr-defined]
+        await gateway.stop()
     except Exception:
         log.exception("cleanup after failed start")

@@ -1,29 +1,83 @@
-"""Commands over the daemon's state: dlq, pairing, sessions, why."""
+"""Commands over the gateway's state: dlq, pairing, sessions, why.
+
+Each asks the running daemon's /api; when no daemon answers, it opens the configured store
+itself (holding the state-dir lock, so no daemon starts meanwhile) and runs the same operation
+through the same state protocols. Either way the answer is the same JSON, rendered here.
+"""
 
 from __future__ import annotations
 
+import asyncio
 import datetime as dt
 import json
-import time
+from collections.abc import Awaitable, Callable
 from typing import Any
+from urllib.parse import urlencode
 
-from chatgate.cli.api_client import call
-from chatgate.cli.common import EX_UNAVAILABLE, EX_USAGE, die, open_state
+from chatgate.cli.api_client import DaemonUnreachable, call, request
+from chatgate.cli.common import EX_UNAVAILABLE, EX_USAGE, die
 from chatgate.config.loader import LoadedConfig
-from chatgate.gateway import pairing
 from chatgate.policies.pairing import ApprovalOutcome
+
+Offline = Callable[[Any], Awaitable[dict[str, Any]]]
 
 
 def _when(epoch: float) -> str:
     return dt.datetime.fromtimestamp(epoch).strftime("%Y-%m-%d %H:%M:%S")
 
 
-def dlq_list(loaded: LoadedConfig, *, as_json: bool) -> int:
-    from chatgate.gateway.dlq import DeadLetter
+def _ask(
+    loaded: LoadedConfig,
+    path: str,
+    offline: Offline,
+    *,
+    method: str = "GET",
+    body: dict[str, Any] | None = None,
+    url: str | None = None,
+) -> dict[str, Any]:
+    try:
+        return request(loaded, path, method=method, body=body, url=url)
+    except DaemonUnreachable as exc:
+        if url is not None:  # the operator named a daemon: do not silently use local state
+            die(f"chatgate is not running ({exc})", EX_UNAVAILABLE)
+    return asyncio.run(_offline(loaded, offline))
 
-    with open_state(loaded) as conn:
-        rows = conn.execute("SELECT * FROM dlq ORDER BY id").fetchall()
-    entries = [DeadLetter.from_row(r).to_dict() for r in rows]
+
+async def _offline(loaded: LoadedConfig, operation: Offline) -> dict[str, Any]:
+    from chatgate.gateway.clock import SystemClock
+    from chatgate.gateway.state_lock import StateDirInUse, StateLock
+    from chatgate.state.factory import build_state
+
+    loaded.state_dir.mkdir(parents=True, exist_ok=True)
+    lock = StateLock(loaded.state_dir)
+    try:
+        lock.acquire()
+    except StateDirInUse as exc:
+        die(f"{exc}; its API does not answer, so its state cannot be changed now", EX_UNAVAILABLE)
+    try:
+        state = build_state(loaded.config.gateway, loaded.state_dir, SystemClock())
+        await state.open()
+        try:
+            return await operation(state)
+        finally:
+            await state.close()
+    finally:
+        lock.release()
+
+
+def _now() -> float:
+    import time
+
+    return time.time()
+
+
+# -- dlq ------------------------------------------------------------------------------------
+
+
+def dlq_list(loaded: LoadedConfig, *, as_json: bool, url: str | None = None) -> int:
+    from chatgate.state import admin
+
+    entries = _ask(loaded, "/api/dlq", admin.dlq_list, url=url)["entries"]
     if as_json:
         print(json.dumps(entries, indent=2))
         return 0
@@ -40,10 +94,17 @@ def dlq_list(loaded: LoadedConfig, *, as_json: bool) -> int:
     return 0
 
 
-def dlq_drop(loaded: LoadedConfig, entry_id: int) -> int:
-    with open_state(loaded) as conn:
-        removed = conn.execute("DELETE FROM dlq WHERE id = ?", (entry_id,)).rowcount
-    if not removed:
+def dlq_drop(loaded: LoadedConfig, entry_id: int, url: str | None = None) -> int:
+    from chatgate.state import admin
+
+    result = _ask(
+        loaded,
+        f"/api/dlq/{entry_id}",
+        lambda state: admin.dlq_drop(state, entry_id),
+        method="DELETE",
+        url=url,
+    )
+    if not result.get("found"):
         die(f"no DLQ entry #{entry_id}", EX_USAGE)
     print(f"dropped DLQ entry #{entry_id}")
     return 0
@@ -60,144 +121,169 @@ def dlq_replay(loaded: LoadedConfig, entry_id: int, url: str | None) -> int:
     return 0 if status == "sent" else EX_UNAVAILABLE
 
 
-def pairing_list(loaded: LoadedConfig, *, as_json: bool) -> int:
-    now = time.time()
-    with open_state(loaded) as conn:
-        channels = [
-            r[0] for r in conn.execute("SELECT DISTINCT channel FROM pairing_pending").fetchall()
-        ]
-        pending = {ch: pairing.pending_codes(conn, ch, now) for ch in channels}
-        approved = pairing.list_approved(conn)
+# -- pairing --------------------------------------------------------------------------------
+
+
+def pairing_list(loaded: LoadedConfig, *, as_json: bool, url: str | None = None) -> int:
+    from chatgate.state import admin
+
+    data = _ask(loaded, "/api/pairing", lambda state: admin.pairing_list(state, _now()), url=url)
     if as_json:
-        print(
-            json.dumps(
-                {
-                    "pending": [
-                        {
-                            "channel": ch,
-                            "code": p.code,
-                            "sender_id": p.sender_id,
-                            "sender_name": p.sender_name,
-                            "issued_at": p.issued_at,
-                        }
-                        for ch, codes in pending.items()
-                        for p in codes
-                    ],
-                    "approved": [a.__dict__ for a in approved],
-                },
-                indent=2,
-            )
-        )
+        print(json.dumps(data, indent=2))
         return 0
     print("pending:")
-    count = 0
-    for ch, codes in pending.items():
-        for p in codes:
-            count += 1
-            print(
-                f"  {ch:<10} {p.code}  {p.sender_id} {p.sender_name!r}  requested {_when(p.issued_at)}"
-            )
-    if not count:
+    for p in data["pending"]:
+        print(
+            f"  {p['channel']:<10} {p['code']}  {p['sender_id']} {p['sender_name']!r}"
+            f"  requested {_when(p['issued_at'])}"
+        )
+    if not data["pending"]:
         print("  (none)")
     print("approved:")
-    for a in approved:
-        print(f"  {a.channel:<10} {a.sender_id} {a.sender_name!r}  since {_when(a.approved_at)}")
-    if not approved:
+    for a in data["approved"]:
+        print(
+            f"  {a['channel']:<10} {a['sender_id']} {a['sender_name']!r}"
+            f"  since {_when(a['approved_at'])}"
+        )
+    if not data["approved"]:
         print("  (none)")
     return 0
 
 
-def pairing_approve(loaded: LoadedConfig, channel: str, code: str) -> int:
-    with open_state(loaded) as conn:
-        conn.execute("BEGIN IMMEDIATE")
-        decision = pairing.approve_code(conn, channel, code, time.time())
-        conn.execute("COMMIT")
-    if decision.outcome is ApprovalOutcome.APPROVED:
-        print(f"approved {channel} user {decision.sender_id}; they are notified and can write now")
+def pairing_approve(loaded: LoadedConfig, channel: str, code: str, url: str | None = None) -> int:
+    from chatgate.state import admin
+
+    result = _ask(
+        loaded,
+        "/api/pairing/approve",
+        lambda state: admin.pairing_approve(state, channel, code, _now()),
+        method="POST",
+        body={"channel": channel, "code": code},
+        url=url,
+    )
+    if result.get("approved"):
+        print(f"approved {channel} user {result['sender_id']}; they are notified and can write now")
         return 0
+    outcome = result.get("outcome", "")
+    locked = result.get("locked_until")
     messages = {
-        ApprovalOutcome.UNKNOWN_CODE: f"no pending code {code!r} on {channel}",
-        ApprovalOutcome.EXPIRED: f"code {code!r} has expired; ask the user to write again for a new one",
-        ApprovalOutcome.LOCKED_OUT: "too many wrong codes; approvals on this channel are locked until "
-        + (_when(decision.locked_until) if decision.locked_until else "later"),
+        ApprovalOutcome.UNKNOWN_CODE.value: f"no pending code {code!r} on {channel}",
+        ApprovalOutcome.EXPIRED.value: f"code {code!r} has expired; ask the user to write again "
+        "for a new one",
+        ApprovalOutcome.LOCKED_OUT.value: "too many wrong codes; approvals on this channel are "
+        "locked until " + (_when(locked) if locked else "later"),
     }
-    die(messages.get(decision.outcome, decision.outcome.value), EX_USAGE)
+    die(messages.get(outcome, str(outcome or result.get("error"))), EX_USAGE)
 
 
-def pairing_deny(loaded: LoadedConfig, channel: str, code: str) -> int:
-    with open_state(loaded) as conn:
-        removed = pairing.deny_code(conn, channel, code)
-    if not removed:
+def pairing_deny(loaded: LoadedConfig, channel: str, code: str, url: str | None = None) -> int:
+    from chatgate.state import admin
+
+    result = _ask(
+        loaded,
+        "/api/pairing/deny",
+        lambda state: admin.pairing_deny(state, channel, code),
+        method="POST",
+        body={"channel": channel, "code": code},
+        url=url,
+    )
+    if not result.get("found"):
         die(f"no pending code {code!r} on {channel}", EX_USAGE)
     print(f"denied code {code} on {channel}")
     return 0
 
 
-def pairing_revoke(loaded: LoadedConfig, channel: str, sender_id: str) -> int:
-    with open_state(loaded) as conn:
-        removed = pairing.revoke(conn, channel, sender_id)
-    if not removed:
-        die(f"{channel} user {sender_id} is not approved", EX_USAGE)
-    print(
-        f"revoked {channel} user {sender_id} (takes effect on the daemon's next restart or reload)"
+def pairing_revoke(
+    loaded: LoadedConfig, channel: str, sender_id: str, url: str | None = None
+) -> int:
+    from chatgate.state import admin
+
+    result = _ask(
+        loaded,
+        "/api/pairing/revoke",
+        lambda state: admin.pairing_revoke(state, channel, sender_id),
+        method="POST",
+        body={"channel": channel, "sender_id": sender_id},
+        url=url,
     )
+    if not result.get("found"):
+        die(f"{channel} user {sender_id} is not approved", EX_USAGE)
+    print(f"revoked {channel} user {sender_id}")
     return 0
 
 
-def sessions_list(loaded: LoadedConfig, *, as_json: bool) -> int:
-    with open_state(loaded) as conn:
-        rows = [
-            dict(r)
-            for r in conn.execute(
-                "SELECT key, epoch, message_count, updated_at FROM sessions"
-                " ORDER BY updated_at DESC LIMIT 200"
-            ).fetchall()
-        ]
+# -- sessions -------------------------------------------------------------------------------
+
+
+def sessions_list(loaded: LoadedConfig, *, as_json: bool, url: str | None = None) -> int:
+    from chatgate.state import admin
+
+    rows = _ask(loaded, "/api/sessions", admin.sessions_list, url=url)["sessions"]
     if as_json:
         print(json.dumps(rows, indent=2))
         return 0
     for r in rows:
         print(
-            f"{r['key']}  epoch={r['epoch']}  messages={r['message_count']}  updated {_when(r['updated_at'])}"
+            f"{r['key']}  epoch={r['epoch']}  messages={r['message_count']}"
+            f"  updated {_when(r['updated_at'])}"
         )
     if not rows:
         print("no sessions yet")
     return 0
 
 
-def sessions_show(loaded: LoadedConfig, key: str) -> int:
-    with open_state(loaded) as conn:
-        row = conn.execute("SELECT epoch FROM sessions WHERE key = ?", (key,)).fetchone()
-        if row is None:
-            die(f"no session {key!r}", EX_USAGE)
-        messages = conn.execute(
-            "SELECT role, content, name, at FROM messages WHERE session_key = ? AND epoch = ? ORDER BY id",
-            (key, row["epoch"]),
-        ).fetchall()
-    for m in messages:
+def sessions_show(loaded: LoadedConfig, key: str, url: str | None = None) -> int:
+    from chatgate.state import admin
+
+    result = _ask(
+        loaded,
+        "/api/sessions/show?" + urlencode({"key": key}),
+        lambda state: admin.session_show(state, key),
+        url=url,
+    )
+    if not result.get("found"):
+        die(f"no session {key!r}", EX_USAGE)
+    for m in result["messages"]:
         who = m["role"] + (f" ({m['name']})" if m["name"] else "")
         print(f"[{_when(m['at'])}] {who}: {m['content']}")
     return 0
 
 
+def sessions_reset(loaded: LoadedConfig, key: str, url: str | None = None) -> int:
+    async def offline(state: Any) -> dict[str, Any]:
+        return {"key": key, "epoch": await state.sessions.reset(key, _now())}
+
+    result = _ask(loaded, "/api/sessions/reset", offline, method="POST", body={"key": key}, url=url)
+    print(f"session {key}: started over (epoch {result['epoch']})")
+    return 0
+
+
+# -- why ------------------------------------------------------------------------------------
+
+
 def why(
-    loaded: LoadedConfig, channel: str, message_id: str | None, user: str | None, *, as_json: bool
+    loaded: LoadedConfig,
+    channel: str,
+    message_id: str | None,
+    user: str | None,
+    *,
+    as_json: bool,
+    url: str | None = None,
 ) -> int:
     """The decision trail of one message, or of a user's recent messages."""
-    with open_state(loaded) as conn:
-        if message_id is not None:
-            rows = conn.execute(
-                "SELECT * FROM inbound WHERE channel = ? AND (message_id = ? OR key = ?)",
-                (channel, message_id, message_id),
-            ).fetchall()
-        elif user is not None:
-            rows = conn.execute(
-                "SELECT * FROM inbound WHERE channel = ? AND sender_id = ? ORDER BY seq DESC LIMIT 10",
-                (channel, user),
-            ).fetchall()
-        else:
-            die("give a MESSAGE_ID or --user ID", EX_USAGE)
-    trails = [_trail(dict(r)) for r in rows]
+    from chatgate.state import admin
+
+    if message_id is None and user is None:
+        die("give a MESSAGE_ID or --user ID", EX_USAGE)
+    query = {"channel": channel, **({"message_id": message_id} if message_id else {})}
+    if user is not None:
+        query["user"] = user
+    trails = _ask(
+        loaded,
+        "/api/why?" + urlencode(query),
+        lambda state: admin.why(state, channel, message_id, user),
+        url=url,
+    )["trails"]
     if as_json:
         print(json.dumps(trails, indent=2))
         return 0
@@ -207,31 +293,3 @@ def why(
     for t in trails:
         print(f"{t['key']} at {_when(t['received_at'])}: {t['summary']}")
     return 0
-
-
-def _trail(row: dict[str, Any]) -> dict[str, Any]:
-    state, stage, reason, delivery = row["state"], row["stage"], row["reason"], row["delivery"]
-    if state == "dropped":
-        summary = f"dropped at {stage}: {reason}"
-    elif state == "done":
-        summary = f"answered ({reason})"
-        if delivery and delivery != "sent":
-            summary += f", delivery {delivery}"
-            if delivery in ("undelivered", "dead_target"):
-                summary += ", in DLQ"
-        elif delivery == "sent":
-            summary += ", delivered"
-    elif state == "answered":
-        summary = f"answered ({reason}), delivery not finished yet"
-    else:
-        summary = "accepted, turn not finished yet"
-    return {
-        "key": row["key"],
-        "received_at": row["received_at"],
-        "state": state,
-        "stage": stage,
-        "reason": reason,
-        "delivery": delivery,
-        "summary": summary,
-        "delivery_ids": json.loads(row["delivery_ids"]) if row["delivery_ids"] else [],
-    }

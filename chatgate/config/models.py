@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import Field, SecretStr, field_validator, model_validator
 
@@ -11,6 +11,7 @@ from chatgate.config.agent_models import AgentConfig, EchoAgentConfig
 from chatgate.config.base import StrictModel
 
 CONFIG_VERSION = 1
+ADDRESS_PATTERN = r"^[a-z][a-z0-9_-]*:\S+$"
 
 
 class HttpConfig(StrictModel):
@@ -164,3 +165,20 @@ class GatewayConfig(StrictModel):
     gateway: GatewaySection = Field(default_factory=GatewaySection)
     agents: dict[str, AgentConfig] = Field(default_factory=_default_agents)
     routes: list[RouteBindingConfig] = Field(default_factory=list)
+    identities: dict[str, list[Annotated[str, Field(pattern=ADDRESS_PATTERN)]]] = Field(
+        default_factory=dict,
+        description="principal → the channel:sender_id addresses that are the same person",
+    )
+
+    @field_validator("identities")
+    @classmethod
+    def _one_principal_each(cls, value: dict[str, list[str]]) -> dict[str, list[str]]:
+        seen: dict[str, str] = {}
+        for principal, addresses in value.items():
+            for address in addresses:
+                if address in seen and seen[address] != principal:
+                    raise ValueError(
+                        f"{address} is listed under both {seen[address]} and {principal}"
+                    )
+                seen[address] = principal
+        return value

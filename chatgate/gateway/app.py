@@ -1,8 +1,9 @@
-"""The Gateway: wires config, state, agents, channels and the HTTP server, and owns the lifecycle.
+"""The Gateway's lifecycle: start, serve, reload, drain, stop (wiring is `builder.py`).
 
-start(): open state → resume unfinished journal entries → serve HTTP → start channels → ready.
-stop(): not ready → channels stop intake → in-flight turns finish within drain_timeout_s (the rest
-stay pending in the journal for the next start) → channels stop → state closes.
+start(): lock the state dir → open state → resume unfinished journal entries → serve HTTP →
+start channels → ready. stop(): not ready → channels stop intake → in-flight turns finish within
+drain_timeout_s (the rest stay pending in the journal for the next start) → channels stop →
+state closes.
 """
 
 from __future__ import annotations
@@ -10,187 +11,122 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import os
-import random
-import socket
-import uuid
 from collections.abc import Callable, Coroutine, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from aiohttp import web
 
 from chatgate import __version__
-from chatgate.agents.registry import build_agents
 from chatgate.channels.registry import ChannelRegistry
 from chatgate.channels.types import Target
 from chatgate.config.base import secret_value
 from chatgate.config.loader import LoadedConfig
 from chatgate.gateway import commands as cmd
-from chatgate.gateway.callbacks import CallbackPayloads
-from chatgate.gateway.clock import Clock, SystemClock
-from chatgate.gateway.db import Database
-from chatgate.gateway.degraded import DegradedRegistry
-from chatgate.gateway.delivery import Delivery
-from chatgate.gateway.dlq import DeadLetters, DeadTargets
-from chatgate.gateway.events import EventBus
 from chatgate.gateway.http_app import DynamicRoutes, build_app
-from chatgate.gateway.journal import Journal
-from chatgate.gateway.liveness import LoopWatchdog
-from chatgate.gateway.memory_monitor import MemoryMonitor, MemorySource, ProcMemorySource
-from chatgate.gateway.metrics import Metrics
-from chatgate.gateway.pairing import PairingService
+from chatgate.gateway.local_api import LocalApi
 from chatgate.gateway.pipeline import Pipeline
-from chatgate.gateway.runtime import Runtime, rate_spec, retry_policy
+from chatgate.gateway.runtime import Runtime
 from chatgate.gateway.sdnotify import Notifier
-from chatgate.gateway.sessions import SessionCache
 from chatgate.gateway.state_lock import StateLock
-from chatgate.gateway.store import SqliteSessionStore
-from chatgate.gateway.supervisor import ChannelSupervisor
-from chatgate.gateway.turnlock import LocalTurnLock
-from chatgate.policies.loopguard import BotLoopGuard, LoopPolicy
-from chatgate.policies.ratelimit import RateLimiter
+from chatgate.gateway.status import Lifecycle, build_status
 from chatgate.presentation.model import OutboundMessage, message_from_dict
+from chatgate.state import admin
 
 log = logging.getLogger("chatgate.gateway")
-DB_FILE = "chatgate.db"
 PAIRING_POLL_S = 2.0
 PURGE_EVERY_S = 3600.0
 
 
+@dataclass
+class GatewayParts:
+    """What `GatewayBuilder` hands the lifecycle."""
+
+    rt: Runtime
+    pipeline: Pipeline
+    registry: ChannelRegistry
+    routes: DynamicRoutes
+    env: Mapping[str, str]
+    notifier: Notifier
+    state_lock: StateLock
+    on_secrets: Callable[[frozenset[str]], None] | None = None
+
+
 class Gateway:
-    def __init__(
-        self,
-        loaded: LoadedConfig,
-        *,
-        clock: Clock | None = None,
-        registry: ChannelRegistry | None = None,
-        env: Mapping[str, str] | None = None,
-        memory_source: MemorySource | None = None,
-        on_secrets: Callable[[frozenset[str]], None] | None = None,
-    ) -> None:
-        self.loaded = loaded
-        self.clock = clock or SystemClock()
-        self.registry = registry or ChannelRegistry()
-        self.env = os.environ if env is None else env
-        self.metrics = Metrics()
-        self.routes = DynamicRoutes()
-        self.events = EventBus()
-        self.degraded = DegradedRegistry()
-        self.notifier = Notifier(self.env)
-        self.watchdog = LoopWatchdog(
-            interval_s=loaded.config.gateway.watchdog.interval_s,
-            max_lag_s=loaded.config.gateway.watchdog.max_lag_s,
-        )
-        self.memory_source = memory_source or ProcMemorySource(
-            loaded.config.gateway.memory.limit_mb
-        )
-        self.on_secrets = on_secrets
-        self.state_lock = StateLock(loaded.state_dir)
-        self.db = Database(
-            loaded.state_dir / DB_FILE, synchronous=loaded.config.gateway.store.synchronous
-        )
-        self.started_at = 0.0
-        self.ready = False
-        self.draining = False
-        self.port: int | None = None
+    def __init__(self, parts: GatewayParts) -> None:
+        self.rt = parts.rt
+        self.pipeline = parts.pipeline
+        self.registry = parts.registry
+        self.routes = parts.routes
+        self.env = parts.env
+        self.notifier = parts.notifier
+        self.state_lock = parts.state_lock
+        self.on_secrets = parts.on_secrets
+        self.local_api = LocalApi(self.rt.state_dir)
+        self.life = Lifecycle()
         self._runner: web.AppRunner | None = None
         self._tasks: list[asyncio.Task[None]] = []
+        self._opened = False
         self._stopped = asyncio.Event()
         self._reload_lock = asyncio.Lock()
-        self.rt: Runtime
-        self.pipeline: Pipeline
-        self.channels: ChannelSupervisor
-        self.memory: MemoryMonitor
+
+    # Components, by their everyday names.
+    @property
+    def loaded(self) -> LoadedConfig:
+        return self.rt.loaded
 
     @property
-    def api_token(self) -> str | None:
-        return secret_value(self.loaded.config.gateway.api_token)
+    def clock(self) -> Any:
+        return self.rt.clock
+
+    @property
+    def channels(self) -> Any:
+        return self.rt.channels
+
+    @property
+    def metrics(self) -> Any:
+        return self.rt.metrics
+
+    @property
+    def events(self) -> Any:
+        return self.rt.events
+
+    @property
+    def degraded(self) -> Any:
+        return self.rt.degraded
+
+    @property
+    def memory(self) -> Any:
+        return self.rt.memory
+
+    @property
+    def port(self) -> int | None:
+        return self.life.port
+
+    @property
+    def draining(self) -> bool:
+        return self.life.draining
+
+    # -- start and stop -------------------------------------------------------------------
 
     async def start(self) -> None:
-        cfg = self.loaded.config
-        gw = cfg.gateway
-        agents = build_agents(
-            cfg, self.env
-        )  # a broken python agent is a config error: fail before binding
-        self.started_at = self.clock.time()
-        self.loaded.state_dir.mkdir(parents=True, exist_ok=True)
+        rt = self.rt
+        self.life.started_at = rt.clock.time()
+        rt.state_dir.mkdir(parents=True, exist_ok=True)
         self.state_lock.acquire()  # before anything reads the journal
-        await self.db.open()
-        journal = Journal(self.db)
-        dlq, dead = DeadLetters(self.db), DeadTargets(self.db)
-        pairing = PairingService(self.db)
-        await asyncio.gather(dlq.load(), dead.load(), pairing.load())
-        self.metrics.dlq_size.set(dlq.size)
-        self.events.load_plugins()
-        callbacks = self.callbacks = CallbackPayloads(self.db)
-        self.channels = ChannelSupervisor(
-            self.registry,
-            self.routes,
-            self.metrics,
-            self.loaded.state_dir,
-            self.clock,
-            self.degraded,
-            gw.supervision,
-            kv={"callbacks": callbacks},
-        )
-        delivery = Delivery(
-            self.channels,
-            dlq,
-            dead,
-            retry_policy(self.loaded),
-            self.clock,
-            self.events,
-            self.metrics,
-            callback_store=callbacks,
-        )
-        cache = SessionCache(
-            SqliteSessionStore(self.db),
-            max_warm=gw.sessions.warm_max,
-            max_messages=gw.sessions.max_messages,
-        )
-        self.memory = MemoryMonitor(
-            self.memory_source,
-            cache,
-            self.clock,
-            shed_ratio=gw.memory.shed_ratio,
-            headroom_ratio=gw.memory.headroom_ratio,
-            interval_s=gw.memory.interval_s,
-            on_evict=self._evicted,
-            on_sample=self._sampled,
-        )
-        self.rt = Runtime(
-            loaded=self.loaded,
-            clock=self.clock,
-            journal=journal,
-            cache=cache,
-            agents=agents,
-            delivery=delivery,
-            dlq=dlq,
-            dead=dead,
-            pairing=pairing,
-            events=self.events,
-            metrics=self.metrics,
-            limiter=RateLimiter(rate_spec(self.loaded)),
-            loop_guard=BotLoopGuard(
-                LoopPolicy(gw.loop_guard.max_bot_turns, gw.loop_guard.window_s)
-            ),
-            lock=LocalTurnLock(),
-            owner=f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}",
-            channels=self.channels,
-            degraded=self.degraded,
-            memory=self.memory,
-            rng=random.Random(),
-        )
-        self.pipeline = Pipeline(self.rt)
-        self.channels.build(self.loaded.channels)
+        await rt.state.open()
+        self._opened = True
+        rt.metrics.dlq_size.set(await rt.dead_letters.count())
+        rt.events.load_plugins()
+        rt.channels.build(rt.loaded.channels)
         await self.pipeline.recover()
         await self._serve_http()
-        self._spawn(self.watchdog.run(), "loop-watchdog")
-        await self.channels.start_all(self.pipeline)
-        self.ready = True
+        self._spawn(rt.watchdog.run(), "loop-watchdog")
+        await rt.channels.start_all(self.pipeline)
+        self.life.ready = True
         self.notifier.ready(f"chatgate {__version__} ready on port {self.port}")
         self._spawn(self.notifier.watchdog_loop(lambda: self.health()[0]), "sd-watchdog")
-        self._spawn(self.memory.run(), "memory-monitor")
+        self._spawn(rt.memory.run(), "memory-monitor")
         self._spawn(self._pairing_notifier(), "pairing-notifier")
         self._spawn(self._purge_journal(), "journal-purge")
         self._spawn(self._prewarm(), "prewarm")
@@ -199,7 +135,7 @@ class Gateway:
             extra={
                 "version": __version__,
                 "port": self.port,
-                "channels": ",".join(self.channels.statuses) or "-",
+                "channels": ",".join(rt.channels.statuses) or "-",
             },
         )
 
@@ -209,53 +145,45 @@ class Gateway:
     async def _serve_http(self) -> None:
         http = self.loaded.config.gateway.http
         self._runner = web.AppRunner(
-            build_app(self, self.routes),
-            access_log=None,
-            handle_signals=False,
-            shutdown_timeout=5.0,
+            build_app(self, self.routes), access_log=None, handle_signals=False, shutdown_timeout=5
         )
         await self._runner.setup()
-        site = web.TCPSite(self._runner, http.host, http.port, reuse_address=True)
-        await site.start()
-        server = site._server  # aiohttp exposes no public accessor for the bound port
-        sockets = getattr(server, "sockets", None) or []
-        self.port = sockets[0].getsockname()[1] if sockets else http.port
+        await web.TCPSite(self._runner, http.host, http.port, reuse_address=True).start()
+        address = self._runner.addresses[0] if self._runner.addresses else (http.host, http.port)
+        self.life.port = int(address[1])
+        self.local_api.publish(f"http://{_client_host(http.host)}:{self.life.port}")
 
     async def stop(self) -> None:
         """Graceful shutdown; safe to call twice."""
         if self._stopped.is_set():
             return
-        self.draining = True
-        self.ready = False
+        rt = self.rt
+        self.life.draining = rt.draining = True
+        self.life.ready = False
         self.notifier.stopping()
-        if not hasattr(self, "rt"):
-            await self.db.close()
-            self.state_lock.release()
-            self._stopped.set()
-            return
-        self.rt.draining = True
-        timeout = self.loaded.config.gateway.drain_timeout_s
-        log.info("draining", extra={"timeout_s": timeout})
-        await self.channels.stop_intake()
-        if not await self.pipeline.drain(timeout):
-            cancelled = self.pipeline.abandon()
-            log.warning(
-                "drain timeout; unfinished turns stay journaled and resume on the next start",
-                extra={"cancelled": cancelled},
-            )
-            await self.pipeline.drain(5.0)
+        self.local_api.withdraw()
+        if self._opened:
+            timeout = rt.config.gateway.drain_timeout_s
+            log.info("draining", extra={"timeout_s": timeout})
+            await rt.channels.stop_intake()
+            if not await self.pipeline.drain(timeout):
+                cancelled = self.pipeline.abandon()
+                log.warning(
+                    "drain timeout; unfinished turns stay journaled and resume on the next start",
+                    extra={"cancelled": cancelled},
+                )
+                await self.pipeline.drain(5.0)
         for task in self._tasks:
             task.cancel()
         await asyncio.gather(*self._tasks, return_exceptions=True)
-        await self.channels.stop_all()
-        await self.events.drain()
+        await rt.channels.stop_all()
+        await rt.events.drain()
         if self._runner is not None:
             await self._runner.cleanup()
-        for agent in self.rt.agents.values():
+        for agent in rt.agents.values():
             with contextlib.suppress(Exception):
                 await agent.aclose()
-        await self.callbacks.flush()
-        await self.db.close()
+        await rt.state.close()
         self.state_lock.release()
         self._stopped.set()
         log.info("stopped")
@@ -267,65 +195,112 @@ class Gateway:
         async with self._reload_lock:
             return await apply_reload(self)
 
-    # -- health, readiness, status ---------------------------------------------------------
+    # -- what the HTTP surface asks ----------------------------------------------------------
+
+    def accepts_token(self, given: str) -> bool:
+        """The operator's configured API token or this process's local token (see local_api)."""
+        configured = secret_value(self.loaded.config.gateway.api_token)
+        return self.local_api.matches(given) or (
+            configured is not None and _equal(given, configured)
+        )
+
+    @property
+    def api_token_configured(self) -> bool:
+        return secret_value(self.loaded.config.gateway.api_token) is not None
 
     def health(self) -> tuple[bool, dict[str, Any]]:
-        snapshot = self.watchdog.snapshot()
-        if not self.watchdog.healthy:
+        snapshot = self.rt.watchdog.snapshot()
+        if not self.rt.watchdog.healthy:
             return False, {"status": "event loop stalled", **snapshot}
         return True, {"status": "ok", **snapshot}
 
     def readiness(self) -> tuple[bool, dict[str, Any]]:
-        if self.draining:
+        if self.life.draining:
             return False, {"status": "draining"}
-        if not self.ready:
+        if not self.life.ready:
             return False, {"status": "starting"}
         return True, {"status": "ready"}
 
-    async def status(self) -> dict[str, Any]:
-        from chatgate.gateway.status import build_status
+    def metrics_text(self) -> bytes:
+        return bytes(self.rt.metrics.render())
 
-        return await build_status(self)
+    async def status(self) -> dict[str, Any]:
+        return await build_status(self.rt, self.pipeline.scheduler, self.life)
+
+    async def restart_channel(self, name: str) -> bool:
+        return bool(await self.rt.channels.restart(name))
+
+    async def admin(self, action: str, **args: Any) -> dict[str, Any]:
+        """Operator reads and changes over the state (the same functions the CLI runs offline)."""
+        state, now = self.rt.state, self.rt.clock.time()
+        if action == "dlq_list":
+            return await admin.dlq_list(state, int(args.get("limit", 100)))
+        if action == "dlq_drop":
+            result = await admin.dlq_drop(state, int(args["id"]))
+            self.rt.metrics.dlq_size.set(await self.rt.dead_letters.count())
+            return result
+        if action == "dlq_replay":
+            return await self.replay_dead_letter(int(args["id"]))
+        if action == "pairing_list":
+            return await admin.pairing_list(state, now)
+        if action == "pairing_approve":
+            return await admin.pairing_approve(state, args["channel"], args["code"], now)
+        if action == "pairing_deny":
+            return await admin.pairing_deny(state, args["channel"], args["code"])
+        if action == "pairing_revoke":
+            return await admin.pairing_revoke(state, args["channel"], args["sender_id"])
+        if action == "sessions_list":
+            return await admin.sessions_list(state)
+        if action == "session_show":
+            return await admin.session_show(state, args["key"])
+        if action == "session_reset":
+            return await self._reset_session(args["key"])
+        if action == "why":
+            return await admin.why(state, args["channel"], args.get("message_id"), args.get("user"))
+        raise KeyError(action)
 
     async def replay_dead_letter(self, entry_id: int) -> dict[str, Any]:
-        entry = await self.rt.dlq.take(entry_id)
+        rt = self.rt
+        entry = await rt.dead_letters.take(entry_id)
         if entry is None:
             return {"found": False, "id": entry_id}
         data = dict(entry.message)
         first = int(data.pop("first_chunk", 0) or 0)
-        await self.rt.dead.revive(entry.target.address)
-        report = await self.rt.delivery.deliver(
+        await rt.dead_targets.revive(entry.target.address)
+        report = await rt.delivery.deliver(
             entry.target,
             message_from_dict(data),
             inbound_key=entry.inbound_key,
             session=entry.session,
             first_chunk=first,
         )
-        self.metrics.dlq_size.set(self.rt.dlq.size)
+        rt.metrics.dlq_size.set(await rt.dead_letters.count())
         kind = report.kind.value if report.kind else None
         return {"found": True, "id": entry_id, "status": report.status.value, "kind": kind}
 
-    # -- hooks and background loops ------------------------------------------------------------
+    async def _reset_session(self, key: str) -> dict[str, Any]:
+        """A fresh transcript, in the store and in the warm cache (what `/new` does in chat)."""
+        rt = self.rt
+        session = await rt.cache.acquire(key, rt.clock.time())
+        try:
+            epoch = await rt.state.sessions.reset(key, rt.clock.time())
+            rt.cache.reset(session, epoch)
+        finally:
+            rt.cache.release(session)
+        return {"key": key, "epoch": epoch}
 
-    def _evicted(self, key: str) -> None:
-        self.metrics.evictions.inc()
-        log.info("evicted a warm session under memory pressure", extra={"session": key})
-
-    def _sampled(self, status: Any) -> None:
-        self.metrics.memory_rss.set(status.rss_bytes)
-        self.metrics.memory_limit.set(status.limit_bytes or 0)
-        self.metrics.loop_lag.set(self.watchdog.lag_s)
-        self.metrics.warm_sessions.set(len(self.rt.cache))
+    # -- background loops ---------------------------------------------------------------------
 
     async def _pairing_notifier(self) -> None:
+        rt = self.rt
         while True:
-            await self.clock.sleep(PAIRING_POLL_S)
+            await rt.clock.sleep(PAIRING_POLL_S)
             try:
-                for approved in await self.rt.pairing.take_unnotified():
-                    section = self.loaded.channel(approved.channel)
+                for approved in await rt.pairing.take_unnotified():
+                    section = rt.loaded.channel(approved.channel)
                     chat = section.chat if section is not None else None
                     if approved.chat_id and (chat is None or chat.pairing_notify):
-                        await self.rt.delivery.deliver(
+                        await rt.delivery.deliver(
                             Target(approved.channel, approved.chat_id),
                             OutboundMessage.from_text(cmd.APPROVED_TEXT),
                         )
@@ -333,23 +308,35 @@ class Gateway:
                 log.exception("pairing notifier failed")
 
     async def _purge_journal(self) -> None:
+        rt = self.rt
         while True:
             try:
-                window = self.loaded.config.gateway.dedupe_window_s
-                removed = await self.rt.journal.purge(self.clock.time() - window)
+                window = rt.config.gateway.dedupe_window_s
+                removed = await rt.journal.purge(rt.clock.time() - window)
                 if removed:
                     log.info("journal purged", extra={"rows": removed})
             except Exception:
                 log.exception("journal purge failed")
-            await self.clock.sleep(PURGE_EVERY_S)
+            await rt.clock.sleep(PURGE_EVERY_S)
 
     async def _prewarm(self) -> None:
+        """Agents that can warm up (litellm's import) do it now, unless configured not to."""
         for name, agent in self.rt.agents.items():
             prewarm = getattr(agent, "prewarm", None)
-            if prewarm is not None and getattr(
-                self.loaded.config.agents.get(name), "prewarm", False
-            ):
+            if prewarm is not None and getattr(self.rt.config.agents.get(name), "prewarm", False):
                 try:
                     await prewarm()
                 except Exception:
                     log.exception("agent prewarm failed", extra={"agent": name})
+
+
+def _client_host(host: str) -> str:
+    """Where a local client reaches a server bound to ``host``."""
+    mapped = {"0.0.0.0": "127.0.0.1", "::": "::1", "": "127.0.0.1"}.get(host, host)
+    return f"[{mapped}]" if ":" in mapped else mapped
+
+
+def _equal(given: str, expected: str) -> bool:
+    import hmac
+
+    return hmac.compare_digest(given.encode(), expected.encode())

@@ -16,13 +16,13 @@ from typing import Protocol
 from chatgate.channels.base import ChannelAdapter, Rendered
 from chatgate.channels.types import SendResult, Target
 from chatgate.gateway.clock import Clock
-from chatgate.gateway.dlq import DeadLetters, DeadTargets
 from chatgate.gateway.events import EventBus, EventName
 from chatgate.gateway.metrics import Metrics
 from chatgate.policies.reasons import DeliveryStatus, SendErrorKind
 from chatgate.policies.send_errors import DEAD_TARGET_KINDS, RetryPolicy, decide_retry
 from chatgate.presentation.degrade import CallbackStore, adapt, with_note
 from chatgate.presentation.model import OutboundMessage, message_to_dict
+from chatgate.state.protocols import DeadLetterStore, DeadTargetStore
 
 log = logging.getLogger("chatgate.delivery")
 MAX_CHAT_MOVES = 3  # a chat migrates once (group → supergroup); more means something is wrong
@@ -47,8 +47,8 @@ class Delivery:
     def __init__(
         self,
         channels: ChannelLookup,
-        dlq: DeadLetters,
-        dead: DeadTargets,
+        dlq: DeadLetterStore,
+        dead: DeadTargetStore,
         policy: RetryPolicy,
         clock: Clock,
         events: EventBus,
@@ -65,6 +65,10 @@ class Delivery:
         self.metrics = metrics
         self.callback_store = callback_store
         self.rng = rng or random.Random()
+
+    def apply(self, policy: RetryPolicy) -> None:
+        """Hot reload of gateway.delivery."""
+        self.policy = policy
 
     async def deliver(
         self,
@@ -93,7 +97,7 @@ class Delivery:
                 session,
                 first_chunk,
             )
-        dead_kind = self.dead.kind(target)
+        dead_kind = await self.dead.kind(target)
         if dead_kind is not None:
             return await self._undelivered(
                 target,
@@ -236,7 +240,7 @@ class Delivery:
         self.metrics.delivery.labels(
             channel=target.channel, status=status.value, kind=kind.value
         ).inc()
-        self.metrics.dlq_size.set(self.dlq.size)
+        self.metrics.dlq_size.set(await self.dlq.count())
         log.warning(
             "reply undelivered",
             extra={

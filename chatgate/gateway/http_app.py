@@ -6,20 +6,16 @@ DynamicRoutes, so a config reload can add or drop routes without rebuilding the 
 
 from __future__ import annotations
 
-import hmac
 import json
+import re
 from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from aiohttp import web
 
 from chatgate.channels.base import Handler
 
-if TYPE_CHECKING:
-    from chatgate.gateway.app import Gateway
-
 MAX_BODY = 8 * 1024 * 1024  # routes enforce their own, smaller limits
-GATEWAY_KEY = web.AppKey("gateway", object)
 
 
 class DynamicRoutes:
@@ -66,19 +62,62 @@ class DynamicRoutes:
         return await handler(request)
 
 
-def _gateway(request: web.Request) -> Gateway:
-    return request.app[GATEWAY_KEY]  # type: ignore[return-value]
+class OperatorApi(Protocol):
+    """What the HTTP surface needs of the gateway (the Gateway lifecycle provides it)."""
+
+    @property
+    def api_token_configured(self) -> bool: ...
+
+    def accepts_token(self, given: str) -> bool: ...
+
+    def health(self) -> tuple[bool, dict[str, Any]]: ...
+
+    def readiness(self) -> tuple[bool, dict[str, Any]]: ...
+
+    def metrics_text(self) -> bytes: ...
+
+    async def status(self) -> dict[str, Any]: ...
+
+    async def reload(self) -> dict[str, Any]: ...
+
+    async def restart_channel(self, name: str) -> bool: ...
+
+    async def admin(self, action: str, **args: Any) -> dict[str, Any]: ...
 
 
-def build_app(gateway: Gateway, routes: DynamicRoutes) -> web.Application:
+API_KEY = web.AppKey("operator_api", OperatorApi)
+_BEARER = re.compile(r"^\s*bearer\s+(\S+)\s*$", re.IGNORECASE)
+_READ_METHODS = frozenset({"GET", "HEAD"})
+
+
+def _api(request: web.Request) -> OperatorApi:
+    return request.app[API_KEY]
+
+
+def build_app(api: OperatorApi, routes: DynamicRoutes) -> web.Application:
     app = web.Application(client_max_size=MAX_BODY, middlewares=[_api_auth])
-    app[GATEWAY_KEY] = gateway
+    app[API_KEY] = api
     app.router.add_get("/healthz", healthz)
     app.router.add_get("/readyz", readyz)
     app.router.add_get("/metrics", metrics)
     app.router.add_get("/api/status", api_status)
-    app.router.add_get("/api/dlq", api_dlq_list)
-    app.router.add_post("/api/dlq/{id}/replay", api_dlq_replay)
+    app.router.add_get("/api/dlq", _action("dlq_list", query=("limit",)))
+    app.router.add_post("/api/dlq/{id}/replay", _action("dlq_replay", match=("id",), found=True))
+    app.router.add_delete("/api/dlq/{id}", _action("dlq_drop", match=("id",), found=True))
+    app.router.add_get("/api/pairing", _action("pairing_list"))
+    app.router.add_post(
+        "/api/pairing/approve", _action("pairing_approve", body=("channel", "code"))
+    )
+    app.router.add_post(
+        "/api/pairing/deny", _action("pairing_deny", body=("channel", "code"), found=True)
+    )
+    app.router.add_post(
+        "/api/pairing/revoke", _action("pairing_revoke", body=("channel", "sender_id"), found=True)
+    )
+    app.router.add_get("/api/sessions", _action("sessions_list"))
+    app.router.add_get("/api/sessions/show", _action("session_show", query=("key",), found=True))
+    app.router.add_post("/api/sessions/reset", _action("session_reset", body=("key",)))
+    app.router.add_get("/api/why", _action("why", query=("channel", "message_id", "user")))
     app.router.add_post("/api/reload", api_reload)
     app.router.add_post("/api/channels/{name}/restart", api_channel_restart)
     app.router.add_route("*", "/{tail:.*}", routes.dispatch)
@@ -89,56 +128,77 @@ def build_app(gateway: Gateway, routes: DynamicRoutes) -> web.Application:
 async def _api_auth(
     request: web.Request, handler: Callable[[web.Request], Awaitable[web.StreamResponse]]
 ) -> web.StreamResponse:
+    """Every /api/ call needs a token when one is configured; a call that changes something
+    always needs one (the configured token or the local one from the state directory), also on
+    loopback, since a same-host reverse proxy may forward every path."""
     if request.path.startswith("/api/"):
-        token = _gateway(request).api_token
-        if token is not None:
-            given = request.headers.get("Authorization", "")
-            if not hmac.compare_digest(given.encode(), f"Bearer {token}".encode()):
-                return web.json_response({"error": "missing or wrong bearer token"}, status=401)
+        api = _api(request)
+        match = _BEARER.match(request.headers.get("Authorization", ""))
+        given = match.group(1) if match else ""
+        needed = api.api_token_configured or request.method not in _READ_METHODS
+        if needed and not (given and api.accepts_token(given)):
+            return web.json_response({"error": "missing or wrong bearer token"}, status=401)
     return await handler(request)
 
 
 async def healthz(request: web.Request) -> web.Response:
-    healthy, detail = _gateway(request).health()
+    healthy, detail = _api(request).health()
     return web.json_response(detail, status=200 if healthy else 503)
 
 
 async def readyz(request: web.Request) -> web.Response:
-    ready, detail = _gateway(request).readiness()
+    ready, detail = _api(request).readiness()
     return web.json_response(detail, status=200 if ready else 503)
 
 
 async def metrics(request: web.Request) -> web.Response:
-    body = _gateway(request).metrics.render()
     return web.Response(
-        body=body, headers={"Content-Type": "text/plain; version=0.0.4; charset=utf-8"}
+        body=_api(request).metrics_text(),
+        headers={"Content-Type": "text/plain; version=0.0.4; charset=utf-8"},
     )
 
 
 async def api_status(request: web.Request) -> web.Response:
-    return web.json_response(await _gateway(request).status())
+    return web.json_response(await _api(request).status())
 
 
-async def api_dlq_list(request: web.Request) -> web.Response:
-    entries = await _gateway(request).rt.dlq.list(int(request.query.get("limit", "100")))
-    return web.json_response({"entries": [e.to_dict() for e in entries]})
+def _action(
+    action: str,
+    *,
+    match: tuple[str, ...] = (),
+    query: tuple[str, ...] = (),
+    body: tuple[str, ...] = (),
+    found: bool = False,
+) -> Handler:
+    """A handler for one operator action, its arguments from the path, the query or a JSON body;
+    with ``found``, an answer saying it found nothing is a 404."""
 
+    async def handle(request: web.Request) -> web.StreamResponse:
+        args: dict[str, Any] = {k: request.match_info[k] for k in match}
+        args.update({k: request.query[k] for k in query if k in request.query})
+        if body:
+            try:
+                data = await request.json()
+            except ValueError:
+                data = None
+            if not isinstance(data, dict) or not all(isinstance(data.get(k), str) for k in body):
+                fields = ", ".join(body)
+                return web.json_response({"error": f"JSON body needs {fields}"}, status=400)
+            args.update({k: data[k] for k in body})
+        if "id" in args and not str(args["id"]).isdigit():
+            return web.json_response({"error": "id must be an integer"}, status=400)
+        result = await _api(request).admin(action, **args)
+        return web.json_response(result, status=404 if found and not result.get("found") else 200)
 
-async def api_dlq_replay(request: web.Request) -> web.Response:
-    try:
-        entry_id = int(request.match_info["id"])
-    except ValueError:
-        return web.json_response({"error": "id must be an integer"}, status=400)
-    result: dict[str, Any] = await _gateway(request).replay_dead_letter(entry_id)
-    return web.json_response(result, status=200 if result.get("found") else 404)
+    return handle
 
 
 async def api_reload(request: web.Request) -> web.Response:
-    result = await _gateway(request).reload()
+    result = await _api(request).reload()
     return web.json_response(result, status=200 if result.get("ok") else 422)
 
 
 async def api_channel_restart(request: web.Request) -> web.Response:
     name = request.match_info["name"]
-    found = await _gateway(request).channels.restart(name)
+    found = await _api(request).restart_channel(name)
     return web.json_response({"ok": found, "channel": name}, status=200 if found else 404)

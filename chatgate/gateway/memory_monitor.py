@@ -34,6 +34,10 @@ class MemorySource(Protocol):
         """Anonymous RSS in bytes and the memory limit in bytes (None when unknown)."""
         ...
 
+    def apply_limit_mb(self, limit_mb: int | None) -> None:
+        """Hot reload of gateway.memory.limit_mb (a source that measures nothing may ignore it)."""
+        ...
+
 
 class EvictableCache(Protocol):
     """The part of ``SessionCache`` the monitor needs."""
@@ -106,8 +110,7 @@ class ProcMemorySource:
             d / "memory.limit_in_bytes" for d in _candidate_dirs(cgroup_root / "memory", v1)
         ]
 
-    def set_limit_mb(self, limit_mb: int | None) -> None:
-        """Hot reload of gateway.memory.limit_mb."""
+    def apply_limit_mb(self, limit_mb: int | None) -> None:
         self._config_limit = limit_mb * _MIB if limit_mb else None
 
     def sample(self) -> MemorySample:
@@ -162,6 +165,9 @@ class DrivenMemorySource:
 
     def sample(self) -> MemorySample:
         return MemorySample(self.rss_bytes, self.limit_bytes)
+
+    def apply_limit_mb(self, limit_mb: int | None) -> None:
+        return None  # the caller sets the numbers
 
 
 @dataclass(frozen=True)

@@ -12,8 +12,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from chatgate.agents.base import ChatMessage
-from chatgate.gateway.store import SessionStore
 from chatgate.policies.memory import WarmSessionFacts
+from chatgate.state.protocols import SessionStore
 
 
 @dataclass(slots=True, eq=False)

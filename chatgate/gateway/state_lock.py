@@ -3,7 +3,7 @@
 Two daemons on one state dir would both resume the journal's unfinished messages (answering them
 twice) and serialise turns only within themselves. The lock is ``flock`` on ``chatgate.lock``, so
 the kernel drops it when the process dies (kill -9 included); the file keeps the holder's pid for
-the error message. CLI commands that read the state (dlq, pairing, why) do not take it.
+the error message. The CLI takes it only to open the state itself when no daemon is running.
 """
 
 from __future__ import annotations

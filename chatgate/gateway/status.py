@@ -2,56 +2,67 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from dataclasses import dataclass
+from typing import Any
 
 from chatgate import __version__
 from chatgate.config.redact import scrub
+from chatgate.gateway.runtime import Runtime
+from chatgate.gateway.session_queue import SessionScheduler
 
-if TYPE_CHECKING:
-    from chatgate.gateway.app import Gateway
+
+@dataclass
+class Lifecycle:
+    """Where the process is in its life (set by the Gateway, read by status and probes)."""
+
+    started_at: float = 0.0
+    ready: bool = False
+    draining: bool = False
+    port: int | None = None
 
 
-def _memory(gw: Gateway) -> dict[str, Any]:
-    status = gw.memory.status()
+def _memory(rt: Runtime) -> dict[str, Any]:
+    status = rt.memory.status()
     return {
         "rss_bytes": status.rss_bytes,
         "limit_bytes": status.limit_bytes,
         "ratio": status.ratio,
         "shedding": status.shedding,
-        "evictions": gw.rt.cache.evictions,
+        "evictions": rt.cache.evictions,
     }
 
 
-async def build_status(gw: Gateway) -> dict[str, Any]:
-    rt = gw.rt
-    now = gw.clock.time()
-    agents = []
-    for name, cfg in gw.loaded.config.agents.items():
-        agents.append({"name": name, "backend": cfg.backend, "model": getattr(cfg, "model", None)})
+async def build_status(rt: Runtime, scheduler: SessionScheduler, life: Lifecycle) -> dict[str, Any]:
+    now = rt.clock.time()
+    config = rt.loaded.config
+    agents = [
+        {"name": name, "backend": cfg.backend, "model": getattr(cfg, "model", None)}
+        for name, cfg in config.agents.items()
+    ]
     data: dict[str, Any] = {
         "version": __version__,
-        "pid_started_at": gw.started_at,
-        "uptime_s": round(now - gw.started_at, 1),
-        "ready": gw.readiness()[0],
-        "draining": gw.draining,
-        "http": {"host": gw.loaded.config.gateway.http.host, "port": gw.port},
-        "channels": gw.channels.snapshot(),
+        "pid_started_at": life.started_at,
+        "uptime_s": round(now - life.started_at, 1),
+        "ready": life.ready and not life.draining,
+        "draining": life.draining,
+        "http": {"host": config.gateway.http.host, "port": life.port},
+        "channels": rt.channels.snapshot(),
         "agents": agents,
         "sessions": {
             "warm": len(rt.cache),
-            "active_turns": gw.pipeline.scheduler.active,
-            "queued": gw.pipeline.scheduler.queued,
+            "active_turns": scheduler.active,
+            "queued": scheduler.queued,
             "evictions": rt.cache.evictions,
         },
-        "dlq": {"entries": rt.dlq.size},
-        "dead_targets": rt.dead.addresses(),
-        "pairing": {"pending": await rt.pairing.pending_count(now)},
-        "breaker": gw.channels.breaker_status(),
-        "degraded": gw.degraded.to_list(),
-        "memory": _memory(gw),
-        "event_loop": gw.watchdog.snapshot(),
-        "plugins": gw.events.plugins,
-        "warnings": gw.loaded.warnings,
+        "dlq": {"entries": await rt.dead_letters.count()},
+        "dead_targets": await rt.dead_targets.all(),
+        "pairing": {"pending": len(await rt.pairing.pending(now))},
+        "breaker": rt.channels.breaker_status(),
+        "degraded": rt.degraded.to_list(),
+        "memory": _memory(rt),
+        "event_loop": rt.watchdog.snapshot(),
+        "plugins": rt.events.plugins,
+        "warnings": rt.loaded.warnings,
     }
-    scrubbed: dict[str, Any] = scrub(data, gw.loaded.secrets)
+    scrubbed: dict[str, Any] = scrub(data, rt.loaded.secrets)
     return scrubbed

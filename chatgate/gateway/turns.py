@@ -16,7 +16,6 @@ from chatgate.channels.types import AckMode
 from chatgate.gateway.degraded import OwnerKind
 from chatgate.gateway.delivery import DeliveryReport
 from chatgate.gateway.events import EventName
-from chatgate.gateway.journal import JournalState
 from chatgate.gateway.presence import typing_while
 from chatgate.gateway.runtime import Runtime
 from chatgate.gateway.session_queue import CancelReason, Job, JobKind, TurnControl
@@ -26,6 +25,7 @@ from chatgate.policies.failure import failure_reply
 from chatgate.policies.outcome import EMPTY_REPLY_FALLBACK, classify_final
 from chatgate.policies.reasons import DeliveryStatus, FailureReason, OutcomeKind
 from chatgate.presentation.model import OutboundMessage, message_from_dict, message_to_dict
+from chatgate.state.records import JournalState
 
 log = logging.getLogger("chatgate.turn")
 AUTH_FAILURES = frozenset({FailureReason.AUTH_PERMANENT, FailureReason.AUTH_EXPIRED})
@@ -56,7 +56,7 @@ class TurnRunner:
         new = [_user_message(job) for job in batch]
         reply: AgentReply | None = None
         failure: AgentError | None = None
-        async with rt.lock.hold(
+        async with rt.turn_lock.hold(
             last.session, owner=rt.owner, ttl=rt.config.gateway.turn_lock.ttl_s
         ):
             one_shot = last.ephemeral  # e.g. a webhook delivery without a session template
@@ -285,16 +285,14 @@ class TurnRunner:
         rt = self.rt
         now = rt.clock.time()
         failed = report.kind is not None
-        for job in batch:  # written behind: nothing downstream waits for the DONE mark
-            await rt.journal.settle(
+        for job in batch:  # nothing downstream waits for the DONE mark
+            await rt.journal.finish(
                 job.msg.key,
-                JournalState.DONE,
                 now,
                 stage=Stage.DELIVERY if failed else stage,
                 reason=report.kind.value if report.kind is not None else reason,
                 delivery=report.status.value,
                 delivery_ids=report.message_ids,
-                wait=False,
             )
         text = message.plain_text if message is not None else None
         for job in batch:

@@ -3,14 +3,11 @@
 from __future__ import annotations
 
 import asyncio
-import sqlite3
 import time
 from pathlib import Path
 
-from chatgate.cli.common import open_state
-from chatgate.gateway import pairing
 from tests.fakes.llm import FakeLLM, Fault
-from tests.harness import load, memory, running, write_config
+from tests.harness import http, memory, operator, running, sql, url, write_config
 
 API_KEY = "sk-chat-secret-key"
 
@@ -115,14 +112,13 @@ async def test_pairing_code_then_cli_approval_then_answered(
         assert f"chatgate pairing approve memory {code}" in notice.text
         assert fake_llm.requests == []
 
-        def approve() -> str | None:
-            with open_state(load(path)) as conn:
-                conn.execute("BEGIN IMMEDIATE")
-                decision = pairing.approve_code(conn, "memory", code.lower(), time.time())
-                conn.execute("COMMIT")
-            return decision.sender_id
-
-        assert await asyncio.to_thread(approve) == "stranger"
+        async with http() as client:  # what `chatgate pairing approve` sends the daemon
+            body = {"channel": "memory", "code": code.lower()}
+            approve = url(gw, "/api/pairing/approve")
+            async with client.post(approve, json=body) as resp:
+                assert resp.status == 401  # changing state needs the operator's token
+            async with client.post(approve, json=body, headers=operator(gw)) as resp:
+                assert (await resp.json())["sender_id"] == "stranger"
         await chat.wait_sent(2, timeout=10)  # the daemon notices the approval and tells the user
         answered = await (
             await chat.inject("hello now", sender_id="stranger", chat_id="dm-stranger")
@@ -228,13 +224,13 @@ async def test_delivery_retries_rate_limit_and_dead_letters_forbidden(
         assert blocked.delivery == "dead_target" and chat.send_attempts == 3
         again = await (await chat.inject("third", chat_id="c3", sender_id="u2")).result
         assert again.delivery == "sent"
-        entries = await gw.rt.dlq.list()
+        entries = await gw.rt.dead_letters.list()
         assert [(e.target.chat_id, e.kind) for e in entries] == [("c2", "forbidden")]
-        assert gw.rt.dead.kind(entries[0].target) == "forbidden"
+        assert await gw.rt.dead_targets.kind(entries[0].target) == "forbidden"
         # Replaying re-sends (the chat came back) and empties the DLQ.
         replay = await gw.replay_dead_letter(entries[0].id)
         assert replay["status"] == "sent"
-        assert await gw.rt.dlq.list() == []
+        assert await gw.rt.dead_letters.list() == []
     assert chat.texts()[-1] == "echo: second"
 
 
@@ -248,13 +244,11 @@ async def test_failed_transcript_write_spills_and_raises_event(
     async with running(path) as gw:
         gw.events.subscribe(events.append, EventName.SESSION_PERSIST_FAILED)
 
-        def break_writes(conn: sqlite3.Connection) -> None:
-            conn.execute(
-                "CREATE TRIGGER fail_writes BEFORE INSERT ON messages"
-                " BEGIN SELECT RAISE(ABORT, 'disk full'); END"
-            )
-
-        await gw.db.call(break_writes)
+        await sql(
+            gw,
+            "CREATE TRIGGER fail_writes BEFORE INSERT ON messages"
+            " BEGIN SELECT RAISE(ABORT, 'disk full'); END",
+        )
         chat = memory(gw)
         result = await (await chat.inject("remember this")).result
         assert result.delivery == "sent"  # the user still gets the answer
@@ -265,7 +259,7 @@ async def test_failed_transcript_write_spills_and_raises_event(
         assert session is not None and not session.flushed
         assert gw.rt.cache.evict(session.key) is False  # unflushed sessions are never evicted
 
-        await gw.db.call(lambda c: c.execute("DROP TRIGGER fail_writes"))
+        await sql(gw, "DROP TRIGGER fail_writes")
         await (await chat.inject("and this")).result
         assert session.flushed
         stored = await gw.rt.cache.store.load(session.key, 100)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import random
 from pathlib import Path
 
 import pytest
@@ -11,20 +10,20 @@ from chatgate import __version__
 from chatgate.agents.base import ChatMessage
 from chatgate.channels.types import InboundMessage, Target
 from chatgate.cli.main import main
-from chatgate.gateway import pairing
-from chatgate.gateway.db import Database
-from chatgate.gateway.dlq import DeadLetters
-from chatgate.gateway.journal import Journal, JournalState
-from chatgate.gateway.store import SqliteSessionStore
-from tests.harness import write_config
+from chatgate.gateway.clock import SystemClock
+from chatgate.state.factory import build_state
+from chatgate.state.records import JournalState
+from tests.harness import load, write_config
 
 
 @pytest.fixture
 async def seeded(tmp_path: Path) -> Path:
+    """State written through the store protocols while no daemon runs (the CLI's offline path)."""
     config = write_config(tmp_path, "channels:\n  webhook: {routes: {}}\n")
-    db = Database(tmp_path / "state" / "chatgate.db")
-    await db.open()
-    await DeadLetters(db).add(
+    loaded = load(config)
+    state = build_state(loaded.config.gateway, loaded.state_dir, SystemClock())
+    await state.open()
+    await state.dead_letters.add(
         Target("telegram", "42"),
         {"blocks": [{"type": "text", "text": "the lost answer"}]},
         "forbidden",
@@ -33,20 +32,17 @@ async def seeded(tmp_path: Path) -> Path:
         1000.0,
         inbound_key="telegram:9",
     )
-    code = await db.call(
-        lambda c: pairing.issue_code(c, "telegram", "77", "Zed", "77", 2e9, random.Random(1)).code
-    )
-    journal = Journal(db)
+    issued = await state.pairing.request("telegram", "77", "Zed", "77", 2e9)
     dropped = InboundMessage("telegram", "telegram", "-5", "group", "8", "55", "chatter")
-    await journal.record(dropped, 1000.0, 60)
-    await journal.settle(
+    await state.journal.record(dropped, 1000.0, 60)
+    await state.journal.settle(
         dropped.key, JournalState.DROPPED, 1001.0, stage="admission", reason="group_mention_only"
     )
-    await SqliteSessionStore(db).append(
+    await state.sessions.append(
         "default:telegram:42", 0, [ChatMessage("user", "hello", "Ann")], 1000.0
     )
-    await db.close()
-    (tmp_path / "code").write_text(code or "")
+    await state.close()
+    (tmp_path / "code").write_text(issued.code or "")
     return config
 
 
@@ -100,8 +96,14 @@ def test_why_explains_a_dropped_message(seeded: Path, capsys: pytest.CaptureFixt
     assert run(capsys, "why", "telegram", "404", "--config", str(seeded))[0] == 1
 
 
-def test_sessions_list_and_show(seeded: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_sessions_list_show_and_reset(seeded: Path, capsys: pytest.CaptureFixture[str]) -> None:
     _, out, _ = run(capsys, "sessions", "list", "--config", str(seeded))
     assert "default:telegram:42" in out and "messages=1" in out
     _, out, _ = run(capsys, "sessions", "show", "default:telegram:42", "--config", str(seeded))
     assert "user (Ann): hello" in out
+    code, out, _ = run(capsys, "sessions", "reset", "default:telegram:42", "--config", str(seeded))
+    assert code == 0 and "epoch 1" in out
+    _, out, _ = run(capsys, "sessions", "show", "default:telegram:42", "--config", str(seeded))
+    assert "hello" not in out
+    code, _, err = run(capsys, "sessions", "show", "nope", "--config", str(seeded))
+    assert code == 64 and "no session 'nope'" in err

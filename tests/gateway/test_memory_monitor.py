@@ -12,7 +12,6 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from chatgate.agents.base import ChatMessage
-from chatgate.gateway.db import Database
 from chatgate.gateway.memory_monitor import (
     DrivenMemorySource,
     MemoryMonitor,
@@ -20,8 +19,9 @@ from chatgate.gateway.memory_monitor import (
     ProcMemorySource,
 )
 from chatgate.gateway.sessions import SessionCache
-from chatgate.gateway.store import SqliteSessionStore
 from chatgate.policies.memory import MemorySample, WarmSessionFacts
+from chatgate.state.sqlite.db import Database
+from chatgate.state.sqlite.sessions import SqliteSessionStore
 
 MIB = 1024 * 1024
 STATUS = "Name:\tpython\nVmRSS:\t    2048 kB\nRssAnon:\t     512 kB\nRssFile:\t 1536 kB\n"

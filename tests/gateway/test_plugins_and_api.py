@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from tests.fakes.llm import FakeLLM
-from tests.harness import http, memory, running, url, write_config
+from tests.harness import http, memory, operator, running, url, write_config
 
 PLUGIN = """
 RECEIVED = []
@@ -90,11 +90,11 @@ async def test_health_ready_metrics_and_status_shape(tmp_path: Path, fake_llm: F
 
 async def test_readyz_fails_while_draining(tmp_path: Path, fake_llm: FakeLLM) -> None:
     async with running(config(tmp_path, fake_llm)) as gw, http() as client:
-        gw.draining = True
+        gw.life.draining = True
         async with client.get(url(gw, "/readyz")) as r:
             assert r.status == 503
             assert (await r.json())["status"] == "draining"
-        gw.draining = False
+        gw.life.draining = False
 
 
 async def test_reload_api_applies_hot_keys_and_rejects_bad_files(
@@ -107,14 +107,14 @@ async def test_reload_api_applies_hot_keys_and_rejects_bad_files(
         path.write_text(
             path.read_text().replace("memory: {dm_policy: open}", "memory: {dm_policy: disabled}")
         )
-        async with client.post(url(gw, "/api/reload")) as r:
+        async with client.post(url(gw, "/api/reload"), headers=operator(gw)) as r:
             body = await r.json()
         assert r.status == 200 and body["ok"] and body["reconfigured_channels"] == ["memory"]
         assert (
             await (await chat.inject("hi again", sender_id="u9")).result
         ).reason == "dm_disabled"
         path.write_text(path.read_text() + "\nunknown_section: {}\n")
-        async with client.post(url(gw, "/api/reload")) as r:
+        async with client.post(url(gw, "/api/reload"), headers=operator(gw)) as r:
             rejected = r.status, await r.json()
         assert (
             await (await chat.inject("still disabled", sender_id="u9")).result

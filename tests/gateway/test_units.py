@@ -10,11 +10,13 @@ import pytest
 
 from chatgate.agents.base import ChatMessage
 from chatgate.channels.types import InboundMessage
-from chatgate.gateway.db import Database
-from chatgate.gateway.journal import Journal, JournalState
 from chatgate.gateway.sessions import SessionCache
-from chatgate.gateway.store import SqliteSessionStore
-from chatgate.gateway.turnlock import LocalTurnLock
+from chatgate.state.local_lock import LocalTurnLock
+from chatgate.state.records import JournalState
+from chatgate.state.sqlite.db import Database
+from chatgate.state.sqlite.journal import SqliteJournal as Journal
+from chatgate.state.sqlite.sessions import SqliteSessionStore
+from tests.fakes.clock import ManualClock
 
 
 def msg(**kw: object) -> InboundMessage:
@@ -53,6 +55,48 @@ async def test_turn_lock_serialises_and_release_is_identity_checked() -> None:
     await lock.release(second)
     await lock.release(await waiter)
     assert len(lock) == 0  # no per-key leak once nobody holds or waits
+
+
+async def settle_tasks() -> None:
+    for _ in range(5):
+        await asyncio.sleep(0)
+
+
+async def test_turn_lock_lease_expires_unless_renewed() -> None:
+    clock = ManualClock()
+    lock = LocalTurnLock(clock)
+    dead = await lock.acquire("k", owner="crashed", ttl=10)
+    waiter = asyncio.create_task(lock.acquire("k", owner="next", ttl=10))
+    await settle_tasks()  # the waiter is now sleeping until the lease runs out
+    clock.advance(5)
+    await asyncio.sleep(0)
+    assert not waiter.done()  # the lease still runs
+    clock.advance(6)
+    taken = await asyncio.wait_for(waiter, 1)  # a holder that never renews loses its lease
+    assert taken.owner == "next"
+    assert await lock.renew(dead, 10) is False  # the stale holder cannot extend it back
+    await lock.release(dead)  # nor free it
+    clock.advance(8)
+    assert await lock.renew(taken, 10) is True
+    again = asyncio.create_task(lock.acquire("k", owner="third", ttl=10))
+    await settle_tasks()
+    clock.advance(4)  # 12 s after taking it, but renewed 4 s ago: still held
+    await asyncio.sleep(0)
+    assert not again.done()
+    await lock.release(taken)
+    await lock.release(await asyncio.wait_for(again, 1))
+    assert len(lock) == 0
+
+
+async def test_turn_lock_hold_keeps_the_lease_for_the_whole_block() -> None:
+    clock = ManualClock()
+    lock = LocalTurnLock(clock)
+    async with lock.hold("k", owner="long turn", ttl=1):
+        clock.advance(3600)
+        contender = asyncio.create_task(lock.acquire("k", owner="other", ttl=1))
+        await asyncio.sleep(0)
+        assert not contender.done()
+    await lock.release(await asyncio.wait_for(contender, 1))
 
 
 @pytest.fixture

@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import sqlite3
 from pathlib import Path
 
 from chatgate.gateway.app import Gateway
 from chatgate.policies.memory import MemorySample
 from tests.fakes.clock import ManualClock
 from tests.fakes.llm import FakeLLM, Fault
-from tests.harness import memory, running, write_config
+from tests.harness import memory, running, sql, write_config
 
 MB = 1024 * 1024
 
@@ -24,6 +23,9 @@ class CacheSizedSource:
     def sample(self) -> MemorySample:
         warm = len(self.gateway.rt.cache) if self.gateway is not None else 0
         return MemorySample(self.base + self.per_session * warm, self.limit)
+
+    def apply_limit_mb(self, limit_mb: int | None) -> None:
+        return None
 
 
 def config(tmp_path: Path, fake: FakeLLM) -> Path:
@@ -54,13 +56,11 @@ async def test_eviction_is_coldest_first_skips_busy_and_unflushed_and_rebuilds_i
             name: f"default:memory:{name}" for name in ("cold", "unflushed", "warm", "busy", "hot")
         }
 
-        def fail_writes_for_unflushed(conn: sqlite3.Connection) -> None:
-            conn.execute(
-                "CREATE TRIGGER fail_unflushed BEFORE INSERT ON messages "
-                f"WHEN NEW.session_key = '{key['unflushed']}' BEGIN SELECT RAISE(ABORT, 'disk error'); END"
-            )
-
-        await gw.db.call(fail_writes_for_unflushed)
+        await sql(
+            gw,
+            "CREATE TRIGGER fail_unflushed BEFORE INSERT ON messages "
+            f"WHEN NEW.session_key = '{key['unflushed']}' BEGIN SELECT RAISE(ABORT, 'disk error'); END",
+        )
         await (
             await chat.inject("second message", chat_id="unflushed", sender_id="unflushed")
         ).result

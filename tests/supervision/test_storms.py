@@ -12,7 +12,7 @@ from chatgate.channels.base import ChannelState
 from tests.fakes.clock import ManualClock, eventually
 from tests.fakes.llm import FakeLLM
 from tests.fakes.telegram import TOKEN, FakeTelegram, FaultSpec
-from tests.harness import running, url, write_config
+from tests.harness import operator, running, url, write_config
 
 PING_ROUTE = """  webhook:
     routes:
@@ -92,9 +92,13 @@ async def test_refusing_bot_api_backs_off_exponentially_parks_and_bounds_attempt
 
         fake_tg.refuse_connections = False  # the operator fixed the cause and un-parks it
         async with aiohttp.ClientSession() as http:
-            async with http.post(url(gw, "/api/channels/telegram/restart")) as resp:
+            async with http.post(
+                url(gw, "/api/channels/telegram/restart"), headers=operator(gw)
+            ) as resp:
                 assert resp.status == 200
-            async with http.post(url(gw, "/api/channels/nope/restart")) as resp:
+            async with http.post(
+                url(gw, "/api/channels/nope/restart"), headers=operator(gw)
+            ) as resp:
                 assert resp.status == 404
         await eventually(lambda: status.state is ChannelState.RUNNING, what="un-parked")
         assert gw.degraded.owners() == []

@@ -14,7 +14,7 @@ from telegram import Bot, Update
 from chatgate.channels.telegram.inbound import BotIdentity, Ignored, normalize
 from chatgate.channels.types import InboundMessage
 from chatgate.gateway.app import Gateway
-from chatgate.gateway.journal import TERMINAL, JournalEntry
+from chatgate.state.records import TERMINAL, JournalEntry
 from tests.fakes.llm import FakeLLM
 from tests.fakes.telegram import BOT_ID, BOT_USERNAME, TOKEN, Call, FakeTelegram
 from tests.telegram.support import telegram_config

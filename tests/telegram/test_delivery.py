@@ -36,7 +36,7 @@ async def test_rate_limited_send_is_retried_once_after_retry_after(
     async with running(telegram_config(tmp_path, fake_tg, fake_llm, channel=OPEN)) as gw:
         update = fake_tg.dm(USER, "hi")
         entry = await settled(gw, key_of(update))
-        assert await gw.rt.dlq.list() == []
+        assert await gw.rt.dead_letters.list() == []
     first, second = fake_tg.calls_of("sendMessage")
     assert second.at - first.at >= 1.0  # Telegram's retry_after was honoured
     assert entry.delivery == DeliveryStatus.SENT
@@ -70,7 +70,7 @@ async def test_forbidden_is_not_retried_and_marks_the_chat_dead(
         skipped = await settled(gw, key_of(second))
         assert blocked.delivery == skipped.delivery == DeliveryStatus.DEAD_TARGET
         assert len(fake_tg.calls_of("sendMessage")) == 1  # no retry, and no try for the second
-        letters = await gw.rt.dlq.list()
+        letters = await gw.rt.dead_letters.list()
         assert sorted(x.inbound_key or "" for x in letters) == sorted(
             [key_of(first), key_of(second)]
         )

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from chatgate.gateway.journal import JournalState
+from chatgate.state.records import JournalState
 from tests.fakes.llm import FakeLLM
 from tests.fakes.telegram import BOT_USERNAME, FakeTelegram
 from tests.harness import running

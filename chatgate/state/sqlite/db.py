@@ -16,7 +16,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
 
-from chatgate.gateway.schema import apply_schema
+from chatgate.state.sqlite.schema import apply_schema
 
 T = TypeVar("T")
 log = logging.getLogger("chatgate.db")

@@ -1,4 +1,4 @@
-"""Session transcripts: the SessionStore protocol and its SQLite implementation.
+"""Session transcripts on SQLite.
 
 Appends are idempotent per (session, epoch, source, role), so re-running persistence for a message
 after a crash never duplicates a transcript entry. `/new` bumps the epoch instead of deleting, which
@@ -9,38 +9,10 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Sequence
-from dataclasses import dataclass
-from typing import Protocol
 
 from chatgate.agents.base import ChatMessage
-from chatgate.gateway.db import Database
-
-
-@dataclass
-class StoredSession:
-    key: str
-    epoch: int
-    messages: list[ChatMessage]
-
-
-@dataclass(frozen=True)
-class SessionInfo:
-    key: str
-    epoch: int
-    message_count: int
-    updated_at: float
-
-
-class SessionStore(Protocol):
-    async def load(self, key: str, limit: int) -> StoredSession: ...
-
-    async def append(
-        self, key: str, epoch: int, messages: Sequence[ChatMessage], now: float
-    ) -> None: ...
-
-    async def reset(self, key: str, now: float) -> int: ...
-
-    async def list(self, limit: int = 100) -> list[SessionInfo]: ...
+from chatgate.state.records import SessionInfo, StoredSession, TranscriptLine
+from chatgate.state.sqlite.db import Database
 
 
 class SqliteSessionStore:
@@ -99,7 +71,7 @@ class SqliteSessionStore:
 
         return await self._db.call(write)
 
-    async def list(self, limit: int = 100) -> list[SessionInfo]:
+    async def recent(self, limit: int = 100) -> list[SessionInfo]:
         def read(conn: sqlite3.Connection) -> list[SessionInfo]:
             rows = conn.execute(
                 "SELECT key, epoch, message_count, updated_at FROM sessions"
@@ -111,3 +83,20 @@ class SqliteSessionStore:
             ]
 
         return await self._db.call(read)
+
+    async def transcript(self, key: str) -> list[TranscriptLine] | None:
+        def read(conn: sqlite3.Connection) -> list[TranscriptLine] | None:
+            row = conn.execute("SELECT epoch FROM sessions WHERE key = ?", (key,)).fetchone()
+            if row is None:
+                return None
+            rows = conn.execute(
+                "SELECT role, content, name, at FROM messages WHERE session_key = ? AND epoch = ?"
+                " ORDER BY id",
+                (key, row["epoch"]),
+            ).fetchall()
+            return [TranscriptLine(r["role"], r["content"], r["name"], r["at"]) for r in rows]
+
+        return await self._db.call(read)
+
+    async def flush(self) -> None:
+        await self._db.call(lambda conn: None)  # every earlier write commits first

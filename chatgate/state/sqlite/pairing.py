@@ -1,16 +1,14 @@
-"""Pairing: unknown DM senders get a code an operator approves with `chatgate pairing approve`.
+"""Pairing on SQLite: pending codes, approvals (cached in memory) and failed-approval counts.
 
-The SQL operations take a connection so the daemon (through Database) and the CLI (directly, while
-the daemon runs) share one implementation; the decisions themselves are in policies.pairing.
+The decisions themselves are in policies.pairing; this module only stores them. Approvals are
+cached because every DM from an approved sender asks; this process is the only writer.
 """
 
 from __future__ import annotations
 
 import random
 import sqlite3
-from dataclasses import dataclass
 
-from chatgate.gateway.db import Database
 from chatgate.policies.pairing import (
     CODE_TTL_S,
     ApprovalDecision,
@@ -22,18 +20,11 @@ from chatgate.policies.pairing import (
     decide_issue,
     normalize_code,
 )
+from chatgate.state.records import Approved, PendingRequest
+from chatgate.state.sqlite.db import Database
 
 
-@dataclass(frozen=True)
-class Approved:
-    channel: str
-    sender_id: str
-    sender_name: str
-    approved_at: float
-    chat_id: str
-
-
-def pending_codes(conn: sqlite3.Connection, channel: str, now: float) -> list[PendingCode]:
+def _pending_codes(conn: sqlite3.Connection, channel: str, now: float) -> list[PendingCode]:
     conn.execute("DELETE FROM pairing_pending WHERE issued_at < ?", (now - CODE_TTL_S,))
     rows = conn.execute(
         "SELECT code, sender_id, issued_at, sender_name FROM pairing_pending WHERE channel = ?"
@@ -43,7 +34,7 @@ def pending_codes(conn: sqlite3.Connection, channel: str, now: float) -> list[Pe
     return [PendingCode(r["code"], r["sender_id"], r["issued_at"], r["sender_name"]) for r in rows]
 
 
-def issue_code(
+def _issue_code(
     conn: sqlite3.Connection,
     channel: str,
     sender_id: str,
@@ -52,7 +43,7 @@ def issue_code(
     now: float,
     rng: random.Random,
 ) -> IssueDecision:
-    decision = decide_issue(pending_codes(conn, channel, now), sender_id, now, rng)
+    decision = decide_issue(_pending_codes(conn, channel, now), sender_id, now, rng)
     if decision.outcome is IssueOutcome.ISSUED and decision.code:
         conn.execute(
             "INSERT INTO pairing_pending(channel, code, sender_id, sender_name, chat_id, issued_at)"
@@ -62,8 +53,10 @@ def issue_code(
     return decision
 
 
-def approve_code(conn: sqlite3.Connection, channel: str, code: str, now: float) -> ApprovalDecision:
-    pending = pending_codes(conn, channel, now)
+def _approve_code(
+    conn: sqlite3.Connection, channel: str, code: str, now: float
+) -> ApprovalDecision:
+    pending = _pending_codes(conn, channel, now)
     failures = [
         r[0]
         for r in conn.execute(
@@ -97,7 +90,7 @@ def approve_code(conn: sqlite3.Connection, channel: str, code: str, now: float) 
     return decision
 
 
-def deny_code(conn: sqlite3.Connection, channel: str, code: str) -> bool:
+def _deny_code(conn: sqlite3.Connection, channel: str, code: str) -> bool:
     cur = conn.execute(
         "DELETE FROM pairing_pending WHERE channel = ? AND code = ?",
         (channel, normalize_code(code)),
@@ -105,83 +98,84 @@ def deny_code(conn: sqlite3.Connection, channel: str, code: str) -> bool:
     return cur.rowcount > 0
 
 
-def list_approved(conn: sqlite3.Connection, channel: str | None = None) -> list[Approved]:
+def _list_approved(conn: sqlite3.Connection, channel: str | None = None) -> list[Approved]:
     query = "SELECT channel, sender_id, sender_name, approved_at, chat_id FROM pairing_approved"
     params: tuple[str, ...] = ()
     if channel:
         query += " WHERE channel = ?"
         params = (channel,)
-    return [
-        Approved(r["channel"], r["sender_id"], r["sender_name"], r["approved_at"], r["chat_id"])
-        for r in conn.execute(query + " ORDER BY approved_at", params).fetchall()
-    ]
+    return _approved(conn.execute(query + " ORDER BY approved_at", params).fetchall())
 
 
-def revoke(conn: sqlite3.Connection, channel: str, sender_id: str) -> bool:
+def _revoke(conn: sqlite3.Connection, channel: str, sender_id: str) -> bool:
     cur = conn.execute(
         "DELETE FROM pairing_approved WHERE channel = ? AND sender_id = ?", (channel, sender_id)
     )
     return cur.rowcount > 0
 
 
-class PairingService:
-    """The daemon's view: an in-memory approved set backed by the database."""
+def _approved(rows: list[sqlite3.Row]) -> list[Approved]:
+    return [
+        Approved(r["channel"], r["sender_id"], r["sender_name"], r["approved_at"], r["chat_id"])
+        for r in rows
+    ]
 
+
+class SqlitePairing:
     def __init__(self, db: Database, rng: random.Random | None = None) -> None:
         self._db = db
         self._rng = rng or random.SystemRandom()
         self._approved: set[tuple[str, str]] = set()
 
     async def load(self) -> None:
-        approved = await self._db.call(list_approved)
+        approved = await self._db.call(_list_approved)
         self._approved = {(a.channel, a.sender_id) for a in approved}
 
     async def is_approved(self, channel: str, sender_id: str) -> bool:
-        """Cached; a miss re-reads the database so CLI approvals apply without a restart."""
-        if (channel, sender_id) in self._approved:
-            return True
-        found = await self._db.call(
-            lambda c: c.execute(
-                "SELECT 1 FROM pairing_approved WHERE channel = ? AND sender_id = ?",
-                (channel, sender_id),
-            ).fetchone()
-        )
-        if found:
-            self._approved.add((channel, sender_id))
-        return found is not None
+        return (channel, sender_id) in self._approved
 
     async def request(
         self, channel: str, sender_id: str, sender_name: str, chat_id: str, now: float
     ) -> IssueDecision:
         return await self._db.call(
-            lambda c: issue_code(c, channel, sender_id, sender_name, chat_id, now, self._rng)
+            lambda c: _issue_code(c, channel, sender_id, sender_name, chat_id, now, self._rng)
         )
 
-    async def take_unnotified(self) -> list[Approved]:
-        """Approvals made (by the CLI) since the last call, so the user can be told."""
+    async def approve(self, channel: str, code: str, now: float) -> ApprovalDecision:
+        decision = await self._db.call(lambda c: _approve_code(c, channel, code, now))
+        if decision.outcome is ApprovalOutcome.APPROVED and decision.sender_id is not None:
+            self._approved.add((channel, decision.sender_id))
+        return decision
 
+    async def deny(self, channel: str, code: str) -> bool:
+        return await self._db.call(lambda c: _deny_code(c, channel, code))
+
+    async def revoke(self, channel: str, sender_id: str) -> bool:
+        removed = await self._db.call(lambda c: _revoke(c, channel, sender_id))
+        self._approved.discard((channel, sender_id))
+        return removed
+
+    async def pending(self, now: float) -> list[PendingRequest]:
+        def read(conn: sqlite3.Connection) -> list[PendingRequest]:
+            channels = [r[0] for r in conn.execute("SELECT DISTINCT channel FROM pairing_pending")]
+            return [
+                PendingRequest(ch, p.code, p.sender_id, p.sender_name, p.issued_at)
+                for ch in channels
+                for p in _pending_codes(conn, ch, now)
+            ]
+
+        return await self._db.call(read)
+
+    async def approved(self, channel: str | None = None) -> list[Approved]:
+        return await self._db.call(lambda c: _list_approved(c, channel))
+
+    async def take_unnotified(self) -> list[Approved]:
         def write(conn: sqlite3.Connection) -> list[Approved]:
             rows = conn.execute(
                 "SELECT channel, sender_id, sender_name, approved_at, chat_id FROM pairing_approved"
                 " WHERE notified = 0"
             ).fetchall()
             conn.execute("UPDATE pairing_approved SET notified = 1 WHERE notified = 0")
-            return [
-                Approved(
-                    r["channel"], r["sender_id"], r["sender_name"], r["approved_at"], r["chat_id"]
-                )
-                for r in rows
-            ]
+            return _approved(rows)
 
-        found = await self._db.call(write)
-        self._approved.update((a.channel, a.sender_id) for a in found)
-        return found
-
-    async def pending_count(self, now: float) -> int:
-        return await self._db.call(
-            lambda c: int(
-                c.execute(
-                    "SELECT COUNT(*) FROM pairing_pending WHERE issued_at >= ?", (now - CODE_TTL_S,)
-                ).fetchone()[0]
-            )
-        )
+        return await self._db.call(write)

@@ -1,4 +1,4 @@
-"""Long button payloads: stored here, referenced by a short id in the platform's callback data.
+"""Long button payloads on SQLite, referenced by a short id in a platform's callback data.
 
 Telegram allows 64 bytes of callback data; presentation swaps longer values for "ref:<id>" via this
 store and the adapter resolves the id when the button is pressed (also after a restart).
@@ -12,13 +12,13 @@ import sqlite3
 import time
 from collections import OrderedDict
 
-from chatgate.gateway.db import Database
 from chatgate.presentation.degrade import REF_PREFIX
+from chatgate.state.sqlite.db import Database
 
 MEMORY_ENTRIES = 10_000
 
 
-class CallbackPayloads:
+class SqliteCallbacks:
     def __init__(self, db: Database) -> None:
         self._db = db
         self._memory: OrderedDict[str, str] = OrderedDict()

@@ -1,74 +1,47 @@
-"""Dead-letter queue for replies that could not be delivered, and the dead-target registry."""
+"""Dead letters and dead targets on SQLite.
+
+This process is the only writer (one daemon per state dir; the CLI goes through its API), so the
+DLQ size and the dead-target set are kept in memory and read without a database hop.
+"""
 
 from __future__ import annotations
 
 import json
 import sqlite3
-from dataclasses import dataclass
 from typing import Any
 
 from chatgate.channels.types import Target
-from chatgate.gateway.db import Database
 from chatgate.policies.reasons import SendErrorKind
+from chatgate.state.records import DeadLetter
+from chatgate.state.sqlite.db import Database
 
 
-@dataclass(frozen=True)
-class DeadLetter:
-    id: int
-    created_at: float
-    target: Target
-    message: dict[str, Any]
-    kind: str
-    error: str
-    attempts: int
-    inbound_key: str | None
-    session: str | None
-
-    @classmethod
-    def from_row(cls, row: sqlite3.Row) -> DeadLetter:
-        return cls(
-            id=row["id"],
-            created_at=row["created_at"],
-            target=Target.from_dict(json.loads(row["target_json"])),
-            message=json.loads(row["message_json"]),
-            kind=row["kind"],
-            error=row["error"],
-            attempts=row["attempts"],
-            inbound_key=row["inbound_key"],
-            session=row["session"],
-        )
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "id": self.id,
-            "created_at": self.created_at,
-            "target": self.target.address,
-            "kind": self.kind,
-            "error": self.error,
-            "attempts": self.attempts,
-            "inbound_key": self.inbound_key,
-            "session": self.session,
-            "preview": _preview(self.message),
-        }
+def _letter(row: sqlite3.Row) -> DeadLetter:
+    return DeadLetter(
+        id=row["id"],
+        created_at=row["created_at"],
+        target=Target.from_dict(json.loads(row["target_json"])),
+        message=json.loads(row["message_json"]),
+        kind=row["kind"],
+        error=row["error"],
+        attempts=row["attempts"],
+        inbound_key=row["inbound_key"],
+        session=row["session"],
+    )
 
 
-def _preview(message: dict[str, Any]) -> str:
-    for block in message.get("blocks", []):
-        if isinstance(block, dict) and isinstance(block.get("text"), str):
-            text: str = block["text"]
-            return text[:80] + ("…" if len(text) > 80 else "")
-    return ""
-
-
-class DeadLetters:
+class SqliteDeadLetters:
     def __init__(self, db: Database) -> None:
         self._db = db
-        self.size = 0
+        self._size = 0
 
     async def load(self) -> None:
-        self.size = await self._db.call(
+        self._size = await self._db.call(
             lambda c: int(c.execute("SELECT COUNT(*) FROM dlq").fetchone()[0])
         )
+
+    async def count(self) -> int:
+        return self._size
 
     async def add(
         self,
@@ -103,13 +76,13 @@ class DeadLetters:
             return int(cur.lastrowid or 0)
 
         entry_id = await self._db.call(write)
-        self.size += 1
+        self._size += 1
         return entry_id
 
     async def list(self, limit: int = 100) -> list[DeadLetter]:
         def read(conn: sqlite3.Connection) -> list[DeadLetter]:
             rows = conn.execute("SELECT * FROM dlq ORDER BY id LIMIT ?", (limit,)).fetchall()
-            return [DeadLetter.from_row(r) for r in rows]
+            return [_letter(r) for r in rows]
 
         return await self._db.call(read)
 
@@ -121,19 +94,24 @@ class DeadLetters:
             if row is None:
                 return None
             conn.execute("DELETE FROM dlq WHERE id = ?", (entry_id,))
-            return DeadLetter.from_row(row)
+            return _letter(row)
 
         entry = await self._db.call(write)
         if entry is not None:
-            self.size = max(0, self.size - 1)
+            self._size = max(0, self._size - 1)
         return entry
 
+    async def drop(self, entry_id: int) -> bool:
+        removed = await self._db.call(
+            lambda c: c.execute("DELETE FROM dlq WHERE id = ?", (entry_id,)).rowcount
+        )
+        if removed:
+            self._size = max(0, self._size - 1)
+        return bool(removed)
 
-class DeadTargets:
-    """Targets that answered forbidden/not-found: later sends skip straight to the DLQ.
 
-    A target comes back to life when its chat writes to us again (the user unblocked the bot).
-    """
+class SqliteDeadTargets:
+    """A target comes back to life when its chat writes to us again (the user unblocked the bot)."""
 
     def __init__(self, db: Database) -> None:
         self._db = db
@@ -145,10 +123,10 @@ class DeadTargets:
         )
         self._dead = {r["address"]: r["kind"] for r in rows}
 
-    def kind(self, target: Target) -> str | None:
+    async def kind(self, target: Target) -> str | None:
         return self._dead.get(target.address)
 
-    def addresses(self) -> dict[str, str]:
+    async def all(self) -> dict[str, str]:
         return dict(self._dead)
 
     async def mark(self, target: Target, kind: SendErrorKind, error: str, now: float) -> None:

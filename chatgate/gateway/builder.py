@@ -1,0 +1,166 @@
+"""GatewayBuilder: wire a Gateway from a loaded config (nothing is opened or started here).
+
+In the manner of python-telegram-bot's ApplicationBuilder: set what differs from the defaults
+(clock, channel registry, environment, memory source, a secrets listener), then `build()`.
+
+    gateway = GatewayBuilder(loaded).registry(my_registry).build()
+    await gateway.start()
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import random
+import socket
+import uuid
+from collections.abc import Callable, Mapping
+
+from chatgate.agents.registry import build_agents
+from chatgate.channels.registry import ChannelRegistry
+from chatgate.config.loader import LoadedConfig
+from chatgate.gateway.app import Gateway, GatewayParts
+from chatgate.gateway.channel_directory import ChannelDirectory
+from chatgate.gateway.clock import Clock, SystemClock
+from chatgate.gateway.degraded import DegradedRegistry
+from chatgate.gateway.delivery import Delivery
+from chatgate.gateway.events import EventBus
+from chatgate.gateway.http_app import DynamicRoutes
+from chatgate.gateway.liveness import LoopWatchdog
+from chatgate.gateway.memory_monitor import (
+    MemoryMonitor,
+    MemorySource,
+    MemoryStatus,
+    ProcMemorySource,
+)
+from chatgate.gateway.metrics import Metrics
+from chatgate.gateway.pipeline import Pipeline
+from chatgate.gateway.runtime import Runtime, loop_guard, rate_spec, retry_policy
+from chatgate.gateway.sdnotify import Notifier
+from chatgate.gateway.sessions import SessionCache
+from chatgate.gateway.state_lock import StateLock
+from chatgate.policies.ratelimit import RateLimiter
+from chatgate.state.factory import build_state
+
+log = logging.getLogger("chatgate.gateway")
+
+
+class GatewayBuilder:
+    def __init__(self, loaded: LoadedConfig) -> None:
+        self._loaded = loaded
+        self._clock: Clock = SystemClock()
+        self._registry: ChannelRegistry | None = None
+        self._env: Mapping[str, str] = os.environ
+        self._memory_source: MemorySource | None = None
+        self._on_secrets: Callable[[frozenset[str]], None] | None = None
+
+    def clock(self, clock: Clock) -> GatewayBuilder:
+        self._clock = clock
+        return self
+
+    def registry(self, registry: ChannelRegistry) -> GatewayBuilder:
+        self._registry = registry
+        return self
+
+    def env(self, env: Mapping[str, str]) -> GatewayBuilder:
+        self._env = env
+        return self
+
+    def memory_source(self, source: MemorySource) -> GatewayBuilder:
+        self._memory_source = source
+        return self
+
+    def on_secrets(self, listener: Callable[[frozenset[str]], None]) -> GatewayBuilder:
+        """Called with every secret after a reload (the log scrubber listens)."""
+        self._on_secrets = listener
+        return self
+
+    def build(self) -> Gateway:
+        """Every component, wired; a broken python agent raises ConfigError here, before any
+        socket is bound or file written."""
+        loaded, clock, env = self._loaded, self._clock, self._env
+        gw = loaded.config.gateway
+        registry = self._registry or ChannelRegistry()
+        agents = build_agents(loaded.config, env)
+        metrics = Metrics()
+        routes = DynamicRoutes()
+        events = EventBus()
+        degraded = DegradedRegistry()
+        state = build_state(gw, loaded.state_dir, clock)
+        watchdog = LoopWatchdog(interval_s=gw.watchdog.interval_s, max_lag_s=gw.watchdog.max_lag_s)
+        memory_source = self._memory_source or ProcMemorySource(gw.memory.limit_mb)
+        channels = ChannelDirectory(
+            registry,
+            routes,
+            metrics,
+            loaded.state_dir,
+            clock,
+            degraded,
+            gw.supervision,
+            kv={"callbacks": state.callbacks},
+        )
+        delivery = Delivery(
+            channels,
+            state.dead_letters,
+            state.dead_targets,
+            retry_policy(loaded),
+            clock,
+            events,
+            metrics,
+            callback_store=state.callbacks,
+        )
+        cache = SessionCache(
+            state.sessions, max_warm=gw.sessions.warm_max, max_messages=gw.sessions.max_messages
+        )
+        memory = MemoryMonitor(
+            memory_source,
+            cache,
+            clock,
+            shed_ratio=gw.memory.shed_ratio,
+            headroom_ratio=gw.memory.headroom_ratio,
+            interval_s=gw.memory.interval_s,
+            on_evict=lambda key: _evicted(metrics, key),
+            on_sample=lambda status: _sampled(metrics, status, watchdog, len(cache)),
+        )
+        rt = Runtime(
+            loaded=loaded,
+            clock=clock,
+            state=state,
+            cache=cache,
+            agents=agents,
+            delivery=delivery,
+            events=events,
+            metrics=metrics,
+            limiter=RateLimiter(rate_spec(loaded)),
+            loop_guard=loop_guard(loaded),
+            owner=f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}",
+            channels=channels,
+            degraded=degraded,
+            memory=memory,
+            memory_source=memory_source,
+            watchdog=watchdog,
+            rng=random.Random(),
+        )
+        parts = GatewayParts(
+            rt=rt,
+            pipeline=Pipeline(rt),
+            registry=registry,
+            routes=routes,
+            env=env,
+            notifier=Notifier(env),
+            state_lock=StateLock(loaded.state_dir),
+            on_secrets=self._on_secrets,
+        )
+        return Gateway(parts)
+
+
+def _evicted(metrics: Metrics, key: str) -> None:
+    metrics.evictions.inc()
+    log.info("evicted a warm session under memory pressure", extra={"session": key})
+
+
+def _sampled(metrics: Metrics, status: MemoryStatus, watchdog: LoopWatchdog, warm: int) -> None:
+    metrics.memory_rss.set(status.rss_bytes)
+    metrics.memory_limit.set(status.limit_bytes or 0)
+    metrics.loop_lag.set(watchdog.lag_s)
+    metrics.warm_sessions.set(warm)

@@ -1,0 +1,296 @@
+"""The stages a journaled message walks, in order, until one settles it or it is queued.
+
+identify → revive target → loop guard → admission → rate limit → memory shed → route →
+chat command → degraded owners → session queue. Each stage reads and fills the message's
+`Inbound` record and returns None (go on) or a `Verdict` (the message ends here: dropped, or
+answered with a notice), which the pipeline's single `settle` turns into journal, metrics, log
+line and result.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass
+
+from chatgate.channels.outcome import Stage, TurnResult
+from chatgate.channels.types import InboundMessage, RouteHint
+from chatgate.gateway import commands as cmd
+from chatgate.gateway.commands import Command
+from chatgate.gateway.degraded import OwnerKind
+from chatgate.gateway.runtime import Runtime
+from chatgate.gateway.session_queue import Job, JobKind, SessionScheduler
+from chatgate.policies.admission import AdmissionFacts, AdmissionPolicy, decide_admission
+from chatgate.policies.failure import failure_reply
+from chatgate.policies.pairing import IssueOutcome
+from chatgate.policies.reasons import AdmissionReason, DropReason, FailureReason
+from chatgate.policies.routing import Binding, resolve_agent, session_key
+from chatgate.state.records import JournalState
+
+RATE_NOTICE_EVERY_S = 60.0
+# Cheap commands a user must always be able to send, even while limited or shed.
+CONTROL_COMMANDS = frozenset({Command.STOP, Command.HELP, Command.STATUS})
+
+
+@dataclass(frozen=True)
+class ChannelPolicy:
+    admission: AdmissionPolicy
+    agent: str
+
+
+@dataclass(eq=False)
+class Inbound:
+    """One message on its way through the stages."""
+
+    msg: InboundMessage
+    future: asyncio.Future[TurnResult]
+    accepted: float
+    hint: RouteHint
+    policy: ChannelPolicy
+    command: Command | None
+    principal: str = ""
+    observe: bool = False
+    agent: str = ""
+    session: str = ""
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """The message ends at ``stage`` for ``reason``; ``notice`` is what the user is told.
+
+    ``state`` is the journal state (DROPPED, or DONE for an answered command); ``counted`` says
+    whether it counts in chatgate_dropped_total; ``reply`` is the text for a caller that has no
+    reply target (a webhook), when the notice cannot be delivered anywhere else.
+    """
+
+    stage: Stage
+    reason: str
+    notice: str | None = None
+    state: JournalState = JournalState.DROPPED
+    counted: bool = True
+    reply: str | None = None
+
+    @classmethod
+    def answered(cls, stage: Stage, reason: str, notice: str) -> Verdict:
+        return cls(stage, reason, notice, JournalState.DONE, counted=False)
+
+
+StageFn = Callable[[Inbound], Awaitable[Verdict | None]]
+
+
+class Stages:
+    """The stage functions over the runtime; `Pipeline` runs them in `order()`."""
+
+    def __init__(
+        self,
+        rt: Runtime,
+        scheduler: SessionScheduler,
+        settle: Callable[[InboundMessage, asyncio.Future[TurnResult], Verdict], Awaitable[None]],
+    ) -> None:
+        self.rt = rt
+        self.scheduler = scheduler
+        self._settle = settle
+        self.bindings: tuple[Binding, ...] = ()
+        self.principals: Mapping[str, str] = {}
+        self._rate_notices: dict[str, float] = {}
+
+    def order(self) -> tuple[StageFn, ...]:
+        return (
+            self.identify,
+            self.revive_target,
+            self.loop_guard,
+            self.admission,
+            self.rate_limit,
+            self.memory_shed,
+            self.route,
+            self.command,
+            self.degraded,
+            self.enqueue,
+        )
+
+    async def identify(self, ib: Inbound) -> Verdict | None:
+        """One principal per person: configured alternate ids map to it (rate limits follow)."""
+        address = f"{ib.msg.channel}:{ib.msg.sender_id}"
+        ib.principal = self.principals.get(address, address)
+        return None
+
+    async def revive_target(self, ib: Inbound) -> Verdict | None:
+        """A chat that writes to us again is reachable again (it unblocked the bot)."""
+        target = ib.msg.reply_target
+        if target is not None and await self.rt.dead_targets.kind(target) is not None:
+            await self.rt.dead_targets.revive(target.address)
+        return None
+
+    async def loop_guard(self, ib: Inbound) -> Verdict | None:
+        msg, rt = ib.msg, self.rt
+        allowed = rt.loop_guard.check(
+            chat_key=f"{msg.channel}:{msg.chat_id}",
+            sender_is_bot=msg.sender_is_bot,
+            now=rt.clock.monotonic(),
+        )
+        if msg.sender_is_bot and not allowed:
+            return Verdict(Stage.LOOP_GUARD, DropReason.BOT_LOOP)
+        return None
+
+    async def admission(self, ib: Inbound) -> Verdict | None:
+        """Blocklist → allowlist → pairing → group policy, unless a configured route trusts it."""
+        if ib.hint.trusted:
+            return None
+        msg, rt, policy = ib.msg, self.rt, ib.policy.admission
+        paired = (
+            msg.chat_kind == "direct"
+            and policy.dm_policy == "pairing"
+            and msg.sender_id not in policy.allowed_users
+            and await rt.pairing.is_approved(msg.channel, msg.sender_id)
+        )
+        decision = decide_admission(
+            AdmissionFacts(
+                chat_kind=msg.chat_kind,
+                sender_id=msg.sender_id,
+                chat_id=msg.chat_id,
+                is_mention=msg.is_mention,
+                is_command=ib.command is not None or msg.is_command,
+                paired=paired,
+            ),
+            policy,
+        )
+        rt.metrics.admission.labels(channel=msg.channel, reason=decision.reason.value).inc()
+        if decision.issue_pairing_code:
+            return await self._pairing_code(msg)
+        if decision.observe:
+            ib.observe = True
+            return None
+        if not decision.admit:
+            return Verdict(Stage.ADMISSION, decision.reason)
+        return None
+
+    async def _pairing_code(self, msg: InboundMessage) -> Verdict:
+        rt = self.rt
+        decision = await rt.pairing.request(
+            msg.channel, msg.sender_id, msg.sender_name, msg.chat_id, rt.clock.time()
+        )
+        if decision.outcome is IssueOutcome.TOO_MANY_PENDING or decision.code is None:
+            text = cmd.PAIRING_FULL_TEXT
+        else:
+            text = cmd.pairing_text(msg.channel, decision.code, msg.sender_name)
+        return Verdict(
+            Stage.ADMISSION, AdmissionReason.PAIRING_REQUIRED, text, JournalState.DONE, counted=True
+        )
+
+    async def rate_limit(self, ib: Inbound) -> Verdict | None:
+        if ib.hint.trusted or ib.observe or ib.command in CONTROL_COMMANDS:
+            return None
+        msg, rt = ib.msg, self.rt
+        limited = rt.limiter.check(
+            sender_key=ib.principal,
+            chat_key=f"{msg.channel}:{msg.chat_id}",
+            now=rt.clock.monotonic(),
+        )
+        if limited.allowed or limited.reason is None:
+            return None
+        now = rt.clock.monotonic()
+        last = self._rate_notices.get(ib.principal)
+        if last is not None and now - last < RATE_NOTICE_EVERY_S:
+            return Verdict(Stage.RATE_LIMIT, limited.reason)  # told recently: stay quiet
+        self._rate_notices[ib.principal] = now
+        if len(self._rate_notices) > 10_000:
+            self._rate_notices = {
+                k: v for k, v in self._rate_notices.items() if now - v < RATE_NOTICE_EVERY_S
+            }
+        return Verdict(
+            Stage.RATE_LIMIT, limited.reason, cmd.rate_limited_text(limited.retry_after_s)
+        )
+
+    async def memory_shed(self, ib: Inbound) -> Verdict | None:
+        if ib.observe or not self.rt.memory.shedding:
+            return None
+        if ib.command in CONTROL_COMMANDS or ib.command is Command.NEW:
+            return None
+        text = failure_reply(FailureReason.MEMORY_PRESSURE).text
+        return Verdict(Stage.MEMORY, DropReason.MEMORY_PRESSURE, text)
+
+    async def route(self, ib: Inbound) -> Verdict | None:
+        """Which agent serves the conversation, and its session key."""
+        msg = ib.msg
+        ib.agent = resolve_agent(msg, self.bindings, ib.policy.agent, ib.hint.agent)
+        ib.session = session_key(
+            ib.agent, msg, per_user_in_groups=self.rt.config.gateway.sessions.per_user_in_groups
+        )
+        return None
+
+    async def command(self, ib: Inbound) -> Verdict | None:
+        if ib.observe:
+            return None
+        if ib.command is Command.STOP:
+            cancelled, dropped = self.scheduler.stop(ib.session)
+            for job in dropped:
+                await self._settle(job.msg, job.future, Verdict(Stage.COMMAND, DropReason.STOPPED))
+            text = cmd.STOPPED_TEXT if cancelled or dropped else cmd.NOTHING_TO_STOP_TEXT
+            return Verdict.answered(Stage.COMMAND, Command.STOP.value, text)
+        if ib.command is Command.HELP:
+            return Verdict.answered(Stage.COMMAND, Command.HELP.value, cmd.HELP_TEXT)
+        if ib.command is Command.STATUS:
+            return Verdict.answered(Stage.COMMAND, Command.STATUS.value, self._status_text(ib))
+        return None
+
+    def _status_text(self, ib: Inbound) -> str:
+        cfg = self.rt.config.agents.get(ib.agent)
+        warm = self.rt.cache.get(ib.session)
+        depth = self.scheduler.depth(ib.session)
+        return cmd.status_text(
+            agent=ib.agent,
+            model=getattr(cfg, "model", None),
+            history=len(warm.transcript) if warm else 0,
+            queued=max(0, depth - 1),
+            running=depth > 0,
+        )
+
+    async def degraded(self, ib: Inbound) -> Verdict | None:
+        """Fail closed: work for a degraded provider or a parked delivery channel is told so."""
+        if ib.observe:
+            return None
+        rt, msg = self.rt, ib.msg
+        target = msg.reply_target
+        if (
+            target is not None
+            and target.channel != msg.channel
+            and rt.channels.is_unavailable(target.channel)
+        ):
+            owner = rt.degraded.find(OwnerKind.CHANNEL, target.channel)
+            hint = (
+                owner.hint
+                if owner
+                else f"channel '{target.channel}' is not running: see `chatgate status`"
+            )
+            text = failure_reply(FailureReason.UNAVAILABLE, hint=hint).text
+            # The target channel cannot carry the notice; the caller gets it in the result.
+            return Verdict(Stage.DEGRADED, FailureReason.UNAVAILABLE, reply=text)
+        agent = rt.agents.get(ib.agent)
+        provider = agent.provider_id() if agent is not None else None
+        if provider is None:
+            return None
+        blocking = rt.degraded.blocking(OwnerKind.PROVIDER, provider, rt.clock.monotonic())
+        if blocking is None:
+            return None
+        text = failure_reply(FailureReason.UNAVAILABLE, hint=blocking.hint).text
+        return Verdict(Stage.DEGRADED, FailureReason.UNAVAILABLE, text)
+
+    async def enqueue(self, ib: Inbound) -> Verdict | None:
+        if ib.observe:
+            kind = JobKind.OBSERVE
+        else:
+            kind = JobKind.NEW_SESSION if ib.command is Command.NEW else JobKind.TURN
+        target = None if ib.observe else ib.msg.reply_target
+        job = Job(
+            kind,
+            ib.msg,
+            ib.future,
+            ib.session,
+            ib.agent,
+            target,
+            ib.accepted,
+            ephemeral=ib.hint.ephemeral,
+        )
+        if self.scheduler.enqueue(job):
+            return None
+        return Verdict(Stage.QUEUE, DropReason.QUEUE_FULL, cmd.QUEUE_FULL_TEXT)

@@ -1,0 +1,93 @@
+"""Operator reads and changes over the state protocols: DLQ, pairing, sessions, `why`.
+
+The daemon's /api serves these, and the CLI runs the very same functions against the store
+itself when no daemon is running, so both paths answer with the same JSON.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from chatgate.policies.pairing import ApprovalOutcome
+from chatgate.state.factory import State
+from chatgate.state.records import JournalEntry, JournalState
+
+
+async def dlq_list(state: State, limit: int = 100) -> dict[str, Any]:
+    return {"entries": [e.to_dict() for e in await state.dead_letters.list(limit)]}
+
+
+async def dlq_drop(state: State, entry_id: int) -> dict[str, Any]:
+    return {"found": await state.dead_letters.drop(entry_id), "id": entry_id}
+
+
+async def pairing_list(state: State, now: float) -> dict[str, Any]:
+    return {
+        "pending": [p.to_dict() for p in await state.pairing.pending(now)],
+        "approved": [a.to_dict() for a in await state.pairing.approved()],
+    }
+
+
+async def pairing_approve(state: State, channel: str, code: str, now: float) -> dict[str, Any]:
+    decision = await state.pairing.approve(channel, code, now)
+    return {
+        "outcome": decision.outcome.value,
+        "approved": decision.outcome is ApprovalOutcome.APPROVED,
+        "sender_id": decision.sender_id,
+        "locked_until": decision.locked_until,
+    }
+
+
+async def pairing_deny(state: State, channel: str, code: str) -> dict[str, Any]:
+    return {"found": await state.pairing.deny(channel, code)}
+
+
+async def pairing_revoke(state: State, channel: str, sender_id: str) -> dict[str, Any]:
+    return {"found": await state.pairing.revoke(channel, sender_id)}
+
+
+async def sessions_list(state: State, limit: int = 200) -> dict[str, Any]:
+    return {"sessions": [s.to_dict() for s in await state.sessions.recent(limit)]}
+
+
+async def session_show(state: State, key: str) -> dict[str, Any]:
+    lines = await state.sessions.transcript(key)
+    messages = [line.to_dict() for line in lines] if lines is not None else []
+    return {"found": lines is not None, "key": key, "messages": messages}
+
+
+async def why(
+    state: State, channel: str, message_id: str | None, user: str | None
+) -> dict[str, Any]:
+    """The decision trail of one message, or of a user's latest messages."""
+    entries = await state.journal.find(channel, message_id=message_id, sender_id=user)
+    return {"trails": [trail(e) for e in entries]}
+
+
+def trail(entry: JournalEntry) -> dict[str, Any]:
+    """One message's fate in a sentence an operator can act on, plus the raw trail fields."""
+    state, stage, reason, delivery = entry.state, entry.stage, entry.reason, entry.delivery
+    if state is JournalState.DROPPED:
+        summary = f"dropped at {stage}: {reason}"
+    elif state is JournalState.DONE:
+        summary = f"answered ({reason})"
+        if delivery and delivery != "sent":
+            summary += f", delivery {delivery}"
+            if delivery in ("undelivered", "dead_target"):
+                summary += ", in DLQ"
+        elif delivery == "sent":
+            summary += ", delivered"
+    elif state is JournalState.ANSWERED:
+        summary = f"answered ({reason}), delivery not finished yet"
+    else:
+        summary = "accepted, turn not finished yet"
+    return {
+        "key": entry.key,
+        "received_at": entry.received_at,
+        "state": state.value,
+        "stage": stage,
+        "reason": reason,
+        "delivery": delivery,
+        "summary": summary,
+        "delivery_ids": entry.delivery_ids,
+    }

@@ -1,0 +1,111 @@
+"""Build every state backend from `gateway.store.backend` and `gateway.turn_lock.backend`.
+
+A new backend is one module per protocol plus one line in a table below; nothing else in the
+runtime, the operator API or the CLI names a backend.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from chatgate.config.models import GatewaySection
+from chatgate.gateway.clock import Clock
+from chatgate.state.protocols import (
+    CallbackStore,
+    DeadLetterStore,
+    DeadTargetStore,
+    Journal,
+    PairingStore,
+    SessionStore,
+    TurnLock,
+)
+
+
+@dataclass
+class Stores:
+    """Everything a store backend provides, plus how to open and close it."""
+
+    journal: Journal
+    dead_letters: DeadLetterStore
+    dead_targets: DeadTargetStore
+    pairing: PairingStore
+    callbacks: CallbackStore
+    sessions: SessionStore
+    open: Callable[[], Awaitable[None]]
+    close: Callable[[], Awaitable[None]]
+
+
+@dataclass
+class State:
+    """The gateway's state: the stores plus the turn lock."""
+
+    stores: Stores
+    turn_lock: TurnLock
+    _opened: bool = field(default=False, repr=False)
+
+    async def open(self) -> None:
+        await self.stores.open()
+        self._opened = True
+
+    async def close(self) -> None:
+        if self._opened:
+            await self.stores.callbacks.flush()
+            await self.stores.close()
+            self._opened = False
+
+    # Flat access for the runtime.
+    @property
+    def journal(self) -> Journal:
+        return self.stores.journal
+
+    @property
+    def dead_letters(self) -> DeadLetterStore:
+        return self.stores.dead_letters
+
+    @property
+    def dead_targets(self) -> DeadTargetStore:
+        return self.stores.dead_targets
+
+    @property
+    def pairing(self) -> PairingStore:
+        return self.stores.pairing
+
+    @property
+    def callbacks(self) -> CallbackStore:
+        return self.stores.callbacks
+
+    @property
+    def sessions(self) -> SessionStore:
+        return self.stores.sessions
+
+
+StoreFactory = Callable[[GatewaySection, Path], Stores]
+LockFactory = Callable[[GatewaySection, Clock], TurnLock]
+
+# backend name → "module:function" building it (imported only when that backend is chosen)
+STORE_BACKENDS: dict[str, str] = {
+    "sqlite": "chatgate.state.sqlite:build_stores",
+}
+LOCK_BACKENDS: dict[str, str] = {
+    "local": "chatgate.state.local_lock:build_lock",
+}
+
+
+def _factory(table: dict[str, str], name: str, what: str) -> Callable[..., object]:
+    path = table.get(name)
+    if path is None:
+        raise ValueError(f"unknown {what} backend {name!r} (known: {', '.join(sorted(table))})")
+    module, _, attr = path.partition(":")
+    factory: Callable[..., object] = getattr(importlib.import_module(module), attr)
+    return factory
+
+
+def build_state(gateway: GatewaySection, state_dir: Path, clock: Clock) -> State:
+    """The configured backends, not yet opened."""
+    stores = _factory(STORE_BACKENDS, gateway.store.backend, "store")(gateway, state_dir)
+    lock = _factory(LOCK_BACKENDS, gateway.turn_lock.backend, "turn lock")(gateway, clock)
+    assert isinstance(stores, Stores)
+    return State(stores, lock)  # type: ignore[arg-type]

@@ -1,0 +1,106 @@
+"""TurnLock within one process: leases with a TTL, like the Redis lock but in memory.
+
+A holder that stops renewing loses the lease after ``ttl`` and the next waiter takes over.
+``release`` and ``renew`` are identity-checked by the lease's token, so a stale token never frees
+or extends a lease a later holder owns. Waiters are served first come, first served.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import math
+import uuid
+from collections import deque
+from collections.abc import AsyncIterator
+
+from chatgate.config.models import GatewaySection
+from chatgate.gateway.clock import Clock, SystemClock
+from chatgate.state.records import LeaseToken
+
+log = logging.getLogger("chatgate.turnlock")
+
+
+class LocalTurnLock:
+    def __init__(self, clock: Clock | None = None) -> None:
+        self._clock = clock or SystemClock()
+        self._held: dict[str, LeaseToken] = {}
+        self._waiters: dict[str, deque[asyncio.Future[None]]] = {}
+
+    def __len__(self) -> int:
+        """Keys held or waited for (entries are dropped as soon as neither is true)."""
+        return len(self._held.keys() | self._waiters.keys())
+
+    async def acquire(self, key: str, *, owner: str, ttl: float) -> LeaseToken:
+        while True:
+            now = self._clock.monotonic()
+            holder = self._held.get(key)
+            queue = self._waiters.get(key)
+            if holder is None or holder.expires_at <= now:
+                if holder is not None:
+                    log.warning(
+                        "turn lock lease expired; taking over",
+                        extra={"session": key, "previous_owner": holder.owner},
+                    )
+                lease = LeaseToken(key, owner, now + ttl, uuid.uuid4().hex)
+                self._held[key] = lease
+                return lease
+            await self._wait(key, queue, holder.expires_at - now)
+
+    async def _wait(
+        self, key: str, queue: deque[asyncio.Future[None]] | None, lease_left_s: float
+    ) -> None:
+        """Until the holder releases (we are woken) or its lease runs out."""
+        if queue is None:
+            queue = self._waiters[key] = deque()
+        woken: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        queue.append(woken)
+        expiry = asyncio.ensure_future(self._clock.sleep(lease_left_s))
+        try:
+            await asyncio.wait({woken, expiry}, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            expiry.cancel()
+            if not woken.done():
+                woken.cancel()
+            with contextlib.suppress(ValueError):
+                queue.remove(woken)
+            if not queue:
+                self._waiters.pop(key, None)
+
+    async def renew(self, token: LeaseToken, ttl: float) -> bool:
+        holder = self._held.get(token.key)
+        if holder is None or holder.token != token.token:
+            return False
+        self._held[token.key] = LeaseToken(
+            token.key, token.owner, self._clock.monotonic() + ttl, token.token
+        )
+        return True
+
+    async def release(self, token: LeaseToken) -> None:
+        holder = self._held.get(token.key)
+        if holder is None or holder.token != token.token:
+            return
+        del self._held[token.key]
+        queue = self._waiters.get(token.key)
+        while queue:
+            woken = queue.popleft()
+            if not woken.done():
+                woken.set_result(None)
+                break
+
+    @contextlib.asynccontextmanager
+    async def hold(self, key: str, *, owner: str, ttl: float) -> AsyncIterator[LeaseToken]:
+        """The lease for as long as the block runs. In one process a live holder cannot vanish
+        without its ``finally`` running, so the lease is simply kept (no renewal timer); only a
+        bare ``acquire`` that is never released runs out after ``ttl``."""
+        lease = await self.acquire(key, owner=owner, ttl=ttl)
+        self._held[key] = LeaseToken(key, owner, math.inf, lease.token)
+        try:
+            yield lease
+        finally:
+            await self.release(lease)
+
+
+def build_lock(gateway: GatewaySection, clock: Clock) -> LocalTurnLock:
+    return LocalTurnLock(clock)

@@ -1,0 +1,219 @@
+"""The state a gateway keeps, as protocols: one implementation per backend (SQLite, Redis).
+
+The runtime, the operator API and the CLI only see these; `factory.build_state` picks the
+implementations from `gateway.store.backend` and `gateway.turn_lock.backend`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from contextlib import AbstractAsyncContextManager
+from typing import Any, Protocol
+
+from chatgate.agents.base import ChatMessage
+from chatgate.channels.types import InboundMessage, Target
+from chatgate.policies.pairing import ApprovalDecision, IssueDecision
+from chatgate.policies.reasons import SendErrorKind
+from chatgate.state.records import (
+    Approved,
+    DeadLetter,
+    JournalEntry,
+    JournalState,
+    LeaseToken,
+    PendingRequest,
+    SessionInfo,
+    StoredSession,
+    TranscriptLine,
+)
+
+
+class Journal(Protocol):
+    """Durable ingress journal with dedupe and each message's decision trail.
+
+    A message is recorded before the platform is acked; its entry moves pending → answered
+    (reply stored: a crash before delivery re-sends instead of re-running the agent) → done, or
+    straight to dropped with the stage and reason that stopped it.
+    """
+
+    async def record(
+        self, msg: InboundMessage, now: float, window_s: float
+    ) -> tuple[bool, JournalEntry | None]:
+        """Append ``msg`` durably; (False, existing) when it is a duplicate within the window."""
+        ...
+
+    async def settle(
+        self,
+        key: str,
+        state: JournalState,
+        now: float,
+        *,
+        stage: str | None = None,
+        reason: str | None = None,
+        session: str | None = None,
+        reply: dict[str, Any] | None = None,
+        delivery: str | None = None,
+        delivery_ids: list[str] | None = None,
+    ) -> None:
+        """Move ``key`` to ``state`` durably, recording whichever trail fields are given."""
+        ...
+
+    async def finish(
+        self,
+        key: str,
+        now: float,
+        *,
+        stage: str,
+        reason: str,
+        delivery: str,
+        delivery_ids: list[str],
+    ) -> None:
+        """The final DONE mark after delivery. Nothing reads it on the hot path, so a backend may
+        write it behind, but ordered after every earlier write for the same key."""
+        ...
+
+    async def unfinished(self) -> list[JournalEntry]:
+        """Entries accepted but not finished (by a previous process), oldest first."""
+        ...
+
+    async def get(self, key: str) -> JournalEntry | None: ...
+
+    async def find(
+        self,
+        channel: str,
+        *,
+        message_id: str | None = None,
+        sender_id: str | None = None,
+        limit: int = 10,
+    ) -> list[JournalEntry]:
+        """A message by its platform id (or journal key), or a sender's latest messages."""
+        ...
+
+    async def purge(self, older_than: float) -> int:
+        """Drop settled entries received before ``older_than``; returns how many."""
+        ...
+
+
+class DeadLetterStore(Protocol):
+    """Replies that could not be delivered (`chatgate dlq`)."""
+
+    async def add(
+        self,
+        target: Target,
+        message: dict[str, Any],
+        kind: SendErrorKind | str,
+        error: str,
+        attempts: int,
+        now: float,
+        *,
+        inbound_key: str | None = None,
+        session: str | None = None,
+    ) -> int: ...
+
+    async def list(self, limit: int = 100) -> list[DeadLetter]: ...
+
+    async def take(self, entry_id: int) -> DeadLetter | None:
+        """Remove and return one entry (for replay; a failed replay re-enters the DLQ)."""
+        ...
+
+    async def drop(self, entry_id: int) -> bool: ...
+
+    async def count(self) -> int: ...
+
+
+class DeadTargetStore(Protocol):
+    """Targets that answered forbidden/not-found: later sends skip straight to the DLQ until the
+    chat writes to us again."""
+
+    async def kind(self, target: Target) -> str | None: ...
+
+    async def mark(self, target: Target, kind: SendErrorKind, error: str, now: float) -> None: ...
+
+    async def revive(self, address: str) -> bool: ...
+
+    async def all(self) -> dict[str, str]:
+        """Address → send error kind of every dead target."""
+        ...
+
+
+class PairingStore(Protocol):
+    """DM pairing: codes for unknown senders and the operator's approvals (see policies.pairing)."""
+
+    async def is_approved(self, channel: str, sender_id: str) -> bool: ...
+
+    async def request(
+        self, channel: str, sender_id: str, sender_name: str, chat_id: str, now: float
+    ) -> IssueDecision: ...
+
+    async def approve(self, channel: str, code: str, now: float) -> ApprovalDecision: ...
+
+    async def deny(self, channel: str, code: str) -> bool: ...
+
+    async def revoke(self, channel: str, sender_id: str) -> bool: ...
+
+    async def pending(self, now: float) -> list[PendingRequest]: ...
+
+    async def approved(self, channel: str | None = None) -> list[Approved]: ...
+
+    async def take_unnotified(self) -> list[Approved]:
+        """Approvals not yet announced to their user (each is handed out once)."""
+        ...
+
+
+class CallbackStore(Protocol):
+    """Button payloads too long for a platform, referenced by a short id."""
+
+    def put(self, value: str) -> str:
+        """The short reference for ``value`` (sync: presentation is pure; stored behind)."""
+        ...
+
+    async def resolve(self, data: str) -> str | None: ...
+
+    async def flush(self) -> None:
+        """Wait until every reference handed out is stored."""
+        ...
+
+
+class SessionStore(Protocol):
+    """Session transcripts. Appends are idempotent per (session, epoch, source, role); `/new`
+    bumps the epoch instead of deleting."""
+
+    async def load(self, key: str, limit: int) -> StoredSession: ...
+
+    async def append(
+        self, key: str, epoch: int, messages: Sequence[ChatMessage], now: float
+    ) -> None: ...
+
+    async def reset(self, key: str, now: float) -> int:
+        """Start a fresh transcript; returns the new epoch."""
+        ...
+
+    async def recent(self, limit: int = 100) -> list[SessionInfo]:
+        """The most recently active sessions first."""
+        ...
+
+    async def transcript(self, key: str) -> list[TranscriptLine] | None:
+        """The current epoch's messages with their times; None when there is no such session."""
+        ...
+
+    async def flush(self) -> None:
+        """Wait until every append handed in is durable."""
+        ...
+
+
+class TurnLock(Protocol):
+    """One turn at a time per session. A holder renews its lease while the turn runs; a dead
+    holder's lease expires after ``ttl``. ``release`` and ``renew`` are identity-checked: a stale
+    token never frees or extends a lease a later holder owns."""
+
+    async def acquire(self, key: str, *, owner: str, ttl: float) -> LeaseToken: ...
+
+    async def renew(self, token: LeaseToken, ttl: float) -> bool:
+        """Extend the lease; False when it was lost (expired and taken by another holder)."""
+        ...
+
+    async def release(self, token: LeaseToken) -> None: ...
+
+    def hold(self, key: str, *, owner: str, ttl: float) -> AbstractAsyncContextManager[LeaseToken]:
+        """Acquire, keep the lease while the block runs (renewing it where leases can lapse
+        behind a live holder's back), release on exit."""
+        ...

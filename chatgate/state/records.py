@@ -1,0 +1,161 @@
+"""Values the state stores hand out: journal entries, dead letters, sessions, pairing, leases.
+
+Plain data shared by every backend (SQLite, Redis) and by the operator API, so a CLI command
+reads the same shapes whether it asks the daemon or opens the store itself.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import Any
+
+from chatgate.agents.base import ChatMessage
+from chatgate.channels.types import InboundMessage, Target
+
+
+class JournalState(StrEnum):
+    PENDING = "pending"
+    ANSWERED = "answered"
+    DONE = "done"
+    DROPPED = "dropped"
+
+
+TERMINAL = frozenset({JournalState.DONE, JournalState.DROPPED})
+
+
+@dataclass(frozen=True)
+class JournalEntry:
+    """One inbound message and its decision trail (stage, reason, reply, delivery)."""
+
+    key: str
+    state: JournalState
+    message: InboundMessage
+    stage: str | None
+    reason: str | None
+    session: str | None
+    reply: dict[str, Any] | None
+    delivery: str | None
+    delivery_ids: list[str]
+    received_at: float
+    updated_at: float
+
+
+@dataclass(frozen=True)
+class DeadLetter:
+    """A reply that could not be delivered, kept for `chatgate dlq replay`."""
+
+    id: int
+    created_at: float
+    target: Target
+    message: dict[str, Any]
+    kind: str
+    error: str
+    attempts: int
+    inbound_key: str | None
+    session: str | None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "created_at": self.created_at,
+            "target": self.target.address,
+            "kind": self.kind,
+            "error": self.error,
+            "attempts": self.attempts,
+            "inbound_key": self.inbound_key,
+            "session": self.session,
+            "preview": _preview(self.message),
+        }
+
+
+def _preview(message: dict[str, Any]) -> str:
+    for block in message.get("blocks", []):
+        if isinstance(block, dict) and isinstance(block.get("text"), str):
+            text: str = block["text"]
+            return text[:80] + ("…" if len(text) > 80 else "")
+    return ""
+
+
+@dataclass
+class StoredSession:
+    key: str
+    epoch: int
+    messages: list[ChatMessage]
+
+
+@dataclass(frozen=True)
+class SessionInfo:
+    key: str
+    epoch: int
+    message_count: int
+    updated_at: float
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "key": self.key,
+            "epoch": self.epoch,
+            "message_count": self.message_count,
+            "updated_at": self.updated_at,
+        }
+
+
+@dataclass(frozen=True)
+class TranscriptLine:
+    """One transcript message with the time it was written (for `chatgate sessions show`)."""
+
+    role: str
+    content: str
+    name: str | None
+    at: float
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"role": self.role, "content": self.content, "name": self.name, "at": self.at}
+
+
+@dataclass(frozen=True)
+class Approved:
+    channel: str
+    sender_id: str
+    sender_name: str
+    approved_at: float
+    chat_id: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "channel": self.channel,
+            "sender_id": self.sender_id,
+            "sender_name": self.sender_name,
+            "approved_at": self.approved_at,
+            "chat_id": self.chat_id,
+        }
+
+
+@dataclass(frozen=True)
+class PendingRequest:
+    """An unknown sender waiting for an operator to approve their pairing code."""
+
+    channel: str
+    code: str
+    sender_id: str
+    sender_name: str
+    issued_at: float
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "channel": self.channel,
+            "code": self.code,
+            "sender_id": self.sender_id,
+            "sender_name": self.sender_name,
+            "issued_at": self.issued_at,
+        }
+
+
+@dataclass(frozen=True, eq=False)
+class LeaseToken:
+    """Proof of holding a session's turn lock; only this token releases or renews it."""
+
+    key: str
+    owner: str
+    expires_at: float
+    token: str = ""

@@ -1,0 +1,182 @@
+"""The journal on SQLite: one row per inbound message, dedupe by its key.
+
+Rows still pending/answered at start-up are resumed, which is what makes a crash between
+journal and reply answer exactly once. The final DONE mark is queued behind the writer (nothing
+waits for it; a later call on the same database still sees it).
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Callable
+from typing import Any
+
+from chatgate.channels.types import InboundMessage
+from chatgate.state.records import JournalEntry, JournalState
+from chatgate.state.sqlite.db import Database
+
+_INSERT = (
+    "INSERT INTO inbound(key, channel, chat_id, sender_id, message_id, received_at, state,"
+    " message_json, updated_at) VALUES (?,?,?,?,?,?,'pending',?,?)"
+)
+
+
+def _entry(row: sqlite3.Row) -> JournalEntry:
+    return JournalEntry(
+        key=row["key"],
+        state=JournalState(row["state"]),
+        message=InboundMessage.from_dict(json.loads(row["message_json"])),
+        stage=row["stage"],
+        reason=row["reason"],
+        session=row["session"],
+        reply=json.loads(row["reply_json"]) if row["reply_json"] else None,
+        delivery=row["delivery"],
+        delivery_ids=json.loads(row["delivery_ids"]) if row["delivery_ids"] else [],
+        received_at=row["received_at"],
+        updated_at=row["updated_at"],
+    )
+
+
+class SqliteJournal:
+    def __init__(self, db: Database) -> None:
+        self._db = db
+
+    async def record(
+        self, msg: InboundMessage, now: float, window_s: float
+    ) -> tuple[bool, JournalEntry | None]:
+        """Append ``msg``; (False, existing) when it is a duplicate within the dedupe window."""
+        payload = json.dumps(msg.to_dict(), separators=(",", ":"))
+
+        row = (msg.key, msg.channel, msg.chat_id, msg.sender_id, msg.message_id, now, payload, now)
+
+        def write(conn: sqlite3.Connection) -> tuple[bool, JournalEntry | None]:
+            if conn.execute(_INSERT + " ON CONFLICT(key) DO NOTHING", row).rowcount:
+                return True, None
+            existing = conn.execute("SELECT * FROM inbound WHERE key = ?", (msg.key,)).fetchone()
+            if existing is not None and existing["received_at"] >= now - window_s:
+                return False, _entry(existing)
+            conn.execute("DELETE FROM inbound WHERE key = ?", (msg.key,))  # outside the window: new
+            conn.execute(_INSERT, row)
+            return True, None
+
+        return await self._db.call(write)
+
+    async def settle(
+        self,
+        key: str,
+        state: JournalState,
+        now: float,
+        *,
+        stage: str | None = None,
+        reason: str | None = None,
+        session: str | None = None,
+        reply: dict[str, Any] | None = None,
+        delivery: str | None = None,
+        delivery_ids: list[str] | None = None,
+    ) -> None:
+        await self._db.call(
+            _update(key, state, now, stage, reason, session, reply, delivery, delivery_ids)
+        )
+
+    async def finish(
+        self,
+        key: str,
+        now: float,
+        *,
+        stage: str,
+        reason: str,
+        delivery: str,
+        delivery_ids: list[str],
+    ) -> None:
+        self._db.submit(
+            _update(key, JournalState.DONE, now, stage, reason, None, None, delivery, delivery_ids)
+        )
+
+    async def find(
+        self,
+        channel: str,
+        *,
+        message_id: str | None = None,
+        sender_id: str | None = None,
+        limit: int = 10,
+    ) -> list[JournalEntry]:
+        def read(conn: sqlite3.Connection) -> list[JournalEntry]:
+            if message_id is not None:
+                rows = conn.execute(
+                    "SELECT * FROM inbound WHERE channel = ? AND (message_id = ? OR key = ?)",
+                    (channel, message_id, message_id),
+                ).fetchall()
+            else:
+                rows = conn.execute(
+                    "SELECT * FROM inbound WHERE channel = ? AND sender_id = ?"
+                    " ORDER BY seq DESC LIMIT ?",
+                    (channel, sender_id, limit),
+                ).fetchall()
+            return [_entry(r) for r in rows]
+
+        return await self._db.call(read)
+
+    async def unfinished(self) -> list[JournalEntry]:
+        """Entries a previous process accepted but did not finish, oldest first."""
+
+        def read(conn: sqlite3.Connection) -> list[JournalEntry]:
+            rows = conn.execute(
+                "SELECT * FROM inbound WHERE state IN ('pending', 'answered') ORDER BY seq"
+            ).fetchall()
+            return [_entry(r) for r in rows]
+
+        return await self._db.call(read)
+
+    async def get(self, key: str) -> JournalEntry | None:
+        def read(conn: sqlite3.Connection) -> JournalEntry | None:
+            row = conn.execute("SELECT * FROM inbound WHERE key = ?", (key,)).fetchone()
+            return _entry(row) if row else None
+
+        return await self._db.call(read)
+
+    async def purge(self, older_than: float) -> int:
+        """Drop settled rows older than the dedupe window (oldest first, so no index is needed)."""
+
+        def write(conn: sqlite3.Connection) -> int:
+            row = conn.execute(
+                "SELECT seq FROM inbound WHERE received_at >= ? ORDER BY seq LIMIT 1", (older_than,)
+            ).fetchone()
+            bound = (
+                row["seq"]
+                if row
+                else (conn.execute("SELECT MAX(seq) FROM inbound").fetchone()[0] or 0) + 1
+            )
+            cur = conn.execute(
+                "DELETE FROM inbound WHERE seq < ? AND state IN ('done', 'dropped')", (bound,)
+            )
+            return cur.rowcount
+
+        return await self._db.call(write)
+
+
+def _update(
+    key: str,
+    state: JournalState,
+    now: float,
+    stage: str | None,
+    reason: str | None,
+    session: str | None,
+    reply: dict[str, Any] | None,
+    delivery: str | None,
+    delivery_ids: list[str] | None,
+) -> Callable[[sqlite3.Connection], None]:
+    reply_json = json.dumps(reply, separators=(",", ":")) if reply is not None else None
+    ids_json = json.dumps(delivery_ids) if delivery_ids is not None else None
+
+    def write(conn: sqlite3.Connection) -> None:
+        conn.execute(
+            "UPDATE inbound SET state = ?, updated_at = ?,"
+            " stage = COALESCE(?, stage), reason = COALESCE(?, reason),"
+            " session = COALESCE(?, session), reply_json = COALESCE(?, reply_json),"
+            " delivery = COALESCE(?, delivery), delivery_ids = COALESCE(?, delivery_ids)"
+            " WHERE key = ?",
+            (state.value, now, stage, reason, session, reply_json, delivery, ids_json, key),
+        )
+
+    return write

@@ -33,6 +33,15 @@ async def fake_tg() -> FakeTelegram:  # type: ignore[misc]
         yield fake
 
 
+from tests.fakes.slack import FakeSlack  # noqa: E402
+
+
+@pytest.fixture
+async def fake_slack() -> FakeSlack:  # type: ignore[misc]
+    async with FakeSlack() as fake:
+        yield fake
+
+
 @pytest.fixture(autouse=True)
 def _no_leftover_daemons() -> Iterator[None]:
     yield

@@ -12,10 +12,10 @@ from pathlib import Path
 import aiohttp
 
 from chatgate.channels.registry import ChannelRegistry
+from chatgate.clock import Clock
 from chatgate.config.loader import LoadedConfig, load_config
 from chatgate.gateway.app import Gateway
 from chatgate.gateway.builder import GatewayBuilder
-from chatgate.gateway.clock import Clock
 from chatgate.gateway.local_api import read_endpoint
 from chatgate.gateway.memory_monitor import MemorySource
 from chatgate.state.sqlite import DB_FILE

@@ -34,9 +34,11 @@ def die(message: str, code: int) -> NoReturn:
 
 def load_or_exit(given: str | None) -> LoadedConfig:
     """Load the config; on any config problem print it and exit 78 (EX_CONFIG)."""
+    from chatgate.channels.registry import ChannelRegistry
+
     path = config_path(given)
     try:
-        return load_config(path)
+        return load_config(path, catalog=ChannelRegistry())
     except ConfigError as exc:
         die(str(exc), EX_CONFIG)
 

@@ -35,9 +35,11 @@ _BUSY = frozenset({FailureReason.RATE_LIMIT, FailureReason.OVERLOADED})
 
 async def diagnose(path: Path, *, fix: bool = False, offline: bool = False) -> list[Finding]:
     """Every finding, in order; the config ones first (nothing else runs on an invalid config)."""
+    from chatgate.channels.registry import ChannelRegistry
+
     findings = [_migration(path, fix)]
     try:
-        loaded = load_config(path)
+        loaded = load_config(path, catalog=ChannelRegistry())
     except ConfigError as exc:
         findings.append(
             Finding(

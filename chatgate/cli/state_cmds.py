@@ -44,7 +44,7 @@ def _ask(
 
 
 async def _offline(loaded: LoadedConfig, operation: Offline) -> dict[str, Any]:
-    from chatgate.gateway.clock import SystemClock
+    from chatgate.clock import SystemClock
     from chatgate.gateway.state_lock import StateDirInUse, StateLock
     from chatgate.state.factory import build_state
 

@@ -67,17 +67,8 @@ class LoadedConfig:
         return self.channels.get(name)
 
 
-def default_catalog() -> ChannelCatalog:
-    """The channel registry (built-ins and plugins); imported here, not at module import."""
-    from chatgate.channels.registry import ChannelRegistry
-
-    return ChannelRegistry()
-
-
 def load_config(
-    path: str | Path,
-    env: Mapping[str, str] | None = None,
-    catalog: ChannelCatalog | None = None,
+    path: str | Path, env: Mapping[str, str] | None = None, *, catalog: ChannelCatalog
 ) -> LoadedConfig:
     """Load and validate ``path``; raise ConfigError naming every problem's key path and line."""
     file = Path(path)
@@ -87,15 +78,14 @@ def load_config(
         raise ConfigError(
             [ConfigIssue((), f"cannot read config file: {exc.strerror}", str(file))]
         ) from None
-    return load_config_text(text, file, env, catalog)
+    return load_config_text(text, file, env, catalog=catalog)
 
 
 def load_config_text(
-    text: str,
-    file: Path,
-    env: Mapping[str, str] | None = None,
-    catalog: ChannelCatalog | None = None,
+    text: str, file: Path, env: Mapping[str, str] | None = None, *, catalog: ChannelCatalog
 ) -> LoadedConfig:
+    """Validate ``text``; channel sections are checked with the models ``catalog`` (the channel
+    registry) provides, so config itself names no platform."""
     src = parse_yaml(text, file.name)
     if not isinstance(src.data, dict):
         raise ConfigError([src.issue((), "the config must be a mapping of sections")])
@@ -108,7 +98,6 @@ def load_config_text(
     base_dir = file.resolve().parent
     info = interpolate(src, os.environ if env is None else env, base_dir)
     data = src.data
-    catalog = catalog or default_catalog()
     models = catalog.config_models()
     channels, issues = _validate_channels(data, src, info, models)
     try:

@@ -20,12 +20,19 @@ from aiohttp import web
 from chatgate import __version__
 from chatgate.channels.registry import ChannelRegistry
 from chatgate.channels.types import Target
+from chatgate.clock import Clock
 from chatgate.config.base import secret_value
 from chatgate.config.loader import LoadedConfig
 from chatgate.gateway import commands as cmd
+from chatgate.gateway.channel_directory import ChannelDirectory
+from chatgate.gateway.degraded import DegradedRegistry
+from chatgate.gateway.events import EventBus
 from chatgate.gateway.http_app import DynamicRoutes, build_app
 from chatgate.gateway.local_api import LocalApi
+from chatgate.gateway.memory_monitor import MemoryMonitor
+from chatgate.gateway.metrics import Metrics
 from chatgate.gateway.pipeline import Pipeline
+from chatgate.gateway.reload import apply_reload
 from chatgate.gateway.runtime import Runtime
 from chatgate.gateway.sdnotify import Notifier
 from chatgate.gateway.state_lock import StateLock
@@ -76,27 +83,27 @@ class Gateway:
         return self.rt.loaded
 
     @property
-    def clock(self) -> Any:
+    def clock(self) -> Clock:
         return self.rt.clock
 
     @property
-    def channels(self) -> Any:
+    def channels(self) -> ChannelDirectory:
         return self.rt.channels
 
     @property
-    def metrics(self) -> Any:
+    def metrics(self) -> Metrics:
         return self.rt.metrics
 
     @property
-    def events(self) -> Any:
+    def events(self) -> EventBus:
         return self.rt.events
 
     @property
-    def degraded(self) -> Any:
+    def degraded(self) -> DegradedRegistry:
         return self.rt.degraded
 
     @property
-    def memory(self) -> Any:
+    def memory(self) -> MemoryMonitor:
         return self.rt.memory
 
     @property
@@ -190,10 +197,14 @@ class Gateway:
 
     async def reload(self) -> dict[str, Any]:
         """Re-read the config file and apply it live (see gateway.reload)."""
-        from chatgate.gateway.reload import apply_reload
-
         async with self._reload_lock:
-            return await apply_reload(self)
+            return await apply_reload(
+                self.rt,
+                catalog=self.registry,
+                env=self.env,
+                followers=(self.pipeline.apply_config,),
+                on_secrets=self.on_secrets,
+            )
 
     # -- what the HTTP surface asks ----------------------------------------------------------
 

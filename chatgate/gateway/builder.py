@@ -18,10 +18,10 @@ from collections.abc import Callable, Mapping
 
 from chatgate.agents.registry import build_agents
 from chatgate.channels.registry import ChannelRegistry
+from chatgate.clock import Clock, SystemClock
 from chatgate.config.loader import LoadedConfig
 from chatgate.gateway.app import Gateway, GatewayParts
 from chatgate.gateway.channel_directory import ChannelDirectory
-from chatgate.gateway.clock import Clock, SystemClock
 from chatgate.gateway.degraded import DegradedRegistry
 from chatgate.gateway.delivery import Delivery
 from chatgate.gateway.events import EventBus

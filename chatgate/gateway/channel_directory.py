@@ -23,9 +23,9 @@ from chatgate.channels.base import (
     InboundSink,
 )
 from chatgate.channels.registry import ChannelRegistry
+from chatgate.clock import Clock
 from chatgate.config.loader import ChannelSection, LoadedConfig
 from chatgate.config.models import SupervisionConfig
-from chatgate.gateway.clock import Clock
 from chatgate.gateway.degraded import DegradedRegistry, OwnerKind
 from chatgate.gateway.metrics import Metrics
 from chatgate.gateway.restart_ladder import (

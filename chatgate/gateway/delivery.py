@@ -15,7 +15,7 @@ from typing import Protocol
 
 from chatgate.channels.base import ChannelAdapter, Rendered
 from chatgate.channels.types import SendResult, Target
-from chatgate.gateway.clock import Clock
+from chatgate.clock import Clock
 from chatgate.gateway.events import EventBus, EventName
 from chatgate.gateway.metrics import Metrics
 from chatgate.policies.reasons import DeliveryStatus, SendErrorKind

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Protocol
 
-from chatgate.gateway.clock import Clock
+from chatgate.clock import Clock
 from chatgate.policies.memory import (
     MemorySample,
     WarmSessionFacts,

@@ -9,7 +9,7 @@ from collections.abc import AsyncIterator
 
 from chatgate.channels.base import ChannelAdapter
 from chatgate.channels.types import Target
-from chatgate.gateway.clock import Clock
+from chatgate.clock import Clock
 
 log = logging.getLogger("chatgate.presence")
 TYPING_AFTER_S = 0.5  # a faster answer needs no indicator (and saves a platform call)

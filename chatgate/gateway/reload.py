@@ -9,25 +9,32 @@ bound at start-up are reported as needing a restart.
 from __future__ import annotations
 
 import logging
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
 
 from chatgate.agents.registry import build_agents
 from chatgate.config.errors import ConfigError
 from chatgate.config.hot import restart_only_changes
-from chatgate.config.loader import load_config
-
-if TYPE_CHECKING:
-    from chatgate.gateway.app import Gateway
+from chatgate.config.loader import ChannelCatalog, load_config
+from chatgate.gateway.runtime import Runtime
 
 log = logging.getLogger("chatgate.reload")
 
 
-async def apply_reload(gw: Gateway) -> dict[str, Any]:
-    rt = gw.rt
+async def apply_reload(
+    rt: Runtime,
+    *,
+    catalog: ChannelCatalog,
+    env: Mapping[str, str],
+    followers: Sequence[Callable[[], None]] = (),
+    on_secrets: Callable[[frozenset[str]], None] | None = None,
+) -> dict[str, Any]:
+    """Re-read ``rt``'s config file and apply it; ``followers`` re-derive what they keep from
+    the config once the runtime has the new one (the pipeline's policies and hints)."""
     old = rt.loaded
     try:
-        new = load_config(old.path, env=gw.env, catalog=gw.registry)
-        agents = build_agents(new.config, gw.env)
+        new = load_config(old.path, env=env, catalog=catalog)
+        agents = build_agents(new.config, env)
     except ConfigError as exc:
         rt.metrics.reloads.labels(result="rejected").inc()
         log.error("reload rejected; the running config is kept", extra={"error": str(exc)})
@@ -43,9 +50,10 @@ async def apply_reload(gw: Gateway) -> dict[str, Any]:
 
     restarted, reconfigured = await rt.channels.apply(old, new)
     rt.apply_config(new, agents)
-    gw.pipeline.apply_config()
-    if gw.on_secrets is not None:
-        gw.on_secrets(new.secrets | old.secrets)  # old values may still appear in in-flight logs
+    for follow in followers:
+        follow()
+    if on_secrets is not None:
+        on_secrets(new.secrets | old.secrets)  # old values may still appear in in-flight logs
     for agent in retired:
         try:
             await agent.aclose()

@@ -22,8 +22,8 @@ from chatgate.channels.base import (
     InboundSink,
     NotConfigured,
 )
+from chatgate.clock import Clock
 from chatgate.config.models import SupervisionConfig
-from chatgate.gateway.clock import Clock
 from chatgate.gateway.degraded import DegradedRegistry, OwnerKind
 from chatgate.gateway.metrics import Metrics
 from chatgate.policies.supervision import (

@@ -12,9 +12,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from chatgate.agents.base import Agent
+from chatgate.clock import Clock
 from chatgate.config.loader import LoadedConfig
 from chatgate.config.models import GatewayConfig
-from chatgate.gateway.clock import Clock
 from chatgate.gateway.degraded import DegradedRegistry
 from chatgate.gateway.delivery import Delivery
 from chatgate.gateway.events import EventBus

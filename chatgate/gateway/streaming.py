@@ -11,7 +11,7 @@ import logging
 
 from chatgate.channels.base import ChannelAdapter
 from chatgate.channels.types import Target
-from chatgate.gateway.clock import Clock
+from chatgate.clock import Clock
 from chatgate.gateway.delivery import Delivery
 from chatgate.presentation.model import OutboundMessage
 

@@ -11,8 +11,8 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from chatgate.clock import Clock
 from chatgate.config.models import GatewaySection
-from chatgate.gateway.clock import Clock
 from chatgate.state.protocols import (
     CallbackStore,
     DeadLetterStore,

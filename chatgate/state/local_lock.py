@@ -15,8 +15,8 @@ import uuid
 from collections import deque
 from collections.abc import AsyncIterator
 
+from chatgate.clock import Clock, SystemClock
 from chatgate.config.models import GatewaySection
-from chatgate.gateway.clock import Clock, SystemClock
 from chatgate.state.records import LeaseToken
 
 log = logging.getLogger("chatgate.turnlock")

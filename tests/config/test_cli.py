@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from chatgate.config.errors import EX_CONFIG
-from tests.config.support import STRONG_TOKEN, yaml_text
+from tests.config.support import STRONG_TOKEN, catalog, yaml_text
 
 pytestmark = pytest.mark.xdist_group("config_cli")
 
@@ -237,5 +237,7 @@ def test_templates_are_valid_without_the_injected_error(tmp_path: Path) -> None:
 
     (tmp_path / "tg.token").write_text(FILE_SECRET, encoding="utf-8")
     (tmp_path / "gateway.yaml").write_text(yaml_text(_config(8765)), encoding="utf-8")
-    loaded = load_config(tmp_path / "gateway.yaml", env={"OPENAI_API_KEY": ENV_SECRET})
+    loaded = load_config(
+        tmp_path / "gateway.yaml", env={"OPENAI_API_KEY": ENV_SECRET}, catalog=catalog()
+    )
     assert ENV_SECRET in loaded.secrets

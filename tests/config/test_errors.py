@@ -9,7 +9,7 @@ from pydantic import BaseModel, ConfigDict, Field, SecretStr
 
 from chatgate.config import EX_CONFIG, ConfigError
 from chatgate.config.base import secret_value
-from tests.config.support import assert_issue, issue_at, load, load_error
+from tests.config.support import assert_issue, catalog, issue_at, load, load_error
 
 ERROR_CASES = [
     pytest.param(
@@ -560,7 +560,7 @@ def test_missing_config_file_names_the_file(tmp_path: Path) -> None:
     from chatgate.config import load_config
 
     with pytest.raises(ConfigError) as info:
-        load_config(tmp_path / "absent.yaml", env={})
+        load_config(tmp_path / "absent.yaml", env={}, catalog=catalog())
     assert "cannot read config file" in str(info.value)
     assert "absent.yaml" in str(info.value)
 
@@ -720,7 +720,7 @@ def test_shipped_gateway_yaml_loads_without_env() -> None:
     from chatgate.config import load_config
 
     shipped = Path(__file__).resolve().parents[2] / "gateway.yaml"
-    loaded = load_config(shipped, env={})
+    loaded = load_config(shipped, env={}, catalog=catalog())
     assert loaded.config.config_version == 1
     assert set(loaded.config.agents) == {"default", "echo"}
     assert loaded.config.gateway.http.port == 8765

@@ -7,7 +7,14 @@ from pathlib import Path
 import pytest
 
 from chatgate.config.base import secret_value
-from tests.config.support import STRONG_TOKEN, assert_issue, load, load_error, write_config
+from tests.config.support import (
+    STRONG_TOKEN,
+    assert_issue,
+    catalog,
+    load,
+    load_error,
+    write_config,
+)
 
 
 def _reply_text(tmp_path: Path, value: str, env: dict[str, str]) -> str | None:
@@ -110,8 +117,8 @@ def test_env_defaults_to_process_environment(
 
     monkeypatch.setenv("CG_TEST_REPLY", "from-os-environ")
     path = write_config(tmp_path, "gateway: {empty_reply_text: '${CG_TEST_REPLY}'}\n")
-    assert load_config(path).config.gateway.empty_reply_text == "from-os-environ"
-    assert load_config(path, env={}).config.gateway.empty_reply_text == ""
+    assert load_config(path, catalog=catalog()).config.gateway.empty_reply_text == "from-os-environ"
+    assert load_config(path, env={}, catalog=catalog()).config.gateway.empty_reply_text == ""
 
 
 @pytest.mark.parametrize(

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from chatgate.channels.base import ChannelAdapter, ChannelContext, InboundSink, Rendered
+from chatgate.channels.descriptor import ChannelDescriptor
 from chatgate.channels.outcome import Submission
 from chatgate.channels.types import (
     AckMode,
@@ -148,3 +149,12 @@ def _with_target(msg: InboundMessage) -> InboundMessage:
     from dataclasses import replace
 
     return replace(msg, reply_target=default_target(msg))
+
+
+# How a plugin package would describe this channel (its entry point names this object).
+DESCRIPTOR = ChannelDescriptor(
+    platform="memory",
+    config_model=MemoryChannelConfig,
+    adapter="tests.fakes.memory_channel:MemoryChannel",
+    limits=PresentationLimits(max_text_length=4000),
+)

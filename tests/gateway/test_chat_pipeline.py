@@ -128,6 +128,28 @@ async def test_pairing_code_then_cli_approval_then_answered(
     assert chat.texts()[2] == "echo: hello now"
 
 
+async def test_a_revoked_pairing_applies_at_once_without_a_restart(
+    tmp_path: Path, fake_llm: FakeLLM
+) -> None:
+    path = chat_config(tmp_path, fake_llm, channel="{dm_policy: pairing}")
+    async with running(path) as gw, http() as client:
+        chat = memory(gw)
+        await (await chat.inject("hi", sender_id="s1", chat_id="d1")).result
+        [pending] = (await gw.admin("pairing_list"))["pending"]
+        assert (await gw.admin("pairing_approve", channel="memory", code=pending["code"]))[
+            "approved"
+        ]
+        assert (await (await chat.inject("in?", sender_id="s1", chat_id="d1")).result).reason == (
+            "text"
+        )
+        body = {"channel": "memory", "sender_id": "s1"}
+        revoke = url(gw, "/api/pairing/revoke")
+        async with client.post(revoke, json=body, headers=operator(gw)) as resp:
+            assert (resp.status, (await resp.json())["found"]) == (200, True)
+        after = await (await chat.inject("still in?", sender_id="s1", chat_id="d1")).result
+    assert (after.stage, after.reason) == ("admission", "pairing_required")
+
+
 async def test_group_policies_mention_only_and_observe(tmp_path: Path, fake_llm: FakeLLM) -> None:
     path = chat_config(tmp_path, fake_llm, channel="{group_policy: observe}")
     async with running(path) as gw:

@@ -6,7 +6,7 @@ import asyncio
 
 from chatgate.channels.base import ChannelAdapter, ChannelContext, InboundSink
 from chatgate.channels.types import AckMode, Capabilities, Target
-from chatgate.gateway.clock import SystemClock
+from chatgate.clock import SystemClock
 from chatgate.gateway.presence import typing_while
 from chatgate.presentation.limits import PLAIN
 

@@ -1,0 +1,99 @@
+"""The gateway's one HTTP server: channel routes (exact, prefix, WebSocket) and /api auth."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import aiohttp
+from aiohttp import web
+
+from chatgate.gateway.http_app import DynamicRoutes
+from tests.fakes.llm import FakeLLM
+from tests.harness import http, operator, running, url, write_config
+
+TOKEN = "Zq8vN2kLp4Rt7Wx1Yc5Bm9Hd3Gf6Js0A"
+
+
+def text(body: str) -> web.Response:
+    return web.Response(text=body)
+
+
+async def test_exact_routes_win_then_the_longest_prefix(tmp_path: Path) -> None:
+    path = write_config(tmp_path, "agents:\n  default: {backend: echo}\n")
+    async with running(path) as gw, http() as client:
+        routes: DynamicRoutes = gw.routes
+
+        async def page(request: web.Request) -> web.Response:
+            return text(f"page {request.path}")
+
+        async def asset(request: web.Request) -> web.Response:
+            return text(f"asset {request.path}")
+
+        async def exact(request: web.Request) -> web.Response:
+            return text("exact")
+
+        async def socket(request: web.Request) -> web.WebSocketResponse:
+            ws = web.WebSocketResponse()
+            await ws.prepare(request)
+            async for message in ws:
+                await ws.send_str("echo " + message.data)
+            return ws
+
+        routes.add("GET", "/chat", page, prefix=True)
+        routes.add("GET", "/chat/static", asset, prefix=True)
+        routes.add("GET", "/chat/exact", exact)
+        routes.add("GET", "/chat/ws", socket)
+        for path_, expected in [
+            ("/chat", "page /chat"),
+            ("/chat/", "page /chat/"),
+            ("/chat/room/7", "page /chat/room/7"),
+            ("/chat/static/app.js", "asset /chat/static/app.js"),
+            ("/chat/exact", "exact"),
+        ]:
+            async with client.get(url(gw, path_)) as resp:
+                assert (resp.status, await resp.text()) == (200, expected)
+        async with client.get(url(gw, "/chatter")) as resp:
+            assert resp.status == 404  # a prefix covers its own path and below, not siblings
+        async with client.post(url(gw, "/chat/room")) as resp:
+            assert resp.status == 405
+        async with client.ws_connect(url(gw, "/chat/ws")) as ws:
+            await ws.send_str("hi")
+            assert (await ws.receive()).data == "echo hi"
+        routes.remove("/chat")
+        async with client.get(url(gw, "/chat/room/7")) as resp:
+            assert resp.status == 404
+
+
+async def test_changing_anything_needs_a_token_even_on_loopback(
+    tmp_path: Path, fake_llm: FakeLLM
+) -> None:
+    path = write_config(tmp_path, "agents:\n  default: {backend: echo}\n")
+    async with running(path) as gw, http() as client:
+        async with client.get(url(gw, "/api/status")) as resp:
+            assert resp.status == 200  # reading is open on loopback without a configured token
+        for method, api in [
+            ("POST", "/api/reload"),
+            ("DELETE", "/api/dlq/1"),
+            ("POST", "/api/pairing/revoke"),
+        ]:
+            async with client.request(method, url(gw, api)) as resp:
+                assert resp.status == 401, api
+        async with client.post(url(gw, "/api/reload"), headers=operator(gw)) as resp:
+            assert resp.status == 200
+
+
+async def test_the_bearer_scheme_is_case_insensitive_and_the_token_is_not(tmp_path: Path) -> None:
+    path = write_config(tmp_path, f"  api_token: {TOKEN}\nagents:\n  default: {{backend: echo}}\n")
+    async with running(path) as gw, aiohttp.ClientSession() as client:
+        for header, status in [
+            (f"Bearer {TOKEN}", 200),
+            (f"bearer {TOKEN}", 200),
+            (f"BEARER  {TOKEN} ", 200),
+            (f"Bearer {TOKEN.lower()}", 401),
+            (f"Basic {TOKEN}", 401),
+            ("", 401),
+        ]:
+            async with client.get(
+                url(gw, "/api/status"), headers={"Authorization": header}
+            ) as resp:
+                assert resp.status == status, header

@@ -308,6 +308,22 @@ async def test_rate_limit_notice_once_then_silent_drop(tmp_path: Path, fake_llm:
     assert len(fake_llm.requests) == 2
 
 
+async def test_one_person_on_two_addresses_shares_one_rate_budget(
+    tmp_path: Path, fake_llm: FakeLLM
+) -> None:
+    gateway = "  rate_limits: {per_sender: {rate_per_s: 0.001, burst: 2}, per_chat: null}\n"
+    path = chat_config(tmp_path, fake_llm, gateway=gateway)
+    path.write_text(path.read_text() + 'identities:\n  alice: ["memory:a1", "memory:a2"]\n')
+    async with running(path) as gw:
+        chat = memory(gw)
+        sends = [("a1", "c1"), ("a2", "c2"), ("a2", "c2"), ("bob", "c3")]
+        results = [
+            await (await chat.inject(f"m{i}", sender_id=who, chat_id=chat_id)).result
+            for i, (who, chat_id) in enumerate(sends)
+        ]
+    assert [r.reason for r in results] == ["text", "text", "rate_limited_sender", "text"]
+
+
 async def test_bot_loop_guard_drops_runaway_bot_conversation(
     tmp_path: Path, fake_llm: FakeLLM
 ) -> None:

@@ -754,3 +754,17 @@ def test_redis_backends_are_refused_not_silently_ignored(tmp_path: Path) -> None
     )
     assert_issue(error, "gateway.store.backend", 2, "not available in this version")
     assert_issue(error, "gateway.turn_lock.backend", 3, "not available in this version")
+
+
+def test_identities_name_each_address_once(tmp_path: Path) -> None:
+    error = load_error(
+        tmp_path,
+        """
+        identities:
+          alice: ["telegram:1", "slack:U1"]
+          bob: ["telegram:1"]
+        """,
+    )
+    assert_issue(error, "identities", 1, "telegram:1 is listed under both alice and bob")
+    error = load_error(tmp_path, 'identities:\n  eve: ["telegram:1", "not an address"]\n')
+    assert_issue(error, "identities.eve[1]", 2, "'not an address' has the wrong format")

@@ -17,6 +17,11 @@ ADDRESS_PATTERN = r"^[a-z][a-z0-9_-]*:\S+$"
 class HttpConfig(StrictModel):
     host: str = "127.0.0.1"
     port: int = Field(8765, ge=0, le=65535)
+    keepalive_timeout_s: float = Field(
+        15.0, gt=0, description="a client must send a whole request within this; idle close"
+    )
+    max_connections: int = Field(1000, ge=8, description="connections past this are closed")
+    backlog: int = Field(128, ge=1)
 
 
 _REDIS_LATER = (

@@ -28,6 +28,7 @@ from chatgate.gateway.channel_directory import ChannelDirectory
 from chatgate.gateway.degraded import DegradedRegistry
 from chatgate.gateway.events import EventBus
 from chatgate.gateway.http_app import DynamicRoutes, build_app
+from chatgate.gateway.http_server import CappedTCPSite, install_accept_throttle, runner_options
 from chatgate.gateway.local_api import LocalApi
 from chatgate.gateway.memory_monitor import MemoryMonitor
 from chatgate.gateway.metrics import Metrics
@@ -151,11 +152,23 @@ class Gateway:
 
     async def _serve_http(self) -> None:
         http = self.loaded.config.gateway.http
+        install_accept_throttle()
         self._runner = web.AppRunner(
-            build_app(self, self.routes), access_log=None, handle_signals=False, shutdown_timeout=5
+            build_app(self, self.routes),
+            access_log=None,
+            handle_signals=False,
+            shutdown_timeout=5,
+            **runner_options(http),
         )
         await self._runner.setup()
-        await web.TCPSite(self._runner, http.host, http.port, reuse_address=True).start()
+        site = CappedTCPSite(
+            self._runner,
+            http.host,
+            http.port,
+            max_connections=http.max_connections,
+            backlog=http.backlog,
+        )
+        await site.start()
         address = self._runner.addresses[0] if self._runner.addresses else (http.host, http.port)
         self.life.port = int(address[1])
         self.local_api.publish(f"http://{_client_host(http.host)}:{self.life.port}")

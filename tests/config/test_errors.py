@@ -250,7 +250,7 @@ ERROR_CASES = [
           telegram:
             token: t
             mode: webhook
-            webhook: {public_url: "https://bot.example.com", path: /tg}
+            webhook: {public_url: "https://bot.example.com", path: /tg, secret_token: s}
           webhook:
             routes:
               clash: {path: /tg, secret: s}
@@ -768,3 +768,17 @@ def test_identities_name_each_address_once(tmp_path: Path) -> None:
     assert_issue(error, "identities", 1, "telegram:1 is listed under both alice and bob")
     error = load_error(tmp_path, 'identities:\n  eve: ["telegram:1", "not an address"]\n')
     assert_issue(error, "identities.eve[1]", 2, "'not an address' has the wrong format")
+
+
+def test_telegram_webhook_mode_needs_a_secret_token(tmp_path: Path) -> None:
+    error = load_error(
+        tmp_path,
+        """
+        channels:
+          telegram:
+            token: t
+            mode: webhook
+            webhook: {public_url: "https://bot.example.com"}
+        """,
+    )
+    assert_issue(error, "channels.telegram.webhook", 5, "secret_token is required in webhook mode")

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import asyncio
+import logging
 from pathlib import Path
 
 import aiohttp
 from aiohttp import web
 
 from chatgate.gateway.http_app import DynamicRoutes
+from chatgate.gateway.http_server import AcceptErrorThrottle
 from tests.fakes.llm import FakeLLM
 from tests.harness import http, operator, running, url, write_config
 
@@ -97,3 +100,44 @@ async def test_the_bearer_scheme_is_case_insensitive_and_the_token_is_not(tmp_pa
                 url(gw, "/api/status"), headers={"Authorization": header}
             ) as resp:
                 assert resp.status == status, header
+
+
+async def test_slow_headers_are_cut_off_and_connections_are_capped(tmp_path: Path) -> None:
+    path = write_config(tmp_path, "agents:\n  default: {backend: echo}\n")
+    path.write_text(
+        path.read_text().replace(
+            "port: 0}", "port: 0, keepalive_timeout_s: 0.5, max_connections: 8}"
+        )
+    )
+    async with running(path) as gw:
+        port = gw.port
+        assert port is not None
+        slow = []
+        for _ in range(12):  # more than the cap, each sending half a request line
+            reader, writer = await asyncio.open_connection("127.0.0.1", port)
+            writer.write(b"GET /healthz HT")
+            slow.append((reader, writer))
+        closed_early = 0
+        for reader, _ in slow[8:]:
+            closed_early += (await asyncio.wait_for(reader.read(), 2)) == b""
+        assert closed_early == 4  # past the cap: closed at once, before any timeout
+        for reader, _ in slow[:8]:  # the slow ones are cut off after keepalive_timeout_s
+            assert await asyncio.wait_for(reader.read(), 3) == b""
+        for _, writer in slow:
+            writer.close()
+        async with http() as client, client.get(url(gw, "/healthz")) as resp:
+            assert resp.status == 200  # honest clients are served again at once
+
+
+def test_accept_failures_are_logged_once_per_interval() -> None:
+    throttle = AcceptErrorThrottle(every_s=3600)
+
+    def record(msg: str) -> logging.LogRecord:
+        return logging.LogRecord("asyncio", logging.ERROR, "", 0, msg, None, None)
+
+    assert throttle.filter(record("socket.accept() out of system resource"))
+    assert not any(
+        throttle.filter(record("socket.accept() out of system resource")) for _ in range(500)
+    )
+    assert throttle.suppressed == 500
+    assert throttle.filter(record("something else entirely"))

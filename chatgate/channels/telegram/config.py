@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import Field, SecretStr
+from pydantic import Field, SecretStr, ValidationInfo, field_validator
 
 from chatgate.config.base import StrictModel
 from chatgate.config.channel_models import ChatChannelConfig
@@ -28,3 +28,17 @@ class TelegramChannelConfig(ChatChannelConfig):
     send_concurrency: int = Field(
         8, ge=1, le=256, description="Bot API requests in flight at once for replies"
     )
+
+    @field_validator("webhook")
+    @classmethod
+    def _signed_webhooks(
+        cls, value: TelegramWebhookConfig, info: ValidationInfo
+    ) -> TelegramWebhookConfig:
+        """Telegram sends the secret token with every update; without one, anyone who finds the
+        path can post forged updates."""
+        if info.data.get("mode") == "webhook" and value.secret_token is None:
+            raise ValueError(
+                "webhook.secret_token is required in webhook mode "
+                "(e.g. `openssl rand -hex 32`; Telegram sends it with every update)"
+            )
+        return value

@@ -21,9 +21,11 @@ IMPORT_SWITCH_INTERVAL_S = 0.0005
 OFFLINE_ENV = {"LITELLM_LOCAL_MODEL_COST_MAP": "True", "LITELLM_OFFLINE_MODE": "true"}
 # Most model connections open at once per provider host (and in total). litellm keeps one cached
 # SDK client per provider (key, base, timeout), whose aiohttp pool reads these at import; a call
-# beyond the bound waits for a free connection. aiohttp's per-request cost does not grow with open
-# connections (httpx/httpcore's does, which is why litellm.aclient_session is not used).
-MODEL_CONNECTIONS_PER_HOST = 128
+# beyond the bound waits for a free connection. The bound is a guard (sockets, a runaway burst),
+# not a throttle: aiohttp's per-request cost does not grow with open connections (httpcore's
+# does, which is why litellm.aclient_session, an httpx client, is not used), so it sits above the
+# turns a Telegram burst starts at once (getUpdates hands over at most 100 updates per poll).
+MODEL_CONNECTIONS_PER_HOST = 256
 POOL_ENV = {
     "AIOHTTP_CONNECTOR_LIMIT": str(2 * MODEL_CONNECTIONS_PER_HOST),
     "AIOHTTP_CONNECTOR_LIMIT_PER_HOST": str(MODEL_CONNECTIONS_PER_HOST),

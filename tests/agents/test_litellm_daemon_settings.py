@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import sys
 
 import pytest
@@ -58,15 +59,22 @@ async def test_one_client_is_reused_across_turns_and_models(fake: FakeLLM) -> No
     assert len({r.peer for r in fake.requests}) == 1
 
 
+def test_pool_bound_defaults_are_set_before_litellm_reads_them() -> None:
+    import_litellm()
+
+    assert POOL_ENV["AIOHTTP_CONNECTOR_LIMIT_PER_HOST"] == str(MODEL_CONNECTIONS_PER_HOST)
+    for name, value in POOL_ENV.items():
+        assert os.environ[name] == value  # setdefault: an operator's own value would win
+
+
 @pytest.mark.slow
 async def test_pool_bound_holds_while_200_calls_run() -> None:
-    """In a fresh process (the bound is read at litellm's import), 200 concurrent turns reach the
-    model over at most MODEL_CONNECTIONS_PER_HOST connections and all get their answer."""
-    calls = 200
-    assert calls > MODEL_CONNECTIONS_PER_HOST
+    """In a fresh process (litellm reads the bound at import) with a bound of 50, 200 concurrent
+    turns reach the model over at most 50 connections, and every turn gets its answer."""
+    calls, bound = 200, 50
     async with FakeLLM(latency_s=1.0) as fake:  # long enough for every call to start
-        env = {k: v for k, v in cli_env().items() if k not in POOL_ENV}
-        env["PYTHONPATH"] = str(ROOT)
+        env = cli_env({"AIOHTTP_CONNECTOR_LIMIT_PER_HOST": str(bound), "PYTHONPATH": str(ROOT)})
+        env.pop("AIOHTTP_CONNECTOR_LIMIT", None)
         proc = await asyncio.create_subprocess_exec(
             sys.executable,
             "-m",
@@ -87,8 +95,8 @@ async def test_pool_bound_holds_while_200_calls_run() -> None:
     assert proc.returncode == 0, err.decode()[-2000:]
     result = json.loads(out.decode().strip().splitlines()[-1])
     assert result["answered"] == calls
-    assert result["limit_per_host"] == MODEL_CONNECTIONS_PER_HOST
-    assert result["limit"] == int(POOL_ENV["AIOHTTP_CONNECTOR_LIMIT"])
+    assert result["limit_per_host"] == bound
+    assert result["limit"] == int(POOL_ENV["AIOHTTP_CONNECTOR_LIMIT"])  # the agent's default
     assert len(fake.requests) == calls
-    assert fake.max_in_flight == MODEL_CONNECTIONS_PER_HOST  # reached, never exceeded
-    assert len({r.peer for r in fake.requests}) <= MODEL_CONNECTIONS_PER_HOST
+    assert fake.max_in_flight == bound  # reached, never exceeded
+    assert len({r.peer for r in fake.requests}) <= bound  # connections were reused

@@ -28,13 +28,15 @@ from typing import Any
 from bench.configs import FLOOR_MODEL_ARGS, DaemonConfig, telegram_api_base
 from bench.procs import PYTHON, FakeLLMProc, Proc, daemon, free_port, started, wait_until
 from bench.runner import Context, Outcome, Scenario
-from bench.scenarios.tgrig import Burst, Rig, Subject, burst
+from bench.scenarios.tgrig import WARMUP_TIMEOUT_S, Burst, Rig, Subject, burst
 from bench.stats import Spec, Table
 from bench.tls import LoopbackTLS, loopback_tls
 from tests.fakes.telegram import TOKEN, FakeTelegram
 
-READY_TIMEOUT_S = 60.0
-FIRST_REPLY_TIMEOUT_S = 60.0
+# A subject imports litellm (seconds, longer on a busy machine) before polling or before its
+# first reply: as generous as the rig's warm-up.
+READY_TIMEOUT_S = WARMUP_TIMEOUT_S
+FIRST_REPLY_TIMEOUT_S = WARMUP_TIMEOUT_S
 WINDOW_PER_DM_S = 0.05
 
 

@@ -30,7 +30,7 @@ CALLBACK_LISTS = (
     "_async_success_callback",
     "_async_failure_callback",
 )
-PROBE_TIMEOUT_S = 60.0
+PROBE_TIMEOUT_S = 180.0  # a fresh process imports litellm: seconds, a minute on a busy machine
 
 
 async def test_no_logging_callbacks_and_daemon_settings_after_turns(fake: FakeLLM) -> None:
@@ -69,10 +69,10 @@ def test_pool_bound_defaults_are_set_before_litellm_reads_them() -> None:
 
 @pytest.mark.slow
 async def test_pool_bound_holds_while_200_calls_run() -> None:
-    """In a fresh process (litellm reads the bound at import) with a bound of 50, 200 concurrent
-    turns reach the model over at most 50 connections, and every turn gets its answer."""
-    calls, bound = 200, 50
-    async with FakeLLM(latency_s=1.0) as fake:  # long enough for every call to start
+    """In a fresh process (litellm reads the bound at import) with a bound of 100, 200 concurrent
+    turns reach the model over at most 100 connections, and every turn gets its answer."""
+    calls, bound = 200, 100
+    async with FakeLLM(latency_s=3.0) as fake:  # long enough for a full pool to be in flight
         env = cli_env({"AIOHTTP_CONNECTOR_LIMIT_PER_HOST": str(bound), "PYTHONPATH": str(ROOT)})
         env.pop("AIOHTTP_CONNECTOR_LIMIT", None)
         proc = await asyncio.create_subprocess_exec(

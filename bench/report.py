@@ -35,6 +35,7 @@ def document(
             "python": platform.python_version(),
             "platform": platform.platform(),
             "executable": sys.executable,
+            "load_avg_1m_at_end": round(os.getloadavg()[0], 2),  # other work on the machine
         },
         "scenarios": {name: _with_ratios(result) for name, result in scenarios.items()},
     }
@@ -72,11 +73,15 @@ def _write_text(target: Path, text: str) -> None:
 def results_markdown(doc: dict[str, Any]) -> str:
     """bench/RESULTS.md: when and where it ran, then the table."""
     host = doc["host"]
+    load = host.get("load_avg_1m_at_end")
+    busy = f"; 1-minute load average at the end: {load}" if load is not None else ""
     head = [
         "# chatgate benchmark results",
         "",
         f"`make bench` at {doc['started_at']} on {host['cpus']} CPUs, Python {host['python']}"
-        f" ({host['platform']}). How to read it: bench/README.md.",
+        f" ({host['platform']}){busy}. Compare ratios within a run, not numbers across runs; how"
+        " to read the table: bench/README.md.",
+        "",
         "",
     ]
     return "\n".join(head) + markdown(doc) + "\n"

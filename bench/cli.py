@@ -18,11 +18,21 @@ from typing import Any
 from bench import report
 from bench.procs import BenchError
 from bench.runner import Context, Scenario, http_client
-from bench.scenarios import concurrency, memory, pipeline, startup, telegram, webhook
+from bench.scenarios import (
+    concurrency,
+    memory,
+    pipeline,
+    startup,
+    telegram,
+    telegram_tls,
+    webhook,
+)
 
 SCENARIOS: dict[str, Scenario] = {
     "pipeline": pipeline.scenario,
     "telegram": telegram.scenario,
+    "telegram_tls_dms": telegram_tls.dms,
+    "telegram_tls_slow_model": telegram_tls.slow_model,
     "webhook": webhook.scenario,
     "concurrency": concurrency.scenario,
     "memory": memory.scenario,
@@ -31,7 +41,16 @@ SCENARIOS: dict[str, Scenario] = {
 # concurrency and telegram share one litellm rig (daemon + floor), so they run back to back and the
 # rig closes after the last of them; concurrency goes first because its bursts are small. The
 # report keeps the SCENARIOS order.
-EXECUTION_ORDER = ("pipeline", "concurrency", "telegram", "webhook", "memory", "startup")
+EXECUTION_ORDER = (
+    "pipeline",
+    "concurrency",
+    "telegram",
+    "telegram_tls_dms",
+    "telegram_tls_slow_model",
+    "webhook",
+    "memory",
+    "startup",
+)
 SHARED_RIG_USERS = frozenset({"telegram", "concurrency"})
 
 

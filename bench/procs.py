@@ -57,6 +57,17 @@ def free_port() -> int:
         return int(sock.getsockname()[1])
 
 
+_CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
+
+
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU time of ``pid`` (all its threads) so far, from /proc/<pid>/stat."""
+    stat = Path(f"/proc/{pid}/stat").read_text(encoding="ascii")
+    # The command name (field 2) may contain spaces; the fields after its ")" are fixed.
+    fields = stat.rpartition(")")[2].split()
+    return (int(fields[11]) + int(fields[12])) / _CLOCK_TICKS
+
+
 def rss(pid: int) -> dict[str, int]:
     """RssAnon and VmRSS of ``pid`` in bytes, from /proc/<pid>/status."""
     out: dict[str, int] = {}
@@ -201,10 +212,12 @@ async def http_status(session: aiohttp.ClientSession, url: str) -> int | None:
         return None
 
 
-def daemon(config: Path, log_name: str = "daemon.log") -> Proc:
+def daemon(
+    config: Path, log_name: str = "daemon.log", env: Mapping[str, str] | None = None
+) -> Proc:
     """`chatgate run` on ``config`` with JSON logs, run from the config's directory."""
     argv = [PYTHON, "-m", "chatgate", "run", "--config", str(config), "--log-format", "json"]
-    return Proc("chatgate", argv, config.parent / log_name, cwd=config.parent)
+    return Proc("chatgate", argv, config.parent / log_name, cwd=config.parent, env=env)
 
 
 async def wait_ready(
@@ -256,3 +269,15 @@ class FakeLLMProc(AnnouncedProc):
         async with session.post(url, json={"latency_s": latency_s}) as resp:
             if resp.status != 200:
                 raise BenchError(f"fake LLM config failed: {resp.status} {await resp.text()}")
+
+    async def reset(self, session: aiohttp.ClientSession) -> None:
+        """Forget recorded requests and restart the peak in-flight counter."""
+        async with session.post(f"http://127.0.0.1:{self.port}/_fake/reset") as resp:
+            if resp.status != 200:
+                raise BenchError(f"fake LLM reset failed: {resp.status}")
+
+    async def stats(self, session: aiohttp.ClientSession) -> dict[str, int]:
+        """``requests``, ``in_flight`` and ``max_in_flight`` (model calls) since the last reset."""
+        async with session.get(f"http://127.0.0.1:{self.port}/_fake/stats") as resp:
+            data: dict[str, int] = await resp.json()
+            return data

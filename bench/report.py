@@ -12,6 +12,7 @@ from typing import Any
 from bench.stats import fmt
 
 RESULTS = Path(__file__).resolve().parent / "results"
+RESULTS_MD = Path(__file__).resolve().parent / "RESULTS.md"
 SCHEMA = 1
 
 
@@ -34,18 +35,56 @@ def document(
             "python": platform.python_version(),
             "platform": platform.platform(),
             "executable": sys.executable,
+            "load_avg_1m_at_end": round(os.getloadavg()[0], 2),  # other work on the machine
         },
-        "scenarios": scenarios,
+        "scenarios": {name: _with_ratios(result) for name, result in scenarios.items()},
     }
 
 
+def _with_ratios(result: dict[str, Any]) -> dict[str, Any]:
+    """Add ``ratios``: ``<metric>_ratio`` = chatgate median / floor median, for quick reading."""
+    metrics = result.get("metrics")
+    if not metrics:
+        return result
+    ratios = {
+        f"{name}_ratio": metric["ratio"]
+        for name, metric in metrics.items()
+        if metric.get("floor") is not None
+    }
+    return {**result, "ratios": ratios}
+
+
 def write(doc: dict[str, Any], path: Path | None = None) -> Path:
+    """Write the JSON; the default location also gets bench/RESULTS.md (the table)."""
     target = path or RESULTS / "latest.json"
+    _write_text(target, json.dumps(doc, indent=2, ensure_ascii=False) + "\n")
+    if path is None:
+        _write_text(RESULTS_MD, results_markdown(doc))
+    return target
+
+
+def _write_text(target: Path, text: str) -> None:
     target.parent.mkdir(parents=True, exist_ok=True)
     tmp = target.with_suffix(".tmp")
-    tmp.write_text(json.dumps(doc, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    tmp.write_text(text, encoding="utf-8")
     tmp.replace(target)
-    return target
+
+
+def results_markdown(doc: dict[str, Any]) -> str:
+    """bench/RESULTS.md: when and where it ran, then the table."""
+    host = doc["host"]
+    load = host.get("load_avg_1m_at_end")
+    busy = f"; 1-minute load average at the end: {load}" if load is not None else ""
+    head = [
+        "# chatgate benchmark results",
+        "",
+        f"`make bench` at {doc['started_at']} on {host['cpus']} CPUs, Python {host['python']}"
+        f" ({host['platform']}){busy}. Compare ratios within a run, not numbers across runs; how"
+        " to read the table: bench/README.md.",
+        "",
+        "",
+    ]
+    return "\n".join(head) + markdown(doc) + "\n"
 
 
 def _spread(summary: dict[str, Any] | None, reps: int) -> str:

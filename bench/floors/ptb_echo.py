@@ -2,6 +2,8 @@
 
 ``--mode llm`` answers each text message with one ``litellm.acompletion`` call (same arguments as
 chatgate's litellm agent: no history, no system prompt); ``--mode echo`` answers with the text.
+With ``--daemon-litellm`` litellm gets chatgate's public daemon settings first (the same
+module-level switches and connection-pool bound), so a comparison measures the rest, not them.
 Updates are handled concurrently (``concurrent_updates(True)``), as a competent bare bot would.
 With ``--webhook-port`` the same process also serves the HMAC webhook handler of
 ``bench.floors.hmac_echo``, answering ``payload.text`` the same way (the concurrency floor).
@@ -32,11 +34,16 @@ def make_reply(args: argparse.Namespace) -> Reply:
             return text
 
         return echo
-    import litellm
+    if args.daemon_litellm:
+        from chatgate.agents.litellm_agent import import_litellm
 
-    litellm.telemetry = False
-    litellm.suppress_debug_info = True
-    litellm.drop_params = True
+        litellm = import_litellm()
+    else:
+        import litellm
+
+        litellm.telemetry = False
+        litellm.suppress_debug_info = True
+        litellm.drop_params = True
 
     async def model(text: str) -> str:
         response = await litellm.acompletion(
@@ -113,6 +120,9 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--llm-base", default=None)
     parser.add_argument("--model", default=None)
     parser.add_argument("--api-key", default=None)
+    parser.add_argument(
+        "--daemon-litellm", action="store_true", help="apply chatgate's litellm settings first"
+    )
     parser.add_argument("--webhook-port", type=int, default=0, help="also serve the HMAC route")
     parser.add_argument("--webhook-secret", default="")
     parser.add_argument("--webhook-path", default="/hooks/llm")

@@ -30,6 +30,7 @@ from bench.procs import (
     BenchError,
     FakeLLMProc,
     Proc,
+    cpu_seconds,
     daemon,
     free_port,
     rss,
@@ -89,6 +90,7 @@ class Burst:
     unexpected: int
     late: int = 0
     calls: dict[str, int] = field(default_factory=dict)
+    cpu_s: float = 0.0  # the subject process's user+system CPU from enqueue until it went quiet
 
     def summary(self) -> dict[str, object]:
         """Diagnostics for the JSON: replies after the window and Bot API calls made."""
@@ -98,11 +100,27 @@ class Burst:
             "duplicates": self.duplicates,
             "unexpected": self.unexpected,
             "bot_api_calls": self.calls,
+            "cpu_ms_per_msg": round(self.cpu_ms_per_msg, 3),
         }
 
     @property
     def msgs_per_s(self) -> float:
         return self.sent / self.wall_s if self.wall_s > 0 else float("nan")
+
+    @property
+    def expected(self) -> int:
+        return self.sent + self.missing
+
+    @property
+    def cpu_ms_per_msg(self) -> float:
+        """Process CPU (all threads) per DM of the burst, trailing work (typing, logs) included."""
+        return self.cpu_s * 1000.0 / self.expected if self.expected else float("nan")
+
+    @property
+    def api_calls_per_msg(self) -> float:
+        """Bot API calls other than getUpdates per DM (replies, typing, reactions, retries)."""
+        sends = sum(n for method, n in self.calls.items() if method.lower() != "getupdates")
+        return sends / self.expected if self.expected else float("nan")
 
 
 async def rig(ctx: Context, backend: Backend, stack: contextlib.AsyncExitStack) -> Rig:
@@ -222,6 +240,7 @@ async def burst(
     """
     fake, prefix = subject.fake, REPLY_PREFIX[owner.backend]
     start_index = len(fake.calls)
+    cpu_before = cpu_seconds(subject.proc.pid)
     enqueued: dict[str, float] = {}
     ids = list(owner.users(users))
     for k in range(per_user):
@@ -249,6 +268,7 @@ async def burst(
         unexpected=replies.unexpected,
     )
     await quiesce(subject, owner.quiet_s)
+    result.cpu_s = cpu_seconds(subject.proc.pid) - cpu_before
     replies.scan()
     result.late = sum(1 for at in replies.first.values() if at > deadline)
     result.duplicates = sum(n - 1 for n in replies.counts.values() if n > 1)

@@ -19,6 +19,28 @@ from chatgate.policies.reasons import FailureReason
 
 IMPORT_SWITCH_INTERVAL_S = 0.0005
 OFFLINE_ENV = {"LITELLM_LOCAL_MODEL_COST_MAP": "True", "LITELLM_OFFLINE_MODE": "true"}
+# Most model connections open at once per provider host (and in total). litellm keeps one cached
+# SDK client per provider (key, base, timeout), whose aiohttp pool reads these at import; a call
+# beyond the bound waits for a free connection. The bound is a guard (sockets, a runaway burst),
+# not a throttle: aiohttp's per-request cost does not grow with open connections (httpcore's
+# does, which is why litellm.aclient_session, an httpx client, is not used), so it sits above the
+# turns a Telegram burst starts at once (getUpdates hands over at most 100 updates per poll).
+MODEL_CONNECTIONS_PER_HOST = 256
+POOL_ENV = {
+    "AIOHTTP_CONNECTOR_LIMIT": str(2 * MODEL_CONNECTIONS_PER_HOST),
+    "AIOHTTP_CONNECTOR_LIMIT_PER_HOST": str(MODEL_CONNECTIONS_PER_HOST),
+}
+# Module-level litellm settings, set once in ``import_litellm``. They are global to litellm, which
+# is safe in the daemon: chatgate is litellm's only user in the process and never changes them
+# back. chatgate registers no litellm logging callbacks (tests/agents pins that). Measured and left
+# out: turn_off_message_logging (its redaction costs CPU per call), disable_streaming_logging (only
+# the sync stream iterator reads it), litellm.aclient_session (an httpx client: httpcore's pool
+# polls every open connection per request, ~5x the CPU per call at 200 concurrent calls).
+DAEMON_SETTINGS: dict[str, Any] = {
+    "telemetry": False,  # no usage telemetry
+    "suppress_debug_info": True,  # no "Give Feedback / Get Help" banners on errors
+    "drop_params": True,  # a provider that lacks a parameter gets the call without it
+}
 
 # Providers whose key litellm reads from the environment when none is configured.
 PROVIDER_KEY_ENV = {
@@ -41,17 +63,19 @@ _module: ModuleType | None = None
 
 
 def import_litellm() -> ModuleType:
-    """Import litellm once, offline (no remote cost map, no telemetry)."""
+    """Import litellm once, offline, with the daemon's settings (``DAEMON_SETTINGS``, ``POOL_ENV``).
+
+    Environment values are defaults: an operator's own ``AIOHTTP_CONNECTOR_LIMIT*`` wins.
+    """
     global _module
     with _import_lock:
         if _module is None:
-            for key, value in OFFLINE_ENV.items():
+            for key, value in (OFFLINE_ENV | POOL_ENV).items():
                 os.environ.setdefault(key, value)
             import litellm
 
-            litellm.telemetry = False
-            litellm.suppress_debug_info = True
-            litellm.drop_params = True
+            for name, value in DAEMON_SETTINGS.items():
+                setattr(litellm, name, value)
             _module = litellm
         return _module
 

@@ -124,6 +124,7 @@ class RecordedRequest:
     headers: dict[str, str]
     body: dict[str, Any]
     at: float
+    peer: tuple[str, int] | None = None  # the client's address: one per connection it used
 
     @property
     def system_prompt(self) -> str | None:
@@ -298,6 +299,7 @@ class FakeLLM:
     # -- request handling --------------------------------------------------------------------
 
     def _record(self, request: web.Request, body: dict[str, Any]) -> RecordedRequest:
+        peer = request.transport.get_extra_info("peername") if request.transport else None
         record = RecordedRequest(
             model=body["model"],
             messages=body["messages"],
@@ -305,6 +307,7 @@ class FakeLLM:
             headers={k.lower(): v for k, v in request.headers.items()},
             body=body,
             at=time.monotonic(),
+            peer=(str(peer[0]), int(peer[1])) if peer else None,
         )
         self.requests.append(record)
         self._arrived.set()

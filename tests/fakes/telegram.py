@@ -11,6 +11,7 @@ import asyncio
 import contextlib
 import json
 import re
+import ssl
 import time
 from collections import Counter, defaultdict, deque
 from collections.abc import Callable
@@ -111,14 +112,21 @@ class _Signal:
 class _CountingSite(web.BaseSite):
     """A loopback TCP site on an ephemeral port that reports every accepted connection."""
 
-    def __init__(self, runner: web.BaseRunner, on_accept: Callable[[], None]) -> None:
+    def __init__(
+        self,
+        runner: web.BaseRunner,
+        on_accept: Callable[[], None],
+        ssl_context: ssl.SSLContext | None = None,
+    ) -> None:
         super().__init__(runner)
         self._on_accept = on_accept
+        self._ssl_context = ssl_context
         self.port = 0
 
     @property
     def name(self) -> str:
-        return f"http://127.0.0.1:{self.port}"
+        scheme = "https" if self._ssl_context is not None else "http"
+        return f"{scheme}://127.0.0.1:{self.port}"
 
     async def start(self) -> None:
         await super().start()
@@ -129,7 +137,9 @@ class _CountingSite(web.BaseSite):
             self._on_accept()
             return handler_factory()
 
-        server = await asyncio.get_running_loop().create_server(accept, "127.0.0.1", 0)
+        server = await asyncio.get_running_loop().create_server(
+            accept, "127.0.0.1", 0, ssl=self._ssl_context
+        )
         self._server = server
         self.port = server.sockets[0].getsockname()[1]
 
@@ -291,10 +301,15 @@ def _addressed(text: str, *, mention: bool, text_mention: bool) -> tuple[str, li
 
 
 class FakeTelegram:
-    """An aiohttp Bot API server; see the module docstring. Use as ``async with FakeTelegram()``."""
+    """An aiohttp Bot API server; see the module docstring. Use as ``async with FakeTelegram()``.
 
-    def __init__(self, token: str = TOKEN) -> None:
+    With ``ssl_context`` (a server context, e.g. from a throwaway CA) it serves HTTPS and its
+    URLs start with ``https://``; the client must trust that CA.
+    """
+
+    def __init__(self, token: str = TOKEN, *, ssl_context: ssl.SSLContext | None = None) -> None:
         self.token = token
+        self.ssl_context = ssl_context
         self.port = 0
         self.calls: list[Call] = []
         self.sent: list[JSONDict] = []
@@ -337,7 +352,7 @@ class FakeTelegram:
         app.router.add_route("*", "/{tail:.*}", self._not_found)
         runner = web.AppRunner(app, access_log=None, shutdown_timeout=1.0)
         await runner.setup()
-        site = _CountingSite(runner, self._count_connection)
+        site = _CountingSite(runner, self._count_connection, self.ssl_context)
         await site.start()
         self._runner, self.port = runner, site.port
 
@@ -370,7 +385,8 @@ class FakeTelegram:
     def _origin(self) -> str:
         if not self.port:
             raise RuntimeError("FakeTelegram is not started")
-        return f"http://127.0.0.1:{self.port}"
+        scheme = "https" if self.ssl_context is not None else "http"
+        return f"{scheme}://127.0.0.1:{self.port}"
 
     def _count_connection(self) -> None:
         self.connection_attempts += 1

@@ -185,7 +185,9 @@ class ChannelAdapter(ABC):
         return SendResult.failed(kind, type(exc).__name__)
 
     def status(self) -> dict[str, Any]:
-        """Adapter-specific, secret-free facts for /api/status."""
+        """Adapter-specific, secret-free facts for /api/status. `chatgate status` also prints
+        two optional keys: ``summary`` (one line, e.g. shards and latency) and ``last_error``
+        (``{"error", "hint", "at"}``: the latest failure while running, with its fix)."""
         return {}
 
     # Stall detection: a channel idle longer than stale_after_s whose probe fails is restarted.

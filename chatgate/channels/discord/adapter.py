@@ -18,6 +18,8 @@ from collections.abc import AsyncIterator
 from dataclasses import replace
 from typing import Any
 
+import aiohttp
+
 import discord
 from chatgate.channels.base import (
     ChannelContext,
@@ -136,24 +138,26 @@ class DiscordChannel(DiscordOutbound):
             },
         )
 
-    async def _run(self, client: GatewayClient) -> BaseException | None:
+    async def _run(self, client: GatewayClient) -> ChannelError | None:
         """The gateway connection; what ended it is reported to the supervisor once running."""
+        outcome: ChannelError | None = None
         try:
             await client.connect(reconnect=True)
-            outcome: BaseException | None = None
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:
+            if not isinstance(exc, discord.DiscordException | OSError | aiohttp.ClientError):
+                log.exception("discord.py stopped on an unexpected error")
+            outcome = errors.gateway_exit(exc, privileged(self.config))
+        else:
             if not self._stopping:
                 outcome = ChannelError(
                     "the Discord gateway connection ended", kind=SendErrorKind.TRANSIENT
                 )
-        except asyncio.CancelledError:
-            raise
-        except Exception as exc:
-            outcome = errors.gateway_exit(exc, privileged(self.config))
         if outcome is not None and self._ready.is_set() and not self._stopping:
-            error = errors.gateway_exit(outcome, privileged(self.config))
-            self.note_error(str(error), error.hint)
-            log.error("discord gateway ended", extra={"error": str(error), "hint": error.hint})
-            self.fail(error)
+            self.note_error(str(outcome), outcome.hint)
+            log.error("discord gateway ended", extra={"error": str(outcome), "hint": outcome.hint})
+            self.fail(outcome)
         return outcome
 
     async def stop(self) -> None:

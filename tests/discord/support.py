@@ -46,7 +46,7 @@ def section(gw: Gateway, name: str = "discord") -> dict[str, Any]:
 
 
 async def eventually_state(
-    gw: Gateway, state: str, name: str = "discord", timeout: float = 10
+    gw: Gateway, state: str, name: str = "discord", timeout: float = 30
 ) -> dict[str, Any]:
     loop = asyncio.get_running_loop()
     deadline = loop.time() + timeout

@@ -126,7 +126,7 @@ async def test_button_and_select_presses_reach_the_agent_and_are_acknowledged(
         [menu] = await fake_discord.wait_for(SEND)
         rows = menu.json["components"]
         buttons, [select] = rows[0]["components"], rows[1]["components"]
-        assert [b["custom_id"] for b in buttons][0] == "b0:yes"
+        assert buttons[0]["custom_id"] == "b0:yes"
         assert buttons[1]["custom_id"].startswith("b1:ref:") and len(buttons[1]["custom_id"]) <= 100
         menu_id = int(fake_discord.created[0]["id"])
         press = fake_discord.press(menu_id, buttons[0]["custom_id"])

@@ -106,6 +106,7 @@ class Session:
     seq: int = 0
     log: list[JSONDict] = field(default_factory=list)
     socket: web.WebSocketResponse | None = None
+    order: asyncio.Lock = field(default_factory=asyncio.Lock)  # frames leave in dispatch order
 
 
 @dataclass
@@ -128,10 +129,13 @@ class FakeDiscord:
         self.guilds: dict[int, Guild] = {}
         self.deaf = False
         self.refuse_identify_with: int | None = None  # a close code sent instead of READY
+        self.app_flags = 1 << 19  # gateway_message_content_limited: the portal switch is on
+        self.resume_overlap = 0  # frames the client already saw, replayed again on RESUME
         self.messages: dict[int, JSONDict] = {}  # every message by id (ours and users')
         self.created: list[JSONDict] = []  # the bot's messages, in order
         self._ids = itertools.count(10_000_000)
         self._sessions = itertools.count(1)
+        self._pending: set[asyncio.Task[None]] = set()
         self._runner: web.AppRunner | None = None
         self._dir = tempfile.TemporaryDirectory(prefix="fake-discord-")
         self.port = 0
@@ -317,7 +321,14 @@ class FakeDiscord:
             frame = {"op": 0, "t": event, "s": session.seq, "d": data}
             session.log.append(frame)
             if session.socket is not None and not self.deaf:
-                asyncio.ensure_future(_send(session.socket, frame))
+                task = asyncio.ensure_future(self._ordered(session, session.socket, frame))
+                self._pending.add(task)
+                task.add_done_callback(self._pending.discard)
+
+    @staticmethod
+    async def _ordered(session: Session, socket: web.WebSocketResponse, frame: JSONDict) -> None:
+        async with session.order:
+            await _send(socket, frame)
 
     async def drop(self, code: int = 4000) -> None:
         """Close every gateway socket (4000: resumable)."""
@@ -363,7 +374,7 @@ class FakeDiscord:
         route: str,
         count: int = 1,
         *,
-        timeout: float = 10.0,
+        timeout: float = 30.0,
         where: Callable[[Call], bool] | None = None,
     ) -> list[Call]:
         deadline = time.monotonic() + timeout
@@ -406,7 +417,7 @@ class FakeDiscord:
         if route.startswith("GET /users/"):
             return _json(_user(int(parts[1]), BOT_NAME if int(parts[1]) == BOT_ID else "someone"))
         if route == "GET /oauth2/applications/@me":
-            return _json(_application())
+            return _json(_application(self.app_flags))
         if route == "GET /gateway/bot":
             limit = {"total": 1000, "remaining": 999, "reset_after": 0, "max_concurrency": 1}
             return _json(
@@ -508,7 +519,7 @@ class FakeDiscord:
             "session_id": session.id,
             "resume_gateway_url": "wss://gateway.discord.gg/",
             "shard": session.shard,
-            "application": {"id": str(APP_ID), "flags": _application()["flags"]},
+            "application": {"id": str(APP_ID), "flags": self.app_flags},
         }
         frames = [("READY", ready)] + [
             ("GUILD_CREATE", self._guild_payload(g)) for g in self.guilds.values()
@@ -527,7 +538,7 @@ class FakeDiscord:
         if session is None or data.get("token") != self.token:
             await _send(socket, {"op": 9, "d": False})
             return None
-        seen = int(data.get("seq") or 0)
+        seen = int(data.get("seq") or 0) - self.resume_overlap
         for frame in session.log:
             if frame["s"] > seen:
                 await _send(socket, frame)
@@ -633,8 +644,7 @@ def _channel(
     return data
 
 
-def _application() -> JSONDict:
-    # gateway_message_content_limited (1 << 19): the portal switch is on for this bot
+def _application(flags: int) -> JSONDict:
     return {
         "id": str(APP_ID),
         "name": "fakeapp",
@@ -643,7 +653,7 @@ def _application() -> JSONDict:
         "bot_public": True,
         "bot_require_code_grant": False,
         "verify_key": "0" * 64,
-        "flags": 1 << 19,
+        "flags": flags,
         "owner": _user(3000, "owner"),
         "approximate_guild_count": 1,
     }

@@ -18,11 +18,12 @@ from typing import Any
 from bench import report
 from bench.procs import BenchError
 from bench.runner import Context, Scenario, http_client
-from bench.scenarios import concurrency, memory, pipeline, startup, telegram, webhook
+from bench.scenarios import concurrency, discord, memory, pipeline, startup, telegram, webhook
 
 SCENARIOS: dict[str, Scenario] = {
     "pipeline": pipeline.scenario,
     "telegram": telegram.scenario,
+    "discord": discord.scenario,
     "webhook": webhook.scenario,
     "concurrency": concurrency.scenario,
     "memory": memory.scenario,
@@ -31,7 +32,15 @@ SCENARIOS: dict[str, Scenario] = {
 # concurrency and telegram share one litellm rig (daemon + floor), so they run back to back and the
 # rig closes after the last of them; concurrency goes first because its bursts are small. The
 # report keeps the SCENARIOS order.
-EXECUTION_ORDER = ("pipeline", "concurrency", "telegram", "webhook", "memory", "startup")
+EXECUTION_ORDER = (
+    "pipeline",
+    "concurrency",
+    "telegram",
+    "discord",
+    "webhook",
+    "memory",
+    "startup",
+)
 SHARED_RIG_USERS = frozenset({"telegram", "concurrency"})
 
 

@@ -15,7 +15,7 @@ import pytest
 
 from tests.daemon import ROOT, cli_env
 
-SCENARIOS = ("pipeline", "telegram", "webhook", "concurrency", "memory", "startup")
+SCENARIOS = ("pipeline", "telegram", "discord", "webhook", "concurrency", "memory", "startup")
 BUDGET_S = 60.0
 
 

@@ -1,7 +1,8 @@
 """Scenario discord: a burst of DMs and a concurrency wave through the real daemon vs bare discord.py.
 
-Burst: ``llm`` (litellm to the fake model, zero latency) and ``echo`` variants, 200 users, one
-rig per variant; repetitions alternate chatgate and the floor, each burst from fresh users.
+Burst: ``llm`` (litellm to the fake model, zero latency) and ``echo`` variants (``--quick``: llm
+only), 200 users, one rig per variant; repetitions alternate chatgate and the floor, each
+burst from fresh users.
 Concurrency: 200 users send one DM each while the model takes 500 ms per call; ideally the
 whole wave takes one model latency, so ``wall / ideal`` says how far each side is from that.
 """
@@ -32,7 +33,7 @@ async def scenario(ctx: Context) -> Outcome:
     per_user = ctx.pick(PER_USER, 1)
     table = Table()
     extra: dict[str, Any] = {}
-    for variant in ("llm", "echo"):
+    for variant in ("llm",) if ctx.quick else ("llm", "echo"):  # --quick: one rig, one import
         async with contextlib.AsyncExitStack() as stack:
             subjects = await rig(ctx, variant, stack)
             runs: list[dict[str, Any]] = []

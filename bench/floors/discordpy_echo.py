@@ -1,9 +1,11 @@
 """Discord floor: a bare discord.py bot answering every DM with one send, nothing else.
 
 ``--mode llm`` answers with one ``litellm.acompletion`` call (the same arguments as chatgate's
-litellm agent), ``--mode echo`` with the text. It reaches the fake Discord the way chatgate does,
-through discord.py's documented ``connector=`` (a static resolver and the test CA); no journal,
-no sessions, no retries: the least work that still answers. Serves until SIGTERM/SIGINT.
+litellm agent), ``--mode echo`` with the text. Like chatgate it shows "typing…" once an answer
+takes longer than half a second, so both sides make the same Discord calls. It reaches the fake
+Discord the way chatgate does, through discord.py's documented ``connector=`` (a static resolver
+and the test CA); no journal, no sessions, no retries: the least work that still answers.
+Serves until SIGTERM/SIGINT.
 """
 
 from __future__ import annotations
@@ -20,6 +22,12 @@ from bench.floors.ptb_echo import make_reply
 from chatgate.channels.discord.net import StaticResolver, ssl_context
 
 HOSTS = ("discord.com", "gateway.discord.gg")
+TYPING_AFTER_S = 0.5  # as chatgate.gateway.presence
+
+
+async def _typing_later(channel: discord.abc.Messageable) -> None:
+    await asyncio.sleep(TYPING_AFTER_S)
+    await channel.typing()
 
 
 async def serve(args: argparse.Namespace) -> None:
@@ -33,7 +41,12 @@ async def serve(args: argparse.Namespace) -> None:
         async def on_message(self, message: discord.Message) -> None:
             if self.user is not None and message.author.id == self.user.id:
                 return
-            await message.channel.send(await reply(message.content))
+            typing = asyncio.create_task(_typing_later(message.channel))
+            try:
+                text = await reply(message.content)
+            finally:
+                typing.cancel()
+            await message.channel.send(text)
 
     intents = discord.Intents.none()
     intents.guilds = intents.guild_messages = intents.dm_messages = intents.message_content = True

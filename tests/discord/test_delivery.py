@@ -6,7 +6,13 @@ import asyncio
 from pathlib import Path
 
 from tests.discord.support import discord_config, section
-from tests.fakes.discord import MISSING_PERMISSIONS, UNKNOWN_CHANNEL, FakeDiscord, rate_limited
+from tests.fakes.discord import (
+    MISSING_PERMISSIONS,
+    UNAVAILABLE,
+    UNKNOWN_CHANNEL,
+    FakeDiscord,
+    rate_limited,
+)
 from tests.fakes.llm import FakeLLM
 from tests.harness import running
 from tests.telegram.helpers_b import settled
@@ -70,6 +76,17 @@ async def test_an_unknown_channel_is_target_not_found(
         message = fake_discord.dm(3000, "hi")
         entry = await settled(gw, f"discord:{message['id']}")
     assert (entry.reason, entry.delivery) == ("target_not_found", "dead_target")
+
+
+async def test_a_503_is_transient_and_retried_by_delivery(
+    tmp_path: Path, fake_discord: FakeDiscord, fake_llm: FakeLLM
+) -> None:
+    fake_discord.fail(SEND, UNAVAILABLE)
+    async with running(discord_config(tmp_path, fake_discord, fake_llm)) as gw:
+        message = fake_discord.dm(3000, "hello")
+        entry = await settled(gw, f"discord:{message['id']}")
+    assert [c.status for c in fake_discord.calls if c.route == SEND] == [503, 200]
+    assert entry.delivery == "sent" and len(fake_discord.created) == 1
 
 
 async def test_a_5k_answer_arrives_in_chunks_under_2000_with_an_intact_code_block(

@@ -39,7 +39,7 @@ from chatgate.channels.discord.inbound import (
     press_facts,
 )
 from chatgate.channels.discord.outbound import DiscordOutbound
-from chatgate.channels.types import AckMode, Capabilities, InboundMessage
+from chatgate.channels.types import Capabilities, InboundMessage, chat_capabilities
 from chatgate.config.base import secret_value
 from chatgate.policies.reasons import DropReason, SendErrorKind
 from chatgate.presentation.chunking import utf16_len
@@ -69,31 +69,16 @@ class DiscordChannel(DiscordOutbound):
         self._chats: dict[str, tuple[asyncio.Lock, int]] = {}
         self.ignored: dict[str, int] = {}
         self.counters = {"identify": 0, "resume": 0, "disconnect": 0, "connect": 0}
-        self._capabilities: tuple[DiscordChannelConfig, Capabilities] | None = None
 
     # -- lifecycle --------------------------------------------------------------------------
 
     @property
     def capabilities(self) -> Capabilities:
-        config = self.config
-        cached = self._capabilities
-        if cached is None or cached[0] is not config:
-            ack = AckMode.TYPING | (AckMode.REACTION if config.ack_reaction else AckMode.NONE)
-            cached = self._capabilities = (
-                config,
-                Capabilities(
-                    limits=LIMITS,
-                    length=utf16_len,
-                    edits=True,
-                    reactions=True,
-                    threads=True,
-                    ack=ack,
-                    typing_every_s=TYPING_REFRESH_S,
-                    stream=config.stream.enabled,
-                    min_edit_interval_s=config.stream.min_edit_interval_s,
-                ),
+        return self.capabilities_of(
+            lambda config: chat_capabilities(
+                config, LIMITS, length=utf16_len, typing_every_s=TYPING_REFRESH_S
             )
-        return cached[1]
+        )
 
     async def start(self, sink: InboundSink) -> None:
         token = secret_value(self.config.token)

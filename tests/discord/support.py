@@ -7,9 +7,11 @@ from pathlib import Path
 from typing import Any
 
 from chatgate.gateway.app import Gateway
+from chatgate.gateway.journal import JournalEntry
 from tests.fakes.discord import FakeDiscord
 from tests.fakes.llm import FakeLLM
 from tests.harness import write_config
+from tests.telegram.helpers_b import settled as settled_entry
 
 DM_USER = 3000
 DM_CHANNEL = 7_000_000 + DM_USER
@@ -67,3 +69,8 @@ def python_agent(tmp_path: Path, monkeypatch: Any, module: str, source: str) -> 
     (code_dir / f"{module}.py").write_text(textwrap.dedent(source), encoding="utf-8")
     monkeypatch.syspath_prepend(str(code_dir))
     return f"  scripted:\n    backend: python\n    function: {module}:agent\n"
+
+
+async def settled(gw: Gateway, key: str, timeout: float = 30.0) -> JournalEntry:
+    """The journal entry of `key` once final (the first turn of a run pays the litellm import)."""
+    return await settled_entry(gw, key, timeout)

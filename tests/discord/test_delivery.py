@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
-from tests.discord.support import discord_config, section
+from tests.discord.support import discord_config, section, settled
 from tests.fakes.discord import (
     MISSING_PERMISSIONS,
     UNAVAILABLE,
@@ -15,7 +15,6 @@ from tests.fakes.discord import (
 )
 from tests.fakes.llm import FakeLLM
 from tests.harness import running
-from tests.telegram.helpers_b import settled
 
 SEND = "POST /channels/{id}/messages"
 TYPING = "POST /channels/{id}/typing"

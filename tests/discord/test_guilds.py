@@ -7,11 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from tests.discord.support import discord_config, python_agent, section
+from tests.discord.support import discord_config, python_agent, section, settled
 from tests.fakes.discord import BOT_ID, FakeDiscord
 from tests.fakes.llm import FakeLLM
 from tests.harness import running
-from tests.telegram.helpers_b import settled
 
 SEND = "POST /channels/{id}/messages"
 CALLBACK = "POST /interactions/{id}/{token}/callback"

@@ -28,7 +28,7 @@ from bench.procs import (
 )
 from bench.runner import Context
 from bench.scenarios.tgrig import REPLY_PREFIX, Backend, Burst
-from tests.fakes.discord import TOKEN, FakeDiscord
+from tests.fakes.discord_lite import TOKEN, FakeDiscord
 
 SEND = "POST /channels/{id}/messages"
 WARMUP_TIMEOUT_S = 120.0

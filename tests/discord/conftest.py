@@ -6,7 +6,7 @@ from collections.abc import AsyncIterator
 
 import pytest
 
-from tests.fakes.discord import FakeDiscord
+from tests.fakes.discord_lite import FakeDiscord
 
 
 @pytest.fixture

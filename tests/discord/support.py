@@ -8,7 +8,7 @@ from typing import Any
 
 from chatgate.gateway.app import Gateway
 from chatgate.gateway.journal import JournalEntry
-from tests.fakes.discord import FakeDiscord
+from tests.fakes.discord_lite import FakeDiscord
 from tests.fakes.llm import FakeLLM
 from tests.harness import write_config
 from tests.telegram.helpers_b import settled as settled_entry

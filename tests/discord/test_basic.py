@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from tests.discord.support import DM_CHANNEL, discord_config
-from tests.fakes.discord import FakeDiscord
+from tests.fakes.discord_lite import FakeDiscord
 from tests.fakes.llm import FakeLLM
 from tests.harness import running
 

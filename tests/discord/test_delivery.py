@@ -6,7 +6,7 @@ import asyncio
 from pathlib import Path
 
 from tests.discord.support import discord_config, section, settled
-from tests.fakes.discord import (
+from tests.fakes.discord_lite import (
     MISSING_PERMISSIONS,
     UNAVAILABLE,
     UNKNOWN_CHANNEL,

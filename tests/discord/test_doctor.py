@@ -7,7 +7,7 @@ from pathlib import Path
 from chatgate.channels.discord.doctor import INVITE_PERMISSIONS, check
 from chatgate.config.findings import Level
 from tests.discord.support import discord_config
-from tests.fakes.discord import APP_ID, TOKEN, FakeDiscord
+from tests.fakes.discord_lite import APP_ID, TOKEN, FakeDiscord
 from tests.fakes.llm import FakeLLM
 from tests.harness import load
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from tests.discord.support import discord_config, python_agent, section, settled
-from tests.fakes.discord import BOT_ID, FakeDiscord
+from tests.fakes.discord_lite import BOT_ID, FakeDiscord
 from tests.fakes.llm import FakeLLM
 from tests.harness import running
 

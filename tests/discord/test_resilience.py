@@ -12,7 +12,7 @@ import pytest
 
 from tests.daemon import Daemon, run_cli
 from tests.discord.support import discord_config, eventually_state, section
-from tests.fakes.discord import TOKEN, UNAUTHORIZED, UNAVAILABLE, FakeDiscord
+from tests.fakes.discord_lite import TOKEN, UNAUTHORIZED, UNAVAILABLE, FakeDiscord
 from tests.fakes.llm import FakeLLM
 from tests.fakes.telegram import TOKEN as TG_TOKEN
 from tests.fakes.telegram import FakeTelegram

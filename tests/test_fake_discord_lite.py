@@ -6,7 +6,7 @@ import asyncio
 
 import discord
 
-from tests.fakes.discord import TOKEN, FakeDiscord, rate_limited
+from tests.fakes.discord_lite import TOKEN, FakeDiscord, rate_limited
 
 
 class Recorder(discord.AutoShardedClient):

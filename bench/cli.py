@@ -20,6 +20,7 @@ from bench.procs import BenchError
 from bench.runner import Context, Scenario, http_client
 from bench.scenarios import (
     concurrency,
+    discord,
     memory,
     pipeline,
     startup,
@@ -33,6 +34,7 @@ SCENARIOS: dict[str, Scenario] = {
     "telegram": telegram.scenario,
     "telegram_tls_dms": telegram_tls.dms,
     "telegram_tls_slow_model": telegram_tls.slow_model,
+    "discord": discord.scenario,
     "webhook": webhook.scenario,
     "concurrency": concurrency.scenario,
     "memory": memory.scenario,
@@ -47,6 +49,7 @@ EXECUTION_ORDER = (
     "telegram",
     "telegram_tls_dms",
     "telegram_tls_slow_model",
+    "discord",
     "webhook",
     "memory",
     "startup",

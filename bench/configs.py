@@ -28,6 +28,7 @@ class DaemonConfig:
     telegram_base: str | None = None
     telegram_agent: str = "default"
     webhook: bool = False
+    discord: dict[str, Any] | None = None  # a channels.discord section (see bench.scenarios.dcrig)
     memory: dict[str, Any] = field(default_factory=dict)
     warm_max: int = 20_000
     log_level: str = "info"
@@ -48,6 +49,8 @@ class DaemonConfig:
                 "poll_timeout_s": 10,
                 "request_timeout_s": 30,
             }
+        if self.discord is not None:
+            channels["discord"] = dict(self.discord)
         if self.webhook:
             channels["webhook"] = {"routes": webhook_routes()}
         gateway: dict[str, Any] = {

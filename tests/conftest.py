@@ -48,3 +48,13 @@ def _no_leftover_daemons() -> Iterator[None]:
     from tests.daemon import kill_leftovers
 
     kill_leftovers()
+
+
+from tests.fakes.discord import FakeDiscord  # noqa: E402
+
+
+@pytest.fixture
+async def fake_discord() -> FakeDiscord:  # type: ignore[misc]
+    """Fake Discord REST+gateway over HTTPS/WSS; give clients ``**fake_discord.client_kwargs()``."""
+    async with FakeDiscord() as fake:
+        yield fake

@@ -128,10 +128,19 @@ class ChannelAdapter(ABC):
         self.ctx = ctx
         self.name = ctx.name
         self._failed: asyncio.Future[BaseException] | None = None
+        self._capabilities_cache: tuple[Any, Capabilities] | None = None
 
     @property
     @abstractmethod
     def capabilities(self) -> Capabilities: ...
+
+    def capabilities_of(self, build: Callable[[Any], Capabilities]) -> Capabilities:
+        """`build(config)`, computed once per config section (a hot reload replaces it)."""
+        config = self.ctx.config
+        cached = self._capabilities_cache
+        if cached is None or cached[0] is not config:
+            cached = self._capabilities_cache = (config, build(config))
+        return cached[1]
 
     @abstractmethod
     async def start(self, sink: InboundSink) -> None:
@@ -185,7 +194,9 @@ class ChannelAdapter(ABC):
         return SendResult.failed(kind, type(exc).__name__)
 
     def status(self) -> dict[str, Any]:
-        """Adapter-specific, secret-free facts for /api/status."""
+        """Adapter-specific, secret-free facts for /api/status. `chatgate status` also prints
+        two optional keys: ``summary`` (one line, e.g. shards and latency) and ``last_error``
+        (``{"error", "hint", "at"}``: the latest failure while running, with its fix)."""
         return {}
 
     # Stall detection: a channel idle longer than stale_after_s whose probe fails is restarted.

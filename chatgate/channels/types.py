@@ -156,6 +156,29 @@ class Capabilities:
         return AckMode.TYPING in self.ack
 
 
+def chat_capabilities(
+    config: Any,
+    limits: PresentationLimits,
+    *,
+    length: Callable[[str], int] = len,
+    typing_every_s: float = 4.0,
+) -> Capabilities:
+    """A chat platform with edits, reactions and threads: typing while a turn runs, a reaction
+    ack when `config.ack_reaction` is set, streaming as `config.stream` says."""
+    ack = AckMode.TYPING | (AckMode.REACTION if config.ack_reaction else AckMode.NONE)
+    return Capabilities(
+        limits=limits,
+        length=length,
+        edits=True,
+        reactions=True,
+        threads=True,
+        ack=ack,
+        typing_every_s=typing_every_s,
+        stream=config.stream.enabled,
+        min_edit_interval_s=config.stream.min_edit_interval_s,
+    )
+
+
 @dataclass(frozen=True, slots=True)
 class SendResult:
     """Outcome of one native send; failures carry the adapter's classification."""

@@ -82,10 +82,17 @@ def render(data: dict[str, Any]) -> str:
         if ch.get("restarts"):
             line += f", {ch['restarts']} restarts"
         lines.append(line)
+        if ch.get("summary"):
+            lines.append(f"    {ch['summary']}")
         if ch.get("error"):
             lines.append(f"    why: {ch['error']}")
         if ch.get("hint"):
             lines.append(f"    fix: {ch['hint']}")
+        last = ch.get("last_error")
+        if isinstance(last, dict) and last.get("error") and last.get("error") != ch.get("error"):
+            lines.append(f"    last error at {_clock(last.get('at'))}: {last['error']}")
+            if last.get("hint"):
+                lines.append(f"    fix: {last['hint']}")
         for name, route in (ch.get("routes") or {}).items():
             conf = "" if route.get("configured") else "  (not configured: secret empty)"
             lines.append(f"    route {name}: POST {route['path']} ({route['respond']}){conf}")

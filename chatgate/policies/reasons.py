@@ -50,6 +50,9 @@ class DropReason(StrEnum):
     DRAINING = "draining"
     QUEUE_FULL = "queue_full"
     STOPPED = "stopped"
+    GUILD_NOT_ALLOWED = "guild_not_allowed"
+    SYSTEM_MESSAGE = "system_message"
+    UNSUPPORTED_INTERACTION = "unsupported_interaction"
 
 
 class OutcomeKind(StrEnum):

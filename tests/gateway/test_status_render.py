@@ -64,3 +64,19 @@ def snapshot(**overrides: Any) -> dict[str, Any]:
 def test_status_lines(overrides: dict[str, Any], expected: str) -> None:
     lines = render(snapshot(**overrides)).splitlines()
     assert any(line.startswith(expected) for line in lines), lines
+
+
+def test_adapter_summary_and_last_error_are_shown_under_the_channel() -> None:
+    channel = {
+        "name": "discord",
+        "state": "running",
+        "since": 0,
+        "summary": "@bot · 1 shard · 2 guilds · latency 40 ms",
+        "last_error": {"error": "send failed: forbidden", "hint": "give the bot access", "at": 0},
+    }
+    lines = render(snapshot(channels=[channel])).splitlines()
+    at = lines.index("    @bot · 1 shard · 2 guilds · latency 40 ms")
+    assert lines[at + 1].startswith("    last error at ") and lines[at + 1].endswith(
+        ": send failed: forbidden"
+    )
+    assert lines[at + 2] == "    fix: give the bot access"

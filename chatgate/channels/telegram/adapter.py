@@ -26,7 +26,13 @@ from chatgate.channels.telegram.inbound import ALLOWED_UPDATES, BotIdentity, Ign
 from chatgate.channels.telegram.polling import REJECTED_TOKEN, TOKEN_HINT, Poller
 from chatgate.channels.telegram.render import render
 from chatgate.channels.telegram.request import BoundedRequest
-from chatgate.channels.types import AckMode, Capabilities, InboundMessage, SendResult, Target
+from chatgate.channels.types import (
+    Capabilities,
+    InboundMessage,
+    SendResult,
+    Target,
+    chat_capabilities,
+)
 from chatgate.config.base import secret_value
 from chatgate.policies.reasons import SendErrorKind
 from chatgate.presentation.chunking import utf16_len
@@ -55,31 +61,16 @@ class TelegramChannel(ChannelAdapter):
         self._accepting = False
         self.ignored: dict[str, int] = {}
         self._last_update = time.monotonic()
-        self._capabilities: tuple[TelegramChannelConfig, Capabilities] | None = None
 
     # -- lifecycle --------------------------------------------------------------------------
 
     @property
     def capabilities(self) -> Capabilities:
-        config = self.config
-        cached = self._capabilities
-        if cached is None or cached[0] is not config:
-            ack = AckMode.TYPING | (AckMode.REACTION if config.ack_reaction else AckMode.NONE)
-            cached = self._capabilities = (
-                config,
-                Capabilities(
-                    limits=LIMITS,
-                    length=utf16_len,
-                    edits=True,
-                    reactions=True,
-                    threads=True,
-                    ack=ack,
-                    typing_every_s=TYPING_REFRESH_S,
-                    stream=config.stream.enabled,
-                    min_edit_interval_s=config.stream.min_edit_interval_s,
-                ),
+        return self.capabilities_of(
+            lambda config: chat_capabilities(
+                config, LIMITS, length=utf16_len, typing_every_s=TYPING_REFRESH_S
             )
-        return cached[1]
+        )
 
     async def start(self, sink: InboundSink) -> None:
         self._sink = sink

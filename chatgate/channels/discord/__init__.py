@@ -1,0 +1,31 @@
+"""Discord channel on discord.py: sharded gateway with resume, DMs, guild mentions, threads,
+components and embeds (no discord.py import here: the adapter imports it when it starts)."""
+
+from __future__ import annotations
+
+from chatgate.channels.descriptor import CHAT_HOT_KEYS, ChannelDescriptor
+from chatgate.channels.discord.config import DiscordChannelConfig
+from chatgate.presentation.limits import PresentationLimits
+
+# 2,000 characters per message; 5 action rows of 5 buttons (one row kept for a select);
+# 25 select options; custom_id ≤ 100 characters (values ≤ 96 bytes after our "b<n>:" prefix).
+LIMITS = PresentationLimits(
+    max_text_length=2000,
+    supports_select=True,
+    supports_tables=True,
+    max_buttons=20,
+    max_options=25,
+    callback_data_max_bytes=96,
+    max_table_rows=60,
+    max_table_cols=8,
+)
+
+DESCRIPTOR = ChannelDescriptor(
+    platform="discord",
+    config_model=DiscordChannelConfig,
+    adapter="chatgate.channels.discord.adapter:DiscordChannel",
+    limits=LIMITS,
+    hot_keys=CHAT_HOT_KEYS | {"allowed_guilds", "max_lines", "request_timeout_s", "stale_after_s"},
+    doctor="chatgate.channels.discord.doctor:check",
+    noisy_loggers=("discord",),
+)

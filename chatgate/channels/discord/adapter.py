@@ -1,0 +1,310 @@
+"""The Discord channel adapter (discord.py): gateway lifecycle, inbound events, status.
+
+discord.py keeps the gateway alive (heartbeats, RESUME after a drop, a fresh IDENTIFY when the
+session is invalid); chatgate watches it. The connection task ending with a fatal close code
+parks the channel with a fix hint; any other end restarts it through the supervisor's ladder,
+as does a connection that hears nothing for `stale_after_s` and fails a REST probe. Discord
+never redelivers a gateway event, so each message is journaled the moment it arrives (also while
+draining) and answered from the journal after a crash. Sending lives in `outbound.py`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+from collections.abc import AsyncIterator
+from dataclasses import replace
+from typing import Any
+
+import aiohttp
+
+import discord
+from chatgate.channels.base import (
+    ChannelContext,
+    ChannelError,
+    InboundSink,
+    NotConfigured,
+)
+from chatgate.channels.discord import LIMITS, errors
+from chatgate.channels.discord.client import GatewayClient, privileged
+from chatgate.channels.discord.config import DiscordChannelConfig
+from chatgate.channels.discord.inbound import (
+    BotIdentity,
+    Ignored,
+    message_facts,
+    normalize,
+    normalize_press,
+    press_facts,
+)
+from chatgate.channels.discord.outbound import DiscordOutbound
+from chatgate.channels.types import Capabilities, InboundMessage, chat_capabilities
+from chatgate.config.base import secret_value
+from chatgate.policies.reasons import DropReason, SendErrorKind
+from chatgate.presentation.chunking import utf16_len
+from chatgate.presentation.degrade import REF_PREFIX
+
+log = logging.getLogger("chatgate.discord")
+TYPING_REFRESH_S = 8.0  # Discord shows "typing…" for ~10 s per trigger
+PROBE_TIMEOUT_S = 10.0
+NO_TOKEN_HINT = (
+    "set channels.discord.token (Developer Portal → your application → Bot → Reset Token) "
+    "or token_file"
+)
+
+
+class DiscordChannel(DiscordOutbound):
+    platform = "discord"
+
+    def __init__(self, ctx: ChannelContext) -> None:
+        super().__init__(ctx)
+        self.config: DiscordChannelConfig = ctx.config
+        self.identity: BotIdentity | None = None
+        self._sink: InboundSink | None = None
+        self._runner: asyncio.Task[BaseException | None] | None = None
+        self._ready = asyncio.Event()
+        self._stopping = False
+        self._last_event = time.monotonic()
+        self._chats: dict[str, tuple[asyncio.Lock, int]] = {}
+        self.ignored: dict[str, int] = {}
+        self.counters = {"identify": 0, "resume": 0, "disconnect": 0, "connect": 0}
+
+    # -- lifecycle --------------------------------------------------------------------------
+
+    @property
+    def capabilities(self) -> Capabilities:
+        return self.capabilities_of(
+            lambda config: chat_capabilities(
+                config, LIMITS, length=utf16_len, typing_every_s=TYPING_REFRESH_S
+            )
+        )
+
+    async def start(self, sink: InboundSink) -> None:
+        token = secret_value(self.config.token)
+        if token is None:
+            raise NotConfigured("no bot token", NO_TOKEN_HINT)
+        self._sink, self._stopping = sink, False
+        self._ready = asyncio.Event()
+        client = self.client = GatewayClient(self, self.config)
+        timeout = self.config.connect_timeout_s
+        try:
+            await asyncio.wait_for(client.login(token), timeout)
+            assert client.user is not None
+            self.identity = BotIdentity(client.user.id, client.user.name)
+            self._runner = asyncio.create_task(self._run(client), name="discord-gateway")
+            ready = asyncio.ensure_future(self._ready.wait())
+            await asyncio.wait(
+                {ready, self._runner}, timeout=timeout, return_when="FIRST_COMPLETED"
+            )
+            ready.cancel()
+            if self._runner.done():
+                raise self._runner.result() or ChannelError("the Discord gateway closed at once")
+            if not self._ready.is_set():
+                raise ChannelError(
+                    f"no READY from the Discord gateway within {timeout:.0f} s",
+                    kind=SendErrorKind.TRANSIENT,
+                    hint=errors.NETWORK_HINT,
+                )
+        except BaseException as exc:
+            await self._close()
+            if isinstance(exc, asyncio.CancelledError):
+                raise
+            error = errors.gateway_exit(exc, privileged(self.config))
+            self.note_error(str(error), error.hint)
+            raise error from None
+        self._last_event = time.monotonic()
+        log.info(
+            "discord connected",
+            extra={
+                "bot": self.identity.name,
+                "shards": client.shard_count,
+                "guilds": len(client.guilds),
+            },
+        )
+
+    async def _run(self, client: GatewayClient) -> ChannelError | None:
+        """The gateway connection; what ended it is reported to the supervisor once running."""
+        outcome: ChannelError | None = None
+        try:
+            await client.connect(reconnect=True)
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:
+            if not isinstance(exc, discord.DiscordException | OSError | aiohttp.ClientError):
+                log.exception("discord.py stopped on an unexpected error")
+            outcome = errors.gateway_exit(exc, privileged(self.config))
+        else:
+            if not self._stopping:
+                outcome = ChannelError(
+                    "the Discord gateway connection ended", kind=SendErrorKind.TRANSIENT
+                )
+        if outcome is not None and self._ready.is_set() and not self._stopping:
+            self.note_error(str(outcome), outcome.hint)
+            log.error("discord gateway ended", extra={"error": str(outcome), "hint": outcome.hint})
+            self.fail(outcome)
+        return outcome
+
+    async def stop(self) -> None:
+        self._stopping = True
+        await self._close()
+
+    async def _close(self) -> None:
+        client, runner = self.client, self._runner
+        self.client, self._runner = None, None
+        if client is not None:
+            with contextlib.suppress(Exception):
+                await client.close()
+        if runner is not None and not runner.done():
+            runner.cancel()
+            with contextlib.suppress(BaseException):
+                await runner
+
+    def stale_after_s(self) -> float | None:
+        return self.config.stale_after_s
+
+    def idle_for_s(self) -> float | None:
+        return time.monotonic() - self._last_event
+
+    async def probe(self) -> bool:
+        """Every shard's socket open and a REST call answered."""
+        client = self.client
+        if client is None or client.is_closed() or self.identity is None:
+            return False
+        if any(shard.is_closed() for shard in client.shards.values()):
+            return False
+        try:
+            await asyncio.wait_for(client.fetch_user(self.identity.id), PROBE_TIMEOUT_S)
+        except (discord.DiscordException, OSError, TimeoutError):
+            return False
+        return True
+
+    def reconfigure(self, config: Any) -> None:
+        super().reconfigure(config)
+        self.config = config
+
+    def status(self) -> dict[str, Any]:
+        client = self.client
+        shards = (
+            [
+                {"id": sid, "open": not info.is_closed(), "latency_ms": _ms(info.latency)}
+                for sid, info in sorted(client.shards.items())
+            ]
+            if client is not None
+            else []
+        )
+        guilds = len(client.guilds) if client is not None else 0
+        latency = _ms(client.latency) if client is not None else None
+        detail: dict[str, Any] = {
+            "bot": self.identity.name if self.identity else None,
+            "shards": shards,
+            "guilds": guilds,
+            "latency_ms": latency,
+            "gateway": dict(self.counters),
+            "summary": f"@{self.identity.name if self.identity else '?'} · {len(shards)} "
+            f"shard{'s' * (len(shards) != 1)} · {guilds} guild{'s' * (guilds != 1)} · latency "
+            + (f"{latency} ms" if latency is not None else "-"),
+        }
+        if self.ignored:
+            detail["ignored"] = dict(self.ignored)
+        if self.last_error is not None:
+            detail["last_error"] = dict(self.last_error)
+        return detail
+
+    # -- events from the client ---------------------------------------------------------------
+
+    def heard(self) -> None:
+        self._last_event = time.monotonic()
+
+    def ready(self) -> None:
+        self._ready.set()
+
+    def shard_event(self, kind: str, shard_id: int) -> None:
+        self.counters[kind] = self.counters.get(kind, 0) + 1
+        self.ctx.metrics.count(f"discord_shard_{kind}", channel=self.name)
+        log.info("discord shard %s", kind, extra={"shard": shard_id})
+
+    async def on_message(self, message: discord.Message) -> None:
+        if self._sink is None or self.identity is None:
+            return
+        result = normalize(
+            message_facts(message), self.identity, self.name, frozenset(self.config.allowed_guilds)
+        )
+        await self._submit(result)
+
+    async def on_edit(self, channel_id: int) -> None:
+        self._ignore(Ignored(DropReason.EDITED_IGNORED, str(channel_id)))
+
+    async def on_interaction(self, interaction: discord.Interaction) -> None:
+        """Acknowledged at once (Discord allows 3 s) while the press is journaled."""
+        if self._sink is None:
+            return
+        result = normalize_press(
+            press_facts(interaction), self.name, frozenset(self.config.allowed_guilds)
+        )
+        if interaction.type is not discord.InteractionType.component:
+            self._ignore(
+                result
+                if isinstance(result, Ignored)
+                else Ignored(DropReason.UNSUPPORTED_INTERACTION)
+            )
+            return
+        ack = asyncio.ensure_future(self._defer(interaction))
+        try:
+            if isinstance(result, InboundMessage):
+                result = await self._resolve_choice(result)
+            await self._submit(result)
+        finally:
+            await ack
+
+    async def _defer(self, interaction: discord.Interaction) -> None:
+        try:
+            await interaction.response.defer()
+        except (discord.DiscordException, OSError) as exc:
+            log.warning(
+                "could not acknowledge a Discord interaction", extra={"error": type(exc).__name__}
+            )
+
+    async def _resolve_choice(self, msg: InboundMessage) -> InboundMessage:
+        """A long payload was stored at send time; the button carries its reference."""
+        value = msg.choice or ""
+        resolver = self.ctx.kv.get("callbacks")
+        if resolver is not None and value.startswith(REF_PREFIX):
+            value = await resolver.resolve(value) or value
+        return replace(msg, text=value, choice=value)
+
+    async def _submit(self, result: InboundMessage | Ignored) -> None:
+        if isinstance(result, Ignored):
+            self._ignore(result)
+            return
+        assert self._sink is not None
+        async with self._in_order(f"{result.chat_id}:{result.thread_id}"):
+            await self._sink.submit(result)
+
+    def _ignore(self, ignored: Ignored) -> None:
+        self.ignored[ignored.reason.value] = self.ignored.get(ignored.reason.value, 0) + 1
+        if self._sink is not None:
+            self._sink.ignored(self.name, ignored.reason, chat_id=ignored.chat_id)
+
+    @contextlib.asynccontextmanager
+    async def _in_order(self, chat: str) -> AsyncIterator[None]:
+        """discord.py runs each event in its own task: messages of one chat are journaled in the
+        order they arrived (asyncio locks are FIFO), different chats in parallel."""
+        lock, users = self._chats.get(chat) or (asyncio.Lock(), 0)
+        self._chats[chat] = (lock, users + 1)
+        try:
+            async with lock:
+                yield
+        finally:
+            lock, users = self._chats[chat]
+            if users <= 1:
+                del self._chats[chat]
+            else:
+                self._chats[chat] = (lock, users - 1)
+
+
+def _ms(seconds: float) -> int | None:
+    return round(seconds * 1000) if seconds == seconds and seconds != float("inf") else None
+
+
+__all__ = ["DiscordChannel"]

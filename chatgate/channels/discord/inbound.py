@@ -1,0 +1,236 @@
+"""Normalise Discord messages and component presses into InboundMessages (or a reason to ignore).
+
+Extraction (`message_facts`, `interaction_facts`) reads discord.py objects by attribute and
+decides nothing; `normalize` and `normalize_press` are pure, so every rule is table-tested.
+Sessions: a DM is its channel; a guild channel is the chat; a thread (forum posts included) is
+its parent channel plus its own thread id, so it keeps a session of its own and is admitted
+through its parent's allowlist entry.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from chatgate.channels.discord.ids import choice_of, interaction_key
+from chatgate.channels.types import Attachment, InboundMessage, Target, default_target
+from chatgate.policies.reasons import DropReason
+
+PLATFORM = "discord"
+_USER_MENTION = re.compile(r"<@!?(\d+)>")
+_COMPONENT_INTERACTION = 3
+
+
+@dataclass(frozen=True)
+class BotIdentity:
+    id: int
+    name: str
+
+
+@dataclass(frozen=True)
+class Ignored:
+    reason: DropReason
+    chat_id: str = ""
+
+
+@dataclass(frozen=True)
+class Place:
+    """Where something happened: the channel it was posted in and, for threads, its parent."""
+
+    channel_id: int
+    guild_id: int | None = None
+    parent_id: int | None = None  # set only for threads whose parent is known
+
+    @property
+    def chat_id(self) -> str:
+        return str(self.parent_id or self.channel_id)
+
+    @property
+    def thread_id(self) -> str | None:
+        return str(self.channel_id) if self.parent_id else None
+
+
+@dataclass(frozen=True)
+class MessageFacts:
+    id: int
+    place: Place
+    author_id: int
+    author_name: str
+    content: str
+    author_is_bot: bool = False
+    is_system: bool = False
+    mention_ids: tuple[int, ...] = ()
+    mention_names: Mapping[int, str] = field(default_factory=dict)
+    replied_author_id: int | None = None
+    replied_id: int | None = None
+    attachments: tuple[Attachment, ...] = ()
+    created_at: float = 0.0
+
+
+@dataclass(frozen=True)
+class PressFacts:
+    """A component interaction (button press or select choice)."""
+
+    id: int
+    kind: int
+    place: Place
+    user_id: int
+    user_name: str
+    custom_id: str = ""
+    values: tuple[str, ...] = ()
+    user_is_bot: bool = False
+    message_id: int | None = None
+    created_at: float = 0.0
+
+
+def normalize(
+    facts: MessageFacts, bot: BotIdentity, channel: str, allowed_guilds: frozenset[str]
+) -> InboundMessage | Ignored:
+    place = facts.place
+    if facts.author_id == bot.id:
+        return Ignored(DropReason.SELF_MESSAGE, place.chat_id)
+    if _guild_refused(place, allowed_guilds):
+        return Ignored(DropReason.GUILD_NOT_ALLOWED, place.chat_id)
+    if facts.is_system:
+        return Ignored(DropReason.SYSTEM_MESSAGE, place.chat_id)
+    text = _clean(facts.content, bot.id, facts.mention_names).strip()
+    if not text and not facts.attachments:
+        return Ignored(DropReason.EMPTY_INPUT, place.chat_id)
+    mentioned = bot.id in facts.mention_ids or facts.replied_author_id == bot.id
+    msg = InboundMessage(
+        channel=channel,
+        platform=PLATFORM,
+        chat_id=place.chat_id,
+        chat_kind="direct" if place.guild_id is None else "group",
+        sender_id=str(facts.author_id),
+        message_id=str(facts.id),
+        text=text or f"[{facts.attachments[0].kind}]",
+        thread_id=place.thread_id,
+        sender_name=facts.author_name,
+        sender_is_bot=facts.author_is_bot,
+        is_mention=mentioned,
+        is_command=text.startswith("/"),
+        reply_to=str(facts.replied_id) if facts.replied_id else None,
+        attachments=facts.attachments,
+        received_at=facts.created_at,
+        extra=_extra(place),
+    )
+    return replace(msg, reply_target=default_target(msg))
+
+
+def normalize_press(
+    facts: PressFacts, channel: str, allowed_guilds: frozenset[str]
+) -> InboundMessage | Ignored:
+    """A press addresses the bot (it pressed the bot's button): always a mention."""
+    place = facts.place
+    if facts.kind != _COMPONENT_INTERACTION:
+        return Ignored(DropReason.UNSUPPORTED_INTERACTION, place.chat_id)
+    if _guild_refused(place, allowed_guilds):
+        return Ignored(DropReason.GUILD_NOT_ALLOWED, place.chat_id)
+    choice = choice_of(facts.custom_id, facts.values)
+    if not choice:
+        return Ignored(DropReason.EMPTY_INPUT, place.chat_id)
+    return InboundMessage(
+        channel=channel,
+        platform=PLATFORM,
+        chat_id=place.chat_id,
+        chat_kind="direct" if place.guild_id is None else "group",
+        sender_id=str(facts.user_id),
+        message_id=interaction_key(facts.id),
+        text=choice,
+        thread_id=place.thread_id,
+        sender_name=facts.user_name,
+        sender_is_bot=facts.user_is_bot,
+        is_mention=True,
+        choice=choice,
+        reply_to=str(facts.message_id) if facts.message_id else None,
+        received_at=facts.created_at,
+        reply_target=Target(channel, place.chat_id, place.thread_id),
+        extra={**_extra(place), "interaction_id": str(facts.id)},
+    )
+
+
+def _guild_refused(place: Place, allowed: frozenset[str]) -> bool:
+    return bool(allowed) and place.guild_id is not None and str(place.guild_id) not in allowed
+
+
+def _extra(place: Place) -> dict[str, Any]:
+    return {"guild_id": str(place.guild_id)} if place.guild_id is not None else {}
+
+
+def _clean(content: str, bot_id: int, names: Mapping[int, str]) -> str:
+    """Drop the bot's own leading mention; other user mentions read as "@name" for the model."""
+    lead = _USER_MENTION.match(content.lstrip())
+    if lead is not None and int(lead.group(1)) == bot_id:
+        rest = content.lstrip()[lead.end() :].lstrip(" ,:")
+        content = rest or content  # a bare ping stays a ping
+
+    def name(m: re.Match[str]) -> str:
+        known = names.get(int(m.group(1)))
+        return f"@{known}" if known else m.group(0)
+
+    return _USER_MENTION.sub(name, content)
+
+
+# -- extraction from discord.py objects (attribute reads only) ----------------------------------
+
+
+def place_of(channel: Any, channel_id: int, guild_id: int | None) -> Place:
+    """A thread's parent comes from the cached channel (GUILD_CREATE / THREAD_CREATE)."""
+    parent = getattr(channel, "parent_id", None) if _is_thread(channel) else None
+    return Place(channel_id, guild_id, parent)
+
+
+def _is_thread(channel: Any) -> bool:
+    kind = getattr(getattr(channel, "type", None), "name", "")
+    return isinstance(kind, str) and kind.endswith("_thread")
+
+
+def message_facts(message: Any) -> MessageFacts:
+    guild = message.guild
+    ref = message.reference
+    resolved = getattr(ref, "resolved", None) if ref is not None else None
+    replied_author = getattr(getattr(resolved, "author", None), "id", None)
+    author = message.author
+    return MessageFacts(
+        id=message.id,
+        place=place_of(message.channel, message.channel.id, guild.id if guild else None),
+        author_id=author.id,
+        author_name=author.display_name,
+        content=message.content or "",
+        author_is_bot=bool(author.bot or message.webhook_id),
+        is_system=message.is_system(),
+        mention_ids=tuple(u.id for u in message.mentions),
+        mention_names={u.id: u.display_name for u in message.mentions},
+        replied_author_id=replied_author,
+        replied_id=ref.message_id if ref is not None else None,
+        attachments=tuple(_attachment(a) for a in message.attachments),
+        created_at=message.created_at.timestamp(),
+    )
+
+
+def _attachment(attachment: Any) -> Attachment:
+    content_type = attachment.content_type or ""
+    kind = content_type.split("/")[0] if content_type else "file"
+    return Attachment(
+        kind if kind in ("image", "audio", "video") else "file", attachment.url, attachment.filename
+    )
+
+
+def press_facts(interaction: Any) -> PressFacts:
+    data = interaction.data or {}
+    message = interaction.message
+    return PressFacts(
+        id=interaction.id,
+        kind=int(interaction.type.value),
+        place=place_of(interaction.channel, interaction.channel_id or 0, interaction.guild_id),
+        user_id=interaction.user.id,
+        user_name=interaction.user.display_name,
+        custom_id=str(data.get("custom_id", "")),
+        values=tuple(str(v) for v in data.get("values", ()) or ()),
+        user_is_bot=bool(interaction.user.bot),
+        message_id=message.id if message is not None else None,
+        created_at=interaction.created_at.timestamp(),
+    )

@@ -27,6 +27,7 @@ ENTRY_POINT_GROUP = "chatgate.channels"
 BUILTIN: dict[str, str] = {
     "webhook": "chatgate.channels.webhook:DESCRIPTOR",
     "telegram": "chatgate.channels.telegram:DESCRIPTOR",
+    "webchat": "chatgate.channels.webchat:DESCRIPTOR",
 }
 
 

@@ -442,7 +442,7 @@ ERROR_CASES = [
         """,
         "channels.slack",
         2,
-        "unknown channel 'slack' (known: telegram, webhook; a further instance needs `type:`)",
+        "unknown channel 'slack' (known: telegram, webchat, webhook; a further instance needs `type:`)",
         id="unknown-channel",
     ),
     pytest.param(
@@ -625,7 +625,7 @@ PLUGINS: dict[str, type[BaseModel]] = {"teams": TeamsConfig}
             """,
             "channels.matrix",
             2,
-            "unknown channel 'matrix' (known: teams, telegram, webhook; a further instance needs `type:`)",
+            "unknown channel 'matrix' (known: teams, telegram, webchat, webhook; a further instance needs `type:`)",
             id="plugin-unknown-channel",
         ),
     ],

@@ -39,10 +39,11 @@ class PathClaim:
 
 @dataclass(frozen=True)
 class LoopbackOnly:
-    """The key's value is only safe while the gateway listens on loopback (``why`` says why)."""
+    """The key's value is only safe while the gateway listens on loopback."""
 
     key: KeyPath
-    why: str
+    why: str  # what the value allows
+    fix: str  # what to configure instead
 
 
 Claim = AgentRef | ChannelRef | PathClaim | LoopbackOnly

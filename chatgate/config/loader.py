@@ -233,8 +233,8 @@ def _cross_check(
                 issues.append(
                     src.issue(
                         where,
-                        f"{claim.why}: only allowed while gateway.http.host is loopback "
-                        f"(it is {host})",
+                        f"{claim.why}, so it is only allowed while gateway.http.host is "
+                        f"loopback (it is {host}); {claim.fix}",
                     )
                 )
     for index, binding in enumerate(config.routes):

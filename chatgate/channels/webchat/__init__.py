@@ -32,7 +32,11 @@ def _claims(section: Any) -> Iterable[Claim]:
         for index, agent in enumerate(section.agents):
             yield AgentRef(agent, ("agents", index))
         if section.auth == "open":
-            yield LoopbackOnly(("auth",), "auth 'open' lets anyone who reaches the port chat")
+            yield LoopbackOnly(
+                ("auth",),
+                "'open' lets anyone who can reach the port chat with the bot",
+                "use auth: token and set a token",
+            )
 
 
 def _hints(section: Any) -> Mapping[str, RouteHint]:

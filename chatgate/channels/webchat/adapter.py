@@ -290,16 +290,18 @@ class WebChatChannel(ChannelAdapter):
         agent = data.get("agent")
         route = AGENT_ROUTE + agent if agent in self.config.agents else None
         label = data.get("label")
-        echo: dict[str, Any] = {"text": text}
+        message_id = f"{sid}.{data['client_id']}"
+        echo: dict[str, Any] = {"text": text, "message_id": message_id}
         if is_choice:
-            echo = {"text": (label if isinstance(label, str) else text)[:200], "choice": True}
+            shown = (label if isinstance(label, str) else text)[:200]
+            echo = {"text": shown, "choice": True, "message_id": message_id}
         msg = InboundMessage(
             channel=self.name,
             platform=self.platform,
             chat_id=sid,
             chat_kind="direct",
             sender_id=sid,
-            message_id=f"{sid}.{data['client_id']}",
+            message_id=message_id,
             text=text,
             sender_name="web-" + sid[:6],
             is_command=not is_choice and text.startswith("/"),

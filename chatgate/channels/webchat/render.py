@@ -28,7 +28,10 @@ _LINK_SCHEMES = ("http://", "https://", "mailto:")
 
 
 def _html(text: str, markdown: bool = True) -> str:
-    return markdown_to_telegram_html(text) if markdown else html_escape(text).replace('"', "&quot;")
+    if not markdown:
+        return html_escape(text).replace('"', "&quot;")
+    # the page keeps line breaks (pre-wrap); a code block is a block already
+    return markdown_to_telegram_html(text).replace("\n<pre>", "<pre>").replace("</pre>\n", "</pre>")
 
 
 def _link(url: str | None) -> str | None:

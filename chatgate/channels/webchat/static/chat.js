@@ -152,6 +152,7 @@ function draw(message) {
   if (message.role === "user") {
     node.textContent = message.text;
     if (message.choice) node.classList.add("choice");
+    if (message.message_id) node.title = `message id ${message.message_id} (for \`chatgate why\`)`;
     return node;
   }
   for (const block of message.blocks || []) node.append(drawBlock(block, node));

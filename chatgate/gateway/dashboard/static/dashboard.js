@@ -168,7 +168,7 @@ function channels(list, now) {
     return h("tr", { "data-channel": c.name },
       h("td", {}, c.name, " ", h("span", { class: "muted" }, c.platform)),
       h("td", {}, h("span", { class: `badge ${c.state}` }, c.state.replace("_", " "))),
-      h("td", {}, `${duration(now - c.since)} ago`),
+      h("td", { class: "nowrap" }, `${duration(now - c.since)} ago`),
       h("td", { class: "error" }, c.error || ""),
       h("td", { class: "hint" }, c.hint || ""),
       h("td", {}, `${c.restarts_last_hour ?? 0} / ${c.restart_budget ?? "–"}`,
@@ -250,7 +250,7 @@ function turns(stats) {
 function dlq(entries, now) {
   rows("dlq", entries, (e) => h("tr", { "data-dlq": e.id },
     h("td", {}, `#${e.id}`),
-    h("td", {}, `${duration(now - e.created_at)} ago`),
+    h("td", { class: "nowrap" }, `${duration(now - e.created_at)} ago`),
     h("td", {}, e.target),
     h("td", { class: "error" }, `${e.kind}${e.error ? `: ${e.error}` : ""}`),
     h("td", {}, e.preview),

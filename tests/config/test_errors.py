@@ -625,7 +625,8 @@ PLUGINS: dict[str, type[BaseModel]] = {"teams": TeamsConfig}
             """,
             "channels.matrix",
             2,
-            "unknown channel 'matrix' (known: teams, telegram, webchat, webhook; a further instance needs `type:`)",
+            "unknown channel 'matrix' (known: teams, telegram, webchat, webhook; "
+            "a further instance needs `type:`)",
             id="plugin-unknown-channel",
         ),
     ],

@@ -153,27 +153,24 @@ async def open_page(browser: Browser) -> Watched:
     return watched
 
 
-async def open_chat(browser: Browser, daemon: Daemon, token: str) -> Watched:
-    """A new browser session on the web chat, signed in and connected."""
+async def open_signed_in(browser: Browser, url: str, token: str) -> Watched:
+    """A new browser session on the page at ``url``, signed in with ``token`` and live."""
     watched = await open_page(browser)
     page = watched.page
-    await page.goto(daemon.base + "/chat")
+    await page.goto(url)
     await expect(page.locator("#signin")).to_be_visible()
     await page.fill("#token", token)
     await page.press("#token", "Enter")
     await expect(page.locator("#conn")).to_have_attribute("data-state", "live")
     return watched
+
+
+async def open_chat(browser: Browser, daemon: Daemon, token: str) -> Watched:
+    return await open_signed_in(browser, daemon.base + "/chat", token)
 
 
 async def open_dashboard(browser: Browser, daemon: Daemon, token: str) -> Watched:
-    watched = await open_page(browser)
-    page = watched.page
-    await page.goto(daemon.base + "/dashboard")
-    await expect(page.locator("#signin")).to_be_visible()
-    await page.fill("#token", token)
-    await page.press("#token", "Enter")
-    await expect(page.locator("#conn")).to_have_attribute("data-state", "live")
-    return watched
+    return await open_signed_in(browser, daemon.base + "/dashboard", token)
 
 
 async def say(page: Page, text: str) -> None:

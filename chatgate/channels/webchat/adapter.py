@@ -167,12 +167,15 @@ class WebChatChannel(ChannelAdapter):
     async def _write(self, target: Target, rendered: Rendered, mid: str | None) -> SendResult:
         if not valid_session_id(target.chat_id):
             return SendResult.failed(SendErrorKind.TARGET_NOT_FOUND, "not a web chat session")
-        if self.outbox is None:
-            return SendResult.failed(SendErrorKind.TRANSIENT, "web chat is not running")
         body = {"blocks": list(rendered.native.get("blocks", ()))}
-        entry = await self.outbox.put(
-            target.chat_id, "assistant", body, time.time(), message_id=mid
-        )
+        try:
+            if self.outbox is None:
+                raise RuntimeError("web chat is not running")
+            entry = await self.outbox.put(
+                target.chat_id, "assistant", body, time.time(), message_id=mid
+            )
+        except RuntimeError:  # stopped or restarting: delivery retries it
+            return SendResult.failed(SendErrorKind.TRANSIENT, "web chat is restarting")
         return SendResult.sent(entry.id)
 
     async def typing(self, target: Target) -> None:

@@ -12,7 +12,8 @@ ENV PYTHONDONTWRITEBYTECODE=1 \
     LITELLM_OFFLINE_MODE=true \
     CHATGATE_CONFIG=/etc/chatgate/gateway.yaml \
     CHATGATE_STATE_DIR=/var/lib/chatgate \
-    CHATGATE_HOST=0.0.0.0
+    CHATGATE_HOST=0.0.0.0 \
+    CHATGATE_WEBCHAT_AUTH=token
 COPY --from=build /install /usr/local
 COPY gateway.yaml /etc/chatgate/gateway.yaml
 RUN useradd --system --uid 10001 --home-dir /var/lib/chatgate chatgate \

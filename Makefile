@@ -5,7 +5,7 @@ BIN    := $(VENV)/bin
 CONFIG ?= gateway.yaml
 STAMP  := $(VENV)/.installed
 
-.PHONY: run test lint typecheck unit bench clean venv
+.PHONY: run test lint typecheck unit bench clean venv screenshots
 
 $(STAMP): pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -28,11 +28,15 @@ typecheck: $(STAMP)
 	$(BIN)/mypy
 
 test: $(STAMP) lint
-	$(BIN)/pytest -q -n 2 --dist loadgroup
+	$(BIN)/pytest -q -n 2 --dist loadfile
 
 bench: $(STAMP)
 	@$(BIN)/python -m compileall -q chatgate >/dev/null
 	$(BIN)/python -m bench
+
+# docs/webchat.png and docs/dashboard.png: the real daemon, fakes and Debian's chromium
+screenshots: $(STAMP)
+	$(BIN)/python -m tests.browser.screenshots docs
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache build *.egg-info

@@ -30,6 +30,9 @@ def _parser() -> argparse.ArgumentParser:
         "status", parents=[config, api, out], help="show what the running daemon is doing"
     )
     sub.add_parser("reload", parents=[config, api], help="re-read the config in the running daemon")
+    sub.add_parser(
+        "dashboard", parents=[config], help="print a sign-in link to the running daemon's dashboard"
+    )
     doctor = sub.add_parser(
         "doctor", parents=[config], help="check config, state dir, credentials, platforms, models"
     )
@@ -121,6 +124,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         from chatgate.cli.status_cmd import run_status
 
         return run_status(loaded, as_json=args.json, url=args.url)
+    if command == "dashboard":
+        from chatgate.cli.status_cmd import run_dashboard_link
+
+        return run_dashboard_link(loaded)
     if command in ("reload", "channels"):
         from chatgate.cli.status_cmd import run_channel_restart, run_reload
 

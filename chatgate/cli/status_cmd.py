@@ -8,9 +8,10 @@ import sys
 from typing import Any
 
 from chatgate.cli.api_client import call
-from chatgate.cli.common import EX_USAGE
+from chatgate.cli.common import EX_UNAVAILABLE, EX_USAGE, die
 from chatgate.config.errors import EX_CONFIG
 from chatgate.config.loader import LoadedConfig
+from chatgate.gateway.local_api import read_endpoint
 
 
 def run_status(loaded: LoadedConfig, *, as_json: bool, url: str | None) -> int:
@@ -47,6 +48,20 @@ def run_channel_restart(loaded: LoadedConfig, name: str, *, url: str | None) -> 
         print(f"chatgate: no channel named {name!r}", file=sys.stderr)
         return EX_USAGE
     print(f"channel {name}: restart requested (budget and backoff reset)")
+    return 0
+
+
+def run_dashboard_link(loaded: LoadedConfig) -> int:
+    """A sign-in link carrying the running daemon's local token in the URL fragment (which the
+    browser never sends to the server); it stops working when that daemon process exits."""
+    endpoint = read_endpoint(loaded.state_dir)
+    if endpoint is None:
+        die(f"chatgate is not running (no live daemon for {loaded.state_dir})", EX_UNAVAILABLE)
+    print(f"{endpoint.url}/dashboard#token={endpoint.token}")
+    print(
+        "valid until this daemon exits; with gateway.api_token set you can sign in with it instead",
+        file=sys.stderr,
+    )
     return 0
 
 

@@ -1,8 +1,8 @@
 """What a channel section refers to or reserves, checked across the whole config at load time.
 
 A channel's descriptor lists its section's claims; the loader checks them all in one place:
-named agents exist, named channels are configured, and no two sections (nor the gateway) mount
-the same HTTP path.
+named agents exist, named channels are configured, no two sections (nor the gateway) mount
+the same HTTP path, and settings that are only safe on loopback stay there.
 """
 
 from __future__ import annotations
@@ -37,4 +37,13 @@ class PathClaim:
     prefix: bool = False
 
 
-Claim = AgentRef | ChannelRef | PathClaim
+@dataclass(frozen=True)
+class LoopbackOnly:
+    """The key's value is only safe while the gateway listens on loopback."""
+
+    key: KeyPath
+    why: str  # what the value allows
+    fix: str  # what to configure instead
+
+
+Claim = AgentRef | ChannelRef | PathClaim | LoopbackOnly

@@ -13,7 +13,7 @@ from pydantic import BaseModel, ValidationError
 
 from chatgate.config.base import secret_value
 from chatgate.config.channel_models import ChatChannelConfig
-from chatgate.config.claims import AgentRef, ChannelRef, Claim, PathClaim
+from chatgate.config.claims import AgentRef, ChannelRef, Claim, LoopbackOnly, PathClaim
 from chatgate.config.errors import ConfigError, ConfigIssue, KeyPath, format_path
 from chatgate.config.interpolate import Interpolation, interpolate
 from chatgate.config.migrate import version_issue
@@ -22,7 +22,7 @@ from chatgate.config.secrets import collect_secrets, weak_token_reason
 from chatgate.config.source import YamlSource, parse_yaml
 from chatgate.config.validation import issues_from_validation, model_vocabulary
 
-RESERVED_PATHS = ("/healthz", "/readyz", "/metrics", "/api/")
+RESERVED_PATHS = ("/healthz", "/readyz", "/metrics", "/api/", "/dashboard", "/dashboard/")
 
 
 class ChannelCatalog(Protocol):
@@ -217,6 +217,15 @@ def _cross_check(
                 claim_path(claim, where)
             elif isinstance(claim, ChannelRef) and claim.channel not in channels:
                 issues.append(src.issue(where, f"channel '{claim.channel}' is not configured"))
+            elif isinstance(claim, LoopbackOnly) and not is_loopback(config.gateway.http.host):
+                host = config.gateway.http.host
+                issues.append(
+                    src.issue(
+                        where,
+                        f"{claim.why}, so it is only allowed while gateway.http.host is "
+                        f"loopback (it is {host}); {claim.fix}",
+                    )
+                )
     for index, binding in enumerate(config.routes):
         need_agent(binding.agent, ("routes", index, "agent"))
     issues.extend(_check_api_token(config, src))

@@ -23,6 +23,7 @@ from chatgate.channels.types import Target
 from chatgate.clock import Clock
 from chatgate.config.base import secret_value
 from chatgate.config.loader import LoadedConfig
+from chatgate.config.redact import scrub
 from chatgate.gateway import commands as cmd
 from chatgate.gateway.channel_directory import ChannelDirectory
 from chatgate.gateway.degraded import DegradedRegistry
@@ -255,7 +256,12 @@ class Gateway:
         return bool(await self.rt.channels.restart(name))
 
     async def admin(self, action: str, **args: Any) -> dict[str, Any]:
-        """Operator reads and changes over the state (the same functions the CLI runs offline)."""
+        """Operator reads and changes over the state (the same functions the CLI runs offline);
+        answers are scrubbed of every configured secret, like /api/status."""
+        answer: dict[str, Any] = scrub(await self._admin(action, **args), self.rt.loaded.secrets)
+        return answer
+
+    async def _admin(self, action: str, **args: Any) -> dict[str, Any]:
         state, now = self.rt.state, self.rt.clock.time()
         if action == "dlq_list":
             return await admin.dlq_list(state, int(args.get("limit", 100)))
@@ -281,6 +287,8 @@ class Gateway:
             return await self._reset_session(args["key"])
         if action == "why":
             return await admin.why(state, args["channel"], args.get("message_id"), args.get("user"))
+        if action == "turn_stats":
+            return self.rt.turn_stats.snapshot(now)
         raise KeyError(action)
 
     async def replay_dead_letter(self, entry_id: int) -> dict[str, Any]:

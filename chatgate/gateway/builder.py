@@ -24,7 +24,7 @@ from chatgate.gateway.app import Gateway, GatewayParts
 from chatgate.gateway.channel_directory import ChannelDirectory
 from chatgate.gateway.degraded import DegradedRegistry
 from chatgate.gateway.delivery import Delivery
-from chatgate.gateway.events import EventBus
+from chatgate.gateway.events import EventBus, EventName
 from chatgate.gateway.http_app import DynamicRoutes
 from chatgate.gateway.liveness import LoopWatchdog
 from chatgate.gateway.memory_monitor import (
@@ -141,6 +141,7 @@ class GatewayBuilder:
             watchdog=watchdog,
             rng=random.Random(),
         )
+        events.subscribe(rt.turn_stats.on_event, EventName.TURN_FINISHED)
         parts = GatewayParts(
             rt=rt,
             pipeline=Pipeline(rt),

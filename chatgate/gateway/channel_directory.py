@@ -253,6 +253,7 @@ class ChannelDirectory:
             if s is not None:
                 status.detail = {
                     "restarts_last_hour": s.budget.count(self.clock.monotonic()),
+                    "restart_budget": self.ladder.config.restarts_per_hour,
                     **s.adapter.status(),
                 }
             out.append(status.to_dict())

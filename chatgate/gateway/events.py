@@ -25,6 +25,7 @@ class EventName(StrEnum):
     MESSAGE_UNDELIVERED = "message_undelivered"
     MODEL_FALLBACK = "model_fallback"
     SESSION_PERSIST_FAILED = "session_persist_failed"
+    TURN_FINISHED = "turn_finished"  # once per agent turn: outcome, reason, latency
 
 
 @dataclass(frozen=True)

@@ -14,6 +14,7 @@ from typing import Any, Protocol
 from aiohttp import web
 
 from chatgate.channels.base import Handler
+from chatgate.gateway import dashboard
 
 MAX_BODY = 8 * 1024 * 1024  # routes enforce their own, smaller limits
 
@@ -118,8 +119,10 @@ def build_app(api: OperatorApi, routes: DynamicRoutes) -> web.Application:
     app.router.add_get("/api/sessions/show", _action("session_show", query=("key",), found=True))
     app.router.add_post("/api/sessions/reset", _action("session_reset", body=("key",)))
     app.router.add_get("/api/why", _action("why", query=("channel", "message_id", "user")))
+    app.router.add_get("/api/stats", _action("turn_stats"))
     app.router.add_post("/api/reload", api_reload)
     app.router.add_post("/api/channels/{name}/restart", api_channel_restart)
+    dashboard.add_routes(app, api)
     app.router.add_route("*", "/{tail:.*}", routes.dispatch)
     return app
 

@@ -21,6 +21,7 @@ from chatgate.gateway.events import EventBus
 from chatgate.gateway.liveness import LoopWatchdog
 from chatgate.gateway.metrics import Metrics
 from chatgate.gateway.sessions import SessionCache
+from chatgate.gateway.turn_stats import TurnStats
 from chatgate.policies.loopguard import BotLoopGuard, LoopPolicy
 from chatgate.policies.ratelimit import BucketSpec, RateLimiter, RateLimitSpec
 from chatgate.policies.send_errors import RetryPolicy
@@ -59,6 +60,7 @@ class Runtime:
     watchdog: LoopWatchdog
     rng: random.Random = field(default_factory=random.Random)
     draining: bool = False
+    turn_stats: TurnStats = field(default_factory=TurnStats)
 
     @property
     def config(self) -> GatewayConfig:

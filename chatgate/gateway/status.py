@@ -29,6 +29,8 @@ def _memory(rt: Runtime) -> dict[str, Any]:
         "ratio": status.ratio,
         "shedding": status.shedding,
         "evictions": rt.cache.evictions,
+        "shed_ratio": rt.config.gateway.memory.shed_ratio,
+        "evict_ratio": rt.config.gateway.memory.headroom_ratio,
     }
 
 

@@ -158,6 +158,17 @@ class TurnRunner:
                 adapter.acknowledge_done(last.msg, failed=failed), return_exceptions=True
             )
         await self._finish(batch, Stage.TURN, reason, message, report)
+        rt.events.emit(
+            EventName.TURN_FINISHED,
+            rt.clock.time(),
+            channel=last.msg.channel,
+            agent=last.agent,
+            outcome=outcome.value,
+            reason=reason,
+            delivery=report.status.value,
+            agent_s=agent_s,
+            latency_s=rt.clock.monotonic() - last.accepted_at,  # accepted → delivered
+        )
         log.info(
             "turn",
             extra={

@@ -20,8 +20,6 @@ import pytest
 from chatgate.config.errors import EX_CONFIG
 from tests.config.support import STRONG_TOKEN, catalog, yaml_text
 
-pytestmark = pytest.mark.xdist_group("config_cli")
-
 CHATGATE = Path(sys.executable).with_name("chatgate")
 SHIPPED = Path(__file__).resolve().parents[2] / "gateway.yaml"
 TIMEOUT_S = 60

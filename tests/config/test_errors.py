@@ -437,12 +437,12 @@ ERROR_CASES = [
     pytest.param(
         """
         channels:
-          slack:
+          irc:
             token: t
         """,
-        "channels.slack",
+        "channels.irc",
         2,
-        "unknown channel 'slack' (known: discord, telegram, webhook; a further instance needs `type:`)",
+        "unknown channel 'irc' (known: ",
         id="unknown-channel",
     ),
     pytest.param(
@@ -625,8 +625,7 @@ PLUGINS: dict[str, type[BaseModel]] = {"teams": TeamsConfig}
             """,
             "channels.matrix",
             2,
-            "unknown channel 'matrix' (known: discord, teams, telegram, webhook;"
-            " a further instance needs `type:`)",
+            "unknown channel 'matrix' (known: ",
             id="plugin-unknown-channel",
         ),
     ],
@@ -783,3 +782,11 @@ def test_telegram_webhook_mode_needs_a_secret_token(tmp_path: Path) -> None:
         """,
     )
     assert_issue(error, "channels.telegram.webhook", 5, "secret_token is required in webhook mode")
+
+
+def test_an_unknown_channel_lists_every_known_platform(tmp_path: Path) -> None:
+    from chatgate.channels.registry import BUILTIN
+
+    error = load_error(tmp_path, "channels:\n  irc: {}\n", plugin_models=PLUGINS)
+    known = ", ".join(sorted({*BUILTIN, *PLUGINS}))
+    assert_issue(error, "channels.irc", 2, f"(known: {known}; a further instance needs `type:`)")

@@ -410,6 +410,10 @@ class FakeTelegram:
         """Every later request with the current token gets 401 Unauthorized."""
         self._token_revoked = True
 
+    def restore_token(self) -> None:
+        """Accept the token again (the operator issued a fresh one with the same value)."""
+        self._token_revoked = False
+
     # inbound updates
 
     def enqueue(self, update_body: JSONDict) -> JSONDict:

@@ -62,8 +62,11 @@ async def test_plugin_receives_message_events(
     import chatgate_probe_plugin  # type: ignore[import-not-found]
 
     names = [name for name, _ in chatgate_probe_plugin.RECEIVED]
-    assert names == ["message_received", "message_sent"]
+    assert names == ["message_received", "message_sent", "turn_finished"]
     assert chatgate_probe_plugin.RECEIVED[0][1]["key"] == "memory:p1"
+    finished = chatgate_probe_plugin.RECEIVED[2][1]
+    assert finished["reason"] == "text" and finished["delivery"] == "sent"
+    assert finished["latency_s"] >= finished["agent_s"] >= 0
 
 
 async def test_health_ready_metrics_and_status_shape(tmp_path: Path, fake_llm: FakeLLM) -> None:

@@ -40,6 +40,7 @@ from chatgate.gateway.sdnotify import Notifier
 from chatgate.gateway.state_lock import StateLock
 from chatgate.gateway.status import Lifecycle, build_status
 from chatgate.presentation.model import OutboundMessage, message_from_dict
+from chatgate.secure_compare import secure_equals
 from chatgate.state import admin
 
 log = logging.getLogger("chatgate.gateway")
@@ -369,6 +370,4 @@ def _client_host(host: str) -> str:
 
 
 def _equal(given: str, expected: str) -> bool:
-    import hmac
-
-    return hmac.compare_digest(given.encode(), expected.encode())
+    return secure_equals(given, expected)

@@ -10,13 +10,14 @@ path still cannot call mutating endpoints without it.
 from __future__ import annotations
 
 import contextlib
-import hmac
 import json
 import logging
 import os
 import secrets
 from dataclasses import dataclass
 from pathlib import Path
+
+from chatgate.secure_compare import secure_equals
 
 log = logging.getLogger("chatgate.api")
 FILE_NAME = "api.json"
@@ -55,7 +56,7 @@ class LocalApi:
         return endpoint is not None and endpoint.pid == os.getpid()
 
     def matches(self, given: str) -> bool:
-        return hmac.compare_digest(given.encode(), self._token.encode())
+        return secure_equals(given, self._token)
 
 
 def read_endpoint(state_dir: Path) -> LocalEndpoint | None:

@@ -6,11 +6,12 @@ the gateway stores whatever these functions return.
 
 from __future__ import annotations
 
-import hmac
 import random
 from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import StrEnum
+
+from chatgate.secure_compare import secure_equals
 
 # Uppercase letters and digits minus the look-alikes 0/O, 1/I/L, so codes survive being read
 # aloud or retyped from a phone screen.
@@ -142,7 +143,7 @@ def decide_approval(
         return ApprovalDecision(ApprovalOutcome.UNKNOWN_CODE)
     found_expired = False
     for entry in pending:
-        if not hmac.compare_digest(normalize_code(entry.code).encode(), wanted.encode()):
+        if not secure_equals(normalize_code(entry.code), wanted):
             continue
         if not entry.expired(now):
             return ApprovalDecision(ApprovalOutcome.APPROVED, sender_id=entry.sender_id)

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import hmac
 import logging
 import time
 from typing import Any
@@ -38,6 +37,7 @@ from chatgate.policies.reasons import SendErrorKind
 from chatgate.presentation.chunking import utf16_len
 from chatgate.presentation.degrade import REF_PREFIX, callback_hash
 from chatgate.presentation.model import OutboundMessage
+from chatgate.secure_compare import secure_equals
 from telegram import Bot, ReactionTypeEmoji, ReplyParameters, Update
 from telegram import error as tg
 from telegram.constants import ChatAction, ParseMode
@@ -205,7 +205,7 @@ class TelegramChannel(ChannelAdapter):
     async def _webhook(self, request: web.Request) -> web.Response:
         expected = secret_value(self.config.webhook.secret_token)
         given = request.headers.get(SECRET_HEADER, "")
-        if expected is not None and not hmac.compare_digest(given.encode(), expected.encode()):
+        if expected is not None and not secure_equals(given, expected):
             log.warning(
                 "telegram webhook with a wrong secret token", extra={"peer": request.remote}
             )

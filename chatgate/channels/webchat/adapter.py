@@ -15,7 +15,6 @@ from another origin are refused.
 from __future__ import annotations
 
 import asyncio
-import hmac
 import json
 import logging
 import re
@@ -47,12 +46,13 @@ from chatgate.channels.webui import StaticAssets, json_answer, same_origin
 from chatgate.config.base import secret_value
 from chatgate.policies.reasons import SendErrorKind
 from chatgate.presentation.model import OutboundMessage
+from chatgate.secure_compare import secure_equals
 
 log = logging.getLogger("chatgate.webchat")
 TYPING_EVERY_S = 3.0
 MAX_BODY = 256 * 1024
 BAD_TOKEN_DELAY_S = 0.5
-_CLIENT_ID = re.compile(r"^[A-Za-z0-9_-]{8,64}$")
+_CLIENT_ID = re.compile(r"[A-Za-z0-9_-]{8,64}\Z")
 _ASSETS: StaticAssets | None = None
 
 
@@ -234,9 +234,7 @@ class WebChatChannel(ChannelAdapter):
         if self.config.auth == "token":
             expected = secret_value(self.config.token) or ""
             given = data.get("token") if isinstance(data, dict) else None
-            if not isinstance(given, str) or not hmac.compare_digest(
-                given.encode(), expected.encode()
-            ):
+            if not isinstance(given, str) or not secure_equals(given, expected):
                 await asyncio.sleep(BAD_TOKEN_DELAY_S)  # slows guessing down
                 return json_answer({"error": "wrong token", "auth": "token"}, 401)
         assert self._signer is not None

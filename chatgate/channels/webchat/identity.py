@@ -17,9 +17,11 @@ import secrets
 from dataclasses import dataclass
 from pathlib import Path
 
+from chatgate.secure_compare import secure_equals
+
 KEY_FILE = "webchat.key"
 KEY_BYTES = 32
-_SID = re.compile(r"^[A-Za-z0-9_-]{22}$")
+_SID = re.compile(r"[A-Za-z0-9_-]{22}\Z")
 
 
 def new_session_id() -> str:
@@ -82,7 +84,7 @@ class Signer:
         if len(parts) != 3 or not valid_session_id(parts[0]) or not parts[1].isdigit():
             return None
         payload = f"{parts[0]}.{parts[1]}"
-        if not hmac.compare_digest(self._mac(payload), parts[2]):
+        if not secure_equals(parts[2], self._mac(payload)):
             return None
         issued = int(parts[1])
         if issued > now + 60 or now - issued > max_age_s:
@@ -93,4 +95,4 @@ class Signer:
         return self._mac("csrf." + sid)
 
     def check_csrf(self, sid: str, given: str) -> bool:
-        return bool(given) and hmac.compare_digest(self.csrf(sid), given)
+        return bool(given) and secure_equals(given, self.csrf(sid))

@@ -11,11 +11,12 @@ import asyncio
 import hashlib
 import json
 import logging
+import re
 import time
 from typing import Any
 from urllib.parse import parse_qsl
 
-from aiohttp import web
+from aiohttp import StreamReader, web
 
 from chatgate.channels.base import ChannelAdapter, ChannelContext, InboundSink
 from chatgate.channels.types import Capabilities, InboundMessage, Target
@@ -30,6 +31,8 @@ log = logging.getLogger("chatgate.webhook")
 DELIVERY_ID_HEADERS = ("X-GitHub-Delivery", "X-Request-Id", "X-Delivery-Id", "X-Webhook-Id")
 SYNC_WAIT_MARGIN_S = 30.0
 CAPABILITIES = Capabilities(limits=LIMITS)
+MAX_JSON_DEPTH = 64
+SAFE_ID = re.compile(r"[A-Za-z0-9_.-]{1,128}")
 
 
 def _json(data: dict[str, Any], status: int = 200) -> web.Response:
@@ -110,8 +113,8 @@ class WebhookChannel(ChannelAdapter):
             return _json({"error": "route not configured: its secret is empty"}, 503)
         if request.content_length is not None and request.content_length > route.max_body_bytes:
             return _json({"error": f"body larger than {route.max_body_bytes} bytes"}, 413)
-        body = await request.content.read(route.max_body_bytes + 1)
-        if len(body) > route.max_body_bytes:
+        body = await read_body(request.content, route.max_body_bytes)
+        if body is None:
             return _json({"error": f"body larger than {route.max_body_bytes} bytes"}, 413)
         problem = verify(route.signature, secret, body, request.headers, time.time())
         if problem is not None:
@@ -163,6 +166,43 @@ class WebhookChannel(ChannelAdapter):
         )
 
 
+async def read_body(content: StreamReader, limit: int) -> bytes | None:
+    """The whole body up to EOF, or None once it grows past ``limit`` bytes.
+
+    One ``read(n)`` returns only what has arrived so far; the signature must be checked over
+    everything the sender wrote, so keep reading until EOF.
+    """
+    chunks: list[bytes] = []
+    size = 0
+    while True:
+        chunk = await content.read(limit + 1 - size)
+        if not chunk:
+            return b"".join(chunks)
+        size += len(chunk)
+        if size > limit:
+            return None
+        chunks.append(chunk)
+
+
+def json_depth(value: Any) -> int:
+    """Deepest nesting of lists and dicts in ``value`` (iterative: no recursion limit)."""
+    deepest = 0
+    stack: list[tuple[Any, int]] = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, dict):
+            children: Any = item.values()
+        elif isinstance(item, list):
+            children = item
+        else:
+            continue
+        deepest = max(deepest, depth)
+        if deepest > MAX_JSON_DEPTH:
+            return deepest
+        stack.extend((child, depth + 1) for child in children)
+    return deepest
+
+
 def _parse_body(body: bytes, content_type: str) -> Any:
     if not body:
         return {}
@@ -170,9 +210,12 @@ def _parse_body(body: bytes, content_type: str) -> Any:
     if content_type == "application/x-www-form-urlencoded":
         return dict(parse_qsl(text, keep_blank_values=True))
     try:
-        return json.loads(text)
+        payload = json.loads(text)
+    except RecursionError:
+        return None
     except ValueError:
         return None if content_type in ("application/json", "") else {"text": text}
+    return payload if json_depth(payload) <= MAX_JSON_DEPTH else None
 
 
 def _default_prompt(payload: Any) -> str:
@@ -187,5 +230,17 @@ def _delivery_id(request: web.Request, body: bytes) -> str:
     for header in DELIVERY_ID_HEADERS:
         value = request.headers.get(header)
         if value:
-            return "id-" + "".join(c for c in value[:128] if c.isalnum() or c in "-_.")
+            return delivery_key(value)
     return "sha-" + hashlib.sha256(body).hexdigest()[:32]
+
+
+def delivery_key(raw: str) -> str:
+    """A dedupe key for a sender's delivery id: distinct ids never share a key.
+
+    Ids made only of ``[A-Za-z0-9_.-]`` (up to 128) are kept as they are; anything else is
+    hashed whole, so ``???`` and ``!!!`` stay two deliveries.
+    """
+    if SAFE_ID.fullmatch(raw):
+        return "id-" + raw
+    digest = hashlib.sha256(raw.encode("utf-8", errors="surrogatepass")).hexdigest()
+    return "idh-" + digest

@@ -4,8 +4,11 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+import math
 from collections.abc import Mapping
 from typing import Literal
+
+from chatgate.secure_compare import secure_equals
 
 SignatureKind = Literal["generic", "github", "slack", "none"]
 SLACK_WINDOW_S = 300.0
@@ -41,16 +44,18 @@ def verify(
             ts = float(stamp)
         except ValueError:
             return "bad X-Slack-Request-Timestamp"
+        if not math.isfinite(ts):
+            return "bad X-Slack-Request-Timestamp"
         if abs(now - ts) > SLACK_WINDOW_S:
             return "timestamp outside the 5 minute window"
         expected = "v0=" + _hmac_hex(secret, b"v0:" + stamp.encode() + b":" + body)
-        return None if hmac.compare_digest(expected, given) else "signature mismatch"
+        return None if secure_equals(given, expected) else "signature mismatch"
     header = HEADERS[kind]
     given = _header(headers, header)
     if not given:
         return f"missing {header}"
     expected = "sha256=" + _hmac_hex(secret, body)
-    return None if hmac.compare_digest(expected, given.strip()) else "signature mismatch"
+    return None if secure_equals(given.strip(), expected) else "signature mismatch"
 
 
 def sign(kind: SignatureKind, secret: str, body: bytes, now: float) -> dict[str, str]:

@@ -13,6 +13,7 @@ POLICY_DIR = Path(chatgate.policies.__file__).parent
 MODULES = sorted(POLICY_DIR.glob("*.py"))
 ALLOWED = {
     "__future__",
+    "chatgate.secure_compare",  # pure: hmac over bytes
     "collections",
     "collections.abc",
     "dataclasses",

@@ -76,8 +76,15 @@ async def test_changing_anything_needs_a_token_even_on_loopback(
             assert resp.status == 200  # reading is open on loopback without a configured token
         for method, api in [
             ("POST", "/api/reload"),
+            ("POST", "/api/dlq/1/replay"),
             ("DELETE", "/api/dlq/1"),
+            ("POST", "/api/pairing/approve"),
+            ("POST", "/api/pairing/deny"),
             ("POST", "/api/pairing/revoke"),
+            ("POST", "/api/sessions/reset"),
+            ("POST", "/api/channels/memory/restart"),
+            ("PUT", "/api/status"),
+            ("PATCH", "/api/reload"),
         ]:
             async with client.request(method, url(gw, api)) as resp:
                 assert resp.status == 401, api

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from chatgate.config.errors import ConfigError, ConfigIssue, KeyPath
+from chatgate.config.secrets import is_secret_env, is_secret_key
 from chatgate.config.source import YamlSource
 
 _REF = re.compile(r"\$\$\{|\$\{([A-Za-z_][A-Za-z0-9_]*)(?:(:-|-|:\?)([^}]*))?\}")
@@ -27,6 +28,7 @@ class Interpolation:
     refs: dict[KeyPath, tuple[str, ...]] = field(default_factory=dict)
     unset: dict[KeyPath, tuple[str, ...]] = field(default_factory=dict)
     file_values: dict[KeyPath, str] = field(default_factory=dict)
+    secret_texts: set[str] = field(default_factory=set)
 
 
 def interpolate(src: YamlSource, env: Mapping[str, str], base_dir: Path) -> Interpolation:
@@ -34,6 +36,7 @@ def interpolate(src: YamlSource, env: Mapping[str, str], base_dir: Path) -> Inte
     info = Interpolation()
     issues: list[ConfigIssue] = []
     src.data = _walk(src.data, (), env, src, info, issues)
+    _collect_secret_texts(src.data, info)
     if not issues:
         _resolve_files(src.data, (), base_dir, src, info, issues)
     if issues:
@@ -75,6 +78,8 @@ def _substitute(
         name, op, arg = match.group(1), match.group(2), match.group(3) or ""
         names.append(name)
         current = env.get(name)
+        if current and is_secret_env(name):
+            info.secret_texts.add(current)
         if op == ":-":
             return current if current else arg
         if op == "-":
@@ -126,15 +131,36 @@ def _resolve_files(
             if value.get(target) not in (None, ""):
                 issues.append(src.issue(key_path, f"set either {target} or {key}, not both"))
                 continue
+            if "\0" in child:
+                issues.append(src.issue(key_path, "the file path contains a NUL character"))
+                continue
             file_path = Path(child) if Path(child).is_absolute() else base_dir / child
             try:
                 secret = file_path.read_text(encoding="utf-8").strip()
             except OSError as exc:
                 issues.append(src.issue(key_path, f"cannot read {file_path}: {exc.strerror}"))
                 continue
+            except UnicodeDecodeError:
+                issues.append(src.issue(key_path, f"{file_path} is not UTF-8 text"))
+                continue
+            info.secret_texts.add(secret)
             del value[key]
             value[target] = secret
             info.file_values[(*path, target)] = str(file_path)
             src.lines.setdefault((*path, target), src.lines.get(key_path, 0))
         else:
             _resolve_files(child, key_path, base_dir, src, info, issues)
+
+
+def _collect_secret_texts(value: Any, info: Interpolation) -> None:
+    """Remember every string written under a secret-looking key (never echoed in errors)."""
+    stack: list[Any] = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, dict):
+            for key, child in item.items():
+                if is_secret_key(key) and isinstance(child, str) and child:
+                    info.secret_texts.add(child)
+                stack.append(child)
+        elif isinstance(item, list):
+            stack.extend(item)

@@ -78,6 +78,11 @@ def load_config(
         raise ConfigError(
             [ConfigIssue((), f"cannot read config file: {exc.strerror}", str(file))]
         ) from None
+    except UnicodeDecodeError as exc:
+        message = f"config file is not UTF-8 (bad byte at offset {exc.start})"
+        raise ConfigError([ConfigIssue((), message, str(file))]) from None
+    except ValueError:
+        raise ConfigError([ConfigIssue((), "config file path is not valid", None)]) from None
     return load_config_text(text, file, env, catalog=catalog)
 
 

@@ -9,8 +9,22 @@ from pydantic import BaseModel, SecretStr
 _PLACEHOLDERS = frozenset(
     {"changeme", "change-me", "secret", "password", "token", "admin", "test", "example", "default"}
 )
+SECRET_KEYS = frozenset({"token", "api_key", "api_token", "secret", "secret_token", "url"})
+SECRET_SUFFIXES = ("_token", "_key", "secret", "password")
+SECRET_ENV_WORDS = ("KEY", "TOKEN", "SECRET", "PASSWORD", "PASSWD", "CREDENTIAL", "AUTH", "URL")
 MIN_TOKEN_LENGTH = 24
 MIN_DISTINCT_CHARS = 10
+
+
+def is_secret_key(key: str | int) -> bool:
+    """A config key whose value is a credential (its value is never echoed)."""
+    return isinstance(key, str) and (key in SECRET_KEYS or key.endswith(SECRET_SUFFIXES))
+
+
+def is_secret_env(name: str) -> bool:
+    """An environment variable whose value is presumably a credential (`OPENAI_API_KEY`)."""
+    upper = name.upper()
+    return any(word in upper for word in SECRET_ENV_WORDS)
 
 
 def weak_token_reason(token: str) -> str | None:

@@ -9,6 +9,9 @@ import yaml
 
 from chatgate.config.errors import ConfigError, ConfigIssue, KeyPath
 
+MAX_DEPTH = 64
+MAX_NODES = 100_000
+
 
 @dataclass
 class YamlSource:
@@ -32,21 +35,61 @@ class YamlSource:
 
 def parse_yaml(text: str, file: str) -> YamlSource:
     """Parse one YAML document; duplicate keys and syntax errors become ConfigErrors with lines."""
-    loader = yaml.SafeLoader(text)
+    try:
+        loader = yaml.SafeLoader(text)
+    except yaml.reader.ReaderError as exc:
+        raise ConfigError([_reader_issue(exc, text, file)]) from None
     try:
         node = loader.get_single_node()
         src = YamlSource(data=None, file=file)
-        src.data = {} if node is None else _convert(loader, node, (), src, {})
+        budget = _Budget()
+        src.data = {} if node is None else _convert(loader, node, (), src, {}, budget)
+    except yaml.reader.ReaderError as exc:
+        raise ConfigError([_reader_issue(exc, text, file)]) from None
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         line = mark.line + 1 if mark is not None else None
         problem = exc.problem or exc.context or "syntax error"
         raise ConfigError([ConfigIssue((), f"YAML syntax error: {problem}", file, line)]) from None
-    except yaml.YAMLError as exc:
-        raise ConfigError([ConfigIssue((), f"YAML error: {exc}", file)]) from None
+    except yaml.YAMLError:
+        raise ConfigError(
+            [ConfigIssue((), "YAML error: the file cannot be parsed", file)]
+        ) from None
+    except RecursionError:
+        message = f"nested deeper than {MAX_DEPTH} levels, or a recursive alias"
+        line = int(getattr(loader, "line", 0)) + 1  # where the reader stopped
+        raise ConfigError([ConfigIssue((), message, file, line)]) from None
     finally:
         loader.dispose()
     return src
+
+
+def _reader_issue(exc: yaml.reader.ReaderError, text: str, file: str) -> ConfigIssue:
+    """A character YAML does not allow (NUL, most control characters), with its line."""
+    line = text[: max(exc.position, 0)].count("\n") + 1
+    return ConfigIssue((), f"character {exc.character!r} is not allowed in YAML", file, line)
+
+
+@dataclass
+class _Budget:
+    """How many nodes alias expansion may still produce (an alias bomb grows ×N per level)."""
+
+    left: int = MAX_NODES
+
+
+def _node_line(node: yaml.Node) -> int:
+    return int(node.start_mark.line) + 1
+
+
+def _scalar(loader: yaml.SafeLoader, node: yaml.Node, path: KeyPath, src: YamlSource) -> Any:
+    """Construct one scalar; a value its tag cannot hold (`2001-13-45`, `!!float x`) is an issue."""
+    try:
+        return loader.construct_object(node, deep=True)
+    except (ValueError, TypeError, OverflowError):
+        tag = str(node.tag).rsplit(":", 1)[-1]
+        raise ConfigError(
+            [ConfigIssue(path, f"not a valid {tag} value", src.file, _node_line(node))]
+        ) from None
 
 
 def _convert(
@@ -55,15 +98,34 @@ def _convert(
     path: KeyPath,
     src: YamlSource,
     own_by_node: dict[int, frozenset[int]],
+    budget: _Budget,
+    ancestors: frozenset[int] = frozenset(),
 ) -> Any:
-    """Build plain data; ``own_by_node`` remembers each mapping's own keys across alias visits."""
+    """Build plain data; ``own_by_node`` remembers each mapping's own keys across alias visits.
+
+    Bounded: a node that contains itself (recursive alias), nesting past MAX_DEPTH and alias
+    expansion past MAX_NODES are config errors, never a RecursionError or a long stall.
+    """
+    budget.left -= 1
+    if budget.left < 0:
+        message = f"aliases expand to more than {MAX_NODES} values (an alias bomb?)"
+        raise ConfigError([ConfigIssue(path, message, src.file, _node_line(node))])
+    if len(path) > MAX_DEPTH:
+        message = f"nested deeper than {MAX_DEPTH} levels"
+        raise ConfigError([ConfigIssue(path[:MAX_DEPTH], message, src.file, _node_line(node))])
+    if id(node) in ancestors:
+        message = "recursive alias (a value contains itself)"
+        raise ConfigError([ConfigIssue(path, message, src.file, _node_line(node))])
+    inner = ancestors | {id(node)}
     if isinstance(node, yaml.MappingNode):
         own = own_by_node.setdefault(id(node), frozenset(id(k) for k, _ in node.value))
         loader.flatten_mapping(node)  # resolves `<<` merge keys; merged entries come first
         out: dict[Any, Any] = {}
         own_keys: set[Any] = set()
         for key_node, value_node in node.value:
-            key = loader.construct_object(key_node, deep=True)
+            if not isinstance(key_node, yaml.ScalarNode):
+                raise ConfigError([src.issue(path, "unsupported key: keys must be strings")])
+            key = _scalar(loader, key_node, path, src)
             if not isinstance(key, str | int):
                 raise ConfigError(
                     [src.issue(path, f"unsupported key {key!r}: keys must be strings")]
@@ -74,15 +136,15 @@ def _convert(
                     _duplicate(key_node, key_path, src)
                 own_keys.add(key)
             src.lines[key_path] = key_node.start_mark.line + 1
-            out[key] = _convert(loader, value_node, key_path, src, own_by_node)
+            out[key] = _convert(loader, value_node, key_path, src, own_by_node, budget, inner)
         return out
     if isinstance(node, yaml.SequenceNode):
         items = []
         for index, item in enumerate(node.value):
             src.lines[(*path, index)] = item.start_mark.line + 1
-            items.append(_convert(loader, item, (*path, index), src, own_by_node))
+            items.append(_convert(loader, item, (*path, index), src, own_by_node, budget, inner))
         return items
-    return loader.construct_object(node, deep=True)
+    return _scalar(loader, node, path, src)
 
 
 def _duplicate(key_node: yaml.Node, key_path: KeyPath, src: YamlSource) -> NoReturn:

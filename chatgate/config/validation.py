@@ -13,10 +13,9 @@ from pydantic_core import ErrorDetails
 from chatgate.config.agent_models import AGENT_BACKENDS
 from chatgate.config.errors import ConfigIssue, KeyPath
 from chatgate.config.interpolate import Interpolation
+from chatgate.config.secrets import is_secret_key
 from chatgate.config.source import YamlSource
 
-_SECRET_KEYS = frozenset({"token", "api_key", "api_token", "secret", "secret_token", "url"})
-_SECRET_SUFFIXES = ("_token", "_key", "secret", "password")
 _YAML_KINDS = {bool: "a boolean", int: "an integer", float: "a number", str: "a string"}
 
 
@@ -42,8 +41,9 @@ def issues_from_validation(
         if err["type"] == "union_tag_invalid" and isinstance(err.get("input"), dict):
             path = (*path, "backend")  # point at the bad tag, not at the whole agent
         local = _fields_at(model, path[len(prefix) : -1]) if model is not None else set()
-        secret = path in info.file_values
+        secret = path in info.file_values or _holds_secret(err.get("input"), info)
         message = _message(err, path, sorted(local) or words, hide_value=secret)
+        message = mask_texts(message, info.secret_texts)
         unset = info.unset.get(path)
         if unset:
             message += f" (environment variable {', '.join(unset)} is not set)"
@@ -153,20 +153,20 @@ def _message(err: ErrorDetails, path: KeyPath, words: list[str], *, hide_value: 
     if kind == "union_tag_not_found":
         return f"missing 'backend' (one of {', '.join(AGENT_BACKENDS)})"
     if kind == "union_tag_invalid":
-        shown = _shown(ctx.get("tag"), "backend")
+        shown = "" if hide_value else _shown(ctx.get("tag"), "backend")
         return f"{shown or 'backend'} is not one of {', '.join(AGENT_BACKENDS)}"
     message = err["msg"]
     for prefix in ("Value error, ", "Assertion failed, "):
         if message.startswith(prefix):
             message = message[len(prefix) :]
     message = message[:1].lower() + message[1:]
-    if kind in ("string_pattern_mismatch",) and not _is_secret(last):
+    if kind in ("string_pattern_mismatch",) and not is_secret_key(last):
         shown = _shown(value, last)
         return f"{shown} has the wrong format" if shown else message
     if kind.endswith("_type"):
         # the type only: a string given where a section belongs is often a pasted secret
         message += f", got {_yaml_kind(err.get('input'))}"
-    elif kind.endswith("_parsing") and not _is_secret(last):
+    elif kind.endswith("_parsing") and not is_secret_key(last):
         shown = _shown(value, last)
         if shown:
             message += f", got {shown}"
@@ -184,11 +184,25 @@ def _yaml_kind(value: Any) -> str:
 
 
 def _shown(value: Any, key: str | int) -> str:
-    if _is_secret(key) or not isinstance(value, str | int | float | bool) or value is None:
+    if is_secret_key(key) or not isinstance(value, str | int | float | bool) or value is None:
         return ""
     text = repr(value)
     return text if len(text) <= 60 else ""
 
 
-def _is_secret(key: str | int) -> bool:
-    return isinstance(key, str) and (key in _SECRET_KEYS or key.endswith(_SECRET_SUFFIXES))
+def _holds_secret(value: Any, info: Interpolation) -> bool:
+    """True when an offending value is, or contains, a secret (so it is never echoed)."""
+    if not isinstance(value, str | int | float):
+        return False
+    text = str(value)
+    return any(
+        text == secret or (len(secret) > 3 and secret in text) for secret in info.secret_texts
+    )
+
+
+def mask_texts(message: str, secrets: Iterable[str]) -> str:
+    """``message`` with every secret text longer than three characters replaced."""
+    for secret in sorted(secrets, key=len, reverse=True):
+        if len(secret) > 3 and secret in message:
+            message = message.replace(secret, "**********")
+    return message

@@ -7,8 +7,9 @@ from typing import Any
 import yaml
 
 from chatgate.config.loader import LoadedConfig
+from chatgate.config.masking import REDACTED, masker_for
 
-REDACTED = "**********"
+__all__ = ["REDACTED", "redacted_dict", "render_yaml", "scrub"]
 
 
 def redacted_dict(loaded: LoadedConfig) -> dict[str, Any]:
@@ -28,18 +29,13 @@ def redacted_dict(loaded: LoadedConfig) -> dict[str, Any]:
 
 
 def scrub(value: Any, secrets: frozenset[str]) -> Any:
-    """Replace SecretStr renderings and any known secret substring (e.g. in a URL)."""
+    """Mask every known secret (any case, URL-quoted too) and bot-token shapes in strings."""
     if isinstance(value, dict):
         return {k: scrub(v, secrets) for k, v in value.items()}
     if isinstance(value, list):
         return [scrub(v, secrets) for v in value]
     if isinstance(value, str):
-        if value == "**********":
-            return REDACTED
-        for secret in secrets:
-            if secret and secret in value:
-                value = value.replace(secret, REDACTED)
-        return value
+        return masker_for(frozenset(secrets)).mask(value)
     return value
 
 

@@ -10,6 +10,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any, TextIO
 
+from chatgate.config.masking import Masker
+
 REDACTED = "**********"
 _RESERVED = frozenset(vars(logging.LogRecord("", 0, "", 0, "", (), None)).keys()) | {
     "message",
@@ -26,18 +28,13 @@ class SecretScrubber(logging.Filter):
         self.update(secrets)
 
     def update(self, secrets: Iterable[str]) -> None:
-        # Longest first so a secret containing another is replaced whole.
         self.secrets = tuple(sorted({s for s in secrets if len(s) >= 4}, key=len, reverse=True))
+        self._masker = Masker(self.secrets)
 
     def scrub(self, text: str) -> str:
-        for secret in self.secrets:
-            if secret in text:
-                text = text.replace(secret, REDACTED)
-        return text
+        return self._masker.mask(text)
 
     def filter(self, record: logging.LogRecord) -> bool:
-        if not self.secrets:
-            return True
         record.msg = self.scrub(record.getMessage())
         record.args = None
         if record.exc_info:

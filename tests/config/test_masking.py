@@ -1,0 +1,43 @@
+"""The masker hides secrets in any case, URL-quoted, and bot tokens by their shape."""
+
+from __future__ import annotations
+
+import logging
+
+import pytest
+
+from chatgate.config.masking import REDACTED, Masker
+from chatgate.config.redact import scrub
+from chatgate.gateway.logs import SecretScrubber
+
+BOT = "123456789:AAHdqTcvCH1vGWJxfSeofSAs0K5PALDsawX"
+KEY = "sk-Live+Key/Secret=42"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        f"error at /bot{BOT}/getMe",
+        f"error at /bot{BOT.lower()}/getme",
+        f"ERROR {KEY.upper()}",
+        "url https://x/?k=sk-Live%2BKey%2FSecret%3D42",
+        "form k=sk-Live%2BKey%2FSecret%3D42",
+        "other bot 987654321:" + "z" * 35,
+    ],
+)
+def test_masked(text: str) -> None:
+    masked = Masker([BOT, KEY]).mask(text)
+    assert REDACTED in masked
+    for needle in (BOT.lower(), KEY.lower(), "sk-live%2bkey", "z" * 35):
+        assert needle not in masked.lower()
+
+
+def test_plain_text_is_left_alone() -> None:
+    assert Masker([KEY]).mask("port 8080 ok 12345:abc") == "port 8080 ok 12345:abc"
+
+
+def test_status_scrub_and_log_scrubber_share_it() -> None:
+    assert scrub({"e": [f"x {BOT.lower()}"]}, frozenset()) == {"e": [f"x {REDACTED}"]}
+    record = logging.LogRecord("t", logging.ERROR, "f", 1, "got %s", (KEY.lower(),), None)
+    SecretScrubber([KEY]).filter(record)
+    assert KEY.lower() not in record.getMessage()

@@ -1,0 +1,42 @@
+"""Every YAML block in the README is a config `chatgate config check` accepts."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from chatgate.cli.main import main
+
+README = Path(__file__).resolve().parents[2] / "README.md"
+BLOCKS = re.findall(r"```ya?ml\n(.*?)```", README.read_text(encoding="utf-8"), re.S)
+ENV = {
+    "CHATGATE_API_TOKEN": "Zq8vN2kLp4Rt7Wx1Yc5Bm9Hd3Gf6Js0A",
+    "CHATGATE_WEBCHAT_TOKEN": "Wc8vN2kLp4Rt7Wx1Yc5Bm9Hd3Gf6Js0B",
+    "OPENAI_API_KEY": "sk-readme-example",
+    "AGENT_TOKEN": "agent-readme-example",
+    "GITHUB_WEBHOOK_SECRET": "whsec-readme-example",
+    "DISCORD_BOT_TOKEN": "discord-readme-example",
+    "TELEGRAM_BOT_TOKEN": "123456:" + "A" * 35,
+}
+
+
+def test_the_readme_has_yaml_blocks() -> None:
+    assert BLOCKS
+
+
+@pytest.mark.parametrize("block", BLOCKS, ids=[f"block{i}" for i in range(len(BLOCKS))])
+def test_readme_yaml_block_passes_config_check(
+    block: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    for name, value in ENV.items():
+        monkeypatch.setenv(name, value)
+    path = tmp_path / "gateway.yaml"
+    path.write_text(block, encoding="utf-8")
+    try:
+        code = main(["config", "check", "--config", str(path)])
+    except SystemExit as exc:
+        code = int(exc.code or 0)
+    out = capsys.readouterr()
+    assert code == 0, out.out + out.err

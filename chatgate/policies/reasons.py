@@ -53,6 +53,7 @@ class DropReason(StrEnum):
     GUILD_NOT_ALLOWED = "guild_not_allowed"
     SYSTEM_MESSAGE = "system_message"
     UNSUPPORTED_INTERACTION = "unsupported_interaction"
+    MALFORMED_UPDATE = "malformed_update"
 
 
 class OutcomeKind(StrEnum):

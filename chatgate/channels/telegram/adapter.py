@@ -217,7 +217,7 @@ class TelegramChannel(ChannelAdapter):
             if not isinstance(data, dict):
                 raise TypeError("an update is a JSON object")
             update = Update.de_json(data, self.bot)
-        except (ValueError, KeyError, TypeError):
+        except (ValueError, KeyError, TypeError, AttributeError, RecursionError):
             return web.json_response({"error": "not a Telegram update"}, status=400)
         if update is not None:
             await self._handle_update(update)  # journaled before we answer 200

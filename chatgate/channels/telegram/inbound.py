@@ -39,6 +39,18 @@ class Ignored:
 
 
 def normalize(update: Update, bot: BotIdentity, channel: str) -> InboundMessage | Ignored:
+    """An InboundMessage, or why the update is ignored; never raises.
+
+    PTB accepts updates that break the Bot API's own schema (a message without a chat, a
+    non-numeric id); those are recorded as malformed instead of crashing the receive loop.
+    """
+    try:
+        return _normalize(update, bot, channel)
+    except (AttributeError, TypeError, ValueError, KeyError, IndexError):
+        return Ignored(DropReason.MALFORMED_UPDATE)
+
+
+def _normalize(update: Update, bot: BotIdentity, channel: str) -> InboundMessage | Ignored:
     if update.callback_query is not None:
         return _callback(update, bot, channel)
     if update.edited_message is not None or update.edited_channel_post is not None:

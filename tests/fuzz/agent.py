@@ -1,0 +1,12 @@
+"""A python agent for the fuzz targets: records every prompt that reached it."""
+
+from __future__ import annotations
+
+from chatgate.agents.base import Turn
+
+SEEN: list[str] = []
+
+
+def record(turn: Turn) -> str:
+    SEEN.append(turn.text)
+    return "ok"

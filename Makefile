@@ -5,7 +5,7 @@ BIN    := $(VENV)/bin
 CONFIG ?= gateway.yaml
 STAMP  := $(VENV)/.installed
 
-.PHONY: run test lint typecheck unit bench clean venv screenshots
+.PHONY: run test lint typecheck unit bench clean venv screenshots fuzz
 
 $(STAMP): pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -29,6 +29,15 @@ typecheck: $(STAMP)
 
 test: $(STAMP) lint
 	$(BIN)/pytest -q -n 2 --dist loadfile
+
+# ≥ 100,000 fuzz inputs in ≤ 15 minutes on one core (counts per target: --hypothesis-show-statistics)
+FUZZ_CONFIG   ?= 68000
+FUZZ_WEBHOOK  ?= 20000
+FUZZ_TELEGRAM ?= 12000
+fuzz: $(STAMP)
+	CHATGATE_FUZZ_EXAMPLES_CONFIG=$(FUZZ_CONFIG) CHATGATE_FUZZ_EXAMPLES_WEBHOOK=$(FUZZ_WEBHOOK) \
+	CHATGATE_FUZZ_EXAMPLES_TELEGRAM=$(FUZZ_TELEGRAM) \
+	$(BIN)/pytest -q -p no:randomly -p no:logging tests/fuzz --hypothesis-show-statistics
 
 bench: $(STAMP)
 	@$(BIN)/python -m compileall -q chatgate >/dev/null

@@ -1,5 +1,5 @@
 """The `fuzz` hypothesis profile: a few hundred examples per target in `make test`, many more
-with CHATGATE_FUZZ_EXAMPLES (what `make fuzz` sets)."""
+with CHATGATE_FUZZ_EXAMPLES or CHATGATE_FUZZ_EXAMPLES_<TARGET> (what `make fuzz` sets)."""
 
 from __future__ import annotations
 
@@ -20,3 +20,9 @@ settings.register_profile(
     print_blob=True,
 )
 FUZZ = settings.get_profile("fuzz")
+
+
+def fuzz_settings(target: str) -> settings:
+    """The fuzz profile, with CHATGATE_FUZZ_EXAMPLES_<TARGET> overriding the example count."""
+    count = os.environ.get(f"CHATGATE_FUZZ_EXAMPLES_{target.upper()}")
+    return settings(FUZZ, max_examples=int(count)) if count else FUZZ

@@ -14,7 +14,7 @@ from telegram import Update
 
 from chatgate.channels.telegram.inbound import BotIdentity, Ignored, normalize
 from chatgate.channels.types import InboundMessage
-from tests.fuzz.conftest import FUZZ
+from tests.fuzz.conftest import fuzz_settings
 
 BOT = BotIdentity(id=42, username="fuzzbot")
 PTB_REJECTS = (ValueError, KeyError, TypeError, AttributeError)
@@ -94,7 +94,7 @@ updates = st.fixed_dictionaries(
 ) | st.dictionaries(st.text(max_size=12), anything, max_size=4)
 
 
-@FUZZ
+@fuzz_settings("telegram")
 @given(data=updates)
 def test_normalise_never_raises(data: dict[str, Any]) -> None:
     try:

@@ -22,7 +22,7 @@ from hypothesis import strategies as st
 from chatgate.channels.webhook.signature import sign
 from chatgate.gateway.app import Gateway
 from tests.fuzz import agent
-from tests.fuzz.conftest import FUZZ
+from tests.fuzz.conftest import fuzz_settings
 from tests.harness import build, write_config
 
 SECRET = "whsec-fuzz-secret"
@@ -167,7 +167,7 @@ def requests(draw: st.DrawFn) -> tuple[str, bytes, dict[str, str], dict[str, str
     return f"/f/{route}", body, headers, query, authentic
 
 
-@FUZZ
+@fuzz_settings("webhook")
 @given(sent=requests())
 def test_webhook_ingress_invariants(
     live: Live, sent: tuple[str, bytes, dict[str, str], dict[str, str], bool]

@@ -1,0 +1,130 @@
+"""Distinctive canary secrets, every failure path we can drive, then a scan of every output.
+
+A real `chatgate run` subprocess at debug log level with the fake Bot API and fake model: bad
+model key (401), model 500, a send failure into the DLQ, a crashing python agent, a bad webhook
+signature, a reload with a broken config, config errors, then logs, `status --json`,
+`/api/status`, `/metrics`, `config show`, `doctor`, the state directory's files and every
+reply are searched for each canary (also lower-cased): zero hits.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+
+import aiohttp
+import pytest
+
+from chatgate.channels.webhook.signature import sign
+from tests.daemon import ROOT, Daemon, run_cli
+from tests.fakes.llm import FakeLLM, Fault
+from tests.fakes.telegram import FakeTelegram, FaultSpec
+from tests.harness import write_config
+from tests.telegram.support import api_base
+
+pytestmark = pytest.mark.slow
+
+BOT_TOKEN = "918273645:CANARYbotTokenQwErTy0123456789abcdXYZ"
+MODEL_KEY = "sk-CANARY-model-key-7f3e9a1c5b"
+HOOK_SECRET = "whsec-CANARY-hook-4d2b8e6f0a"
+API_TOKEN = "CANARY-api-token-9c8b7a6f5e4d3c2b1a0z"
+CANARIES = (BOT_TOKEN, MODEL_KEY, HOOK_SECRET, API_TOKEN)
+USER = 5550001
+
+
+def config_text(tmp_path: Path, tg: FakeTelegram, llm: FakeLLM) -> str:
+    return f"""  api_token: ${{CHATGATE_API_TOKEN}}
+  log: {{level: debug, format: json}}
+agents:
+  default:
+    backend: litellm
+    model: openai/fake-model
+    api_base: {llm.base_url}
+    api_key: ${{OPENAI_API_KEY}}
+    timeout_s: 5
+  crash: {{backend: python, function: "tests.security.agents:crash"}}
+channels:
+  telegram:
+    token: ${{TELEGRAM_BOT_TOKEN}}
+    api_base: {api_base(tg)}
+    dm_policy: open
+    poll_timeout_s: 1
+    request_timeout_s: 5
+  webhook:
+    routes:
+      jobs:
+        path: /hooks/jobs
+        secret: ${{HOOK_SECRET}}
+        prompt: "{{payload.text}}"
+        agent: crash
+"""
+
+
+def found(text: str) -> list[str]:
+    lowered = text.lower()
+    return [c for c in CANARIES if c in text or c.lower() in lowered]
+
+
+async def post(base: str, path: str, body: bytes, headers: dict[str, str]) -> str:
+    async with (
+        aiohttp.ClientSession() as session,
+        session.post(base + path, data=body, headers=headers) as resp,
+    ):
+        return f"{resp.status} {await resp.text()}"
+
+
+async def test_no_canary_anywhere(tmp_path: Path, fake_llm: FakeLLM) -> None:
+    env = {
+        "TELEGRAM_BOT_TOKEN": BOT_TOKEN,
+        "OPENAI_API_KEY": MODEL_KEY,
+        "HOOK_SECRET": HOOK_SECRET,
+        "CHATGATE_API_TOKEN": API_TOKEN,
+        "PYTHONPATH": str(ROOT),  # the crashing agent lives in tests/
+    }
+    auth = {"Authorization": f"Bearer {API_TOKEN}"}
+    outputs: list[str] = []
+    async with FakeTelegram(token=BOT_TOKEN) as tg:
+        config = write_config(tmp_path, config_text(tmp_path, tg, fake_llm))
+        good = config.read_text()
+        fake_llm.script(Fault.unauthorized(), Fault.server_error(), "fine", "also fine")
+        daemon = await Daemon(config, env=env).start()
+        try:
+            for i, text in enumerate(["one", "two", "three"]):
+                tg.dm(USER, f"{text} {i}")
+                await tg.wait_for("sendMessage", i + 1, timeout=20)
+            tg.fail("sendMessage", FaultSpec(400, "Bad Request: chat not found"), times=10)
+            tg.dm(USER, "four")
+            body = json.dumps({"text": "crash please"}).encode()
+            headers = {"Content-Type": "application/json", "X-Request-Id": "c1"}
+            headers.update(sign("generic", HOOK_SECRET, body, time.time()))
+            outputs.append(await post(daemon.base, "/hooks/jobs", body, headers))
+            bad = {"X-Signature-256": "sha256=" + HOOK_SECRET}
+            outputs.append(await post(daemon.base, "/hooks/jobs", body, bad))
+            config.write_text(good + f"  oops: {{port: {MODEL_KEY}}}\n  http: {API_TOKEN}\n")
+            outputs.append(await post(daemon.base, "/api/reload", b"", auth))
+            config.write_text(good)
+            for path in ("/api/status", "/metrics", "/api/dlq", "/api/sessions", "/healthz"):
+                outputs.append(str(await daemon.get(path, headers=auth)))
+            for args in (["status", "--json"], ["dlq", "list", "--json"], ["config", "show"]):
+                code, out, err = await run_cli(*args, "--config", str(config), env=env)
+                outputs += [out, err]
+            code, out, err = await run_cli("doctor", "--config", str(config), env=env)
+            outputs += [out, err]
+        finally:
+            await daemon.terminate()
+        broken = tmp_path / "broken.yaml"
+        broken.write_text(good.replace("level: debug", f"level: {MODEL_KEY}"))
+        code, out, err = await run_cli("config", "check", "--config", str(broken), env=env)
+        assert code == 78
+        outputs += [out, err]
+        outputs.append(repr([call.params for call in tg.calls_of("sendMessage")]))
+    outputs.append(daemon.logs())
+    everything = "\n".join(outputs)
+    assert "invalid signature" in everything  # the paths were driven
+    assert "RuntimeError" in everything or "crash" in everything
+    assert found(everything) == [], [line for line in everything.splitlines() if found(line)]
+    for file in (tmp_path / "state").rglob("*"):
+        if file.is_file():
+            data = file.read_bytes().decode("utf-8", errors="replace")
+            assert found(data) == [], file

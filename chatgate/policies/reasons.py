@@ -56,6 +56,12 @@ class DropReason(StrEnum):
     MALFORMED_UPDATE = "malformed_update"
 
 
+class IngressReason(StrEnum):
+    """Why an HTTP ingress answered 2xx before the turn finished."""
+
+    ACCEPTED = "accepted"  # journaled; the reply follows asynchronously
+
+
 class OutcomeKind(StrEnum):
     """Classification of an agent's final reply."""
 

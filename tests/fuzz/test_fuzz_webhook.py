@@ -34,6 +34,7 @@ channels:
   webhook:
     routes:
       open: {{path: /f/open, signature: none, max_body_bytes: {LIMIT}}}
+      later: {{path: /f/later, signature: none, respond: async, max_body_bytes: {LIMIT}}}
       gh: {{path: /f/gh, secret: {SECRET}, signature: github, max_body_bytes: {LIMIT}}}
       gen: {{path: /f/gen, secret: {SECRET}, signature: generic, max_body_bytes: {LIMIT}}}
       sl: {{path: /f/sl, secret: {SECRET}, signature: slack, max_body_bytes: {LIMIT}}}
@@ -126,7 +127,7 @@ header_text = st.text(
 @st.composite
 def requests(draw: st.DrawFn) -> tuple[str, bytes, dict[str, str], dict[str, str], bool]:
     """(path, body, headers, query, authentic) — authentic: the signature is valid."""
-    route = draw(st.sampled_from(["open", "gh", "gen", "sl", "tpl"]))
+    route = draw(st.sampled_from(["open", "gh", "gen", "sl", "tpl", "later"]))
     body = draw(bodies())
     headers: dict[str, str] = {}
     ctype = draw(
@@ -136,7 +137,7 @@ def requests(draw: st.DrawFn) -> tuple[str, bytes, dict[str, str], dict[str, str
     )
     if ctype:
         headers["Content-Type"] = ctype
-    authentic = route in ("open", "tpl")
+    authentic = route in ("open", "tpl", "later")
     if route in ("gh", "gen", "sl"):
         kind = {"gh": "github", "gen": "generic", "sl": "slack"}[route]
         how = draw(st.sampled_from(["valid", "garbled", "missing", "replayed", "odd", "stale"]))

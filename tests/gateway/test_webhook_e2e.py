@@ -273,5 +273,10 @@ async def test_async_route_returns_202_and_delivers_to_target(
             assert r.status == 202
             data = await r.json()
         sent = await memory(gw).wait_sent(1)
-    assert data == {"accepted": True, "id": "gh-async:id-a1", "duplicate": False}
+    assert data == {
+        "accepted": True,
+        "reason_code": "accepted",
+        "id": "gh-async:id-a1",
+        "duplicate": False,
+    }
     assert sent[0].target.chat_id == "ops-room" and sent[0].text == "triaged"

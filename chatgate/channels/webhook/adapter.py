@@ -24,7 +24,7 @@ from chatgate.channels.webhook import LIMITS
 from chatgate.channels.webhook.config import WebhookChannelConfig, WebhookRouteConfig
 from chatgate.channels.webhook.signature import verify
 from chatgate.config.base import secret_value
-from chatgate.policies.reasons import DropReason
+from chatgate.policies.reasons import DropReason, IngressReason
 from chatgate.policies.webhook_filter import matches, render_template
 
 log = logging.getLogger("chatgate.webhook")
@@ -152,7 +152,13 @@ class WebhookChannel(ChannelAdapter):
         submission = await self._sink.submit(msg)
         if route.respond == "async" and not submission.result.done():
             return _json(
-                {"accepted": True, "id": msg.message_id, "duplicate": submission.duplicate}, 202
+                {
+                    "accepted": True,
+                    "reason_code": IngressReason.ACCEPTED.value,
+                    "id": msg.message_id,
+                    "duplicate": submission.duplicate,
+                },
+                202,
             )
         try:
             result = await asyncio.wait_for(asyncio.shield(submission.result), self.sync_timeout_s)

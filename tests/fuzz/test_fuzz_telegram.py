@@ -12,12 +12,16 @@ from hypothesis import given
 from hypothesis import strategies as st
 from telegram import Update
 
-from chatgate.channels.telegram.inbound import BotIdentity, Ignored, normalize
+from chatgate.channels.telegram.inbound import (
+    UPDATE_PARSE_ERRORS,
+    BotIdentity,
+    Ignored,
+    normalize,
+)
 from chatgate.channels.types import InboundMessage
 from tests.fuzz.conftest import fuzz_settings
 
 BOT = BotIdentity(id=42, username="fuzzbot")
-PTB_REJECTS = (ValueError, KeyError, TypeError, AttributeError)
 
 ids = st.integers(min_value=-(2**53), max_value=2**53) | st.sampled_from([0, 42, -100123])
 texts = st.text(max_size=60) | st.sampled_from(["/start", "/start@fuzzbot x", "@fuzzbot hi", ""])
@@ -99,7 +103,7 @@ updates = st.fixed_dictionaries(
 def test_normalise_never_raises(data: dict[str, Any]) -> None:
     try:
         update = Update.de_json(data, None)  # type: ignore[arg-type]
-    except PTB_REJECTS:
+    except UPDATE_PARSE_ERRORS:  # the webhook's 400
         return
     if update is None:
         return

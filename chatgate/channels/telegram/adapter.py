@@ -21,7 +21,13 @@ from chatgate.channels.base import (
 from chatgate.channels.telegram import LIMITS, errors
 from chatgate.channels.telegram.config import TelegramChannelConfig
 from chatgate.channels.telegram.ids import split_key
-from chatgate.channels.telegram.inbound import ALLOWED_UPDATES, BotIdentity, Ignored, normalize
+from chatgate.channels.telegram.inbound import (
+    ALLOWED_UPDATES,
+    UPDATE_PARSE_ERRORS,
+    BotIdentity,
+    Ignored,
+    normalize,
+)
 from chatgate.channels.telegram.polling import REJECTED_TOKEN, TOKEN_HINT, Poller
 from chatgate.channels.telegram.render import render
 from chatgate.channels.telegram.request import BoundedRequest
@@ -217,7 +223,7 @@ class TelegramChannel(ChannelAdapter):
             if not isinstance(data, dict):
                 raise TypeError("an update is a JSON object")
             update = Update.de_json(data, self.bot)
-        except (ValueError, KeyError, TypeError, AttributeError, RecursionError):
+        except UPDATE_PARSE_ERRORS:
             return web.json_response({"error": "not a Telegram update"}, status=400)
         if update is not None:
             await self._handle_update(update)  # journaled before we answer 200

@@ -18,6 +18,17 @@ ALLOWED_UPDATES = (
     "edited_channel_post",
     "callback_query",
 )
+# What PTB's Update.de_json raises for JSON that is not a valid update (a huge `date` is an
+# OSError/OverflowError from datetime): the webhook answers 400 to these.
+UPDATE_PARSE_ERRORS = (
+    ValueError,
+    KeyError,
+    TypeError,
+    AttributeError,
+    RecursionError,
+    OverflowError,
+    OSError,
+)
 _KINDS: dict[str, ChatKind] = {
     "private": "direct",
     "group": "group",

@@ -77,8 +77,9 @@ channels:
 async def test_odd_input_is_4xx_never_500(tmp_path: Path, fake_llm: FakeLLM) -> None:
     deep = b"[" * 5000 + b"]" * 5000
     just_too_deep = json.dumps({"a": json.loads("[" * 64 + "]" * 64)}).encode()
+    lone_surrogate = b'{"text": "hi \\ud800"}'  # found by fuzzing: the journal write failed
     async with running(open_route(tmp_path, fake_llm)) as gw, http() as client:
-        for body in (deep, just_too_deep):
+        for body in (deep, just_too_deep, lone_surrogate):
             async with client.post(
                 url(gw, "/hooks/open"), data=body, headers={"Content-Type": "application/json"}
             ) as resp:

@@ -221,7 +221,19 @@ def _parse_body(body: bytes, content_type: str) -> Any:
         return None
     except ValueError:
         return None if content_type in ("application/json", "") else {"text": text}
-    return payload if json_depth(payload) <= MAX_JSON_DEPTH else None
+    if json_depth(payload) > MAX_JSON_DEPTH or not _encodable(payload):
+        return None
+    return payload
+
+
+def _encodable(payload: Any) -> bool:
+    """False when JSON escapes decoded to lone surrogates (`"\\ud800"`): no UTF-8 text can hold
+    them, so the journal and the transcript could not store the turn."""
+    try:
+        json.dumps(payload, ensure_ascii=False).encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def _default_prompt(payload: Any) -> str:

@@ -1,4 +1,4 @@
-"""A python agent for the fuzz targets: records every prompt that reached it."""
+"""A python agent for the fuzz targets: records who (which route) reached it."""
 
 from __future__ import annotations
 
@@ -8,5 +8,5 @@ SEEN: list[str] = []
 
 
 def record(turn: Turn) -> str:
-    SEEN.append(turn.text)
+    SEEN.append(turn.sender_id)
     return "ok"

@@ -19,6 +19,7 @@ from pathlib import Path
 
 import aiohttp
 
+from chatgate.gateway.commands import QUEUE_FULL_TEXT
 from tests.daemon import Daemon, post_signed_job
 from tests.fakes.llm import FakeLLM, RecordedRequest
 from tests.fakes.telegram import FakeTelegram
@@ -39,6 +40,7 @@ class Figures:
     duplicated: dict[str, int] = field(default_factory=dict)
     reruns_after_answer: list[str] = field(default_factory=list)
     model_calls: int = 0
+    busy_notices: int = 0  # queue_full replies: refused visibly, not answered
     restart_to_ready_s: list[float] = field(default_factory=list)
     drain_s: float = 0.0
 
@@ -50,6 +52,7 @@ class Figures:
             f"kills survived: {self.kills}; messages: {self.telegram_sent} Telegram DMs + "
             f"{self.webhooks_accepted} webhooks accepted ({self.webhook_retries} re-posts after a "
             f"refused connection); lost: {len(self.lost)}; duplicated: {len(self.duplicated)}; "
+            f"busy (queue_full) notices sent: {self.busy_notices}; "
             f"model re-runs after an answer: {len(self.reruns_after_answer)}; model calls: "
             f"{self.model_calls}; restart->ready p50 {p50:.2f} s, max {worst:.2f} s; "
             f"final drain {self.drain_s:.1f} s"
@@ -206,4 +209,5 @@ async def kill_loop(
             figures.duplicated[text] = count
     figures.reruns_after_answer = reruns
     figures.model_calls = len(llm.requests)
+    figures.busy_notices = got[QUEUE_FULL_TEXT]
     return figures

@@ -21,7 +21,9 @@ async def soak(kills: int) -> int:
     with tempfile.TemporaryDirectory(prefix="chatgate-soak-") as tmp:
         async with FakeTelegram() as tg, FakeLLM() as llm:
             try:
-                figures = await kill_loop(Path(tmp), tg, llm, kills=kills, drain_timeout_s=300)
+                figures = await kill_loop(
+                    Path(tmp), tg, llm, kills=kills, period_s=0.25, drain_timeout_s=240
+                )
             finally:
                 kill_leftovers()
     print(figures.summary())

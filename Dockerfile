@@ -16,13 +16,15 @@ ENV PYTHONDONTWRITEBYTECODE=1 \
     CHATGATE_WEBCHAT_AUTH=token
 COPY --from=build /install /usr/local
 COPY gateway.yaml /etc/chatgate/gateway.yaml
-RUN useradd --system --uid 10001 --home-dir /var/lib/chatgate chatgate \
-    && mkdir -p /var/lib/chatgate && chown chatgate /var/lib/chatgate
-USER chatgate
+RUN groupadd --system --gid 10001 chatgate \
+    && useradd --system --uid 10001 --gid 10001 --home-dir /var/lib/chatgate chatgate \
+    && mkdir -p /var/lib/chatgate && chown 10001:10001 /var/lib/chatgate
+# Numeric, so the runtime (and Kubernetes runAsNonRoot) can tell it is not root without /etc/passwd.
+USER 10001:10001
 VOLUME ["/var/lib/chatgate"]
 EXPOSE 8765
 STOPSIGNAL SIGTERM
 HEALTHCHECK --interval=30s --timeout=5s --start-period=20s --retries=3 \
-    CMD python -c "import urllib.request,sys; sys.exit(0 if urllib.request.urlopen('http://127.0.0.1:8765/healthz', timeout=4).status == 200 else 1)"
+    CMD ["python", "-c", "import urllib.request,sys; sys.exit(0 if urllib.request.urlopen('http://127.0.0.1:8765/healthz', timeout=4).status == 200 else 1)"]
 ENTRYPOINT ["chatgate"]
 CMD ["run"]

@@ -5,7 +5,7 @@ BIN    := $(VENV)/bin
 CONFIG ?= gateway.yaml
 STAMP  := $(VENV)/.installed
 
-.PHONY: run test lint typecheck unit bench clean venv screenshots fuzz
+.PHONY: run test lint typecheck unit bench clean venv screenshots fuzz soak
 
 $(STAMP): pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -42,6 +42,11 @@ fuzz: $(STAMP)
 bench: $(STAMP)
 	@$(BIN)/python -m compileall -q chatgate >/dev/null
 	$(BIN)/python -m bench
+
+# The long kill -9 loop under load (SOAK_KILLS, default 30; ≤ 15 minutes); prints the figures
+SOAK_KILLS ?= 30
+soak: $(STAMP)
+	timeout 900 $(BIN)/python -m tests.reliability.soak $(SOAK_KILLS)
 
 # docs/webchat.png and docs/dashboard.png: the real daemon, fakes and Debian's chromium
 screenshots: $(STAMP)

@@ -1,4 +1,5 @@
-"""`chatgate doctor [--fix] [--offline]`: check a deployment before (or while) it runs.
+"""`chatgate doctor [--fix] [--offline] [--json] [--only ID] [--skip ID] [--strict]`: check a
+deployment before (or while) it runs.
 
 Config validity and version, the state directory, credentials, and each platform and model with
 one real API call (getMe; a one-token completion). Every problem comes with the fix; ``--fix``
@@ -13,11 +14,12 @@ import dataclasses
 import os
 import sqlite3
 import tempfile
-from collections.abc import Iterable
+from collections.abc import Sequence
 from pathlib import Path
 
 from chatgate.agents.base import AgentError, ChatMessage, Turn
 from chatgate.cli.common import config_path
+from chatgate.cli.doctor_report import CONFIG_CHECK, as_json, exit_code, render, select
 from chatgate.config.agent_models import LiteLLMAgentConfig
 from chatgate.config.errors import EX_CONFIG, ConfigError
 from chatgate.config.findings import Finding, Level
@@ -43,19 +45,21 @@ async def diagnose(path: Path, *, fix: bool = False, offline: bool = False) -> l
     except ConfigError as exc:
         findings.append(
             Finding(
-                "config",
+                CONFIG_CHECK,
                 Level.FAIL,
                 str(exc),
                 f"edit {path} at the line named, then run `chatgate config check`",
             )
         )
         return findings
-    findings.append(Finding("config", Level.OK, f"{path} is valid"))
-    findings += [Finding("config", Level.WARN, w) for w in loaded.warnings]
+    findings.append(Finding(CONFIG_CHECK, Level.OK, f"{path} is valid"))
+    findings += [Finding("config.warning", Level.WARN, w) for w in loaded.warnings]
     findings.append(await asyncio.to_thread(_state_dir, loaded, fix))
     findings += await _channels(loaded, offline)
     findings += await _agents(loaded, offline)
-    findings.append(Finding("redis", Level.SKIP, "not used: SQLite store and in-process turn lock"))
+    findings.append(
+        Finding("redis.url", Level.SKIP, "not used: SQLite store and in-process turn lock")
+    )
     # Defence in depth: an SDK message that quotes a credential must not reach the terminal.
     secrets = loaded.secrets
     return [
@@ -64,31 +68,28 @@ async def diagnose(path: Path, *, fix: bool = False, offline: bool = False) -> l
     ]
 
 
-def exit_code(findings: Iterable[Finding]) -> int:
-    levels = [(f.check, f.level) for f in findings]
-    if ("config", Level.FAIL) in levels:
-        return EX_CONFIG
-    return 1 if any(level is Level.FAIL for _, level in levels) else 0
-
-
-def render(findings: Iterable[Finding]) -> str:
-    lines = []
-    for f in findings:
-        lines.append(f"{f.level.value:<5} {f.check:<16} {f.detail}")
-        if f.fix:
-            lines.append(f"{'':<22} fix: {f.fix}")
-    return "\n".join(lines)
-
-
-def run_doctor(given: str | None, *, fix: bool, offline: bool) -> int:
+def run_doctor(
+    given: str | None,
+    *,
+    fix: bool,
+    offline: bool,
+    json_out: bool = False,
+    only: Sequence[str] = (),
+    skip: Sequence[str] = (),
+    strict: bool = False,
+) -> int:
     path = config_path(given)
     if not path.exists():
         hint = f"pass --config PATH or create {path} (see README, Configuration)"
-        findings = [Finding("config", Level.FAIL, f"{path}: no such file", hint)]
+        findings = [Finding(CONFIG_CHECK, Level.FAIL, f"{path}: no such file", hint)]
     else:
         findings = asyncio.run(diagnose(path, fix=fix, offline=offline))
-    print(render(findings))
-    return exit_code(findings)
+    # An invalid config is reported whatever the filter: nothing else could be checked.
+    code_all = exit_code(findings, strict=strict)
+    shown = select(findings, only=only, skip=skip)
+    code = EX_CONFIG if code_all == EX_CONFIG else exit_code(shown, strict=strict)
+    print(as_json(shown, code) if json_out else render(shown))
+    return code
 
 
 # -- checks ---------------------------------------------------------------------------------
@@ -98,14 +99,18 @@ def _migration(path: Path, fix: bool) -> Finding:
     try:
         pending = migrate_file(path, dry_run=not fix)
     except (ValueError, OSError) as exc:
-        return Finding("config version", Level.FAIL, f"cannot read {path}: {exc}")
+        return Finding("config.version", Level.FAIL, f"cannot read {path}: {exc}")
     if not pending.applied:
-        return Finding("config version", Level.OK, "current")
+        return Finding("config.version", Level.OK, "current")
     what = "; ".join(pending.applied)
     if fix:
-        return Finding("config version", Level.OK, f"migrated ({what}); saved {pending.backup}")
+        return Finding("config.version", Level.OK, f"migrated ({what}); saved {pending.backup}")
     return Finding(
-        "config version", Level.WARN, f"outdated: {what}", "run `chatgate config migrate`"
+        "config.version",
+        Level.WARN,
+        f"outdated: {what}",
+        "run `chatgate config migrate`",
+        key="version",
     )
 
 
@@ -113,10 +118,11 @@ def _state_dir(loaded: LoadedConfig, fix: bool) -> Finding:
     """The state directory exists (or, with --fix, is created), is writable and holds SQLite."""
     directory = loaded.state_dir
     fix_hint = f"make {directory} writable by this user, or set gateway.state_dir"
+    key = "gateway.state_dir"
     if not directory.exists():
         if not fix:
             return Finding(
-                "state dir",
+                "state.dir",
                 Level.WARN,
                 f"{directory} does not exist yet (the daemon creates it)",
                 "run `chatgate doctor --fix` to create it now",
@@ -124,15 +130,19 @@ def _state_dir(loaded: LoadedConfig, fix: bool) -> Finding:
         try:
             directory.mkdir(parents=True)
         except OSError as exc:
-            return Finding("state dir", Level.FAIL, f"cannot create {directory}: {exc}", fix_hint)
+            return Finding(
+                "state.dir", Level.FAIL, f"cannot create {directory}: {exc}", fix_hint, key=key
+            )
     try:
         with tempfile.NamedTemporaryFile(dir=directory, prefix=".doctor-"):
             pass
         sqlite3.connect(directory / ".doctor.db").close()
         os.unlink(directory / ".doctor.db")
     except (OSError, sqlite3.Error) as exc:
-        return Finding("state dir", Level.FAIL, f"{directory} is not writable: {exc}", fix_hint)
-    return Finding("state dir", Level.OK, f"{directory} is writable")
+        return Finding(
+            "state.dir", Level.FAIL, f"{directory} is not writable: {exc}", fix_hint, key=key
+        )
+    return Finding("state.dir", Level.OK, f"{directory} is writable")
 
 
 async def _channels(loaded: LoadedConfig, offline: bool) -> list[Finding]:
@@ -158,17 +168,20 @@ async def _agents(loaded: LoadedConfig, offline: bool) -> list[Finding]:
     try:
         built = build_agents(loaded.config)
     except ConfigError as exc:  # a python agent whose module does not import
-        return [Finding("agents", Level.FAIL, str(exc), "fix the module path or its import error")]
+        return [
+            Finding("agent.load", Level.FAIL, str(exc), "fix the module path or its import error")
+        ]
     out: list[Finding] = []
     for name, config in loaded.config.agents.items():
         await built[name].aclose()
         if not isinstance(config, LiteLLMAgentConfig):
             detail = f"{config.backend} backend loads (not called: a call would run a turn)"
-            out.append(Finding(f"agent {name}", Level.OK, detail))
+            out.append(Finding(f"agent.{name}.backend", Level.OK, detail))
             continue
         models = [(config.model, config.api_base, config.api_key)]
         models += [(f.model, f.api_base or config.api_base, f.api_key) for f in config.fallbacks]
-        for model, base, key in models:
+        for index, (model, base, key) in enumerate(models):
+            where = "" if index == 0 else f".fallbacks.{index - 1}"
             probe = config.model_copy(
                 update={
                     "model": model,
@@ -181,14 +194,13 @@ async def _agents(loaded: LoadedConfig, offline: bool) -> list[Finding]:
                     "timeout_s": min(config.timeout_s, PROBE_TIMEOUT_S),
                 }
             )
-            out.append(await _model(name, probe, offline))
+            out.append(await _model(name, probe, offline, f"agent.{name}{where}.key"))
     return out
 
 
-async def _model(name: str, config: LiteLLMAgentConfig, offline: bool) -> Finding:
+async def _model(name: str, config: LiteLLMAgentConfig, offline: bool, check: str) -> Finding:
     from chatgate.agents.litellm_agent import LiteLLMAgent
 
-    check = f"agent {name}"
     where = f"{config.model}" + (f" at {config.api_base}" if config.api_base else "")
     agent = LiteLLMAgent(name, config)
     turn = Turn(session="doctor", history=(), new=(ChatMessage("user", "ping"),))
@@ -198,12 +210,12 @@ async def _model(name: str, config: LiteLLMAgentConfig, offline: bool) -> Findin
             return Finding(check, Level.SKIP, f"{where}: key present; not called (--offline)")
         await agent.run(turn)
     except AgentError as exc:
-        return _model_failure(name, where, exc)
+        return _model_failure(name, check, where, exc)
     return Finding(check, Level.OK, f"{where} answered")
 
 
-def _model_failure(name: str, where: str, exc: AgentError) -> Finding:
-    reason, check = exc.reason, f"agent {name}"
+def _model_failure(name: str, check: str, where: str, exc: AgentError) -> Finding:
+    reason = exc.reason
     detail = f"{where}: {reason.value} ({exc.detail})" if exc.detail else f"{where}: {reason.value}"
     if reason in _REACHABLE:
         return Finding(check, Level.OK, f"{where} answered (it refused the probe: {reason.value})")
@@ -222,4 +234,5 @@ def _model_failure(name: str, where: str, exc: AgentError) -> Finding:
         Level.FAIL,
         detail,
         fixes.get(reason, f"check network access and agents.{name}.api_base"),
+        key=f"agents.{name}.api_key",
     )

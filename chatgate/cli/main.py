@@ -40,6 +40,24 @@ def _parser() -> argparse.ArgumentParser:
         "--fix", action="store_true", help="migrate an old config (.bak kept), create the state dir"
     )
     doctor.add_argument("--offline", action="store_true", help="make no network calls")
+    doctor.add_argument("--json", action="store_true", help="print one JSON document")
+    doctor.add_argument(
+        "--only", action="append", default=[], metavar="ID", help="only checks whose id starts so"
+    )
+    doctor.add_argument(
+        "--skip", action="append", default=[], metavar="ID", help="leave out checks by id prefix"
+    )
+    doctor.add_argument("--strict", action="store_true", help="warnings fail too (exit 1)")
+    diagnostics = sub.add_parser("diagnostics", help="bundles for bug reports").add_subparsers(
+        dest="action", required=True
+    )
+    export = diagnostics.add_parser(
+        "export", parents=[config, api], help="write a redacted 0600 tar.gz for a bug report"
+    )
+    export.add_argument("--out", metavar="FILE", help="default: chatgate-diagnostics-<time>.tar.gz")
+    export.add_argument(
+        "--log", metavar="FILE", help="a log file to take the last lines of; - is stdin"
+    )
     channels = sub.add_parser("channels", help="channel supervision").add_subparsers(
         dest="action", required=True
     )
@@ -107,7 +125,19 @@ def main(argv: Sequence[str] | None = None) -> int:
     if command == "doctor":
         from chatgate.cli.doctor_cmd import run_doctor
 
-        return run_doctor(args.config, fix=args.fix, offline=args.offline)
+        return run_doctor(
+            args.config,
+            fix=args.fix,
+            offline=args.offline,
+            json_out=args.json,
+            only=args.only,
+            skip=args.skip,
+            strict=args.strict,
+        )
+    if command == "diagnostics":
+        from chatgate.cli.diagnostics_cmd import export as export_diagnostics
+
+        return export_diagnostics(args.config, out=args.out, log=args.log, url=args.url)
     if command == "config":
         from chatgate.cli import config_cmd
 

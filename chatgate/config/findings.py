@@ -23,3 +23,4 @@ class Finding:
     level: Level
     detail: str
     fix: str | None = None
+    key: str | None = None  # the config key path the finding is about, when there is one

@@ -59,12 +59,12 @@ async def test_healthy_deployment_is_all_ok_with_one_real_call_each(
     findings = await diagnose(config(tmp_path, fake_tg, fake_llm), fix=True)
 
     checks = by_check(findings)
-    assert checks["telegram"].level is Level.OK
-    assert "@chatgate_test_bot" in checks["telegram"].detail
-    assert checks["agent default"].level is Level.OK
-    assert checks["state dir"].level is Level.OK  # created by --fix
-    assert checks["webhook signed"].level is Level.OK
-    assert checks["webhook empty"].level is Level.WARN  # answers 503 until a secret is set
+    assert checks["telegram.token"].level is Level.OK
+    assert "@chatgate_test_bot" in checks["telegram.token"].detail
+    assert checks["agent.default.key"].level is Level.OK
+    assert checks["state.dir"].level is Level.OK  # created by --fix
+    assert checks["webhook.signed.secret"].level is Level.OK
+    assert checks["webhook.empty.secret"].level is Level.WARN  # answers 503 until a secret is set
     assert exit_code(findings) == 0
     assert len(fake_tg.calls_of("getMe")) == 1
     [probe] = fake_llm.requests
@@ -81,12 +81,12 @@ async def test_rejected_token_and_key_fail_with_the_fix(
     findings = await diagnose(path)
 
     checks = by_check(findings)
-    assert checks["telegram"].level is Level.FAIL
-    assert "BotFather" in (checks["telegram"].fix or "")
-    assert checks["agent default"].level is Level.FAIL
-    assert "auth_permanent" in checks["agent default"].detail
-    assert "agents.default.api_key" in (checks["agent default"].fix or "")
-    assert exit_code(findings) == 1
+    assert checks["telegram.token"].level is Level.FAIL
+    assert "BotFather" in (checks["telegram.token"].fix or "")
+    assert checks["agent.default.key"].level is Level.FAIL
+    assert "auth_permanent" in checks["agent.default.key"].detail
+    assert "agents.default.api_key" in (checks["agent.default.key"].fix or "")
+    assert exit_code(findings) == 2
     assert "999:revoked-SECRET-token" not in render(findings)
     assert_no_secrets(findings)
 
@@ -105,8 +105,9 @@ async def test_every_fallback_model_is_probed_on_its_own(
 """
     findings = await diagnose(config(tmp_path, fake_tg, fake_llm, agent=agent))
 
-    spare = [f for f in findings if f.check == "agent spare"]
+    spare = [f for f in findings if f.check.startswith("agent.spare.")]
     assert [f.level for f in spare] == [Level.OK, Level.FAIL]
+    assert [f.check for f in spare] == ["agent.spare.key", "agent.spare.fallbacks.0.key"]
     assert "model_not_found" in spare[1].detail
     assert "agents.spare.model" in (spare[1].fix or "")
 
@@ -117,7 +118,7 @@ async def test_offline_makes_no_network_calls(
     findings = await diagnose(config(tmp_path, fake_tg, fake_llm), offline=True)
 
     checks = by_check(findings)
-    assert checks["telegram"].level is checks["agent default"].level is Level.SKIP
+    assert checks["telegram.token"].level is checks["agent.default.key"].level is Level.SKIP
     assert fake_tg.calls == [] and fake_llm.requests == []
 
 
@@ -162,9 +163,9 @@ async def test_unwritable_state_dir_fails(tmp_path: Path) -> None:
 
     findings = await diagnose(path, fix=True, offline=True)
 
-    state = by_check(findings)["state dir"]
+    state = by_check(findings)["state.dir"]
     assert state.level is Level.FAIL and "gateway.state_dir" in (state.fix or "")
-    assert exit_code(findings) == 1
+    assert exit_code(findings) == 2
 
 
 def test_cli_prints_findings_and_exits_by_the_worst(
@@ -180,7 +181,7 @@ def test_cli_prints_findings_and_exits_by_the_worst(
 
     out = capsys.readouterr().out
     assert code == 0
-    assert "ok    config" in out and "agent default" in out
+    assert "ok    config.load" in out and "agent.default.backend" in out
     assert main(["doctor", "--config", str(tmp_path / "missing.yaml")]) == EX_CONFIG
 
 
@@ -196,6 +197,6 @@ async def test_offline_still_finds_a_missing_model_key(
 
     findings = await diagnose(path, offline=True)
 
-    agent = by_check(findings)["agent default"]
+    agent = by_check(findings)["agent.default.key"]
     assert agent.level is Level.FAIL and "missing_key" in agent.detail
     assert "agents.default.api_key" in (agent.fix or "")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 
 from chatgate.channels.base import ChannelError, NotConfigured
 from chatgate.channels.telegram.config import TelegramChannelConfig
@@ -12,6 +13,12 @@ PROBE_TIMEOUT_S = 20.0
 
 
 async def check(name: str, config: TelegramChannelConfig, offline: bool) -> list[Finding]:
+    findings = await _check(name, config, offline)
+    key = f"channels.{name}.token"
+    return [dataclasses.replace(f, check=f"{name}.token", key=key) for f in findings]
+
+
+async def _check(name: str, config: TelegramChannelConfig, offline: bool) -> list[Finding]:
     from chatgate.channels.telegram.adapter import connect_bot, make_bot
 
     try:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 from chatgate.channels.webchat.config import WebChatChannelConfig
 from chatgate.config.base import secret_value
 from chatgate.config.findings import Finding, Level
@@ -10,6 +12,10 @@ PAGE_FILES = ("index.html", "chat.js", "chat.css")
 
 
 async def check(name: str, config: WebChatChannelConfig, offline: bool) -> list[Finding]:
+    return [dataclasses.replace(f, check=f"{name}.signin") for f in await _check(name, config)]
+
+
+async def _check(name: str, config: WebChatChannelConfig) -> list[Finding]:
     from chatgate.channels.webchat.adapter import assets
 
     missing = [f for f in PAGE_FILES if f not in assets().names()]

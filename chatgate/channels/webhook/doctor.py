@@ -10,7 +10,7 @@ from chatgate.config.findings import Finding, Level
 async def check(name: str, config: WebhookChannelConfig, offline: bool) -> list[Finding]:
     out = []
     for route_name, route in config.routes.items():
-        check_name = f"{name} {route_name}"
+        check_name = f"{name}.{route_name}.secret"
         if route.signature != "none" and secret_value(route.secret) is None:
             out.append(
                 Finding(

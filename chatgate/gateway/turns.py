@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import logging
 from collections.abc import Mapping, Sequence
@@ -88,7 +89,12 @@ class TurnRunner:
                     if adapter is not None and reacts
                     else None
                 )
-                async with typing_while(adapter, last.target, rt.clock):
+                typing = (
+                    typing_while(adapter, last.target, rt.clock)
+                    if adapter is not None and adapter.capabilities.typing
+                    else contextlib.nullcontext()  # nothing to show: skip the generator
+                )
+                async with typing:
                     control.agent_task = asyncio.ensure_future(agent.run(turn))
                     try:
                         # asyncio.timeout, not wait_for: no extra waiter future and callbacks per

@@ -26,6 +26,8 @@ log = logging.getLogger("chatgate.db")
 _STOP = object()
 _MAX_BATCH = 256
 CHECKPOINT_EVERY_S = 1.0
+# A write nobody waits for (the DONE mark) waits this long for a call to share a hop and commit.
+BEHIND_S = 0.005
 
 
 class DatabaseClosed(RuntimeError):
@@ -44,6 +46,7 @@ class Database:
         self._stop_checkpoints = threading.Event()
         self._pending: list[Any] = []  # calls of this loop iteration, handed over in one put
         self._flush_loop: asyncio.AbstractEventLoop | None = None
+        self._behind: asyncio.TimerHandle | None = None
 
     async def open(self) -> None:
         self.path.parent.mkdir(parents=True, exist_ok=True)
@@ -87,22 +90,31 @@ class Database:
             loop: asyncio.AbstractEventLoop | None = asyncio.get_running_loop()
         except RuntimeError:
             loop = None
-        self._hand_over((fn, None, None), loop)
+        self._hand_over((fn, None, None), loop, behind=True)
 
-    def _hand_over(self, item: Any, loop: asyncio.AbstractEventLoop | None) -> None:
+    def _hand_over(
+        self, item: Any, loop: asyncio.AbstractEventLoop | None, *, behind: bool = False
+    ) -> None:
         """Collect ``item`` with the other calls of this loop iteration; the first schedules the
-        put that hands them all to the database thread (waking it costs a syscall on each put)."""
+        put that hands them all to the database thread (waking it costs a syscall on each put).
+        A write ``behind`` waits up to BEHIND_S for a call to ride along with."""
         if self._flush_loop is not None and self._flush_loop is not loop:
             self._flush()  # scheduled on another (or a closed) loop: hand over now, in order
         self._pending.append(item)
         if loop is None:
             self._flush()
+        elif behind:
+            if self._flush_loop is None and self._behind is None:
+                self._behind = loop.call_later(BEHIND_S, self._flush)
         elif self._flush_loop is None:
             self._flush_loop = loop
             loop.call_soon(self._flush)
 
     def _flush(self) -> None:
         self._flush_loop = None
+        if self._behind is not None:
+            self._behind.cancel()
+            self._behind = None
         if self._pending:
             items, self._pending = self._pending, []
             self._queue.put(items)

@@ -50,6 +50,8 @@ class EventBus:
         self._handlers.append((wanted, handler))
 
     def emit(self, name: EventName, at: float, **data: Any) -> None:
+        if not self._handlers:
+            return
         event = Event(name, at, data)
         for wanted, handler in self._handlers:
             if wanted is not None and name not in wanted:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import logging
 from collections.abc import Mapping, Sequence
@@ -88,12 +89,18 @@ class TurnRunner:
                     if adapter is not None and reacts
                     else None
                 )
-                async with typing_while(adapter, last.target, rt.clock):
+                typing = (
+                    typing_while(adapter, last.target, rt.clock)
+                    if adapter is not None and adapter.capabilities.typing
+                    else contextlib.nullcontext()  # nothing to show: skip the generator
+                )
+                async with typing:
                     control.agent_task = asyncio.ensure_future(agent.run(turn))
                     try:
-                        reply = await asyncio.wait_for(
-                            control.agent_task, agent_cfg.timeout_s + 5.0
-                        )
+                        # asyncio.timeout, not wait_for: no extra waiter future and callbacks per
+                        # turn; on expiry it cancels the awaited agent task the same way.
+                        async with asyncio.timeout(agent_cfg.timeout_s + 5.0):
+                            reply = await control.agent_task
                     except asyncio.CancelledError:
                         if control.reason is None:
                             raise
@@ -128,21 +135,31 @@ class TurnRunner:
                     "stopped": control.reason is CancelReason.STOP,
                 }
                 now = rt.clock.time()
-                await asyncio.gather(
-                    *(
-                        rt.journal.settle(
-                            j.msg.key,
-                            JournalState.ANSWERED,
-                            now,
-                            stage=Stage.TURN,
-                            reason=reason,
-                            session=j.session,
-                            reply=answered,
-                        )
-                        for j in batch
-                    ),
-                    self._persist(session, persist),
-                )
+                # Nothing to deliver (a sync webhook answers in its HTTP response): the answer is
+                # also the final mark, one journal write instead of ANSWERED now and DONE later.
+                final = last.target is None and stream is None
+                suppress = control.reason is CancelReason.STOP or outcome is OutcomeKind.SILENCE
+                unsent = DeliveryStatus.SUPPRESSED if suppress or message is None else None
+                writes = [
+                    rt.journal.settle(
+                        j.msg.key,
+                        JournalState.DONE if final else JournalState.ANSWERED,
+                        now,
+                        stage=Stage.TURN,
+                        reason=reason,
+                        session=j.session,
+                        reply=answered,
+                        delivery=(unsent or DeliveryStatus.NO_TARGET).value if final else None,
+                        delivery_ids=[] if final else None,
+                    )
+                    for j in batch
+                ]
+                if persist or session.unflushed:
+                    writes.append(self._persist(session, persist))
+                if len(writes) == 1:
+                    await writes[0]
+                else:
+                    await asyncio.gather(*writes)
             finally:
                 rt.metrics.active_turns.dec()
                 rt.cache.release(session)
@@ -150,14 +167,13 @@ class TurnRunner:
                     rt.cache.evict(session.key)
         rt.metrics.turns.labels(agent=last.agent, outcome=outcome.value, reason=reason).inc()
         self._track_provider(agent.provider_id(), last.agent, failure, reply)
-        suppress = control.reason is CancelReason.STOP or outcome is OutcomeKind.SILENCE
         report = await self._deliver(last, None if suppress else message, agent_s, stream)
         if adapter is not None and reacts:
             failed = outcome is OutcomeKind.FAILURE or report.kind is not None
             await asyncio.gather(
                 adapter.acknowledge_done(last.msg, failed=failed), return_exceptions=True
             )
-        await self._finish(batch, Stage.TURN, reason, message, report)
+        await self._finish(batch, Stage.TURN, reason, message, report, journaled=final)
         rt.events.emit(
             EventName.TURN_FINISHED,
             rt.clock.time(),
@@ -292,11 +308,14 @@ class TurnRunner:
         reason: str,
         message: OutboundMessage | None,
         report: DeliveryReport,
+        *,
+        journaled: bool = False,
     ) -> None:
+        """Mark ``batch`` DONE (unless the answer already was, ``journaled``) and resolve it."""
         rt = self.rt
         now = rt.clock.time()
         failed = report.kind is not None
-        for job in batch:  # nothing downstream waits for the DONE mark
+        for job in () if journaled else batch:  # nothing downstream waits for the DONE mark
             await rt.journal.finish(
                 job.msg.key,
                 now,

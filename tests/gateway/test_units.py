@@ -130,6 +130,27 @@ async def test_group_commit_isolates_a_failing_call(db: Database) -> None:
     assert count == 50
 
 
+async def test_writes_behind_are_seen_by_the_next_call_and_committed_on_close(
+    tmp_path: Path,
+) -> None:
+    database = Database(tmp_path / "behind.db")
+    await database.open()
+
+    def insert(key: str):  # type: ignore[no-untyped-def]
+        return lambda c: c.execute("INSERT INTO meta(key, value) VALUES (?, 'v')", (key,))
+
+    database.submit(insert("first"))
+    keys = await database.call(lambda c: [r[0] for r in c.execute("SELECT key FROM meta")])
+    assert "first" in keys  # a later call never overtakes a write handed in before it
+    database.submit(insert("last"))
+    await database.close()  # nothing waited for "last": close still commits it
+    database = Database(tmp_path / "behind.db")
+    await database.open()
+    keys = await database.call(lambda c: [r[0] for r in c.execute("SELECT key FROM meta")])
+    await database.close()
+    assert {"first", "last"} <= set(keys)
+
+
 async def test_journal_dedupes_within_window_and_accepts_after(db: Database) -> None:
     journal = Journal(db)
     m = msg()

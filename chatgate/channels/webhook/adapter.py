@@ -161,7 +161,11 @@ class WebhookChannel(ChannelAdapter):
                 202,
             )
         try:
-            result = await asyncio.wait_for(asyncio.shield(submission.result), self.sync_timeout_s)
+            if submission.result.done():
+                result = submission.result.result()
+            else:  # shielded: a caller giving up never cancels the turn other callers share
+                async with asyncio.timeout(self.sync_timeout_s):
+                    result = await asyncio.shield(submission.result)
         except (TimeoutError, asyncio.CancelledError):
             return _json(
                 {"error": "not finished; retry with the same delivery id", "id": msg.message_id},

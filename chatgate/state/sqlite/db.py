@@ -1,8 +1,11 @@
 """SQLite off the event loop: one connection on one thread, group-committed.
 
-Every call runs on a dedicated thread. Calls that arrive while a batch is executing are run in the
-next batch inside one transaction (each under its own savepoint), so concurrent turns share one
-commit instead of paying one each, and a failing call rolls back only its own work.
+Every call runs on a dedicated thread. Calls made in one event-loop iteration are handed over
+together (one queue put, so one thread wake-up, for all of them), and calls that arrive while a
+batch executes run in the next batch inside one transaction, so concurrent requests share one
+thread hop and one commit instead of paying one each. A batch runs without per-call savepoints;
+if any call fails, the batch is rolled back and re-run with a savepoint per call, so a failing call
+still rolls back only its own work.
 """
 
 from __future__ import annotations
@@ -23,6 +26,8 @@ log = logging.getLogger("chatgate.db")
 _STOP = object()
 _MAX_BATCH = 256
 CHECKPOINT_EVERY_S = 1.0
+# A write nobody waits for (the DONE mark) waits this long for a call to share a hop and commit.
+BEHIND_S = 0.005
 
 
 class DatabaseClosed(RuntimeError):
@@ -39,6 +44,9 @@ class Database:
         self._open_error: BaseException | None = None
         self._checkpointer: threading.Thread | None = None
         self._stop_checkpoints = threading.Event()
+        self._pending: list[Any] = []  # calls of this loop iteration, handed over in one put
+        self._flush_loop: asyncio.AbstractEventLoop | None = None
+        self._behind: asyncio.TimerHandle | None = None
 
     async def open(self) -> None:
         self.path.parent.mkdir(parents=True, exist_ok=True)
@@ -60,6 +68,7 @@ class Database:
         if self._checkpointer is not None:
             await asyncio.to_thread(self._checkpointer.join)
             self._checkpointer = None
+        self._flush()
         self._queue.put(_STOP)
         await asyncio.to_thread(self._thread.join)
         self._thread = None
@@ -70,14 +79,45 @@ class Database:
             raise DatabaseClosed("database is not open")
         loop = asyncio.get_running_loop()
         future: asyncio.Future[T] = loop.create_future()
-        self._queue.put((fn, future, loop))
+        self._hand_over((fn, future, loop), loop)
         return await future
 
     def submit(self, fn: Callable[[sqlite3.Connection], object]) -> None:
         """Queue a write nobody waits for; it still commits in order with every other call."""
         if self._thread is None:
             raise DatabaseClosed("database is not open")
-        self._queue.put((fn, None, None))
+        try:
+            loop: asyncio.AbstractEventLoop | None = asyncio.get_running_loop()
+        except RuntimeError:
+            loop = None
+        self._hand_over((fn, None, None), loop, behind=True)
+
+    def _hand_over(
+        self, item: Any, loop: asyncio.AbstractEventLoop | None, *, behind: bool = False
+    ) -> None:
+        """Collect ``item`` with the other calls of this loop iteration; the first schedules the
+        put that hands them all to the database thread (waking it costs a syscall on each put).
+        A write ``behind`` waits up to BEHIND_S for a call to ride along with."""
+        if self._flush_loop is not None and self._flush_loop is not loop:
+            self._flush()  # scheduled on another (or a closed) loop: hand over now, in order
+        self._pending.append(item)
+        if loop is None:
+            self._flush()
+        elif behind:
+            if self._flush_loop is None and self._behind is None:
+                self._behind = loop.call_later(BEHIND_S, self._flush)
+        elif self._flush_loop is None:
+            self._flush_loop = loop
+            loop.call_soon(self._flush)
+
+    def _flush(self) -> None:
+        self._flush_loop = None
+        if self._behind is not None:
+            self._behind.cancel()
+            self._behind = None
+        if self._pending:
+            items, self._pending = self._pending, []
+            self._queue.put(items)
 
     def _checkpoints(self) -> None:
         """Fold the WAL into the database from a second connection, so the writer never pays for
@@ -104,11 +144,11 @@ class Database:
         self._ready.set()
         try:
             while True:
-                item = self._queue.get()
-                if item is _STOP:
+                items = self._queue.get()
+                if items is _STOP:
                     conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
                     return
-                batch = [item]
+                batch = list(items)
                 while len(batch) < _MAX_BATCH:
                     try:
                         nxt = self._queue.get_nowait()
@@ -118,16 +158,32 @@ class Database:
                         self._execute(conn, batch)
                         conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
                         return
-                    batch.append(nxt)
+                    batch.extend(nxt)
                 self._execute(conn, batch)
         finally:
             conn.close()
 
     def _execute(self, conn: sqlite3.Connection, batch: list[Any]) -> None:
-        outcomes: list[tuple[bool, Any]] = []
         if len(batch) == 1:
             self._execute_one(conn, batch[0])
             return
+        results: list[tuple[bool, Any]] = []
+        try:
+            conn.execute("BEGIN IMMEDIATE")
+            for fn, _, _ in batch:
+                results.append((True, fn(conn)))
+            conn.execute("COMMIT")
+        except BaseException:
+            # One call failed (or the commit did): undo the batch and run it again call by call.
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
+            self._execute_isolated(conn, batch)
+            return
+        self._deliver(batch, results)
+
+    def _execute_isolated(self, conn: sqlite3.Connection, batch: list[Any]) -> None:
+        """The batch in one transaction, each call under its own savepoint."""
+        outcomes: list[tuple[bool, Any]] = []
         try:
             conn.execute("BEGIN IMMEDIATE")
             for fn, _, _ in batch:

@@ -88,9 +88,11 @@ LockFactory = Callable[[GatewaySection, Clock], TurnLock]
 # backend name → "module:function" building it (imported only when that backend is chosen)
 STORE_BACKENDS: dict[str, str] = {
     "sqlite": "chatgate.state.sqlite:build_stores",
+    "redis": "chatgate.state.redis:build_stores",
 }
 LOCK_BACKENDS: dict[str, str] = {
     "local": "chatgate.state.local_lock:build_lock",
+    "redis": "chatgate.state.redis.lock:build_lock",
 }
 
 

@@ -27,6 +27,11 @@ from chatgate.state.records import (
 )
 
 
+class StateUnavailable(Exception):
+    """A shared state backend cannot be reached. Raised where going on could break a guarantee
+    (a turn lock that cannot be taken fails closed: the turn gets the `unavailable` reply)."""
+
+
 class Journal(Protocol):
     """Durable ingress journal with dedupe and each message's decision trail.
 
@@ -197,6 +202,11 @@ class SessionStore(Protocol):
 
     async def flush(self) -> None:
         """Wait until every append handed in is durable."""
+        ...
+
+    async def revision(self, key: str) -> int | None:
+        """A counter every append/reset of ``key`` bumps, so a warm copy can tell that another
+        process (replica) wrote the session; None when this process is the only writer."""
         ...
 
 

@@ -80,6 +80,11 @@ class Journal(Protocol):
         """Entries accepted but not finished (by a previous process), oldest first."""
         ...
 
+    async def orphaned(self) -> list[JournalEntry]:
+        """Unfinished entries of another process that has died, now handed to this one (each to
+        exactly one caller), oldest first; always empty where one process owns the journal."""
+        ...
+
     async def get(self, key: str) -> JournalEntry | None: ...
 
     async def find(

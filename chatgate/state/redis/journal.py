@@ -40,7 +40,7 @@ redis.call('lpush', KEYS[5], ARGV[1])
 redis.call('ltrim', KEYS[5], 0, tonumber(ARGV[7]) - 1)
 return 1
 """
-# KEYS: open; ARGV: me, entry prefix, replica prefix → keys claimed (oldest first)
+# KEYS: open; ARGV: me, entry prefix, replica prefix, "1" to include my own → keys claimed
 CLAIM = """
 local out = {}
 for _, key in ipairs(redis.call('zrange', KEYS[1], 0, -1)) do
@@ -48,7 +48,8 @@ for _, key in ipairs(redis.call('zrange', KEYS[1], 0, -1)) do
   local owner = redis.call('hget', entry, 'owner')
   if owner == false then
     redis.call('zrem', KEYS[1], key)
-  elseif owner == ARGV[1] or redis.call('exists', ARGV[3] .. owner) == 0 then
+  elseif (owner == ARGV[1] and ARGV[4] == '1')
+      or (owner ~= ARGV[1] and redis.call('exists', ARGV[3] .. owner) == 0) then
     redis.call('hset', entry, 'owner', ARGV[1])
     table.insert(out, key)
   end
@@ -160,9 +161,21 @@ class RedisJournal:
 
     async def unfinished(self) -> list[JournalEntry]:
         """Open entries this replica now owns: its own and those of dead replicas."""
+        return await self._claimed(include_own=True)
+
+    async def orphaned(self) -> list[JournalEntry]:
+        """Open entries of replicas whose liveness key expired, claimed for this one."""
+        return await self._claimed(include_own=False)
+
+    async def _claimed(self, *, include_own: bool) -> list[JournalEntry]:
         claimed = await self._claim(
             keys=[self._keys("journal", "open")],
-            args=[self._owner, self._keys("journal", "e", ""), self._keys("replica", "")],
+            args=[
+                self._owner,
+                self._keys("journal", "e", ""),
+                self._keys("replica", ""),
+                "1" if include_own else "0",
+            ],
         )
         entries = [await self.get(k) for k in claimed]
         return [e for e in entries if e is not None]

@@ -128,6 +128,9 @@ class SqliteJournal:
 
         return await self._db.call(read)
 
+    async def orphaned(self) -> list[JournalEntry]:
+        return []  # one daemon per state dir: nobody else leaves work here while it runs
+
     async def get(self, key: str) -> JournalEntry | None:
         def read(conn: sqlite3.Connection) -> JournalEntry | None:
             row = conn.execute("SELECT * FROM inbound WHERE key = ?", (key,)).fetchone()

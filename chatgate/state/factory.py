@@ -15,6 +15,7 @@ from chatgate.clock import Clock
 from chatgate.config.models import GatewaySection
 from chatgate.state.protocols import (
     CallbackStore,
+    ChannelLeases,
     DeadLetterStore,
     DeadTargetStore,
     Journal,
@@ -34,6 +35,7 @@ class Stores:
     pairing: PairingStore
     callbacks: CallbackStore
     sessions: SessionStore
+    leases: ChannelLeases
     open: Callable[[], Awaitable[None]]
     close: Callable[[], Awaitable[None]]
 
@@ -80,6 +82,10 @@ class State:
     @property
     def sessions(self) -> SessionStore:
         return self.stores.sessions
+
+    @property
+    def leases(self) -> ChannelLeases:
+        return self.stores.leases
 
 
 StoreFactory = Callable[[GatewaySection, Path], Stores]

@@ -215,6 +215,33 @@ class SessionStore(Protocol):
         ...
 
 
+class ChannelLeases(Protocol):
+    """Which replica holds each exclusive channel connection (a polling token, a gateway
+    shard set). The holder renews its lease by heartbeat; another replica takes over after the
+    lease TTL when the holder dies. With one process per state every lease is granted."""
+
+    replica: str
+    shared: bool  # False: one process per state, every lease granted and never lost
+
+    async def acquire(self, name: str, ttl: float) -> bool:
+        """Take ``name`` for this replica unless another live replica holds it."""
+        ...
+
+    async def renew(self, name: str, ttl: float) -> bool:
+        """Extend this replica's lease; False when it was lost."""
+        ...
+
+    async def release(self, name: str) -> None: ...
+
+    async def holders(self) -> dict[str, str]:
+        """Lease name → holding replica, for every held lease."""
+        ...
+
+    async def peers(self) -> list[str]:
+        """Every live replica (this one included)."""
+        ...
+
+
 class TurnLock(Protocol):
     """One turn at a time per session. A holder renews its lease while the turn runs; a dead
     holder's lease expires after ``ttl``. ``release`` and ``renew`` are identity-checked: a stale

@@ -22,6 +22,7 @@ from chatgate.state.redis.callbacks import RedisCallbacks
 from chatgate.state.redis.client import Keys, connect, replica_id
 from chatgate.state.redis.dead_letters import RedisDeadLetters, RedisDeadTargets
 from chatgate.state.redis.journal import RedisJournal
+from chatgate.state.redis.leases import RedisLeases
 from chatgate.state.redis.pairing import RedisPairing
 from chatgate.state.redis.sessions import RedisSessionStore
 
@@ -64,13 +65,6 @@ class Liveness:
         with contextlib.suppress(RedisError):
             await self._redis.delete(self._keys("replica", self.replica))
 
-    async def peers(self) -> list[str]:
-        """Every live replica's id (this one included)."""
-        out = []
-        async for key in self._redis.scan_iter(match=self._keys("replica", "*"), count=100):
-            out.append(key[len(self._keys("replica", "")) :])
-        return sorted(out)
-
 
 def build_stores(gateway: GatewaySection, state_dir: Path) -> Stores:
     redis = connect(gateway)
@@ -92,6 +86,7 @@ def build_stores(gateway: GatewaySection, state_dir: Path) -> Stores:
         pairing=RedisPairing(redis, keys),
         callbacks=RedisCallbacks(redis, keys),
         sessions=RedisSessionStore(redis, keys),
+        leases=RedisLeases(redis, keys, live.replica),
         open=open_all,
         close=close_all,
     )

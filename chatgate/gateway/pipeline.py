@@ -131,7 +131,7 @@ class Pipeline:
 
     async def adopt(self) -> int:
         """Resume what another replica journaled and left behind when it died."""
-        entries = await self.rt.journal.orphaned()
+        entries = await self.rt.journal.orphaned(self.rt.channels.serving())
         await self._resume(entries)
         if entries:
             log.warning(

@@ -6,7 +6,7 @@ implementations from `gateway.store.backend` and `gateway.turn_lock.backend`.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from contextlib import AbstractAsyncContextManager
 from typing import Any, Protocol
 
@@ -80,9 +80,10 @@ class Journal(Protocol):
         """Entries accepted but not finished (by a previous process), oldest first."""
         ...
 
-    async def orphaned(self) -> list[JournalEntry]:
-        """Unfinished entries of another process that has died, now handed to this one (each to
-        exactly one caller), oldest first; always empty where one process owns the journal."""
+    async def orphaned(self, channels: Collection[str]) -> list[JournalEntry]:
+        """Unfinished entries of another process that has died, on one of ``channels`` (those
+        this process can answer on), now handed to this one (each to exactly one caller), oldest
+        first; always empty where one process owns the journal."""
         ...
 
     async def get(self, key: str) -> JournalEntry | None: ...

@@ -97,9 +97,10 @@ async def test_a_dead_replicas_open_messages_are_claimed_by_exactly_one_other(
     await a.settle("tg:m2", JournalState.ANSWERED, NOW, session="s1", reply=reply)
     await a.finish("tg:m3", NOW, stage="turn", reason="text", delivery="sent", delivery_ids=[])
     assert await b.unfinished() == []  # a is alive: its messages are its own
-    assert await a.orphaned() == []  # nor are a live replica's own messages orphans
+    assert await a.orphaned(["tg"]) == []  # nor are a live replica's own messages orphans
     await client.delete(KEYS("replica", "a"))  # a died (its liveness key expired)
-    claims = await asyncio.gather(b.orphaned(), c.orphaned())
+    assert await b.orphaned(["discord"]) == []  # b cannot answer on tg: it claims nothing
+    claims = await asyncio.gather(b.orphaned(["tg"]), c.orphaned(["tg", "web"]))
     claimed = sorted(e.key for got in claims for e in got)
     assert claimed == ["tg:m1", "tg:m2"]  # each once; the DONE one is not re-run
     assert [len(got) for got in claims] in ([2, 0], [0, 2])

@@ -11,6 +11,7 @@ each. An answered entry keeps its reply, so the resuming replica re-sends instea
 from __future__ import annotations
 
 import json
+from collections.abc import Collection
 from typing import Any
 
 from redis.asyncio import Redis
@@ -31,7 +32,7 @@ if received and tonumber(received) >= tonumber(ARGV[2]) - tonumber(ARGV[3]) then
 end
 redis.call('del', KEYS[1])
 redis.call('hset', KEYS[1], 'state', 'pending', 'message', ARGV[4], 'received_at', ARGV[2],
-  'updated_at', ARGV[2], 'owner', ARGV[5])
+  'updated_at', ARGV[2], 'owner', ARGV[5], 'channel', ARGV[8])
 local seq = redis.call('incr', KEYS[2] .. ':seq')
 redis.call('zadd', KEYS[2], seq, ARGV[1])
 redis.call('zadd', KEYS[3], tonumber(ARGV[2]), ARGV[1])
@@ -40,16 +41,20 @@ redis.call('lpush', KEYS[5], ARGV[1])
 redis.call('ltrim', KEYS[5], 0, tonumber(ARGV[7]) - 1)
 return 1
 """
-# KEYS: open; ARGV: me, entry prefix, replica prefix, "1" to include my own → keys claimed
+# KEYS: open; ARGV: me, entry prefix, replica prefix, "1" to include my own, then the channels
+# to claim on (none: every channel) → keys claimed
 CLAIM = """
 local out = {}
+local serves = {}
+for i = 5, #ARGV do serves[ARGV[i]] = true end
 for _, key in ipairs(redis.call('zrange', KEYS[1], 0, -1)) do
   local entry = ARGV[2] .. key
   local owner = redis.call('hget', entry, 'owner')
   if owner == false then
     redis.call('zrem', KEYS[1], key)
-  elseif (owner == ARGV[1] and ARGV[4] == '1')
-      or (owner ~= ARGV[1] and redis.call('exists', ARGV[3] .. owner) == 0) then
+  elseif ((owner == ARGV[1] and ARGV[4] == '1')
+      or (owner ~= ARGV[1] and redis.call('exists', ARGV[3] .. owner) == 0))
+      and (#ARGV == 4 or serves[redis.call('hget', entry, 'channel') or ''] ) then
     redis.call('hset', entry, 'owner', ARGV[1])
     table.insert(out, key)
   end
@@ -105,6 +110,7 @@ class RedisJournal:
             self._owner,
             msg.message_id or "",
             SENDER_HISTORY,
+            msg.channel,
         ]
         if await self._record(keys=keys, args=args):
             return True, None
@@ -161,13 +167,15 @@ class RedisJournal:
 
     async def unfinished(self) -> list[JournalEntry]:
         """Open entries this replica now owns: its own and those of dead replicas."""
-        return await self._claimed(include_own=True)
+        return await self._claimed([], include_own=True)
 
-    async def orphaned(self) -> list[JournalEntry]:
+    async def orphaned(self, channels: Collection[str]) -> list[JournalEntry]:
         """Open entries of replicas whose liveness key expired, claimed for this one."""
-        return await self._claimed(include_own=False)
+        if not channels:
+            return []
+        return await self._claimed(sorted(channels), include_own=False)
 
-    async def _claimed(self, *, include_own: bool) -> list[JournalEntry]:
+    async def _claimed(self, channels: list[str], *, include_own: bool) -> list[JournalEntry]:
         claimed = await self._claim(
             keys=[self._keys("journal", "open")],
             args=[
@@ -175,6 +183,7 @@ class RedisJournal:
                 self._keys("journal", "e", ""),
                 self._keys("replica", ""),
                 "1" if include_own else "0",
+                *channels,
             ],
         )
         entries = [await self.get(k) for k in claimed]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 
 import pytest
@@ -83,3 +84,26 @@ async def test_two_replicas_share_one_transcript_and_the_offline_cli_sees_it(
     client = Redis.from_url(redis_db, decode_responses=True)
     assert await client.keys("cg:lock:*") == []  # every lease released
     await client.aclose()
+
+
+async def test_one_session_fed_through_two_replicas_never_runs_two_turns_at_once(
+    tmp_path: Path, fake_llm: FakeLLM, redis_db: str
+) -> None:
+    fake_llm.latency_s = 0.05
+    fake_llm.default_reply = lambda r: f"re: {r.last_user_text}"
+    fake_llm.group_of = lambda r: "the one session"
+    one = config(tmp_path / "a", fake_llm, on_redis(redis_db, "a"))
+    two = config(tmp_path / "b", fake_llm, on_redis(redis_db, "b"))
+    async with running(one) as gw_a, running(two) as gw_b:
+        subs = await asyncio.gather(
+            *(
+                memory(gw).inject(f"{name} {i}", message_id=f"{name}{i}")
+                for i in range(5)
+                for name, gw in (("a", gw_a), ("b", gw_b))
+            )
+        )
+        results = await asyncio.gather(*(s.result for s in subs))
+    assert all(r.delivery == "sent" for r in results)
+    assert fake_llm.max_in_flight_by["the one session"] == 1, "two turns of one session at once"
+    # every turn saw every earlier one, whichever replica ran it: 1, 3, 5, ... messages
+    assert sorted(len(r.messages) for r in fake_llm.requests) == [1 + 2 * i for i in range(10)]

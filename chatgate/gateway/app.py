@@ -245,6 +245,9 @@ class Gateway:
             return False, {"status": "draining"}
         if not self.life.ready:
             return False, {"status": "starting"}
+        standby = self.rt.channels.standby()
+        if standby:  # ready all the same: this replica serves webhooks while another polls
+            return True, {"status": "ready", "standby": standby}
         return True, {"status": "ready"}
 
     def metrics_text(self) -> bytes:

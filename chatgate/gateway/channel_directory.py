@@ -250,6 +250,10 @@ class ChannelDirectory:
         """Channels this process can answer on (all but those another replica holds)."""
         return [n for n, st in self.statuses.items() if st.state is not ChannelState.STANDBY]
 
+    def standby(self) -> list[str]:
+        """Channels whose exclusive connection another replica holds."""
+        return sorted(n for n, st in self.statuses.items() if st.state is ChannelState.STANDBY)
+
     def is_unavailable(self, name: str) -> bool:
         """Parked or not configured: work aimed at it cannot succeed until an operator acts."""
         status = self.statuses.get(name)

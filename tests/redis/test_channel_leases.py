@@ -75,6 +75,8 @@ async def test_one_replica_runs_the_exclusive_channel_and_a_standby_takes_over(
             assert status["cluster"]["replica"] == "b" and status["cluster"]["owned"] == []
             assert status["cluster"]["peers"] == ["a"]
             assert (await a.status())["cluster"]["owned"] == [LEASE]
+            assert b.readiness() == (True, {"status": "ready", "standby": ["memory"]})
+            assert a.readiness() == (True, {"status": "ready"})
             # a loses its lease (as after a pause past the TTL): it stops, b takes over
             await client.set(f"chatgate:lease:{LEASE}", "someone-else", px=int(TTL_S * 1000))
             await eventually(lambda: state(a) is ChannelState.STANDBY, what="a stopped polling")

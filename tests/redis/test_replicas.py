@@ -42,7 +42,7 @@ async def until(check: object, timeout: float, what: str) -> None:
         await asyncio.sleep(0.1)
 
 
-async def test_kill_the_telegram_owner_mid_burst_loses_and_duplicates_nothing(
+async def test_kill_the_telegram_owner_mid_burst_loses_nothing_and_repeats_only_unmarked_sends(
     tmp_path: Path, fake_tg: FakeTelegram, fake_llm: FakeLLM, redis_db: str
 ) -> None:
     fake_llm.latency_s = 0.05

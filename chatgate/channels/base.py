@@ -35,6 +35,7 @@ class ChannelState(StrEnum):
     STARTING = "starting"
     RUNNING = "running"
     BACKOFF = "backoff"
+    STANDBY = "standby"  # another replica holds this channel's exclusive connection
     PARKED = "parked"
     STOPPED = "stopped"
 

@@ -9,6 +9,7 @@ Importing a descriptor must stay cheap: the adapter (and its SDK) is referenced 
 
 from __future__ import annotations
 
+import hashlib
 import importlib
 from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass, field
@@ -53,6 +54,16 @@ def no_hints(section: Any) -> Mapping[str, RouteHint]:
     return {}
 
 
+def not_exclusive(section: Any) -> str | None:
+    return None
+
+
+def secret_lease(platform: str, secret: Any) -> str:
+    """A lease name for a connection identified by a secret (a bot token), without the secret."""
+    value = secret.get_secret_value() if hasattr(secret, "get_secret_value") else str(secret)
+    return f"{platform}:{hashlib.sha256(value.encode()).hexdigest()[:16]}"
+
+
 @dataclass(frozen=True)
 class ChannelDescriptor:
     """One channel platform, as the rest of chatgate sees it."""
@@ -66,6 +77,9 @@ class ChannelDescriptor:
     route_hints: Callable[[Any], Mapping[str, RouteHint]] = no_hints
     doctor: str | None = None  # "package.module:function" → DoctorCheck
     noisy_loggers: tuple[str, ...] = ()
+    # The lease name of a connection only one replica may hold (a polling token, a gateway
+    # shard, a socket), or None when every replica may serve the section (webhooks).
+    exclusive: Callable[[Any], str | None] = not_exclusive
     _cache: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
 
     def adapter_class(self) -> type[ChannelAdapter]:

@@ -113,6 +113,14 @@ def render(data: dict[str, Any]) -> str:
             lines.append(f"    route {name}: POST {route['path']} ({route['respond']}){conf}")
     if not data.get("channels"):
         lines.append("  (none configured)")
+    cluster = data.get("cluster")
+    if cluster and cluster.get("shared"):
+        if cluster.get("error"):
+            lines.append(f"replica {cluster.get('replica')}: {cluster['error']}")
+        else:
+            owned = ", ".join(cluster.get("owned") or []) or "none (standby for exclusive channels)"
+            peers = ", ".join(cluster.get("peers") or []) or "none"
+            lines.append(f"replica {cluster.get('replica')}: owns {owned}; peers: {peers}")
     breaker = data.get("breaker")
     if breaker and breaker.get("tripped"):
         lines.append(f"fleet breaker: TRIPPED until {_clock(breaker.get('until'))}")

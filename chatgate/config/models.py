@@ -24,36 +24,31 @@ class HttpConfig(StrictModel):
     backlog: int = Field(128, ge=1)
 
 
-_REDIS_LATER = (
-    "the redis backend is not available in this version; use the embedded default "
-    "(one replica with a persistent volume)"
-)
-
-
-def _refuse_redis(cls: type, value: str) -> str:
-    """The Redis backends are declared (so configs can name them) but not built yet."""
-    if value == "redis":
-        raise ValueError(_REDIS_LATER)
-    return value
-
-
 class StoreConfig(StrictModel):
     backend: Literal["sqlite", "redis"] = "sqlite"
     synchronous: Literal["normal", "full"] = "normal"
-
-    _available = field_validator("backend")(_refuse_redis)
+    url: SecretStr | None = Field(
+        None, description="redis backend: connection URL (or url_file); default gateway.redis.url"
+    )
+    key_prefix: str | None = Field(
+        None, description="redis backend: default gateway.redis.key_prefix"
+    )
 
 
 class TurnLockConfig(StrictModel):
     backend: Literal["local", "redis"] = "local"
     ttl_s: float = Field(60.0, gt=0)
 
-    _available = field_validator("backend")(_refuse_redis)
-
 
 class RedisConfig(StrictModel):
+    """The Redis connection shared by the store, the turn lock and the channel leases."""
+
     url: SecretStr = SecretStr("redis://127.0.0.1:6379/0")
     key_prefix: str = "chatgate:"
+    lease_ttl_s: float = Field(
+        10.0, gt=0, description="channel ownership lease; a standby takes over within this"
+    )
+    replica_id: str | None = Field(None, description="default: hostname-pid")
 
 
 class SessionsConfig(StrictModel):
@@ -146,6 +141,18 @@ class GatewaySection(StrictModel):
     drain_timeout_s: float = Field(30.0, ge=0)
     silence_markers: list[str] = Field(default_factory=lambda: ["NO_REPLY", "[SILENT]"])
     empty_reply_text: str | None = None
+
+    def redis_url(self) -> str:
+        """The Redis URL the store, lock and leases share (a secret: never log it)."""
+        url = self.store.url or self.redis.url
+        return url.get_secret_value()
+
+    def redis_prefix(self) -> str:
+        return self.store.key_prefix if self.store.key_prefix is not None else self.redis.key_prefix
+
+    @property
+    def uses_redis(self) -> bool:
+        return self.store.backend == "redis" or self.turn_lock.backend == "redis"
 
 
 class RouteMatch(StrictModel):

@@ -139,6 +139,7 @@ class Gateway:
         self._spawn(rt.memory.run(), "memory-monitor")
         self._spawn(self._pairing_notifier(), "pairing-notifier")
         self._spawn(self._purge_journal(), "journal-purge")
+        self._spawn(self._adopt_orphans(), "journal-adopt")
         self._spawn(self._prewarm(), "prewarm")
         log.info(
             "chatgate ready",
@@ -245,6 +246,9 @@ class Gateway:
             return False, {"status": "draining"}
         if not self.life.ready:
             return False, {"status": "starting"}
+        standby = self.rt.channels.standby()
+        if standby:  # ready all the same: this replica serves webhooks while another polls
+            return True, {"status": "ready", "standby": standby}
         return True, {"status": "ready"}
 
     def metrics_text(self) -> bytes:
@@ -351,6 +355,17 @@ class Gateway:
             except Exception:
                 log.exception("journal purge failed")
             await rt.clock.sleep(PURGE_EVERY_S)
+
+    async def _adopt_orphans(self) -> None:
+        """Take over the unfinished messages of a replica that died (never any with one
+        process per journal); checked twice per lease TTL."""
+        rt = self.rt
+        while True:
+            await rt.clock.sleep(rt.config.gateway.redis.lease_ttl_s / 2)
+            try:
+                await self.pipeline.adopt()
+            except Exception:
+                log.exception("adopting a dead replica's messages failed")
 
     async def _prewarm(self) -> None:
         """Agents that can warm up (litellm's import) do it now, unless configured not to."""

@@ -22,6 +22,7 @@ from chatgate.clock import Clock, SystemClock
 from chatgate.config.loader import LoadedConfig
 from chatgate.gateway.app import Gateway, GatewayParts
 from chatgate.gateway.channel_directory import ChannelDirectory
+from chatgate.gateway.channel_lease import LeaseKeeper
 from chatgate.gateway.degraded import DegradedRegistry
 from chatgate.gateway.delivery import Delivery
 from chatgate.gateway.events import EventBus, EventName
@@ -98,6 +99,8 @@ class GatewayBuilder:
             degraded,
             gw.supervision,
             kv={"callbacks": state.callbacks},
+            # Lease TTLs run on the shared store's real clock, never on an injected one.
+            leases=LeaseKeeper(state.leases, gw.redis.lease_ttl_s, SystemClock()),
         )
         delivery = Delivery(
             channels,

@@ -26,6 +26,7 @@ from chatgate.channels.registry import ChannelRegistry
 from chatgate.clock import Clock
 from chatgate.config.loader import ChannelSection, LoadedConfig
 from chatgate.config.models import SupervisionConfig
+from chatgate.gateway.channel_lease import LeaseKeeper
 from chatgate.gateway.degraded import DegradedRegistry, OwnerKind
 from chatgate.gateway.metrics import Metrics
 from chatgate.gateway.restart_ladder import (
@@ -54,6 +55,7 @@ class ChannelDirectory:
         degraded: DegradedRegistry,
         supervision: SupervisionConfig,
         kv: dict[str, Any] | None = None,
+        leases: LeaseKeeper | None = None,
     ) -> None:
         self.registry = registry
         self.http = http
@@ -61,7 +63,7 @@ class ChannelDirectory:
         self.state_dir = state_dir
         self.clock = clock
         self.degraded = degraded
-        self.ladder = RestartLadder(self, clock, degraded, metrics, supervision)
+        self.ladder = RestartLadder(self, clock, degraded, metrics, supervision, leases=leases)
         self.kv = kv or {}
         self.channels: dict[str, Supervised] = {}
         self.statuses: dict[str, ChannelStatus] = {}
@@ -108,7 +110,10 @@ class ChannelDirectory:
         )
         status = ChannelStatus(name, cls.platform, ChannelState.STOPPED, self.clock.time())
         supervised = Supervised(
-            adapter, status, RestartBudget(self.ladder.config.restarts_per_hour)
+            adapter,
+            status,
+            RestartBudget(self.ladder.config.restarts_per_hour),
+            lease=self.registry.descriptor(section.platform).exclusive(section.config),
         )
         self.channels[name] = supervised
         self.statuses[name] = status
@@ -240,6 +245,14 @@ class ChannelDirectory:
                 return None
             return s.adapter
         return None
+
+    def serving(self) -> list[str]:
+        """Channels this process can answer on (all but those another replica holds)."""
+        return [n for n, st in self.statuses.items() if st.state is not ChannelState.STANDBY]
+
+    def standby(self) -> list[str]:
+        """Channels whose exclusive connection another replica holds."""
+        return sorted(n for n, st in self.statuses.items() if st.state is ChannelState.STANDBY)
 
     def is_unavailable(self, name: str) -> bool:
         """Parked or not configured: work aimed at it cannot succeed until an operator acts."""

@@ -124,6 +124,22 @@ class Pipeline:
     async def recover(self) -> int:
         """Resume what a previous process journaled but did not finish; returns the count."""
         entries = await self.rt.journal.unfinished()
+        await self._resume(entries)
+        if entries:
+            log.info("resumed unfinished messages from the journal", extra={"count": len(entries)})
+        return len(entries)
+
+    async def adopt(self) -> int:
+        """Resume what another replica journaled and left behind when it died."""
+        entries = await self.rt.journal.orphaned(self.rt.channels.serving())
+        await self._resume(entries)
+        if entries:
+            log.warning(
+                "adopted a dead replica's unfinished messages", extra={"count": len(entries)}
+            )
+        return len(entries)
+
+    async def _resume(self, entries: list[JournalEntry]) -> None:
         for entry in entries:
             future = self._inflight.get(entry.key) or self._track(entry.key)
             msg = entry.message
@@ -145,9 +161,6 @@ class Pipeline:
                 self.scheduler.enqueue(job, front=False)
             else:
                 await self._walk(msg, future, self.rt.clock.monotonic())
-        if entries:
-            log.info("resumed unfinished messages from the journal", extra={"count": len(entries)})
-        return len(entries)
 
     async def drain(self, within_s: float | None = None) -> bool:
         """Let queued and running turns finish; False when ``within_s`` passed first."""

@@ -24,6 +24,7 @@ from chatgate.channels.base import (
 )
 from chatgate.clock import Clock
 from chatgate.config.models import SupervisionConfig
+from chatgate.gateway.channel_lease import LeaseKeeper
 from chatgate.gateway.degraded import DegradedRegistry, OwnerKind
 from chatgate.gateway.metrics import Metrics
 from chatgate.policies.supervision import (
@@ -84,6 +85,8 @@ class Supervised:
     backoff_step: int = 0
     running_since: float | None = None
     restart_requested: bool = False
+    lease: str | None = None  # exclusive connection: run only while this replica holds it
+    lease_lost: bool = False
 
 
 class Fleet(Protocol):
@@ -106,7 +109,9 @@ class RestartLadder:
         metrics: Metrics,
         config: SupervisionConfig,
         rng: random.Random | None = None,
+        leases: LeaseKeeper | None = None,
     ) -> None:
+        self.leases = leases
         self.fleet = fleet
         self.clock = clock
         self.degraded = degraded
@@ -119,16 +124,52 @@ class RestartLadder:
 
     async def supervise(self, s: Supervised, sink: InboundSink) -> None:
         """Run ``s`` until the gateway stops: start, watch, classify each exit, restart or park."""
-        while not self.fleet.stopping:
-            exc = await self._run_once(s, sink)
+        leased = s.lease is not None and self.leases is not None and self.leases.needed
+        try:
+            while not self.fleet.stopping:
+                if leased:
+                    exc = await self._run_leased(s, sink)
+                else:
+                    exc = await self._run_once(s, sink)
+                s.first_attempt.set()
+                if self.fleet.stopping:
+                    return
+                if s.lease_lost:  # another replica owns it now: back to standby, no failure
+                    s.lease_lost = False
+                    continue
+                if s.restart_requested:
+                    s.restart_requested = False
+                    continue
+                if not await self._after_exit(s, exc):
+                    return
+        finally:
+            if leased and self.leases is not None and s.lease is not None:
+                await self.leases.release(s.lease)
+
+    async def _run_leased(self, s: Supervised, sink: InboundSink) -> BaseException | None:
+        assert self.leases is not None and s.lease is not None
+        lease, name = s.lease, s.status.name
+
+        def standby() -> None:
+            self.mark(s, ChannelState.STANDBY, "another replica holds this connection")
             s.first_attempt.set()
-            if self.fleet.stopping:
-                return
-            if s.restart_requested:
-                s.restart_requested = False
-                continue
-            if not await self._after_exit(s, exc):
-                return
+
+        await self.leases.wait(lease, name, standby)
+        keeper = asyncio.ensure_future(self.leases.keep(lease, name))
+
+        def lost(_: asyncio.Future[None]) -> None:
+            if not keeper.cancelled():
+                s.lease_lost = True
+                s.wake.set()
+
+        keeper.add_done_callback(lost)
+        try:
+            return await self._run_once(s, sink)
+        finally:
+            keeper.remove_done_callback(lost)
+            keeper.cancel()
+            if s.lease_lost:
+                await self.leases.release(lease)
 
     async def _run_once(self, s: Supervised, sink: InboundSink) -> BaseException | None:
         self.mark(s, ChannelState.STARTING)

@@ -24,6 +24,7 @@ class WarmSession:
     last_activity: float
     in_flight: int = 0
     unflushed: list[ChatMessage] = field(default_factory=list)
+    revision: int | None = None  # the store's revision this copy was loaded at
 
     @property
     def flushed(self) -> bool:
@@ -51,6 +52,11 @@ class SessionCache:
         saves the store read.
         """
         session = self._warm.get(key)
+        if session is not None and not fresh and not session.in_flight and session.flushed:
+            revision = await self.store.revision(key)
+            if revision is not None and revision != session.revision:
+                del self._warm[key]  # another replica wrote it: rebuild from the store
+                session = None
         if session is None and fresh:
             session = self._warm[key] = WarmSession(key, 0, [], now)
         if session is None:
@@ -58,6 +64,7 @@ class SessionCache:
             session = self._warm.get(key)  # another task may have loaded it meanwhile
             if session is None:
                 session = WarmSession(key, stored.epoch, stored.messages, now)
+                session.revision = stored.revision
                 self._warm[key] = session
         self._warm.move_to_end(key)
         session.in_flight += 1

@@ -65,6 +65,21 @@ async def build_status(rt: Runtime, scheduler: SessionScheduler, life: Lifecycle
         "event_loop": rt.watchdog.snapshot(),
         "plugins": rt.events.plugins,
         "warnings": rt.loaded.warnings,
+        "cluster": await _cluster(rt),
     }
     scrubbed: dict[str, Any] = scrub(data, rt.loaded.secrets)
     return scrubbed
+
+
+async def _cluster(rt: Runtime) -> dict[str, Any]:
+    """This replica, the exclusive connections it holds and the other live replicas."""
+    leases = rt.state.leases
+    out: dict[str, Any] = {"replica": leases.replica, "shared": leases.shared}
+    try:
+        holders = await leases.holders()
+        out["owned"] = sorted(n for n, r in holders.items() if r == leases.replica)
+        out["leases"] = holders
+        out["peers"] = [p for p in await leases.peers() if p != leases.replica]
+    except Exception as exc:  # the store being down must not break status
+        out["error"] = f"shared store unavailable ({type(exc).__name__})"
+    return out

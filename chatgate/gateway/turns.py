@@ -26,6 +26,7 @@ from chatgate.policies.failure import failure_reply
 from chatgate.policies.outcome import EMPTY_REPLY_FALLBACK, classify_final
 from chatgate.policies.reasons import DeliveryStatus, FailureReason, OutcomeKind
 from chatgate.presentation.model import OutboundMessage, message_from_dict, message_to_dict
+from chatgate.state.protocols import StateUnavailable
 from chatgate.state.records import JournalState
 
 log = logging.getLogger("chatgate.turn")
@@ -57,9 +58,16 @@ class TurnRunner:
         new = [_user_message(job) for job in batch]
         reply: AgentReply | None = None
         failure: AgentError | None = None
-        async with rt.turn_lock.hold(
-            last.session, owner=rt.owner, ttl=rt.config.gateway.turn_lock.ttl_s
-        ):
+        async with contextlib.AsyncExitStack() as held:
+            try:
+                await held.enter_async_context(
+                    rt.turn_lock.hold(
+                        last.session, owner=rt.owner, ttl=rt.config.gateway.turn_lock.ttl_s
+                    )
+                )
+            except StateUnavailable as exc:  # fail closed: never two turns of one session
+                await self._lock_unavailable(batch, exc)
+                return True
             one_shot = last.ephemeral  # e.g. a webhook delivery without a session template
             session = await rt.cache.acquire(last.session, rt.clock.time(), fresh=one_shot)
             rt.metrics.active_turns.inc()
@@ -203,6 +211,21 @@ class TurnRunner:
             },
         )
         return True
+
+    async def _lock_unavailable(self, batch: list[Job], exc: StateUnavailable) -> None:
+        """The turn lock cannot be taken: answer `unavailable` rather than risk a second turn."""
+        last = batch[-1]
+        reason = FailureReason.UNAVAILABLE
+        message = OutboundMessage.from_text(failure_reply(reason).text)
+        log.warning(
+            "turn lock unavailable; answered unavailable",
+            extra={"session": last.session, "key": last.msg.key, "error": str(exc)},
+        )
+        self.rt.metrics.turns.labels(
+            agent=last.agent, outcome=OutcomeKind.FAILURE.value, reason=reason.value
+        ).inc()
+        report = await self._deliver(last, message, 0.0)
+        await self._finish(batch, Stage.TURN, reason.value, message, report)
 
     def _outcome(
         self, reply: AgentReply | None, failure: AgentError | None

@@ -15,6 +15,7 @@ from chatgate.clock import Clock
 from chatgate.config.models import GatewaySection
 from chatgate.state.protocols import (
     CallbackStore,
+    ChannelLeases,
     DeadLetterStore,
     DeadTargetStore,
     Journal,
@@ -34,6 +35,7 @@ class Stores:
     pairing: PairingStore
     callbacks: CallbackStore
     sessions: SessionStore
+    leases: ChannelLeases
     open: Callable[[], Awaitable[None]]
     close: Callable[[], Awaitable[None]]
 
@@ -81,6 +83,10 @@ class State:
     def sessions(self) -> SessionStore:
         return self.stores.sessions
 
+    @property
+    def leases(self) -> ChannelLeases:
+        return self.stores.leases
+
 
 StoreFactory = Callable[[GatewaySection, Path], Stores]
 LockFactory = Callable[[GatewaySection, Clock], TurnLock]
@@ -88,9 +94,11 @@ LockFactory = Callable[[GatewaySection, Clock], TurnLock]
 # backend name → "module:function" building it (imported only when that backend is chosen)
 STORE_BACKENDS: dict[str, str] = {
     "sqlite": "chatgate.state.sqlite:build_stores",
+    "redis": "chatgate.state.redis:build_stores",
 }
 LOCK_BACKENDS: dict[str, str] = {
     "local": "chatgate.state.local_lock:build_lock",
+    "redis": "chatgate.state.redis.lock:build_lock",
 }
 
 

@@ -104,3 +104,29 @@ class LocalTurnLock:
 
 def build_lock(gateway: GatewaySection, clock: Clock) -> LocalTurnLock:
     return LocalTurnLock(clock)
+
+
+class LocalLeases:
+    """ChannelLeases for one process per state: every exclusive connection is this process's."""
+
+    shared = False
+
+    def __init__(self, replica: str) -> None:
+        self.replica = replica
+        self._held: set[str] = set()
+
+    async def acquire(self, name: str, ttl: float) -> bool:
+        self._held.add(name)
+        return True
+
+    async def renew(self, name: str, ttl: float) -> bool:
+        return name in self._held
+
+    async def release(self, name: str) -> None:
+        self._held.discard(name)
+
+    async def holders(self) -> dict[str, str]:
+        return dict.fromkeys(sorted(self._held), self.replica)
+
+    async def peers(self) -> list[str]:
+        return [self.replica]

@@ -6,7 +6,7 @@ implementations from `gateway.store.backend` and `gateway.turn_lock.backend`.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from contextlib import AbstractAsyncContextManager
 from typing import Any, Protocol
 
@@ -25,6 +25,11 @@ from chatgate.state.records import (
     StoredSession,
     TranscriptLine,
 )
+
+
+class StateUnavailable(Exception):
+    """A shared state backend cannot be reached. Raised where going on could break a guarantee
+    (a turn lock that cannot be taken fails closed: the turn gets the `unavailable` reply)."""
 
 
 class Journal(Protocol):
@@ -73,6 +78,12 @@ class Journal(Protocol):
 
     async def unfinished(self) -> list[JournalEntry]:
         """Entries accepted but not finished (by a previous process), oldest first."""
+        ...
+
+    async def orphaned(self, channels: Collection[str]) -> list[JournalEntry]:
+        """Unfinished entries of another process that has died, on one of ``channels`` (those
+        this process can answer on), now handed to this one (each to exactly one caller), oldest
+        first; always empty where one process owns the journal."""
         ...
 
     async def get(self, key: str) -> JournalEntry | None: ...
@@ -197,6 +208,38 @@ class SessionStore(Protocol):
 
     async def flush(self) -> None:
         """Wait until every append handed in is durable."""
+        ...
+
+    async def revision(self, key: str) -> int | None:
+        """A counter every append/reset of ``key`` bumps, so a warm copy can tell that another
+        process (replica) wrote the session; None when this process is the only writer."""
+        ...
+
+
+class ChannelLeases(Protocol):
+    """Which replica holds each exclusive channel connection (a polling token, a gateway
+    shard set). The holder renews its lease by heartbeat; another replica takes over after the
+    lease TTL when the holder dies. With one process per state every lease is granted."""
+
+    replica: str
+    shared: bool  # False: one process per state, every lease granted and never lost
+
+    async def acquire(self, name: str, ttl: float) -> bool:
+        """Take ``name`` for this replica unless another live replica holds it."""
+        ...
+
+    async def renew(self, name: str, ttl: float) -> bool:
+        """Extend this replica's lease; False when it was lost."""
+        ...
+
+    async def release(self, name: str) -> None: ...
+
+    async def holders(self) -> dict[str, str]:
+        """Lease name → holding replica, for every held lease."""
+        ...
+
+    async def peers(self) -> list[str]:
+        """Every live replica (this one included)."""
         ...
 
 

@@ -82,6 +82,7 @@ class StoredSession:
     key: str
     epoch: int
     messages: list[ChatMessage]
+    revision: int | None = None  # see SessionStore.revision
 
 
 @dataclass(frozen=True)

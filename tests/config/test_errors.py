@@ -748,12 +748,19 @@ channels:
     assert_issue(error, "channels.bot2.type", 2, "unknown channel type 'telgram'")
 
 
-def test_redis_backends_are_refused_not_silently_ignored(tmp_path: Path) -> None:
-    error = load_error(
-        tmp_path, "gateway:\n  store: {backend: redis}\n  turn_lock: {backend: redis}\n"
+def test_redis_backends_load_and_unknown_ones_are_named(tmp_path: Path) -> None:
+    text = (
+        "gateway:\n  store: {backend: redis, url: 'redis://:pw@10.0.0.5:6379/2', key_prefix: 'cg:'}\n"
+        "  turn_lock: {backend: redis}\n"
     )
-    assert_issue(error, "gateway.store.backend", 2, "not available in this version")
-    assert_issue(error, "gateway.turn_lock.backend", 3, "not available in this version")
+    gateway = load(tmp_path, text).config.gateway
+    assert gateway.redis_url() == "redis://:pw@10.0.0.5:6379/2"
+    assert gateway.redis_prefix() == "cg:"
+    assert gateway.uses_redis
+    error = load_error(
+        tmp_path, "gateway:\n  store: {backend: redis}\n  turn_lock: {backend: etcd}\n"
+    )
+    assert_issue(error, "gateway.turn_lock.backend", 3, "etcd")
 
 
 def test_identities_name_each_address_once(tmp_path: Path) -> None:

@@ -13,7 +13,7 @@ import json
 import re
 import signal
 import time
-from collections import deque
+from collections import Counter, deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -190,6 +190,10 @@ class FakeLLM:
         self.requests: list[RecordedRequest] = []
         self.in_flight = 0
         self.max_in_flight = 0
+        # Optional grouping (e.g. the conversation a request belongs to): concurrency per group.
+        self.group_of: Callable[[RecordedRequest], str] | None = None
+        self.in_flight_by: Counter[str] = Counter()
+        self.max_in_flight_by: Counter[str] = Counter()
         self.port = 0
         self._script: deque[str | Fault] = deque()
         self._next_faults: deque[Fault] = deque()
@@ -341,8 +345,15 @@ class FakeLLM:
             return _fault_response(Fault.bad_request(str(exc)))
         self.in_flight += 1
         self.max_in_flight = max(self.max_in_flight, self.in_flight)
+        group: str | None = None
         try:
             record = self._record(request, body)
+            if self.group_of is not None:
+                group = self.group_of(record)
+                self.in_flight_by[group] += 1
+                self.max_in_flight_by[group] = max(
+                    self.max_in_flight_by[group], self.in_flight_by[group]
+                )
             outcome = self._choose(record)
             await self._pause(self.latency_s)
             if isinstance(outcome, Fault):
@@ -354,6 +365,8 @@ class FakeLLM:
             return web.json_response(self._completion(record, outcome))
         finally:
             self.in_flight -= 1
+            if group is not None:
+                self.in_flight_by[group] -= 1
 
     def _next_id(self) -> str:
         self._completion_ids += 1

@@ -3,7 +3,9 @@ components and embeds (no discord.py import here: the adapter imports it when it
 
 from __future__ import annotations
 
-from chatgate.channels.descriptor import CHAT_HOT_KEYS, ChannelDescriptor
+from typing import Any
+
+from chatgate.channels.descriptor import CHAT_HOT_KEYS, ChannelDescriptor, secret_lease
 from chatgate.channels.discord.config import DiscordChannelConfig
 from chatgate.presentation.limits import PresentationLimits
 
@@ -20,6 +22,14 @@ LIMITS = PresentationLimits(
     max_table_cols=8,
 )
 
+
+def _exclusive(section: Any) -> str | None:
+    """One gateway connection set per bot token: the whole shard set is one lease."""
+    if isinstance(section, DiscordChannelConfig) and section.token:
+        return secret_lease("discord", section.token)
+    return None
+
+
 DESCRIPTOR = ChannelDescriptor(
     platform="discord",
     config_model=DiscordChannelConfig,
@@ -28,4 +38,5 @@ DESCRIPTOR = ChannelDescriptor(
     hot_keys=CHAT_HOT_KEYS | {"allowed_guilds", "max_lines", "request_timeout_s", "stale_after_s"},
     doctor="chatgate.channels.discord.doctor:check",
     noisy_loggers=("discord",),
+    exclusive=_exclusive,
 )

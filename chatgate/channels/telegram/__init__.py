@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from chatgate.channels.descriptor import ChannelDescriptor, chat_claims
+from chatgate.channels.descriptor import ChannelDescriptor, chat_claims, secret_lease
 from chatgate.channels.telegram.config import TelegramChannelConfig
 from chatgate.config.claims import Claim, PathClaim
 from chatgate.presentation.limits import PresentationLimits
@@ -20,6 +20,13 @@ def _claims(section: Any) -> Iterable[Claim]:
         yield PathClaim(section.webhook.path, ("webhook", "path"))
 
 
+def _exclusive(section: Any) -> str | None:
+    """getUpdates allows one poller per token (a second gets 409); webhooks go to every replica."""
+    if isinstance(section, TelegramChannelConfig) and section.mode == "polling" and section.token:
+        return secret_lease("telegram", section.token)
+    return None
+
+
 DESCRIPTOR = ChannelDescriptor(
     platform="telegram",
     config_model=TelegramChannelConfig,
@@ -28,4 +35,5 @@ DESCRIPTOR = ChannelDescriptor(
     claims=_claims,
     doctor="chatgate.channels.telegram.doctor:check",
     noisy_loggers=("telegram",),
+    exclusive=_exclusive,
 )

@@ -4,10 +4,13 @@ writer thread with group commit, so nothing blocks the event loop)."""
 from __future__ import annotations
 
 import asyncio
+import os
+import socket
 from pathlib import Path
 
 from chatgate.config.models import GatewaySection
 from chatgate.state.factory import Stores
+from chatgate.state.local_lock import LocalLeases
 from chatgate.state.sqlite.callbacks import SqliteCallbacks
 from chatgate.state.sqlite.db import Database
 from chatgate.state.sqlite.dead_letters import SqliteDeadLetters, SqliteDeadTargets
@@ -37,6 +40,7 @@ def build_stores(gateway: GatewaySection, state_dir: Path) -> Stores:
         pairing=pairing,
         callbacks=SqliteCallbacks(db),
         sessions=SqliteSessionStore(db),
+        leases=LocalLeases(f"{socket.gethostname()}-{os.getpid()}"),
         open=open_all,
         close=db.close,
     )

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from typing import Any
 
 from chatgate.channels.types import InboundMessage
@@ -127,6 +127,9 @@ class SqliteJournal:
             return [_entry(r) for r in rows]
 
         return await self._db.call(read)
+
+    async def orphaned(self, channels: Collection[str]) -> list[JournalEntry]:
+        return []  # one daemon per state dir: nobody else leaves work here while it runs
 
     async def get(self, key: str) -> JournalEntry | None:
         def read(conn: sqlite3.Connection) -> JournalEntry | None:

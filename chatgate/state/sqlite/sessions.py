@@ -98,5 +98,8 @@ class SqliteSessionStore:
 
         return await self._db.call(read)
 
+    async def revision(self, key: str) -> int | None:
+        return None  # one daemon per state dir: the warm copy is always current
+
     async def flush(self) -> None:
         await self._db.call(lambda conn: None)  # every earlier write commits first

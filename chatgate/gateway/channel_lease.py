@@ -1,0 +1,73 @@
+"""Exclusive channel connections across replicas: wait for the lease, keep it by heartbeat.
+
+A channel whose descriptor names a lease (a Telegram polling token, a Discord bot's shard set)
+runs on exactly one replica. The others wait in `standby` and poll for the lease every third of
+its TTL, so one takes over within the TTL after the holder dies. A holder that cannot renew for
+two thirds of the TTL stops the channel before anyone else may take it (never two pollers).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+
+from chatgate.clock import Clock
+from chatgate.state.protocols import ChannelLeases
+
+log = logging.getLogger("chatgate.leases")
+
+
+class LeaseKeeper:
+    def __init__(self, leases: ChannelLeases, ttl_s: float, clock: Clock) -> None:
+        self.leases = leases
+        self.ttl_s = ttl_s
+        self.clock = clock
+
+    @property
+    def needed(self) -> bool:
+        """False with one process per state: every lease is granted and never lost."""
+        return self.leases.shared
+
+    async def wait(self, name: str, channel: str, standby: Callable[[], None]) -> None:
+        """Return once this replica holds ``name``; ``standby`` is called while another does."""
+        waiting = False
+        while True:
+            try:
+                if await self.leases.acquire(name, self.ttl_s):
+                    if waiting:
+                        log.warning("took over channel lease", extra={"channel": channel})
+                    return
+            except Exception as exc:
+                log.warning(
+                    "channel lease unavailable",
+                    extra={"channel": channel, "error": type(exc).__name__},
+                )
+            if not waiting:
+                waiting = True
+                standby()
+            await self.clock.sleep(self.ttl_s / 3)
+
+    async def keep(self, name: str, channel: str) -> None:
+        """Renew every third of the TTL; return when the lease is lost or cannot be renewed
+        safely any more (the caller then stops the channel)."""
+        last_ok = self.clock.monotonic()
+        while True:
+            await self.clock.sleep(self.ttl_s / 3)
+            try:
+                if not await self.leases.renew(name, self.ttl_s):
+                    log.error("channel lease lost to another replica", extra={"channel": channel})
+                    return
+                last_ok = self.clock.monotonic()
+            except Exception as exc:
+                if self.clock.monotonic() - last_ok >= self.ttl_s * 2 / 3:
+                    log.error(
+                        "channel lease cannot be renewed; stopping the channel",
+                        extra={"channel": channel, "error": type(exc).__name__},
+                    )
+                    return
+
+    async def release(self, name: str) -> None:
+        try:
+            await self.leases.release(name)
+        except Exception as exc:  # it expires by itself
+            log.warning("channel lease release failed", extra={"error": type(exc).__name__})

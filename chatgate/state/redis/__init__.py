@@ -1,0 +1,92 @@
+"""The shared backend: every store on one Redis, so 2–N replicas and the CLI see one state.
+
+Each replica keeps a liveness key (`replica:<id>`, renewed every third of `gateway.redis.lease_ttl_s`);
+the journal hands the open entries of a replica whose key expired to the next replica that asks.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+import time
+from pathlib import Path
+
+from redis.asyncio import Redis
+from redis.exceptions import RedisError
+
+from chatgate.config.models import GatewaySection
+from chatgate.state.factory import Stores
+from chatgate.state.redis.callbacks import RedisCallbacks
+from chatgate.state.redis.client import Keys, connect, replica_id
+from chatgate.state.redis.dead_letters import RedisDeadLetters, RedisDeadTargets
+from chatgate.state.redis.journal import RedisJournal
+from chatgate.state.redis.leases import RedisLeases
+from chatgate.state.redis.pairing import RedisPairing
+from chatgate.state.redis.sessions import RedisSessionStore
+
+log = logging.getLogger("chatgate.redis")
+
+
+class Liveness:
+    """This replica's heartbeat key and the list of live peers."""
+
+    def __init__(self, redis: Redis, keys: Keys, replica: str, ttl_s: float) -> None:
+        self._redis = redis
+        self._keys = keys
+        self.replica = replica
+        self._ttl_ms = max(1, int(ttl_s * 1000))
+        self._every_s = ttl_s / 3
+        self._task: asyncio.Task[None] | None = None
+
+    async def beat(self) -> None:
+        info = json.dumps({"replica": self.replica, "at": time.time()})
+        await self._redis.set(self._keys("replica", self.replica), info, px=self._ttl_ms)
+
+    async def start(self) -> None:
+        await self.beat()
+        self._task = asyncio.ensure_future(self._run())
+
+    async def _run(self) -> None:
+        while True:
+            await asyncio.sleep(self._every_s)
+            try:
+                await self.beat()
+            except RedisError as exc:
+                log.warning("replica heartbeat failed", extra={"error": type(exc).__name__})
+
+    async def stop(self) -> None:
+        if self._task is not None:
+            self._task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._task
+            self._task = None
+        with contextlib.suppress(RedisError):
+            await self._redis.delete(self._keys("replica", self.replica))
+
+
+def build_stores(gateway: GatewaySection, state_dir: Path) -> Stores:
+    redis = connect(gateway)
+    keys = Keys(gateway.redis_prefix())
+    live = Liveness(redis, keys, replica_id(gateway), gateway.redis.lease_ttl_s)
+
+    async def open_all() -> None:
+        await redis.ping()
+        await live.start()
+
+    async def close_all() -> None:
+        await live.stop()
+        await redis.aclose()
+
+    return Stores(
+        journal=RedisJournal(redis, keys, live.replica),
+        dead_letters=RedisDeadLetters(redis, keys),
+        dead_targets=RedisDeadTargets(redis, keys),
+        pairing=RedisPairing(redis, keys),
+        callbacks=RedisCallbacks(redis, keys),
+        sessions=RedisSessionStore(redis, keys),
+        leases=RedisLeases(redis, keys, live.replica),
+        open=open_all,
+        close=close_all,
+    )

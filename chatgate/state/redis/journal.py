@@ -1,0 +1,225 @@
+"""The ingress journal on Redis: dedupe and claims shared by every replica.
+
+Each message is one hash; `record` creates it with SET-NX semantics inside a Lua script, so a
+message delivered to two replicas (webhook retries behind a load balancer) is processed once.
+Every entry names the replica that claimed it. Open (pending/answered) entries sit in a sorted set;
+`unfinished` hands a replica its own open entries plus those of replicas whose liveness key has
+expired (a replica that died mid-turn), re-claiming them atomically so only one replica resumes
+each. An answered entry keeps its reply, so the resuming replica re-sends instead of re-running.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Collection
+from typing import Any
+
+from redis.asyncio import Redis
+from redis.typing import EncodableT, FieldT
+
+from chatgate.channels.types import InboundMessage
+from chatgate.state.records import TERMINAL, JournalEntry, JournalState
+from chatgate.state.redis.client import Keys
+
+SENDER_HISTORY = 50
+
+# KEYS: entry, open, all, msgid-index, sender-list; ARGV: key, now, window, message, owner,
+# message_id, sender_history
+RECORD = """
+local received = redis.call('hget', KEYS[1], 'received_at')
+if received and tonumber(received) >= tonumber(ARGV[2]) - tonumber(ARGV[3]) then
+  return 0
+end
+redis.call('del', KEYS[1])
+redis.call('hset', KEYS[1], 'state', 'pending', 'message', ARGV[4], 'received_at', ARGV[2],
+  'updated_at', ARGV[2], 'owner', ARGV[5], 'channel', ARGV[8])
+local seq = redis.call('incr', KEYS[2] .. ':seq')
+redis.call('zadd', KEYS[2], seq, ARGV[1])
+redis.call('zadd', KEYS[3], tonumber(ARGV[2]), ARGV[1])
+if ARGV[6] ~= '' then redis.call('hset', KEYS[4], ARGV[6], ARGV[1]) end
+redis.call('lpush', KEYS[5], ARGV[1])
+redis.call('ltrim', KEYS[5], 0, tonumber(ARGV[7]) - 1)
+return 1
+"""
+# KEYS: open; ARGV: me, entry prefix, replica prefix, "1" to include my own, then the channels
+# to claim on (none: every channel) → keys claimed
+CLAIM = """
+local out = {}
+local serves = {}
+for i = 5, #ARGV do serves[ARGV[i]] = true end
+for _, key in ipairs(redis.call('zrange', KEYS[1], 0, -1)) do
+  local entry = ARGV[2] .. key
+  local owner = redis.call('hget', entry, 'owner')
+  if owner == false then
+    redis.call('zrem', KEYS[1], key)
+  elseif ((owner == ARGV[1] and ARGV[4] == '1')
+      or (owner ~= ARGV[1] and redis.call('exists', ARGV[3] .. owner) == 0))
+      and (#ARGV == 4 or serves[redis.call('hget', entry, 'channel') or ''] ) then
+    redis.call('hset', entry, 'owner', ARGV[1])
+    table.insert(out, key)
+  end
+end
+return out
+"""
+FIELDS = ("stage", "reason", "session", "reply", "delivery", "delivery_ids")
+
+
+def _entry(key: str, h: dict[str, str]) -> JournalEntry:
+    return JournalEntry(
+        key=key,
+        state=JournalState(h["state"]),
+        message=InboundMessage.from_dict(json.loads(h["message"])),
+        stage=h.get("stage"),
+        reason=h.get("reason"),
+        session=h.get("session"),
+        reply=json.loads(h["reply"]) if h.get("reply") else None,
+        delivery=h.get("delivery"),
+        delivery_ids=json.loads(h["delivery_ids"]) if h.get("delivery_ids") else [],
+        received_at=float(h["received_at"]),
+        updated_at=float(h["updated_at"]),
+    )
+
+
+class RedisJournal:
+    def __init__(self, redis: Redis, keys: Keys, owner: str) -> None:
+        self._redis = redis
+        self._keys = keys
+        self._owner = owner
+        self._record = redis.register_script(RECORD)
+        self._claim = redis.register_script(CLAIM)
+
+    def _e(self, key: str) -> str:
+        return self._keys("journal", "e", key)
+
+    async def record(
+        self, msg: InboundMessage, now: float, window_s: float
+    ) -> tuple[bool, JournalEntry | None]:
+        payload = json.dumps(msg.to_dict(), separators=(",", ":"))
+        keys = [
+            self._e(msg.key),
+            self._keys("journal", "open"),
+            self._keys("journal", "all"),
+            self._keys("journal", "msgid", msg.channel),
+            self._keys("journal", "sender", msg.channel, msg.sender_id),
+        ]
+        args: list[str | float | int] = [
+            msg.key,
+            now,
+            window_s,
+            payload,
+            self._owner,
+            msg.message_id or "",
+            SENDER_HISTORY,
+            msg.channel,
+        ]
+        if await self._record(keys=keys, args=args):
+            return True, None
+        return False, await self.get(msg.key)
+
+    async def settle(
+        self,
+        key: str,
+        state: JournalState,
+        now: float,
+        *,
+        stage: str | None = None,
+        reason: str | None = None,
+        session: str | None = None,
+        reply: dict[str, Any] | None = None,
+        delivery: str | None = None,
+        delivery_ids: list[str] | None = None,
+    ) -> None:
+        given: dict[str, str | None] = {
+            "stage": stage,
+            "reason": reason,
+            "session": session,
+            "reply": json.dumps(reply, separators=(",", ":")) if reply is not None else None,
+            "delivery": delivery,
+            "delivery_ids": json.dumps(delivery_ids) if delivery_ids is not None else None,
+        }
+        mapping: dict[FieldT, EncodableT] = {k: v for k, v in given.items() if v is not None}
+        mapping.update(state=state.value, updated_at=now)
+        async with self._redis.pipeline(transaction=True) as pipe:
+            pipe.hset(self._e(key), mapping=mapping)
+            if state in TERMINAL:
+                pipe.zrem(self._keys("journal", "open"), key)
+            await pipe.execute()
+
+    async def finish(
+        self,
+        key: str,
+        now: float,
+        *,
+        stage: str,
+        reason: str,
+        delivery: str,
+        delivery_ids: list[str],
+    ) -> None:
+        await self.settle(
+            key,
+            JournalState.DONE,
+            now,
+            stage=stage,
+            reason=reason,
+            delivery=delivery,
+            delivery_ids=delivery_ids,
+        )
+
+    async def unfinished(self) -> list[JournalEntry]:
+        """Open entries this replica now owns: its own and those of dead replicas."""
+        return await self._claimed([], include_own=True)
+
+    async def orphaned(self, channels: Collection[str]) -> list[JournalEntry]:
+        """Open entries of replicas whose liveness key expired, claimed for this one."""
+        if not channels:
+            return []
+        return await self._claimed(sorted(channels), include_own=False)
+
+    async def _claimed(self, channels: list[str], *, include_own: bool) -> list[JournalEntry]:
+        claimed = await self._claim(
+            keys=[self._keys("journal", "open")],
+            args=[
+                self._owner,
+                self._keys("journal", "e", ""),
+                self._keys("replica", ""),
+                "1" if include_own else "0",
+                *channels,
+            ],
+        )
+        entries = [await self.get(k) for k in claimed]
+        return [e for e in entries if e is not None]
+
+    async def get(self, key: str) -> JournalEntry | None:
+        h = await self._redis.hgetall(self._e(key))
+        return _entry(key, {str(k): str(v) for k, v in h.items()}) if h else None
+
+    async def find(
+        self,
+        channel: str,
+        *,
+        message_id: str | None = None,
+        sender_id: str | None = None,
+        limit: int = 10,
+    ) -> list[JournalEntry]:
+        if message_id is not None:
+            key = await self._redis.hget(self._keys("journal", "msgid", channel), message_id)
+            keys = [key] if key else [message_id]
+        else:
+            keys = await self._redis.lrange(
+                self._keys("journal", "sender", channel, sender_id or ""), 0, limit - 1
+            )
+        entries = [await self.get(str(k)) for k in keys]
+        return [e for e in entries if e is not None and e.message.channel == channel]
+
+    async def purge(self, older_than: float) -> int:
+        """Drop settled entries received before ``older_than`` (open ones stay)."""
+        everything = self._keys("journal", "all")
+        old = await self._redis.zrangebyscore(everything, "-inf", f"({older_than}")
+        dropped = 0
+        for key in map(str, old):
+            state = await self._redis.hget(self._e(key), "state")
+            if state is None or JournalState(str(state)) in TERMINAL:
+                await self._redis.delete(self._e(key))
+                await self._redis.zrem(everything, key)
+                dropped += state is not None
+        return dropped

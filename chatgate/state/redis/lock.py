@@ -1,0 +1,115 @@
+"""TurnLock on Redis: one turn per session cluster-wide.
+
+`SET key token NX PX ttl` takes the lease; release and renew are compare-and-delete /
+compare-and-extend Lua scripts, so a stale token never frees or extends a later holder's lease.
+`hold` renews the lease every third of the TTL while the turn runs; a dead replica's lease simply
+expires. When Redis cannot be reached the lock fails closed (`StateUnavailable`): the turn gets the
+`unavailable` reply instead of risking two turns of one session at once.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import uuid
+from collections.abc import AsyncIterator
+
+from redis.asyncio import Redis
+from redis.exceptions import RedisError
+
+from chatgate.clock import Clock, SystemClock
+from chatgate.config.models import GatewaySection
+from chatgate.state.protocols import StateUnavailable
+from chatgate.state.records import LeaseToken
+from chatgate.state.redis.client import Keys, connect
+
+log = logging.getLogger("chatgate.turnlock")
+
+RELEASE = """
+if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) end
+return 0
+"""
+RENEW = """
+if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('pexpire', KEYS[1], ARGV[2]) end
+return 0
+"""
+POLL_MIN_S = 0.02
+POLL_MAX_S = 0.25
+
+
+def _ms(seconds: float) -> int:
+    return max(1, int(seconds * 1000))
+
+
+class RedisTurnLock:
+    def __init__(self, redis: Redis, prefix: str, clock: Clock | None = None) -> None:
+        self._redis = redis
+        self._keys = Keys(prefix)
+        self._clock = clock or SystemClock()
+        self._release = redis.register_script(RELEASE)
+        self._renew = redis.register_script(RENEW)
+
+    def _key(self, session: str) -> str:
+        return self._keys("lock", session)
+
+    async def acquire(self, key: str, *, owner: str, ttl: float) -> LeaseToken:
+        token = f"{owner}/{uuid.uuid4().hex}"
+        wait = POLL_MIN_S
+        while True:
+            try:
+                took = await self._redis.set(self._key(key), token, nx=True, px=_ms(ttl))
+            except RedisError as exc:
+                raise StateUnavailable(
+                    f"turn lock: redis unreachable ({type(exc).__name__})"
+                ) from exc
+            if took:
+                return LeaseToken(key, owner, self._clock.monotonic() + ttl, token)
+            await asyncio.sleep(wait)  # real time: the holder's lease runs on Redis's clock
+            wait = min(POLL_MAX_S, wait * 2)
+
+    async def renew(self, token: LeaseToken, ttl: float) -> bool:
+        try:
+            kept = await self._renew(keys=[self._key(token.key)], args=[token.token, _ms(ttl)])
+        except RedisError as exc:
+            raise StateUnavailable(f"turn lock: redis unreachable ({type(exc).__name__})") from exc
+        return bool(kept)
+
+    async def release(self, token: LeaseToken) -> None:
+        try:
+            await self._release(keys=[self._key(token.key)], args=[token.token])
+        except RedisError as exc:  # the lease runs out on its own
+            log.warning(
+                "turn lock release failed; the lease expires by itself",
+                extra={"session": token.key, "error": type(exc).__name__},
+            )
+
+    @contextlib.asynccontextmanager
+    async def hold(self, key: str, *, owner: str, ttl: float) -> AsyncIterator[LeaseToken]:
+        lease = await self.acquire(key, owner=owner, ttl=ttl)
+        keeper = asyncio.ensure_future(self._keep(lease, ttl))
+        try:
+            yield lease
+        finally:
+            keeper.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await keeper
+            await self.release(lease)
+
+    async def _keep(self, lease: LeaseToken, ttl: float) -> None:
+        """Renew every third of the TTL; a lost lease is logged loudly (another replica may now
+        run this session, so the turn's reply races it)."""
+        while True:
+            await self._clock.sleep(ttl / 3)
+            try:
+                if not await self.renew(lease, ttl):
+                    log.error(
+                        "turn lock lease lost while the turn ran", extra={"session": lease.key}
+                    )
+                    return
+            except StateUnavailable:
+                log.warning("turn lock renew failed; retrying", extra={"session": lease.key})
+
+
+def build_lock(gateway: GatewaySection, clock: Clock) -> RedisTurnLock:
+    return RedisTurnLock(connect(gateway), gateway.redis_prefix(), clock)

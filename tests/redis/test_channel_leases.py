@@ -1,0 +1,93 @@
+"""Exclusive channel connections across two in-process replicas on one Redis."""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+from redis.asyncio import Redis
+
+from chatgate.channels.base import ChannelState
+from chatgate.channels.descriptor import ChannelDescriptor
+from chatgate.channels.registry import ChannelRegistry
+from chatgate.config.loader import load_config
+from chatgate.gateway.app import Gateway
+from chatgate.gateway.builder import GatewayBuilder
+from tests.fakes.clock import eventually
+from tests.fakes.memory_channel import MemoryChannelConfig
+from tests.harness import write_config
+
+pytestmark = pytest.mark.redis
+TTL_S = 0.6
+LEASE = "memory:the-one-connection"
+
+
+def registry() -> ChannelRegistry:
+    reg = ChannelRegistry()
+    reg.register(
+        "memory",
+        ChannelDescriptor(
+            platform="memory",
+            config_model=MemoryChannelConfig,
+            adapter="tests.fakes.memory_channel:MemoryChannel",
+            exclusive=lambda section: LEASE,
+        ),
+    )
+    return reg
+
+
+@contextlib.asynccontextmanager
+async def replica(directory: Path, url: str, name: str) -> AsyncIterator[Gateway]:
+    path = write_config(
+        directory,
+        f"""
+  store: {{backend: redis, url: '{url}'}}
+  turn_lock: {{backend: redis}}
+  redis: {{replica_id: {name}, lease_ttl_s: {TTL_S}}}
+channels:
+  memory: {{dm_policy: open}}
+""",
+    )
+    reg = registry()
+    gateway = GatewayBuilder(load_config(path, env={}, catalog=reg)).registry(reg).build()
+    await gateway.start()
+    try:
+        yield gateway
+    finally:
+        await gateway.stop()
+
+
+def state(gateway: Gateway) -> ChannelState:
+    return gateway.channels.statuses["memory"].state
+
+
+async def test_one_replica_runs_the_exclusive_channel_and_a_standby_takes_over(
+    tmp_path: Path, redis_db: str
+) -> None:
+    client = Redis.from_url(redis_db, decode_responses=True)
+    async with replica(tmp_path / "a", redis_db, "a") as a:
+        async with replica(tmp_path / "b", redis_db, "b") as b:
+            await eventually(lambda: state(b) is ChannelState.STANDBY, what="b in standby")
+            assert state(a) is ChannelState.RUNNING
+            status = await b.status()
+            assert status["cluster"]["replica"] == "b" and status["cluster"]["owned"] == []
+            assert status["cluster"]["peers"] == ["a"]
+            assert (await a.status())["cluster"]["owned"] == [LEASE]
+            assert b.readiness() == (True, {"status": "ready", "standby": ["memory"]})
+            assert a.readiness() == (True, {"status": "ready"})
+            # a loses its lease (as after a pause past the TTL): it stops, b takes over
+            await client.set(f"chatgate:lease:{LEASE}", "someone-else", px=int(TTL_S * 1000))
+            await eventually(lambda: state(a) is ChannelState.STANDBY, what="a stopped polling")
+            # once that lease runs out, exactly one replica picks the connection up again
+            running = lambda: [g for g in (a, b) if state(g) is ChannelState.RUNNING]  # noqa: E731
+            await eventually(lambda: len(running()) == 1, what="one replica took over")
+            holder = await client.get(f"chatgate:lease:{LEASE}")
+            assert holder == running()[0].rt.state.leases.replica
+            assert [state(g) for g in (a, b)].count(ChannelState.STANDBY) == 1
+        # b stops gracefully (releasing the lease if it had it): a runs the channel
+        await eventually(lambda: state(a) is ChannelState.RUNNING, what="a runs it alone")
+    assert await client.keys("chatgate:lease:*") == []
+    assert await client.keys("chatgate:replica:*") == []
+    await client.aclose()

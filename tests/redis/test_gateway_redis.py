@@ -1,0 +1,109 @@
+"""Real in-process gateways on Redis: shared sessions across replicas, fail-closed turn lock."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+import pytest
+from redis.asyncio import Redis
+
+from chatgate.clock import SystemClock
+from chatgate.policies.failure import failure_reply
+from chatgate.policies.reasons import FailureReason
+from chatgate.state import admin
+from chatgate.state.factory import build_state
+from tests.fakes.llm import FakeLLM
+from tests.harness import load, memory, running, write_config
+
+pytestmark = pytest.mark.redis
+
+
+def config(directory: Path, fake: FakeLLM, gateway: str) -> Path:
+    return write_config(
+        directory,
+        f"""{gateway}
+  rate_limits: {{per_sender: null, per_chat: null}}
+agents:
+  default:
+    backend: litellm
+    model: openai/fake-model
+    api_base: {fake.base_url}
+    api_key: sk-test
+    timeout_s: 5
+channels:
+  memory: {{dm_policy: open}}
+""",
+    )
+
+
+def on_redis(url: str, replica: str) -> str:
+    return (
+        f"  store: {{backend: redis, url: '{url}', key_prefix: 'cg:'}}\n"
+        f"  turn_lock: {{backend: redis}}\n"
+        f"  redis: {{replica_id: {replica}}}\n"
+    )
+
+
+async def test_unreachable_redis_lock_fails_closed_with_the_unavailable_reply(
+    tmp_path: Path, fake_llm: FakeLLM
+) -> None:
+    gateway = "  turn_lock: {backend: redis}\n  redis: {url: 'redis://127.0.0.1:1/0'}\n"
+    async with running(config(tmp_path, fake_llm, gateway)) as gw:
+        chat = memory(gw)
+        result = await (await chat.inject("hello")).result
+    assert result.reason == FailureReason.UNAVAILABLE.value
+    assert chat.texts() == [failure_reply(FailureReason.UNAVAILABLE).text]
+    assert fake_llm.requests == [], "a turn ran without the cluster-wide lock"
+
+
+async def test_two_replicas_share_one_transcript_and_the_offline_cli_sees_it(
+    tmp_path: Path, fake_llm: FakeLLM, redis_db: str
+) -> None:
+    fake_llm.default_reply = lambda r: f"re: {r.last_user_text}"
+    one = config(tmp_path / "a", fake_llm, on_redis(redis_db, "a"))
+    two = config(tmp_path / "b", fake_llm, on_redis(redis_db, "b"))
+    async with running(one) as gw_a, running(two) as gw_b:
+        await (await memory(gw_a).inject("first", message_id="m1")).result
+        await (await memory(gw_b).inject("second", message_id="m2")).result
+        await (await memory(gw_a).inject("third", message_id="m3")).result  # a's copy is stale
+        dup = await memory(gw_b).inject("first", message_id="m1")  # same message, other replica
+        assert dup.duplicate
+    # 2 per earlier turn + the new one: each replica saw the other's turns
+    assert [len(r.messages) for r in fake_llm.requests] == [1, 3, 5]
+    loaded = load(one)
+    state = build_state(loaded.config.gateway, loaded.state_dir, SystemClock())
+    await state.open()
+    try:
+        sessions = (await admin.sessions_list(state))["sessions"]
+        assert len(sessions) == 1 and sessions[0]["message_count"] == 6
+        shown = await admin.session_show(state, sessions[0]["key"])
+        assert [m["content"] for m in shown["messages"]][-2:] == ["third", "re: third"]
+    finally:
+        await state.close()
+    client = Redis.from_url(redis_db, decode_responses=True)
+    assert await client.keys("cg:lock:*") == []  # every lease released
+    await client.aclose()
+
+
+async def test_one_session_fed_through_two_replicas_never_runs_two_turns_at_once(
+    tmp_path: Path, fake_llm: FakeLLM, redis_db: str
+) -> None:
+    fake_llm.latency_s = 0.05
+    fake_llm.default_reply = lambda r: f"re: {r.last_user_text}"
+    fake_llm.group_of = lambda r: "the one session"
+    one = config(tmp_path / "a", fake_llm, on_redis(redis_db, "a"))
+    two = config(tmp_path / "b", fake_llm, on_redis(redis_db, "b"))
+    async with running(one) as gw_a, running(two) as gw_b:
+        subs = await asyncio.gather(
+            *(
+                memory(gw).inject(f"{name} {i}", message_id=f"{name}{i}")
+                for i in range(5)
+                for name, gw in (("a", gw_a), ("b", gw_b))
+            )
+        )
+        results = await asyncio.gather(*(s.result for s in subs))
+    assert all(r.delivery == "sent" for r in results)
+    assert fake_llm.max_in_flight_by["the one session"] == 1, "two turns of one session at once"
+    # every turn saw every earlier one, whichever replica ran it: 1, 3, 5, ... messages
+    assert sorted(len(r.messages) for r in fake_llm.requests) == [1 + 2 * i for i in range(10)]

@@ -1,0 +1,81 @@
+"""RedisTurnLock against a real redis-server: exclusive, identity-checked, renewed, fail-closed."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+
+import pytest
+from redis.asyncio import Redis
+
+from chatgate.state.protocols import StateUnavailable
+from chatgate.state.redis.lock import RedisTurnLock
+from tests.fakes.clock import ManualClock, eventually
+
+pytestmark = pytest.mark.redis
+PREFIX = "t:"
+
+
+@pytest.fixture
+async def client(redis_db: str) -> AsyncIterator[Redis]:
+    redis = Redis.from_url(redis_db, decode_responses=True)
+    yield redis
+    await redis.aclose()
+
+
+async def test_second_holder_waits_until_release(client: Redis) -> None:
+    lock = RedisTurnLock(client, PREFIX)
+    other = RedisTurnLock(client, PREFIX)  # another replica
+    first = await lock.acquire("s1", owner="a", ttl=30)
+    waiting = asyncio.ensure_future(other.acquire("s1", owner="b", ttl=30))
+    unrelated = await other.acquire("s2", owner="b", ttl=30)  # other sessions stay concurrent
+    for _ in range(5):
+        await asyncio.sleep(0.05)
+        assert not waiting.done(), "two holders of one session's lock"
+    await lock.release(first)
+    second = await asyncio.wait_for(waiting, 10)
+    assert second.owner == "b" and second.token != first.token
+    assert await client.get(PREFIX + "lock:s1") == second.token
+    await other.release(unrelated)
+
+
+async def test_a_dead_holders_lease_expires_and_its_stale_token_frees_nothing(
+    client: Redis,
+) -> None:
+    lock = RedisTurnLock(client, PREFIX)
+    dead = await lock.acquire("s1", owner="dead", ttl=0.1)  # never renewed nor released
+    live = await asyncio.wait_for(lock.acquire("s1", owner="live", ttl=30), 10)
+    await lock.release(dead)
+    assert not await lock.renew(dead, 30)
+    assert await client.get(PREFIX + "lock:s1") == live.token
+    assert await lock.renew(live, 30)
+    await lock.release(live)
+    assert await client.exists(PREFIX + "lock:s1") == 0
+
+
+async def test_hold_renews_the_lease_while_the_turn_runs(client: Redis) -> None:
+    clock = ManualClock()
+    lock = RedisTurnLock(client, PREFIX, clock)
+    key = PREFIX + "lock:s1"
+    async with lock.hold("s1", owner="a", ttl=30) as lease:
+        await client.pexpire(key, 2000)  # as if most of the lease had run out
+        clock.advance(10)  # a third of the TTL: the keeper renews
+        await eventually(lambda: True)
+        for _ in range(100):
+            if await client.pttl(key) > 20_000:
+                break
+            await asyncio.sleep(0.01)
+        assert await client.pttl(key) > 20_000, "the lease was not renewed"
+        assert await client.get(key) == lease.token
+    assert await client.exists(key) == 0
+
+
+async def test_unreachable_redis_fails_closed() -> None:
+    down = Redis.from_url("redis://127.0.0.1:1/0", socket_connect_timeout=0.5)
+    lock = RedisTurnLock(down, PREFIX)
+    with pytest.raises(StateUnavailable, match="redis unreachable"):
+        await lock.acquire("s1", owner="a", ttl=30)
+    with pytest.raises(StateUnavailable):
+        async with lock.hold("s1", owner="a", ttl=30):
+            pytest.fail("a turn ran without the lock")
+    await down.aclose()

@@ -160,7 +160,7 @@ class Pipeline:
                 )
                 self.scheduler.enqueue(job, front=False)
             else:
-                await self._walk(msg, future, self.rt.clock.monotonic())
+                await self._walk(msg, future, self.rt.clock.monotonic(), resumed=True)
 
     async def drain(self, within_s: float | None = None) -> bool:
         """Let queued and running turns finish; False when ``within_s`` passed first."""
@@ -180,7 +180,12 @@ class Pipeline:
     # -- the path ---------------------------------------------------------------------------
 
     async def _walk(
-        self, msg: InboundMessage, future: asyncio.Future[TurnResult], accepted: float
+        self,
+        msg: InboundMessage,
+        future: asyncio.Future[TurnResult],
+        accepted: float,
+        *,
+        resumed: bool = False,
     ) -> None:
         self.rt.metrics.inbound.labels(channel=msg.channel).inc()
         ib = Inbound(
@@ -190,6 +195,7 @@ class Pipeline:
             hint=self.hint(msg),
             policy=self.policy(msg.channel),
             command=parse_command(msg.text) if msg.is_command else None,
+            resumed=resumed,
         )
         for stage in self.stages.order():
             verdict = await stage(ib)

@@ -96,12 +96,16 @@ class SessionScheduler:
         q = self._queues.get(key)
         return 0 if q is None else len(q.jobs) + (1 if q.running else 0)
 
-    def enqueue(self, job: Job, *, front: bool = False) -> bool:
-        """Queue ``job``; False when the session already has ``max_queued`` waiting."""
+    def enqueue(self, job: Job, *, front: bool = False, capped: bool = True) -> bool:
+        """Queue ``job``; False when the session already has ``max_queued`` waiting.
+
+        ``capped=False`` is for messages resumed from the journal: the platform was already told
+        they were accepted, and the backlog is bounded by what was journaled, not by a live flood.
+        """
         q = self._queues.get(job.session)
         if q is None:
             q = self._queues[job.session] = SessionQueue(job.session)
-        if len(q.jobs) >= self.max_queued and not front:
+        if capped and not front and len(q.jobs) >= self.max_queued:
             return False
         if front:
             q.jobs.appendleft(job)

@@ -52,6 +52,7 @@ class Inbound:
     observe: bool = False
     agent: str = ""
     session: str = ""
+    resumed: bool = False
 
 
 @dataclass(frozen=True)
@@ -178,7 +179,8 @@ class Stages:
         )
 
     async def rate_limit(self, ib: Inbound) -> Verdict | None:
-        if ib.hint.trusted or ib.observe or ib.command in CONTROL_COMMANDS:
+        # A resumed message was accepted (and counted) before the restart.
+        if ib.hint.trusted or ib.observe or ib.resumed or ib.command in CONTROL_COMMANDS:
             return None
         msg, rt = ib.msg, self.rt
         limited = rt.limiter.check(
@@ -291,6 +293,6 @@ class Stages:
             ib.accepted,
             ephemeral=ib.hint.ephemeral,
         )
-        if self.scheduler.enqueue(job):
+        if self.scheduler.enqueue(job, capped=not ib.resumed):
             return None
         return Verdict(Stage.QUEUE, DropReason.QUEUE_FULL, cmd.QUEUE_FULL_TEXT)

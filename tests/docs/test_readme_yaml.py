@@ -19,6 +19,8 @@ ENV = {
     "GITHUB_WEBHOOK_SECRET": "whsec-readme-example",
     "DISCORD_BOT_TOKEN": "discord-readme-example",
     "TELEGRAM_BOT_TOKEN": "123456:" + "A" * 35,
+    "REDIS_URL": "redis://:readme-example@127.0.0.1:6379/0",
+    "POD_NAME": "chatgate-0",
 }
 
 

@@ -3,10 +3,15 @@
 from __future__ import annotations
 
 import asyncio
+import time
+from dataclasses import replace
 from pathlib import Path
 
+from chatgate.channels.types import InboundMessage, default_target
+from chatgate.clock import SystemClock
+from chatgate.state.factory import build_state
 from tests.fakes.llm import FakeLLM, Fault
-from tests.harness import http, memory, operator, running, sql, url, write_config
+from tests.harness import http, load, memory, operator, running, sql, url, write_config
 
 API_KEY = "sk-chat-secret-key"
 
@@ -371,3 +376,36 @@ async def test_help_and_status_commands(tmp_path: Path, fake_llm: FakeLLM) -> No
     assert "/new" in chat.texts()[0] and "/stop" in chat.texts()[0]
     assert "up and running" in chat.texts()[1] and "fake-model" in chat.texts()[1]
     assert fake_llm.requests == []
+
+
+async def test_backlog_resumed_after_restart_is_answered_past_the_queue_cap(
+    tmp_path: Path, fake_llm: FakeLLM
+) -> None:
+    """Messages journaled by a process that died were acknowledged to the platform: on restart
+    each is answered, although more wait in one session than `max_queued` lets a live burst
+    queue and the sender's rate limit would refuse them."""
+    gateway = (
+        "  sessions: {max_queued: 2}\n"
+        "  rate_limits: {per_sender: {rate_per_s: 0.01, burst: 1}, per_chat: null}\n"
+    )
+    path = chat_config(tmp_path, fake_llm, gateway=gateway)
+    loaded = load(path)
+    state = build_state(loaded.config.gateway, loaded.config.gateway.state_dir, SystemClock())
+    await state.open()
+    for i in range(6):
+        msg = InboundMessage(
+            channel="memory",
+            platform="memory",
+            chat_id="c1",
+            chat_kind="direct",
+            sender_id="u1",
+            message_id=f"m{i}",
+            text=f"backlog {i}",
+            received_at=time.time(),
+        )
+        await state.journal.record(replace(msg, reply_target=default_target(msg)), time.time(), 60)
+    await state.close()
+    async with running(path) as gw:
+        chat = memory(gw)
+        await chat.wait_sent(6, timeout=30)
+    assert chat.texts() == [f"echo: backlog {i}" for i in range(6)]

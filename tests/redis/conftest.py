@@ -1,4 +1,8 @@
-"""A real redis-server on 127.0.0.1:6379, one db number per xdist worker (11–14), flushed after.
+"""A real redis-server on 127.0.0.1:6379, one db number per test (11–14), flushed after.
+
+A db is claimed before use (a key set with NX), so two test runs on one machine (two worktrees,
+two xdist workers) never share one: replicas of one run would otherwise take leases and adopt
+journal entries of the other.
 
 Unreachable Redis: the test fails with a clear message under CI=true, else it is skipped with the
 reason shown (pytest -rs).
@@ -6,7 +10,9 @@ reason shown (pytest -rs).
 
 from __future__ import annotations
 
+import asyncio
 import os
+import uuid
 from collections.abc import AsyncIterator
 
 import pytest
@@ -15,6 +21,15 @@ from redis.exceptions import RedisError
 
 HOST, PORT = "127.0.0.1", 6379
 FIRST_DB, DBS = 11, 4
+CLAIM_KEY = "chatgate-tests:claim"
+CLAIM_TTL_S = 900
+CLAIM_WAIT_S = 300
+# Empty the db but keep the claim, in one atomic step.
+FLUSH_KEEPING_CLAIM = """
+local owner = redis.call('GET', KEYS[1])
+redis.call('FLUSHDB')
+redis.call('SET', KEYS[1], owner, 'EX', ARGV[1])
+"""
 
 
 def db_number() -> int:
@@ -27,21 +42,45 @@ def redis_url(db: int | None = None) -> str:
     return f"redis://{HOST}:{PORT}/{db_number() if db is None else db}"
 
 
+async def _claim() -> tuple[Redis, int]:
+    """A client on a test db no other run holds; waits while all are taken."""
+    token = uuid.uuid4().hex
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + CLAIM_WAIT_S
+    first = db_number() - FIRST_DB
+    while True:
+        for offset in range(DBS):
+            db = FIRST_DB + (first + offset) % DBS
+            client = Redis.from_url(redis_url(db), socket_connect_timeout=1)
+            try:
+                if await client.set(CLAIM_KEY, token, nx=True, ex=CLAIM_TTL_S):
+                    return client, db
+            except BaseException:
+                await client.aclose()
+                raise
+            await client.aclose()
+        if loop.time() > deadline:
+            pytest.fail(f"every test db {FIRST_DB}–{FIRST_DB + DBS - 1} stayed claimed")
+        await asyncio.sleep(0.5)
+
+
 @pytest.fixture
 async def redis_db() -> AsyncIterator[str]:
-    """The URL of an empty test database; flushed again afterwards."""
-    client = Redis.from_url(redis_url(), socket_connect_timeout=1)
+    """The URL of an empty test database claimed for this test; flushed and released after."""
+    probe = Redis.from_url(redis_url(), socket_connect_timeout=1)
     try:
-        await client.ping()
+        await probe.ping()
     except (RedisError, OSError) as exc:
-        await client.aclose()
         why = f"redis-server not reachable on {HOST}:{PORT} ({type(exc).__name__})"
         if os.environ.get("CI") == "true":
             pytest.fail(f"{why}; CI must run one (.ci/run starts it)")
         pytest.skip(why)
-    await client.flushdb()
+    finally:
+        await probe.aclose()
+    client, db = await _claim()
     try:
-        yield redis_url()
+        await client.eval(FLUSH_KEEPING_CLAIM, 1, CLAIM_KEY, CLAIM_TTL_S)
+        yield redis_url(db)
     finally:
         await client.flushdb()
         await client.aclose()

@@ -123,11 +123,13 @@ async def test_webhook_refused_while_unwritable_then_answered_once_after_recover
             assert (await resp.json())["status"] == "degraded"
 
         # Still refused while degraded, even a second delivery (the probe tests the disk).
+        # A probe on the still-full disk fails: the gateway stays degraded, refusing.
         clock.advance(2.0)
-        await asyncio.sleep(0.05)
+        for _ in range(20):
+            await asyncio.sleep(0.01)
+        assert gw.pipeline.guard.current() is not None
         async with client.post(url(gw, "/hooks/gh"), data=body, headers=headers) as resp:
             assert resp.status == 503
-        assert gw.pipeline.guard.current() is not None
 
         await _disk_full(gw, False)
         await _until_ready(gw, clock)

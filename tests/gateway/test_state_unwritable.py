@@ -17,8 +17,10 @@ from chatgate.state.protocols import StateUnavailable
 from chatgate.state.sqlite.db import Database
 from tests.fakes.clock import ManualClock
 from tests.fakes.llm import FakeLLM
+from tests.fakes.telegram import Call, FakeTelegram
 from tests.gateway.test_webhook_e2e import gh_config, gh_headers, issue_body
 from tests.harness import http, operator, running, url
+from tests.telegram.support import telegram_config
 
 
 def _database(gw: Gateway) -> Database:
@@ -141,4 +143,40 @@ async def test_webhook_refused_while_unwritable_then_answered_once_after_recover
             assert (await resp.json())["reply"] == "Triage: startup crash."
         async with client.post(url(gw, "/hooks/gh"), data=body, headers=headers) as resp:
             assert resp.status == 200  # a duplicate gets the stored answer
+    assert len(fake_llm.requests) == 1
+
+
+async def test_telegram_batch_not_confirmed_while_unwritable_then_answered_once(
+    tmp_path: Path, fake_tg: FakeTelegram, fake_llm: FakeLLM
+) -> None:
+    clock = ManualClock()
+    config = telegram_config(tmp_path, fake_tg, fake_llm, channel="    dm_policy: open")
+    async with running(config, clock=clock) as gw:
+        await fake_tg.wait_for("getUpdates", timeout=15)
+        await _disk_full(gw, True)
+        text = "please look at this " + "y" * 3800  # needs pages of its own
+        update_id = fake_tg.dm(42, text)["update_id"]
+
+        def refetch(call: Call) -> bool:  # a getUpdates that does not confirm the update
+            offset = call.params.get("offset")
+            return offset is None or int(offset) <= update_id
+
+        before = len(fake_tg.calls_of("getUpdates"))
+        await fake_tg.wait_for(
+            "getUpdates", count=before + 2, timeout=15, where=lambda c: refetch(c)
+        )
+        assert gw.pipeline.guard.current() is not None
+        assert fake_tg.calls_of("sendMessage") == []
+        assert fake_llm.requests == []
+
+        await _disk_full(gw, False)
+        await _until_ready(gw, clock)
+        [sent] = await fake_tg.wait_for("sendMessage", timeout=15)
+        await fake_tg.wait_for(
+            "getUpdates", timeout=15, where=lambda c: int(c.params.get("offset") or 0) > update_id
+        )
+        for _ in range(20):
+            await asyncio.sleep(0.01)
+    assert sent.params["text"] == f"echo: {text}"
+    assert len(fake_tg.calls_of("sendMessage")) == 1
     assert len(fake_llm.requests) == 1

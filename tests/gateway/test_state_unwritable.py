@@ -180,3 +180,28 @@ async def test_telegram_batch_not_confirmed_while_unwritable_then_answered_once(
     assert sent.params["text"] == f"echo: {text}"
     assert len(fake_tg.calls_of("sendMessage")) == 1
     assert len(fake_llm.requests) == 1
+
+
+async def test_telegram_webhook_update_refused_with_503_then_answered_once(
+    tmp_path: Path, fake_tg: FakeTelegram, fake_llm: FakeLLM
+) -> None:
+    from tests.telegram.test_webhook_mode import CHANNEL, post
+
+    clock = ManualClock()
+    config = telegram_config(tmp_path, fake_tg, fake_llm, channel=CHANNEL)
+    async with running(config, clock=clock) as gw, http() as client:
+        await _disk_full(gw, True)
+        update = fake_tg.dm(42, "over webhook " + "z" * 3800)
+        status, _ = await post(client, gw, update)
+        assert status == 503  # Telegram re-sends on anything but 2xx
+        assert fake_llm.requests == []
+
+        await _disk_full(gw, False)
+        await _until_ready(gw, clock)
+        assert (await post(client, gw, update))[0] == 200
+        await fake_tg.wait_for("sendMessage", timeout=15)
+        assert (await post(client, gw, update))[0] == 200  # a redelivery is answered once
+        for _ in range(20):
+            await asyncio.sleep(0.01)
+    assert len(fake_tg.calls_of("sendMessage")) == 1
+    assert len(fake_llm.requests) == 1

@@ -25,7 +25,6 @@ from chatgate.state.protocols import StateUnavailable
 log = logging.getLogger("chatgate.state")
 STATE_OWNER = "state"
 PROBE_EVERY_S = 2.0
-RETRY_AFTER_S = 5
 # Written and removed again by the probe (a real write through the state protocols); no
 # configured channel is named like this, so no send ever consults it.
 PROBE_TARGET = Target("_chatgate_probe", "state")

@@ -25,8 +25,11 @@ from chatgate.policies.send_errors import classify_status
 from chatgate.presentation.chunking import chunk_text
 from chatgate.presentation.model import OutboundMessage
 from chatgate.presentation.render import to_markdown
+from chatgate.state.protocols import StateUnavailable as StateUnavailable  # submit's refusal
 
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
+# Seconds an HTTP ingress tells the sender to wait (Retry-After) after a StateUnavailable refusal.
+STATE_RETRY_AFTER_S = 5
 
 
 class ChannelState(StrEnum):
@@ -70,7 +73,10 @@ class InboundSink(Protocol):
     """Where an adapter hands what it heard."""
 
     async def submit(self, msg: InboundMessage) -> Submission:
-        """Journal ``msg`` and decide its fate; returns once it is durable (safe to ack)."""
+        """Journal ``msg`` and decide its fate; returns once it is durable (safe to ack).
+
+        Raises StateUnavailable when it could not be journaled: refuse the platform update
+        (503 / keep the offset) so it is delivered again once the state can write."""
         ...
 
     def ignored(self, channel: str, reason: DropReason, *, chat_id: str = "") -> None:

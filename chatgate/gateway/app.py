@@ -199,6 +199,7 @@ class Gateway:
         for task in self._tasks:
             task.cancel()
         await asyncio.gather(*self._tasks, return_exceptions=True)
+        await self.pipeline.guard.close()
         await rt.channels.stop_all()
         await rt.events.drain()
         if self._runner is not None:
@@ -246,6 +247,9 @@ class Gateway:
             return False, {"status": "draining"}
         if not self.life.ready:
             return False, {"status": "starting"}
+        unwritable = self.pipeline.guard.current()
+        if unwritable is not None:
+            return False, {"status": "degraded", "degraded": [unwritable.to_dict()]}
         standby = self.rt.channels.standby()
         if standby:  # ready all the same: this replica serves webhooks while another polls
             return True, {"status": "ready", "standby": standby}

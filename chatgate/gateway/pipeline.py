@@ -19,6 +19,7 @@ from chatgate.gateway.events import EventName
 from chatgate.gateway.runtime import Runtime
 from chatgate.gateway.session_queue import Job, JobKind, SessionScheduler
 from chatgate.gateway.stages import ChannelPolicy, Inbound, Stages, Verdict
+from chatgate.gateway.state_guard import StateGuard
 from chatgate.gateway.turns import TurnRunner
 from chatgate.policies.admission import AdmissionPolicy
 from chatgate.policies.reasons import DropReason
@@ -44,6 +45,7 @@ class Pipeline:
         self._policies: dict[str, ChannelPolicy] = {}
         self._hints: dict[tuple[str, str], RouteHint] = {}
         self._tasks: set[asyncio.Task[None]] = set()
+        self.guard = StateGuard(rt, self.resume_stranded)
         self.apply_config()
 
     def apply_config(self) -> None:
@@ -97,9 +99,16 @@ class Pipeline:
             self._count_duplicate(msg)
             return Submission(msg.key, True, existing_future)
         accepted = rt.clock.monotonic()
-        new, existing = await rt.journal.record(
-            msg, rt.clock.time(), rt.config.gateway.dedupe_window_s
-        )
+        self.guard.check()  # raises StateUnavailable while the journal cannot write
+        try:
+            new, existing = await rt.journal.record(
+                msg, rt.clock.time(), rt.config.gateway.dedupe_window_s
+            )
+        except Exception as exc:
+            refusal = self.guard.failed(exc)
+            if refusal is None:
+                raise
+            raise refusal from exc
         if not new:
             self._count_duplicate(msg)
             return Submission(msg.key, True, self._duplicate_future(msg, existing))
@@ -127,6 +136,15 @@ class Pipeline:
         await self._resume(entries)
         if entries:
             log.info("resumed unfinished messages from the journal", extra={"count": len(entries)})
+        return len(entries)
+
+    async def resume_stranded(self) -> int:
+        """After the state became writable again: resume journaled messages no turn of this
+        process holds (their later writes failed); those still in flight are left alone."""
+        entries = [e for e in await self.rt.journal.unfinished() if e.key not in self._inflight]
+        await self._resume(entries)
+        if entries:
+            log.info("resumed messages stranded by a state failure", extra={"count": len(entries)})
         return len(entries)
 
     async def adopt(self) -> int:

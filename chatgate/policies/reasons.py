@@ -62,6 +62,12 @@ class IngressReason(StrEnum):
     ACCEPTED = "accepted"  # journaled; the reply follows asynchronously
 
 
+class RefusalReason(StrEnum):
+    """Why an HTTP ingress refused a delivery it could not take (a retryable 503)."""
+
+    STATE_UNAVAILABLE = "state_unavailable"  # the journal cannot write (disk full, read-only)
+
+
 class OutcomeKind(StrEnum):
     """Classification of an agent's final reply."""
 

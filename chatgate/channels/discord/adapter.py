@@ -26,6 +26,7 @@ from chatgate.channels.base import (
     ChannelError,
     InboundSink,
     NotConfigured,
+    StateUnavailable,
 )
 from chatgate.channels.discord import LIMITS, errors
 from chatgate.channels.discord.client import GatewayClient, privileged
@@ -279,7 +280,14 @@ class DiscordChannel(DiscordOutbound):
             return
         assert self._sink is not None
         async with self._in_order(f"{result.chat_id}:{result.thread_id}"):
-            await self._sink.submit(result)
+            try:
+                await self._sink.submit(result)
+            except StateUnavailable:  # the gateway event is not re-sent: say so, keep running
+                self.ctx.metrics.count("discord_refused_unwritable_state", channel=self.name)
+                log.warning(
+                    "message not journaled (state not writable); it is lost",
+                    extra={"chat": result.chat_id},
+                )
 
     def _ignore(self, ignored: Ignored) -> None:
         self.ignored[ignored.reason.value] = self.ignored.get(ignored.reason.value, 0) + 1

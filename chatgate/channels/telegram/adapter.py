@@ -11,12 +11,14 @@ from typing import Any
 from aiohttp import web
 
 from chatgate.channels.base import (
+    STATE_RETRY_AFTER_S,
     ChannelAdapter,
     ChannelContext,
     ChannelError,
     InboundSink,
     NotConfigured,
     Rendered,
+    StateUnavailable,
 )
 from chatgate.channels.telegram import LIMITS, errors
 from chatgate.channels.telegram.config import TelegramChannelConfig
@@ -226,7 +228,14 @@ class TelegramChannel(ChannelAdapter):
         except UPDATE_PARSE_ERRORS:
             return web.json_response({"error": "not a Telegram update"}, status=400)
         if update is not None:
-            await self._handle_update(update)  # journaled before we answer 200
+            try:
+                await self._handle_update(update)  # journaled before we answer 200
+            except StateUnavailable:  # not journaled: Telegram re-sends on a non-2xx answer
+                return web.json_response(
+                    {"error": "cannot store updates right now"},
+                    status=503,
+                    headers={"Retry-After": str(STATE_RETRY_AFTER_S)},
+                )
         return web.json_response({"ok": True})
 
     # -- outbound ---------------------------------------------------------------------------

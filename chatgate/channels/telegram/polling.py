@@ -15,7 +15,7 @@ import random
 import time
 from collections.abc import Awaitable, Callable
 
-from chatgate.channels.base import ChannelError
+from chatgate.channels.base import ChannelError, StateUnavailable
 from chatgate.channels.telegram.errors import retry_after_seconds
 from chatgate.channels.telegram.inbound import ALLOWED_UPDATES
 from chatgate.policies.reasons import SendErrorKind
@@ -46,8 +46,10 @@ class Poller:
         *,
         poll_timeout_s: int,
         stale_after_s: float,
+        sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
     ) -> None:
         self._make_bot = make_bot
+        self._sleep = sleep
         self._handle = handle
         self._on_fatal = on_fatal
         self._count = count
@@ -58,6 +60,7 @@ class Poller:
         self.last_success = time.monotonic()  # not reset by rebuilds: what stall detection reads
         self.rebuilds = 0
         self.errors = 0
+        self._refused_backoff = 1.0  # a batch the gateway could not journal is retried after this
         self._bot: Bot | None = None
         self._task: asyncio.Task[None] | None = None
         self._watchdog: asyncio.Task[None] | None = None
@@ -142,10 +145,22 @@ class Poller:
                 continue
             try:
                 await self._handle(updates)
+            except StateUnavailable as exc:  # not journaled: keep the offset, fetch it again
+                self._count("telegram_batch_refused")
+                delay = self._refused_backoff * (0.8 + 0.4 * self._rng.random())
+                log.warning(
+                    "state not writable (%s); the batch is not confirmed, retrying in %.1f s",
+                    exc,
+                    delay,
+                )
+                await self._sleep(delay)
+                self._refused_backoff = min(self._refused_backoff * 2, 30.0)
+                continue
             except Exception:  # not journaled: keep the offset so the batch is fetched again
                 log.exception(
                     "could not hand a Telegram batch to the gateway; it will be re-fetched"
                 )
                 await asyncio.sleep(1.0)
                 continue
+            self._refused_backoff = 1.0
             self.offset = updates[-1].update_id + 1

@@ -24,11 +24,13 @@ from typing import Any
 from aiohttp import web
 
 from chatgate.channels.base import (
+    STATE_RETRY_AFTER_S,
     ChannelAdapter,
     ChannelContext,
     InboundSink,
     NotConfigured,
     Rendered,
+    StateUnavailable,
 )
 from chatgate.channels.types import AckMode, Capabilities, InboundMessage, SendResult, Target
 from chatgate.channels.webchat import AGENT_ROUTE, LIMITS
@@ -274,7 +276,14 @@ class WebChatChannel(ChannelAdapter):
         msg, echo = parsed
         client_id = msg.message_id.split(".", 1)[1]
         await self.outbox.put(sid, "user", echo, time.time(), message_id="u-" + client_id)
-        submission = await self._sink.submit(msg)
+        try:
+            submission = await self._sink.submit(msg)
+        except StateUnavailable:  # not journaled: the page resends it with the same client_id
+            return web.json_response(
+                {"error": "cannot store messages right now; resend in a moment"},
+                status=503,
+                headers={"Retry-After": str(STATE_RETRY_AFTER_S)},
+            )
         return json_answer({"message_id": msg.message_id, "duplicate": submission.duplicate}, 202)
 
     def _inbound(self, sid: str, data: Any) -> tuple[InboundMessage, dict[str, Any]] | str:

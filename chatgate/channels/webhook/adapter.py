@@ -18,13 +18,19 @@ from urllib.parse import parse_qsl
 
 from aiohttp import StreamReader, web
 
-from chatgate.channels.base import ChannelAdapter, ChannelContext, InboundSink
+from chatgate.channels.base import (
+    STATE_RETRY_AFTER_S,
+    ChannelAdapter,
+    ChannelContext,
+    InboundSink,
+    StateUnavailable,
+)
 from chatgate.channels.types import Capabilities, InboundMessage, Target
 from chatgate.channels.webhook import LIMITS
 from chatgate.channels.webhook.config import WebhookChannelConfig, WebhookRouteConfig
 from chatgate.channels.webhook.signature import verify
 from chatgate.config.base import secret_value
-from chatgate.policies.reasons import DropReason, IngressReason
+from chatgate.policies.reasons import DropReason, IngressReason, RefusalReason
 from chatgate.policies.webhook_filter import matches, render_template
 
 log = logging.getLogger("chatgate.webhook")
@@ -149,7 +155,18 @@ class WebhookChannel(ChannelAdapter):
             reply_target=Target.parse(route.deliver.to) if route.deliver else None,
             route=name,
         )
-        submission = await self._sink.submit(msg)
+        try:
+            submission = await self._sink.submit(msg)
+        except StateUnavailable:  # not journaled: refuse, so the sender retries it later
+            return web.json_response(
+                {
+                    "error": "the gateway cannot store messages right now; retry later",
+                    "reason_code": RefusalReason.STATE_UNAVAILABLE.value,
+                    "id": msg.message_id,
+                },
+                status=503,
+                headers={"Retry-After": str(STATE_RETRY_AFTER_S)},
+            )
         if route.respond == "async" and not submission.result.done():
             return _json(
                 {

@@ -193,6 +193,8 @@ class Database:
                     conn.execute("RELEASE call")
                     outcomes.append((True, result))
                 except BaseException as exc:
+                    if not conn.in_transaction:
+                        raise  # SQLite rolled everything back (disk full, I/O error): all fail
                     conn.execute("ROLLBACK TO call")
                     conn.execute("RELEASE call")
                     outcomes.append((False, exc))

@@ -6,8 +6,9 @@ replicas' ports. Same requests, same concurrency for both setups. In the table, 
 three-replica run and "floor" the one-replica run, so ``*_ratio`` is 3-replica / 1-replica.
 
 Redis is a private ``redis-server`` on a free port (db 15, flushed before and after each run), so
-``total_commands_processed`` counts only this scenario's commands; "commands per turn" includes
-the lease heartbeats during the load and counts every command of a pipeline or script call.
+its INFO counters see only this scenario: "commands per turn" counts every command of a pipeline
+or MULTI/EXEC; "round trips per turn" is ``total_writes_processed`` (reply flushes), where a
+pipeline counts once. Both include background traffic (lease heartbeats) during the load.
 On a 2-core machine the three replicas share the same cores as the client and the fake model,
 so the gain is capped well below 3×.
 """
@@ -45,7 +46,10 @@ P50 = Spec("p50_ms", "request p50", "ms", "lower")
 P99 = Spec("p99_ms", "request p99", "ms", "lower")
 LOST = Spec("lost", "lost (no 200 / wrong reply)", "", "lower", 0.0)
 DUPS = Spec("duplicated", "model calls beyond one per message", "", "lower", 0.0)
-ROUND_TRIPS = Spec("redis_cmds_per_turn", "Redis commands per turn", "", "lower")
+COMMANDS = Spec("redis_cmds_per_turn", "Redis commands per turn", "", "lower")
+ROUND_TRIPS = Spec(
+    "redis_round_trips_per_turn", "Redis round trips (replies) per turn", "", "lower"
+)
 
 
 @dataclass(frozen=True)
@@ -55,6 +59,7 @@ class Load:
     lost: int
     duplicated: int
     redis_cmds_per_turn: float
+    redis_round_trips_per_turn: float
     commandstats: dict[str, int]
 
 
@@ -70,12 +75,13 @@ def batch(count: int, sessions: int, tag: str) -> list[tuple[str, bytes, dict[st
     return out
 
 
-async def command_counts(client: Redis) -> tuple[int, dict[str, int]]:
-    """``total_commands_processed`` and the per-command call counts."""
+async def command_counts(client: Redis) -> tuple[int, int, dict[str, int]]:
+    """``total_commands_processed``, ``total_writes_processed`` (reply flushes: one per round
+    trip, a pipeline or MULTI/EXEC batch counting once) and the per-command call counts."""
     stats = await client.info("stats")
     per = await client.info("commandstats")
     calls = {name.removeprefix("cmdstat_"): int(v["calls"]) for name, v in per.items()}
-    return int(stats["total_commands_processed"]), calls
+    return int(stats["total_commands_processed"]), int(stats["total_writes_processed"]), calls
 
 
 async def hammer(
@@ -88,7 +94,7 @@ async def hammer(
 ) -> Load:
     """POST every message, worker ``i`` on ``urls[i % len(urls)]``; count Redis commands."""
     await llm.reset(http)
-    total_before, calls_before = await command_counts(client)
+    total_before, writes_before, calls_before = await command_counts(client)
     pending = iter(work)
     latencies: list[float] = []
     lost = 0
@@ -109,17 +115,19 @@ async def hammer(
         async with asyncio.timeout(LOAD_TIMEOUT_S):
             await asyncio.gather(*(worker(urls[i % len(urls)]) for i in range(concurrency)))
         elapsed = time.perf_counter() - began
-    total_after, calls_after = await command_counts(client)
+    total_after, writes_after, calls_after = await command_counts(client)
     model_calls = (await llm.stats(http))["requests"]
     delta = {k: v - calls_before.get(k, 0) for k, v in calls_after.items()}
     # the two INFO calls of the "before" sample run inside the window
     commands = total_after - total_before - 2
+    round_trips = writes_after - writes_before - 2
     return Load(
         msgs_per_s=len(work) / elapsed,
         latencies_s=latencies,
         lost=lost,
         duplicated=max(0, model_calls - len(work)),
         redis_cmds_per_turn=commands / len(work),
+        redis_round_trips_per_turn=round_trips / len(work),
         commandstats={k: v for k, v in sorted(delta.items(), key=lambda kv: -kv[1]) if v > 0},
     )
 
@@ -211,7 +219,8 @@ async def scenario(ctx: Context) -> Outcome:
         table.add(P99, a99, b99)
         table.add(LOST, a.lost, b.lost)
         table.add(DUPS, a.duplicated, b.duplicated)
-        table.add(ROUND_TRIPS, a.redis_cmds_per_turn, b.redis_cmds_per_turn)
+        table.add(COMMANDS, a.redis_cmds_per_turn, b.redis_cmds_per_turn)
+        table.add(ROUND_TRIPS, a.redis_round_trips_per_turn, b.redis_round_trips_per_turn)
     params: dict[str, Any] = {
         "messages": size,
         "sessions": ctx.pick(300, 30),

@@ -61,6 +61,7 @@ class Load:
     redis_cmds_per_turn: float
     redis_round_trips_per_turn: float
     commandstats: dict[str, int]
+    failures: list[str]  # the first few lost answers: status and body head
 
 
 def batch(count: int, sessions: int, tag: str) -> list[tuple[str, bytes, dict[str, str]]]:
@@ -98,6 +99,7 @@ async def hammer(
     pending = iter(work)
     latencies: list[float] = []
     lost = 0
+    failures: list[str] = []
     connector = aiohttp.TCPConnector(limit=concurrency)
     async with aiohttp.ClientSession(connector=connector, trust_env=False) as session:
 
@@ -110,6 +112,8 @@ async def hammer(
                 latencies.append(time.perf_counter() - began)
                 if resp.status != 200 or json.loads(answer).get("reply") != expected:
                     lost += 1
+                    if len(failures) < 5:
+                        failures.append(f"{resp.status} {answer[:200]!r}")
 
         began = time.perf_counter()
         async with asyncio.timeout(LOAD_TIMEOUT_S):
@@ -128,6 +132,7 @@ async def hammer(
         duplicated=max(0, model_calls - len(work)),
         redis_cmds_per_turn=commands / len(work),
         redis_round_trips_per_turn=round_trips / len(work),
+        failures=failures,
         commandstats={k: v for k, v in sorted(delta.items(), key=lambda kv: -kv[1]) if v > 0},
     )
 
@@ -235,5 +240,7 @@ async def scenario(ctx: Context) -> Outcome:
     extra = {
         "commandstats_3x": three[-1].commandstats,
         "commandstats_1x": one[-1].commandstats,
+        "failures_3x": [f for load in three for f in load.failures],
+        "failures_1x": [f for load in one for f in load.failures],
     }
     return Outcome(table, params, extra)

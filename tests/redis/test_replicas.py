@@ -21,7 +21,7 @@ from tests.telegram.support import telegram_config
 
 pytestmark = [pytest.mark.slow, pytest.mark.redis]
 LEASE_TTL_S = 2.0
-USERS, PER_USER = 30, 10  # 300 messages across 30 sessions
+USERS, PER_USER = 8, 5
 PREFIX = "mr:"
 
 

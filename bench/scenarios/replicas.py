@@ -39,7 +39,9 @@ from chatgate.channels.webhook.signature import sign
 REDIS_DB = 15
 KEY_PREFIX = "bench:"
 LLM_LATENCY_S = 0.05
-LOAD_TIMEOUT_S = 180.0
+LOAD_TIMEOUT_S = 240.0
+# a request unanswered this long counts as lost (seen: sync turns that never finish)
+REQUEST_TIMEOUT = aiohttp.ClientTimeout(total=30.0)
 
 RATE = Spec("msgs_per_s", "3 replicas vs 1: msgs/s", "1/s", "higher")
 P50 = Spec("p50_ms", "request p50", "ms", "lower")
@@ -107,13 +109,18 @@ async def hammer(
             nonlocal lost
             for expected, body, headers in pending:
                 began = time.perf_counter()
-                async with session.post(url, data=body, headers=headers) as resp:
-                    answer = await resp.read()
+                try:
+                    async with session.post(
+                        url, data=body, headers=headers, timeout=REQUEST_TIMEOUT
+                    ) as resp:
+                        answer, status = await resp.read(), resp.status
+                except (TimeoutError, aiohttp.ClientError) as exc:
+                    answer, status = repr(exc).encode(), 0
                 latencies.append(time.perf_counter() - began)
-                if resp.status != 200 or json.loads(answer).get("reply") != expected:
+                if status != 200 or json.loads(answer).get("reply") != expected:
                     lost += 1
                     if len(failures) < 5:
-                        failures.append(f"{resp.status} {answer[:200]!r}")
+                        failures.append(f"{url} {status} {answer[:200]!r}")
 
         began = time.perf_counter()
         async with asyncio.timeout(LOAD_TIMEOUT_S):

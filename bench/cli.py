@@ -23,6 +23,7 @@ from bench.scenarios import (
     discord,
     memory,
     pipeline,
+    replicas,
     startup,
     telegram,
     telegram_tls,
@@ -36,6 +37,7 @@ SCENARIOS: dict[str, Scenario] = {
     "telegram_tls_slow_model": telegram_tls.slow_model,
     "discord": discord.scenario,
     "webhook": webhook.scenario,
+    "replicas": replicas.scenario,
     "concurrency": concurrency.scenario,
     "memory": memory.scenario,
     "startup": startup.scenario,
@@ -51,6 +53,7 @@ EXECUTION_ORDER = (
     "telegram_tls_slow_model",
     "discord",
     "webhook",
+    "replicas",
     "memory",
     "startup",
 )

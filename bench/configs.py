@@ -32,6 +32,7 @@ class DaemonConfig:
     memory: dict[str, Any] = field(default_factory=dict)
     warm_max: int = 20_000
     log_level: str = "info"
+    gateway_extra: dict[str, Any] = field(default_factory=dict)  # e.g. store/turn_lock/redis
 
     def document(self, state_dir: Path) -> dict[str, Any]:
         agents: dict[str, Any] = {"echo": {"backend": "echo"}}
@@ -63,6 +64,7 @@ class DaemonConfig:
         }
         if self.memory:
             gateway["memory"] = dict(self.memory)
+        gateway.update(self.gateway_extra)
         return {"config_version": 1, "gateway": gateway, "agents": agents, "channels": channels}
 
     def write(self, directory: Path, name: str = "gateway.yaml") -> Path:

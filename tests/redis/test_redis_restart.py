@@ -20,6 +20,7 @@ from chatgate.state.factory import build_state
 from tests.fakes.llm import FakeLLM
 from tests.harness import load, memory, running
 from tests.redis.test_gateway_redis import config, on_redis
+from tests.requires import missing
 
 pytestmark = pytest.mark.redis
 
@@ -58,7 +59,7 @@ class PrivateRedis:
 @pytest.fixture
 def private_redis(tmp_path: Path) -> Iterator[PrivateRedis]:
     if shutil.which("redis-server") is None:
-        pytest.skip("redis-server is not installed")
+        missing("redis-server is not installed", "apt-get install redis-server")
     server = PrivateRedis(tmp_path)
     server.start()
     yield server

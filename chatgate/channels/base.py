@@ -20,6 +20,7 @@ from pydantic import BaseModel
 
 from chatgate.channels.outcome import Submission
 from chatgate.channels.types import Capabilities, InboundMessage, SendResult, Target
+from chatgate.clock import Clock, SystemClock
 from chatgate.policies.reasons import DropReason, SendErrorKind
 from chatgate.policies.send_errors import classify_status
 from chatgate.presentation.chunking import chunk_text
@@ -110,6 +111,7 @@ class ChannelContext:
     state_dir: Path
     metrics: EventSink
     kv: Mapping[str, Any] = field(default_factory=dict)
+    clock: Clock = field(default_factory=SystemClock)  # signature windows, idle timers
 
 
 @dataclass(frozen=True)

@@ -28,6 +28,7 @@ BUILTIN: dict[str, str] = {
     "webhook": "chatgate.channels.webhook:DESCRIPTOR",
     "telegram": "chatgate.channels.telegram:DESCRIPTOR",
     "discord": "chatgate.channels.discord:DESCRIPTOR",
+    "slack": "chatgate.channels.slack:DESCRIPTOR",
     "webchat": "chatgate.channels.webchat:DESCRIPTOR",
 }
 

@@ -1,8 +1,8 @@
 """Masking secrets out of any text the gateway shows: logs, status, errors, doctor, config show.
 
 Matching is case-insensitive (an SDK may lower-case an error that quotes a request path) and
-covers the URL-quoted form of each secret. A Telegram bot token is masked by its shape even
-when it is not configured here (a proxy may echo another bot's token).
+covers the URL-quoted form of each secret. Telegram and Slack tokens are masked by their shape
+even when not configured here (a proxy or an SDK error may echo another bot's token).
 """
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ from urllib.parse import quote, quote_plus
 REDACTED = "**********"
 MIN_SECRET_LENGTH = 4
 TELEGRAM_TOKEN_SHAPE = r"\d{6,}:[A-Za-z0-9_-]{30,}"
+SLACK_TOKEN_SHAPE = r"\bxox[abpersc]-[A-Za-z0-9-]{8,}|\bxapp-[A-Za-z0-9-]{8,}"
 
 
 class Masker:
@@ -28,7 +29,7 @@ class Masker:
             forms.update({secret, quote(secret, safe=""), quote_plus(secret, safe="")})
         # Longest first, so a secret that contains another is replaced whole.
         alternatives = [re.escape(form) for form in sorted(forms, key=len, reverse=True)]
-        alternatives.append(TELEGRAM_TOKEN_SHAPE)
+        alternatives += [TELEGRAM_TOKEN_SHAPE, SLACK_TOKEN_SHAPE]
         self._pattern = re.compile("|".join(alternatives), re.IGNORECASE)
         self.secrets = frozenset(forms)
 

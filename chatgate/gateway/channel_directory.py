@@ -106,7 +106,9 @@ class ChannelDirectory:
             return None
         cls = self.registry.get(section.platform)
         adapter = cls(
-            ChannelContext(name, section.config, self.http, self.state_dir, self.metrics, self.kv)
+            ChannelContext(
+                name, section.config, self.http, self.state_dir, self.metrics, self.kv, self.clock
+            )
         )
         status = ChannelStatus(name, cls.platform, ChannelState.STOPPED, self.clock.time())
         supervised = Supervised(

@@ -14,7 +14,6 @@ import asyncio
 import contextlib
 import logging
 import time
-from collections.abc import AsyncIterator
 from dataclasses import replace
 from typing import Any
 
@@ -40,6 +39,7 @@ from chatgate.channels.discord.inbound import (
     press_facts,
 )
 from chatgate.channels.discord.outbound import DiscordOutbound
+from chatgate.channels.ordering import ChatOrder
 from chatgate.channels.types import Capabilities, InboundMessage, chat_capabilities
 from chatgate.config.base import secret_value
 from chatgate.policies.reasons import DropReason, SendErrorKind
@@ -67,7 +67,7 @@ class DiscordChannel(DiscordOutbound):
         self._ready = asyncio.Event()
         self._stopping = False
         self._last_event = time.monotonic()
-        self._chats: dict[str, tuple[asyncio.Lock, int]] = {}
+        self._order = ChatOrder()  # discord.py runs each event in its own task
         self.ignored: dict[str, int] = {}
         self.counters = {"identify": 0, "resume": 0, "disconnect": 0, "connect": 0}
 
@@ -279,7 +279,7 @@ class DiscordChannel(DiscordOutbound):
             self._ignore(result)
             return
         assert self._sink is not None
-        async with self._in_order(f"{result.chat_id}:{result.thread_id}"):
+        async with self._order.turn(f"{result.chat_id}:{result.thread_id}"):
             try:
                 await self._sink.submit(result)
             except StateUnavailable:  # the gateway event is not re-sent: say so, keep running
@@ -293,22 +293,6 @@ class DiscordChannel(DiscordOutbound):
         self.ignored[ignored.reason.value] = self.ignored.get(ignored.reason.value, 0) + 1
         if self._sink is not None:
             self._sink.ignored(self.name, ignored.reason, chat_id=ignored.chat_id)
-
-    @contextlib.asynccontextmanager
-    async def _in_order(self, chat: str) -> AsyncIterator[None]:
-        """discord.py runs each event in its own task: messages of one chat are journaled in the
-        order they arrived (asyncio locks are FIFO), different chats in parallel."""
-        lock, users = self._chats.get(chat) or (asyncio.Lock(), 0)
-        self._chats[chat] = (lock, users + 1)
-        try:
-            async with lock:
-                yield
-        finally:
-            lock, users = self._chats[chat]
-            if users <= 1:
-                del self._chats[chat]
-            else:
-                self._chats[chat] = (lock, users - 1)
 
 
 def _ms(seconds: float) -> int | None:

@@ -16,7 +16,7 @@ import time
 from typing import Any
 from urllib.parse import parse_qsl
 
-from aiohttp import StreamReader, web
+from aiohttp import web
 
 from chatgate.channels.base import (
     STATE_RETRY_AFTER_S,
@@ -25,6 +25,7 @@ from chatgate.channels.base import (
     InboundSink,
     StateUnavailable,
 )
+from chatgate.channels.http_body import read_body
 from chatgate.channels.types import Capabilities, InboundMessage, Target
 from chatgate.channels.webhook import LIMITS
 from chatgate.channels.webhook.config import WebhookChannelConfig, WebhookRouteConfig
@@ -191,24 +192,6 @@ class WebhookChannel(ChannelAdapter):
         return _json(
             {"reply": result.reply or "", "reason_code": result.reason, "session": result.session}
         )
-
-
-async def read_body(content: StreamReader, limit: int) -> bytes | None:
-    """The whole body up to EOF, or None once it grows past ``limit`` bytes.
-
-    One ``read(n)`` returns only what has arrived so far; the signature must be checked over
-    everything the sender wrote, so keep reading until EOF.
-    """
-    chunks: list[bytes] = []
-    size = 0
-    while True:
-        chunk = await content.read(limit + 1 - size)
-        if not chunk:
-            return b"".join(chunks)
-        size += len(chunk)
-        if size > limit:
-            return None
-        chunks.append(chunk)
 
 
 def json_depth(value: Any) -> int:

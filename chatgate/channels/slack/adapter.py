@@ -1,0 +1,365 @@
+"""The Slack channel adapter (slack-bolt): Socket Mode or the Events API, inbound, status.
+
+slack-bolt is the listener chain: `process_before_response` makes it run our listener (which
+journals the event) before it acknowledges, so Slack gets its ack only for what is durable. In
+Events API mode the route lives on chatgate's own HTTP server; the body size and the v0
+signature are checked here first (on the injected clock), before bolt parses anything. In
+Socket Mode slack_sdk keeps the socket alive and reconnects on `disconnect`; a socket that
+hears nothing for `stale_after_s` and fails `auth.test` is restarted by the supervisor. An
+event that cannot be journaled is refused (503 / no ack), so Slack delivers it again.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import math
+import re
+import time
+from collections.abc import Sequence
+from dataclasses import replace
+from typing import Any
+
+import aiohttp
+from aiohttp import web
+from slack_bolt.async_app import AsyncApp
+from slack_bolt.request.async_request import AsyncBoltRequest
+from slack_bolt.response import BoltResponse
+from slack_sdk.web.async_client import AsyncWebClient
+
+from chatgate.channels.base import (
+    STATE_RETRY_AFTER_S,
+    ChannelContext,
+    ChannelError,
+    InboundSink,
+    NotConfigured,
+    StateUnavailable,
+)
+from chatgate.channels.http_body import read_body
+from chatgate.channels.ordering import ChatOrder
+from chatgate.channels.slack import LIMITS, errors
+from chatgate.channels.slack.config import SlackChannelConfig
+from chatgate.channels.slack.ids import choice_of
+from chatgate.channels.slack.inbound import BotIdentity, Ignored, normalize, normalize_action
+from chatgate.channels.slack.outbound import SlackOutbound
+from chatgate.channels.types import AckMode, Capabilities, InboundMessage
+from chatgate.channels.webhook.signature import verify
+from chatgate.config.base import secret_value
+from chatgate.policies.reasons import DropReason, SendErrorKind
+from chatgate.presentation.degrade import REF_PREFIX
+
+log = logging.getLogger("chatgate.slack")
+sdk_log = logging.getLogger("slack_bolt")
+CONNECT_TIMEOUT_S = 30.0
+PROBE_TIMEOUT_S = 10.0
+NO_TOKEN_HINT = (
+    "set channels.slack.bot_token (api.slack.com/apps → your app → OAuth & Permissions → Bot User "
+    "OAuth Token, xoxb-…) or bot_token_file"
+)
+_ANY = re.compile(r".*")
+
+
+class Draining(Exception):
+    """An event arrived while the channel drains: refused unacked, Slack delivers it again."""
+
+
+def capabilities(config: SlackChannelConfig) -> Capabilities:
+    """Edits, reactions, threads; no typing indicator for bots (the ack reaction stands in)."""
+    return Capabilities(
+        limits=LIMITS,
+        edits=True,
+        reactions=True,
+        threads=True,
+        ack=AckMode.REACTION if config.ack_reaction else AckMode.NONE,
+        stream=config.stream.enabled,
+        min_edit_interval_s=config.stream.min_edit_interval_s,
+    )
+
+
+class SlackChannel(SlackOutbound):
+    platform = "slack"
+
+    def __init__(self, ctx: ChannelContext) -> None:
+        super().__init__(ctx)
+        self.config: SlackChannelConfig = ctx.config
+        self.identity: BotIdentity | None = None
+        self.team = ""
+        self._sink: InboundSink | None = None
+        self._http: aiohttp.ClientSession | None = None
+        self._bolt: AsyncApp | None = None
+        self._socket: Any = None  # AsyncSocketModeHandler in socket mode
+        self._route: str | None = None
+        self._accepting = False
+        self._order = ChatOrder()  # slack_sdk runs each envelope in its own task
+        self._last_event = time.monotonic()
+        self.ignored: dict[str, int] = {}
+        self.counters = {"events": 0, "actions": 0, "refused": 0, "hello": 0, "disconnect": 0}
+
+    # -- lifecycle --------------------------------------------------------------------------
+
+    @property
+    def capabilities(self) -> Capabilities:
+        return self.capabilities_of(capabilities)
+
+    async def start(self, sink: InboundSink) -> None:
+        token = secret_value(self.config.bot_token)
+        if token is None:
+            raise NotConfigured("no bot token", NO_TOKEN_HINT)
+        self._sink = sink
+        timeout = aiohttp.ClientTimeout(total=self.config.request_timeout_s)
+        connector = aiohttp.TCPConnector(limit=max(16, 2 * self.config.send_concurrency))
+        self._http = aiohttp.ClientSession(connector=connector, timeout=timeout)
+        self.web = AsyncWebClient(
+            token=token,
+            base_url=self.config.api_base,
+            session=self._http,
+            timeout=math.ceil(self.config.request_timeout_s),
+            logger=sdk_log,
+        )
+        try:
+            auth = await asyncio.wait_for(self.web.auth_test(), CONNECT_TIMEOUT_S)
+            self.identity = BotIdentity(
+                str(auth["user_id"]),
+                str(auth.get("bot_id") or ""),
+                str(auth.get("team_id") or ""),
+                str(auth.get("user") or ""),
+            )
+            self.team = str(auth.get("team") or "")
+            self._bolt = self._build_app()
+            if self.config.mode == "events":
+                self._route = self.config.events_path
+                self.ctx.http.add("POST", self._route, self._events)
+            else:
+                await self._connect_socket(self._bolt)
+        except BaseException as exc:
+            await self._close()
+            if isinstance(exc, asyncio.CancelledError):
+                raise
+            error = errors.start_error(exc)
+            self.note_error(str(error), error.hint)
+            raise error from None
+        self._accepting = True
+        self._last_event = time.monotonic()
+        log.info(
+            "slack connected",
+            extra={"bot": self.identity.name, "team": self.team, "mode": self.config.mode},
+        )
+
+    def _build_app(self) -> AsyncApp:
+        app = AsyncApp(
+            client=self.web,
+            signing_secret="",  # verified by `_events` before bolt sees the request
+            logger=sdk_log,
+            process_before_response=True,  # journal first, then ack
+            request_verification_enabled=False,
+            ignoring_self_events_enabled=False,  # the loop guard records them with a reason
+        )
+        app.event("message")(self._on_event)
+        app.event("app_mention")(self._on_event)
+        app.action(_ANY)(self._on_action)
+        app.event(_ANY)(self._on_other_event)
+        app.error(self._on_error)
+        return app
+
+    async def _connect_socket(self, app: AsyncApp) -> None:
+        from slack_bolt.adapter.socket_mode.async_handler import AsyncSocketModeHandler
+
+        app_token = secret_value(self.config.app_token)
+        assert app_token is not None  # the config refuses socket mode without one
+        try:  # slack_sdk retries a refused token forever: check it once, loudly
+            await self.web.apps_connections_open(app_token=app_token)
+        except Exception as exc:
+            if errors.api_error(exc) is not None and errors.is_error(exc, *errors.AUTH_ERRORS):
+                raise ChannelError(
+                    "Slack rejected the app-level token",
+                    kind=SendErrorKind.AUTH_FATAL,
+                    hint=errors.APP_TOKEN_HINT,
+                ) from None
+            raise
+        handler = AsyncSocketModeHandler(
+            app, app_token, logger=sdk_log, ping_interval=self.config.ping_interval_s
+        )
+        handler.client.message_listeners.append(self._heard)
+        self._socket = handler
+        await asyncio.wait_for(handler.connect_async(), CONNECT_TIMEOUT_S)  # type: ignore[no-untyped-call]
+
+    async def stop_intake(self) -> None:
+        """Draining: refuse new events (Slack re-sends them to whoever serves next)."""
+        self._accepting = False
+        socket, self._socket = self._socket, None
+        if socket is not None:
+            with contextlib.suppress(Exception):
+                await socket.close_async()
+
+    async def stop(self) -> None:
+        await self.stop_intake()
+        await self._close()
+
+    async def _close(self) -> None:
+        if self._route is not None:
+            self.ctx.http.remove(self._route)
+            self._route = None
+        socket, self._socket = self._socket, None
+        if socket is not None:
+            with contextlib.suppress(Exception):
+                await socket.close_async()
+        http, self._http = self._http, None
+        self.web = None
+        if http is not None:
+            await http.close()
+
+    def stale_after_s(self) -> float | None:
+        return self.config.stale_after_s if self.config.mode == "socket" else None
+
+    def idle_for_s(self) -> float | None:
+        return time.monotonic() - self._last_event if self.config.mode == "socket" else None
+
+    async def probe(self) -> bool:
+        """The socket is open (Socket Mode) and `auth.test` answers."""
+        if self.web is None:
+            return False
+        if self.config.mode == "socket":
+            socket = self._socket
+            if socket is None or not await socket.client.is_connected():
+                return False
+        try:
+            await asyncio.wait_for(self.web.auth_test(), PROBE_TIMEOUT_S)
+        except Exception:
+            return False
+        return True
+
+    def reconfigure(self, config: Any) -> None:
+        super().reconfigure(config)
+        self.config = config
+
+    def status(self) -> dict[str, Any]:
+        bot = self.identity.name if self.identity else "?"
+        connected = self._socket is not None and self.counters["hello"] > 0
+        where = (
+            f"events at {self.config.events_path}"
+            if self.config.mode == "events"
+            else ("socket connected" if connected else "socket not connected")
+        )
+        detail: dict[str, Any] = {
+            "mode": self.config.mode,
+            "team": self.team or None,
+            "team_id": self.identity.team_id if self.identity else None,
+            "bot": bot if self.identity else None,
+            "bot_user_id": self.identity.user_id if self.identity else None,
+            "counters": dict(self.counters),
+            "summary": f"@{bot} · {self.team or '?'} · {where}",
+        }
+        if self.ignored:
+            detail["ignored"] = dict(self.ignored)
+        if self.last_error is not None:
+            detail["last_error"] = dict(self.last_error)
+        return detail
+
+    # -- Events API route -------------------------------------------------------------------
+
+    async def _events(self, request: web.Request) -> web.StreamResponse:
+        limit = self.config.max_body_bytes
+        too_big = web.json_response({"error": f"body larger than {limit} bytes"}, status=413)
+        if request.content_length is not None and request.content_length > limit:
+            return too_big
+        body = await read_body(request.content, limit)
+        if body is None:
+            return too_big
+        secret = secret_value(self.config.signing_secret)
+        problem = verify("slack", secret, body, request.headers, self.ctx.clock.time())
+        if problem is not None:
+            self.ctx.metrics.count("slack_bad_signature", channel=self.name)
+            log.warning("slack request refused", extra={"why": problem, "peer": request.remote})
+            return web.json_response({"error": "invalid request"}, status=401)
+        if not self._accepting or self._bolt is None:
+            return _unavailable("shutting down")
+        headers: dict[str, str | Sequence[str]] = dict(request.headers.items())
+        bolt_request = AsyncBoltRequest(
+            body=body.decode("utf-8", "replace"), query=request.query_string, headers=headers
+        )
+        answer = await self._bolt.async_dispatch(bolt_request)
+        kind = answer.headers.pop("content-type", ["text/plain"])[0].split(";")[0]
+        return web.Response(
+            status=answer.status,
+            body=answer.body,
+            headers=answer.first_headers_without_set_cookie(),
+            content_type=kind,
+        )
+
+    # -- listeners ----------------------------------------------------------------------------
+
+    async def _heard(self, client: Any, message: dict[str, Any], raw: str | None) -> None:
+        """Every Socket Mode frame: proof the socket is alive (the stall watchdog reads it)."""
+        self._last_event = time.monotonic()
+        kind = message.get("type")
+        if kind in ("hello", "disconnect"):
+            self.counters[kind] += 1
+
+    async def _on_event(self, event: dict[str, Any]) -> None:
+        self._last_event = time.monotonic()
+        self.counters["events"] += 1
+        if self.identity is None:
+            return
+        await self._submit(normalize(event, self.identity, self.name, engaged=self.engaged))
+
+    async def _on_action(self, ack: Any, body: dict[str, Any], action: dict[str, Any]) -> None:
+        """A button or select press: journaled first, then acknowledged (Slack allows 3 s)."""
+        self._last_event = time.monotonic()
+        self.counters["actions"] += 1
+        result = normalize_action(body, choice_of(action), self.name)
+        if isinstance(result, InboundMessage):
+            result = await self._resolve_choice(result)
+        await self._submit(result)
+        await ack()
+
+    async def _on_other_event(self, event: dict[str, Any]) -> None:
+        self._ignore(Ignored(DropReason.SYSTEM_MESSAGE, str(event.get("channel") or "")))
+
+    async def _on_error(self, error: Exception) -> BoltResponse | None:
+        """A refused event answers 503 (Events API) or goes unacked (Socket Mode)."""
+        if isinstance(error, StateUnavailable | Draining):
+            self.counters["refused"] += 1
+            if isinstance(error, StateUnavailable):
+                self.ctx.metrics.count("slack_refused_unwritable_state", channel=self.name)
+            return BoltResponse(
+                status=503,
+                body='{"error": "cannot store events right now"}',
+                headers={
+                    "content-type": "application/json",
+                    "retry-after": str(STATE_RETRY_AFTER_S),
+                },
+            )
+        log.error("slack event failed", extra={"error": type(error).__name__})
+        return None
+
+    async def _resolve_choice(self, msg: InboundMessage) -> InboundMessage:
+        """A long value was stored at send time; the button carries its reference."""
+        value = msg.choice or ""
+        resolver = self.ctx.kv.get("callbacks")
+        if resolver is not None and value.startswith(REF_PREFIX):
+            value = await resolver.resolve(value) or value
+        return replace(msg, text=value, choice=value)
+
+    async def _submit(self, result: InboundMessage | Ignored) -> None:
+        if isinstance(result, Ignored):
+            self._ignore(result)
+            return
+        if not self._accepting or self._sink is None:
+            raise Draining
+        async with self._order.turn(f"{result.chat_id}:{result.thread_id}"):
+            await self._sink.submit(result)
+
+    def _ignore(self, ignored: Ignored) -> None:
+        self.ignored[ignored.reason.value] = self.ignored.get(ignored.reason.value, 0) + 1
+        if self._sink is not None:
+            self._sink.ignored(self.name, ignored.reason, chat_id=ignored.chat_id)
+
+
+def _unavailable(why: str) -> web.Response:
+    return web.json_response(
+        {"error": why}, status=503, headers={"Retry-After": str(STATE_RETRY_AFTER_S)}
+    )
+
+
+__all__ = ["SlackChannel"]

@@ -1,0 +1,215 @@
+"""Normalise Slack events and block actions into InboundMessages (or a reason to ignore them).
+
+Pure: Slack delivers plain JSON, so every rule is table-tested on dicts. Sessions: a DM is its
+channel (a thread inside a DM is its own session); in a channel every top-level message starts
+a thread (the answer goes there), so a channel conversation is its channel plus its thread_ts.
+The same message can arrive twice (a `message` event and an `app_mention`, or a Slack retry):
+both get the key `<channel id>:<ts>`, so the journal keeps one.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Collection, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from chatgate.channels.types import Attachment, InboundMessage, Target
+from chatgate.policies.admission import ChatKind
+from chatgate.policies.reasons import DropReason
+
+PLATFORM = "slack"
+ACTION_PREFIX = "act"
+# Subtypes that are not something a person said to the bot.
+_SYSTEM_SUBTYPES = frozenset(
+    {
+        "channel_join",
+        "channel_leave",
+        "channel_topic",
+        "channel_purpose",
+        "channel_name",
+        "channel_archive",
+        "channel_unarchive",
+        "group_join",
+        "group_leave",
+        "group_topic",
+        "group_purpose",
+        "group_name",
+        "group_archive",
+        "group_unarchive",
+        "pinned_item",
+        "unpinned_item",
+        "ekm_access_denied",
+        "reminder_add",
+        "channel_convert_to_private",
+        "huddle_thread",
+    }
+)
+_EDIT_SUBTYPES = frozenset({"message_changed", "message_deleted", "message_replied"})
+_MENTION = re.compile(r"<@([UW][A-Z0-9]+)(?:\|([^>]*))?>")
+_FILE_KINDS = ("image", "audio", "video")
+
+
+@dataclass(frozen=True)
+class BotIdentity:
+    user_id: str  # the bot user (U…): what mentions name
+    bot_id: str  # the bot (B…): what its own messages carry
+    team_id: str = ""
+    name: str = ""
+
+
+@dataclass(frozen=True)
+class Ignored:
+    reason: DropReason
+    chat_id: str = ""
+
+
+def message_key(chat_id: str, ts: str) -> str:
+    """A Slack message is its channel plus its ts (ts alone is unique only per channel)."""
+    return f"{chat_id}:{ts}"
+
+
+def ts_of(message_id: str) -> str | None:
+    """The ts of one of our message ids, or None when it names no message (a button press)."""
+    _, _, ts = message_id.rpartition(":")
+    return ts if ts and not ts.startswith(ACTION_PREFIX) else None
+
+
+def chat_kind(channel_type: str | None, channel_id: str) -> ChatKind:
+    if channel_type == "im" or (channel_type is None and channel_id.startswith("D")):
+        return "direct"
+    return "group"
+
+
+def normalize(
+    event: Mapping[str, Any],
+    bot: BotIdentity,
+    channel: str,
+    *,
+    engaged: Collection[str] = (),
+) -> InboundMessage | Ignored:
+    """One `message` or `app_mention` event. `engaged` holds "<channel>:<thread_ts>" of threads
+    the bot has answered in: a reply there addresses the bot without naming it."""
+    chat_id = str(event.get("channel") or "")
+    subtype = event.get("subtype")
+    if not chat_id or not event.get("ts"):
+        return Ignored(DropReason.MALFORMED_UPDATE, chat_id)
+    if subtype in _EDIT_SUBTYPES:
+        return Ignored(DropReason.EDITED_IGNORED, chat_id)
+    if subtype in _SYSTEM_SUBTYPES:
+        return Ignored(DropReason.SYSTEM_MESSAGE, chat_id)
+    user = str(event.get("user") or "")
+    bot_id = str(event.get("bot_id") or "")
+    if (user and user == bot.user_id) or (bot_id and bot_id == bot.bot_id):
+        return Ignored(DropReason.SELF_MESSAGE, chat_id)
+    ts = str(event["ts"])
+    thread_ts = str(event["thread_ts"]) if event.get("thread_ts") else None
+    kind = chat_kind(event.get("channel_type"), chat_id)
+    text = clean_text(str(event.get("text") or ""), bot.user_id).strip()
+    files = tuple(_attachment(f) for f in event.get("files") or () if isinstance(f, Mapping))
+    if not text and not files:
+        return Ignored(DropReason.EMPTY_INPUT, chat_id)
+    # In a channel the answer starts (or continues) a thread: that thread is the conversation.
+    thread_id = thread_ts if kind == "direct" else (thread_ts or ts)
+    mentioned = (
+        event.get("type") == "app_mention"
+        or f"<@{bot.user_id}" in str(event.get("text") or "")
+        or (thread_ts is not None and event.get("parent_user_id") == bot.user_id)
+        or (thread_ts is not None and f"{chat_id}:{thread_ts}" in engaged)
+    )
+    sender = user or bot_id
+    profile = _mapping(event.get("user_profile"))
+    return InboundMessage(
+        channel=channel,
+        platform=PLATFORM,
+        chat_id=chat_id,
+        chat_kind=kind,
+        sender_id=sender,
+        message_id=message_key(chat_id, ts),
+        text=text or f"[{files[0].kind}]",
+        thread_id=thread_id,
+        sender_name=str(profile.get("display_name") or profile.get("real_name") or ""),
+        sender_is_bot=bool(bot_id) or subtype == "bot_message",
+        is_mention=mentioned,
+        is_command=text.startswith("/"),
+        attachments=files,
+        received_at=_float(ts),
+        reply_target=Target(channel, chat_id, thread_id),
+        extra={"team_id": str(event.get("team") or bot.team_id)} if bot.team_id else {},
+    )
+
+
+def normalize_action(
+    payload: Mapping[str, Any], choice: str | None, channel: str
+) -> InboundMessage | Ignored:
+    """A `block_actions` press on one of the bot's messages: the user's choice, in the
+    conversation the message belongs to. A press addresses the bot: always a mention."""
+    where, container = _mapping(payload.get("channel")), _mapping(payload.get("container"))
+    message, user = _mapping(payload.get("message")), _mapping(payload.get("user"))
+    chat_id = str(where.get("id") or container.get("channel_id") or "")
+    actions = payload.get("actions") or []
+    action = _mapping(actions[0] if actions else None)
+    if not chat_id or not user.get("id"):
+        return Ignored(DropReason.UNSUPPORTED_INTERACTION, chat_id)
+    if not choice:
+        return Ignored(DropReason.EMPTY_INPUT, chat_id)
+    kind = chat_kind(None, chat_id)
+    message_ts = str(message.get("ts") or container.get("message_ts") or "")
+    thread_ts = message.get("thread_ts") or container.get("thread_ts")
+    thread_id = str(thread_ts) if thread_ts else (None if kind == "direct" else message_ts or None)
+    stamp = str(action.get("action_ts") or payload.get("trigger_id") or "")
+    return InboundMessage(
+        channel=channel,
+        platform=PLATFORM,
+        chat_id=chat_id,
+        chat_kind=kind,
+        sender_id=str(user["id"]),
+        message_id=message_key(chat_id, f"{ACTION_PREFIX}{stamp}"),
+        text=choice,
+        thread_id=thread_id,
+        sender_name=str(user.get("name") or user.get("username") or ""),
+        is_mention=True,
+        choice=choice,
+        reply_to=message_key(chat_id, message_ts) if message_ts else None,
+        received_at=_float(stamp),
+        reply_target=Target(channel, chat_id, thread_id),
+        extra={"action_id": str(action.get("action_id") or "")},
+    )
+
+
+def clean_text(text: str, bot_user_id: str) -> str:
+    """Drop the bot's own leading mention; other mentions read as "@name" (or "@U…") and
+    Slack's escapes (&amp; &lt; &gt;) are undone, so the model reads what the user typed."""
+    lead = _MENTION.match(text.lstrip())
+    if lead is not None and lead.group(1) == bot_user_id:
+        rest = text.lstrip()[lead.end() :].lstrip(" ,:")
+        text = rest or text
+
+    def name(m: re.Match[str]) -> str:
+        return f"@{m.group(2) or m.group(1)}"
+
+    text = _MENTION.sub(name, text)
+    text = re.sub(r"<(https?://[^|>]+)\|([^>]+)>", r"\2 (\1)", text)
+    text = re.sub(r"<(https?://[^|>]+)>", r"\1", text)
+    return text.replace("&lt;", "<").replace("&gt;", ">").replace("&amp;", "&")
+
+
+def _attachment(file: Mapping[str, Any]) -> Attachment:
+    mimetype = str(file.get("mimetype") or "")
+    kind = mimetype.split("/")[0] if mimetype else "file"
+    return Attachment(
+        kind if kind in _FILE_KINDS else "file",
+        str(file.get("url_private") or "") or None,
+        str(file.get("name") or "") or None,
+    )
+
+
+def _mapping(value: Any) -> Mapping[str, Any]:
+    return value if isinstance(value, Mapping) else {}
+
+
+def _float(value: str) -> float:
+    try:
+        return float(value)
+    except ValueError:
+        return 0.0

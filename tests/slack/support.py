@@ -1,0 +1,69 @@
+"""Gateway + fake Slack + fake model wiring for the Slack end-to-end tests."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Any
+
+from chatgate.gateway.app import Gateway
+from tests.fakes.llm import FakeLLM
+from tests.fakes.slack import APP_TOKEN, BOT_TOKEN, SIGNING_SECRET, FakeSlack
+from tests.harness import url, write_config
+
+EVENTS_PATH = "/slack/events"
+
+
+def slack_config(
+    tmp_path: Path,
+    slack: FakeSlack,
+    llm: FakeLLM,
+    *,
+    mode: str = "events",
+    channel: str = "    dm_policy: open\n",
+    gateway: str = "",
+    extra_channels: str = "",
+    agents: str = "",
+) -> Path:
+    return write_config(
+        tmp_path,
+        f"""{gateway}
+agents:
+  default:
+    backend: litellm
+    model: openai/fake-model
+    api_base: {llm.base_url}
+    api_key: sk-slack-test
+    timeout_s: 10
+{agents}channels:
+  slack:
+    bot_token: "{BOT_TOKEN}"
+    app_token: "{APP_TOKEN}"
+    signing_secret: "{SIGNING_SECRET}"
+    mode: {mode}
+    api_base: {slack.api_url}
+    ping_interval_s: 0.3
+    request_timeout_s: 5
+{channel}{extra_channels}""",
+    )
+
+
+def events_url(gw: Gateway) -> str:
+    return url(gw, EVENTS_PATH)
+
+
+def section(gw: Gateway, name: str = "slack") -> dict[str, Any]:
+    return {c["name"]: c for c in gw.channels.snapshot()}[name]
+
+
+async def eventually_state(
+    gw: Gateway, state: str, name: str = "slack", timeout: float = 20
+) -> dict[str, Any]:
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout
+    while loop.time() < deadline:
+        found = section(gw, name)
+        if found["state"] == state:
+            return found
+        await asyncio.sleep(0.02)
+    raise AssertionError(f"{name} never reached {state}: {section(gw, name)}")

@@ -32,7 +32,7 @@ def _database(gw: Gateway) -> Database:
 FILL = "_fill:"
 
 
-async def _disk_full(gw: Gateway, on: bool) -> None:
+async def disk_full(gw: Gateway, on: bool) -> None:
     """Fault injection on the daemon's own connection: cap the database at its current size and
     fill the free space, so every write that needs room fails with SQLITE_FULL ("database or
     disk is full"), as on a full disk; ``on=False`` lifts the cap and frees the filler."""
@@ -104,7 +104,7 @@ async def test_webhook_refused_while_unwritable_then_answered_once_after_recover
     fake_llm.script("Triage: startup crash.")
     clock = ManualClock()
     async with running(gh_config(tmp_path, fake_llm), clock=clock) as gw, http() as client:
-        await _disk_full(gw, True)
+        await disk_full(gw, True)
         body = issue_body(title="Crash on start " + "x" * 20_000)  # needs pages of its own
         headers = gh_headers(body, delivery="d-1")
         async with client.post(url(gw, "/hooks/gh"), data=body, headers=headers) as resp:
@@ -133,7 +133,7 @@ async def test_webhook_refused_while_unwritable_then_answered_once_after_recover
         async with client.post(url(gw, "/hooks/gh"), data=body, headers=headers) as resp:
             assert resp.status == 503
 
-        await _disk_full(gw, False)
+        await disk_full(gw, False)
         await _until_ready(gw, clock)
         assert gw.pipeline.guard.current() is None
 
@@ -153,7 +153,7 @@ async def test_telegram_batch_not_confirmed_while_unwritable_then_answered_once(
     config = telegram_config(tmp_path, fake_tg, fake_llm, channel="    dm_policy: open")
     async with running(config, clock=clock) as gw:
         await fake_tg.wait_for("getUpdates", timeout=15)
-        await _disk_full(gw, True)
+        await disk_full(gw, True)
         text = "please look at this " + "y" * 3800  # needs pages of its own
         update_id = fake_tg.dm(42, text)["update_id"]
 
@@ -169,7 +169,7 @@ async def test_telegram_batch_not_confirmed_while_unwritable_then_answered_once(
         assert fake_tg.calls_of("sendMessage") == []
         assert fake_llm.requests == []
 
-        await _disk_full(gw, False)
+        await disk_full(gw, False)
         await _until_ready(gw, clock)
         [sent] = await fake_tg.wait_for("sendMessage", timeout=15)
         await fake_tg.wait_for(
@@ -190,13 +190,13 @@ async def test_telegram_webhook_update_refused_with_503_then_answered_once(
     clock = ManualClock()
     config = telegram_config(tmp_path, fake_tg, fake_llm, channel=CHANNEL)
     async with running(config, clock=clock) as gw, http() as client:
-        await _disk_full(gw, True)
+        await disk_full(gw, True)
         update = fake_tg.dm(42, "over webhook " + "z" * 3800)
         status, _ = await post(client, gw, update)
         assert status == 503  # Telegram re-sends on anything but 2xx
         assert fake_llm.requests == []
 
-        await _disk_full(gw, False)
+        await disk_full(gw, False)
         await _until_ready(gw, clock)
         assert (await post(client, gw, update))[0] == 200
         await fake_tg.wait_for("sendMessage", timeout=15)

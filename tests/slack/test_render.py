@@ -1,0 +1,479 @@
+"""Rendering for Slack: mrkdwn, 3,000-character chunks, Block Kit shapes, 50-block split."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from chatgate.channels.base import Rendered
+from chatgate.channels.slack.ids import choice_of
+from chatgate.channels.slack.render import (
+    BUTTONS_ONLY_TEXT,
+    FORMAT,
+    MAX_BLOCKS,
+    MAX_TEXT,
+    render,
+    split_rendered,
+    table_blocks,
+)
+from chatgate.presentation.degrade import adapt, with_note
+from chatgate.presentation.limits import PresentationLimits
+from chatgate.presentation.markdown import closes_fence, parse_fence
+from chatgate.presentation.model import (
+    Block,
+    Button,
+    Buttons,
+    Chart,
+    Context,
+    Divider,
+    Image,
+    OutboundMessage,
+    Select,
+    SelectOption,
+    Series,
+    Table,
+    Text,
+)
+from tests.fakes.slack import MAX_TEXT as SLACK_MAX_TEXT
+from tests.fakes.slack import _block_errors
+
+LIMITS = PresentationLimits(
+    max_text_length=3000,
+    supports_select=True,
+    supports_tables=True,
+    max_buttons=25,
+    max_options=100,
+    callback_data_max_bytes=150,
+    max_table_rows=50,
+    max_table_cols=10,
+)
+ZW = "\u200b"
+
+
+def open_fence(text: str) -> bool:
+    """Whether a ``` block is left open at the end of `text`."""
+    fence = None
+    for line in text.split("\n"):
+        if fence is None:
+            fence = parse_fence(line)
+        elif closes_fence(line, fence):
+            fence = None
+    return fence is not None
+
+
+def _text_errors(where: str, text: Any, limit: int = MAX_TEXT) -> list[str]:
+    if not isinstance(text, str) or not text.strip():
+        return [f"{where}: empty text"]
+    errors = [f"{where}: {len(text)} > {limit}"] if len(text) > limit else []
+    return errors + ([f"{where}: unbalanced code fence"] if open_fence(text) else [])
+
+
+def _plain_errors(where: str, obj: Any, limit: int) -> list[str]:
+    if not isinstance(obj, dict) or obj.get("type") != "plain_text":
+        return [f"{where}: not plain_text"]
+    text = obj.get("text")
+    ok = isinstance(text, str) and 0 < len(text) <= limit and text.strip()
+    return [] if ok else [f"{where}: plain_text {text!r} not 1..{limit}"]
+
+
+def _element_errors(where: str, element: dict[str, Any]) -> list[str]:
+    kind = element.get("type")
+    errors = [] if len(element.get("action_id", "")) <= 255 else [f"{where}: long action_id"]
+    if kind == "button":
+        errors += _plain_errors(f"{where}/text", element["text"], 75)
+        if len(element.get("value", "")) > 2000:
+            errors.append(f"{where}: value over 2000")
+        if element.get("style") not in (None, "primary", "danger"):
+            errors.append(f"{where}: style {element['style']!r}")
+        return errors
+    if kind != "static_select":
+        return [f"{where}: unexpected element {kind!r}"]
+    errors += _plain_errors(f"{where}/placeholder", element["placeholder"], 150)
+    options = element["options"]
+    if not 0 < len(options) <= 100:
+        errors.append(f"{where}: {len(options)} options")
+    for k, option in enumerate(options):
+        errors += _plain_errors(f"{where}/options/{k}", option["text"], 75)
+        if not 0 < len(option["value"]) <= 150:
+            errors.append(f"{where}/options/{k}: value length {len(option['value'])}")
+    return errors
+
+
+def _block_kit_errors(blocks: tuple[dict[str, Any], ...]) -> list[str]:
+    """Block Kit rules beyond the fake's checks: element caps, alt text, unique action ids."""
+    errors: list[str] = []
+    action_ids: list[str] = []
+    for i, block in enumerate(blocks):
+        kind, where = block["type"], f"/blocks/{i}"
+        if kind == "section":
+            errors += _text_errors(where, block["text"]["text"])
+        elif kind == "context":
+            elements = block["elements"]
+            if not 0 < len(elements) <= 10:
+                errors.append(f"{where}: {len(elements)} context elements")
+            errors += [e for el in elements for e in _text_errors(where, el["text"])]
+        elif kind == "image":
+            url, alt = block["image_url"], block["alt_text"]
+            if not url.startswith(("http://", "https://")) or len(url) > 3000:
+                errors.append(f"{where}: bad image_url")
+            if not 0 < len(alt) <= 2000 or not alt.strip():
+                errors.append(f"{where}: alt_text length {len(alt)}")
+        elif kind == "actions":
+            elements = block["elements"]
+            if not 0 < len(elements) <= 25:
+                errors.append(f"{where}: {len(elements)} elements")
+            for j, element in enumerate(elements):
+                errors += _element_errors(f"{where}/elements/{j}", element)
+                action_ids.append(element["action_id"])
+        elif kind != "divider":
+            errors.append(f"{where}: unexpected block {kind!r}")
+    if len(action_ids) != len(set(action_ids)):
+        errors.append("duplicate action_id")
+    return errors
+
+
+def slack_errors(rendered: Rendered, limit: int = MAX_TEXT) -> list[str]:
+    """Why Slack (or a careful reading of its Block Kit reference) would refuse this message."""
+    blocks = rendered.native["blocks"]
+    errors = _block_errors(list(blocks)) + _block_kit_errors(blocks)
+    if rendered.format != FORMAT or not rendered.text.strip():
+        errors.append("no fallback text")
+    if len(rendered.text) > SLACK_MAX_TEXT:
+        errors.append("msg_too_long")
+    return errors + (_text_errors("text", rendered.text, limit) if not blocks else [])
+
+
+def check(parts: list[Rendered], limit: int = MAX_TEXT) -> list[Rendered]:
+    for part in parts:
+        assert slack_errors(part, limit) == [], part
+    assert [p.native["reply"] for p in parts] == [i == 0 for i in range(len(parts))]
+    return parts
+
+
+def blocks_of(message: OutboundMessage, **kwargs: Any) -> list[dict[str, Any]]:
+    return [b for part in check(render(message, **kwargs)) for b in part.native["blocks"]]
+
+
+MRKDWN = [
+    ("**bold** and __strong__", "*bold* and *strong*"),
+    ("*it* and _it_", "_it_ and _it_"),
+    ("~~gone~~", "~gone~"),
+    ("use `a<b>` now", "use `a&lt;b&gt;` now"),
+    ("```python\nif a < b:\n    x = '*y*'\n```", "```\nif a &lt; b:\n    x = '*y*'\n```"),
+    ("````\n```\ninner\n```\n````", f"```\n``{ZW}`\ninner\n``{ZW}`\n```"),
+    ("\\`\\`\\` not code", f"{ZW}``` not code"),
+    ("[docs](https://x.test/a?b=1&c=2)", "<https://x.test/a?b=1&amp;c=2|docs>"),
+    ("<https://x.test>", "<https://x.test>"),
+    ("see https://x.test/a_b_c", "see https://x.test/a_b_c"),
+    ("[x](javascript:alert(1))", "x (javascript:alert(1))"),
+    ("a & b < c > d", "a &amp; b &lt; c &gt; d"),
+    ("<!channel> <@U1>", "&lt;!channel&gt; &lt;@U1&gt;"),  # no mass pings from agent text
+    ("- one\n* two\n1. three", "• one\n• two\n1. three"),
+    ("# Title\n### Sub *x*", "*Title*\n*Sub* *_x_*"),
+    ("> quoted **b**", "&gt; quoted *b*"),
+]
+
+
+@pytest.mark.parametrize(("md", "expected"), MRKDWN, ids=[m[0][:24] for m in MRKDWN])
+def test_markdown_becomes_mrkdwn_text(md: str, expected: str) -> None:
+    [only] = check(render(OutboundMessage.from_text(md)))
+    assert (only.text, only.format, only.native) == (
+        expected,
+        FORMAT,
+        {"blocks": (), "reply": True},
+    )
+
+
+@pytest.mark.parametrize(
+    ("blocks", "expected"),
+    [
+        ((Text("a *b*", markdown=False),), "a *b*"),
+        ((Text("one"), Divider(), Context("small print")), "one\n\n———\n\n_small print_"),
+        ((Chart("bar", (Series("s", (1.0, 2.5)),)),), "Bar chart\ns: 1, 2.5"),
+        ((Text("x"), Buttons(()), Select(())), "x"),
+    ],
+)
+def test_text_only_replies_are_plain_text(blocks: tuple[Block, ...], expected: str) -> None:
+    [only] = check(render(OutboundMessage(blocks)))
+    assert only.text == expected and only.native["blocks"] == ()
+
+
+def test_empty_message_renders_nothing() -> None:
+    assert render(OutboundMessage(())) == []
+    assert render(OutboundMessage.from_text("  \n ")) == []
+
+
+def test_10k_answer_with_code_is_chunked_under_3000_with_balanced_fences() -> None:
+    code = "\n".join(f"    print('line {i} <tag> & a*b_c')" for i in range(150))
+    prose = " ".join(
+        f"Sentence {i} with **bold** and [a link](https://x.test/{i})." for i in range(80)
+    )
+    answer = f"{prose}\n\n```python\n{code}\n```\n\n{prose}"
+    assert len(answer) >= 10_000
+    parts = check(render(OutboundMessage.from_text(answer)))
+    assert len(parts) >= 4
+    strip = re.compile(r"^```$|\s", re.MULTILINE)
+    whole = "\n".join(p.text for p in parts)
+    for i in range(150):
+        assert f"print('line {i} &lt;tag&gt; &amp; a*b_c')" in whole
+    for i in range(80):
+        assert whole.count(f"<https://x.test/{i}|a link>") == 2  # no link is cut in two
+    assert strip.sub("", whole) == strip.sub("", render_whole(answer))
+
+
+def render_whole(md: str) -> str:
+    [only] = render(OutboundMessage.from_text(md), limit=100_000)
+    return only.text
+
+
+def test_buttons_become_an_actions_block_with_ids_styles_urls_and_short_values() -> None:
+    stored: dict[str, str] = {}
+
+    def shorten(value: str) -> str:
+        stored[f"ref:{len(stored)}"] = value
+        return f"ref:{len(stored) - 1}"
+
+    long = "v" * 2001
+    buttons = Buttons(
+        (
+            Button("Yes", "yes", style="primary"),
+            Button("No", "no", style="danger"),
+            Button("Plain"),
+            Button("Docs", url="https://x.test/docs"),
+            Button("L" * 100, long),
+        )
+    )
+    [section, actions] = blocks_of(OutboundMessage((Text("pick"), buttons)), shorten=shorten)
+    assert section == {"type": "section", "text": {"type": "mrkdwn", "text": "pick"}}
+    elements = actions["elements"]
+    assert [e["action_id"] for e in elements] == ["b0", "b1", "b2", "b3", "b4"]
+    assert [e.get("style") for e in elements] == ["primary", "danger", None, None, None]
+    assert [e.get("value") for e in elements] == ["yes", "no", "Plain", None, "ref:0"]
+    assert elements[3]["url"] == "https://x.test/docs"
+    assert elements[4]["text"] == {"type": "plain_text", "text": "L" * 74 + "…", "emoji": True}
+    assert stored == {"ref:0": long}
+
+
+def test_buttons_only_get_a_prompt_as_fallback_text() -> None:
+    [only] = check(render(OutboundMessage((Buttons((Button("A", "a"),)),))))
+    assert only.text == BUTTONS_ONLY_TEXT and only.native["blocks"][0]["type"] == "actions"
+
+
+def test_more_than_25_buttons_take_several_actions_blocks() -> None:
+    buttons = Buttons(tuple(Button(f"B{i}", f"v{i}") for i in range(60)))
+    blocks = blocks_of(OutboundMessage((buttons,)))
+    assert [len(b["elements"]) for b in blocks] == [25, 25, 10]
+
+
+def test_select_is_a_static_select_with_capped_options() -> None:
+    options = (SelectOption("Red", "r"), SelectOption("x" * 90, "y" * 151), SelectOption("", ""))
+    select = Select(
+        options + tuple(SelectOption(f"o{i}", f"{i}") for i in range(110)), "", "colour"
+    )
+    blocks = blocks_of(OutboundMessage((select,)), shorten=lambda v: "ref:1")
+    [note, actions] = blocks
+    assert note["elements"][0]["text"] == "(Note: 13 more options not shown.)"
+    [element] = actions["elements"]
+    assert element["action_id"] == "s0:colour"
+    assert element["placeholder"]["text"] == "Choose…"
+    assert len(element["options"]) == 100
+    assert [o["value"] for o in element["options"][:3]] == ["r", "ref:1", "…"]
+    assert element["options"][1]["text"]["text"] == "x" * 74 + "…"
+
+
+def test_table_is_a_monospace_grid_in_a_section() -> None:
+    table = Table(("name", "qty"), (("apple", "3"), ("kiwi & co", "12", "extra")))
+    [section] = blocks_of(OutboundMessage((Text("stock:"), table)))[1:]
+    assert section["text"]["text"] == (
+        "```\nname      | qty |\n----------+-----+------\n"
+        "apple     | 3   |\nkiwi &amp; co | 12  | extra\n```"
+    )
+
+
+def test_a_huge_table_keeps_what_fits_and_says_how_many_rows_and_columns_are_missing() -> None:
+    rows = tuple(tuple(f"r{i}c{j}" + "x" * 20 for j in range(14)) for i in range(300))
+    [section, note] = table_blocks(Table(tuple(f"h{j}" for j in range(14)), rows))
+    assert len(section["text"]["text"]) <= MAX_TEXT
+    kept = section["text"]["text"].count("\nr")
+    assert 0 < kept < 300
+    assert (
+        note["elements"][0]["text"] == f"{300 - kept} more rows not shown; 4 more columns not shown"
+    )
+
+
+@pytest.mark.parametrize(
+    ("image", "expected"),
+    [
+        (
+            Image("https://x.test/cat.png", "a  cat"),
+            {"type": "image", "image_url": "https://x.test/cat.png", "alt_text": "a cat"},
+        ),
+        (
+            Image("https://x.test/cat.png"),
+            {"type": "image", "image_url": "https://x.test/cat.png", "alt_text": "image"},
+        ),
+        (
+            Image("ftp://x.test/cat.png", "cat"),
+            {"type": "section", "text": {"type": "mrkdwn", "text": "cat: ftp://x.test/cat.png"}},
+        ),
+    ],
+)
+def test_images(image: Image, expected: dict[str, Any]) -> None:
+    assert blocks_of(OutboundMessage((image,))) == [expected]
+
+
+def test_divider_and_context_blocks_in_a_block_kit_message() -> None:
+    message = OutboundMessage((Image("https://x.test/a.png", "a"), Divider(), Context("*small*")))
+    assert blocks_of(message)[1:] == [
+        {"type": "divider"},
+        {"type": "context", "elements": [{"type": "mrkdwn", "text": "_small_"}]},
+    ]
+
+
+def test_a_long_context_takes_several_elements() -> None:
+    text = "\n\n".join(f"paragraph {i} " + "word " * 500 for i in range(25))
+    message = OutboundMessage((Image("https://x.test/a.png"), Context(text)))
+    contexts = [b for b in blocks_of(message) if b["type"] == "context"]
+    assert [len(c["elements"]) for c in contexts] == [10, 10, 5]
+
+
+def test_more_than_50_blocks_split_into_messages_with_components_on_the_last() -> None:
+    blocks: list[Block] = []
+    for i in range(40):
+        blocks += [Text(f"part {i}"), Divider()]
+    blocks += [Image("https://x.test/a.png"), Buttons((Button("OK", "ok"),))]
+    parts = check(render(OutboundMessage(tuple(blocks))))
+    assert [len(p.native["blocks"]) for p in parts] == [MAX_BLOCKS, 32]
+    assert parts[0].native["blocks"][0]["text"]["text"] == "part 0"
+    assert parts[-1].native["blocks"][-1]["type"] == "actions"
+    assert all(b["type"] != "actions" for b in parts[0].native["blocks"])
+    assert parts[1].text.startswith("part 25")
+
+
+def test_components_go_to_their_own_last_message_when_the_body_is_full() -> None:
+    blocks: list[Block] = [Image(f"https://x.test/{i}.png") for i in range(50)]
+    parts = check(render(OutboundMessage((*blocks, Buttons((Button("OK", "ok"),))))))
+    assert [len(p.native["blocks"]) for p in parts] == [50, 1]
+    assert parts[1].text == BUTTONS_ONLY_TEXT
+
+
+def test_split_halves_a_text_message_at_a_safe_break() -> None:
+    text = "intro words\n```\n" + "\n".join(f"code line {i}" for i in range(200)) + "\n```"
+    [only] = render(OutboundMessage.from_text(text), limit=100_000)
+    first, second = check(split_rendered(only), limit=100_000)
+    assert abs(len(first.text) - len(second.text)) < len(text) // 4
+    assert first.text.startswith("intro") and second.text.startswith("```\ncode line")
+
+
+def test_split_distributes_blocks_and_keeps_components_last() -> None:
+    message = OutboundMessage(
+        (Text("a"), Image("https://x.test/a.png"), Text("b"), Buttons((Button("OK", "ok"),)))
+    )
+    [only] = render(message)
+    first, second = check(split_rendered(only))
+    assert [b["type"] for b in first.native["blocks"]] == ["section", "image"]
+    assert [b["type"] for b in second.native["blocks"]] == ["section", "actions"]
+    assert (first.text, second.text) == ("a\n\nimage", "b")
+
+
+@pytest.mark.parametrize(
+    ("block", "kinds"),
+    [
+        (Text("word " * 1000), ["section", "section"]),
+        (Buttons(tuple(Button(f"B{i}", f"{i}") for i in range(10))), ["actions", "actions"]),
+        (Context("word " * 1000), ["context", "context"]),
+        (Image("https://x.test/a.png"), ["image"]),
+    ],
+)
+def test_split_of_a_single_block(block: Block, kinds: list[str]) -> None:
+    rendered = Rendered("x", FORMAT, {"blocks": tuple(blocks_of(OutboundMessage((block,)))[-1:])})
+    if isinstance(block, Text | Context):  # force Block Kit for a lone text-like block
+        rendered = Rendered("x", FORMAT, {"blocks": tuple(_lone(block)), "reply": True})
+    parts = split_rendered(rendered)
+    assert [b["type"] for p in parts for b in p.native["blocks"]] == kinds
+    check([Rendered(p.text, p.format, {**p.native, "reply": i == 0}) for i, p in enumerate(parts)])
+
+
+def _lone(block: Text | Context) -> list[dict[str, Any]]:
+    blocks = blocks_of(OutboundMessage((Image("https://x.test/a.png"), block)))
+    return blocks[1:]
+
+
+def test_ids_round_trip_through_a_block_actions_payload() -> None:
+    refs: dict[str, str] = {}
+
+    def shorten(value: str) -> str:
+        refs[f"ref:{len(refs)}"] = value
+        return f"ref:{len(refs) - 1}"
+
+    message = OutboundMessage(
+        (
+            Buttons((Button("Go", "go"), Button("Big", "b" * 3000))),
+            Select((SelectOption("Red", "r"), SelectOption("Long", "l" * 200)), "Colour", "c"),
+        )
+    )
+    elements = [e for b in blocks_of(message, shorten=shorten) for e in b["elements"]]
+    chosen = []
+    for element in elements:
+        if element["type"] == "button":
+            action = {"type": "button", "action_id": element["action_id"], "block_id": "x"}
+            chosen.append(choice_of({**action, "value": element["value"]}))
+        else:
+            for option in element["options"]:
+                action = {"type": "static_select", "action_id": element["action_id"]}
+                chosen.append(choice_of({**action, "selected_option": option}))
+    assert [refs.get(c, c) for c in chosen if c] == ["go", "b" * 3000, "r", "l" * 200]
+
+
+TEXT = st.text(alphabet="ab *_~`<>&|[]()#-\n:/.é😀", max_size=60)
+URL = st.sampled_from(["https://x.test/a.png", "ftp://x", "", "https://x.test/" + "p" * 3000])
+LABEL = st.text(max_size=90)
+VALUE = st.one_of(st.none(), st.text(max_size=5), st.just("v" * 2100))
+BLOCKS = st.one_of(
+    st.builds(lambda t, n: Text(t * n), TEXT, st.integers(1, 200)),
+    st.builds(Text, TEXT, st.booleans()),
+    st.builds(lambda t, n: Context(t * n), TEXT, st.integers(1, 80)),
+    st.just(Divider()),
+    st.builds(Image, URL, st.text(max_size=10)),
+    st.builds(Chart, st.just("bar"), st.just((Series("s", (1.0, 2.0)),))),
+    st.builds(
+        lambda n, label, value, url: Buttons(
+            tuple(Button(label, value, url if i % 3 == 2 else None) for i in range(n))
+        ),
+        st.integers(0, 30),
+        LABEL,
+        VALUE,
+        st.sampled_from(["https://x.test", "https://x.test/" + "p" * 3000]),
+    ),
+    st.builds(
+        lambda n, label, value: Select(tuple(SelectOption(label, value) for _ in range(n))),
+        st.integers(0, 120),
+        LABEL,
+        st.text(max_size=200),
+    ),
+    st.builds(
+        lambda cols, rows, cell: Table(
+            tuple(cell for _ in range(cols)),
+            tuple(tuple(cell for _ in range(cols + r % 3)) for r in range(rows)),
+        ),
+        st.integers(0, 12),
+        st.integers(0, 60),
+        st.text(max_size=50),
+    ),
+)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(BLOCKS, max_size=12), st.integers(1, 30))
+def test_every_rendered_message_is_one_slack_accepts(blocks: list[Block], repeat: int) -> None:
+    message = OutboundMessage(tuple(blocks) * (repeat if len(blocks) <= 3 else 1))
+    adapted, report = adapt(message, LIMITS)
+    for candidate in (message, with_note(adapted, report)):
+        parts = check(render(candidate, shorten=lambda v: "ref:x"))
+        for part in parts:
+            for half in split_rendered(part):
+                assert slack_errors(half) == [], half

@@ -227,10 +227,14 @@ def _context(text: str, limit: int) -> list[SlackBlock]:
 def _image(image: Image, limit: int) -> list[SlackBlock]:
     """An image block; a URL Slack would refuse becomes a text line instead."""
     url = image.url.strip()
-    if not url.lower().startswith(("http://", "https://")) or len(url) > URL_MAX:
+    if not _web_url(url):
         return [_section(c) for c in chunks(html_escape(image_to_text(image)), limit)]
     alt = " ".join(image.alt.split()) or "image"
     return [{"type": "image", "image_url": url, "alt_text": _clip(alt, ALT_MAX)}]
+
+
+def _web_url(url: str) -> bool:
+    return url.lower().startswith(("http://", "https://")) and len(url) <= URL_MAX
 
 
 def table_blocks(table: Table, limit: int = MAX_TEXT) -> list[SlackBlock]:
@@ -302,7 +306,7 @@ def _add_actions(
 
 
 def _button(button: Button, index: int, shorten: Shorten) -> SlackBlock | None:
-    """A button element, or None for a link Slack would refuse."""
+    """A button element, or None for a link Slack would refuse (not http(s), too long)."""
     element: SlackBlock = {
         "type": "button",
         "text": _plain(button.label, LABEL_MAX),
@@ -310,7 +314,7 @@ def _button(button: Button, index: int, shorten: Shorten) -> SlackBlock | None:
     }
     if button.url is not None:
         url = button.url.strip()
-        if not url or len(url) > URL_MAX:
+        if not _web_url(url):
             return None
         element["url"] = url
     else:

@@ -16,6 +16,7 @@ from chatgate.channels.slack.render import (
     FORMAT,
     MAX_BLOCKS,
     MAX_TEXT,
+    fallback_text,
     render,
     split_rendered,
     table_blocks,
@@ -172,6 +173,32 @@ def test_more_than_25_buttons_take_several_actions_blocks() -> None:
     buttons = Buttons(tuple(Button(f"B{i}", f"v{i}") for i in range(60)))
     blocks = blocks_of(OutboundMessage((buttons,)))
     assert [len(b["elements"]) for b in blocks] == [25, 25, 10]
+
+
+@pytest.mark.parametrize(
+    ("components", "actions", "note"),
+    [
+        (
+            (
+                Buttons(
+                    (Button("a", url="tg://x"), Button("b", url="https://x.test/" + "p" * 3000))
+                ),
+            ),
+            0,
+            2,
+        ),
+        (tuple(Select((SelectOption("o", "o"),), action_id=f"s{i}") for i in range(55)), 49, 6),
+        (tuple(Buttons((Button(f"{i}", f"{i}"),)) for i in range(51)), 49, 2),
+    ],
+)
+def test_components_without_room_are_counted_in_a_note(
+    components: tuple[Block, ...], actions: int, note: int
+) -> None:
+    parts = check(render(OutboundMessage((Text("pick"), *components))))
+    last = parts[-1].native["blocks"]
+    assert sum(b["type"] == "actions" for b in last) == actions
+    [context] = [b for b in last if b["type"] == "context"]
+    assert context["elements"][0]["text"] == f"(Note: {note} more options not shown.)"
 
 
 def test_select_is_a_static_select_with_capped_options() -> None:
@@ -382,3 +409,28 @@ def test_every_rendered_message_is_one_slack_accepts(blocks: list[Block], repeat
         for part in parts:
             for half in split_rendered(part):
                 assert slack_errors(half) == [], half
+
+
+@pytest.mark.parametrize(
+    ("blocks", "expected"),
+    [
+        ([{"type": "divider"}], "———"),
+        ([{"type": "actions", "elements": []}], BUTTONS_ONLY_TEXT),
+        ([{"type": "image", "image_url": "https://x", "alt_text": "a<b"}], "a&lt;b"),
+        (
+            [
+                {"type": "section", "text": {"type": "mrkdwn", "text": "*s*"}},
+                {"type": "context", "elements": [{"type": "mrkdwn", "text": "c"}] * 2},
+            ],
+            "*s*\n\nc\n\nc",
+        ),
+    ],
+)
+def test_fallback_text(blocks: list[dict[str, Any]], expected: str) -> None:
+    assert fallback_text(blocks) == expected
+
+
+def test_fallback_text_is_clipped_with_a_mark() -> None:
+    section = {"type": "section", "text": {"type": "mrkdwn", "text": "word " * 599}}
+    text = fallback_text([section, section])
+    assert len(text) <= MAX_TEXT and text.endswith("\n…")

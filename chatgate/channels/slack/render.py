@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 from chatgate.channels.base import Rendered
@@ -170,9 +171,8 @@ def _blocks(
 ) -> tuple[list[SlackBlock], list[SlackBlock]]:
     """(body blocks in order, tail: the note and actions blocks that go on the last message)."""
     body: list[SlackBlock] = []
-    actions: list[SlackBlock] = []
+    components = _Components(shorten)
     pending: list[str] = []
-    counts = [0, 0, 0]  # buttons, selects, items not shown
 
     def flush() -> None:
         body.extend(_section(c) for c in chunks("\n\n".join(pending), limit))
@@ -195,11 +195,9 @@ def _blocks(
             case Table():
                 body.extend(table_blocks(block, limit))
             case Buttons() | Select():
-                _add_actions(actions, block, counts, shorten)
+                components.add(block)
     flush()
-    hidden = counts[2]
-    note = f"(Note: {hidden} more option{'s' * (hidden != 1)} not shown.)"
-    return body, ([*_context(note, limit)] if hidden else []) + actions
+    return body, components.tail(limit)
 
 
 def _batches(body: list[SlackBlock], tail: list[SlackBlock]) -> list[tuple[SlackBlock, ...]]:
@@ -277,32 +275,45 @@ def _grid(header: list[str] | None, rows: list[list[str]]) -> str:
     return "```\n" + html_escape("\n".join(lines)) + "\n```"
 
 
-def _add_actions(
-    actions: list[SlackBlock], block: Buttons | Select, counts: list[int], shorten: Shorten
-) -> None:
-    """Append actions blocks for one Buttons or Select; what finds no room is counted."""
-    room = MAX_BLOCKS - 1 - len(actions)  # one block is kept for the note
-    if isinstance(block, Select):
-        if not block.options:
+@dataclass
+class _Components:
+    """The actions blocks of one message; buttons and selects are numbered across it."""
+
+    shorten: Shorten
+    blocks: list[SlackBlock] = field(default_factory=list)
+    buttons: int = 0
+    selects: int = 0
+    hidden: int = 0  # items that found no room
+
+    def add(self, block: Buttons | Select) -> None:
+        room = MAX_BLOCKS - 1 - len(self.blocks)  # one block is kept for the note
+        if isinstance(block, Select):
+            if room <= 0:
+                self.hidden += len(block.options)
+            elif block.options:
+                element = _select(block, self.selects, self.shorten)
+                self.blocks.append({"type": "actions", "elements": [element]})
+                self.selects += 1
+                self.hidden += max(0, len(block.options) - MAX_OPTIONS)
             return
-        if room <= 0:
-            counts[2] += len(block.options)
-            return
-        actions.append({"type": "actions", "elements": [_select(block, counts[1], shorten)]})
-        counts[1] += 1
-        counts[2] += max(0, len(block.options) - MAX_OPTIONS)
-        return
-    elements: list[SlackBlock] = []
-    for button in block.buttons:
-        element = _button(button, counts[0], shorten)
-        counts[0] += 1
-        if element is None:
-            counts[2] += 1
-        else:
-            elements.append(element)
-    rows = [elements[i : i + MAX_ACTIONS] for i in range(0, len(elements), MAX_ACTIONS)]
-    actions.extend({"type": "actions", "elements": row} for row in rows[: max(room, 0)])
-    counts[2] += sum(len(row) for row in rows[max(room, 0) :])
+        elements: list[SlackBlock] = []
+        for button in block.buttons:
+            spec = _button(button, self.buttons, self.shorten)
+            self.buttons += 1
+            if spec is None:
+                self.hidden += 1
+            else:
+                elements.append(spec)
+        rows = [elements[i : i + MAX_ACTIONS] for i in range(0, len(elements), MAX_ACTIONS)]
+        self.blocks.extend({"type": "actions", "elements": row} for row in rows[: max(room, 0)])
+        self.hidden += sum(len(row) for row in rows[max(room, 0) :])
+
+    def tail(self, limit: int) -> list[SlackBlock]:
+        """The blocks for the last message: a note on what was not shown, then the actions."""
+        if not self.hidden:
+            return self.blocks
+        note = f"(Note: {self.hidden} more option{'s' * (self.hidden != 1)} not shown.)"
+        return _context(note, limit) + self.blocks
 
 
 def _button(button: Button, index: int, shorten: Shorten) -> SlackBlock | None:

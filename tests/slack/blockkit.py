@@ -10,8 +10,9 @@ from __future__ import annotations
 from typing import Any
 
 from chatgate.channels.base import Rendered
-from chatgate.channels.slack.render import FORMAT, MAX_TEXT
+from chatgate.channels.slack.render import FORMAT, MAX_TEXT, render
 from chatgate.presentation.markdown import closes_fence, parse_fence
+from chatgate.presentation.model import OutboundMessage
 from tests.fakes.slack import MAX_TEXT as SLACK_MAX_TEXT
 from tests.fakes.slack import _block_errors
 
@@ -109,3 +110,16 @@ def slack_errors(rendered: Rendered, limit: int = MAX_TEXT) -> list[str]:
     if len(rendered.text) > SLACK_MAX_TEXT:
         errors.append("msg_too_long")
     return errors + _text_errors("text", rendered.text, limit if not blocks else MAX_TEXT)
+
+
+def check(parts: list[Rendered], limit: int = MAX_TEXT) -> list[Rendered]:
+    """Assert every message is valid and only the first quotes the trigger; returns `parts`."""
+    for part in parts:
+        assert slack_errors(part, limit) == [], part
+    assert [p.native["reply"] for p in parts] == [i == 0 for i in range(len(parts))]
+    return parts
+
+
+def blocks_of(message: OutboundMessage, **kwargs: Any) -> list[dict[str, Any]]:
+    """Every block of the checked messages `message` renders to, in order."""
+    return [b for part in check(render(message, **kwargs)) for b in part.native["blocks"]]

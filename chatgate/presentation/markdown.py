@@ -296,12 +296,23 @@ def _slack_line(line: _Line) -> str:
 
 
 def _slack_code(block: _CodeBlock) -> str:
-    return f"```\n{html_escape(chr(10).join(block.lines))}\n```" if block.lines else ""
+    """A ``` block; a ``` inside would end it early, so a zero-width space breaks it up."""
+    body = re.sub(r"(?<=``)`", "\u200b`", html_escape("\n".join(block.lines)))
+    return f"```\n{body}\n```" if block.lines else ""
+
+
+def _slack_text_line(line: _Line) -> str:
+    """A text line that came out looking like a fence (from escapes) gets a zero-width space."""
+    text = _slack_line(line)
+    if parse_fence(text) is None:
+        return text
+    indent = len(text) - len(text.lstrip(" \t"))
+    return text[:indent] + "\u200b" + text[indent:]
 
 
 def _to_slack_mrkdwn(md: str) -> str:
     parts = [
-        _slack_code(seg) if isinstance(seg, _CodeBlock) else _slack_line(seg)
+        _slack_code(seg) if isinstance(seg, _CodeBlock) else _slack_text_line(seg)
         for seg in _segments(md)
     ]
     return "\n".join(parts)

@@ -91,8 +91,10 @@ async def test_a_refresh_disconnect_reconnects_and_keeps_serving(
 async def test_a_rejected_app_token_parks_the_channel_with_the_fix(
     tmp_path: Path, fake_llm: FakeLLM
 ) -> None:
-    async with FakeSlack(app_token="xapp-1-A1-another-token") as fake:
-        async with running(slack_config(tmp_path, fake, fake_llm, mode="socket")) as gw:
-            status = await eventually_state(gw, "parked")
+    async with (
+        FakeSlack(app_token="xapp-1-A1-another-token") as fake,
+        running(slack_config(tmp_path, fake, fake_llm, mode="socket")) as gw,
+    ):
+        status = await eventually_state(gw, "parked")
     assert "app-level token" in status["error"]
     assert "connections:write" in status["hint"]

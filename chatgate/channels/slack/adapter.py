@@ -24,6 +24,7 @@ from typing import Any
 import aiohttp
 from aiohttp import web
 from slack_bolt.async_app import AsyncApp
+from slack_bolt.authorization import AuthorizeResult
 from slack_bolt.request.async_request import AsyncBoltRequest
 from slack_bolt.response import BoltResponse
 from slack_sdk.web.async_client import AsyncWebClient
@@ -126,7 +127,7 @@ class SlackChannel(SlackOutbound):
                 str(auth.get("user") or ""),
             )
             self.team = str(auth.get("team") or "")
-            self._bolt = self._build_app()
+            self._bolt = self._build_app(token)
             if self.config.mode == "events":
                 self._route = self.config.events_path
                 self.ctx.http.add("POST", self._route, self._events)
@@ -146,9 +147,26 @@ class SlackChannel(SlackOutbound):
             extra={"bot": self.identity.name, "team": self.team, "mode": self.config.mode},
         )
 
-    def _build_app(self) -> AsyncApp:
+    def _build_app(self, token: str) -> AsyncApp:
+        """Bolt authorizes each request through `authorize` from the identity `auth.test` gave
+        at start: no extra round trip per process, and a token revoked later reaches our
+        send path (which parks the channel) instead of being swallowed by bolt's middleware."""
+        identity = self.identity
+        assert identity is not None
+
+        async def authorize() -> AuthorizeResult:
+            return AuthorizeResult(
+                enterprise_id=None,
+                team_id=identity.team_id,
+                bot_token=token,
+                bot_id=identity.bot_id,
+                bot_user_id=identity.user_id,
+            )
+
         app = AsyncApp(
-            client=self.web,
+            # token-less: with a token bolt would call auth.test itself; sends use `self.web`
+            client=AsyncWebClient(base_url=self.config.api_base, session=self._http),
+            authorize=authorize,
             signing_secret="",  # verified by `_events` before bolt sees the request
             logger=sdk_log,
             process_before_response=True,  # journal first, then ack

@@ -478,6 +478,66 @@ ERROR_CASES = [
         "must be a mapping of sections",
         id="not-a-mapping",
     ),
+    pytest.param(
+        """
+        channels:
+          slack:
+            bot_token: xoxb-1-abc
+            mode: socket
+        """,
+        "channels.slack.mode",
+        4,
+        "mode: socket needs app_token",
+        id="slack-socket-without-app-token",
+    ),
+    pytest.param(
+        """
+        channels:
+          slack:
+            bot_token: xoxb-1-abc
+        """,
+        "channels.slack.mode",
+        2,
+        "mode: socket needs app_token",
+        id="slack-default-socket-mode-without-app-token",
+    ),
+    pytest.param(
+        """
+        channels:
+          slack:
+            bot_token: xoxb-1-abc
+            mode: events
+        """,
+        "channels.slack.mode",
+        4,
+        "mode: events needs signing_secret",
+        id="slack-events-without-signing-secret",
+    ),
+    pytest.param(
+        """
+        channels:
+          slack:
+            bot_token: xapp-1-wrong-kind
+            app_token: xapp-1-abc
+        """,
+        "channels.slack.bot_token",
+        3,
+        "a bot token starts with xoxb-",
+        id="slack-app-token-in-bot-token",
+    ),
+    pytest.param(
+        """
+        channels:
+          slack:
+            bot_token: xoxb-1-abc
+            app_token: xapp-1-abc
+            ack_reaction: "two words"
+        """,
+        "channels.slack.ack_reaction",
+        5,
+        "is not an emoji name",
+        id="slack-bad-emoji-name",
+    ),
 ]
 
 
@@ -523,7 +583,7 @@ def test_multiple_errors_reported_together(tmp_path: Path) -> None:
         channels:
           telegram:
             group_policy: mentions
-          slack: {}
+          matrix: {}
         """,
     )
     assert len(error.issues) == 5, error.render()
@@ -531,7 +591,7 @@ def test_multiple_errors_reported_together(tmp_path: Path) -> None:
     assert_issue(error, "gateway.log.level", 4, "'loud'")
     assert_issue(error, "agents.default.backend", 6, "'openai'")
     assert_issue(error, "channels.telegram.group_policy", 9, "'mentions'")
-    assert_issue(error, "channels.slack", 10, "unknown channel")
+    assert_issue(error, "channels.matrix", 10, "unknown channel")
     assert error.render().startswith("invalid config:\n  - ")
     assert error.render().count("\n  - ") == 5
 

@@ -23,6 +23,8 @@ KEY = "sk-Live+Key/Secret=42"
         "url https://x/?k=sk-Live%2BKey%2FSecret%3D42",
         "form k=sk-Live%2BKey%2FSecret%3D42",
         "other bot 987654321:" + "z" * 35,
+        "slack said invalid_auth for xoxb-1-" + "z" * 35,
+        "socket token xapp-1-A1-" + "z" * 35,
     ],
 )
 def test_masked(text: str) -> None:

@@ -98,3 +98,44 @@ async def test_a_rejected_app_token_parks_the_channel_with_the_fix(
         status = await eventually_state(gw, "parked")
     assert "app-level token" in status["error"]
     assert "connections:write" in status["hint"]
+
+
+async def test_a_connected_but_deaf_socket_is_restarted_by_the_watchdog(
+    tmp_path: Path, fake_slack: FakeSlack, fake_llm: FakeLLM
+) -> None:
+    config = slack_config(
+        tmp_path,
+        fake_slack,
+        fake_llm,
+        mode="socket",
+        gateway="  supervision: {stall_check_s: 0.2, backoff_initial_s: 0.1}\n",
+        channel="    dm_policy: open\n    stale_after_s: 0.5\n",
+    )
+    async with running(config) as gw:
+        await fake_slack.wait_connected()
+        fake_slack.fail("auth.test", "fatal_error", status=500, times=2)  # deaf and unreachable
+        await fake_slack.wait_connected(2, timeout=15)
+        await eventually_state(gw, "running")
+        await fake_slack.push_event(fake_slack.message_event("are you there?", channel="D1"))
+        [post] = await fake_slack.wait_posts(1, timeout=15)
+        restarts = section(gw)["restarts"]
+    assert post["text"] == "echo: are you there?"
+    assert restarts >= 1
+
+
+async def test_a_quiet_socket_whose_probe_answers_is_left_alone(
+    tmp_path: Path, fake_slack: FakeSlack, fake_llm: FakeLLM
+) -> None:
+    config = slack_config(
+        tmp_path,
+        fake_slack,
+        fake_llm,
+        mode="socket",
+        gateway="  supervision: {stall_check_s: 0.2}\n",
+        channel="    dm_policy: open\n    stale_after_s: 0.3\n",
+    )
+    async with running(config) as gw:
+        await fake_slack.wait_connected()
+        await fake_slack.wait_calls("auth.test", 3, timeout=10)  # probed, found alive
+        assert section(gw)["restarts"] == 0
+    assert len(fake_slack.all_connections) == 1

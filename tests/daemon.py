@@ -13,7 +13,7 @@ from pathlib import Path
 
 import aiohttp
 
-from chatgate.channels.webhook.signature import sign
+from chatgate.channels.signatures import sign
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -20,7 +20,7 @@ from bench.runner import Context, Outcome
 from bench.scenarios.tgrig import burst, shared_llm_rig
 from bench.scenarios.webhook import hammer
 from bench.stats import Spec, Table, latency_ms
-from chatgate.channels.webhook.signature import sign
+from chatgate.channels.signatures import sign
 
 SESSIONS = 200
 LATENCY_S = 0.5

@@ -41,7 +41,7 @@ from bench.procs import (
 from bench.runner import Context, Outcome
 from bench.scenarios.webhook import hammer
 from bench.stats import Spec, Table
-from chatgate.channels.webhook.signature import sign
+from chatgate.channels.signatures import sign
 from chatgate.state.sqlite.db import connect
 from chatgate.state.sqlite.schema import apply_schema
 from tests.fakes.telegram import TOKEN, FakeTelegram

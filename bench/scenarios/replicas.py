@@ -34,7 +34,7 @@ from bench.procs import BenchError, FakeLLMProc, Proc, daemon, free_port, starte
 from bench.procs import wait_until as wait_for
 from bench.runner import Context, Outcome
 from bench.stats import Spec, Table, latency_ms
-from chatgate.channels.webhook.signature import sign
+from chatgate.channels.signatures import sign
 
 REDIS_DB = 15
 KEY_PREFIX = "bench:"

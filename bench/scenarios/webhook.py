@@ -28,7 +28,7 @@ from bench.procs import (
 )
 from bench.runner import Context, Outcome
 from bench.stats import Spec, Table, latency_ms
-from chatgate.channels.webhook.signature import sign
+from chatgate.channels.signatures import sign
 
 CONCURRENCY = 32
 WARMUP_REQUESTS = 200

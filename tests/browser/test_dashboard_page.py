@@ -19,7 +19,7 @@ import pytest
 import pytest_asyncio
 from playwright.async_api import Browser, expect
 
-from chatgate.channels.webhook.signature import sign
+from chatgate.channels.signatures import sign
 from tests.browser.support import (
     Watched,
     api,

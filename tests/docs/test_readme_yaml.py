@@ -1,4 +1,5 @@
-"""Every YAML block in the README is a config `chatgate config check` accepts."""
+"""Every YAML block in the README is a config `chatgate config check` accepts (blocks fenced as
+```yaml manifest are Slack app manifests, checked in tests/slack/test_manifest.py)."""
 
 from __future__ import annotations
 
@@ -21,6 +22,9 @@ ENV = {
     "TELEGRAM_BOT_TOKEN": "123456:" + "A" * 35,
     "REDIS_URL": "redis://:readme-example@127.0.0.1:6379/0",
     "POD_NAME": "chatgate-0",
+    "SLACK_BOT_TOKEN": "xoxb-1-readme-example",
+    "SLACK_APP_TOKEN": "xapp-1-readme-example",
+    "SLACK_SIGNING_SECRET": "slack-readme-example",
 }
 
 

@@ -19,7 +19,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from chatgate.channels.webhook.signature import sign
+from chatgate.channels.signatures import sign
 from chatgate.gateway.app import Gateway
 from tests.fuzz import agent
 from tests.fuzz.conftest import fuzz_settings

@@ -12,7 +12,7 @@ from pathlib import Path
 import aiohttp
 import pytest
 
-from chatgate.channels.webhook.signature import sign
+from chatgate.channels.signatures import sign
 from tests.daemon import ROOT, Daemon, jobs_route, post_signed_job, run_cli
 from tests.fakes.llm import FakeLLM, Fault
 from tests.harness import write_config

@@ -7,7 +7,7 @@ import json
 import time
 from pathlib import Path
 
-from chatgate.channels.webhook.signature import sign
+from chatgate.channels.signatures import sign
 from chatgate.gateway.events import Event, EventName
 from tests.fakes.llm import FakeLLM, Fault
 from tests.harness import http, memory, running, url, write_config

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from chatgate.channels.signatures import sign, verify
 from chatgate.channels.webhook.adapter import delivery_key, json_depth
-from chatgate.channels.webhook.signature import sign, verify
 from chatgate.secure_compare import secure_equals
 from tests.fakes.llm import FakeLLM
 from tests.gateway.test_webhook_e2e import SECRET, gh_config, gh_headers

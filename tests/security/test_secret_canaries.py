@@ -16,7 +16,7 @@ from pathlib import Path
 import aiohttp
 import pytest
 
-from chatgate.channels.webhook.signature import sign
+from chatgate.channels.signatures import sign
 from tests.daemon import ROOT, Daemon, run_cli
 from tests.fakes.llm import FakeLLM, Fault
 from tests.fakes.telegram import FakeTelegram, FaultSpec

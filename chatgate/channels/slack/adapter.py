@@ -39,13 +39,13 @@ from chatgate.channels.base import (
 )
 from chatgate.channels.http_body import read_body
 from chatgate.channels.ordering import ChatOrder
+from chatgate.channels.signatures import verify
 from chatgate.channels.slack import LIMITS, errors
 from chatgate.channels.slack.config import SlackChannelConfig
 from chatgate.channels.slack.ids import choice_of
 from chatgate.channels.slack.inbound import BotIdentity, Ignored, normalize, normalize_action
 from chatgate.channels.slack.outbound import SlackOutbound
 from chatgate.channels.types import AckMode, Capabilities, InboundMessage
-from chatgate.channels.webhook.signature import verify
 from chatgate.config.base import secret_value
 from chatgate.policies.reasons import DropReason, SendErrorKind
 from chatgate.presentation.degrade import REF_PREFIX

@@ -26,10 +26,10 @@ from chatgate.channels.base import (
     StateUnavailable,
 )
 from chatgate.channels.http_body import read_body
+from chatgate.channels.signatures import verify
 from chatgate.channels.types import Capabilities, InboundMessage, Target
 from chatgate.channels.webhook import LIMITS
 from chatgate.channels.webhook.config import WebhookChannelConfig, WebhookRouteConfig
-from chatgate.channels.webhook.signature import verify
 from chatgate.config.base import secret_value
 from chatgate.policies.reasons import DropReason, IngressReason, RefusalReason
 from chatgate.policies.webhook_filter import matches, render_template

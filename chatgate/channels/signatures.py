@@ -1,4 +1,5 @@
-"""Webhook signature schemes: generic and GitHub (HMAC-SHA256 of the body) and Slack v0."""
+"""Request signature schemes shared by HTTP ingress: generic and GitHub (HMAC-SHA256 of the body)
+and Slack v0 (timestamped, used by webhook routes and the Slack Events API)."""
 
 from __future__ import annotations
 

@@ -52,6 +52,13 @@ def burst_specs(variant: Backend) -> dict[str, Spec]:
     }
 
 
+def summary(result: Burst) -> dict[str, object]:
+    """A burst's diagnostics, with Slack's name for the API calls it made."""
+    out = result.summary()
+    out["web_api_calls"] = out.pop("bot_api_calls")
+    return out
+
+
 def record_burst(table: Table, variant: Backend, gate: Burst, floor: Burst) -> None:
     spec = burst_specs(variant)
     table.add(spec["wall"], gate.wall_s, floor.wall_s)
@@ -94,7 +101,7 @@ async def scenario(ctx: Context) -> Outcome:
                 gate = await burst(subjects, subjects.chatgate, within_s=within, **kwargs)
                 floor = await burst(subjects, subjects.floor, within_s=within, **kwargs)
                 record_burst(table, variant, gate, floor)
-                runs.append({"chatgate": gate.summary(), "floor": floor.summary()})
+                runs.append({"chatgate": summary(gate), "floor": summary(floor)})
             if variant == "llm":
                 extra["concurrency"] = await _concurrency(ctx, table, subjects)
             extra[variant] = runs
@@ -133,8 +140,8 @@ async def _concurrency(ctx: Context, table: Table, subjects: SlackRig) -> list[d
             record_wave(table, waves[0], waves[1], (peaks[0], peaks[1]))
             runs.append(
                 {
-                    "chatgate": {**waves[0].summary(), "max_model_in_flight": peaks[0]},
-                    "floor": {**waves[1].summary(), "max_model_in_flight": peaks[1]},
+                    "chatgate": {**summary(waves[0]), "max_model_in_flight": peaks[0]},
+                    "floor": {**summary(waves[1]), "max_model_in_flight": peaks[1]},
                 }
             )
     finally:

@@ -29,6 +29,7 @@ class DaemonConfig:
     telegram_agent: str = "default"
     webhook: bool = False
     discord: dict[str, Any] | None = None  # a channels.discord section (see bench.scenarios.dcrig)
+    slack: dict[str, Any] | None = None  # a channels.slack section (see bench.scenarios.slackrig)
     memory: dict[str, Any] = field(default_factory=dict)
     warm_max: int = 20_000
     log_level: str = "info"
@@ -52,6 +53,8 @@ class DaemonConfig:
             }
         if self.discord is not None:
             channels["discord"] = dict(self.discord)
+        if self.slack is not None:
+            channels["slack"] = dict(self.slack)
         if self.webhook:
             channels["webhook"] = {"routes": webhook_routes()}
         gateway: dict[str, Any] = {

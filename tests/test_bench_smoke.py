@@ -3,7 +3,8 @@
 `python -m bench --quick` on the in-process and webhook scenarios writes a well-formed
 latest.json (with `*_ratio` fields) and prints its table; the TLS Bot API rig is checked the way
 the telegram_tls_* scenarios use it (python-telegram-bot trusting a throwaway CA through
-SSL_CERT_FILE). The Telegram daemon scenarios themselves need litellm imported in several
+SSL_CERT_FILE), and the bare slack-bolt floor answers a Socket Mode DM, acking it only after its
+reply. The Telegram, Discord and Slack daemon scenarios themselves need litellm imported in several
 processes (seconds each) and run under `make bench`; so does `replicas` (a redis-server plus four
 litellm daemons, ~35 s even with --quick).
 """
@@ -25,8 +26,11 @@ from telegram.error import NetworkError
 
 from bench import report
 from bench.cli import EXECUTION_ORDER, SCENARIOS
+from bench.procs import Proc, started
+from bench.scenarios.slackrig import dm_event, floor_argv
 from bench.tls import loopback_tls
 from tests.daemon import ROOT, cli_env
+from tests.fakes.slack import FakeSlack
 from tests.fakes.telegram import TOKEN, FakeTelegram
 
 QUICK = ("pipeline", "webhook")
@@ -88,9 +92,25 @@ def test_quick_bench_writes_results_with_ratios(tmp_path: Path) -> None:
     assert report.markdown(doc) in report.results_markdown(doc)
 
 
-def test_every_scenario_runs_including_the_tls_ones() -> None:
+def test_every_scenario_runs_including_the_tls_and_chat_platform_ones() -> None:
     assert set(EXECUTION_ORDER) == set(SCENARIOS)
-    assert {"telegram_tls_dms", "telegram_tls_slow_model"} <= set(SCENARIOS)
+    assert {"telegram_tls_dms", "telegram_tls_slow_model", "discord", "slack"} <= set(SCENARIOS)
+
+
+@pytest.mark.slow
+async def test_slack_floor_answers_a_socket_mode_dm_and_acks_after_replying(
+    tmp_path: Path,
+) -> None:
+    async with FakeSlack() as fake:
+        floor = Proc("bolt-floor", floor_argv(fake, "echo", None), tmp_path / "floor.log")
+        async with started(floor):
+            await fake.wait_connected(timeout=60)
+            envelope = await fake.push_event(dm_event(fake, 7, "hello floor"))
+            [post] = await fake.wait_calls("chat.postMessage", timeout=30)
+            ack = await fake.wait_acked(envelope.envelope_id, timeout=30)
+    assert post.params["channel"] == "D7" and post.params["text"] == "hello floor"
+    assert "thread_ts" not in post.params  # a DM is answered in the DM
+    assert ack.at >= post.at  # process_before_response: the listener ran before the ack
 
 
 async def test_tls_rig_ptb_trusts_the_throwaway_ca_via_ssl_cert_file(

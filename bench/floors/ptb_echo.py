@@ -34,7 +34,7 @@ def make_reply(args: argparse.Namespace) -> Reply:
             return text
 
         return echo
-    if args.daemon_litellm:
+    if getattr(args, "daemon_litellm", False):  # the discord floor has no such option
         from chatgate.agents.litellm_agent import import_litellm
 
         litellm = import_litellm()

@@ -1,6 +1,7 @@
 """Distinctive canary secrets, every failure path we can drive, then a scan of every output.
 
-A real `chatgate run` subprocess at debug log level with the fake Bot API and fake model: bad
+A real `chatgate run` subprocess at debug log level with the fake Bot API, the fake Slack (Events
+API: an answer, a forged signature, a token revoked at runtime) and the fake model: bad
 model key (401), model 500, a send failure into the DLQ, a crashing python agent, a bad webhook
 signature, a reload with a broken config, config errors, then logs, `status --json`,
 `/api/status`, `/metrics`, `config show`, `doctor`, the state directory's files and every
@@ -19,6 +20,7 @@ import pytest
 from chatgate.channels.signatures import sign
 from tests.daemon import ROOT, Daemon, run_cli
 from tests.fakes.llm import FakeLLM, Fault
+from tests.fakes.slack import FakeSlack
 from tests.fakes.telegram import FakeTelegram, FaultSpec
 from tests.harness import write_config
 from tests.telegram.support import api_base
@@ -29,11 +31,14 @@ BOT_TOKEN = "918273645:CANARYbotTokenQwErTy0123456789abcdXYZ"
 MODEL_KEY = "sk-CANARY-model-key-7f3e9a1c5b"
 HOOK_SECRET = "whsec-CANARY-hook-4d2b8e6f0a"
 API_TOKEN = "CANARY-api-token-9c8b7a6f5e4d3c2b1a0z"
-CANARIES = (BOT_TOKEN, MODEL_KEY, HOOK_SECRET, API_TOKEN)
+SLACK_BOT = "xoxb-1-CANARY-slack-bot-3e8d1f"
+SLACK_APP = "xapp-1-CANARY-slack-app-6b2c9a"
+SLACK_SIGNING = "CANARY-slack-signing-0d7e4c2a"
+CANARIES = (BOT_TOKEN, MODEL_KEY, HOOK_SECRET, API_TOKEN, SLACK_BOT, SLACK_APP, SLACK_SIGNING)
 USER = 5550001
 
 
-def config_text(tmp_path: Path, tg: FakeTelegram, llm: FakeLLM) -> str:
+def config_text(tmp_path: Path, tg: FakeTelegram, llm: FakeLLM, slack: FakeSlack) -> str:
     return f"""  api_token: ${{CHATGATE_API_TOKEN}}
   log: {{level: debug, format: json}}
 agents:
@@ -51,6 +56,13 @@ channels:
     dm_policy: open
     poll_timeout_s: 1
     request_timeout_s: 5
+  slack:
+    bot_token: ${{SLACK_BOT_TOKEN}}
+    app_token: ${{SLACK_APP_TOKEN}}
+    signing_secret: ${{SLACK_SIGNING_SECRET}}
+    mode: events
+    api_base: {slack.api_url}
+    dm_policy: open
   webhook:
     routes:
       jobs:
@@ -80,12 +92,18 @@ async def test_no_canary_anywhere(tmp_path: Path, fake_llm: FakeLLM) -> None:
         "OPENAI_API_KEY": MODEL_KEY,
         "HOOK_SECRET": HOOK_SECRET,
         "CHATGATE_API_TOKEN": API_TOKEN,
+        "SLACK_BOT_TOKEN": SLACK_BOT,
+        "SLACK_APP_TOKEN": SLACK_APP,
+        "SLACK_SIGNING_SECRET": SLACK_SIGNING,
         "PYTHONPATH": str(ROOT),  # the crashing agent lives in tests/
     }
     auth = {"Authorization": f"Bearer {API_TOKEN}"}
     outputs: list[str] = []
-    async with FakeTelegram(token=BOT_TOKEN) as tg:
-        config = write_config(tmp_path, config_text(tmp_path, tg, fake_llm))
+    async with (
+        FakeTelegram(token=BOT_TOKEN) as tg,
+        FakeSlack(bot_tokens=(SLACK_BOT,), app_token=SLACK_APP) as slack,
+    ):
+        config = write_config(tmp_path, config_text(tmp_path, tg, fake_llm, slack))
         good = config.read_text()
         fake_llm.script(Fault.unauthorized(), Fault.server_error(), "fine", "also fine")
         daemon = await Daemon(config, env=env).start()
@@ -93,6 +111,35 @@ async def test_no_canary_anywhere(tmp_path: Path, fake_llm: FakeLLM) -> None:
             for i, text in enumerate(["one", "two", "three"]):
                 tg.dm(USER, f"{text} {i}")
                 await tg.wait_for("sendMessage", i + 1, timeout=20)
+            events = "/slack/events"
+            hello = slack.message_event("slack hello", channel="D1")
+            outputs.append(
+                repr(
+                    await slack.post_event(
+                        daemon.base + events, hello, signing_secret=SLACK_SIGNING
+                    )
+                )
+            )
+            await slack.wait_posts(1, timeout=20)
+            forged = slack.message_event("forged", channel="D1")
+            outputs.append(
+                repr(
+                    await slack.post_event(
+                        daemon.base + events,
+                        forged,
+                        signing_secret=SLACK_SIGNING,
+                        bad_signature=True,
+                    )
+                )
+            )
+            slack.revoke_token(error="invalid_auth")  # the next reply parks the channel
+            late = slack.message_event("after revoke", channel="D1")
+            outputs.append(
+                repr(
+                    await slack.post_event(daemon.base + events, late, signing_secret=SLACK_SIGNING)
+                )
+            )
+            await slack.wait_calls("chat.postMessage", 2, timeout=20)
             tg.fail("sendMessage", FaultSpec(400, "Bad Request: chat not found"), times=10)
             tg.dm(USER, "four")
             body = json.dumps({"text": "crash please"}).encode()
@@ -119,9 +166,11 @@ async def test_no_canary_anywhere(tmp_path: Path, fake_llm: FakeLLM) -> None:
         assert code == 78
         outputs += [out, err]
         outputs.append(repr([call.params for call in tg.calls_of("sendMessage")]))
+        outputs.append(repr([call.params for call in slack.calls()]))
     outputs.append(daemon.logs())
     everything = "\n".join(outputs)
     assert "invalid signature" in everything  # the paths were driven
+    assert "invalid request" in everything and "Slack rejected the bot token" in everything
     assert "RuntimeError" in everything or "crash" in everything
     assert found(everything) == [], [line for line in everything.splitlines() if found(line)]
     for file in (tmp_path / "state").rglob("*"):

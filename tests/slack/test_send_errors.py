@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 from pathlib import Path
 
 import aiohttp
@@ -11,7 +12,7 @@ import pytest
 
 from tests.daemon import run_cli
 from tests.fakes.llm import FakeLLM
-from tests.fakes.slack import BOT_TOKEN, FakeSlack
+from tests.fakes.slack import APP_TOKEN, BOT_TOKEN, SIGNING_SECRET, FakeSlack
 from tests.fakes.telegram import TOKEN as TG_TOKEN
 from tests.fakes.telegram import FakeTelegram
 from tests.harness import running, url
@@ -81,8 +82,13 @@ WEBHOOK = """  webhook:
 
 
 async def test_a_revoked_token_parks_slack_while_webhook_and_telegram_keep_serving(
-    tmp_path: Path, fake_slack: FakeSlack, fake_llm: FakeLLM, fake_tg: FakeTelegram
+    tmp_path: Path,
+    fake_slack: FakeSlack,
+    fake_llm: FakeLLM,
+    fake_tg: FakeTelegram,
+    caplog: pytest.LogCaptureFixture,
 ) -> None:
+    caplog.set_level(logging.DEBUG)  # slack_sdk logs every request at debug
     telegram = (
         f'  telegram:\n    token: "{TG_TOKEN}"\n    api_base: {api_base(fake_tg)}\n'
         "    dm_policy: open\n    poll_timeout_s: 1\n"
@@ -102,4 +108,5 @@ async def test_a_revoked_token_parks_slack_while_webhook_and_telegram_keep_servi
     assert tg_reply.params["text"] == "echo: and telegram?"
     assert [d.kind for d in dlq] == ["auth_fatal"]
     assert code == 0 and "slack" in out and "parked" in out and "fix: Slack rejected" in out
-    assert BOT_TOKEN not in json.dumps(parked) + out + err
+    shown = json.dumps(parked) + out + err + caplog.text
+    assert BOT_TOKEN not in shown and APP_TOKEN not in shown and SIGNING_SECRET not in shown

@@ -109,7 +109,7 @@ class SlackChannel(SlackOutbound):
             raise NotConfigured("no bot token", NO_TOKEN_HINT)
         self._sink = sink
         timeout = aiohttp.ClientTimeout(total=self.config.request_timeout_s)
-        connector = aiohttp.TCPConnector(limit=max(16, 2 * self.config.send_concurrency))
+        connector = aiohttp.TCPConnector(limit=self.config.send_concurrency)
         self._http = aiohttp.ClientSession(connector=connector, timeout=timeout)
         self.web = AsyncWebClient(
             token=token,

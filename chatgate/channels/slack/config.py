@@ -33,7 +33,9 @@ class SlackChannelConfig(ChatChannelConfig):
     stale_after_s: float = Field(
         300.0, gt=0, description="no envelope and a failed auth.test for this long → reconnect"
     )
-    send_concurrency: int = Field(8, ge=1, le=256)
+    send_concurrency: int = Field(
+        16, ge=1, le=256, description="Web API requests in flight at once (one shared pool)"
+    )
 
     @field_validator("ack_reaction", "done_reaction", "failed_reaction")
     @classmethod

@@ -50,6 +50,7 @@ MARKDOWN = [
     ("-# not small", "\\-# not small"),
     ("---", "———"),
     ("```py\nx = '```'\n```", f"```py\nx = '``{ZW}`'\n```"),
+    ("~~~\nx = ``````\n~~~", f"```\nx = ``{ZW}`{ZW}`{ZW}`{ZW}`\n```"),  # no ``` survives
     ("~~~\n**raw** <b>\n~~~", "```\n**raw** <b>\n```"),
     ("```\nunclosed", "```\nunclosed\n```"),
     ("<@123> hi @everyone", "<@123> hi @everyone"),  # allowed_mentions keeps these from pinging

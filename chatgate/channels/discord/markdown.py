@@ -114,7 +114,8 @@ def _code(block: _CodeBlock) -> str:
     if not block.lines:
         return ""
     lang = block.fence.lang if _LANG.match(block.fence.lang) else ""
-    body = "\n".join(block.lines).replace("```", "``" + _ZWSP + "`")
+    # a ``` inside would end the block early: break every backtick run after its second
+    body = re.sub(r"(?<=``)`", _ZWSP + "`", "\n".join(block.lines))
     return f"```{lang}\n{body}\n```"
 
 

@@ -84,6 +84,11 @@ class InboundSink(Protocol):
         """Record a platform event the adapter did not turn into a message (edits, joins, ...)."""
         ...
 
+    async def in_conversation(self, msg: InboundMessage) -> bool:
+        """Whether ``msg`` continues a conversation that already has history (a reply in a thread
+        the bot answered, on platforms where that addresses the bot without a mention)."""
+        ...
+
 
 class HttpRoutes(Protocol):
     """The gateway's single HTTP server; adapters mount their endpoints here.

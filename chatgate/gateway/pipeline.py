@@ -23,7 +23,7 @@ from chatgate.gateway.state_guard import StateGuard
 from chatgate.gateway.turns import TurnRunner
 from chatgate.policies.admission import AdmissionPolicy
 from chatgate.policies.reasons import DropReason
-from chatgate.policies.routing import Binding, resolve_agent
+from chatgate.policies.routing import Binding, route
 from chatgate.presentation.model import OutboundMessage, message_from_dict
 from chatgate.state.records import TERMINAL, JournalEntry, JournalState
 
@@ -67,8 +67,8 @@ class Pipeline:
                     chat.agent,
                 )
             descriptor = rt.channels.registry.descriptor(section.platform)
-            for route, hint in descriptor.route_hints(section.config).items():
-                self._hints[(name, route)] = hint
+            for route_name, hint in descriptor.route_hints(section.config).items():
+                self._hints[(name, route_name)] = hint
         self.stages.bindings = tuple(
             Binding(agent=b.agent, **b.match.model_dump()) for b in rt.config.routes
         )
@@ -89,6 +89,16 @@ class Pipeline:
         if msg.route is None:
             return NO_HINT
         return self._hints.get((msg.channel, msg.route), NO_HINT)
+
+    def route_of(self, msg: InboundMessage) -> tuple[str, str]:
+        """(agent, session key) of ``msg`` under the current config (as the route stage)."""
+        return route(
+            msg,
+            self.stages.bindings,
+            self.policy(msg.channel).agent,
+            self.hint(msg).agent,
+            per_user_in_groups=self.rt.config.gateway.sessions.per_user_in_groups,
+        )
 
     # -- entry points (the InboundSink) ------------------------------------------------------
 
@@ -124,6 +134,12 @@ class Pipeline:
         )
         await self._walk(msg, future, accepted)
         return Submission(msg.key, False, future)
+
+    async def in_conversation(self, msg: InboundMessage) -> bool:
+        """Whether ``msg``'s conversation already has history (its session has a transcript),
+        read from the shared session store so it holds across restarts and replicas."""
+        stored = await self.rt.state.sessions.load(self.route_of(msg)[1], 1)
+        return bool(stored.messages)
 
     def ignored(self, channel: str, reason: DropReason, *, chat_id: str = "") -> None:
         """An adapter heard a platform event that is not a message for us (edit, join, ...)."""
@@ -168,9 +184,7 @@ class Pipeline:
                     msg,
                     future,
                     entry.session,
-                    resolve_agent(
-                        msg, self.stages.bindings, self.policy(msg.channel).agent, hint.agent
-                    ),
+                    self.route_of(msg)[0],
                     msg.reply_target,
                     self.rt.clock.monotonic(),
                     stored_reply=entry.reply,

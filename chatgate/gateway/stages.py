@@ -24,7 +24,7 @@ from chatgate.policies.admission import AdmissionFacts, AdmissionPolicy, decide_
 from chatgate.policies.failure import failure_reply
 from chatgate.policies.pairing import IssueOutcome
 from chatgate.policies.reasons import AdmissionReason, DropReason, FailureReason
-from chatgate.policies.routing import Binding, resolve_agent, session_key
+from chatgate.policies.routing import Binding, route
 from chatgate.state.records import JournalState
 
 RATE_NOTICE_EVERY_S = 60.0
@@ -213,10 +213,12 @@ class Stages:
 
     async def route(self, ib: Inbound) -> Verdict | None:
         """Which agent serves the conversation, and its session key."""
-        msg = ib.msg
-        ib.agent = resolve_agent(msg, self.bindings, ib.policy.agent, ib.hint.agent)
-        ib.session = session_key(
-            ib.agent, msg, per_user_in_groups=self.rt.config.gateway.sessions.per_user_in_groups
+        ib.agent, ib.session = route(
+            ib.msg,
+            self.bindings,
+            ib.policy.agent,
+            ib.hint.agent,
+            per_user_in_groups=self.rt.config.gateway.sessions.per_user_in_groups,
         )
         return None
 

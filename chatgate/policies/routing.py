@@ -71,3 +71,16 @@ def session_key(agent: str, facts: RouteFacts, *, per_user_in_groups: bool) -> s
     if per_user_in_groups and facts.chat_kind != "direct":
         key += f":u{facts.sender_id}"
     return key
+
+
+def route(
+    facts: RouteFacts,
+    bindings: Sequence[Binding],
+    channel_default: str,
+    route_agent: str | None,
+    *,
+    per_user_in_groups: bool,
+) -> tuple[str, str]:
+    """(agent, session key) of a message: `resolve_agent`, then `session_key`."""
+    agent = resolve_agent(facts, bindings, channel_default, route_agent)
+    return agent, session_key(agent, facts, per_user_in_groups=per_user_in_groups)

@@ -131,3 +131,29 @@ async def test_own_messages_edits_and_joins_are_ignored_with_a_reason(
         counts = await eventually(ignored, timeout=10)
     assert counts == {"self_message": 1, "edited_ignored": 1, "system_message": 2}
     assert fake_llm.requests == []
+
+
+async def test_a_thread_the_bot_answered_needs_no_mention_after_a_restart(
+    tmp_path: Path, fake_slack: FakeSlack, fake_llm: FakeLLM
+) -> None:
+    config = slack_config(tmp_path, fake_slack, fake_llm)
+    fake_llm.script("noted", "you said apples")
+    async with running(config) as gw:
+        mention = fake_slack.app_mention_event("remember apples")
+        await fake_slack.post_event(events_url(gw), mention)
+        await fake_slack.wait_posts(1, timeout=15)
+    async with running(config) as gw:  # a new process: nothing in memory about the thread
+        url = events_url(gw)
+        follow = fake_slack.message_event(
+            "what did I say?", channel="C1", channel_type="channel", thread_ts=mention["ts"]
+        )
+        elsewhere = fake_slack.message_event(
+            "unrelated chatter", channel="C1", channel_type="channel", thread_ts="1.000001"
+        )
+        for event in (follow, elsewhere):
+            assert (await fake_slack.post_event(url, event))[0] == 200
+        posts = await fake_slack.wait_posts(2, timeout=15)
+        other = await settled(gw, f"slack:C1:{elsewhere['ts']}", timeout=15)
+    assert posts[1]["text"] == "you said apples" and posts[1]["thread_ts"] == mention["ts"]
+    assert other.reason == "group_mention_only"  # a thread the bot never joined stays quiet
+    assert len(fake_llm.requests) == 2

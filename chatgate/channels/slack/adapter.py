@@ -319,7 +319,18 @@ class SlackChannel(SlackOutbound):
         self.counters["events"] += 1
         if self.identity is None:
             return
-        await self._submit(normalize(event, self.identity, self.name, engaged=self.engaged))
+        result = normalize(event, self.identity, self.name, engaged=self.engaged)
+        if isinstance(result, InboundMessage) and await self._continues_thread(result, event):
+            result = replace(result, is_mention=True)
+        await self._submit(result)
+
+    async def _continues_thread(self, msg: InboundMessage, event: dict[str, Any]) -> bool:
+        """An unmentioned reply in a channel thread addresses the bot when that thread is a
+        conversation with history (the bot answered there, maybe before a restart or on
+        another replica)."""
+        if msg.is_mention or msg.chat_kind == "direct" or not event.get("thread_ts"):
+            return False
+        return self._sink is not None and await self._sink.in_conversation(msg)
 
     async def _on_action(self, ack: Any, body: dict[str, Any], action: dict[str, Any]) -> None:
         """A button or select press: journaled first, then acknowledged (Slack allows 3 s)."""

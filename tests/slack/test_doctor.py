@@ -64,3 +64,20 @@ async def test_doctor_offline_and_unconfigured(
     assert offline.level is Level.SKIP and fake_slack.calls() == []
     [missing] = await check("slack", config.model_copy(update={"bot_token": None}), False)
     assert missing.level is Level.WARN and "xoxb-" in (missing.fix or "")
+
+
+async def test_chatgate_doctor_reports_slack_with_stable_ids(
+    tmp_path: Path, fake_slack: FakeSlack, fake_llm: FakeLLM
+) -> None:
+    import json
+
+    from tests.daemon import run_cli
+
+    config = slack_config(tmp_path, fake_slack, fake_llm, mode="socket")
+    code, out, err = await run_cli("doctor", "--json", "--config", str(config))
+    checks = {c["id"]: c for c in json.loads(out)["checks"]}
+    assert checks["slack.token"]["severity"] == "ok"
+    assert checks["slack.app_token"]["severity"] == "ok"
+    assert checks["slack.token"]["key"] == "channels.slack.bot_token"
+    assert BOT_TOKEN not in out + err and APP_TOKEN not in out + err
+    assert code == 0, err

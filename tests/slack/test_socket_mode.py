@@ -139,3 +139,20 @@ async def test_a_quiet_socket_whose_probe_answers_is_left_alone(
         await fake_slack.wait_calls("auth.test", 3, timeout=10)  # probed, found alive
         assert section(gw)["restarts"] == 0
     assert len(fake_slack.all_connections) == 1
+
+
+async def test_a_button_press_over_the_socket_is_acked_after_it_is_journaled(
+    tmp_path: Path, fake_slack: FakeSlack, fake_llm: FakeLLM
+) -> None:
+    async with running(slack_config(tmp_path, fake_slack, fake_llm, mode="socket")) as gw:
+        await fake_slack.wait_connected()
+        await fake_slack.push_event(fake_slack.message_event("hello", channel="D1"))
+        [answer] = await fake_slack.wait_posts(1, timeout=15)
+        press = fake_slack.block_actions_payload("b0", "option two", channel="D1")
+        envelope = await fake_slack.push_interactive(press)
+        await fake_slack.wait_acked(envelope.envelope_id, timeout=10)
+        entries = await gw.rt.journal.find("slack", sender_id="U42", limit=5)
+        posts = await fake_slack.wait_posts(2, timeout=15)
+    assert any(e.message.choice == "option two" for e in entries)  # journaled by the ack
+    assert posts[1]["text"] == "echo: option two" and posts[1]["channel"] == "D1"
+    assert answer["ts"] == press["container"]["message_ts"]

@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 from abc import ABC, abstractmethod
 from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from pathlib import Path
 from typing import Any, ClassVar, Protocol
@@ -24,6 +24,7 @@ from chatgate.clock import Clock, SystemClock
 from chatgate.policies.reasons import DropReason, SendErrorKind
 from chatgate.policies.send_errors import classify_status
 from chatgate.presentation.chunking import chunk_text
+from chatgate.presentation.degrade import REF_PREFIX
 from chatgate.presentation.model import OutboundMessage
 from chatgate.presentation.render import to_markdown
 from chatgate.state.protocols import StateUnavailable as StateUnavailable  # submit's refusal
@@ -189,6 +190,15 @@ class ChannelAdapter(ABC):
     async def acknowledge_done(self, msg: InboundMessage, *, failed: bool) -> None:
         """The turn for ``msg`` ended (e.g. swap the ack reaction for a done mark); must not raise."""
         return None
+
+    async def resolve_choice(self, msg: InboundMessage) -> InboundMessage:
+        """A pressed button's value: presentation swapped values too long for the platform for a
+        stored `ref:<id>` (the callbacks store in `ctx.kv`); the press carries it back."""
+        value = msg.choice or ""
+        resolver = self.ctx.kv.get("callbacks")
+        if resolver is not None and value.startswith(REF_PREFIX):
+            value = await resolver.resolve(value) or value
+        return replace(msg, text=value, choice=value)
 
     def render(self, message: OutboundMessage) -> list[Rendered]:
         """Default rendering: markdown text chunked to the channel's limit."""

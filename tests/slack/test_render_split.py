@@ -9,6 +9,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from chatgate.channels.base import Rendered
+from chatgate.channels.slack import LIMITS
 from chatgate.channels.slack.render import (
     BUTTONS_ONLY_TEXT,
     FORMAT,
@@ -18,7 +19,6 @@ from chatgate.channels.slack.render import (
     split_rendered,
 )
 from chatgate.presentation.degrade import adapt, with_note
-from chatgate.presentation.limits import PresentationLimits
 from chatgate.presentation.model import (
     Block,
     Button,
@@ -35,18 +35,6 @@ from chatgate.presentation.model import (
     Text,
 )
 from tests.slack.blockkit import blocks_of, check, slack_errors
-
-# what the Slack descriptor declares
-LIMITS = PresentationLimits(
-    max_text_length=3000,
-    supports_select=True,
-    supports_tables=True,
-    max_buttons=25,
-    max_options=100,
-    callback_data_max_bytes=150,
-    max_table_rows=50,
-    max_table_cols=10,
-)
 
 
 def test_split_halves_a_text_message_at_a_safe_break() -> None:

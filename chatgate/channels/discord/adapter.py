@@ -14,7 +14,6 @@ import asyncio
 import contextlib
 import logging
 import time
-from dataclasses import replace
 from typing import Any
 
 import aiohttp
@@ -44,7 +43,6 @@ from chatgate.channels.types import Capabilities, InboundMessage, chat_capabilit
 from chatgate.config.base import secret_value
 from chatgate.policies.reasons import DropReason, SendErrorKind
 from chatgate.presentation.chunking import utf16_len
-from chatgate.presentation.degrade import REF_PREFIX
 
 log = logging.getLogger("chatgate.discord")
 TYPING_REFRESH_S = 8.0  # Discord shows "typing…" for ~10 s per trigger
@@ -253,7 +251,7 @@ class DiscordChannel(DiscordOutbound):
         ack = asyncio.ensure_future(self._defer(interaction))
         try:
             if isinstance(result, InboundMessage):
-                result = await self._resolve_choice(result)
+                result = await self.resolve_choice(result)
             await self._submit(result)
         finally:
             await ack
@@ -265,14 +263,6 @@ class DiscordChannel(DiscordOutbound):
             log.warning(
                 "could not acknowledge a Discord interaction", extra={"error": type(exc).__name__}
             )
-
-    async def _resolve_choice(self, msg: InboundMessage) -> InboundMessage:
-        """A long payload was stored at send time; the button carries its reference."""
-        value = msg.choice or ""
-        resolver = self.ctx.kv.get("callbacks")
-        if resolver is not None and value.startswith(REF_PREFIX):
-            value = await resolver.resolve(value) or value
-        return replace(msg, text=value, choice=value)
 
     async def _submit(self, result: InboundMessage | Ignored) -> None:
         if isinstance(result, Ignored):

@@ -48,7 +48,6 @@ from chatgate.channels.slack.outbound import SlackOutbound
 from chatgate.channels.types import AckMode, Capabilities, InboundMessage
 from chatgate.config.base import secret_value
 from chatgate.policies.reasons import DropReason, SendErrorKind
-from chatgate.presentation.degrade import REF_PREFIX
 
 log = logging.getLogger("chatgate.slack")
 sdk_log = logging.getLogger("slack_bolt")
@@ -338,7 +337,7 @@ class SlackChannel(SlackOutbound):
         self.counters["actions"] += 1
         result = normalize_action(body, choice_of(action), self.name)
         if isinstance(result, InboundMessage):
-            result = await self._resolve_choice(result)
+            result = await self.resolve_choice(result)
         await self._submit(result)
         await ack()
 
@@ -361,14 +360,6 @@ class SlackChannel(SlackOutbound):
             )
         log.error("slack event failed", extra={"error": type(error).__name__})
         return None
-
-    async def _resolve_choice(self, msg: InboundMessage) -> InboundMessage:
-        """A long value was stored at send time; the button carries its reference."""
-        value = msg.choice or ""
-        resolver = self.ctx.kv.get("callbacks")
-        if resolver is not None and value.startswith(REF_PREFIX):
-            value = await resolver.resolve(value) or value
-        return replace(msg, text=value, choice=value)
 
     async def _submit(self, result: InboundMessage | Ignored) -> None:
         if isinstance(result, Ignored):

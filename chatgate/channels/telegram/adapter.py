@@ -198,17 +198,11 @@ class TelegramChannel(ChannelAdapter):
 
     async def _answer_button(self, msg: InboundMessage) -> InboundMessage:
         """Stop the button's spinner at once and resolve a stored long payload."""
-        from dataclasses import replace
-
         query_id = msg.extra.get("callback_query_id")
         if self.bot is not None and query_id:
             with contextlib.suppress(tg.TelegramError):
                 await self.bot.answer_callback_query(str(query_id))
-        value = msg.choice or ""
-        resolver = self.ctx.kv.get("callbacks")
-        if resolver is not None and value.startswith("ref:"):
-            value = await resolver.resolve(value) or value
-        return replace(msg, text=value, choice=value)
+        return await self.resolve_choice(msg)
 
     async def _webhook(self, request: web.Request) -> web.Response:
         expected = secret_value(self.config.webhook.secret_token)

@@ -21,7 +21,8 @@ from tests.telegram.support import telegram_config
 
 pytestmark = [pytest.mark.slow, pytest.mark.redis]
 LEASE_TTL_S = 2.0
-USERS, PER_USER = 8, 5
+import os
+USERS, PER_USER = int(os.environ.get("RU", 8)), int(os.environ.get("RP", 5))
 PREFIX = "mr:"
 
 

@@ -17,7 +17,7 @@ from chatgate.channels.types import InboundMessage, RouteHint, Target
 from chatgate.gateway.commands import parse_command
 from chatgate.gateway.events import EventName
 from chatgate.gateway.runtime import Runtime
-from chatgate.gateway.session_queue import Job, JobKind, SessionScheduler
+from chatgate.gateway.session_queue import Job, JobKind, SessionScheduler, TurnControl
 from chatgate.gateway.stages import ChannelPolicy, Inbound, Stages, Verdict
 from chatgate.gateway.state_guard import StateGuard
 from chatgate.gateway.turns import TurnRunner
@@ -38,7 +38,7 @@ class Pipeline:
         self.runner = TurnRunner(rt)
         sessions = rt.config.gateway.sessions
         self.scheduler = SessionScheduler(
-            self.runner.execute, policy=sessions.mid_turn, max_queued=sessions.max_queued
+            self._execute, policy=sessions.mid_turn, max_queued=sessions.max_queued
         )
         self.stages = Stages(rt, self.scheduler, self.settle)
         self._inflight: dict[str, asyncio.Future[TurnResult]] = {}
@@ -80,6 +80,15 @@ class Pipeline:
         sessions = rt.config.gateway.sessions
         self.scheduler.policy = sessions.mid_turn
         self.scheduler.max_queued = sessions.max_queued
+
+    async def _execute(self, batch: list[Job], control: TurnControl) -> bool:
+        """A turn whose state write failed leaves its messages journaled but unfinished: refuse
+        new work like a failed intake write, and let the guard's probe resume them."""
+        try:
+            return await self.runner.execute(batch, control)
+        except Exception as exc:
+            self.guard.failed(exc)
+            raise
 
     def policy(self, channel: str) -> ChannelPolicy:
         return self._policies.get(channel, DEFAULT_POLICY)

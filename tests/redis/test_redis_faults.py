@@ -95,7 +95,7 @@ async def test_a_burst_past_the_connection_cap_queues_instead_of_failing(
     await stores.open()
     try:
         # Every command of the burst is in flight at once while the server holds its replies.
-        await admin.execute_command("CLIENT", "PAUSE", "300", "ALL")
+        await admin.client_pause(300, all=True)
         burst = 3 * DATA_CONNECTIONS
         results = await asyncio.gather(
             *(stores.journal.record(message(n), NOW, 60) for n in range(burst)),

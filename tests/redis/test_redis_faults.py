@@ -11,11 +11,13 @@ import pytest
 from redis.asyncio import Redis
 
 from chatgate.channels.types import InboundMessage
+from chatgate.clock import SystemClock
 from chatgate.config.models import GatewaySection
 from chatgate.state.protocols import StateUnavailable
 from chatgate.state.records import JournalState
 from chatgate.state.redis import build_stores
-from chatgate.state.redis.client import DATA_CONNECTIONS
+from chatgate.state.redis.client import DATA_CONNECTIONS, LOCK_CONNECTIONS
+from chatgate.state.redis.lock import build_lock
 from tests.fakes.clock import ManualClock
 from tests.fakes.llm import FakeLLM
 from tests.gateway.test_webhook_e2e import gh_config, gh_headers, issue_body
@@ -106,6 +108,30 @@ async def test_a_burst_past_the_connection_cap_queues_instead_of_failing(
         assert [r[0] for r in results if not isinstance(r, BaseException)] == [True] * burst
     finally:
         await stores.close()
+        await admin.aclose()
+
+
+async def test_turn_locks_of_a_burst_are_all_taken_and_all_released(
+    tmp_path: Path, private_redis: PrivateRedis
+) -> None:
+    """A release that failed ("Too many connections") left the lock for its whole TTL, so the
+    session's next turns waited that long on every replica."""
+    gw = gateway(private_redis.url, "r1").model_copy()
+    turn_lock = build_lock(gw, SystemClock())
+    admin = Redis.from_url(private_redis.url)
+    try:
+        await admin.client_pause(300, all=True)
+        burst = 5 * LOCK_CONNECTIONS  # past redis-py's own cap of 100 too
+
+        async def turn(n: int) -> None:
+            async with turn_lock.hold(f"s{n}", owner="o", ttl=60):
+                await asyncio.sleep(0)
+
+        results = await asyncio.gather(*(turn(n) for n in range(burst)), return_exceptions=True)
+        failures = [r for r in results if isinstance(r, BaseException)]
+        assert not failures, f"{len(failures)} of {burst} failed, e.g. {failures[0]!r}"
+        assert await admin.keys("*lock:*") == [], "turn locks left behind"
+    finally:
         await admin.aclose()
 
 

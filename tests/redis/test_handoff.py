@@ -1,5 +1,6 @@
 """A replica that loses an exclusive channel while a turn runs hands the answer to the replica
-now holding it: sent once, there, and not dead-lettered."""
+now holding it: sent once, there, and not dead-lettered. A dead letter for such a channel is
+replayed by its holder; a standby replica says so instead of using the entry up."""
 
 from __future__ import annotations
 
@@ -11,10 +12,11 @@ import pytest
 from redis.asyncio import Redis
 
 from chatgate.channels.base import ChannelState
+from chatgate.channels.types import Target
 from chatgate.config.loader import load_config
 from chatgate.gateway.app import Gateway
 from chatgate.gateway.builder import GatewayBuilder
-from chatgate.policies.reasons import DeliveryStatus
+from chatgate.policies.reasons import DeliveryStatus, SendErrorKind
 from tests.fakes.clock import eventually
 from tests.fakes.llm import FakeLLM, Fault
 from tests.harness import memory, write_config
@@ -79,3 +81,24 @@ async def test_an_answer_for_a_channel_lost_mid_turn_is_sent_by_its_new_holder(
             assert entry is not None and entry.delivery == DeliveryStatus.SENT.value
     finally:
         await client.aclose()
+
+
+async def test_a_standby_replica_leaves_a_dead_letter_to_the_channels_holder(
+    tmp_path: Path, redis_db: str, fake_llm: FakeLLM
+) -> None:
+    async with (
+        replica(tmp_path / "a", redis_db, "a", fake_llm) as a,
+        replica(tmp_path / "b", redis_db, "b", fake_llm) as b,
+    ):
+        await eventually(lambda: state(b) is ChannelState.STANDBY, what="b in standby")
+        message = {"blocks": [{"type": "text", "text": "late answer"}]}
+        entry_id = await b.rt.dead_letters.add(
+            Target("memory", "c1"), message, SendErrorKind.TRANSIENT, "down", 3, 1.0
+        )
+        refused = await b.replay_dead_letter(entry_id)
+        assert refused["status"] == "standby" and refused["holders"] == {LEASE: "a"}
+        assert "replay it there" in refused["hint"]
+        assert await b.rt.dead_letters.count() == 1, "the entry was used up on the wrong replica"
+        replayed = await a.replay_dead_letter(entry_id)
+        assert replayed["status"] == DeliveryStatus.SENT.value
+        assert memory(a).texts() == ["late answer"] and memory(b).texts() == []

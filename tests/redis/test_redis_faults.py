@@ -1,6 +1,7 @@
 """Redis faults as the gateway sees them: an unreachable server refuses webhooks with 503 +
 Retry-After (like a full disk) and answers once after recovery; a burst past the connection cap
-queues instead of failing; an offline CLI never shows up as (or unregisters) a live replica."""
+queues instead of failing; a lease renewal stuck on a slow server stops the channel in time; an
+offline CLI never shows up as (or unregisters) a live replica."""
 
 from __future__ import annotations
 
@@ -13,12 +14,14 @@ from redis.asyncio import Redis
 from chatgate.channels.types import InboundMessage
 from chatgate.clock import SystemClock
 from chatgate.config.models import GatewaySection
+from chatgate.gateway.channel_lease import LeaseKeeper
 from chatgate.state.protocols import StateUnavailable
 from chatgate.state.records import JournalState
 from chatgate.state.redis import build_stores
-from chatgate.state.redis.client import DATA_CONNECTIONS, LOCK_CONNECTIONS
+from chatgate.state.redis.client import DATA_CONNECTIONS, LOCK_CONNECTIONS, Keys
+from chatgate.state.redis.leases import RedisLeases
 from chatgate.state.redis.lock import build_lock
-from tests.fakes.clock import ManualClock
+from tests.fakes.clock import ManualClock, eventually
 from tests.fakes.llm import FakeLLM
 from tests.gateway.test_webhook_e2e import gh_config, gh_headers, issue_body
 from tests.harness import http, running, url
@@ -151,3 +154,27 @@ async def test_an_offline_cli_is_no_live_replica_and_leaves_the_daemons_key(
             assert await daemon.leases.peers() == ["r1"], "the CLI unregistered the daemon"
     finally:
         await daemon.close()
+
+
+async def test_a_lease_renewal_stuck_on_a_slow_redis_stops_the_channel_by_its_deadline(
+    private_redis: PrivateRedis,
+) -> None:
+    """Waiting on a renewal past the lease would let another replica poll meanwhile."""
+    clock = ManualClock()
+    # a client that would wait a minute for the answer (the keeper must not)
+    client = Redis.from_url(private_redis.url, decode_responses=True, socket_timeout=60)
+    admin = Redis.from_url(private_redis.url)
+    keeper = LeaseKeeper(RedisLeases(client, Keys("f:"), "a"), 9.0, clock)
+    try:
+        assert await keeper.leases.acquire("telegram:bot", 9.0)
+        keeping = asyncio.ensure_future(keeper.keep("telegram:bot", "telegram"))
+        await eventually(lambda: clock.pending() == [3.0], what="the keeper waiting to renew")
+        await admin.client_pause(60_000, all=False)  # writes (the renew script) wait
+        clock.advance(3.0)  # the renewal is sent and hangs
+        await eventually(lambda: clock.pending() == [3.0], what="the renewal's deadline")
+        clock.advance(3.0)  # two thirds of the TTL without a renewal
+        await asyncio.wait_for(keeping, 10)  # keep returned: the caller stops the channel
+    finally:
+        await admin.client_unpause()
+        await admin.aclose()
+        await client.aclose()

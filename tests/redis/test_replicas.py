@@ -32,7 +32,8 @@ def session_of(request: RecordedRequest) -> str:
 
 async def owner(client: Redis) -> str | None:
     keys = await client.keys(PREFIX + "lease:telegram:*")
-    return await client.get(keys[0]) if keys else None
+    value = await client.get(keys[0]) if keys else None
+    return None if value is None else str(value)
 
 
 async def until(check: object, timeout: float, what: str) -> None:

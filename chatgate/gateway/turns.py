@@ -68,6 +68,11 @@ class TurnRunner:
             except StateUnavailable as exc:  # fail closed: never two turns of one session
                 await self._lock_unavailable(batch, exc)
                 return True
+            if any(job.resumed for job in batch):
+                batch = await self._still_open(batch)
+                if not batch:
+                    return True
+                last, new = batch[-1], [_user_message(job) for job in batch]
             one_shot = last.ephemeral  # e.g. a webhook delivery without a session template
             session = await rt.cache.acquire(last.session, rt.clock.time(), fresh=one_shot)
             rt.metrics.active_turns.inc()
@@ -214,6 +219,32 @@ class TurnRunner:
             },
         )
         return True
+
+    async def _still_open(self, batch: list[Job]) -> list[Job]:
+        """Drop resumed messages another replica answered meanwhile (it was only stalled, not
+        dead, when this one adopted them; the session lock made this turn wait for it)."""
+        keep = []
+        for job in batch:
+            entry = await self.rt.journal.get(job.msg.key) if job.resumed else None
+            if entry is None or entry.state is JournalState.PENDING:
+                keep.append(job)
+                continue
+            log.warning(
+                "adopted message was answered by its first replica; not run again",
+                extra={"key": job.msg.key, "session": job.session},
+            )
+            if not job.future.done():
+                job.future.set_result(
+                    TurnResult(
+                        job.msg.key,
+                        entry.stage or Stage.TURN.value,
+                        entry.reason or "",
+                        None,
+                        entry.session,
+                        entry.delivery,
+                    )
+                )
+        return keep
 
     async def _lock_unavailable(self, batch: list[Job], exc: StateUnavailable) -> None:
         """The turn lock cannot be taken: answer `unavailable` rather than risk a second turn."""

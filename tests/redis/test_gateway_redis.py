@@ -130,3 +130,29 @@ async def test_a_duplicate_on_another_replica_gets_the_answer_once_the_first_one
         assert (await asyncio.wait_for(again.result, 30)).reply == answered.reply
     assert len(fake_llm.requests) == 1
     assert memory(gw_b).texts() == []
+
+
+async def test_a_stalled_replicas_message_adopted_meanwhile_is_not_run_twice(
+    tmp_path: Path, fake_llm: FakeLLM, redis_db: str
+) -> None:
+    """A replica whose liveness key lapsed (a long stall, not death) loses its open messages to
+    another; the adopter's turn waits on the session lock and must not run them again."""
+    fake_llm.fail_next(Fault.hang())
+    slow_beats = "  redis: {replica_id: %s, lease_ttl_s: 120}\n"
+    one = config(tmp_path / "a", fake_llm, on_redis(redis_db, "a").replace(
+        "  redis: {replica_id: a}\n", slow_beats % "a"))  # fmt: skip
+    two = config(tmp_path / "b", fake_llm, on_redis(redis_db, "b").replace(
+        "  redis: {replica_id: b}\n", slow_beats % "b"))  # fmt: skip
+    client = Redis.from_url(redis_db, decode_responses=True)
+    async with running(one) as gw_a, running(two) as gw_b:
+        first = await memory(gw_a).inject("hello", message_id="m1")
+        await fake_llm.wait_for_requests(1, timeout=30)
+        await client.delete("cg:replica:a")  # as if a had stalled past its liveness TTL
+        assert await gw_b.pipeline.adopt() == 1
+        fake_llm.release()
+        answered = await first.result
+        await gw_b.pipeline.drain(30)  # b's turn for the adopted message has run its course
+    await client.aclose()
+    assert len(fake_llm.requests) == 1, "the adopted message was run again"
+    assert len(memory(gw_a).texts()) == 1 and memory(gw_b).texts() == []
+    assert answered.reply == memory(gw_a).texts()[0]

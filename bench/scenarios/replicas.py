@@ -49,6 +49,7 @@ P99 = Spec("p99_ms", "request p99", "ms", "lower")
 LOST = Spec("lost", "lost (no 200 / wrong reply)", "", "lower", 0.0)
 DUPS = Spec("duplicated", "model calls beyond one per message", "", "lower", 0.0)
 COMMANDS = Spec("redis_cmds_per_turn", "Redis commands per turn", "", "lower")
+STUCK = Spec("stuck_turns", "turn locks still held after the load", "", "lower", 0.0)
 ROUND_TRIPS = Spec(
     "redis_round_trips_per_turn", "Redis round trips (replies) per turn", "", "lower"
 )
@@ -64,6 +65,7 @@ class Load:
     redis_round_trips_per_turn: float
     commandstats: dict[str, int]
     failures: list[str]  # the first few lost answers: status and body head
+    stuck_turns: int  # turn locks held once every request was answered (a turn that hangs)
 
 
 def batch(count: int, sessions: int, tag: str) -> list[tuple[str, bytes, dict[str, str]]]:
@@ -127,6 +129,7 @@ async def hammer(
             await asyncio.gather(*(worker(urls[i % len(urls)]) for i in range(concurrency)))
         elapsed = time.perf_counter() - began
     total_after, writes_after, calls_after = await command_counts(client)
+    stuck = [str(k) async for k in client.scan_iter(match=f"{KEY_PREFIX}lock:*", count=1000)]
     model_calls = (await llm.stats(http))["requests"]
     delta = {k: v - calls_before.get(k, 0) for k, v in calls_after.items()}
     # the two INFO calls of the "before" sample run inside the window
@@ -140,6 +143,7 @@ async def hammer(
         redis_cmds_per_turn=commands / len(work),
         redis_round_trips_per_turn=round_trips / len(work),
         failures=failures,
+        stuck_turns=len(stuck),
         commandstats={k: v for k, v in sorted(delta.items(), key=lambda kv: -kv[1]) if v > 0},
     )
 
@@ -231,6 +235,7 @@ async def scenario(ctx: Context) -> Outcome:
         table.add(P99, a99, b99)
         table.add(LOST, a.lost, b.lost)
         table.add(DUPS, a.duplicated, b.duplicated)
+        table.add(STUCK, a.stuck_turns, b.stuck_turns)
         table.add(COMMANDS, a.redis_cmds_per_turn, b.redis_cmds_per_turn)
         table.add(ROUND_TRIPS, a.redis_round_trips_per_turn, b.redis_round_trips_per_turn)
     params: dict[str, Any] = {

@@ -118,6 +118,8 @@ def dlq_replay(loaded: LoadedConfig, entry_id: int, url: str | None) -> int:
     print(
         f"DLQ entry #{entry_id}: {status}" + (f" ({result['kind']})" if result.get("kind") else "")
     )
+    if result.get("hint"):
+        print(result["hint"])
     return 0 if status == "sent" else EX_UNAVAILABLE
 
 

@@ -302,6 +302,20 @@ class Gateway:
 
     async def replay_dead_letter(self, entry_id: int) -> dict[str, Any]:
         rt = self.rt
+        standby = rt.channels.standby()
+        if standby:  # an exclusive channel another replica holds: only that one can send on it
+            entries = await rt.dead_letters.list(limit=1_000_000)
+            held = next((e for e in entries if e.id == entry_id), None)
+            if held is not None and held.target.channel in standby:
+                return {
+                    "found": True,
+                    "id": entry_id,
+                    "status": "standby",
+                    "kind": None,
+                    "holders": await rt.state.leases.holders(),
+                    "hint": f"another replica holds channel '{held.target.channel}'; "
+                    "replay it there (chatgate dlq replay --url <that replica>)",
+                }
         entry = await rt.dead_letters.take(entry_id)
         if entry is None:
             return {"found": False, "id": entry_id}

@@ -8,6 +8,7 @@ two thirds of the TTL stops the channel before anyone else may take it (never tw
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import Callable
 
@@ -49,22 +50,42 @@ class LeaseKeeper:
 
     async def keep(self, name: str, channel: str) -> None:
         """Renew every third of the TTL; return when the lease is lost or cannot be renewed
-        safely any more (the caller then stops the channel)."""
+        safely any more (the caller then stops the channel). A renewal that has not answered
+        two thirds of the TTL after the last good one counts as failed: waiting on a slow Redis
+        must not keep the connection running past the lease."""
         last_ok = self.clock.monotonic()
         while True:
             await self.clock.sleep(self.ttl_s / 3)
+            deadline = last_ok + self.ttl_s * 2 / 3
             try:
-                if not await self.leases.renew(name, self.ttl_s):
-                    log.error("channel lease lost to another replica", extra={"channel": channel})
-                    return
-                last_ok = self.clock.monotonic()
+                renewed = await self._renew_by(name, deadline)
             except Exception as exc:
-                if self.clock.monotonic() - last_ok >= self.ttl_s * 2 / 3:
+                if self.clock.monotonic() >= deadline:
                     log.error(
                         "channel lease cannot be renewed; stopping the channel",
                         extra={"channel": channel, "error": type(exc).__name__},
                     )
                     return
+                continue
+            if not renewed:
+                log.error("channel lease lost to another replica", extra={"channel": channel})
+                return
+            last_ok = self.clock.monotonic()
+
+    async def _renew_by(self, name: str, deadline: float) -> bool:
+        """``renew``, abandoned (TimeoutError) once the clock passes ``deadline``."""
+        renewal = asyncio.ensure_future(self.leases.renew(name, self.ttl_s))
+        expiry = asyncio.ensure_future(
+            self.clock.sleep(max(0.0, deadline - self.clock.monotonic()))
+        )
+        try:
+            await asyncio.wait({renewal, expiry}, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            expiry.cancel()
+        if not renewal.done():
+            renewal.cancel()
+            raise TimeoutError("channel lease renewal did not answer in time")
+        return renewal.result()
 
     async def release(self, name: str) -> None:
         try:

@@ -17,7 +17,7 @@ from chatgate.channels.types import InboundMessage, RouteHint, Target
 from chatgate.gateway.commands import parse_command
 from chatgate.gateway.events import EventName
 from chatgate.gateway.runtime import Runtime
-from chatgate.gateway.session_queue import Job, JobKind, SessionScheduler
+from chatgate.gateway.session_queue import Job, JobKind, SessionScheduler, TurnControl
 from chatgate.gateway.stages import ChannelPolicy, Inbound, Stages, Verdict
 from chatgate.gateway.state_guard import StateGuard
 from chatgate.gateway.turns import TurnRunner
@@ -30,6 +30,8 @@ from chatgate.state.records import TERMINAL, JournalEntry, JournalState
 log = logging.getLogger("chatgate.pipeline")
 NO_HINT = RouteHint()
 DEFAULT_POLICY = ChannelPolicy(AdmissionPolicy(), "default")
+DUPLICATE_POLL_S = 0.5
+DUPLICATE_WATCH_POLLS = 1200  # ten minutes
 
 
 class Pipeline:
@@ -38,13 +40,14 @@ class Pipeline:
         self.runner = TurnRunner(rt)
         sessions = rt.config.gateway.sessions
         self.scheduler = SessionScheduler(
-            self.runner.execute, policy=sessions.mid_turn, max_queued=sessions.max_queued
+            self._execute, policy=sessions.mid_turn, max_queued=sessions.max_queued
         )
         self.stages = Stages(rt, self.scheduler, self.settle)
         self._inflight: dict[str, asyncio.Future[TurnResult]] = {}
         self._policies: dict[str, ChannelPolicy] = {}
         self._hints: dict[tuple[str, str], RouteHint] = {}
         self._tasks: set[asyncio.Task[None]] = set()
+        self._watchers: set[asyncio.Task[None]] = set()  # duplicates of work open elsewhere
         self.guard = StateGuard(rt, self.resume_stranded)
         self.apply_config()
 
@@ -80,6 +83,15 @@ class Pipeline:
         sessions = rt.config.gateway.sessions
         self.scheduler.policy = sessions.mid_turn
         self.scheduler.max_queued = sessions.max_queued
+
+    async def _execute(self, batch: list[Job], control: TurnControl) -> bool:
+        """A turn whose state write failed leaves its messages journaled but unfinished: refuse
+        new work like a failed intake write, and let the guard's probe resume them."""
+        try:
+            return await self.runner.execute(batch, control)
+        except Exception as exc:
+            self.guard.failed(exc)
+            raise
 
     def policy(self, channel: str) -> ChannelPolicy:
         return self._policies.get(channel, DEFAULT_POLICY)
@@ -196,6 +208,8 @@ class Pipeline:
 
     async def drain(self, within_s: float | None = None) -> bool:
         """Let queued and running turns finish; False when ``within_s`` passed first."""
+        for watcher in list(self._watchers):  # their callers retry against another replica
+            watcher.cancel()
         finished = await self.scheduler.wait_idle(within_s)
         if self._tasks:
             await asyncio.wait(self._tasks, timeout=within_s)
@@ -305,24 +319,39 @@ class Pipeline:
         pending = self._inflight.get(msg.key)
         if pending is not None:
             return pending
-        if entry is None or entry.state not in TERMINAL:
-            # Journaled by a previous process and not yet resumed: resumption will settle it.
-            return self._track(msg.key)
         future: asyncio.Future[TurnResult] = asyncio.get_running_loop().create_future()
-        reply = entry.reply or {}
-        message = reply.get("message")
-        text = message_from_dict(message).plain_text if isinstance(message, dict) else None
-        future.set_result(
-            TurnResult(
-                msg.key,
-                entry.stage or Stage.DEDUPE.value,
-                entry.reason or "",
-                text,
-                entry.session,
-                entry.delivery,
-            )
-        )
+        if entry is None or entry.state not in TERMINAL:
+            # Open in the journal but not in flight here: another replica's turn, or one this
+            # process has not resumed yet. Settled when the journal shows how it ended.
+            watcher = asyncio.ensure_future(self._watch(msg.key, future))
+            self._watchers.add(watcher)
+            watcher.add_done_callback(self._watchers.discard)
+            return future
+        future.set_result(_stored_result(msg.key, entry))
         return future
+
+    async def _watch(self, key: str, future: asyncio.Future[TurnResult]) -> None:
+        """Poll the journal for ``key``'s outcome (or this process taking it up) for a while."""
+        rt = self.rt
+        watching = asyncio.current_task()
+        if watching is not None:
+            watching.add_done_callback(lambda t: t.cancelled() and future.cancel())
+        for _ in range(DUPLICATE_WATCH_POLLS):
+            await rt.clock.sleep(DUPLICATE_POLL_S)
+            if future.done():
+                return
+            mine = self._inflight.get(key)
+            if mine is not None:
+                mine.add_done_callback(lambda done: _copy(done, future))
+                return
+            try:
+                entry = await rt.journal.get(key)
+            except Exception:
+                continue
+            if entry is not None and entry.state in TERMINAL:
+                future.set_result(_stored_result(key, entry))
+                return
+        future.cancel()  # gave up: the caller answers "not finished, retry"
 
     def _count_duplicate(self, msg: InboundMessage) -> None:
         self.rt.metrics.dropped.labels(
@@ -337,3 +366,24 @@ class Pipeline:
         task = asyncio.ensure_future(coro)
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
+
+
+def _stored_result(key: str, entry: JournalEntry) -> TurnResult:
+    reply = entry.reply or {}
+    message = reply.get("message")
+    text = message_from_dict(message).plain_text if isinstance(message, dict) else None
+    return TurnResult(
+        key, entry.stage or Stage.DEDUPE.value, entry.reason or "", text, entry.session,
+        entry.delivery,
+    )  # fmt: skip
+
+
+def _copy(source: asyncio.Future[TurnResult], target: asyncio.Future[TurnResult]) -> None:
+    if target.done():
+        return
+    if source.cancelled():
+        target.cancel()
+    elif source.exception() is not None:
+        target.set_exception(source.exception())  # type: ignore[arg-type]
+    else:
+        target.set_result(source.result())

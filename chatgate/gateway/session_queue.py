@@ -41,6 +41,7 @@ class Job:
     accepted_at: float
     stored_reply: dict[str, Any] | None = None
     ephemeral: bool = False  # a one-shot session (route hint): no transcript read or kept
+    resumed: bool = False  # taken up from the journal (a restart, or a replica that died)
 
 
 class CancelReason(StrEnum):

@@ -294,6 +294,7 @@ class Stages:
             target,
             ib.accepted,
             ephemeral=ib.hint.ephemeral,
+            resumed=ib.resumed,
         )
         if self.scheduler.enqueue(job, capped=not ib.resumed):
             return None

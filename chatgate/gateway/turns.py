@@ -68,6 +68,11 @@ class TurnRunner:
             except StateUnavailable as exc:  # fail closed: never two turns of one session
                 await self._lock_unavailable(batch, exc)
                 return True
+            if any(job.resumed for job in batch):
+                batch = await self._still_open(batch)
+                if not batch:
+                    return True
+                last, new = batch[-1], [_user_message(job) for job in batch]
             one_shot = last.ephemeral  # e.g. a webhook delivery without a session template
             session = await rt.cache.acquire(last.session, rt.clock.time(), fresh=one_shot)
             rt.metrics.active_turns.inc()
@@ -175,7 +180,10 @@ class TurnRunner:
                     rt.cache.evict(session.key)
         rt.metrics.turns.labels(agent=last.agent, outcome=outcome.value, reason=reason).inc()
         self._track_provider(agent.provider_id(), last.agent, failure, reply)
-        report = await self._deliver(last, None if suppress else message, agent_s, stream)
+        if not final and await self._hand_off(last):
+            report = DeliveryReport(DeliveryStatus.HANDED_OFF)
+        else:
+            report = await self._deliver(last, None if suppress else message, agent_s, stream)
         if adapter is not None and reacts:
             failed = outcome is OutcomeKind.FAILURE or report.kind is not None
             await asyncio.gather(
@@ -211,6 +219,32 @@ class TurnRunner:
             },
         )
         return True
+
+    async def _still_open(self, batch: list[Job]) -> list[Job]:
+        """Drop resumed messages another replica answered meanwhile (it was only stalled, not
+        dead, when this one adopted them; the session lock made this turn wait for it)."""
+        keep = []
+        for job in batch:
+            entry = await self.rt.journal.get(job.msg.key) if job.resumed else None
+            if entry is None or entry.state is JournalState.PENDING:
+                keep.append(job)
+                continue
+            log.warning(
+                "adopted message was answered by its first replica; not run again",
+                extra={"key": job.msg.key, "session": job.session},
+            )
+            if not job.future.done():
+                job.future.set_result(
+                    TurnResult(
+                        job.msg.key,
+                        entry.stage or Stage.TURN.value,
+                        entry.reason or "",
+                        None,
+                        entry.session,
+                        entry.delivery,
+                    )
+                )
+        return keep
 
     async def _lock_unavailable(self, batch: list[Job], exc: StateUnavailable) -> None:
         """The turn lock cannot be taken: answer `unavailable` rather than risk a second turn."""
@@ -315,6 +349,22 @@ class TurnRunner:
             edit_ids=edit_ids,
         )
 
+    async def _hand_off(self, job: Job) -> bool:
+        """The reply's channel is held by another replica now (this one lost the lease while
+        the turn ran): leave the answered entry to that replica instead of the DLQ."""
+        rt, target = self.rt, job.target
+        if target is None or await rt.channels.ready_adapter(target.channel) is not None:
+            return False  # (waits out a restart of the channel)
+        if target.channel not in rt.channels.standby():
+            return False
+        if not await rt.journal.hand_off(job.msg.key):
+            return False
+        log.warning(
+            "channel held by another replica; answer handed off",
+            extra={"channel": target.channel, "key": job.msg.key, "session": job.session},
+        )
+        return True
+
     def _stream_for(self, job: Job, adapter: ChannelAdapter | None) -> StreamingReply | None:
         if adapter is None or job.target is None:
             return None
@@ -339,6 +389,8 @@ class TurnRunner:
         now = rt.clock.time()
         failed = report.kind is not None
         for job in () if journaled else batch:  # nothing downstream waits for the DONE mark
+            if report.status is DeliveryStatus.HANDED_OFF and job is batch[-1]:
+                continue  # the replica holding the channel finishes it
             await rt.journal.finish(
                 job.msg.key,
                 now,
@@ -393,7 +445,10 @@ class TurnRunner:
                 rt.cache.release(session)
         data = stored.get("message")
         message = message_from_dict(data) if data and not stored.get("stopped") else None
-        report = await self._deliver(job, message, 0.0)
+        if await self._hand_off(job):
+            report = DeliveryReport(DeliveryStatus.HANDED_OFF)
+        else:
+            report = await self._deliver(job, message, 0.0)
         await self._finish([job], Stage.TURN, str(stored.get("reason", "text")), message, report)
 
     def _track_provider(

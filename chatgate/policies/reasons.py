@@ -131,3 +131,4 @@ class DeliveryStatus(StrEnum):
     DEAD_TARGET = "dead_target"
     NO_TARGET = "no_target"
     SUPPRESSED = "suppressed"
+    HANDED_OFF = "handed_off"  # the replica now holding the channel sends the stored answer

@@ -86,6 +86,11 @@ class Journal(Protocol):
         first; always empty where one process owns the journal."""
         ...
 
+    async def hand_off(self, key: str) -> bool:
+        """Give up ``key``, answered here for a channel another replica now holds, so that one
+        sends the stored answer; False (keep it) where one process owns the journal."""
+        ...
+
     async def get(self, key: str) -> JournalEntry | None: ...
 
     async def find(

@@ -12,8 +12,13 @@ from __future__ import annotations
 
 import asyncio
 import os
+import shutil
+import socket
+import subprocess
+import time
 import uuid
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
 
 import pytest
 from redis.asyncio import Redis
@@ -86,3 +91,48 @@ async def redis_db() -> AsyncIterator[str]:
     finally:
         await client.flushdb()
         await client.aclose()
+
+
+class PrivateRedis:
+    """A redis-server of the test's own (free port, append-only file in tmp), to stop and start."""
+
+    def __init__(self, directory: Path) -> None:
+        self.directory = directory
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            self.port = s.getsockname()[1]
+        self.proc: subprocess.Popen[bytes] | None = None
+
+    @property
+    def url(self) -> str:
+        return f"redis://127.0.0.1:{self.port}/0"
+
+    def start(self) -> None:
+        self.proc = subprocess.Popen(
+            ["redis-server", "--port", str(self.port), "--bind", "127.0.0.1", "--save", "",
+             "--appendonly", "yes", "--appendfsync", "always", "--dir", str(self.directory)],
+            stdout=subprocess.DEVNULL,
+        )  # fmt: skip
+        for _ in range(100):
+            with socket.socket() as s:
+                if s.connect_ex(("127.0.0.1", self.port)) == 0:
+                    return
+            time.sleep(0.05)
+        raise AssertionError("private redis-server did not start")
+
+    def kill(self) -> None:
+        assert self.proc is not None
+        self.proc.kill()
+        self.proc.wait()
+
+
+@pytest.fixture
+def private_redis(tmp_path: Path) -> Iterator[PrivateRedis]:
+    """A running private redis-server, killed after the test."""
+    if shutil.which("redis-server") is None:
+        missing("redis-server is not installed", "apt-get install redis-server")
+    server = PrivateRedis(tmp_path)
+    server.start()
+    yield server
+    if server.proc is not None and server.proc.poll() is None:
+        server.kill()

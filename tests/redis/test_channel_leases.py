@@ -81,7 +81,10 @@ async def test_one_replica_runs_the_exclusive_channel_and_a_standby_takes_over(
             await client.set(f"chatgate:lease:{LEASE}", "someone-else", px=int(TTL_S * 1000))
             await eventually(lambda: state(a) is ChannelState.STANDBY, what="a stopped polling")
             # once that lease runs out, exactly one replica picks the connection up again
-            running = lambda: [g for g in (a, b) if state(g) is ChannelState.RUNNING]  # noqa: E731
+
+            def running() -> list[Gateway]:
+                return [g for g in (a, b) if state(g) is ChannelState.RUNNING]
+
             await eventually(lambda: len(running()) == 1, what="one replica took over")
             holder = await client.get(f"chatgate:lease:{LEASE}")
             assert holder == running()[0].rt.state.leases.replica

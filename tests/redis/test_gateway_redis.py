@@ -13,7 +13,7 @@ from chatgate.policies.failure import failure_reply
 from chatgate.policies.reasons import FailureReason
 from chatgate.state import admin
 from chatgate.state.factory import build_state
-from tests.fakes.llm import FakeLLM
+from tests.fakes.llm import FakeLLM, Fault
 from tests.harness import load, memory, running, write_config
 
 pytestmark = pytest.mark.redis
@@ -107,3 +107,52 @@ async def test_one_session_fed_through_two_replicas_never_runs_two_turns_at_once
     assert fake_llm.max_in_flight_by["the one session"] == 1, "two turns of one session at once"
     # every turn saw every earlier one, whichever replica ran it: 1, 3, 5, ... messages
     assert sorted(len(r.messages) for r in fake_llm.requests) == [1 + 2 * i for i in range(10)]
+
+
+async def test_a_duplicate_on_another_replica_gets_the_answer_once_the_first_one_finishes(
+    tmp_path: Path, fake_llm: FakeLLM, redis_db: str
+) -> None:
+    """A retried delivery that lands on another replica while the first still runs used to wait
+    on a result nobody would ever set, on that replica, for every later retry too."""
+    fake_llm.fail_next(Fault.hang())  # the first replica's turn runs until released
+    one = config(tmp_path / "a", fake_llm, on_redis(redis_db, "a"))
+    two = config(tmp_path / "b", fake_llm, on_redis(redis_db, "b"))
+    async with running(one) as gw_a, running(two) as gw_b:
+        first = await memory(gw_a).inject("hello", message_id="m1")
+        await fake_llm.wait_for_requests(1, timeout=30)
+        dup = await memory(gw_b).inject("hello", message_id="m1")
+        assert dup.duplicate and not dup.result.done()
+        fake_llm.release()
+        answered = await first.result
+        relayed = await asyncio.wait_for(dup.result, 30)
+        assert (relayed.reply, relayed.session) == (answered.reply, answered.session)
+        again = await memory(gw_b).inject("hello", message_id="m1")  # a later retry, same replica
+        assert (await asyncio.wait_for(again.result, 30)).reply == answered.reply
+    assert len(fake_llm.requests) == 1
+    assert memory(gw_b).texts() == []
+
+
+async def test_a_stalled_replicas_message_adopted_meanwhile_is_not_run_twice(
+    tmp_path: Path, fake_llm: FakeLLM, redis_db: str
+) -> None:
+    """A replica whose liveness key lapsed (a long stall, not death) loses its open messages to
+    another; the adopter's turn waits on the session lock and must not run them again."""
+    fake_llm.fail_next(Fault.hang())
+    slow_beats = "  redis: {replica_id: %s, lease_ttl_s: 120}\n"
+    one = config(tmp_path / "a", fake_llm, on_redis(redis_db, "a").replace(
+        "  redis: {replica_id: a}\n", slow_beats % "a"))  # fmt: skip
+    two = config(tmp_path / "b", fake_llm, on_redis(redis_db, "b").replace(
+        "  redis: {replica_id: b}\n", slow_beats % "b"))  # fmt: skip
+    client = Redis.from_url(redis_db, decode_responses=True)
+    async with running(one) as gw_a, running(two) as gw_b:
+        first = await memory(gw_a).inject("hello", message_id="m1")
+        await fake_llm.wait_for_requests(1, timeout=30)
+        await client.delete("cg:replica:a")  # as if a had stalled past its liveness TTL
+        assert await gw_b.pipeline.adopt() == 1
+        fake_llm.release()
+        answered = await first.result
+        await gw_b.pipeline.drain(30)  # b's turn for the adopted message has run its course
+    await client.aclose()
+    assert len(fake_llm.requests) == 1, "the adopted message was run again"
+    assert len(memory(gw_a).texts()) == 1 and memory(gw_b).texts() == []
+    assert answered.reply == memory(gw_a).texts()[0]

@@ -1,8 +1,9 @@
 """Three real `chatgate run` replicas on one Redis, one fake Telegram token, one fake model.
 
 Exactly one replica polls the token; kill -9 of that owner mid-burst hands the connection and its
-unfinished messages to another replica; every message is answered exactly once and no session
-ever has two turns at the model at once.
+unfinished messages to another replica; every message is answered exactly once, nothing is
+dead-lettered, and no session ever has two turns at the model at once. The lease TTL is short
+(2 s) so that a replica stalled by the load loses leases: answers then move to the holder.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from tests.telegram.support import telegram_config
 
 pytestmark = [pytest.mark.slow, pytest.mark.redis]
 LEASE_TTL_S = 2.0
-USERS, PER_USER = 8, 5
+USERS, PER_USER = 30, 10  # 300 messages across 30 sessions
 PREFIX = "mr:"
 
 
@@ -31,7 +32,8 @@ def session_of(request: RecordedRequest) -> str:
 
 async def owner(client: Redis) -> str | None:
     keys = await client.keys(PREFIX + "lease:telegram:*")
-    return await client.get(keys[0]) if keys else None
+    value = await client.get(keys[0]) if keys else None
+    return None if value is None else str(value)
 
 
 async def until(check: object, timeout: float, what: str) -> None:
@@ -88,6 +90,7 @@ async def test_kill_the_telegram_owner_mid_burst_loses_nothing_and_repeats_only_
         again = [t for t, n in texts.items() if n > 1]
         assert all(texts[t] == 2 and t in sent_before for t in again), f"duplicated: {again}"
         assert len(again) <= USERS
+        assert await client.hlen(PREFIX + "dlq") == 0, "answers dead-lettered"
         assert max(fake_llm.max_in_flight_by.values()) == 1, "two turns of one session at once"
         assert fake_tg.max_in_flight["getupdates"] == 1, "two pollers on one token"
     finally:

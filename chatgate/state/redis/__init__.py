@@ -1,7 +1,9 @@
 """The shared backend: every store on one Redis, so 2–N replicas and the CLI see one state.
 
-Each replica keeps a liveness key (`replica:<id>`, renewed every third of `gateway.redis.lease_ttl_s`);
-the journal hands the open entries of a replica whose key expired to the next replica that asks.
+Each daemon keeps a liveness key (`replica:<id>`, renewed every quarter of
+`gateway.redis.lease_ttl_s` on a client of its own); the journal hands the open entries of a
+replica whose key expired to the next replica that asks. The key is written when the process first
+claims journal work (the daemon's start), never by an offline CLI that only reads or edits state.
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ from redis.exceptions import RedisError
 from chatgate.config.models import GatewaySection
 from chatgate.state.factory import Stores
 from chatgate.state.redis.callbacks import RedisCallbacks
-from chatgate.state.redis.client import Keys, connect, replica_id
+from chatgate.state.redis.client import HEARTBEAT_CONNECTIONS, Keys, connect, replica_id
 from chatgate.state.redis.dead_letters import RedisDeadLetters, RedisDeadTargets
 from chatgate.state.redis.journal import RedisJournal
 from chatgate.state.redis.leases import RedisLeases
@@ -37,16 +39,18 @@ class Liveness:
         self._keys = keys
         self.replica = replica
         self._ttl_ms = max(1, int(ttl_s * 1000))
-        self._every_s = ttl_s / 3
+        self._every_s = ttl_s / 4
         self._task: asyncio.Task[None] | None = None
 
     async def beat(self) -> None:
         info = json.dumps({"replica": self.replica, "at": time.time()})
         await self._redis.set(self._keys("replica", self.replica), info, px=self._ttl_ms)
 
-    async def start(self) -> None:
-        await self.beat()
-        self._task = asyncio.ensure_future(self._run())
+    async def join(self) -> None:
+        """Announce this process as a live replica (once) and keep the key fresh."""
+        if self._task is None:
+            await self.beat()
+            self._task = asyncio.ensure_future(self._run())
 
     async def _run(self) -> None:
         while True:
@@ -62,31 +66,32 @@ class Liveness:
             with contextlib.suppress(asyncio.CancelledError):
                 await self._task
             self._task = None
-        with contextlib.suppress(RedisError):
-            await self._redis.delete(self._keys("replica", self.replica))
+            with contextlib.suppress(RedisError):
+                await self._redis.delete(self._keys("replica", self.replica))
 
 
 def build_stores(gateway: GatewaySection, state_dir: Path) -> Stores:
     redis = connect(gateway)
+    beats = connect(gateway, HEARTBEAT_CONNECTIONS)
     keys = Keys(gateway.redis_prefix())
-    live = Liveness(redis, keys, replica_id(gateway), gateway.redis.lease_ttl_s)
+    live = Liveness(beats, keys, replica_id(gateway), gateway.redis.lease_ttl_s)
 
     async def open_all() -> None:
         await redis.ping()
-        await live.start()
 
     async def close_all() -> None:
         await live.stop()
         await redis.aclose()
+        await beats.aclose()
 
     return Stores(
-        journal=RedisJournal(redis, keys, live.replica),
+        journal=RedisJournal(redis, keys, live.replica, live.join),
         dead_letters=RedisDeadLetters(redis, keys),
         dead_targets=RedisDeadTargets(redis, keys),
         pairing=RedisPairing(redis, keys),
         callbacks=RedisCallbacks(redis, keys),
         sessions=RedisSessionStore(redis, keys),
-        leases=RedisLeases(redis, keys, live.replica),
+        leases=RedisLeases(beats, keys, live.replica),
         open=open_all,
         close=close_all,
     )

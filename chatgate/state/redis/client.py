@@ -1,35 +1,74 @@
-"""One redis-py asyncio client per process, built from `gateway.store` / `gateway.redis`.
+"""The redis-py asyncio clients of a process, built from `gateway.store` / `gateway.redis`.
+
+Each client has a bounded, *blocking* pool: under a burst a command waits (up to
+``COMMAND_TIMEOUT_S``) for a free connection instead of failing at once (redis-py's default pool
+raises "Too many connections" past 100, which failed turns mid-way under load). Heartbeats
+(replica liveness, channel leases) get a client of their own, so a renewal never queues behind
+the data traffic of a busy replica.
 
 The URL carries the password, so it is never logged: errors name only the key prefix.
 """
 
 from __future__ import annotations
 
+import functools
 import os
 import socket
+from collections.abc import Callable, Coroutine
+from typing import Any, ParamSpec, TypeVar
 
-from redis.asyncio import Redis
+from redis.asyncio import BlockingConnectionPool, Redis
+from redis.exceptions import RedisError
 
 from chatgate.config.models import GatewaySection
+from chatgate.state.protocols import StateUnavailable
 
 CONNECT_TIMEOUT_S = 2.0
 COMMAND_TIMEOUT_S = 5.0
+DATA_CONNECTIONS = 128
+LOCK_CONNECTIONS = 32
+HEARTBEAT_CONNECTIONS = 4
+
+P = ParamSpec("P")
+R = TypeVar("R")
 
 
-def connect(gateway: GatewaySection) -> Redis:
+def connect(gateway: GatewaySection, max_connections: int = DATA_CONNECTIONS) -> Redis:
     """A lazily connecting client (nothing is dialled until the first command)."""
-    return Redis.from_url(
+    pool = BlockingConnectionPool.from_url(
         gateway.redis_url(),
+        max_connections=max_connections,
+        timeout=COMMAND_TIMEOUT_S,
         decode_responses=True,
         socket_connect_timeout=CONNECT_TIMEOUT_S,
         socket_timeout=COMMAND_TIMEOUT_S,
         health_check_interval=30,
     )
+    return Redis.from_pool(pool)  # the client owns the pool: aclose() closes both
 
 
 def replica_id(gateway: GatewaySection) -> str:
     """This process's name among the replicas (config, else hostname-pid)."""
     return gateway.redis.replica_id or f"{socket.gethostname()}-{os.getpid()}"
+
+
+def unavailable(
+    what: str,
+) -> Callable[[Callable[P, Coroutine[Any, Any, R]]], Callable[P, Coroutine[Any, Any, R]]]:
+    """Re-raise a Redis error of the decorated call as ``StateUnavailable`` (what the gateway
+    refuses work on, like a full disk), naming only ``what`` and the error type."""
+
+    def wrap(call: Callable[P, Coroutine[Any, Any, R]]) -> Callable[P, Coroutine[Any, Any, R]]:
+        @functools.wraps(call)
+        async def guarded(*args: P.args, **kwargs: P.kwargs) -> R:
+            try:
+                return await call(*args, **kwargs)
+            except RedisError as exc:
+                raise StateUnavailable(f"{what}: redis unreachable ({type(exc).__name__})") from exc
+
+        return guarded
+
+    return wrap
 
 
 class Keys:

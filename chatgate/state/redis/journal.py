@@ -11,7 +11,8 @@ each. An answered entry keeps its reply, so the resuming replica re-sends instea
 from __future__ import annotations
 
 import json
-from collections.abc import Collection
+from collections.abc import Awaitable, Callable, Collection, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from redis.asyncio import Redis
@@ -19,12 +20,12 @@ from redis.typing import EncodableT, FieldT
 
 from chatgate.channels.types import InboundMessage
 from chatgate.state.records import TERMINAL, JournalEntry, JournalState
-from chatgate.state.redis.client import Keys
+from chatgate.state.redis.client import Keys, unavailable
 
 SENDER_HISTORY = 50
 
-# KEYS: entry, open, all, msgid-index, sender-list; ARGV: key, now, window, message, owner,
-# message_id, sender_history
+# KEYS: entry, open, all, msgid-index, sender-list, open-seq; ARGV: key, now, window, message,
+# owner, message_id, sender_history, channel
 RECORD = """
 local received = redis.call('hget', KEYS[1], 'received_at')
 if received and tonumber(received) >= tonumber(ARGV[2]) - tonumber(ARGV[3]) then
@@ -33,7 +34,7 @@ end
 redis.call('del', KEYS[1])
 redis.call('hset', KEYS[1], 'state', 'pending', 'message', ARGV[4], 'received_at', ARGV[2],
   'updated_at', ARGV[2], 'owner', ARGV[5], 'channel', ARGV[8])
-local seq = redis.call('incr', KEYS[2] .. ':seq')
+local seq = redis.call('incr', KEYS[6])
 redis.call('zadd', KEYS[2], seq, ARGV[1])
 redis.call('zadd', KEYS[3], tonumber(ARGV[2]), ARGV[1])
 if ARGV[6] ~= '' then redis.call('hset', KEYS[4], ARGV[6], ARGV[1]) end
@@ -41,26 +42,47 @@ redis.call('lpush', KEYS[5], ARGV[1])
 redis.call('ltrim', KEYS[5], 0, tonumber(ARGV[7]) - 1)
 return 1
 """
-# KEYS: open; ARGV: me, entry prefix, replica prefix, "1" to include my own, then the channels
-# to claim on (none: every channel) → keys claimed
+# Compare-and-set of one entry's owner. KEYS: entry, the previous owner's liveness key;
+# ARGV: previous owner, me → 1 when the entry is now mine.
 CLAIM = """
-local out = {}
-local serves = {}
-for i = 5, #ARGV do serves[ARGV[i]] = true end
-for _, key in ipairs(redis.call('zrange', KEYS[1], 0, -1)) do
-  local entry = ARGV[2] .. key
-  local owner = redis.call('hget', entry, 'owner')
-  if owner == false then
-    redis.call('zrem', KEYS[1], key)
-  elseif ((owner == ARGV[1] and ARGV[4] == '1')
-      or (owner ~= ARGV[1] and redis.call('exists', ARGV[3] .. owner) == 0))
-      and (#ARGV == 4 or serves[redis.call('hget', entry, 'channel') or ''] ) then
-    redis.call('hset', entry, 'owner', ARGV[1])
-    table.insert(out, key)
-  end
-end
-return out
+local owner = redis.call('hget', KEYS[1], 'owner')
+if owner ~= ARGV[1] then return 0 end
+if owner ~= ARGV[2] and owner ~= '' and redis.call('exists', KEYS[2]) == 1 then return 0 end
+redis.call('hset', KEYS[1], 'owner', ARGV[2])
+return 1
 """
+# KEYS: entry; ARGV: me → 1 when the entry was mine and now belongs to no replica.
+HAND_OFF = """
+if redis.call('hget', KEYS[1], 'owner') ~= ARGV[1] then return 0 end
+redis.call('hset', KEYS[1], 'owner', '')
+return 1
+"""
+NOBODY = ""  # the owner of a handed-off entry: any replica serving its channel takes it
+
+
+@dataclass(frozen=True)
+class OpenEntry:
+    key: str
+    owner: str | None  # None: the hash is gone (purged), only its index entry is left
+    channel: str
+    owner_live: bool
+
+
+def claimable(
+    entries: Sequence[OpenEntry], me: str, *, include_own: bool, channels: Collection[str]
+) -> list[OpenEntry]:
+    """Which open entries this replica should try to claim, oldest first: its own (on start),
+    and those of dead replicas or handed to nobody, on a channel it serves (none given: all)."""
+    out = []
+    for e in entries:
+        if e.owner is None or (channels and e.channel not in channels):
+            continue
+        mine = e.owner == me
+        if (mine and include_own) or (not mine and (e.owner == NOBODY or not e.owner_live)):
+            out.append(e)
+    return out
+
+
 FIELDS = ("stage", "reason", "session", "reply", "delivery", "delivery_ids")
 
 
@@ -80,17 +102,36 @@ def _entry(key: str, h: dict[str, str]) -> JournalEntry:
     )
 
 
+async def _nothing() -> None:
+    return None
+
+
 class RedisJournal:
-    def __init__(self, redis: Redis, keys: Keys, owner: str) -> None:
+    """Every Redis error surfaces as ``StateUnavailable`` (refuse the message, probe, resume).
+
+    ``join`` runs before the first claim: a daemon announces itself as a live replica only when
+    it starts taking work, so an offline CLI that merely reads never shows up as a peer.
+    """
+
+    def __init__(
+        self,
+        redis: Redis,
+        keys: Keys,
+        owner: str,
+        join: Callable[[], Awaitable[None]] = _nothing,
+    ) -> None:
         self._redis = redis
         self._keys = keys
         self._owner = owner
+        self._join = join
         self._record = redis.register_script(RECORD)
         self._claim = redis.register_script(CLAIM)
+        self._hand_off = redis.register_script(HAND_OFF)
 
     def _e(self, key: str) -> str:
         return self._keys("journal", "e", key)
 
+    @unavailable("journal")
     async def record(
         self, msg: InboundMessage, now: float, window_s: float
     ) -> tuple[bool, JournalEntry | None]:
@@ -101,6 +142,7 @@ class RedisJournal:
             self._keys("journal", "all"),
             self._keys("journal", "msgid", msg.channel),
             self._keys("journal", "sender", msg.channel, msg.sender_id),
+            self._keys("journal", "open", "seq"),
         ]
         args: list[str | float | int] = [
             msg.key,
@@ -116,6 +158,7 @@ class RedisJournal:
             return True, None
         return False, await self.get(msg.key)
 
+    @unavailable("journal")
     async def settle(
         self,
         key: str,
@@ -145,6 +188,7 @@ class RedisJournal:
                 pipe.zrem(self._keys("journal", "open"), key)
             await pipe.execute()
 
+    @unavailable("journal")
     async def finish(
         self,
         key: str,
@@ -165,34 +209,62 @@ class RedisJournal:
             delivery_ids=delivery_ids,
         )
 
+    @unavailable("journal")
     async def unfinished(self) -> list[JournalEntry]:
         """Open entries this replica now owns: its own and those of dead replicas."""
         return await self._claimed([], include_own=True)
 
+    @unavailable("journal")
     async def orphaned(self, channels: Collection[str]) -> list[JournalEntry]:
         """Open entries of replicas whose liveness key expired, claimed for this one."""
         if not channels:
             return []
         return await self._claimed(sorted(channels), include_own=False)
 
+    @unavailable("journal")
+    async def hand_off(self, key: str) -> bool:
+        """Give up ``key`` (answered here, but its channel is now held by another replica): the
+        replica serving that channel claims it and sends the stored answer."""
+        return bool(await self._hand_off(keys=[self._e(key)], args=[self._owner]))
+
     async def _claimed(self, channels: list[str], *, include_own: bool) -> list[JournalEntry]:
-        claimed = await self._claim(
-            keys=[self._keys("journal", "open")],
-            args=[
-                self._owner,
-                self._keys("journal", "e", ""),
-                self._keys("replica", ""),
-                "1" if include_own else "0",
-                *channels,
-            ],
-        )
+        await self._join()
+        open_keys = [str(k) for k in await self._redis.zrange(self._keys("journal", "open"), 0, -1)]
+        if not open_keys:
+            return []
+        async with self._redis.pipeline(transaction=False) as pipe:
+            for key in open_keys:
+                pipe.hmget(self._e(key), ["owner", "channel"])
+            rows = await pipe.execute()
+        owners = sorted({str(o) for o, _ in rows if o})
+        async with self._redis.pipeline(transaction=False) as pipe:
+            for owner in owners:
+                pipe.exists(self._keys("replica", owner))
+            live = dict(zip(owners, [bool(n) for n in await pipe.execute()], strict=True))
+        found = [
+            OpenEntry(key, None if o is None else str(o), str(c or ""), live.get(str(o), False))
+            for key, (o, c) in zip(open_keys, rows, strict=True)
+        ]
+        gone = [e.key for e in found if e.owner is None]
+        if gone:
+            await self._redis.zrem(self._keys("journal", "open"), *gone)
+        claimed = []
+        for e in claimable(found, self._owner, include_own=include_own, channels=channels):
+            previous = e.owner or NOBODY
+            if await self._claim(
+                keys=[self._e(e.key), self._keys("replica", previous)],
+                args=[previous, self._owner],
+            ):
+                claimed.append(e.key)
         entries = [await self.get(k) for k in claimed]
         return [e for e in entries if e is not None]
 
+    @unavailable("journal")
     async def get(self, key: str) -> JournalEntry | None:
         h = await self._redis.hgetall(self._e(key))
         return _entry(key, {str(k): str(v) for k, v in h.items()}) if h else None
 
+    @unavailable("journal")
     async def find(
         self,
         channel: str,
@@ -211,6 +283,7 @@ class RedisJournal:
         entries = [await self.get(str(k)) for k in keys]
         return [e for e in entries if e is not None and e.message.channel == channel]
 
+    @unavailable("journal")
     async def purge(self, older_than: float) -> int:
         """Drop settled entries received before ``older_than`` (open ones stay)."""
         everything = self._keys("journal", "all")

@@ -2,8 +2,11 @@
 
 `SET key token NX PX ttl` takes the lease; release and renew are compare-and-delete /
 compare-and-extend Lua scripts, so a stale token never frees or extends a later holder's lease.
-`hold` renews the lease every third of the TTL while the turn runs; a dead replica's lease simply
-expires. When Redis cannot be reached the lock fails closed (`StateUnavailable`): the turn gets the
+The token names the replica (`gateway.redis.replica_id`), so `redis-cli GET` tells an operator who
+holds a session. `hold` renews the lease every third of the TTL while the turn runs (sooner after
+a failed renewal); a dead replica's lease simply expires. Leaving `hold` stops the keeper without
+waiting on it: a renewal stuck in a dead connection cannot keep the turn (and the lock) open.
+When Redis cannot be reached the lock fails closed (`StateUnavailable`): the turn gets the
 `unavailable` reply instead of risking two turns of one session at once.
 """
 
@@ -22,7 +25,7 @@ from chatgate.clock import Clock, SystemClock
 from chatgate.config.models import GatewaySection
 from chatgate.state.protocols import StateUnavailable
 from chatgate.state.records import LeaseToken
-from chatgate.state.redis.client import Keys, connect
+from chatgate.state.redis.client import LOCK_CONNECTIONS, Keys, connect, replica_id
 
 log = logging.getLogger("chatgate.turnlock")
 
@@ -36,6 +39,8 @@ return 0
 """
 POLL_MIN_S = 0.02
 POLL_MAX_S = 0.25
+RETRY_FRACTION = 10  # after a failed renewal, retry every ttl/10 (not ttl/3)
+STOP_WAIT_S = 1.0
 
 
 def _ms(seconds: float) -> int:
@@ -43,8 +48,11 @@ def _ms(seconds: float) -> int:
 
 
 class RedisTurnLock:
-    def __init__(self, redis: Redis, prefix: str, clock: Clock | None = None) -> None:
+    def __init__(
+        self, redis: Redis, prefix: str, clock: Clock | None = None, replica: str | None = None
+    ) -> None:
         self._redis = redis
+        self.replica = replica
         self._keys = Keys(prefix)
         self._clock = clock or SystemClock()
         self._release = redis.register_script(RELEASE)
@@ -54,7 +62,7 @@ class RedisTurnLock:
         return self._keys("lock", session)
 
     async def acquire(self, key: str, *, owner: str, ttl: float) -> LeaseToken:
-        token = f"{owner}/{uuid.uuid4().hex}"
+        token = f"{self.replica or owner}/{uuid.uuid4().hex}"
         wait = POLL_MIN_S
         while True:
             try:
@@ -87,29 +95,37 @@ class RedisTurnLock:
     @contextlib.asynccontextmanager
     async def hold(self, key: str, *, owner: str, ttl: float) -> AsyncIterator[LeaseToken]:
         lease = await self.acquire(key, owner=owner, ttl=ttl)
-        keeper = asyncio.ensure_future(self._keep(lease, ttl))
+        stop = asyncio.Event()
+        keeper = asyncio.ensure_future(self._keep(lease, ttl, stop))
         try:
             yield lease
         finally:
+            stop.set()
             keeper.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await keeper
+            # Bounded: the keeper ends at its next step even if a cancellation were swallowed.
+            await asyncio.wait([keeper], timeout=STOP_WAIT_S)
             await self.release(lease)
 
-    async def _keep(self, lease: LeaseToken, ttl: float) -> None:
-        """Renew every third of the TTL; a lost lease is logged loudly (another replica may now
-        run this session, so the turn's reply races it)."""
-        while True:
-            await self._clock.sleep(ttl / 3)
+    async def _keep(self, lease: LeaseToken, ttl: float, stop: asyncio.Event) -> None:
+        """Renew every third of the TTL until ``stop``; a lost lease is logged loudly (another
+        replica may now run this session; this turn still delivers the answer it produced)."""
+        pause = ttl / 3
+        while not stop.is_set():
+            await self._clock.sleep(pause)
+            if stop.is_set():
+                return
             try:
                 if not await self.renew(lease, ttl):
                     log.error(
                         "turn lock lease lost while the turn ran", extra={"session": lease.key}
                     )
                     return
+                pause = ttl / 3
             except StateUnavailable:
                 log.warning("turn lock renew failed; retrying", extra={"session": lease.key})
+                pause = ttl / RETRY_FRACTION
 
 
 def build_lock(gateway: GatewaySection, clock: Clock) -> RedisTurnLock:
-    return RedisTurnLock(connect(gateway), gateway.redis_prefix(), clock)
+    redis = connect(gateway, LOCK_CONNECTIONS)
+    return RedisTurnLock(redis, gateway.redis_prefix(), clock, replica_id(gateway))

@@ -16,18 +16,18 @@ from chatgate.agents.base import ChatMessage
 from chatgate.state.records import SessionInfo, StoredSession, TranscriptLine
 from chatgate.state.redis.client import Keys
 
-# KEYS: meta, index; ARGV: session, epoch, now, then (dedupe|"", line) pairs
+# KEYS: meta, index, the epoch's seen-set, the epoch's lines; ARGV: session, epoch, now, then
+# (dedupe|"", line) pairs
 APPEND = """
 local meta, index = KEYS[1], KEYS[2]
 local session, epoch, now = ARGV[1], ARGV[2], tonumber(ARGV[3])
 if redis.call('hsetnx', meta, 'epoch', epoch) == 1 then redis.call('hset', meta, 'count', 0) end
 local current = redis.call('hget', meta, 'epoch')
-local base = ARGV[4]
 local added = 0
-for i = 5, #ARGV, 2 do
+for i = 4, #ARGV, 2 do
   local dedupe, line = ARGV[i], ARGV[i + 1]
-  if dedupe == '' or redis.call('sadd', base .. ':' .. epoch .. ':seen', dedupe) == 1 then
-    redis.call('rpush', base .. ':' .. epoch .. ':lines', line)
+  if dedupe == '' or redis.call('sadd', KEYS[3], dedupe) == 1 then
+    redis.call('rpush', KEYS[4], line)
     added = added + 1
   end
 end
@@ -77,12 +77,14 @@ class RedisSessionStore:
     async def append(
         self, key: str, epoch: int, messages: Sequence[ChatMessage], now: float
     ) -> None:
-        args: list[str | int | float] = [key, epoch, now, self._base(key)]
+        args: list[str | int | float] = [key, epoch, now]
         for m in messages:
             line = {"role": m.role, "content": m.content, "name": m.name, "source": m.source}
             line["at"] = now  # type: ignore[assignment]
             args += [f"{m.source}|{m.role}" if m.source else "", json.dumps(line)]
-        await self._append(keys=[self._base(key), self._keys("sessions")], args=args)
+        base = self._base(key)
+        keys = [base, self._keys("sessions"), f"{base}:{epoch}:seen", f"{base}:{epoch}:lines"]
+        await self._append(keys=keys, args=args)
 
     async def reset(self, key: str, now: float) -> int:
         epoch = await self._reset(keys=[self._base(key), self._keys("sessions")], args=[key, now])

@@ -131,6 +131,9 @@ class SqliteJournal:
     async def orphaned(self, channels: Collection[str]) -> list[JournalEntry]:
         return []  # one daemon per state dir: nobody else leaves work here while it runs
 
+    async def hand_off(self, key: str) -> bool:
+        return False  # nobody else could deliver it
+
     async def get(self, key: str) -> JournalEntry | None:
         def read(conn: sqlite3.Connection) -> JournalEntry | None:
             row = conn.execute("SELECT * FROM inbound WHERE key = ?", (key,)).fetchone()

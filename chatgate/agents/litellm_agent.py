@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import sys
 import threading
@@ -96,14 +97,16 @@ async def litellm_module() -> ModuleType:
         # meanwhile so health checks and turns stay responsive.
         previous = sys.getswitchinterval()
         sys.setswitchinterval(IMPORT_SWITCH_INTERVAL_S)
+        module: ModuleType | None = None
+        error: BaseException | None = None
         try:
             module = import_litellm()
         except BaseException as exc:
-            loop.call_soon_threadsafe(_settle, future, None, exc)
-        else:
-            loop.call_soon_threadsafe(_settle, future, module, None)
+            error = exc
         finally:
             sys.setswitchinterval(previous)
+        with contextlib.suppress(RuntimeError):  # the loop closed meanwhile: nobody waits
+            loop.call_soon_threadsafe(_settle, future, module, error)
 
     threading.Thread(target=work, name="litellm-import", daemon=True).start()
     return await future

@@ -107,6 +107,20 @@ class EventSink(Protocol):
     def count(self, metric: str, **labels: str) -> None: ...
 
 
+class LeaseView(Protocol):
+    """How long an exclusive connection (a polling token) may still be used by this replica."""
+
+    def remaining_s(self) -> float | None:
+        """Seconds left before the lease must be renewed; None when nothing limits it (one
+        process per state). A long poll that outlasts it could overlap the next holder's."""
+        ...
+
+
+class Unleased:
+    def remaining_s(self) -> float | None:
+        return None
+
+
 @dataclass
 class ChannelContext:
     """Everything an adapter may use; given at construction."""
@@ -118,6 +132,7 @@ class ChannelContext:
     metrics: EventSink
     kv: Mapping[str, Any] = field(default_factory=dict)
     clock: Clock = field(default_factory=SystemClock)  # signature windows, idle timers
+    lease: LeaseView = field(default_factory=Unleased)
 
 
 @dataclass(frozen=True)

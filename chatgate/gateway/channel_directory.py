@@ -26,7 +26,7 @@ from chatgate.channels.registry import ChannelRegistry
 from chatgate.clock import Clock
 from chatgate.config.loader import ChannelSection, LoadedConfig
 from chatgate.config.models import SupervisionConfig
-from chatgate.gateway.channel_lease import LeaseKeeper
+from chatgate.gateway.channel_lease import LeaseHold, LeaseKeeper
 from chatgate.gateway.degraded import DegradedRegistry, OwnerKind
 from chatgate.gateway.metrics import Metrics
 from chatgate.gateway.restart_ladder import (
@@ -105,9 +105,17 @@ class ChannelDirectory:
             )
             return None
         cls = self.registry.get(section.platform)
+        hold = LeaseHold(self.clock)
         adapter = cls(
             ChannelContext(
-                name, section.config, self.http, self.state_dir, self.metrics, self.kv, self.clock
+                name,
+                section.config,
+                self.http,
+                self.state_dir,
+                self.metrics,
+                self.kv,
+                self.clock,
+                hold,
             )
         )
         status = ChannelStatus(name, cls.platform, ChannelState.STOPPED, self.clock.time())
@@ -116,6 +124,7 @@ class ChannelDirectory:
             status,
             RestartBudget(self.ladder.config.restarts_per_hour),
             lease=self.registry.descriptor(section.platform).exclusive(section.config),
+            hold=hold,
         )
         self.channels[name] = supervised
         self.statuses[name] = status

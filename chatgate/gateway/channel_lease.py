@@ -16,6 +16,28 @@ from chatgate.clock import Clock
 from chatgate.state.protocols import ChannelLeases
 
 log = logging.getLogger("chatgate.leases")
+VALID_FRACTION = 2 / 3  # of the TTL after a grant: past it the keeper stops the channel
+
+
+class LeaseHold:
+    """What an adapter sees of its lease (`ChannelContext.lease`): the time left until two
+    thirds of the TTL after the last grant or renewal, measured from when it was asked for.
+    Unlimited (None) until the channel runs under a lease; zero once the lease is let go."""
+
+    def __init__(self, clock: Clock) -> None:
+        self.clock = clock
+        self.valid_until: float | None = None
+
+    def remaining_s(self) -> float | None:
+        if self.valid_until is None:
+            return None
+        return max(0.0, self.valid_until - self.clock.monotonic())
+
+    def granted(self, asked_at: float, ttl_s: float) -> None:
+        self.valid_until = asked_at + ttl_s * VALID_FRACTION
+
+    def ended(self) -> None:
+        self.valid_until = self.clock.monotonic()
 
 
 class LeaseKeeper:
@@ -29,12 +51,21 @@ class LeaseKeeper:
         """False with one process per state: every lease is granted and never lost."""
         return self.leases.shared
 
-    async def wait(self, name: str, channel: str, standby: Callable[[], None]) -> None:
+    async def wait(
+        self,
+        name: str,
+        channel: str,
+        standby: Callable[[], None],
+        hold: LeaseHold | None = None,
+    ) -> None:
         """Return once this replica holds ``name``; ``standby`` is called while another does."""
         waiting = False
         while True:
+            asked = self.clock.monotonic()
             try:
                 if await self.leases.acquire(name, self.ttl_s):
+                    if hold is not None:
+                        hold.granted(asked, self.ttl_s)
                     if waiting:
                         log.warning("took over channel lease", extra={"channel": channel})
                     return
@@ -48,7 +79,7 @@ class LeaseKeeper:
                 standby()
             await self.clock.sleep(self.ttl_s / 3)
 
-    async def keep(self, name: str, channel: str) -> None:
+    async def keep(self, name: str, channel: str, hold: LeaseHold | None = None) -> None:
         """Renew every third of the TTL; return when the lease is lost or cannot be renewed
         safely any more (the caller then stops the channel). A renewal that has not answered
         two thirds of the TTL after the last good one counts as failed: waiting on a slow Redis
@@ -56,7 +87,8 @@ class LeaseKeeper:
         last_ok = self.clock.monotonic()
         while True:
             await self.clock.sleep(self.ttl_s / 3)
-            deadline = last_ok + self.ttl_s * 2 / 3
+            deadline = last_ok + self.ttl_s * VALID_FRACTION
+            asked = self.clock.monotonic()
             try:
                 renewed = await self._renew_by(name, deadline)
             except Exception as exc:
@@ -71,6 +103,8 @@ class LeaseKeeper:
                 log.error("channel lease lost to another replica", extra={"channel": channel})
                 return
             last_ok = self.clock.monotonic()
+            if hold is not None:
+                hold.granted(asked, self.ttl_s)
 
     async def _renew_by(self, name: str, deadline: float) -> bool:
         """``renew``, abandoned (TimeoutError) once the clock passes ``deadline``."""

@@ -24,7 +24,7 @@ from chatgate.channels.base import (
 )
 from chatgate.clock import Clock
 from chatgate.config.models import SupervisionConfig
-from chatgate.gateway.channel_lease import LeaseKeeper
+from chatgate.gateway.channel_lease import LeaseHold, LeaseKeeper
 from chatgate.gateway.degraded import DegradedRegistry, OwnerKind
 from chatgate.gateway.metrics import Metrics
 from chatgate.policies.supervision import (
@@ -86,6 +86,7 @@ class Supervised:
     running_since: float | None = None
     restart_requested: bool = False
     lease: str | None = None  # exclusive connection: run only while this replica holds it
+    hold: LeaseHold | None = None  # the lease's time left, as the adapter sees it
     lease_lost: bool = False
 
 
@@ -154,8 +155,8 @@ class RestartLadder:
             self.mark(s, ChannelState.STANDBY, "another replica holds this connection")
             s.first_attempt.set()
 
-        await self.leases.wait(lease, name, standby)
-        keeper = asyncio.ensure_future(self.leases.keep(lease, name))
+        await self.leases.wait(lease, name, standby, s.hold)
+        keeper = asyncio.ensure_future(self.leases.keep(lease, name, s.hold))
 
         def lost(_: asyncio.Future[None]) -> None:
             if not keeper.cancelled():
@@ -168,6 +169,8 @@ class RestartLadder:
         finally:
             keeper.remove_done_callback(lost)
             keeper.cancel()
+            if s.hold is not None:
+                s.hold.ended()
             if s.lease_lost:
                 await self.leases.release(lease)
 

@@ -96,6 +96,7 @@ class TelegramChannel(ChannelAdapter):
                 lambda metric: self.ctx.metrics.count(metric, channel=self.name),
                 poll_timeout_s=self.config.poll_timeout_s,
                 stale_after_s=self.config.stale_after_s,
+                lease_left=self.ctx.lease.remaining_s,
             )
             self._poller.start()
         self._accepting = True

@@ -4,6 +4,8 @@ Telegram confirms updates when getUpdates is called with an offset past them. We
 offset only after every update of a batch was handed to the sink (journaled), so a crash between
 fetch and journal re-fetches the batch; the journal's dedupe makes the redelivery harmless.
 A watchdog rebuilds the poller when no getUpdates succeeded for `stale_after_s` ("connected but deaf").
+Under a replica lease each long poll ends while the lease is still held, so a replica that
+stalls past its lease never has a poll open at Telegram beside the next holder's (409).
 """
 
 from __future__ import annotations
@@ -36,6 +38,19 @@ CONFLICT_HINT = (
 )
 
 
+LEASE_MARGIN_S = 1.0  # a poll must end this long before the lease runs out (the round trip)
+LEASE_WAIT_S = 0.2  # too little lease left to poll: look again after this
+
+
+def poll_timeout(configured: int, lease_left: float | None) -> int | None:
+    """getUpdates' long-poll timeout: the configured one, cut so the request ends while this
+    replica still holds the polling lease; None when too little is left to poll at all."""
+    if lease_left is None:
+        return configured
+    budget = lease_left - LEASE_MARGIN_S
+    return None if budget < 0 else min(configured, int(budget))
+
+
 class Poller:
     def __init__(
         self,
@@ -47,7 +62,9 @@ class Poller:
         poll_timeout_s: int,
         stale_after_s: float,
         sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+        lease_left: Callable[[], float | None] = lambda: None,
     ) -> None:
+        self._lease_left = lease_left
         self._make_bot = make_bot
         self._sleep = sleep
         self._handle = handle
@@ -112,10 +129,14 @@ class Poller:
     async def _loop(self, bot: Bot) -> None:
         backoff = 1.0
         while True:
+            timeout = poll_timeout(self.poll_timeout_s, self._lease_left())
+            if timeout is None:  # the lease is being renewed (or let go): do not poll now
+                await self._sleep(LEASE_WAIT_S)
+                continue
             try:
                 updates = await bot.get_updates(
                     offset=self.offset,
-                    timeout=self.poll_timeout_s,
+                    timeout=timeout,
                     allowed_updates=list(ALLOWED_UPDATES),
                 )
             except tg.InvalidToken:  # its message quotes the token: never pass it on

@@ -65,10 +65,13 @@ class StateGuard:
 
     @property
     def hint(self) -> str:
-        return (
-            f"free space in {self.rt.state_dir} (or make it writable); "
-            f"new messages are refused until a test write succeeds"
-        )
+        refused = "new messages are refused until a test write succeeds"
+        if self.rt.config.gateway.store.backend == "redis":
+            return (
+                "check that Redis is up and reachable (`chatgate doctor` checks it) and not out "
+                f"of memory; {refused}"
+            )
+        return f"free space in {self.rt.state_dir} (or make it writable); {refused}"
 
     def current(self) -> DegradedOwner | None:
         return self.rt.degraded.find(OwnerKind.GATEWAY, STATE_OWNER)

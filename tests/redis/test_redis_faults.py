@@ -61,7 +61,8 @@ async def test_webhook_gets_503_while_redis_is_down_and_one_answer_after(
             assert resp.status == 503
             assert resp.headers["Retry-After"].isdigit()
             assert (await resp.json())["reason_code"] == "state_unavailable"
-        assert gw.pipeline.guard.current() is not None
+        owner = gw.pipeline.guard.current()
+        assert owner is not None and "Redis is up and reachable" in gw.pipeline.guard.hint
         assert fake_llm.requests == []
 
         private_redis.start()

@@ -13,6 +13,7 @@ from chatgate.channels.slack.inbound import (
     message_key,
     normalize,
     normalize_action,
+    normalize_command,
     ts_of,
 )
 from chatgate.channels.types import InboundMessage, Target
@@ -130,4 +131,28 @@ def test_a_button_press_is_a_choice_in_the_conversation_of_its_message() -> None
     assert normalize_action(payload, None, "slack") == Ignored(DropReason.EMPTY_INPUT, "C1")
     assert normalize_action({**payload, "user": {}}, "yes", "slack") == Ignored(
         DropReason.UNSUPPORTED_INTERACTION, "C1"
+    )
+
+
+@pytest.mark.parametrize(
+    ("command", "text", "line", "kind"),
+    [
+        ("/chatgate", "new", "/new", "direct"),
+        ("/chatgate", "  stop  ", "/stop", "direct"),
+        ("/chatgate", "", "/help", "direct"),
+        ("/new", "", "/new", "direct"),
+        ("/ask", "what is up", "/ask what is up", "direct"),
+    ],
+)
+def test_slash_commands_read_as_gateway_commands(
+    command: str, text: str, line: str, kind: str
+) -> None:
+    payload = {"command": command, "text": text, "channel_id": "D1", "user_id": "U42"}
+    payload["trigger_id"] = "t1"
+    msg = normalize_command(payload, "slack", "/chatgate")
+    assert isinstance(msg, InboundMessage)
+    assert (msg.text, msg.chat_kind, msg.is_command, msg.is_mention) == (line, kind, True, True)
+    assert msg.message_id == "D1:cmdt1" and ts_of(msg.message_id) is None
+    assert normalize_command({**payload, "user_id": ""}, "slack", "/chatgate") == Ignored(
+        DropReason.MALFORMED_UPDATE, "D1"
     )

@@ -23,7 +23,9 @@ def test_the_manifest_subscribes_to_what_the_adapter_handles() -> None:
     events = set(data["settings"]["event_subscriptions"]["bot_events"])  # type: ignore[index]
     # chat.postMessage/update, reactions.add/remove, and reading what the bot is sent
     assert {"chat:write", "reactions:write", "app_mentions:read", "im:history"} <= scopes
-    assert {"channels:history", "groups:history", "mpim:history"} <= scopes
+    assert {"channels:history", "groups:history", "mpim:history", "commands"} <= scopes
+    commands = [c["command"] for c in data["features"]["slash_commands"]]  # type: ignore[index]
+    assert commands == ["/chatgate"]  # SlackChannelConfig.slash_command's default
     assert {"app_mention", "message.im", "message.channels"} <= events
     settings = data["settings"]
     assert settings["interactivity"]["is_enabled"] is True  # type: ignore[index]

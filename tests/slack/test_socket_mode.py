@@ -156,3 +156,22 @@ async def test_a_button_press_over_the_socket_is_acked_after_it_is_journaled(
     assert any(e.message.choice == "option two" for e in entries)  # journaled by the ack
     assert posts[1]["text"] == "echo: option two" and posts[1]["channel"] == "D1"
     assert answer["ts"] == press["container"]["message_ts"]
+
+
+async def test_slash_commands_reach_the_gateway_commands(
+    tmp_path: Path, fake_slack: FakeSlack, fake_llm: FakeLLM
+) -> None:
+    fake_llm.script("first answer", "after the reset")
+    async with running(slack_config(tmp_path, fake_slack, fake_llm, mode="socket")):
+        await fake_slack.wait_connected()
+        await fake_slack.push_event(fake_slack.message_event("remember apples", channel="D1"))
+        await fake_slack.wait_posts(1, timeout=15)
+        for text in ("help", "new"):
+            envelope = await fake_slack.push_slash_command("/chatgate", text, channel="D1")
+            await fake_slack.wait_acked(envelope.envelope_id, timeout=10)
+        posts = await fake_slack.wait_posts(3, timeout=15)
+        await fake_slack.push_event(fake_slack.message_event("what did I say?", channel="D1"))
+        await fake_slack.wait_posts(4, timeout=15)
+    assert "/new" in posts[1]["text"] and "/stop" in posts[1]["text"]  # the help text
+    history = [m["content"] for m in fake_llm.requests[-1].messages if m["role"] != "system"]
+    assert history == ["what did I say?"]  # /chatgate new started a fresh conversation

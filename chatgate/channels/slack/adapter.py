@@ -43,7 +43,13 @@ from chatgate.channels.signatures import verify
 from chatgate.channels.slack import LIMITS, errors
 from chatgate.channels.slack.config import SlackChannelConfig
 from chatgate.channels.slack.ids import choice_of
-from chatgate.channels.slack.inbound import BotIdentity, Ignored, normalize, normalize_action
+from chatgate.channels.slack.inbound import (
+    BotIdentity,
+    Ignored,
+    normalize,
+    normalize_action,
+    normalize_command,
+)
 from chatgate.channels.slack.outbound import SlackOutbound
 from chatgate.channels.types import AckMode, Capabilities, InboundMessage
 from chatgate.config.base import secret_value
@@ -94,7 +100,14 @@ class SlackChannel(SlackOutbound):
         self._order = ChatOrder()  # slack_sdk runs each envelope in its own task
         self._last_event = time.monotonic()
         self.ignored: dict[str, int] = {}
-        self.counters = {"events": 0, "actions": 0, "refused": 0, "hello": 0, "disconnect": 0}
+        self.counters = {
+            "events": 0,
+            "actions": 0,
+            "commands": 0,
+            "refused": 0,
+            "hello": 0,
+            "disconnect": 0,
+        }
 
     # -- lifecycle --------------------------------------------------------------------------
 
@@ -175,6 +188,7 @@ class SlackChannel(SlackOutbound):
         app.event("message")(self._on_event)
         app.event("app_mention")(self._on_event)
         app.action(_ANY)(self._on_action)
+        app.command(_ANY)(self._on_command)
         app.event(_ANY)(self._on_other_event)
         app.error(self._on_error)
         return app
@@ -339,6 +353,13 @@ class SlackChannel(SlackOutbound):
         if isinstance(result, InboundMessage):
             result = await self.resolve_choice(result)
         await self._submit(result)
+        await ack()
+
+    async def _on_command(self, ack: Any, body: dict[str, Any]) -> None:
+        """A slash command: journaled, then acknowledged with no text (the answer follows)."""
+        self._last_event = time.monotonic()
+        self.counters["commands"] += 1
+        await self._submit(normalize_command(body, self.name, self.config.slash_command))
         await ack()
 
     async def _on_other_event(self, event: dict[str, Any]) -> None:

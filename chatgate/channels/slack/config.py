@@ -27,6 +27,11 @@ class SlackChannelConfig(ChatChannelConfig):
         "white_check_mark", description="swapped in for ack_reaction when the turn answered"
     )
     failed_reaction: str | None = Field("x", description="swapped in when the turn failed")
+    slash_command: str = Field(
+        "/chatgate",
+        pattern=r"^/[a-z0-9_\-]{1,31}$",
+        description="the app's slash command: `/chatgate new` is the gateway's /new",
+    )
     max_body_bytes: int = Field(1_048_576, ge=1024, le=16_777_216)
     request_timeout_s: float = Field(30.0, gt=0)
     ping_interval_s: float = Field(10.0, gt=0, description="Socket Mode ping cadence")

@@ -20,6 +20,7 @@ from chatgate.policies.reasons import DropReason
 
 PLATFORM = "slack"
 ACTION_PREFIX = "act"
+COMMAND_PREFIX = "cmd"
 # Subtypes that are not something a person said to the bot.
 _SYSTEM_SUBTYPES = frozenset(
     {
@@ -72,7 +73,7 @@ def message_key(chat_id: str, ts: str) -> str:
 def ts_of(message_id: str) -> str | None:
     """The ts of one of our message ids, or None when it names no message (a button press)."""
     _, _, ts = message_id.rpartition(":")
-    return ts if ts and not ts.startswith(ACTION_PREFIX) else None
+    return ts if ts and not ts.startswith((ACTION_PREFIX, COMMAND_PREFIX)) else None
 
 
 def chat_kind(channel_type: str | None, channel_id: str) -> ChatKind:
@@ -174,6 +175,36 @@ def normalize_action(
         received_at=_float(stamp),
         reply_target=Target(channel, chat_id, thread_id),
         extra={"action_id": str(action.get("action_id") or "")},
+    )
+
+
+def normalize_command(
+    payload: Mapping[str, Any], channel: str, own_command: str
+) -> InboundMessage | Ignored:
+    """A slash command: `/chatgate new` (our own command, `own_command`) reads as `/new`, any
+    other registered command as itself (`/new`), so the gateway's commands work on Slack,
+    where a message starting with "/" never reaches the bot. It addresses the bot."""
+    chat_id = str(payload.get("channel_id") or "")
+    user = str(payload.get("user_id") or "")
+    if not chat_id or not user:
+        return Ignored(DropReason.MALFORMED_UPDATE, chat_id)
+    command = str(payload.get("command") or "").strip()
+    text = str(payload.get("text") or "").strip()
+    line = f"/{text}" if command == own_command else f"{command} {text}".strip()
+    if line in ("/", ""):
+        line = "/help"
+    return InboundMessage(
+        channel=channel,
+        platform=PLATFORM,
+        chat_id=chat_id,
+        chat_kind=chat_kind(None, chat_id),
+        sender_id=user,
+        message_id=message_key(chat_id, f"{COMMAND_PREFIX}{payload.get('trigger_id') or ''}"),
+        text=line,
+        sender_name=str(payload.get("user_name") or ""),
+        is_mention=True,
+        is_command=True,
+        reply_target=Target(channel, chat_id, None),
     )
 
 

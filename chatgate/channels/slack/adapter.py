@@ -201,7 +201,7 @@ class SlackChannel(SlackOutbound):
         try:  # slack_sdk retries a refused token forever: check it once, loudly
             await self.web.apps_connections_open(app_token=app_token)
         except Exception as exc:
-            if errors.api_error(exc) is not None and errors.is_error(exc, *errors.AUTH_ERRORS):
+            if errors.is_error(exc, *errors.AUTH_ERRORS):
                 raise ChannelError(
                     "Slack rejected the app-level token",
                     kind=SendErrorKind.AUTH_FATAL,
@@ -218,6 +218,9 @@ class SlackChannel(SlackOutbound):
     async def stop_intake(self) -> None:
         """Draining: refuse new events (Slack re-sends them to whoever serves next)."""
         self._accepting = False
+        await self._close_socket()
+
+    async def _close_socket(self) -> None:
         socket, self._socket = self._socket, None
         if socket is not None:
             with contextlib.suppress(Exception):
@@ -231,10 +234,7 @@ class SlackChannel(SlackOutbound):
         if self._route is not None:
             self.ctx.http.remove(self._route)
             self._route = None
-        socket, self._socket = self._socket, None
-        if socket is not None:
-            with contextlib.suppress(Exception):
-                await socket.close_async()
+        await self._close_socket()
         http, self._http = self._http, None
         self.web = None
         if http is not None:

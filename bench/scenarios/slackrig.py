@@ -136,8 +136,8 @@ async def warm_up(owner: SlackRig, subject: Subject) -> None:
 
 
 def forget_acked(fake: FakeSlack) -> None:
-    """Drop acked envelopes from the fake's list: it scans that list on every ack, so a long-lived
-    fake would spend more and more of the bench process's CPU per burst."""
+    """Drop acked envelopes from the fake's list: it keeps every envelope for the tests' asserts,
+    and a reconnect scans the list, so a long-lived fake would grow with every burst."""
     fake.envelopes[:] = [e for e in fake.envelopes if e.ack is None]
 
 

@@ -144,6 +144,7 @@ class SlackInbound:
         self.redelivery_reason = redelivery_reason
         self.all_connections: list[SocketConnection] = []
         self.envelopes: list[Envelope] = []
+        self._unacked: dict[str, Envelope] = {}  # by envelope_id: an ack finds its envelope at once
         self.acks: list[Ack] = []
         self.stray_frames: list[str] = []  # client text frames that were not acks
         self.tickets: set[str] = set()
@@ -217,6 +218,7 @@ class SlackInbound:
         self._envelope_seq += 1
         envelope = Envelope(str(uuid.UUID(int=self._envelope_seq)), kind, payload, accepts_response)
         self.envelopes.append(envelope)
+        self._unacked[envelope.envelope_id] = envelope
         target = self.connections[-1] if self.connections else None
         if target is not None:
             await self._send(target, envelope)
@@ -326,9 +328,9 @@ class SlackInbound:
         body = payload if isinstance(payload, dict) else None
         ack = Ack(frame["envelope_id"], body, conn.id, time.monotonic())
         self.acks.append(ack)
-        for envelope in self.envelopes:
-            if envelope.envelope_id == ack.envelope_id and envelope.ack is None:
-                envelope.ack = ack
+        envelope = self._unacked.pop(ack.envelope_id, None)
+        if envelope is not None:
+            envelope.ack = ack
         self._socket_signal.fire()
 
     def _after_close(self) -> None:

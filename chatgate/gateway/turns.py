@@ -110,12 +110,12 @@ class TurnRunner:
                     else contextlib.nullcontext()  # nothing to show: skip the generator
                 )
                 async with typing:
-                    control.agent_task = asyncio.ensure_future(agent.run(turn))
+                    # The agent runs inline (no task of its own); while it does, /stop and the
+                    # interrupt policy cancel this task, which lands inside the agent call.
+                    control.enter_agent()
                     try:
-                        # asyncio.timeout, not wait_for: no extra waiter future and callbacks per
-                        # turn; on expiry it cancels the awaited agent task the same way.
                         async with asyncio.timeout(agent_cfg.timeout_s + 5.0):
-                            reply = await control.agent_task
+                            reply = await agent.run(turn)
                     except asyncio.CancelledError:
                         if control.reason is None:
                             raise
@@ -134,7 +134,7 @@ class TurnRunner:
                         )
                         failure = AgentError(FailureReason.UNKNOWN, type(exc).__name__)
                     finally:
-                        control.agent_task = None
+                        control.leave_agent()
                 if ack is not None:
                     await asyncio.gather(ack, return_exceptions=True)
                 agent_s = rt.clock.monotonic() - started

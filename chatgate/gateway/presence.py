@@ -9,7 +9,7 @@ from collections.abc import AsyncIterator
 
 from chatgate.channels.base import ChannelAdapter
 from chatgate.channels.types import Target
-from chatgate.clock import Clock
+from chatgate.clock import Clock, SystemClock
 
 log = logging.getLogger("chatgate.presence")
 TYPING_AFTER_S = 0.5  # a faster answer needs no indicator (and saves a platform call)
@@ -35,10 +35,13 @@ async def typing_while(
         return
     every_s = adapter.capabilities.typing_every_s
     calling = stopping = False
+    loop = asyncio.get_running_loop()
+    task: asyncio.Task[None] | None = None
 
-    async def refresh() -> None:
+    async def refresh(delay_s: float) -> None:
         nonlocal calling
-        await clock.sleep(after_s)
+        if delay_s > 0:
+            await clock.sleep(delay_s)
         while not stopping:
             calling = True
             try:
@@ -50,14 +53,25 @@ async def typing_while(
             if not stopping:
                 await clock.sleep(every_s)
 
-    task = asyncio.create_task(refresh(), name=f"typing:{target.address}")
+    def start(delay_s: float) -> None:
+        nonlocal task
+        task = loop.create_task(refresh(delay_s), name=f"typing:{target.address}")
+
+    # Most turns end within ``after_s``: on the system clock a timer waits that out, so a fast
+    # turn costs no task. An injected clock is only waited on through its sleep.
+    timer = loop.call_later(after_s, start, 0.0) if type(clock) is SystemClock else None
+    if timer is None:
+        start(after_s)
     try:
         yield
     finally:
         stopping = True
-        try:
-            if calling:  # the task returns as soon as its request is answered
-                with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(asyncio.shield(task), TYPING_CALL_TIMEOUT_S)
-        finally:
-            task.cancel()
+        if timer is not None:
+            timer.cancel()
+        if task is not None:
+            try:
+                if calling:  # the task returns as soon as its request is answered
+                    with contextlib.suppress(TimeoutError):
+                        await asyncio.wait_for(asyncio.shield(task), TYPING_CALL_TIMEOUT_S)
+            finally:
+                task.cancel()

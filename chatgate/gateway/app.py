@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import gc
 import logging
 from collections.abc import Callable, Coroutine, Mapping
 from dataclasses import dataclass
@@ -141,6 +142,7 @@ class Gateway:
         self._spawn(self._purge_journal(), "journal-purge")
         self._spawn(self._adopt_orphans(), "journal-adopt")
         self._spawn(self._prewarm(), "prewarm")
+        gc.freeze()  # start-up objects live as long as the daemon: later full collections skip them
         log.info(
             "chatgate ready",
             extra={
@@ -380,6 +382,7 @@ class Gateway:
                     await prewarm()
                 except Exception:
                     log.exception("agent prewarm failed", extra={"agent": name})
+        gc.freeze()  # and what the warm-up imported
 
 
 def _client_host(host: str) -> str:

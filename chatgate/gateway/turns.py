@@ -104,11 +104,7 @@ class TurnRunner:
                     if adapter is not None and reacts
                     else None
                 )
-                typing = (
-                    typing_while(adapter, last.target, rt.clock)
-                    if adapter is not None and adapter.capabilities.typing
-                    else contextlib.nullcontext()  # nothing to show: skip the generator
-                )
+                typing = typing_while(adapter, last.target, rt.clock)
                 async with typing:
                     # The agent runs inline (no task of its own); while it does, /stop and the
                     # interrupt policy cancel this task, which lands inside the agent call.

@@ -18,6 +18,7 @@ from chatgate.state.records import JournalEntry, JournalState
 from chatgate.state.sqlite.db import Database
 from chatgate.state.sqlite.sessions import appender
 
+_COMPACT = json.JSONEncoder(separators=(",", ":"))  # one encoder, not one per json.dumps call
 _INSERT = (
     "INSERT INTO inbound(key, channel, chat_id, sender_id, message_id, received_at, state,"
     " message_json, updated_at) VALUES (?,?,?,?,?,?,'pending',?,?)"
@@ -48,7 +49,7 @@ class SqliteJournal:
         self, msg: InboundMessage, now: float, window_s: float
     ) -> tuple[bool, JournalEntry | None]:
         """Append ``msg``; (False, existing) when it is a duplicate within the dedupe window."""
-        payload = json.dumps(msg.to_dict(), separators=(",", ":"))
+        payload = _COMPACT.encode(msg.to_dict())
 
         row = (msg.key, msg.channel, msg.chat_id, msg.sender_id, msg.message_id, now, payload, now)
 
@@ -235,6 +236,6 @@ def _update(
     delivery: str | None,
     delivery_ids: list[str] | None,
 ) -> _Update:
-    reply_json = json.dumps(reply, separators=(",", ":")) if reply is not None else None
+    reply_json = _COMPACT.encode(reply) if reply is not None else None
     ids_json = json.dumps(delivery_ids) if delivery_ids is not None else None
     return _Update((state.value, now, stage, reason, session, reply_json, delivery, ids_json, key))

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import gc
 import logging
 from collections.abc import Callable, Coroutine, Mapping
 from dataclasses import dataclass
@@ -29,6 +28,7 @@ from chatgate.gateway import commands as cmd
 from chatgate.gateway.channel_directory import ChannelDirectory
 from chatgate.gateway.degraded import DegradedRegistry
 from chatgate.gateway.events import EventBus
+from chatgate.gateway.gc_tuning import GcTuning
 from chatgate.gateway.http_app import DynamicRoutes, build_app
 from chatgate.gateway.http_server import CappedTCPSite, install_accept_throttle, runner_options
 from chatgate.gateway.local_api import LocalApi
@@ -45,9 +45,6 @@ from chatgate.secure_compare import secure_equals
 from chatgate.state import admin
 
 log = logging.getLogger("chatgate.gateway")
-# Objects of in-flight turns outlive 700 allocations (the default) under load and get scanned
-# again in older generations; a larger young generation lets most of them die first.
-GC_YOUNG_THRESHOLD = 5_000
 PAIRING_POLL_S = 2.0
 PURGE_EVERY_S = 3600.0
 
@@ -78,6 +75,7 @@ class Gateway:
         self.on_secrets = parts.on_secrets
         self.local_api = LocalApi(self.rt.state_dir)
         self.life = Lifecycle()
+        self._gc = GcTuning()
         self._runner: web.AppRunner | None = None
         self._tasks: list[asyncio.Task[None]] = []
         self._opened = False
@@ -145,8 +143,7 @@ class Gateway:
         self._spawn(self._purge_journal(), "journal-purge")
         self._spawn(self._adopt_orphans(), "journal-adopt")
         self._spawn(self._prewarm(), "prewarm")
-        gc.freeze()  # start-up objects live as long as the daemon: later full collections skip them
-        gc.set_threshold(GC_YOUNG_THRESHOLD, *gc.get_threshold()[1:])
+        self._gc.apply()
         log.info(
             "chatgate ready",
             extra={
@@ -215,6 +212,7 @@ class Gateway:
                 await agent.aclose()
         await rt.state.close()
         self.state_lock.release()
+        self._gc.undo()
         self._stopped.set()
         log.info("stopped")
 
@@ -386,7 +384,7 @@ class Gateway:
                     await prewarm()
                 except Exception:
                     log.exception("agent prewarm failed", extra={"agent": name})
-        gc.freeze()  # and what the warm-up imported
+        self._gc.refreeze()
 
 
 def _client_host(host: str) -> str:

@@ -28,6 +28,7 @@ from chatgate.gateway import commands as cmd
 from chatgate.gateway.channel_directory import ChannelDirectory
 from chatgate.gateway.degraded import DegradedRegistry
 from chatgate.gateway.events import EventBus
+from chatgate.gateway.gc_tuning import GcTuning
 from chatgate.gateway.http_app import DynamicRoutes, build_app
 from chatgate.gateway.http_server import CappedTCPSite, install_accept_throttle, runner_options
 from chatgate.gateway.local_api import LocalApi
@@ -74,6 +75,7 @@ class Gateway:
         self.on_secrets = parts.on_secrets
         self.local_api = LocalApi(self.rt.state_dir)
         self.life = Lifecycle()
+        self._gc = GcTuning()
         self._runner: web.AppRunner | None = None
         self._tasks: list[asyncio.Task[None]] = []
         self._opened = False
@@ -141,6 +143,7 @@ class Gateway:
         self._spawn(self._purge_journal(), "journal-purge")
         self._spawn(self._adopt_orphans(), "journal-adopt")
         self._spawn(self._prewarm(), "prewarm")
+        self._gc.apply()
         log.info(
             "chatgate ready",
             extra={
@@ -209,6 +212,7 @@ class Gateway:
                 await agent.aclose()
         await rt.state.close()
         self.state_lock.release()
+        self._gc.undo()
         self._stopped.set()
         log.info("stopped")
 
@@ -394,6 +398,7 @@ class Gateway:
                     await prewarm()
                 except Exception:
                     log.exception("agent prewarm failed", extra={"agent": name})
+        self._gc.refreeze()
 
 
 def _client_host(host: str) -> str:

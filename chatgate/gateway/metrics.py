@@ -37,7 +37,7 @@ class _Cached:
         self._children: dict[tuple[tuple[str, str], ...], Any] = {}
 
     def labels(self, **values: str) -> Any:
-        key = tuple(sorted(values.items()))
+        key = tuple(values.items())  # a call site's keyword order is fixed: no sort needed
         child = self._children.get(key)
         if child is None:
             child = self._children[key] = self.metric.labels(**values)

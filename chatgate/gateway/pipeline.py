@@ -244,7 +244,9 @@ class Pipeline:
             resumed=resumed,
         )
         for stage in self.stages.order():
-            verdict = await stage(ib)
+            verdict = stage(ib)
+            if verdict is not None and not isinstance(verdict, Verdict):
+                verdict = await verdict  # a stage that waited for a store
             if verdict is not None:
                 await self.settle(msg, future, verdict)
                 return

@@ -52,16 +52,34 @@ class CancelReason(StrEnum):
 
 @dataclass(eq=False)
 class TurnControl:
-    """Lets /stop and the interrupt policy cancel the agent call of the running turn."""
+    """Lets /stop and the interrupt policy cancel the agent call of the running turn.
 
-    agent_task: asyncio.Task[Any] | None = None
+    The agent runs inline in the session worker, not in a task of its own: between
+    `enter_agent` and `leave_agent` the worker is suspended only inside the agent call, so
+    cancelling the worker then lands there and nowhere else (never in persistence or delivery).
+    """
+
+    worker: asyncio.Task[Any] | None = None
     reason: CancelReason | None = None
+    _cancelled: bool = False
+
+    def enter_agent(self) -> None:
+        self.worker = asyncio.current_task()
+
+    def leave_agent(self) -> None:
+        """Called as soon as the agent call ended, before the worker awaits anything else."""
+        worker, self.worker = self.worker, None
+        if self._cancelled and worker is not None:
+            worker.uncancel()  # our cancel is handled here; the worker itself goes on
+            self._cancelled = False
 
     def cancel(self, reason: CancelReason) -> bool:
-        if self.agent_task is None or self.agent_task.done():
+        if self.worker is None:
             return False
         self.reason = reason
-        self.agent_task.cancel()
+        if not self._cancelled:
+            self._cancelled = True
+            self.worker.cancel()
         return True
 
 

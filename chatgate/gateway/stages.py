@@ -76,7 +76,8 @@ class Verdict:
         return cls(stage, reason, notice, JournalState.DONE, counted=False)
 
 
-StageFn = Callable[[Inbound], Awaitable[Verdict | None]]
+StageFn = Callable[[Inbound], Verdict | Awaitable[Verdict | None] | None]
+"""A stage answers at once, or (when it must wait for a store) with an awaitable answer."""
 
 
 class Stages:
@@ -94,8 +95,12 @@ class Stages:
         self.bindings: tuple[Binding, ...] = ()
         self.principals: Mapping[str, str] = {}
         self._rate_notices: dict[str, float] = {}
+        self._order = self._stages()
 
     def order(self) -> tuple[StageFn, ...]:
+        return self._order
+
+    def _stages(self) -> tuple[StageFn, ...]:
         return (
             self.identify,
             self.revive_target,
@@ -109,7 +114,7 @@ class Stages:
             self.enqueue,
         )
 
-    async def identify(self, ib: Inbound) -> Verdict | None:
+    def identify(self, ib: Inbound) -> Verdict | None:
         """One principal per person: configured alternate ids map to it (rate limits follow)."""
         address = f"{ib.msg.channel}:{ib.msg.sender_id}"
         ib.principal = self.principals.get(address, address)
@@ -122,7 +127,7 @@ class Stages:
             await self.rt.dead_targets.revive(target.address)
         return None
 
-    async def loop_guard(self, ib: Inbound) -> Verdict | None:
+    def loop_guard(self, ib: Inbound) -> Verdict | None:
         msg, rt = ib.msg, self.rt
         allowed = rt.loop_guard.check(
             chat_key=f"{msg.channel}:{msg.chat_id}",
@@ -178,7 +183,7 @@ class Stages:
             Stage.ADMISSION, AdmissionReason.PAIRING_REQUIRED, text, JournalState.DONE, counted=True
         )
 
-    async def rate_limit(self, ib: Inbound) -> Verdict | None:
+    def rate_limit(self, ib: Inbound) -> Verdict | None:
         # A resumed message was accepted (and counted) before the restart.
         if ib.hint.trusted or ib.observe or ib.resumed or ib.command in CONTROL_COMMANDS:
             return None
@@ -203,7 +208,7 @@ class Stages:
             Stage.RATE_LIMIT, limited.reason, cmd.rate_limited_text(limited.retry_after_s)
         )
 
-    async def memory_shed(self, ib: Inbound) -> Verdict | None:
+    def memory_shed(self, ib: Inbound) -> Verdict | None:
         if ib.observe or not self.rt.memory.shedding:
             return None
         if ib.command in CONTROL_COMMANDS or ib.command is Command.NEW:
@@ -211,7 +216,7 @@ class Stages:
         text = failure_reply(FailureReason.MEMORY_PRESSURE).text
         return Verdict(Stage.MEMORY, DropReason.MEMORY_PRESSURE, text)
 
-    async def route(self, ib: Inbound) -> Verdict | None:
+    def route(self, ib: Inbound) -> Verdict | None:
         """Which agent serves the conversation, and its session key."""
         ib.agent, ib.session = route(
             ib.msg,
@@ -249,7 +254,7 @@ class Stages:
             running=depth > 0,
         )
 
-    async def degraded(self, ib: Inbound) -> Verdict | None:
+    def degraded(self, ib: Inbound) -> Verdict | None:
         """Fail closed: work for a degraded provider or a parked delivery channel is told so."""
         if ib.observe:
             return None
@@ -279,7 +284,7 @@ class Stages:
         text = failure_reply(FailureReason.UNAVAILABLE, hint=blocking.hint).text
         return Verdict(Stage.DEGRADED, FailureReason.UNAVAILABLE, text)
 
-    async def enqueue(self, ib: Inbound) -> Verdict | None:
+    def enqueue(self, ib: Inbound) -> Verdict | None:
         if ib.observe:
             kind = JobKind.OBSERVE
         else:

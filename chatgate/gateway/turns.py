@@ -8,7 +8,7 @@ import json
 import logging
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeGuard
 
 from chatgate.agents.base import AgentError, AgentReply, ChatMessage, Turn
 from chatgate.channels.base import ChannelAdapter
@@ -26,7 +26,7 @@ from chatgate.policies.failure import failure_reply
 from chatgate.policies.outcome import EMPTY_REPLY_FALLBACK, classify_final
 from chatgate.policies.reasons import DeliveryStatus, FailureReason, OutcomeKind
 from chatgate.presentation.model import OutboundMessage, message_from_dict, message_to_dict
-from chatgate.state.protocols import StateUnavailable
+from chatgate.state.protocols import StateUnavailable, TranscriptAppend, TurnJournal
 from chatgate.state.records import JournalState
 
 log = logging.getLogger("chatgate.turn")
@@ -37,6 +37,13 @@ NEW_SESSION_TEXT = "Started a new conversation. Earlier messages are no longer p
 class TurnRunner:
     def __init__(self, rt: Runtime) -> None:
         self.rt = rt
+        self._checked: tuple[object, bool] = (None, False)
+
+    def _one_write(self, journal: object) -> TypeGuard[TurnJournal]:
+        """Whether ``journal`` writes a turn in one call (a Protocol isinstance costs ~5 µs)."""
+        if self._checked[0] is not journal:
+            self._checked = (journal, isinstance(journal, TurnJournal))
+        return self._checked[1]
 
     async def execute(self, batch: list[Job], control: TurnControl) -> bool:
         kind = batch[0].kind
@@ -102,18 +109,14 @@ class TurnRunner:
                     if adapter is not None and reacts
                     else None
                 )
-                typing = (
-                    typing_while(adapter, last.target, rt.clock)
-                    if adapter is not None and adapter.capabilities.typing
-                    else contextlib.nullcontext()  # nothing to show: skip the generator
-                )
+                typing = typing_while(adapter, last.target, rt.clock)
                 async with typing:
-                    control.agent_task = asyncio.ensure_future(agent.run(turn))
+                    # The agent runs inline (no task of its own); while it does, /stop and the
+                    # interrupt policy cancel this task, which lands inside the agent call.
+                    control.enter_agent()
                     try:
-                        # asyncio.timeout, not wait_for: no extra waiter future and callbacks per
-                        # turn; on expiry it cancels the awaited agent task the same way.
                         async with asyncio.timeout(agent_cfg.timeout_s + 5.0):
-                            reply = await control.agent_task
+                            reply = await agent.run(turn)
                     except asyncio.CancelledError:
                         if control.reason is None:
                             raise
@@ -132,7 +135,7 @@ class TurnRunner:
                         )
                         failure = AgentError(FailureReason.UNKNOWN, type(exc).__name__)
                     finally:
-                        control.agent_task = None
+                        control.leave_agent()
                 if ack is not None:
                     await asyncio.gather(ack, return_exceptions=True)
                 agent_s = rt.clock.monotonic() - started
@@ -153,26 +156,17 @@ class TurnRunner:
                 final = last.target is None and stream is None
                 suppress = control.reason is CancelReason.STOP or outcome is OutcomeKind.SILENCE
                 unsent = DeliveryStatus.SUPPRESSED if suppress or message is None else None
-                writes = [
-                    rt.journal.settle(
-                        j.msg.key,
-                        JournalState.DONE if final else JournalState.ANSWERED,
-                        now,
-                        stage=Stage.TURN,
-                        reason=reason,
-                        session=j.session,
-                        reply=answered,
-                        delivery=(unsent or DeliveryStatus.NO_TARGET).value if final else None,
-                        delivery_ids=[] if final else None,
-                    )
-                    for j in batch
-                ]
-                if persist or session.unflushed:
-                    writes.append(self._persist(session, persist))
-                if len(writes) == 1:
-                    await writes[0]
-                else:
-                    await asyncio.gather(*writes)
+                await self._record(
+                    batch,
+                    session,
+                    persist,
+                    JournalState.DONE if final else JournalState.ANSWERED,
+                    now,
+                    reason=reason,
+                    reply=answered,
+                    delivery=(unsent or DeliveryStatus.NO_TARGET).value if final else None,
+                    delivery_ids=[] if final else None,
+                )
             finally:
                 rt.metrics.active_turns.dec()
                 rt.cache.release(session)
@@ -284,6 +278,61 @@ class TurnRunner:
             OutcomeKind.TEXT.value,
         )
 
+    async def _record(
+        self,
+        batch: Sequence[Job],
+        session: WarmSession,
+        messages: Sequence[ChatMessage],
+        state: JournalState,
+        now: float,
+        *,
+        reason: str,
+        reply: dict[str, Any],
+        delivery: str | None,
+        delivery_ids: list[str] | None,
+    ) -> None:
+        """The turn's answer in the journal and its lines in the transcript, in one write where
+        the backend can (one round trip and one commit per turn)."""
+        rt = self.rt
+        journal = rt.journal
+        if not self._one_write(journal):
+            writes = [
+                journal.settle(
+                    j.msg.key,
+                    state,
+                    now,
+                    stage=Stage.TURN,
+                    reason=reason,
+                    session=j.session,
+                    reply=reply,
+                    delivery=delivery,
+                    delivery_ids=delivery_ids,
+                )
+                for j in batch
+            ]
+            if messages or session.unflushed:
+                writes.append(self._persist(session, messages))
+            await asyncio.gather(*writes)
+            return
+        pending = [*session.unflushed, *messages]
+        failed = await journal.settle_turn(
+            [j.msg.key for j in batch],
+            state,
+            now,
+            stage=Stage.TURN,
+            reason=reason,
+            session=batch[-1].session,
+            reply=reply,
+            delivery=delivery,
+            delivery_ids=delivery_ids,
+            transcript=TranscriptAppend(session.key, session.epoch, pending) if pending else None,
+        )
+        if failed is None:
+            session.unflushed.clear()
+        else:
+            await self._persist_failed(session, messages, failed)
+        rt.cache.extend(session, messages)
+
     async def _persist(self, session: WarmSession, messages: Sequence[ChatMessage]) -> None:
         """Append to the store; on failure spill to a file, keep the session unflushed, raise an event."""
         rt = self.rt
@@ -294,28 +343,34 @@ class TurnRunner:
             await rt.cache.store.append(session.key, session.epoch, pending, rt.clock.time())
             session.unflushed.clear()
         except Exception as exc:
-            path = await asyncio.to_thread(
-                _spill, rt.state_dir, session, messages, rt.clock.time(), exc
-            )
-            session.unflushed.extend(messages)
-            rt.metrics.persist_failed.inc()
-            log.error(
-                "session write failed; turn spilled to file",
-                extra={
-                    "session": session.key,
-                    "spill": str(path) if path else None,
-                    "error": type(exc).__name__,
-                },
-            )
-            rt.events.emit(
-                EventName.SESSION_PERSIST_FAILED,
-                rt.clock.time(),
-                session=session.key,
-                error=type(exc).__name__,
-                spilled=path is not None,
-                spill_path=str(path) if path else None,
-            )
+            await self._persist_failed(session, messages, exc)
         rt.cache.extend(session, messages)
+
+    async def _persist_failed(
+        self, session: WarmSession, messages: Sequence[ChatMessage], exc: BaseException
+    ) -> None:
+        rt = self.rt
+        path = await asyncio.to_thread(
+            _spill, rt.state_dir, session, messages, rt.clock.time(), exc
+        )
+        session.unflushed.extend(messages)
+        rt.metrics.persist_failed.inc()
+        log.error(
+            "session write failed; turn spilled to file",
+            extra={
+                "session": session.key,
+                "spill": str(path) if path else None,
+                "error": type(exc).__name__,
+            },
+        )
+        rt.events.emit(
+            EventName.SESSION_PERSIST_FAILED,
+            rt.clock.time(),
+            session=session.key,
+            error=type(exc).__name__,
+            spilled=path is not None,
+            spill_path=str(path) if path else None,
+        )
 
     async def _deliver(
         self,

@@ -238,6 +238,8 @@ def adapt(
     `callback_data_max_bytes` are kept losslessly as "ref:<ref>" via `callback_store`, else
     replaced by a reported "h:<hash>".
     """
+    if _fits_as_is(message, limits):
+        return message, None
     adapter = _Adapter(limits, callback_store)
     blocks: list[Block] = []
     changed = False
@@ -247,6 +249,14 @@ def adapt(
         blocks.extend(new)
     adapted = OutboundMessage(tuple(blocks)) if changed else message
     return adapted, _report(adapter.events)
+
+
+def _fits_as_is(message: OutboundMessage, limits: PresentationLimits) -> bool:
+    """Only text the channel shows as written (most replies): nothing to adapt or report."""
+    return all(
+        type(block) is Text and (limits.supports_markdown or not block.markdown)
+        for block in message.blocks
+    )
 
 
 def with_note(message: OutboundMessage, report: DegradedDelivery | None) -> OutboundMessage:

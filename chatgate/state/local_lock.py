@@ -9,11 +9,10 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import itertools
 import logging
 import math
-import uuid
 from collections import deque
-from collections.abc import AsyncIterator
 
 from chatgate.clock import Clock, SystemClock
 from chatgate.config.models import GatewaySection
@@ -27,6 +26,7 @@ class LocalTurnLock:
         self._clock = clock or SystemClock()
         self._held: dict[str, LeaseToken] = {}
         self._waiters: dict[str, deque[asyncio.Future[None]]] = {}
+        self._tokens = itertools.count(1)  # unique within this lock, which is all a token needs
 
     def __len__(self) -> int:
         """Keys held or waited for (entries are dropped as soon as neither is true)."""
@@ -43,7 +43,7 @@ class LocalTurnLock:
                         "turn lock lease expired; taking over",
                         extra={"session": key, "previous_owner": holder.owner},
                     )
-                lease = LeaseToken(key, owner, now + ttl, uuid.uuid4().hex)
+                lease = LeaseToken(key, owner, now + ttl, f"{next(self._tokens):x}")
                 self._held[key] = lease
                 return lease
             await self._wait(key, queue, holder.expires_at - now)
@@ -89,17 +89,43 @@ class LocalTurnLock:
                 woken.set_result(None)
                 break
 
-    @contextlib.asynccontextmanager
-    async def hold(self, key: str, *, owner: str, ttl: float) -> AsyncIterator[LeaseToken]:
+    def hold(self, key: str, *, owner: str, ttl: float) -> _Held:
         """The lease for as long as the block runs. In one process a live holder cannot vanish
-        without its ``finally`` running, so the lease is simply kept (no renewal timer); only a
-        bare ``acquire`` that is never released runs out after ``ttl``."""
-        lease = await self.acquire(key, owner=owner, ttl=ttl)
-        self._held[key] = LeaseToken(key, owner, math.inf, lease.token)
-        try:
-            yield lease
-        finally:
-            await self.release(lease)
+        without its exit running, so the lease is simply kept (no renewal timer); only a bare
+        ``acquire`` that is never released runs out after ``ttl``."""
+        return _Held(self, key, owner, ttl)
+
+    def _take(self, key: str, owner: str) -> LeaseToken | None:
+        """The uncontended case without awaiting: nobody holds or waits for ``key``."""
+        if key in self._held or key in self._waiters:
+            return None
+        lease = LeaseToken(key, owner, math.inf, f"{next(self._tokens):x}")
+        self._held[key] = lease
+        return lease
+
+
+class _Held:
+    """`LocalTurnLock.hold` as a plain async context manager (no generator per turn)."""
+
+    __slots__ = ("_key", "_lease", "_lock", "_owner", "_ttl")
+
+    def __init__(self, lock: LocalTurnLock, key: str, owner: str, ttl: float) -> None:
+        self._lock, self._key, self._owner, self._ttl = lock, key, owner, ttl
+        self._lease: LeaseToken | None = None
+
+    async def __aenter__(self) -> LeaseToken:
+        lock = self._lock
+        lease = lock._take(self._key, self._owner)
+        if lease is None:
+            acquired = await lock.acquire(self._key, owner=self._owner, ttl=self._ttl)
+            lease = LeaseToken(self._key, self._owner, math.inf, acquired.token)
+            lock._held[self._key] = lease
+        self._lease = lease
+        return lease
+
+    async def __aexit__(self, *exc: object) -> None:
+        if self._lease is not None:
+            await self._lock.release(self._lease)
 
 
 def build_lock(gateway: GatewaySection, clock: Clock) -> LocalTurnLock:

@@ -8,7 +8,8 @@ from __future__ import annotations
 
 from collections.abc import Collection, Sequence
 from contextlib import AbstractAsyncContextManager
-from typing import Any, Protocol
+from dataclasses import dataclass
+from typing import Any, Protocol, runtime_checkable
 
 from chatgate.agents.base import ChatMessage
 from chatgate.channels.types import InboundMessage, Target
@@ -106,6 +107,39 @@ class Journal(Protocol):
 
     async def purge(self, older_than: float) -> int:
         """Drop settled entries received before ``older_than``; returns how many."""
+        ...
+
+
+@dataclass(frozen=True)
+class TranscriptAppend:
+    """Transcript lines for one session (what `SessionStore.append` takes)."""
+
+    key: str
+    epoch: int
+    messages: Sequence[ChatMessage]
+
+
+@runtime_checkable
+class TurnJournal(Protocol):
+    """Optional, for a Journal whose backend keeps the session store in the same database: a
+    turn's journal marks and its transcript lines in one write (one round trip, one commit)."""
+
+    async def settle_turn(
+        self,
+        keys: Sequence[str],
+        state: JournalState,
+        now: float,
+        *,
+        stage: str,
+        reason: str,
+        session: str,
+        reply: dict[str, Any],
+        delivery: str | None,
+        delivery_ids: list[str] | None,
+        transcript: TranscriptAppend | None,
+    ) -> BaseException | None:
+        """`settle` every key alike (raises when that fails) and append ``transcript``; a failed
+        append is returned, not raised, and does not undo the journal marks."""
         ...
 
 

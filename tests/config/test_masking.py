@@ -43,3 +43,27 @@ def test_status_scrub_and_log_scrubber_share_it() -> None:
     record = logging.LogRecord("t", logging.ERROR, "f", 1, "got %s", (KEY.lower(),), None)
     SecretScrubber([KEY]).filter(record)
     assert KEY.lower() not in record.getMessage()
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        '{"msg":"turn","chat":"c0","session":"default:memory:c0"}',
+        f"key={KEY}",
+        f"key={KEY.upper()}",
+        f"key={KEY.lower()}",
+        "tok 123456789:AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA end",
+        "chat 123456: short",
+        "slack XOXB-1234567890-abcdef end",
+        "app token xapp-1-ABCDEFGHIJ end",
+        "xox mentioned but no token",
+        "quoted k=SK-LIVE%2BKEY%2FSECRET%3D42",
+        f"non-ascii é {KEY}",
+        "non-ascii é nothing",
+        "",
+    ],
+)
+def test_log_scrubber_quick_path_agrees_with_the_masker(text: str) -> None:
+    masker = Masker([KEY, "sk-other-secret"])
+    scrubber = SecretScrubber([KEY, "sk-other-secret"])
+    assert scrubber.scrub(text) == masker.mask(text)

@@ -9,13 +9,16 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Callable, Collection
+from collections.abc import Collection, Sequence
 from typing import Any
 
 from chatgate.channels.types import InboundMessage
+from chatgate.state.protocols import TranscriptAppend
 from chatgate.state.records import JournalEntry, JournalState
 from chatgate.state.sqlite.db import Database
+from chatgate.state.sqlite.sessions import appender
 
+_COMPACT = json.JSONEncoder(separators=(",", ":"))  # one encoder, not one per json.dumps call
 _INSERT = (
     "INSERT INTO inbound(key, channel, chat_id, sender_id, message_id, received_at, state,"
     " message_json, updated_at) VALUES (?,?,?,?,?,?,'pending',?,?)"
@@ -46,7 +49,7 @@ class SqliteJournal:
         self, msg: InboundMessage, now: float, window_s: float
     ) -> tuple[bool, JournalEntry | None]:
         """Append ``msg``; (False, existing) when it is a duplicate within the dedupe window."""
-        payload = json.dumps(msg.to_dict(), separators=(",", ":"))
+        payload = _COMPACT.encode(msg.to_dict())
 
         row = (msg.key, msg.channel, msg.chat_id, msg.sender_id, msg.message_id, now, payload, now)
 
@@ -78,6 +81,49 @@ class SqliteJournal:
         await self._db.call(
             _update(key, state, now, stage, reason, session, reply, delivery, delivery_ids)
         )
+
+    async def settle_turn(
+        self,
+        keys: Sequence[str],
+        state: JournalState,
+        now: float,
+        *,
+        stage: str,
+        reason: str,
+        session: str,
+        reply: dict[str, Any],
+        delivery: str | None,
+        delivery_ids: list[str] | None,
+        transcript: TranscriptAppend | None,
+    ) -> BaseException | None:
+        """The turn's journal marks and transcript lines in one writer call, so one commit."""
+        mark = _update(keys[0], state, now, stage, reason, session, reply, delivery, delivery_ids)
+        others = [(*mark.params[:-1], k) for k in keys[1:]]
+        append = (
+            appender(transcript.key, transcript.epoch, transcript.messages, now)
+            if transcript is not None and transcript.messages
+            else None
+        )
+
+        def write(conn: sqlite3.Connection) -> BaseException | None:
+            mark(conn)
+            if others:
+                conn.executemany(_UPDATE, others)
+            if append is None:
+                return None
+            conn.execute("SAVEPOINT transcript")
+            try:
+                append(conn)
+            except sqlite3.Error as exc:
+                if not conn.in_transaction:
+                    raise  # SQLite rolled the whole transaction back: nothing was written
+                conn.execute("ROLLBACK TO transcript")
+                conn.execute("RELEASE transcript")
+                return exc
+            conn.execute("RELEASE transcript")
+            return None
+
+        return await self._db.call(write)
 
     async def finish(
         self,
@@ -161,6 +207,27 @@ class SqliteJournal:
         return await self._db.call(write)
 
 
+_UPDATE = (
+    "UPDATE inbound SET state = ?, updated_at = ?,"
+    " stage = COALESCE(?, stage), reason = COALESCE(?, reason),"
+    " session = COALESCE(?, session), reply_json = COALESCE(?, reply_json),"
+    " delivery = COALESCE(?, delivery), delivery_ids = COALESCE(?, delivery_ids)"
+    " WHERE key = ?"
+)
+
+
+class _Update:
+    """One journal mark as a writer-thread call; ``params`` (the key last) serve sibling keys."""
+
+    __slots__ = ("params",)
+
+    def __init__(self, params: tuple[Any, ...]) -> None:
+        self.params = params
+
+    def __call__(self, conn: sqlite3.Connection) -> None:
+        conn.execute(_UPDATE, self.params)
+
+
 def _update(
     key: str,
     state: JournalState,
@@ -171,18 +238,7 @@ def _update(
     reply: dict[str, Any] | None,
     delivery: str | None,
     delivery_ids: list[str] | None,
-) -> Callable[[sqlite3.Connection], None]:
-    reply_json = json.dumps(reply, separators=(",", ":")) if reply is not None else None
+) -> _Update:
+    reply_json = _COMPACT.encode(reply) if reply is not None else None
     ids_json = json.dumps(delivery_ids) if delivery_ids is not None else None
-
-    def write(conn: sqlite3.Connection) -> None:
-        conn.execute(
-            "UPDATE inbound SET state = ?, updated_at = ?,"
-            " stage = COALESCE(?, stage), reason = COALESCE(?, reason),"
-            " session = COALESCE(?, session), reply_json = COALESCE(?, reply_json),"
-            " delivery = COALESCE(?, delivery), delivery_ids = COALESCE(?, delivery_ids)"
-            " WHERE key = ?",
-            (state.value, now, stage, reason, session, reply_json, delivery, ids_json, key),
-        )
-
-    return write
+    return _Update((state.value, now, stage, reason, session, reply_json, delivery, ids_json, key))

@@ -8,11 +8,22 @@ keeps old conversations for audit while giving the agent a fresh transcript.
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from chatgate.agents.base import ChatMessage
 from chatgate.state.records import SessionInfo, StoredSession, TranscriptLine
 from chatgate.state.sqlite.db import Database
+
+_INSERT_MESSAGE = (
+    "INSERT OR IGNORE INTO messages(session_key, epoch, role, content, name, source, at)"
+    " VALUES (?,?,?,?,?,?,?)"
+)
+# Inserted rows are counted by the statement before (an ignored duplicate is not a new message).
+_UPSERT_SESSION = (
+    "INSERT INTO sessions(key, epoch, created_at, updated_at, message_count) VALUES (?,?,?,?,?)"
+    " ON CONFLICT(key) DO UPDATE SET updated_at = excluded.updated_at,"
+    " message_count = message_count + excluded.message_count"
+)
 
 
 class SqliteSessionStore:
@@ -38,24 +49,7 @@ class SqliteSessionStore:
     async def append(
         self, key: str, epoch: int, messages: Sequence[ChatMessage], now: float
     ) -> None:
-        rows = [(key, epoch, m.role, m.content, m.name, m.source, now) for m in messages]
-
-        def write(conn: sqlite3.Connection) -> None:
-            conn.execute(
-                "INSERT INTO sessions(key, epoch, created_at, updated_at) VALUES (?,?,?,?)"
-                " ON CONFLICT(key) DO UPDATE SET updated_at = excluded.updated_at",
-                (key, epoch, now, now),
-            )
-            cur = conn.executemany(
-                "INSERT OR IGNORE INTO messages(session_key, epoch, role, content, name, source, at)"
-                " VALUES (?,?,?,?,?,?,?)",
-                rows,
-            )
-            conn.execute(
-                "UPDATE sessions SET message_count = message_count + ? WHERE key = ?",
-                (cur.rowcount, key),
-            )
-
+        write = appender(key, epoch, messages, now)
         await self._db.call(write)
 
     async def reset(self, key: str, now: float) -> int:
@@ -103,3 +97,16 @@ class SqliteSessionStore:
 
     async def flush(self) -> None:
         await self._db.call(lambda conn: None)  # every earlier write commits first
+
+
+def appender(
+    key: str, epoch: int, messages: Sequence[ChatMessage], now: float
+) -> Callable[[sqlite3.Connection], None]:
+    """The transcript append as a writer-thread call (the turn's journal write reuses it)."""
+    rows = [(key, epoch, m.role, m.content, m.name, m.source, now) for m in messages]
+
+    def write(conn: sqlite3.Connection) -> None:
+        cur = conn.executemany(_INSERT_MESSAGE, rows)
+        conn.execute(_UPSERT_SESSION, (key, epoch, now, now, cur.rowcount))
+
+    return write

@@ -24,7 +24,7 @@ from chatgate.clock import Clock, SystemClock
 from chatgate.policies.reasons import DropReason, SendErrorKind
 from chatgate.policies.send_errors import classify_status
 from chatgate.presentation.chunking import chunk_text
-from chatgate.presentation.degrade import REF_PREFIX
+from chatgate.presentation.degrade import REF_PREFIX, callback_hash
 from chatgate.presentation.model import OutboundMessage
 from chatgate.presentation.render import to_markdown
 from chatgate.state.protocols import StateUnavailable as StateUnavailable  # submit's refusal
@@ -205,6 +205,12 @@ class ChannelAdapter(ABC):
     async def acknowledge_done(self, msg: InboundMessage, *, failed: bool) -> None:
         """The turn for ``msg`` ended (e.g. swap the ack reaction for a done mark); must not raise."""
         return None
+
+    def shorten_choice(self, value: str) -> str:
+        """A button value too long for the platform: a stored `ref:<id>` that `resolve_choice`
+        turns back into the value when pressed (a lossy hash when no store is configured)."""
+        store = self.ctx.kv.get("callbacks")
+        return REF_PREFIX + str(store.put(value)) if store is not None else callback_hash(value)
 
     async def resolve_choice(self, msg: InboundMessage) -> InboundMessage:
         """A pressed button's value: presentation swapped values too long for the platform for a

@@ -21,7 +21,6 @@ from chatgate.channels.discord.ids import snowflake
 from chatgate.channels.discord.render import ButtonSpec, EmbedSpec, Row, SelectSpec, render
 from chatgate.channels.types import InboundMessage, SendResult, Target
 from chatgate.policies.reasons import SendErrorKind
-from chatgate.presentation.degrade import REF_PREFIX, callback_hash
 from chatgate.presentation.model import OutboundMessage
 
 SEND_HINTS = {
@@ -61,11 +60,7 @@ class DiscordOutbound(ChannelAdapter):
     # -- rendering --------------------------------------------------------------------------
 
     def render(self, message: OutboundMessage) -> list[Rendered]:
-        return render(message, max_lines=self.config.max_lines, shorten=self._shorten)
-
-    def _shorten(self, value: str) -> str:
-        store = self.ctx.kv.get("callbacks")
-        return REF_PREFIX + str(store.put(value)) if store is not None else callback_hash(value)
+        return render(message, max_lines=self.config.max_lines, shorten=self.shorten_choice)
 
     # -- sending ----------------------------------------------------------------------------
 

@@ -21,7 +21,6 @@ from chatgate.channels.slack.inbound import message_key, ts_of
 from chatgate.channels.slack.render import render, split_rendered
 from chatgate.channels.types import InboundMessage, SendResult, Target
 from chatgate.policies.reasons import SendErrorKind
-from chatgate.presentation.degrade import REF_PREFIX, callback_hash
 from chatgate.presentation.model import OutboundMessage
 
 log = logging.getLogger("chatgate.slack")
@@ -54,11 +53,7 @@ class SlackOutbound(ChannelAdapter):
     # -- rendering --------------------------------------------------------------------------
 
     def render(self, message: OutboundMessage) -> list[Rendered]:
-        return render(message, shorten=self._shorten)
-
-    def _shorten(self, value: str) -> str:
-        store = self.ctx.kv.get("callbacks")
-        return REF_PREFIX + str(store.put(value)) if store is not None else callback_hash(value)
+        return render(message, shorten=self.shorten_choice)
 
     # -- Web API calls ------------------------------------------------------------------------
 

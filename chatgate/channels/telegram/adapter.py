@@ -43,7 +43,6 @@ from chatgate.channels.types import (
 from chatgate.config.base import secret_value
 from chatgate.policies.reasons import SendErrorKind
 from chatgate.presentation.chunking import utf16_len
-from chatgate.presentation.degrade import REF_PREFIX, callback_hash
 from chatgate.presentation.model import OutboundMessage
 from chatgate.secure_compare import secure_equals
 from telegram import Bot, ReactionTypeEmoji, ReplyParameters, Update
@@ -236,12 +235,7 @@ class TelegramChannel(ChannelAdapter):
     # -- outbound ---------------------------------------------------------------------------
 
     def render(self, message: OutboundMessage) -> list[Rendered]:
-        return render(message, shorten=self._shorten)
-
-    def _shorten(self, value: str) -> str:
-        """Callback data too long for Telegram: a stored reference, resolved when pressed."""
-        store = self.ctx.kv.get("callbacks")
-        return REF_PREFIX + str(store.put(value)) if store is not None else callback_hash(value)
+        return render(message, shorten=self.shorten_choice)
 
     def _bot(self) -> Bot:
         if self.bot is None:

@@ -156,7 +156,11 @@ class Pipeline:
     def ignored(self, channel: str, reason: DropReason, *, chat_id: str = "") -> None:
         """An adapter heard a platform event that is not a message for us (edit, join, ...)."""
         self.rt.metrics.ignored.labels(channel=channel, reason=reason.value).inc()
-        log.info("ignored", extra={"channel": channel, "chat": chat_id, "reason": reason.value})
+        # Slack and Discord echo every reply back as an event: counted, logged only at debug.
+        level = logging.DEBUG if reason is DropReason.SELF_MESSAGE else logging.INFO
+        log.log(
+            level, "ignored", extra={"channel": channel, "chat": chat_id, "reason": reason.value}
+        )
 
     async def recover(self) -> int:
         """Resume what a previous process journaled but did not finish; returns the count."""

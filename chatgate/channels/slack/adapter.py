@@ -279,8 +279,9 @@ class SlackChannel(SlackOutbound):
             "bot": bot if self.identity else None,
             "bot_user_id": self.identity.user_id if self.identity else None,
             "counters": dict(self.counters),
-            "summary": f"@{bot} · {self.team or '?'} · {where}",
         }
+        if self.identity is not None:  # nothing to summarise before the first auth.test
+            detail["summary"] = f"@{bot} · {self.team or '?'} · {where}"
         if self.ignored:
             detail["ignored"] = dict(self.ignored)
         if self.last_error is not None:

@@ -16,4 +16,4 @@ def missing(what: str, how: str) -> NoReturn:
     why = f"{what} ({how})"
     if os.environ.get("CI") == "true":
         pytest.fail(f"{why}; CI must provide it")
-    pytest.skip(why)
+    pytest.skip(reason=f"not available here: {why}")

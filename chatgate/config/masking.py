@@ -16,6 +16,8 @@ REDACTED = "**********"
 MIN_SECRET_LENGTH = 4
 TELEGRAM_TOKEN_SHAPE = r"\d{6,}:[A-Za-z0-9_-]{30,}"
 SLACK_TOKEN_SHAPE = r"\bxox[abpersc]-[A-Za-z0-9-]{8,}|\bxapp-[A-Za-z0-9-]{8,}"
+# What any text the token shapes match must contain (checked before the full, slower scan).
+_SHAPE_HINT = re.compile(r"[0-9]{6}:|xox|xapp", re.IGNORECASE)
 
 
 class Masker:
@@ -32,9 +34,21 @@ class Masker:
         alternatives += [TELEGRAM_TOKEN_SHAPE, SLACK_TOKEN_SHAPE]
         self._pattern = re.compile("|".join(alternatives), re.IGNORECASE)
         self.secrets = frozenset(forms)
+        ascii_forms = all(form.isascii() for form in forms)
+        self._lowered = tuple(form.lower() for form in forms) if ascii_forms else None
 
     def mask(self, text: str) -> str:
+        if self._lowered is not None and text.isascii() and not self._could_match(text):
+            return text  # most log lines: skip the (slow) scan of the full pattern
         return self._pattern.sub(REDACTED, text)
+
+    def _could_match(self, text: str) -> bool:
+        """A necessary condition for the case-insensitive pattern to match ASCII ``text``:
+        a secret form, or what every token shape contains."""
+        if _SHAPE_HINT.search(text) is not None:
+            return True
+        low = text.lower()
+        return any(form in low for form in self._lowered or ())
 
 
 @functools.lru_cache(maxsize=8)

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import logging
-import re
 import sys
 import time
 from collections.abc import Iterable
@@ -15,7 +14,6 @@ from chatgate.config.masking import Masker
 
 REDACTED = "**********"
 _LINE = json.JSONEncoder(default=str, ensure_ascii=False)  # one encoder, not one per record
-_TOKEN_HINT = re.compile(r"[0-9]{6}:")  # a Telegram token shape starts with 6+ digits and ':'
 _RESERVED = frozenset(vars(logging.LogRecord("", 0, "", 0, "", (), None)).keys()) | {
     "message",
     "asctime",
@@ -40,12 +38,8 @@ class SecretScrubber(logging.Filter):
         # A JSON line carries a secret with quotes, backslashes or control characters escaped.
         escaped = (json.dumps(s, ensure_ascii=False)[1:-1] for s in self.secrets)
         self._masker = Masker(self.secrets + tuple(escaped))
-        forms = self._masker.secrets
-        self._lowered = tuple(f.lower() for f in forms) if all(f.isascii() for f in forms) else None
 
     def scrub(self, text: str) -> str:
-        if self._lowered is not None and text.isascii() and not _could_match(text, self._lowered):
-            return text  # the masking pattern cannot match: skip its (slow) scan
         return self._masker.mask(text)
 
     def filter(self, record: logging.LogRecord) -> bool:
@@ -58,18 +52,6 @@ class SecretScrubber(logging.Filter):
             if key not in _RESERVED and isinstance(value, str):
                 setattr(record, key, self.scrub(value))
         return True
-
-
-def _could_match(text: str, lowered: tuple[str, ...]) -> bool:
-    """A necessary condition for the Masker's case-insensitive pattern to match ASCII ``text``
-    (ASCII secret forms, lower-cased): a secret form, or what each token shape must contain."""
-    low = text.lower()
-    return (
-        "xox" in low
-        or "xapp" in low
-        or _TOKEN_HINT.search(text) is not None
-        or any(form in low for form in lowered)
-    )
 
 
 class ScrubbingFormatter(logging.Formatter):

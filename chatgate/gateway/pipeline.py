@@ -378,10 +378,8 @@ def _stored_result(key: str, entry: JournalEntry) -> TurnResult:
     reply = entry.reply or {}
     message = reply.get("message")
     text = message_from_dict(message).plain_text if isinstance(message, dict) else None
-    return TurnResult(
-        key, entry.stage or Stage.DEDUPE.value, entry.reason or "", text, entry.session,
-        entry.delivery,
-    )  # fmt: skip
+    stage = entry.stage or Stage.DEDUPE.value
+    return TurnResult(key, stage, entry.reason or "", text, entry.session, entry.delivery)
 
 
 def _copy(source: asyncio.Future[TurnResult], target: asyncio.Future[TurnResult]) -> None:
@@ -389,7 +387,9 @@ def _copy(source: asyncio.Future[TurnResult], target: asyncio.Future[TurnResult]
         return
     if source.cancelled():
         target.cancel()
-    elif source.exception() is not None:
-        target.set_exception(source.exception())  # type: ignore[arg-type]
+        return
+    error = source.exception()
+    if error is not None:
+        target.set_exception(error)
     else:
         target.set_result(source.result())

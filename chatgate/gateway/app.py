@@ -308,8 +308,7 @@ class Gateway:
         rt = self.rt
         standby = rt.channels.standby()
         if standby:  # an exclusive channel another replica holds: only that one can send on it
-            entries = await rt.dead_letters.list(limit=1_000_000)
-            held = next((e for e in entries if e.id == entry_id), None)
+            held = await rt.dead_letters.get(entry_id)
             if held is not None and held.target.channel in standby:
                 return {
                     "found": True,

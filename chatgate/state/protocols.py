@@ -161,6 +161,10 @@ class DeadLetterStore(Protocol):
 
     async def list(self, limit: int = 100) -> list[DeadLetter]: ...
 
+    async def get(self, entry_id: int) -> DeadLetter | None:
+        """One entry, left in place."""
+        ...
+
     async def take(self, entry_id: int) -> DeadLetter | None:
         """Remove and return one entry (for replay; a failed replay re-enters the DLQ)."""
         ...

@@ -180,3 +180,17 @@ async def test_warm_cache_lru_never_evicts_in_flight_or_unflushed(db: Database) 
     assert cache.get("b") is None and cache.evictions >= 1  # coldest evictable went first
     cache.extend(d, [ChatMessage("user", str(i)) for i in range(5)])
     assert [m.content for m in d.transcript] == ["2", "3", "4"]
+
+
+async def test_dead_letter_get_leaves_the_entry_and_take_hands_it_out_once(db: Database) -> None:
+    from chatgate.channels.types import Target
+    from chatgate.policies.reasons import SendErrorKind
+    from chatgate.state.sqlite.dead_letters import SqliteDeadLetters
+
+    dlq = SqliteDeadLetters(db)
+    await dlq.load()
+    entry = await dlq.add(Target("tg", "c1"), {"blocks": []}, SendErrorKind.FORBIDDEN, "e", 1, 1.0)
+    peeked = await dlq.get(entry)
+    assert peeked is not None and peeked.target == Target("tg", "c1") and await dlq.count() == 1
+    assert await dlq.take(entry) is not None
+    assert await dlq.get(entry) is None and await dlq.take(entry) is None

@@ -41,11 +41,14 @@ async def test_dead_letters_and_dead_targets_are_shared(client: Redis) -> None:
     first = await a.add(target, {"blocks": [{"text": "x"}]}, SendErrorKind.TRANSIENT, "e", 5, NOW)
     second = await b.add(target, {"blocks": []}, "forbidden", "e", 1, NOW, session="s")
     assert (await a.count(), [d.id for d in await b.list()]) == (2, [first, second])
+    peeked = await a.get(first)
+    assert peeked is not None and peeked.target == target and await b.count() == 2  # left in place
     taken = await b.take(first)
     assert (
         taken is not None and taken.target == target and taken.message["blocks"][0]["text"] == "x"
     )
     assert await a.take(first) is None  # handed out once
+    assert await a.get(first) is None
     assert await a.drop(second) and not await b.drop(second)
     assert await b.count() == 0
     dead_a, dead_b = RedisDeadTargets(client, KEYS), RedisDeadTargets(client, KEYS)

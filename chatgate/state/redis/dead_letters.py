@@ -83,6 +83,10 @@ class RedisDeadLetters:
         letters = sorted((_letter(str(v)) for v in values), key=lambda d: d.id)
         return letters[:limit]
 
+    async def get(self, entry_id: int) -> DeadLetter | None:
+        raw = await self._redis.hget(self._hash, str(entry_id))
+        return _letter(str(raw)) if raw else None
+
     async def take(self, entry_id: int) -> DeadLetter | None:
         raw = await self._take(keys=[self._hash], args=[str(entry_id)])
         return _letter(raw) if raw else None

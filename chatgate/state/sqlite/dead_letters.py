@@ -86,6 +86,12 @@ class SqliteDeadLetters:
 
         return await self._db.call(read)
 
+    async def get(self, entry_id: int) -> DeadLetter | None:
+        row = await self._db.call(
+            lambda c: c.execute("SELECT * FROM dlq WHERE id = ?", (entry_id,)).fetchone()
+        )
+        return _letter(row) if row is not None else None
+
     async def take(self, entry_id: int) -> DeadLetter | None:
         """Remove and return one entry (for replay; a failed replay re-enters the DLQ)."""
 

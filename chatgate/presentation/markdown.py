@@ -302,10 +302,12 @@ def _slack_code(block: _CodeBlock) -> str:
 
 
 def _slack_text_line(line: _Line) -> str:
-    """A text line that came out looking like a fence (from escapes) gets a zero-width space."""
+    """A text line that came out looking like a fence (from escapes) gets a zero-width space in
+    front; elsewhere in a line a run of three or more backticks is broken up, since Slack would
+    start a code block there and the chunker would see an unbalanced fence."""
     text = _slack_line(line)
     if parse_fence(text) is None:
-        return text
+        return re.sub(r"(?<=``)`", "\u200b`", text)
     indent = len(text) - len(text.lstrip(" \t"))
     return text[:indent] + "\u200b" + text[indent:]
 

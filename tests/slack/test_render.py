@@ -287,3 +287,11 @@ def test_ids_round_trip_through_a_block_actions_payload() -> None:
                 action = {"type": "static_select", "action_id": element["action_id"]}
                 chosen.append(choice_of({**action, "selected_option": option}))
     assert [refs.get(c, c) for c in chosen if c] == ["go", "b" * 3000, "r", "l" * 200]
+
+
+@pytest.mark.parametrize("limit", [16, 40, MAX_TEXT])
+def test_a_backtick_run_inside_a_line_never_opens_a_code_block(limit: int) -> None:
+    """Found by the property test: a context of 18 backticks came out as a chunk "```_"."""
+    for block in (Context("`" * 18), Text("see ``````` here", markdown=True)):
+        parts = check(render(OutboundMessage((block,)), limit=limit), limit)
+        assert all("```" not in part.text for part in parts)

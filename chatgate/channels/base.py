@@ -30,8 +30,6 @@ from chatgate.presentation.render import to_markdown
 from chatgate.state.protocols import StateUnavailable as StateUnavailable  # submit's refusal
 
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
-# Seconds an HTTP ingress tells the sender to wait (Retry-After) after a StateUnavailable refusal.
-STATE_RETRY_AFTER_S = 5
 
 
 class ChannelState(StrEnum):

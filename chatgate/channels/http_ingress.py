@@ -1,8 +1,21 @@
-"""Reading a request body for HTTP ingress routes (webhooks, Slack's Events API)."""
+"""Pieces HTTP ingress routes share (webhooks, Telegram webhook mode, Slack's Events API, web
+chat): reading the body, and refusing a request the state cannot store right now."""
 
 from __future__ import annotations
 
-from aiohttp import StreamReader
+from typing import Any
+
+from aiohttp import StreamReader, web
+
+# Seconds an HTTP ingress tells the sender to wait (Retry-After) after a StateUnavailable refusal.
+STATE_RETRY_AFTER_S = 5
+
+
+def refuse(error: str, **fields: Any) -> web.Response:
+    """503 with Retry-After: nothing was stored, so the sender should deliver it again later."""
+    return web.json_response(
+        {"error": error, **fields}, status=503, headers={"Retry-After": str(STATE_RETRY_AFTER_S)}
+    )
 
 
 async def read_body(content: StreamReader, limit: int) -> bytes | None:

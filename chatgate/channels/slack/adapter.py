@@ -30,14 +30,13 @@ from slack_bolt.response import BoltResponse
 from slack_sdk.web.async_client import AsyncWebClient
 
 from chatgate.channels.base import (
-    STATE_RETRY_AFTER_S,
     ChannelContext,
     ChannelError,
     InboundSink,
     NotConfigured,
     StateUnavailable,
 )
-from chatgate.channels.http_body import read_body
+from chatgate.channels.http_ingress import STATE_RETRY_AFTER_S, read_body, refuse
 from chatgate.channels.ordering import ChatOrder
 from chatgate.channels.signatures import verify
 from chatgate.channels.slack import LIMITS, errors
@@ -305,7 +304,7 @@ class SlackChannel(SlackOutbound):
             log.warning("slack request refused", extra={"why": problem, "peer": request.remote})
             return web.json_response({"error": "invalid request"}, status=401)
         if not self._accepting or self._bolt is None:
-            return _unavailable("shutting down")
+            return refuse("shutting down")
         headers: dict[str, str | Sequence[str]] = dict(request.headers.items())
         bolt_request = AsyncBoltRequest(
             body=body.decode("utf-8", "replace"), query=request.query_string, headers=headers
@@ -396,12 +395,6 @@ class SlackChannel(SlackOutbound):
         self.ignored[ignored.reason.value] = self.ignored.get(ignored.reason.value, 0) + 1
         if self._sink is not None:
             self._sink.ignored(self.name, ignored.reason, chat_id=ignored.chat_id)
-
-
-def _unavailable(why: str) -> web.Response:
-    return web.json_response(
-        {"error": why}, status=503, headers={"Retry-After": str(STATE_RETRY_AFTER_S)}
-    )
 
 
 __all__ = ["SlackChannel"]

@@ -11,7 +11,6 @@ from typing import Any
 from aiohttp import web
 
 from chatgate.channels.base import (
-    STATE_RETRY_AFTER_S,
     ChannelAdapter,
     ChannelContext,
     ChannelError,
@@ -20,6 +19,7 @@ from chatgate.channels.base import (
     Rendered,
     StateUnavailable,
 )
+from chatgate.channels.http_ingress import refuse
 from chatgate.channels.telegram import LIMITS, errors
 from chatgate.channels.telegram.config import TelegramChannelConfig
 from chatgate.channels.telegram.ids import split_key
@@ -225,11 +225,7 @@ class TelegramChannel(ChannelAdapter):
             try:
                 await self._handle_update(update)  # journaled before we answer 200
             except StateUnavailable:  # not journaled: Telegram re-sends on a non-2xx answer
-                return web.json_response(
-                    {"error": "cannot store updates right now"},
-                    status=503,
-                    headers={"Retry-After": str(STATE_RETRY_AFTER_S)},
-                )
+                return refuse("cannot store updates right now")
         return web.json_response({"ok": True})
 
     # -- outbound ---------------------------------------------------------------------------

@@ -24,7 +24,6 @@ from typing import Any
 from aiohttp import web
 
 from chatgate.channels.base import (
-    STATE_RETRY_AFTER_S,
     ChannelAdapter,
     ChannelContext,
     InboundSink,
@@ -32,6 +31,7 @@ from chatgate.channels.base import (
     Rendered,
     StateUnavailable,
 )
+from chatgate.channels.http_ingress import refuse
 from chatgate.channels.types import AckMode, Capabilities, InboundMessage, SendResult, Target
 from chatgate.channels.webchat import AGENT_ROUTE, LIMITS
 from chatgate.channels.webchat.config import WebChatChannelConfig
@@ -279,11 +279,7 @@ class WebChatChannel(ChannelAdapter):
         try:
             submission = await self._sink.submit(msg)
         except StateUnavailable:  # not journaled: the page resends it with the same client_id
-            return web.json_response(
-                {"error": "cannot store messages right now; resend in a moment"},
-                status=503,
-                headers={"Retry-After": str(STATE_RETRY_AFTER_S)},
-            )
+            return refuse("cannot store messages right now; resend in a moment")
         return json_answer({"message_id": msg.message_id, "duplicate": submission.duplicate}, 202)
 
     def _inbound(self, sid: str, data: Any) -> tuple[InboundMessage, dict[str, Any]] | str:

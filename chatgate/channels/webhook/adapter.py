@@ -19,13 +19,12 @@ from urllib.parse import parse_qsl
 from aiohttp import web
 
 from chatgate.channels.base import (
-    STATE_RETRY_AFTER_S,
     ChannelAdapter,
     ChannelContext,
     InboundSink,
     StateUnavailable,
 )
-from chatgate.channels.http_body import read_body
+from chatgate.channels.http_ingress import read_body, refuse
 from chatgate.channels.signatures import verify
 from chatgate.channels.types import Capabilities, InboundMessage, Target
 from chatgate.channels.webhook import LIMITS
@@ -159,14 +158,10 @@ class WebhookChannel(ChannelAdapter):
         try:
             submission = await self._sink.submit(msg)
         except StateUnavailable:  # not journaled: refuse, so the sender retries it later
-            return web.json_response(
-                {
-                    "error": "the gateway cannot store messages right now; retry later",
-                    "reason_code": RefusalReason.STATE_UNAVAILABLE.value,
-                    "id": msg.message_id,
-                },
-                status=503,
-                headers={"Retry-After": str(STATE_RETRY_AFTER_S)},
+            return refuse(
+                "the gateway cannot store messages right now; retry later",
+                reason_code=RefusalReason.STATE_UNAVAILABLE.value,
+                id=msg.message_id,
             )
         if route.respond == "async" and not submission.result.done():
             return _json(

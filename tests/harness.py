@@ -8,6 +8,7 @@ import sqlite3
 import textwrap
 from collections.abc import AsyncIterator, Mapping
 from pathlib import Path
+from typing import Any
 
 import aiohttp
 
@@ -115,3 +116,22 @@ def memory(gateway: Gateway) -> MemoryChannel:
 async def http() -> AsyncIterator[aiohttp.ClientSession]:
     async with aiohttp.ClientSession() as session:
         yield session
+
+
+def channel_status(gw: Gateway, name: str) -> dict[str, Any]:
+    """One channel's entry of the status snapshot (state, error, hint, adapter detail)."""
+    return {c["name"]: c for c in gw.channels.snapshot()}[name]
+
+
+async def eventually_channel_state(
+    gw: Gateway, name: str, state: str, timeout: float = 30
+) -> dict[str, Any]:
+    """The channel's status once it reaches ``state``; AssertionError after ``timeout``."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout
+    while loop.time() < deadline:
+        found = channel_status(gw, name)
+        if found["state"] == state:
+            return found
+        await asyncio.sleep(0.02)
+    raise AssertionError(f"{name} never reached {state}: {channel_status(gw, name)}")

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 from pathlib import Path
 from typing import Any
 
@@ -10,7 +9,7 @@ from chatgate.gateway.app import Gateway
 from chatgate.state.records import JournalEntry
 from tests.fakes.discord_lite import FakeDiscord
 from tests.fakes.llm import FakeLLM
-from tests.harness import write_config
+from tests.harness import channel_status, eventually_channel_state, write_config
 from tests.telegram.helpers_b import settled as settled_entry
 
 DM_USER = 3000
@@ -44,20 +43,13 @@ agents:
 
 
 def section(gw: Gateway, name: str = "discord") -> dict[str, Any]:
-    return {c["name"]: c for c in gw.channels.snapshot()}[name]
+    return channel_status(gw, name)
 
 
 async def eventually_state(
     gw: Gateway, state: str, name: str = "discord", timeout: float = 30
 ) -> dict[str, Any]:
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + timeout
-    while loop.time() < deadline:
-        found = section(gw, name)
-        if found["state"] == state:
-            return found
-        await asyncio.sleep(0.02)
-    raise AssertionError(f"{name} never reached {state}: {section(gw, name)}")
+    return await eventually_channel_state(gw, name, state, timeout)
 
 
 def python_agent(tmp_path: Path, monkeypatch: Any, module: str, source: str) -> str:

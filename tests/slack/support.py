@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import asyncio
 from pathlib import Path
 from typing import Any
 
 from chatgate.gateway.app import Gateway
 from tests.fakes.llm import FakeLLM
 from tests.fakes.slack import APP_TOKEN, BOT_TOKEN, SIGNING_SECRET, FakeSlack
-from tests.harness import url, write_config
+from tests.harness import channel_status, eventually_channel_state, url, write_config
 
 EVENTS_PATH = "/slack/events"
 
@@ -53,17 +52,10 @@ def events_url(gw: Gateway) -> str:
 
 
 def section(gw: Gateway, name: str = "slack") -> dict[str, Any]:
-    return {c["name"]: c for c in gw.channels.snapshot()}[name]
+    return channel_status(gw, name)
 
 
 async def eventually_state(
     gw: Gateway, state: str, name: str = "slack", timeout: float = 20
 ) -> dict[str, Any]:
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + timeout
-    while loop.time() < deadline:
-        found = section(gw, name)
-        if found["state"] == state:
-            return found
-        await asyncio.sleep(0.02)
-    raise AssertionError(f"{name} never reached {state}: {section(gw, name)}")
+    return await eventually_channel_state(gw, name, state, timeout)

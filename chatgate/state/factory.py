@@ -57,6 +57,7 @@ class State:
             await self.stores.callbacks.flush()
             await self.stores.close()
             self._opened = False
+        await self.turn_lock.aclose()
 
     # Flat access for the runtime.
     @property

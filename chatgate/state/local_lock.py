@@ -89,6 +89,9 @@ class LocalTurnLock:
                 woken.set_result(None)
                 break
 
+    async def aclose(self) -> None:
+        """Nothing to close: the lock lives in this process's memory."""
+
     def hold(self, key: str, *, owner: str, ttl: float) -> _Held:
         """The lease for as long as the block runs. In one process a live holder cannot vanish
         without its exit running, so the lease is simply kept (no renewal timer); only a bare

@@ -299,6 +299,10 @@ class TurnLock(Protocol):
 
     async def release(self, token: LeaseToken) -> None: ...
 
+    async def aclose(self) -> None:
+        """Let go of what the lock holds open (connections); called once, at shutdown."""
+        ...
+
     def hold(self, key: str, *, owner: str, ttl: float) -> AbstractAsyncContextManager[LeaseToken]:
         """Acquire, keep the lease while the block runs (renewing it where leases can lapse
         behind a live holder's back), release on exit."""

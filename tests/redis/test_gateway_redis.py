@@ -15,6 +15,7 @@ from chatgate.state import admin
 from chatgate.state.factory import build_state
 from tests.fakes.llm import FakeLLM, Fault
 from tests.harness import load, memory, running, write_config
+from tests.redis.conftest import redis_url
 
 pytestmark = pytest.mark.redis
 
@@ -156,3 +157,23 @@ async def test_a_stalled_replicas_message_adopted_meanwhile_is_not_run_twice(
     assert len(fake_llm.requests) == 1, "the adopted message was run again"
     assert len(memory(gw_a).texts()) == 1 and memory(gw_b).texts() == []
     assert answered.reply == memory(gw_a).texts()[0]
+
+
+async def test_a_stopped_gateway_leaves_no_redis_connection_open(
+    tmp_path: Path, fake_llm: FakeLLM, redis_db: str
+) -> None:
+    """Stores, heartbeats and the turn lock each have a client; stop closes every one."""
+    admin_client = Redis.from_url(redis_url(0), decode_responses=True)
+    db = f"db={redis_db.rsplit('/', 1)[1]}"
+
+    async def connections_on_test_db() -> int:
+        listing = await admin_client.execute_command("CLIENT", "LIST")
+        lines = listing if isinstance(listing, list) else str(listing).splitlines()
+        return sum(1 for line in lines if db in str(line).split())
+
+    before = await connections_on_test_db()  # the test db's own claim
+    async with running(config(tmp_path, fake_llm, on_redis(redis_db, "a"))) as gw:
+        await (await memory(gw).inject("hello")).result
+        assert await connections_on_test_db() > before
+    assert await connections_on_test_db() == before
+    await admin_client.aclose()

@@ -92,6 +92,10 @@ class RedisTurnLock:
                 extra={"session": token.key, "error": type(exc).__name__},
             )
 
+    async def aclose(self) -> None:
+        """Close this lock's own client and its connections (the stores have theirs)."""
+        await self._redis.aclose()
+
     @contextlib.asynccontextmanager
     async def hold(self, key: str, *, owner: str, ttl: float) -> AsyncIterator[LeaseToken]:
         lease = await self.acquire(key, owner=owner, ttl=ttl)

@@ -192,3 +192,33 @@ channels:
         async with client.post(target, data=body, headers=headers) as resp:
             assert resp.status == 200
             assert (await resp.json())["reply"] == "push from ci: hello"
+
+
+async def test_one_shot_deliveries_leave_no_warm_session_and_count_no_eviction(
+    tmp_path: Path,
+) -> None:
+    """A route without `session:` runs each delivery in a session nobody reads again: it is
+    never put in the warm cache, so it is neither shown as warm nor counted as evicted."""
+    path = write_config(
+        tmp_path,
+        f"""
+agents:
+  default: {{backend: echo}}
+channels:
+  webhook:
+    routes:
+      once:
+        path: /hooks/once
+        secret: {SECRET}
+        prompt: "{{payload.text}}"
+""",
+    )
+    async with running(path) as gw, http() as client:
+        for text in ("one", "two"):
+            body = json.dumps({"text": text}).encode()
+            headers = sign("generic", SECRET, body, time.time())
+            async with client.post(url(gw, "/hooks/once"), data=body, headers=headers) as resp:
+                assert (await resp.json())["reply"] == text
+        async with client.get(url(gw, "/api/status")) as resp:
+            sessions = (await resp.json())["sessions"]
+    assert sessions["warm"] == 0 and sessions["evictions"] == 0

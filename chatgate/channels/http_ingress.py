@@ -24,8 +24,13 @@ async def read_body(content: StreamReader, limit: int) -> bytes | None:
     One ``read(n)`` returns only what has arrived so far; the signature must be checked over
     everything the sender wrote, so keep reading until EOF.
     """
-    chunks: list[bytes] = []
-    size = 0
+    first = await content.read(limit + 1)
+    if len(first) > limit:
+        return None
+    if content.at_eof():  # the usual case: the whole body had arrived
+        return first
+    chunks: list[bytes] = [first]
+    size = len(first)
     while True:
         chunk = await content.read(limit + 1 - size)
         if not chunk:

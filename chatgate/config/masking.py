@@ -16,8 +16,11 @@ REDACTED = "**********"
 MIN_SECRET_LENGTH = 4
 TELEGRAM_TOKEN_SHAPE = r"\d{6,}:[A-Za-z0-9_-]{30,}"
 SLACK_TOKEN_SHAPE = r"\bxox[abpersc]-[A-Za-z0-9-]{8,}|\bxapp-[A-Za-z0-9-]{8,}"
-# What any text the token shapes match must contain (checked before the full, slower scan).
-_SHAPE_HINT = re.compile(r"[0-9]{6}:|xox|xapp", re.IGNORECASE)
+# What any ASCII text the token shapes match must contain (checked before the full, slower scan):
+# six digits before a colon (searched from the colon, a literal, ~20x faster than a scan that
+# tries every position), or "xox" / "xapp" in any case.
+_DIGITS_COLON = re.compile(r":(?<=[0-9]{6}:)")
+_SHAPE_WORDS = ("xox", "xapp")
 
 
 class Masker:
@@ -45,10 +48,12 @@ class Masker:
     def _could_match(self, text: str) -> bool:
         """A necessary condition for the case-insensitive pattern to match ASCII ``text``:
         a secret form, or what every token shape contains."""
-        if _SHAPE_HINT.search(text) is not None:
+        if _DIGITS_COLON.search(text) is not None:
             return True
         low = text.lower()
-        return any(form in low for form in self._lowered or ())
+        return any(word in low for word in _SHAPE_WORDS) or any(
+            form in low for form in self._lowered or ()
+        )
 
 
 @functools.lru_cache(maxsize=8)

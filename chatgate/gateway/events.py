@@ -40,22 +40,21 @@ Handler = Callable[[Event], Awaitable[None] | None]
 
 class EventBus:
     def __init__(self) -> None:
-        self._handlers: list[tuple[frozenset[EventName] | None, Handler]] = []
+        self._handlers: dict[EventName, list[Handler]] = {name: [] for name in EventName}
         self._tasks: set[asyncio.Task[None]] = set()
         self.plugins: list[str] = []
 
     def subscribe(self, handler: Handler, *names: EventName | str) -> None:
         """Call ``handler`` for the given event names (all events when none are given)."""
-        wanted = frozenset(EventName(n) for n in names) if names else None
-        self._handlers.append((wanted, handler))
+        for name in {EventName(n) for n in names} if names else EventName:
+            self._handlers[name].append(handler)
 
     def emit(self, name: EventName, at: float, **data: Any) -> None:
-        if not self._handlers:
+        handlers = self._handlers[name]
+        if not handlers:  # no Event built for names nobody listens to (most, on the hot path)
             return
         event = Event(name, at, data)
-        for wanted, handler in self._handlers:
-            if wanted is not None and name not in wanted:
-                continue
+        for handler in handlers:
             try:
                 result = handler(event)
             except Exception:

@@ -45,20 +45,19 @@ class SessionCache:
     def get(self, key: str) -> WarmSession | None:
         return self._warm.get(key)
 
-    async def acquire(self, key: str, now: float, *, fresh: bool = False) -> WarmSession:
-        """The warm session for ``key`` (loading it from the store on a miss), marked in flight.
+    def transient(self, key: str, now: float) -> WarmSession:
+        """A session nobody reads again (a one-shot webhook delivery): new and empty, and never
+        kept, so no store read, no cache entry and nothing to evict after its turn."""
+        return WarmSession(key, 0, [], now, in_flight=1)
 
-        ``fresh`` says the caller knows the session is new (a one-shot webhook delivery), which
-        saves the store read.
-        """
+    async def acquire(self, key: str, now: float) -> WarmSession:
+        """The warm session for ``key`` (loading it from the store on a miss), marked in flight."""
         session = self._warm.get(key)
-        if session is not None and not fresh and not session.in_flight and session.flushed:
+        if session is not None and not session.in_flight and session.flushed:
             revision = await self.store.revision(key)
             if revision is not None and revision != session.revision:
                 del self._warm[key]  # another replica wrote it: rebuild from the store
                 session = None
-        if session is None and fresh:
-            session = self._warm[key] = WarmSession(key, 0, [], now)
         if session is None:
             stored = await self.store.load(key, self.max_messages)
             session = self._warm.get(key)  # another task may have loaded it meanwhile

@@ -14,7 +14,7 @@ from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 
 from chatgate.channels.outcome import Stage, TurnResult
-from chatgate.channels.types import InboundMessage, RouteHint
+from chatgate.channels.types import InboundMessage, RouteHint, Target
 from chatgate.gateway import commands as cmd
 from chatgate.gateway.commands import Command
 from chatgate.gateway.degraded import OwnerKind
@@ -77,7 +77,8 @@ class Verdict:
 
 
 StageFn = Callable[[Inbound], Verdict | Awaitable[Verdict | None] | None]
-"""A stage answers at once, or (when it must wait for a store) with an awaitable answer."""
+"""A stage answers at once, or (when it must wait for a store) with an awaitable answer: a stage
+that waits only sometimes returns a coroutine only then (creating and awaiting one costs)."""
 
 
 class Stages:
@@ -120,12 +121,14 @@ class Stages:
         ib.principal = self.principals.get(address, address)
         return None
 
-    async def revive_target(self, ib: Inbound) -> Verdict | None:
+    def revive_target(self, ib: Inbound) -> Awaitable[None] | None:
         """A chat that writes to us again is reachable again (it unblocked the bot)."""
         target = ib.msg.reply_target
-        if target is not None and await self.rt.dead_targets.kind(target) is not None:
+        return None if target is None else self._revive(target)
+
+    async def _revive(self, target: Target) -> None:
+        if await self.rt.dead_targets.kind(target) is not None:
             await self.rt.dead_targets.revive(target.address)
-        return None
 
     def loop_guard(self, ib: Inbound) -> Verdict | None:
         msg, rt = ib.msg, self.rt
@@ -138,10 +141,11 @@ class Stages:
             return Verdict(Stage.LOOP_GUARD, DropReason.BOT_LOOP)
         return None
 
-    async def admission(self, ib: Inbound) -> Verdict | None:
+    def admission(self, ib: Inbound) -> Awaitable[Verdict | None] | None:
         """Blocklist → allowlist → pairing → group policy, unless a configured route trusts it."""
-        if ib.hint.trusted:
-            return None
+        return None if ib.hint.trusted else self._admission(ib)
+
+    async def _admission(self, ib: Inbound) -> Verdict | None:
         msg, rt, policy = ib.msg, self.rt, ib.policy.admission
         paired = (
             msg.chat_kind == "direct"
@@ -227,20 +231,23 @@ class Stages:
         )
         return None
 
-    async def command(self, ib: Inbound) -> Verdict | None:
-        if ib.observe:
+    def command(self, ib: Inbound) -> Verdict | Awaitable[Verdict] | None:
+        if ib.observe or ib.command is None:
             return None
         if ib.command is Command.STOP:
-            cancelled, dropped = self.scheduler.stop(ib.session)
-            for job in dropped:
-                await self._settle(job.msg, job.future, Verdict(Stage.COMMAND, DropReason.STOPPED))
-            text = cmd.STOPPED_TEXT if cancelled or dropped else cmd.NOTHING_TO_STOP_TEXT
-            return Verdict.answered(Stage.COMMAND, Command.STOP.value, text)
+            return self._stop(ib)
         if ib.command is Command.HELP:
             return Verdict.answered(Stage.COMMAND, Command.HELP.value, cmd.HELP_TEXT)
         if ib.command is Command.STATUS:
             return Verdict.answered(Stage.COMMAND, Command.STATUS.value, self._status_text(ib))
         return None
+
+    async def _stop(self, ib: Inbound) -> Verdict:
+        cancelled, dropped = self.scheduler.stop(ib.session)
+        for job in dropped:
+            await self._settle(job.msg, job.future, Verdict(Stage.COMMAND, DropReason.STOPPED))
+        text = cmd.STOPPED_TEXT if cancelled or dropped else cmd.NOTHING_TO_STOP_TEXT
+        return Verdict.answered(Stage.COMMAND, Command.STOP.value, text)
 
     def _status_text(self, ib: Inbound) -> str:
         cfg = self.rt.config.agents.get(ib.agent)

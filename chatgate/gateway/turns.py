@@ -81,7 +81,11 @@ class TurnRunner:
                     return True
                 last, new = batch[-1], [_user_message(job) for job in batch]
             one_shot = last.ephemeral  # e.g. a webhook delivery without a session template
-            session = await rt.cache.acquire(last.session, rt.clock.time(), fresh=one_shot)
+            session = (
+                rt.cache.transient(last.session, rt.clock.time())
+                if one_shot
+                else await rt.cache.acquire(last.session, rt.clock.time())
+            )
             rt.metrics.active_turns.inc()
             try:
                 adapter = (
@@ -169,9 +173,8 @@ class TurnRunner:
                 )
             finally:
                 rt.metrics.active_turns.dec()
-                rt.cache.release(session)
-                if one_shot:  # one-shot sessions need no warm cache
-                    rt.cache.evict(session.key)
+                if not one_shot:
+                    rt.cache.release(session)
         rt.metrics.turns.labels(agent=last.agent, outcome=outcome.value, reason=reason).inc()
         self._track_provider(agent.provider_id(), last.agent, failure, reply)
         if not final and await self._hand_off(last):

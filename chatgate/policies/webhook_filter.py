@@ -263,10 +263,25 @@ def render_template(template: str, event: Mapping[str, Any]) -> str:
 
     ``{{`` and ``}}`` give literal braces; anything else in braces is copied through as is.
     """
-    parts: list[str] = []
-    for kind, text in _tokens(template):
-        parts.append(_render_value(resolve_field(event, text)) if kind == _FIELD else text)
-    return "".join(parts)
+    return render_pieces(compile_template(template), event)
+
+
+Pieces = tuple[tuple[str, str], ...]
+
+
+def compile_template(template: str) -> Pieces:
+    """A template parsed once, for a caller that renders it many times (`render_pieces`)."""
+    return tuple(_tokens(template))
+
+
+def render_pieces(pieces: Pieces, event: Mapping[str, Any]) -> str:
+    """`render_template` over a template parsed by `compile_template`."""
+    return "".join(
+        [
+            _render_value(resolve_field(event, text)) if kind == _FIELD else text
+            for kind, text in pieces
+        ]
+    )
 
 
 def template_fields(template: str) -> list[str]:

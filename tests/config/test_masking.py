@@ -68,3 +68,18 @@ def test_the_quick_path_agrees_with_the_full_scan(text: str) -> None:
     scrubber = SecretScrubber([KEY, "sk-other-secret"])
     assert scrubber.scrub(text) == masker.mask(text)
     assert masker.mask(text) == masker._pattern.sub(REDACTED, text)  # never skips a match
+
+
+@pytest.mark.parametrize(
+    ("text", "hinted"),
+    [
+        ("id 123456:x", True),
+        ("0123456789:" + "A" * 30, True),
+        ("XAPP-1-ABCDEFGHIJ", True),
+        ("xOx", True),
+        ('{"a": 1, "b": "12345:6 123456"}', False),
+    ],
+)
+def test_the_shape_hint(text: str, hinted: bool) -> None:
+    """Six digits before a colon, or xox / xapp in any case, send ASCII text to the full scan."""
+    assert Masker([KEY])._could_match(text) is hinted

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from chatgate.channels.signatures import sign, verify
-from chatgate.channels.webhook.adapter import delivery_key, json_depth
+from chatgate.channels.webhook.adapter import delivery_key, json_depth, wait_shielded
 from chatgate.secure_compare import secure_equals
 from tests.fakes.llm import FakeLLM
 from tests.gateway.test_webhook_e2e import SECRET, gh_config, gh_headers
@@ -149,3 +149,76 @@ def test_json_depth_is_iterative() -> None:
     assert json_depth(value) > 64
     assert json_depth({"a": [1, {"b": 2}]}) == 3
     assert json_depth(5) == 0
+
+
+async def test_a_sync_caller_giving_up_never_cancels_the_shared_turn() -> None:
+    """Timing out or being cancelled leaves the future every caller of that delivery shares."""
+    shared: asyncio.Future[str] = asyncio.get_running_loop().create_future()
+    with pytest.raises(TimeoutError):
+        await wait_shielded(shared, 0.01)
+    waiting = asyncio.ensure_future(wait_shielded(shared, 60.0))
+    await asyncio.sleep(0)
+    waiting.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await waiting
+    assert not shared.done()
+    later = asyncio.ensure_future(wait_shielded(shared, 60.0))
+    await asyncio.sleep(0)
+    shared.set_result("answer")
+    assert await later == "answer"
+    assert await wait_shielded(shared, 0.0) == "answer"  # already done: no wait at all
+
+
+async def test_templates_read_headers_and_query_without_a_filter(tmp_path: Path) -> None:
+    """A route without `when` still copies headers and query into the event its templates use."""
+    path = write_config(
+        tmp_path,
+        f"""
+agents:
+  default: {{backend: echo}}
+channels:
+  webhook:
+    routes:
+      tagged:
+        path: /hooks/tagged
+        secret: {SECRET}
+        prompt: "{{headers.x-event}} from {{query.src}}: {{payload.text}}"
+""",
+    )
+    body = json.dumps({"text": "hello"}).encode()
+    headers = {"X-Event": "push", **sign("generic", SECRET, body, time.time())}
+    async with running(path) as gw, http() as client:
+        target = url(gw, "/hooks/tagged") + "?src=ci"
+        async with client.post(target, data=body, headers=headers) as resp:
+            assert resp.status == 200
+            assert (await resp.json())["reply"] == "push from ci: hello"
+
+
+async def test_one_shot_deliveries_leave_no_warm_session_and_count_no_eviction(
+    tmp_path: Path,
+) -> None:
+    """A route without `session:` runs each delivery in a session nobody reads again: it is
+    never put in the warm cache, so it is neither shown as warm nor counted as evicted."""
+    path = write_config(
+        tmp_path,
+        f"""
+agents:
+  default: {{backend: echo}}
+channels:
+  webhook:
+    routes:
+      once:
+        path: /hooks/once
+        secret: {SECRET}
+        prompt: "{{payload.text}}"
+""",
+    )
+    async with running(path) as gw, http() as client:
+        for text in ("one", "two"):
+            body = json.dumps({"text": text}).encode()
+            headers = sign("generic", SECRET, body, time.time())
+            async with client.post(url(gw, "/hooks/once"), data=body, headers=headers) as resp:
+                assert (await resp.json())["reply"] == text
+        async with client.get(url(gw, "/api/status")) as resp:
+            sessions = (await resp.json())["sessions"]
+    assert sessions["warm"] == 0 and sessions["evictions"] == 0

@@ -13,7 +13,8 @@ import json
 import logging
 import re
 import time
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, TypeVar
 from urllib.parse import parse_qsl
 
 from aiohttp import web
@@ -31,7 +32,13 @@ from chatgate.channels.webhook import LIMITS
 from chatgate.channels.webhook.config import WebhookChannelConfig, WebhookRouteConfig
 from chatgate.config.base import secret_value
 from chatgate.policies.reasons import DropReason, IngressReason, RefusalReason
-from chatgate.policies.webhook_filter import matches, render_template
+from chatgate.policies.webhook_filter import (
+    Pieces,
+    compile_template,
+    matches,
+    render_pieces,
+    template_fields,
+)
 
 log = logging.getLogger("chatgate.webhook")
 DELIVERY_ID_HEADERS = ("X-GitHub-Delivery", "X-Request-Id", "X-Delivery-Id", "X-Webhook-Id")
@@ -39,6 +46,7 @@ SYNC_WAIT_MARGIN_S = 30.0
 CAPABILITIES = Capabilities(limits=LIMITS)
 MAX_JSON_DEPTH = 64
 SAFE_ID = re.compile(r"[A-Za-z0-9_.-]{1,128}")
+T = TypeVar("T")
 
 
 def _json(data: dict[str, Any], status: int = 200) -> web.Response:
@@ -102,15 +110,17 @@ class WebhookChannel(ChannelAdapter):
         }
 
     def _handler(self, name: str, route: WebhookRouteConfig) -> Any:
+        plan = _RoutePlan.of(route)
+
         async def handle(request: web.Request) -> web.StreamResponse:
-            response = await self._handle(name, route, request)
+            response = await self._handle(name, route, plan, request)
             self.ctx.metrics.count(f"webhook_{response.status}", channel=name)
             return response
 
         return handle
 
     async def _handle(
-        self, name: str, route: WebhookRouteConfig, request: web.Request
+        self, name: str, route: WebhookRouteConfig, plan: _RoutePlan, request: web.Request
     ) -> web.Response:
         if not self._accepting or self._sink is None:
             return _json({"error": "shutting down, retry later"}, 503)
@@ -131,14 +141,16 @@ class WebhookChannel(ChannelAdapter):
         payload = _parse_body(body, request.content_type)
         if payload is None:
             return _json({"error": "body is not valid JSON"}, 400)
-        event = {"payload": payload, "headers": dict(request.headers), "query": dict(request.query)}
+        event: dict[str, Any] = {"payload": payload}
+        if plan.reads_request:
+            event["headers"], event["query"] = dict(request.headers), dict(request.query)
         if not matches(event, route.when):
             return _json({"ignored": True, "reason_code": DropReason.FILTER_MISMATCH.value})
-        prompt = render_template(route.prompt, event) if route.prompt else _default_prompt(payload)
+        prompt = render_pieces(plan.prompt, event) if plan.prompt else _default_prompt(payload)
         if not prompt.strip():
             return _json({"ignored": True, "reason_code": DropReason.EMPTY_INPUT.value})
         delivery_id = _delivery_id(request, body)
-        session = render_template(route.session, event) if route.session else None
+        session = render_pieces(plan.session, event) if plan.session else None
         # The route's configured hint (agent, trust, one-shot) is applied by the gateway; the
         # conversation is the route, and within it the rendered session (or this delivery).
         msg = InboundMessage(
@@ -174,11 +186,7 @@ class WebhookChannel(ChannelAdapter):
                 202,
             )
         try:
-            if submission.result.done():
-                result = submission.result.result()
-            else:  # shielded: a caller giving up never cancels the turn other callers share
-                async with asyncio.timeout(self.sync_timeout_s):
-                    result = await asyncio.shield(submission.result)
+            result = await wait_shielded(submission.result, self.sync_timeout_s)
         except (TimeoutError, asyncio.CancelledError):
             return _json(
                 {"error": "not finished; retry with the same delivery id", "id": msg.message_id},
@@ -187,6 +195,53 @@ class WebhookChannel(ChannelAdapter):
         return _json(
             {"reply": result.reply or "", "reason_code": result.reason, "session": result.session}
         )
+
+
+async def wait_shielded(future: asyncio.Future[T], timeout_s: float) -> T:
+    """``future``'s result, waiting at most ``timeout_s`` (TimeoutError after that).
+
+    Like ``asyncio.shield`` inside ``asyncio.timeout``: a caller giving up (or cancelled) never
+    cancels ``future``, which other callers may share. One waiter and one timer, ~half the cost.
+    """
+    if not future.done():
+        loop = asyncio.get_running_loop()
+        waiter: asyncio.Future[None] = loop.create_future()
+
+        def wake(_: object = None) -> None:
+            if not waiter.done():
+                waiter.set_result(None)
+
+        future.add_done_callback(wake)
+        timer = loop.call_later(timeout_s, wake)
+        try:
+            await waiter
+        finally:
+            timer.cancel()
+            future.remove_done_callback(wake)
+        if not future.done():
+            raise TimeoutError
+    return future.result()
+
+
+@dataclass(frozen=True)
+class _RoutePlan:
+    """What a route's requests need, worked out once when the route is mounted: its templates
+    parsed, and whether anything reads the request's headers or query (else they are not
+    copied into the event)."""
+
+    prompt: Pieces
+    session: Pieces
+    reads_request: bool
+
+    @classmethod
+    def of(cls, route: WebhookRouteConfig) -> _RoutePlan:
+        prompt = compile_template(route.prompt) if route.prompt else ()
+        session = compile_template(route.session) if route.session else ()
+        fields = [*template_fields(route.prompt or ""), *template_fields(route.session or "")]
+        reads = route.when is not None or any(
+            path.split(".", 1)[0] in ("headers", "query") for path in fields
+        )
+        return cls(prompt, session, reads)
 
 
 def json_depth(value: Any) -> int:
@@ -220,7 +275,12 @@ def _parse_body(body: bytes, content_type: str) -> Any:
         return None
     except ValueError:
         return None if content_type in ("application/json", "") else {"text": text}
-    if json_depth(payload) > MAX_JSON_DEPTH or not _encodable(payload):
+    # Nesting needs an opening bracket per level, and a lone surrogate needs a \\u escape (the
+    # text itself came from a replacing UTF-8 decode): most bodies skip both walks.
+    nesting_bound = text.count("[") + text.count("{")
+    if nesting_bound > MAX_JSON_DEPTH and json_depth(payload) > MAX_JSON_DEPTH:
+        return None
+    if "\\u" in text and not _encodable(payload):
         return None
     return payload
 

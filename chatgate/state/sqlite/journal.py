@@ -240,5 +240,7 @@ def _update(
     delivery_ids: list[str] | None,
 ) -> _Update:
     reply_json = _COMPACT.encode(reply) if reply is not None else None
-    ids_json = json.dumps(delivery_ids) if delivery_ids is not None else None
+    ids_json = (
+        None if delivery_ids is None else _COMPACT.encode(delivery_ids) if delivery_ids else "[]"
+    )
     return _Update((state.value, now, stage, reason, session, reply_json, delivery, ids_json, key))

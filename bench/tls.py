@@ -1,8 +1,8 @@
 """A throwaway certificate authority for serving the fakes over TLS on 127.0.0.1.
 
 The daemon and the floors trust it the way an operator would trust a private CA: through the
-standard ``SSL_CERT_FILE`` variable, which httpx (under python-telegram-bot) reads when it builds
-its default SSL context. No chatgate setting is involved.
+standard ``SSL_CERT_FILE`` variable, which chatgate's Telegram transport and httpx (under the
+python-telegram-bot floor) read when they build their SSL context. No chatgate setting is involved.
 """
 
 from __future__ import annotations

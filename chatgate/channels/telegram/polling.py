@@ -105,6 +105,8 @@ class Poller:
         if self._bot is not None:
             with contextlib.suppress(Exception):
                 await self._bot.shutdown()
+                # never initialised (no getMe), so Bot.shutdown() left its request open
+                await self._bot.request.shutdown()
             self._bot = None
 
     async def _watch(self) -> None:

@@ -21,7 +21,13 @@ from redis.exceptions import RedisError
 from chatgate.config.models import GatewaySection
 from chatgate.state.factory import Stores
 from chatgate.state.redis.callbacks import RedisCallbacks
-from chatgate.state.redis.client import HEARTBEAT_CONNECTIONS, Keys, connect, replica_id
+from chatgate.state.redis.client import (
+    HEARTBEAT_CONNECTIONS,
+    Keys,
+    cancel_safe,
+    connect,
+    replica_id,
+)
 from chatgate.state.redis.dead_letters import RedisDeadLetters, RedisDeadTargets
 from chatgate.state.redis.journal import RedisJournal
 from chatgate.state.redis.leases import RedisLeases
@@ -41,10 +47,12 @@ class Liveness:
         self._ttl_ms = max(1, int(ttl_s * 1000))
         self._every_s = ttl_s / 4
         self._task: asyncio.Task[None] | None = None
+        self._stopping = False
 
     async def beat(self) -> None:
         info = json.dumps({"replica": self.replica, "at": time.time()})
-        await self._redis.set(self._keys("replica", self.replica), info, px=self._ttl_ms)
+        key = self._keys("replica", self.replica)
+        await cancel_safe(self._redis.set(key, info, px=self._ttl_ms))
 
     async def join(self) -> None:
         """Announce this process as a live replica (once) and keep the key fresh."""
@@ -53,7 +61,7 @@ class Liveness:
             self._task = asyncio.ensure_future(self._run())
 
     async def _run(self) -> None:
-        while True:
+        while not self._stopping:
             await asyncio.sleep(self._every_s)
             try:
                 await self.beat()
@@ -62,6 +70,7 @@ class Liveness:
 
     async def stop(self) -> None:
         if self._task is not None:
+            self._stopping = True
             self._task.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await self._task

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from redis.asyncio import Redis
 
-from chatgate.state.redis.client import Keys
+from chatgate.state.redis.client import Keys, cancel_safe
 from chatgate.state.redis.lock import RELEASE, RENEW
 
 
@@ -31,15 +31,16 @@ class RedisLeases:
         return self._keys("lease", name)
 
     async def acquire(self, name: str, ttl: float) -> bool:
-        if await self._redis.set(self._key(name), self.replica, nx=True, px=_ms(ttl)):
+        if await cancel_safe(self._redis.set(self._key(name), self.replica, nx=True, px=_ms(ttl))):
             return True
         return await self.renew(name, ttl)  # already ours (e.g. after a restart of the channel)
 
     async def renew(self, name: str, ttl: float) -> bool:
-        return bool(await self._renew(keys=[self._key(name)], args=[self.replica, _ms(ttl)]))
+        renewal = self._renew(keys=[self._key(name)], args=[self.replica, _ms(ttl)])
+        return bool(await cancel_safe(renewal))
 
     async def release(self, name: str) -> None:
-        await self._release(keys=[self._key(name)], args=[self.replica])
+        await cancel_safe(self._release(keys=[self._key(name)], args=[self.replica]))
 
     async def holders(self) -> dict[str, str]:
         prefix = self._key("")

@@ -25,7 +25,13 @@ from chatgate.clock import Clock, SystemClock
 from chatgate.config.models import GatewaySection
 from chatgate.state.protocols import StateUnavailable
 from chatgate.state.records import LeaseToken
-from chatgate.state.redis.client import LOCK_CONNECTIONS, Keys, connect, replica_id
+from chatgate.state.redis.client import (
+    LOCK_CONNECTIONS,
+    Keys,
+    cancel_safe,
+    connect,
+    replica_id,
+)
 
 log = logging.getLogger("chatgate.turnlock")
 
@@ -66,7 +72,9 @@ class RedisTurnLock:
         wait = POLL_MIN_S
         while True:
             try:
-                took = await self._redis.set(self._key(key), token, nx=True, px=_ms(ttl))
+                took = await cancel_safe(
+                    self._redis.set(self._key(key), token, nx=True, px=_ms(ttl))
+                )
             except RedisError as exc:
                 raise StateUnavailable(
                     f"turn lock: redis unreachable ({type(exc).__name__})"
@@ -78,14 +86,15 @@ class RedisTurnLock:
 
     async def renew(self, token: LeaseToken, ttl: float) -> bool:
         try:
-            kept = await self._renew(keys=[self._key(token.key)], args=[token.token, _ms(ttl)])
+            renewal = self._renew(keys=[self._key(token.key)], args=[token.token, _ms(ttl)])
+            kept = await cancel_safe(renewal)
         except RedisError as exc:
             raise StateUnavailable(f"turn lock: redis unreachable ({type(exc).__name__})") from exc
         return bool(kept)
 
     async def release(self, token: LeaseToken) -> None:
         try:
-            await self._release(keys=[self._key(token.key)], args=[token.token])
+            await cancel_safe(self._release(keys=[self._key(token.key)], args=[token.token]))
         except RedisError as exc:  # the lease runs out on its own
             log.warning(
                 "turn lock release failed; the lease expires by itself",

@@ -77,14 +77,14 @@ class AcceptErrorThrottle(logging.Filter):
     def __init__(self, every_s: float = ACCEPT_LOG_EVERY_S) -> None:
         super().__init__()
         self.every_s = every_s
-        self._last = 0.0
+        self._last: float | None = None  # the first failure is always reported
         self.suppressed = 0
 
     def filter(self, record: logging.LogRecord) -> bool:
         if not str(record.msg).startswith(ACCEPT_ERROR):
             return True
         now = time.monotonic()
-        if now - self._last < self.every_s:
+        if self._last is not None and now - self._last < self.every_s:
             self.suppressed += 1
             return False
         self._last = now

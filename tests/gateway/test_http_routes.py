@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from pathlib import Path
 
 import aiohttp
@@ -137,7 +138,9 @@ async def test_slow_headers_are_cut_off_and_connections_are_capped(tmp_path: Pat
 
 
 def test_accept_failures_are_logged_once_per_interval() -> None:
-    throttle = AcceptErrorThrottle(every_s=3600)
+    # An interval longer than the monotonic clock has run (as on a host up for minutes): the
+    # first failure must still be reported.
+    throttle = AcceptErrorThrottle(every_s=time.monotonic() + 3600)
 
     def record(msg: str) -> logging.LogRecord:
         return logging.LogRecord("asyncio", logging.ERROR, "", 0, msg, None, None)

@@ -24,9 +24,9 @@ def typing_while(
     """Show the typing indicator once the turn has taken ``after_s``, refreshed every
     ``capabilities.typing_every_s`` until it ends.
 
-    An in-flight typing call is never cancelled: SDK HTTP pools (httpx under python-telegram-bot)
-    can lose the connection of a request cancelled mid-flight, and enough of those exhaust the
-    pool every send shares. Only the sleep between calls is interrupted.
+    An in-flight typing call is never cancelled: with some HTTP clients (httpx) a request
+    cancelled mid-flight costs the pool its connection, and enough of those exhaust the pool
+    every send shares. Only the sleep between calls is interrupted.
     """
     if adapter is None or target is None or not adapter.capabilities.typing:
         return _NOTHING

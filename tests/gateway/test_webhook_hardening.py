@@ -169,9 +169,9 @@ async def test_a_sync_caller_giving_up_never_cancels_the_shared_turn() -> None:
     assert await wait_shielded(shared, 0.0) == "answer"  # already done: no wait at all
 
 
-async def test_templates_read_headers_and_query_without_a_filter(tmp_path: Path) -> None:
-    """A route without `when` still copies headers and query into the event its templates use."""
-    path = write_config(
+def echo_route(tmp_path: Path, name: str, prompt: str) -> Path:
+    """One signed route `/hooks/<name>` with the echo agent and ``prompt`` as its template."""
+    return write_config(
         tmp_path,
         f"""
 agents:
@@ -179,12 +179,17 @@ agents:
 channels:
   webhook:
     routes:
-      tagged:
-        path: /hooks/tagged
+      {name}:
+        path: /hooks/{name}
         secret: {SECRET}
-        prompt: "{{headers.x-event}} from {{query.src}}: {{payload.text}}"
+        prompt: "{prompt}"
 """,
     )
+
+
+async def test_templates_read_headers_and_query_without_a_filter(tmp_path: Path) -> None:
+    """A route without `when` still copies headers and query into the event its templates use."""
+    path = echo_route(tmp_path, "tagged", "{headers.x-event} from {query.src}: {payload.text}")
     body = json.dumps({"text": "hello"}).encode()
     headers = {"X-Event": "push", **sign("generic", SECRET, body, time.time())}
     async with running(path) as gw, http() as client:
@@ -199,20 +204,7 @@ async def test_one_shot_deliveries_leave_no_warm_session_and_count_no_eviction(
 ) -> None:
     """A route without `session:` runs each delivery in a session nobody reads again: it is
     never put in the warm cache, so it is neither shown as warm nor counted as evicted."""
-    path = write_config(
-        tmp_path,
-        f"""
-agents:
-  default: {{backend: echo}}
-channels:
-  webhook:
-    routes:
-      once:
-        path: /hooks/once
-        secret: {SECRET}
-        prompt: "{{payload.text}}"
-""",
-    )
+    path = echo_route(tmp_path, "once", "{payload.text}")
     async with running(path) as gw, http() as client:
         for text in ("one", "two"):
             body = json.dumps({"text": text}).encode()

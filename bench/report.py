@@ -6,6 +6,7 @@ import json
 import os
 import platform
 import sys
+from importlib import metadata
 from pathlib import Path
 from typing import Any
 
@@ -14,6 +15,18 @@ from bench.stats import fmt
 RESULTS = Path(__file__).resolve().parent / "results"
 RESULTS_MD = Path(__file__).resolve().parent / "RESULTS.md"
 SCHEMA = 1
+# The SDKs both sides run on; their versions move the floor as much as ours.
+SDKS = (
+    "python-telegram-bot",
+    "litellm",
+    "openai",
+    "aiohttp",
+    "httpx",
+    "slack-bolt",
+    "slack-sdk",
+    "discord.py",
+    "redis",
+)
 
 
 def document(
@@ -34,11 +47,35 @@ def document(
             "cpus": os.cpu_count(),
             "python": platform.python_version(),
             "platform": platform.platform(),
+            "cpu": _cpu_model(),
+            "sdks": _sdk_versions(),
             "executable": sys.executable,
             "load_avg_1m_at_end": round(os.getloadavg()[0], 2),  # other work on the machine
         },
         "scenarios": {name: _with_ratios(result) for name, result in scenarios.items()},
     }
+
+
+def _cpu_model() -> str:
+    """The CPU's model name (Linux), else the architecture."""
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as info:
+            for line in info:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.machine()
+
+
+def _sdk_versions() -> dict[str, str]:
+    versions = {}
+    for name in SDKS:
+        try:
+            versions[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            versions[name] = "not installed"
+    return versions
 
 
 def _with_ratios(result: dict[str, Any]) -> dict[str, Any]:
@@ -75,13 +112,16 @@ def results_markdown(doc: dict[str, Any]) -> str:
     host = doc["host"]
     load = host.get("load_avg_1m_at_end")
     busy = f"; 1-minute load average at the end: {load}" if load is not None else ""
+    cpu = f" ({host['cpu']})" if host.get("cpu") else ""
+    sdks = ", ".join(f"{name} {version}" for name, version in host.get("sdks", {}).items())
     head = [
         "# chatgate benchmark results",
         "",
-        f"`make bench` at {doc['started_at']} on {host['cpus']} CPUs, Python {host['python']}"
-        f" ({host['platform']}){busy}. Compare ratios within a run, not numbers across runs; how"
-        " to read the table: bench/README.md.",
+        f"`make bench` at {doc['started_at']} on {host['cpus']} CPUs{cpu}, Python"
+        f" {host['python']} ({host['platform']}){busy}. Compare ratios within a run, not numbers"
+        " across runs; how to read the table: bench/README.md.",
         "",
+        *([f"SDKs: {sdks}.", ""] if sdks else []),
         "",
     ]
     return "\n".join(head) + markdown(doc) + "\n"

@@ -90,6 +90,11 @@ def test_quick_bench_writes_results_with_ratios(tmp_path: Path) -> None:
     total = sum(len(r["metrics"]) for r in doc["scenarios"].values())
     assert len(rows) == total + 1
     assert report.markdown(doc) in report.results_markdown(doc)
+    # the run names the SDK versions both sides ran on
+    assert doc["host"]["sdks"]["litellm"] != "not installed"
+    assert f"python-telegram-bot {doc['host']['sdks']['python-telegram-bot']}" in (
+        report.results_markdown(doc)
+    )
 
 
 def test_every_scenario_runs_including_the_tls_and_chat_platform_ones() -> None:

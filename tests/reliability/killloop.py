@@ -4,6 +4,9 @@ Load: Telegram DMs at the fake Bot API and signed async webhooks whose replies a
 Telegram chat. The daemon is killed with SIGKILL at random points and restarted; at the end one
 last daemon drains the backlog. Every message is then counted at the fake: lost (no reply),
 duplicated (more than one), and model calls made for a message that had already been answered.
+The one duplicate no gateway can rule out is counted apart (``in_doubt``): a reply the Bot API
+took from a daemon killed before its journal recorded the send (the row still `answered` on
+disk after the kill), sent once more by a later daemon. Any other second copy is a duplicate.
 Used by `tests/reliability/test_kill_loop.py` (a few kills) and `make soak` (many).
 """
 
@@ -11,7 +14,9 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import random
+import sqlite3
 import time
 from collections import Counter
 from dataclasses import dataclass, field
@@ -20,6 +25,7 @@ from pathlib import Path
 import aiohttp
 
 from chatgate.gateway.commands import QUEUE_FULL_TEXT
+from chatgate.state.sqlite import DB_FILE
 from tests.daemon import Daemon, post_signed_job
 from tests.fakes.llm import FakeLLM, RecordedRequest
 from tests.fakes.telegram import FakeTelegram
@@ -38,6 +44,7 @@ class Figures:
     webhook_retries: int = 0
     lost: list[str] = field(default_factory=list)
     duplicated: dict[str, int] = field(default_factory=dict)
+    in_doubt: list[str] = field(default_factory=list)  # sent, killed before the journal said so
     reruns_after_answer: list[str] = field(default_factory=list)
     model_calls: int = 0
     busy_notices: int = 0  # queue_full replies: refused visibly, not answered
@@ -52,6 +59,7 @@ class Figures:
             f"kills survived: {self.kills}; messages: {self.telegram_sent} Telegram DMs + "
             f"{self.webhooks_accepted} webhooks accepted ({self.webhook_retries} re-posts after a "
             f"refused connection); lost: {len(self.lost)}; duplicated: {len(self.duplicated)}; "
+            f"re-sent after a kill between send and its journal mark: {len(self.in_doubt)}; "
             f"busy (queue_full) notices sent: {self.busy_notices}; "
             f"model re-runs after an answer: {len(self.reruns_after_answer)}; model calls: "
             f"{self.model_calls}; restart->ready p50 {p50:.2f} s, max {worst:.2f} s; "
@@ -77,6 +85,32 @@ def config(tmp_path: Path, tg: FakeTelegram, llm: FakeLLM) -> Path:
 
 def _replies(tg: FakeTelegram) -> Counter[str]:
     return Counter(c.params.get("text", "") for c in tg.calls_of("sendMessage"))
+
+
+def _sent_texts(tg: FakeTelegram) -> list[str]:
+    return [c.params.get("text", "") for c in tg.calls_of("sendMessage")]
+
+
+def _answered_not_done(db: Path) -> set[str]:
+    """Texts of messages the journal on disk holds answered but not yet delivered."""
+    with contextlib.closing(sqlite3.connect(db)) as conn:
+        rows = conn.execute("SELECT message_json FROM inbound WHERE state = 'answered'").fetchall()
+    return {str(json.loads(row[0])["text"]) for row in rows}
+
+
+def _in_doubt(text: str, sends: list[str], kills: list[tuple[int, set[str]]]) -> bool:
+    """Whether the second copy of ``text`` follows the one kill -9 that exactly-once cannot cover:
+    the first copy sent by a daemon that was then killed with the row still `answered` on disk."""
+    reply = f"echo: {text}"
+    at = [i for i, sent in enumerate(sends) if sent == reply]
+    if len(at) != 2:
+        return False
+    start = 0
+    for end, unfinished in kills:
+        if start <= at[0] < end:
+            return text in unfinished and at[1] >= end
+        start = end
+    return False
 
 
 class _Load:
@@ -151,6 +185,7 @@ async def kill_loop(
     rng = random.Random(seed)
     figures = Figures()
     reruns: list[str] = []
+    kill_marks: list[tuple[int, set[str]]] = []  # sends so far, journal rows answered not done
 
     def reply(request: RecordedRequest) -> str:
         text = request.last_user_text or ""
@@ -174,6 +209,8 @@ async def kill_loop(
             daemon.kill9()
             await daemon.wait()
             figures.kills += 1
+            unfinished = _answered_not_done(tmp_path / "state" / DB_FILE)
+            kill_marks.append((len(_sent_texts(tg)), unfinished))
         load.stop()
         await loader
         started = time.monotonic()
@@ -198,6 +235,7 @@ async def kill_loop(
         if not loader.done():
             loader.cancel()
     got = _replies(tg)
+    sends = _sent_texts(tg)
     figures.telegram_sent = len(load.texts)
     figures.webhooks_accepted = len(load.webhooks)
     figures.webhook_retries = load.retries
@@ -205,6 +243,8 @@ async def kill_loop(
         count = got[f"echo: {text}"]
         if count == 0:
             figures.lost.append(text)
+        elif count == 2 and _in_doubt(text, sends, kill_marks):
+            figures.in_doubt.append(text)
         elif count > 1:
             figures.duplicated[text] = count
     figures.reruns_after_answer = reruns

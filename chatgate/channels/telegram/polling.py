@@ -105,6 +105,7 @@ class Poller:
         if self._bot is not None:
             with contextlib.suppress(Exception):
                 await self._bot.shutdown()
+            with contextlib.suppress(Exception):
                 # never initialised (no getMe), so Bot.shutdown() left its request open
                 await self._bot.request.shutdown()
             self._bot = None

@@ -47,7 +47,6 @@ class Liveness:
         self._ttl_ms = max(1, int(ttl_s * 1000))
         self._every_s = ttl_s / 4
         self._task: asyncio.Task[None] | None = None
-        self._stopping = False
 
     async def beat(self) -> None:
         info = json.dumps({"replica": self.replica, "at": time.time()})
@@ -61,7 +60,7 @@ class Liveness:
             self._task = asyncio.ensure_future(self._run())
 
     async def _run(self) -> None:
-        while not self._stopping:
+        while True:
             await asyncio.sleep(self._every_s)
             try:
                 await self.beat()
@@ -70,7 +69,6 @@ class Liveness:
 
     async def stop(self) -> None:
         if self._task is not None:
-            self._stopping = True
             self._task.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await self._task

@@ -72,9 +72,7 @@ class RedisTurnLock:
         wait = POLL_MIN_S
         while True:
             try:
-                took = await cancel_safe(
-                    self._redis.set(self._key(key), token, nx=True, px=_ms(ttl))
-                )
+                took = await self._redis.set(self._key(key), token, nx=True, px=_ms(ttl))
             except RedisError as exc:
                 raise StateUnavailable(
                     f"turn lock: redis unreachable ({type(exc).__name__})"
@@ -94,7 +92,7 @@ class RedisTurnLock:
 
     async def release(self, token: LeaseToken) -> None:
         try:
-            await cancel_safe(self._release(keys=[self._key(token.key)], args=[token.token]))
+            await self._release(keys=[self._key(token.key)], args=[token.token])
         except RedisError as exc:  # the lease runs out on its own
             log.warning(
                 "turn lock release failed; the lease expires by itself",

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 from chatgate.cli.common import die, load_or_exit
 from chatgate.config.errors import EX_CONFIG, ConfigError
 from chatgate.config.loader import LoadedConfig
+from chatgate.gateway.event_loop import loop_factory
 from chatgate.gateway.logs import setup_logging
 
 if TYPE_CHECKING:
@@ -34,7 +35,8 @@ def run_daemon(given: str | None, *, log_format: str | None, log_level: str | No
     for warning in loaded.warnings:
         log.warning(warning)
     try:
-        return asyncio.run(_serve(loaded, logs.scrubber.update))
+        with asyncio.Runner(loop_factory=loop_factory(gw_cfg.event_loop)) as runner:
+            return runner.run(_serve(loaded, logs.scrubber.update))
     except ConfigError as exc:
         die(str(exc), EX_CONFIG)
     except KeyboardInterrupt:

@@ -164,6 +164,13 @@ def render(data: dict[str, Any]) -> str:
     if mem.get("shedding"):
         memory += ", SHEDDING new turns"
     lines.append(memory + f", {mem.get('evictions', 0)} warm sessions evicted")
+    loop = data.get("event_loop") or {}
+    if loop:
+        health = "" if loop.get("healthy", True) else ", UNHEALTHY"
+        lines.append(
+            f"event loop: {loop.get('implementation', '?')}, lag {loop.get('lag_s', 0):.3f} s "
+            f"(limit {loop.get('max_lag_s', '?')} s){health}"
+        )
     for warning in data.get("warnings", []):
         lines.append(f"warning: {warning}")
     return "\n".join(lines)

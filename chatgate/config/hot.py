@@ -8,7 +8,7 @@ from __future__ import annotations
 from chatgate.config.models import GatewayConfig
 
 # gateway.* keys bound at start-up (sockets, files, backends): a change needs a process restart.
-RESTART_GATEWAY_KEYS = ("http", "state_dir", "store", "turn_lock", "redis")
+RESTART_GATEWAY_KEYS = ("http", "state_dir", "store", "turn_lock", "redis", "event_loop")
 
 
 def restart_only_changes(old: GatewayConfig, new: GatewayConfig) -> list[str]:

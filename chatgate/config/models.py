@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
@@ -12,6 +13,7 @@ from chatgate.config.base import StrictModel
 
 CONFIG_VERSION = 1
 ADDRESS_PATTERN = r"^[a-z][a-z0-9_-]*:\S+$"
+LoopChoice = Literal["auto", "uvloop", "asyncio"]
 
 
 class HttpConfig(StrictModel):
@@ -137,6 +139,17 @@ class GatewaySection(StrictModel):
     supervision: SupervisionConfig = Field(default_factory=SupervisionConfig)
     watchdog: WatchdogConfig = Field(default_factory=WatchdogConfig)
     log: LogConfig = Field(default_factory=LogConfig)
+    event_loop: LoopChoice = Field(
+        "auto", description="auto: uvloop when installed; uvloop; asyncio (the standard library's)"
+    )
+
+    @field_validator("event_loop")
+    @classmethod
+    def _loop_installed(cls, value: LoopChoice) -> LoopChoice:
+        if value == "uvloop" and importlib.util.find_spec("uvloop") is None:
+            raise ValueError("uvloop is not installed here; use auto or asyncio")
+        return value
+
     dedupe_window_s: float = Field(86_400.0, gt=0)
     drain_timeout_s: float = Field(30.0, ge=0)
     silence_markers: list[str] = Field(default_factory=lambda: ["NO_REPLY", "[SILENT]"])

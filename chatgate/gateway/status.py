@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import asyncio
 from dataclasses import dataclass
 from typing import Any
 
 from chatgate import __version__
 from chatgate.config.redact import scrub
+from chatgate.gateway.event_loop import implementation
 from chatgate.gateway.runtime import Runtime
 from chatgate.gateway.session_queue import SessionScheduler
 
@@ -62,7 +64,10 @@ async def build_status(rt: Runtime, scheduler: SessionScheduler, life: Lifecycle
         "breaker": rt.channels.breaker_status(),
         "degraded": rt.degraded.to_list(),
         "memory": _memory(rt),
-        "event_loop": rt.watchdog.snapshot(),
+        "event_loop": {
+            "implementation": implementation(asyncio.get_running_loop()),
+            **rt.watchdog.snapshot(),
+        },
         "plugins": rt.events.plugins,
         "warnings": rt.loaded.warnings,
         "cluster": await _cluster(rt),

@@ -38,6 +38,16 @@ ERROR_CASES = [
     pytest.param(
         """
         gateway:
+          event_loop: trio
+        """,
+        "gateway.event_loop",
+        2,
+        "'trio' is not one of auto, uvloop, asyncio",
+        id="bad-event-loop",
+    ),
+    pytest.param(
+        """
+        gateway:
           http:
             host: 127.0.0.1
             prot: 8080

@@ -166,6 +166,23 @@ async def test_api_requires_the_bearer_token_and_status_cli_uses_it(
         assert code == 0, err
         data = json.loads(out)
         assert data["ready"] is True and data["channels"][0]["name"] == "webhook"
+        assert data["event_loop"]["implementation"] == "uvloop"  # auto, and uvloop is installed
+    finally:
+        await daemon.terminate()
+
+
+async def test_event_loop_asyncio_runs_the_daemon_on_the_standard_loop(
+    tmp_path: Path, fake_llm: FakeLLM
+) -> None:
+    fake_llm.script("standard loop reply")
+    config = daemon_config(tmp_path, fake_llm, extra_gateway="  event_loop: asyncio")
+    daemon = await Daemon(config).start()
+    try:
+        status, data = await post_job(daemon.base, "hello", "job-loop")
+        assert status == 200 and data["reply"] == "standard loop reply", data
+        auth = {"Authorization": f"Bearer {API_TOKEN}"}
+        code, body = await daemon.get("/api/status", headers=auth)
+        assert code == 200 and json.loads(body)["event_loop"]["implementation"] == "asyncio"
     finally:
         await daemon.terminate()
 

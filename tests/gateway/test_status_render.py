@@ -59,6 +59,21 @@ def snapshot(**overrides: Any) -> dict[str, Any]:
             },
             "memory: rss 500.0 MiB of 1000.0 MiB (50%), 0 warm sessions evicted",
         ),
+        (
+            {"event_loop": {"implementation": "uvloop", "lag_s": 0.0012, "max_lag_s": 2.0}},
+            "event loop: uvloop, lag 0.001 s (limit 2.0 s)",
+        ),
+        (
+            {
+                "event_loop": {
+                    "implementation": "asyncio",
+                    "lag_s": 3.5,
+                    "max_lag_s": 2.0,
+                    "healthy": False,
+                }
+            },
+            "event loop: asyncio, lag 3.500 s (limit 2.0 s), UNHEALTHY",
+        ),
     ],
 )
 def test_status_lines(overrides: dict[str, Any], expected: str) -> None:

@@ -9,14 +9,13 @@ shows up in ``select``/``epoll.poll``.
 from __future__ import annotations
 
 import argparse
-import asyncio
 import cProfile
 import pstats
 import sys
 import tempfile
 from pathlib import Path
 
-from bench.scenarios.pipeline import Load, _chatgate
+from bench.scenarios.pipeline import Load, _chatgate, on_daemon_loop
 
 _PREFIXES = (
     (str(Path(__file__).resolve().parent.parent) + "/", ""),
@@ -61,10 +60,10 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
     with tempfile.TemporaryDirectory(prefix="chatgate-profile-") as scratch:
         work = Path(scratch)
-        asyncio.run(_chatgate(work / "warm", Load(args.sessions, 200)))
+        on_daemon_loop(_chatgate, work / "warm", Load(args.sessions, 200))
         profiler = cProfile.Profile()
         profiler.enable()
-        run = asyncio.run(_chatgate(work / "run", Load(args.sessions, args.turns)))
+        run = on_daemon_loop(_chatgate, work / "run", Load(args.sessions, args.turns))
         profiler.disable()
     stats = pstats.Stats(profiler)
     if args.out is not None:

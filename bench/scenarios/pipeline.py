@@ -3,6 +3,7 @@
 chatgate: a real Gateway (journal, admission, session queue, turn, persistence, delivery) with the
 echo agent and the in-memory channel. Floor: the same channel calling the echo agent directly.
 Latency is measured from just before the inbound message is built to the channel's send call.
+Both sides run on the event loop `chatgate run` uses by default (uvloop when installed).
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ from chatgate.channels.types import InboundMessage, default_target
 from chatgate.config.agent_models import EchoAgentConfig
 from chatgate.config.loader import load_config
 from chatgate.gateway.builder import GatewayBuilder
+from chatgate.gateway.event_loop import loop_factory
 from chatgate.gateway.http_app import DynamicRoutes
 from chatgate.gateway.logs import setup_logging
 from tests.fakes.memory_channel import MemoryChannel, MemoryChannelConfig
@@ -76,8 +78,8 @@ async def scenario(ctx: Context) -> Outcome:
     for rep in range(ctx.reps):
         for load in loads(ctx):
             workdir = ctx.scratch(f"pipeline/rep{rep}/s{load.sessions}")
-            gate = await _chatgate(workdir, load)
-            floor = await _floor(workdir, load)
+            gate = await asyncio.to_thread(on_daemon_loop, _chatgate, workdir, load)
+            floor = await asyncio.to_thread(on_daemon_loop, _floor, workdir, load)
             tps, p50, p99 = specs(load)
             table.add(tps, gate.turns_per_s, floor.turns_per_s)
             g50, g99 = latency_ms(gate.latencies_s)
@@ -88,9 +90,19 @@ async def scenario(ctx: Context) -> Outcome:
         "loads": [{"sessions": x.sessions, "turns": x.turns, "wave": x.wave} for x in loads(ctx)],
         "persistence": "sqlite, synchronous=normal (WAL)",
         "logging": "info, JSON lines to a file (as the daemon logs)",
+        "event_loop": f"{DAEMON_LOOP} (the daemon's default), both sides",
         "reps": ctx.reps,
     }
     return Outcome(table, params)
+
+
+DAEMON_LOOP = "uvloop" if loop_factory("auto") else "asyncio"
+
+
+def on_daemon_loop(run: Callable[[Path, Load], Awaitable[Run]], workdir: Path, load: Load) -> Run:
+    """``run`` on a fresh event loop of the kind `chatgate run` uses by default (blocks)."""
+    with asyncio.Runner(loop_factory=loop_factory("auto")) as runner:
+        return runner.run(run(workdir, load))
 
 
 def _config(workdir: Path) -> Path:

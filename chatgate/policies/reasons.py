@@ -115,6 +115,7 @@ class DegradeReason(StrEnum):
     BUTTONS_UNSUPPORTED = "buttons_unsupported"
     BUTTONS_TRUNCATED = "buttons_truncated"
     OPTIONS_TRUNCATED = "options_truncated"
+    OPTIONS_DUPLICATED = "options_duplicated"
     TABLE_AS_TEXT = "table_rendered_as_text"
     TABLE_TRUNCATED = "table_truncated"
     CHART_AS_TEXT = "chart_rendered_as_text"

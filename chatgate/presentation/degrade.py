@@ -25,6 +25,7 @@ from chatgate.presentation.model import (
     Image,
     OutboundMessage,
     Select,
+    SelectOption,
     Table,
     Text,
 )
@@ -85,6 +86,7 @@ class _Event:
 
 _AS_TEXT = ("rendered as text", "rendered as text")
 _DROPPED = ("dropped", "dropped")
+_REPEATED = ("with a repeated value dropped", "with a repeated value dropped")
 _SHORTENED = ("shortened", "shortened")
 _BUTTON = ("button", "buttons")
 _OPTION = ("option", "options")
@@ -164,6 +166,7 @@ class _Adapter:
         if not options:  # nothing to choose: keep only a custom prompt
             return [self.text(heading)] if heading.strip() else []
         if self.limits.supports_select:
+            options = self.distinct_values(options)
             cap = self.limits.max_options
             if len(options) > cap:
                 event = _Event(
@@ -183,6 +186,18 @@ class _Adapter:
             return [*([self.text(heading)] if heading.strip() else []), Buttons(kept)]
         self.events.append(_Event(DegradeReason.SELECT_UNSUPPORTED, _SELECT, _AS_TEXT))
         return [self.text(choices_to_text(((o.label, None) for o in options), heading))]
+
+    def distinct_values(self, options: tuple[SelectOption, ...]) -> tuple[SelectOption, ...]:
+        """The first option of each value: a native select refuses repeated values (Discord
+        rejects the message) and could not tell the two choices apart anyway."""
+        first: dict[str, SelectOption] = {}
+        for option in options:
+            first.setdefault(option.value, option)
+        kept = tuple(first.values())
+        if len(kept) < len(options):
+            count = len(options) - len(kept)
+            self.events.append(_Event(DegradeReason.OPTIONS_DUPLICATED, _OPTION, _REPEATED, count))
+        return kept
 
     def table(self, block: Table) -> list[Block]:
         width, height = table_width(block), len(block.rows)

@@ -85,7 +85,7 @@ def _case(draw: st.DrawFn) -> tuple[OutboundMessage, PresentationLimits, _Expect
             options = tuple(
                 SelectOption(
                     expect.word(draw, R.OPTIONS_TRUNCATED if i >= capped_at else None),
-                    draw(st.text(max_size=40)),
+                    f"{i}:{draw(st.text(max_size=40))}",  # distinct: repeats are a table case
                 )
                 for i in range(draw(st.integers(0, 6)))
             )

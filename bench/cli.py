@@ -15,7 +15,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from bench import report
+from bench import configs, report
 from bench.procs import BenchError
 from bench.runner import Context, Scenario, http_client
 from bench.scenarios import (
@@ -76,6 +76,12 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
         default=600,
         help="DMs per telegram burst, from 200 users (default 600)",
     )
+    parser.add_argument(
+        "--event-loop",
+        choices=["auto", "uvloop", "asyncio"],
+        default="auto",
+        help="gateway.event_loop of the chatgate daemons (default auto, as shipped)",
+    )
     parser.add_argument("--out", type=Path, default=None, help="JSON path (default latest.json)")
     parser.add_argument("--keep", action="store_true", help="keep the scratch directory and logs")
     args = parser.parse_args(argv)
@@ -125,6 +131,7 @@ async def run(args: argparse.Namespace, workdir: Path) -> dict[str, dict[str, An
 
 def main(argv: list[str] | None = None) -> int:
     args = parse(argv)
+    configs.EVENT_LOOP = args.event_loop
     # The in-process fakes log every client reset (e.g. when a subject shuts down) with a
     # traceback; lost or duplicated replies are counted by the scenarios instead.
     logging.getLogger("aiohttp.server").setLevel(logging.CRITICAL)

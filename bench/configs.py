@@ -8,6 +8,7 @@ from typing import Any
 
 import yaml
 
+from chatgate.config.models import LoopChoice
 from tests.fakes.telegram import TOKEN
 
 BENCH_MODEL = "openai/gpt-4o-mini"
@@ -17,6 +18,8 @@ WEBHOOK_SECRET = "bench-webhook-secret-0123456789"
 HOOK_PATH = "/hooks/bench"
 SESSION_HOOK_PATH = "/hooks/sessions"
 LLM_HOOK_PATH = "/hooks/llm"
+# gateway.event_loop of every benchmark daemon (and of the in-process pipeline); `--event-loop`.
+EVENT_LOOP: LoopChoice = "auto"
 
 
 @dataclass
@@ -64,6 +67,7 @@ class DaemonConfig:
             "sessions": {"warm_max": self.warm_max},
             "drain_timeout_s": 5,
             "log": {"level": self.log_level, "format": "json"},
+            "event_loop": EVENT_LOOP,
         }
         if self.memory:
             gateway["memory"] = dict(self.memory)

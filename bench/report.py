@@ -10,7 +10,9 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
+from bench import configs
 from bench.stats import fmt
+from chatgate.gateway.event_loop import loop_factory
 
 RESULTS = Path(__file__).resolve().parent / "results"
 RESULTS_MD = Path(__file__).resolve().parent / "RESULTS.md"
@@ -26,6 +28,7 @@ SDKS = (
     "slack-sdk",
     "discord.py",
     "redis",
+    "uvloop",
 )
 
 
@@ -49,11 +52,17 @@ def document(
             "platform": platform.platform(),
             "cpu": _cpu_model(),
             "sdks": _sdk_versions(),
+            "event_loop": _event_loop(),
             "executable": sys.executable,
             "load_avg_1m_at_end": round(os.getloadavg()[0], 2),  # other work on the machine
         },
         "scenarios": {name: _with_ratios(result) for name, result in scenarios.items()},
     }
+
+
+def _event_loop() -> str:
+    """The loop the chatgate daemons ran on, as resolved from their gateway.event_loop."""
+    return "uvloop" if loop_factory(configs.EVENT_LOOP) is not None else "asyncio"
 
 
 def _cpu_model() -> str:
@@ -122,6 +131,11 @@ def results_markdown(doc: dict[str, Any]) -> str:
         " across runs; how to read the table: bench/README.md.",
         "",
         *([f"SDKs: {sdks}.", ""] if sdks else []),
+        *(
+            [f"chatgate's event loop: {host['event_loop']}; the floors run on asyncio's.", ""]
+            if host.get("event_loop")
+            else []
+        ),
         "",
     ]
     return "\n".join(head) + markdown(doc) + "\n"

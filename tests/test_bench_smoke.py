@@ -95,6 +95,9 @@ def test_quick_bench_writes_results_with_ratios(tmp_path: Path) -> None:
     assert f"python-telegram-bot {doc['host']['sdks']['python-telegram-bot']}" in (
         report.results_markdown(doc)
     )
+    # and the event loop the daemons ran on (gateway.event_loop auto: uvloop, installed here)
+    assert doc["host"]["event_loop"] == "uvloop"
+    assert "chatgate's event loop: uvloop" in report.results_markdown(doc)
 
 
 def test_every_scenario_runs_including_the_tls_and_chat_platform_ones() -> None:

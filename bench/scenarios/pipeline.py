@@ -3,7 +3,7 @@
 chatgate: a real Gateway (journal, admission, session queue, turn, persistence, delivery) with the
 echo agent and the in-memory channel. Floor: the same channel calling the echo agent directly.
 Latency is measured from just before the inbound message is built to the channel's send call.
-Both sides run on the event loop `chatgate run` uses by default (uvloop when installed).
+Both sides run on the benchmark daemons' event loop (`--event-loop`, default auto: uvloop).
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ from pathlib import Path
 
 import yaml
 
+from bench import configs
 from bench.runner import Context, Outcome
 from bench.stats import Spec, Table, latency_ms
 from chatgate.agents.base import ChatMessage, Turn
@@ -90,18 +91,15 @@ async def scenario(ctx: Context) -> Outcome:
         "loads": [{"sessions": x.sessions, "turns": x.turns, "wave": x.wave} for x in loads(ctx)],
         "persistence": "sqlite, synchronous=normal (WAL)",
         "logging": "info, JSON lines to a file (as the daemon logs)",
-        "event_loop": f"{DAEMON_LOOP} (the daemon's default), both sides",
+        "event_loop": f"{configs.EVENT_LOOP}, both sides",
         "reps": ctx.reps,
     }
     return Outcome(table, params)
 
 
-DAEMON_LOOP = "uvloop" if loop_factory("auto") else "asyncio"
-
-
 def on_daemon_loop(run: Callable[[Path, Load], Awaitable[Run]], workdir: Path, load: Load) -> Run:
-    """``run`` on a fresh event loop of the kind `chatgate run` uses by default (blocks)."""
-    with asyncio.Runner(loop_factory=loop_factory("auto")) as runner:
+    """``run`` on a fresh event loop of the kind the benchmark daemons use (blocks)."""
+    with asyncio.Runner(loop_factory=loop_factory(configs.EVENT_LOOP)) as runner:
         return runner.run(run(workdir, load))
 
 
@@ -114,6 +112,7 @@ def _config(workdir: Path) -> Path:
             "rate_limits": {"per_sender": None, "per_chat": None},
             "sessions": {"warm_max": 20_000},
             "store": {"backend": "sqlite", "synchronous": "normal"},
+            "event_loop": configs.EVENT_LOOP,
         },
         "agents": {"default": {"backend": "echo"}},
         "channels": {"memory": {"dm_policy": "open"}},

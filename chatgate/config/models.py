@@ -142,6 +142,10 @@ class GatewaySection(StrictModel):
     event_loop: LoopChoice = Field(
         "auto", description="auto: uvloop when installed; uvloop; asyncio (the standard library's)"
     )
+    dedupe_window_s: float = Field(86_400.0, gt=0)
+    drain_timeout_s: float = Field(30.0, ge=0)
+    silence_markers: list[str] = Field(default_factory=lambda: ["NO_REPLY", "[SILENT]"])
+    empty_reply_text: str | None = None
 
     @field_validator("event_loop")
     @classmethod
@@ -149,11 +153,6 @@ class GatewaySection(StrictModel):
         if value == "uvloop" and importlib.util.find_spec("uvloop") is None:
             raise ValueError("uvloop is not installed here; use auto or asyncio")
         return value
-
-    dedupe_window_s: float = Field(86_400.0, gt=0)
-    drain_timeout_s: float = Field(30.0, ge=0)
-    silence_markers: list[str] = Field(default_factory=lambda: ["NO_REPLY", "[SILENT]"])
-    empty_reply_text: str | None = None
 
     def redis_url(self) -> str:
         """The Redis URL the store, lock and leases share (a secret: never log it)."""

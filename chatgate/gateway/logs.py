@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import Any, TextIO
 
 from chatgate.config.masking import Masker
+from chatgate.gateway.log_handler import LoopBatchedHandler
 
 REDACTED = "**********"
 _LINE = json.JSONEncoder(default=str, ensure_ascii=False)  # one encoder, not one per record
@@ -128,8 +129,9 @@ def setup_logging(
 ) -> LogSetup:
     """Configure the root logger once for the daemon (stderr unless ``stream`` is given).
 
-    Records are written synchronously: a handler thread behind a queue was measured ~20% slower
-    per turn here (the formatting thread and the event loop contend for the GIL). What no line
+    Records are formatted where they are logged: a handler thread behind a queue was measured
+    ~20% slower per turn here (the formatting thread and the event loop contend for the GIL); the
+    lines of one loop iteration are written together (`LoopBatchedHandler`). What no line
     shows is not collected (the logging HOWTO's "Optimization"): caller file/line, thread and
     process names; the per-turn line was ~40% cheaper without them.
     """
@@ -138,7 +140,7 @@ def setup_logging(
     logging.logProcesses = False
     logging.logMultiprocessing = False
     scrubber = SecretScrubber(secrets)
-    handler = logging.StreamHandler(stream or sys.stderr)
+    handler = LoopBatchedHandler(stream or sys.stderr)
     inner = JsonFormatter() if fmt == "json" else TextFormatter()
     handler.setFormatter(ScrubbingFormatter(inner, scrubber))
     root = logging.getLogger()

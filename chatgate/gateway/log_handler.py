@@ -19,7 +19,7 @@ class LoopBatchedHandler(logging.StreamHandler[TextIO]):
         super().__init__(stream)
         self._guard = threading.Lock()
         self._lines: list[str] = []
-        self._flush_scheduled = False
+        self._flush_on: asyncio.AbstractEventLoop | None = None  # where a flush is scheduled
 
     def emit(self, record: logging.LogRecord) -> None:
         try:
@@ -38,14 +38,15 @@ class LoopBatchedHandler(logging.StreamHandler[TextIO]):
             if loop is None:
                 self._write()
                 return
-            if self._flush_scheduled:
+            if self._flush_on is loop:
                 return
-            self._flush_scheduled = True
+            # Another loop's pending flush may never run (that loop stopped): schedule on this one.
+            self._flush_on = loop
         loop.call_soon(self.flush)
 
     def flush(self) -> None:
         with self._guard:
-            self._flush_scheduled = False
+            self._flush_on = None
             self._write()
 
     def _write(self) -> None:

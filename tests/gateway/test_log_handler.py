@@ -71,6 +71,27 @@ async def test_a_thread_writes_at_once_after_what_the_loop_buffered(
     assert stream.getvalue().splitlines() == ["from the loop", "from a thread"]
 
 
+def test_a_loop_that_stopped_before_its_flush_does_not_strand_later_lines(
+    log: logging.Logger, stream: CountingStream
+) -> None:
+    first = asyncio.new_event_loop()
+
+    def stop_then_log() -> None:
+        first.stop()
+        log.info("on a loop that stops")  # its flush is queued for an iteration that never runs
+
+    first.call_soon(stop_then_log)
+    first.run_forever()
+    first.close()
+    assert stream.getvalue() == ""
+
+    async def log_on_the_next_loop() -> None:
+        log.info("on the next loop")
+
+    asyncio.run(log_on_the_next_loop())
+    assert stream.getvalue().splitlines() == ["on a loop that stops", "on the next loop"]
+
+
 def test_without_a_running_loop_a_line_is_written_at_once(
     log: logging.Logger, stream: CountingStream
 ) -> None:

@@ -10,14 +10,12 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import threading
 from typing import TextIO
 
 
 class LoopBatchedHandler(logging.StreamHandler[TextIO]):
     def __init__(self, stream: TextIO) -> None:
         super().__init__(stream)
-        self._guard = threading.Lock()
         self._lines: list[str] = []
         self._flush_on: asyncio.AbstractEventLoop | None = None  # where a flush is scheduled
 
@@ -33,24 +31,25 @@ class LoopBatchedHandler(logging.StreamHandler[TextIO]):
             loop: asyncio.AbstractEventLoop | None = asyncio.get_running_loop()
         except RuntimeError:
             loop = None
-        with self._guard:
-            self._lines.append(line)
-            if loop is None:
-                self._write()
-                return
-            if self._flush_on is loop:
-                return
+        # `handle` holds the handler's lock around `emit`.
+        self._lines.append(line)
+        if loop is None:
+            self._write()
+        elif self._flush_on is not loop:
             # Another loop's pending flush may never run (that loop stopped): schedule on this one.
             self._flush_on = loop
-        loop.call_soon(self.flush)
+            loop.call_soon(self.flush)
 
     def flush(self) -> None:
-        with self._guard:
+        self.acquire()
+        try:
             self._flush_on = None
             self._write()
+        finally:
+            self.release()
 
     def _write(self) -> None:
-        """Write and flush what is buffered (the caller holds the guard)."""
+        """Write and flush what is buffered (the caller holds the handler's lock)."""
         if not self._lines:
             return
         text, self._lines = "".join(self._lines), []

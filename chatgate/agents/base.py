@@ -14,12 +14,41 @@ Role = Literal["system", "user", "assistant"]
 
 @dataclass(frozen=True, slots=True)
 class ChatMessage:
-    """One transcript entry. ``source`` is the inbound key that produced it (idempotent appends)."""
+    """One transcript entry. ``source`` is the inbound key that produced it (idempotent appends).
+
+    ``meta`` carries JSON-ready extras a later turn needs besides the text (media references, the
+    tool calls that led to an answer); stores keep it with the line, never raw bytes.
+    """
 
     role: Role
     content: str
     name: str | None = None
     source: str | None = None
+    meta: Mapping[str, Any] | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready form (journal replies, spill files, the Redis session store)."""
+        out: dict[str, Any] = {
+            "role": self.role,
+            "content": self.content,
+            "name": self.name,
+            "source": self.source,
+        }
+        if self.meta:
+            out["meta"] = dict(self.meta)
+        return out
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> ChatMessage:
+        """Inverse of `to_dict`; lines written before ``meta`` existed read back without it."""
+        meta = data.get("meta")
+        return cls(
+            data["role"],
+            data["content"],
+            data.get("name"),
+            data.get("source"),
+            meta if isinstance(meta, Mapping) and meta else None,
+        )
 
     def to_openai(self) -> dict[str, str]:
         out = {"role": self.role, "content": self.content}

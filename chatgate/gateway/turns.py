@@ -151,7 +151,7 @@ class TurnRunner:
                     "outcome": outcome.value,
                     "reason": reason,
                     "message": message_to_dict(message) if message else None,
-                    "persist": [_msg_dict(m) for m in persist],
+                    "persist": [m.to_dict() for m in persist],
                     "stopped": control.reason is CancelReason.STOP,
                 }
                 now = rt.clock.time()
@@ -493,7 +493,7 @@ class TurnRunner:
         """Finish a turn a previous process answered but did not deliver (no second agent call)."""
         rt = self.rt
         stored = job.stored_reply or {}
-        persist = [ChatMessage(**m) for m in stored.get("persist", [])]
+        persist = [ChatMessage.from_dict(m) for m in stored.get("persist", [])]
         if persist:
             session = await rt.cache.acquire(job.session, rt.clock.time())
             try:
@@ -562,10 +562,6 @@ def _to_persist(
     return out
 
 
-def _msg_dict(m: ChatMessage) -> dict[str, Any]:
-    return {"role": m.role, "content": m.content, "name": m.name, "source": m.source}
-
-
 def _spill(
     state_dir: Path,
     session: WarmSession,
@@ -582,7 +578,7 @@ def _spill(
             "session": session.key,
             "epoch": session.epoch,
             "error": type(exc).__name__,
-            "messages": [_msg_dict(m) for m in messages],
+            "messages": [m.to_dict() for m in messages],
         }
         with path.open("a", encoding="utf-8") as fh:
             fh.write(json.dumps(record, ensure_ascii=False) + "\n")

@@ -194,3 +194,35 @@ async def test_dead_letter_get_leaves_the_entry_and_take_hands_it_out_once(db: D
     assert peeked is not None and peeked.target == Target("tg", "c1") and await dlq.count() == 1
     assert await dlq.take(entry) is not None
     assert await dlq.get(entry) is None and await dlq.take(entry) is None
+
+
+async def test_transcript_meta_survives_the_store_and_an_older_database(tmp_path: Path) -> None:
+    """A line's ``meta`` (media references, tool calls) is kept; a database created before the
+    column existed gains it at open and keeps its old lines."""
+    path = tmp_path / "old.db"
+    conn = sqlite3.connect(path)
+    conn.executescript(
+        "CREATE TABLE messages (id INTEGER PRIMARY KEY AUTOINCREMENT, session_key TEXT NOT NULL,"
+        " epoch INTEGER NOT NULL, role TEXT NOT NULL, content TEXT NOT NULL, name TEXT,"
+        " source TEXT, at REAL NOT NULL, UNIQUE (session_key, epoch, source, role));"
+        "INSERT INTO messages(session_key, epoch, role, content, at) VALUES ('s', 0, 'user', 'old', 1);"
+    )
+    conn.commit()
+    conn.close()
+    database = Database(path)
+    await database.open()
+    try:
+        store = SqliteSessionStore(database)
+        meta = {"media": [{"kind": "image", "handle": "f1"}]}
+        await store.append("s", 0, [ChatMessage("assistant", "new", None, "k1", meta)], 2.0)
+        loaded = await store.load("s", 10)
+    finally:
+        await database.close()
+    assert [(m.content, m.meta) for m in loaded.messages] == [("old", None), ("new", meta)]
+
+
+def test_chat_message_dict_round_trip_keeps_meta_and_reads_old_lines() -> None:
+    line = ChatMessage("user", "hi", "Ann", "k", {"media": [{"kind": "voice"}]})
+    assert ChatMessage.from_dict(line.to_dict()) == line
+    assert "meta" not in ChatMessage("user", "hi").to_dict()
+    assert ChatMessage.from_dict({"role": "user", "content": "x"}) == ChatMessage("user", "x")

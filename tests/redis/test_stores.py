@@ -8,6 +8,7 @@ from collections.abc import AsyncIterator
 import pytest
 from redis.asyncio import Redis
 
+from chatgate.agents.base import ChatMessage
 from chatgate.channels.types import InboundMessage, Target
 from chatgate.policies.pairing import ApprovalOutcome, IssueOutcome
 from chatgate.policies.reasons import SendErrorKind
@@ -17,6 +18,7 @@ from chatgate.state.redis.client import Keys
 from chatgate.state.redis.dead_letters import RedisDeadLetters, RedisDeadTargets
 from chatgate.state.redis.journal import RedisJournal
 from chatgate.state.redis.pairing import RedisPairing
+from chatgate.state.redis.sessions import RedisSessionStore
 
 pytestmark = pytest.mark.redis
 KEYS = Keys("cg:")
@@ -120,3 +122,16 @@ async def test_button_payloads_resolve_on_another_replica(client: Redis) -> None
     await a.flush()
     assert await b.resolve(f"ref:{ref}") == "x" * 200
     assert await b.resolve("ref:unknown") is None
+
+
+async def test_transcript_meta_round_trips_through_redis(client: Redis) -> None:
+    store = RedisSessionStore(client, KEYS)
+    meta = {"tools": [{"name": "search.web", "ok": True}]}
+    await store.append(
+        "s",
+        0,
+        [ChatMessage("user", "q", "Ann", "k1"), ChatMessage("assistant", "a", None, "k1", meta)],
+        NOW,
+    )
+    loaded = await store.load("s", 10)
+    assert [(m.role, m.meta) for m in loaded.messages] == [("user", None), ("assistant", meta)]

@@ -70,8 +70,7 @@ class RedisSessionStore:
         lines = await self._redis.lrange(f"{self._base(key)}:{epoch}:lines", -limit, -1)
         messages = []
         for raw in lines:
-            d = json.loads(raw)
-            messages.append(ChatMessage(d["role"], d["content"], d.get("name"), d.get("source")))
+            messages.append(ChatMessage.from_dict(json.loads(raw)))
         return StoredSession(key, epoch, messages, int(rev_raw or 0))
 
     async def append(
@@ -79,8 +78,8 @@ class RedisSessionStore:
     ) -> None:
         args: list[str | int | float] = [key, epoch, now]
         for m in messages:
-            line = {"role": m.role, "content": m.content, "name": m.name, "source": m.source}
-            line["at"] = now  # type: ignore[assignment]
+            line = m.to_dict()
+            line["at"] = now
             args += [f"{m.source}|{m.role}" if m.source else "", json.dumps(line)]
         base = self._base(key)
         keys = [base, self._keys("sessions"), f"{base}:{epoch}:seen", f"{base}:{epoch}:lines"]

@@ -47,6 +47,7 @@ CREATE TABLE IF NOT EXISTS messages (
     name TEXT,
     source TEXT,
     at REAL NOT NULL,
+    meta TEXT,
     UNIQUE (session_key, epoch, source, role)
 );
 CREATE INDEX IF NOT EXISTS messages_session ON messages(session_key, epoch, id);
@@ -101,8 +102,17 @@ CREATE TABLE IF NOT EXISTS callbacks (
 """
 
 
+# Columns added after a table first shipped: (table, column, declaration). A database written by
+# an older version gains them at open; older code ignores them.
+_ADDED_COLUMNS = (("messages", "meta", "TEXT"),)
+
+
 def apply_schema(conn: sqlite3.Connection) -> None:
     conn.executescript(_DDL)
+    for table, column, decl in _ADDED_COLUMNS:
+        present = {row[1] for row in conn.execute(f"PRAGMA table_info({table})")}
+        if column not in present:
+            conn.execute(f"ALTER TABLE {table} ADD COLUMN {column} {decl}")
     conn.execute(
         "INSERT OR IGNORE INTO meta(key, value) VALUES ('schema_version', ?)",
         (str(SCHEMA_VERSION),),

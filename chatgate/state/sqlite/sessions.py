@@ -7,6 +7,7 @@ keeps old conversations for audit while giving the agent a fresh transcript.
 
 from __future__ import annotations
 
+import json
 import sqlite3
 from collections.abc import Callable, Sequence
 
@@ -15,8 +16,8 @@ from chatgate.state.records import SessionInfo, StoredSession, TranscriptLine
 from chatgate.state.sqlite.db import Database
 
 _INSERT_MESSAGE = (
-    "INSERT OR IGNORE INTO messages(session_key, epoch, role, content, name, source, at)"
-    " VALUES (?,?,?,?,?,?,?)"
+    "INSERT OR IGNORE INTO messages(session_key, epoch, role, content, name, source, at, meta)"
+    " VALUES (?,?,?,?,?,?,?,?)"
 )
 # Inserted rows are counted by the statement before (an ignored duplicate is not a new message).
 _UPSERT_SESSION = (
@@ -35,12 +36,19 @@ class SqliteSessionStore:
             row = conn.execute("SELECT epoch FROM sessions WHERE key = ?", (key,)).fetchone()
             epoch = row["epoch"] if row else 0
             rows = conn.execute(
-                "SELECT role, content, name, source FROM messages WHERE session_key = ? AND epoch = ?"
-                " ORDER BY id DESC LIMIT ?",
+                "SELECT role, content, name, source, meta FROM messages"
+                " WHERE session_key = ? AND epoch = ? ORDER BY id DESC LIMIT ?",
                 (key, epoch, limit),
             ).fetchall()
             messages = [
-                ChatMessage(r["role"], r["content"], r["name"], r["source"]) for r in reversed(rows)
+                ChatMessage(
+                    r["role"],
+                    r["content"],
+                    r["name"],
+                    r["source"],
+                    json.loads(r["meta"]) if r["meta"] else None,
+                )
+                for r in reversed(rows)
             ]
             return StoredSession(key, epoch, messages)
 
@@ -103,7 +111,19 @@ def appender(
     key: str, epoch: int, messages: Sequence[ChatMessage], now: float
 ) -> Callable[[sqlite3.Connection], None]:
     """The transcript append as a writer-thread call (the turn's journal write reuses it)."""
-    rows = [(key, epoch, m.role, m.content, m.name, m.source, now) for m in messages]
+    rows = [
+        (
+            key,
+            epoch,
+            m.role,
+            m.content,
+            m.name,
+            m.source,
+            now,
+            json.dumps(m.meta, ensure_ascii=False) if m.meta else None,
+        )
+        for m in messages
+    ]
 
     def write(conn: sqlite3.Connection) -> None:
         cur = conn.executemany(_INSERT_MESSAGE, rows)

@@ -55,6 +55,7 @@ class DropReason(StrEnum):
     UNSUPPORTED_INTERACTION = "unsupported_interaction"
     MALFORMED_UPDATE = "malformed_update"
     REACTION_IGNORED = "reaction_ignored"  # a reaction to a message is not a turn's input
+    OTHER_RECIPIENT = "other_recipient"  # addressed to another account of the same platform app
 
 
 class IngressReason(StrEnum):

@@ -196,12 +196,12 @@ class _Adapter:
             as_text = self.text(choices_to_text((b.label, b.url) for b in links))
             return [as_text, *(self.buttons(Buttons(rest)) if rest else [])]
         limits = self.limits
-        if len(block.buttons) > limits.max_buttons and limits.buttons_overflow_to_select:
-            if limits.supports_select:
-                count = len(block.buttons)
-                self.events.append(_Event(DegradeReason.BUTTONS_AS_SELECT, _BUTTON, _AS_LIST, count))
-                options = tuple(SelectOption(b.label, b.value or b.label) for b in block.buttons)
-                return self.select(Select(options))
+        overflow = len(block.buttons) > limits.max_buttons
+        if overflow and limits.buttons_overflow_to_select and limits.supports_select:
+            count = len(block.buttons)
+            self.events.append(_Event(DegradeReason.BUTTONS_AS_SELECT, _BUTTON, _AS_LIST, count))
+            options = tuple(SelectOption(b.label, b.value or b.label) for b in block.buttons)
+            return self.select(Select(options))
         kept = self.fit_buttons(block.buttons, DegradeReason.BUTTONS_TRUNCATED, _BUTTON)
         return [block if kept == block.buttons else Buttons(kept)]
 

@@ -14,7 +14,6 @@ from chatgate.policies.pairing import ApprovalOutcome
 from chatgate.state.factory import State
 from chatgate.state.records import JournalEntry, JournalState, receipt_key
 
-
 RECEIPT_ORDER = ("sent", "delivered", "read")
 
 

@@ -21,7 +21,9 @@ class RedisFacts:
         self, channel: str, key: str, value: dict[str, Any], now: float, ttl_s: float
     ) -> None:
         payload = json.dumps(value, separators=(",", ":"))
-        await self._redis.set(self._keys("fact", channel, key), payload, px=max(1, math.ceil(ttl_s * 1000)))
+        await self._redis.set(
+            self._keys("fact", channel, key), payload, px=max(1, math.ceil(ttl_s * 1000))
+        )
 
     async def get_many(
         self, channel: str, keys: Sequence[str], now: float

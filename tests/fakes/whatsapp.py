@@ -80,7 +80,7 @@ class FakeWhatsApp:
     calls: list[Call] = field(default_factory=list)
     last_inbound: dict[str, float] = field(default_factory=dict)
     port: int = 0
-    _faults: dict[str, list[GraphFault]] = field(default_factory=dict)
+    _faults: dict[str, list[GraphFault]] = field(default_factory=dict)  # "suffix[#send]" → queue
     _expired: bool = False
     _ids: Iterator[int] = field(default_factory=lambda: itertools.count(1))
     _signal: Signal = field(default_factory=Signal)
@@ -110,9 +110,10 @@ class FakeWhatsApp:
 
     # -- control ----------------------------------------------------------------------------
 
-    def fail(self, suffix: str, fault: GraphFault, times: int = 1) -> None:
-        """The next ``times`` calls whose path ends with ``suffix`` answer ``fault``."""
-        self._faults.setdefault(suffix, []).extend([fault] * times)
+    def fail(self, suffix: str, fault: GraphFault, times: int = 1, *, sends: bool = False) -> None:
+        """The next ``times`` calls whose path ends with ``suffix`` (with ``sends``: only message
+        sends, not read receipts) answer ``fault``."""
+        self._faults.setdefault(suffix + ("#send" if sends else ""), []).extend([fault] * times)
 
     def expire_token(self) -> None:
         self._expired = True
@@ -180,7 +181,8 @@ class FakeWhatsApp:
                 GraphFault(190, "Error validating access token: Session has expired", 401, 463)
             )
         for suffix, queue in self._faults.items():
-            if path.endswith(suffix) and queue:
+            plain, _, only = suffix.partition("#")
+            if path.endswith(plain) and queue and (not only or "to" in body):
                 raise _Refused(queue.pop(0))
         if path == PHONE_NUMBER_ID and request.method == "GET":
             return {

@@ -11,7 +11,7 @@ from chatgate.channels.whatsapp import errors
 from tests.fakes.llm import FakeLLM, Fault
 from tests.fakes.whatsapp import APP_SECRET, DISPLAY_NUMBER, VERIFY_TOKEN, FakeWhatsApp
 from tests.harness import channel_status, running
-from tests.telegram.helpers_b import eventually, settled
+from tests.telegram.helpers_b import settled
 from tests.whatsapp.support import USER, webhook_url, whatsapp_config
 
 

@@ -24,28 +24,42 @@ SESSIONS = 200
 LATENCY_S = 0.5
 WAVE_TIMEOUT_S = 60.0
 
-WALL = Spec("concurrency_wall_s", "concurrency, one DM per user: wall time", "s", "lower")
-IDEAL = Spec("concurrency_wall_over_ideal", "concurrency: wall / ideal 0.5 s", "×", "lower")
-FIRST = Spec("concurrency_first_reply_ms", "concurrency: first push→reply", "ms", "lower")
-P50 = Spec("concurrency_p50_ms", "concurrency: push→chat.postMessage p50", "ms", "lower")
-P99 = Spec("concurrency_p99_ms", "concurrency: push→chat.postMessage p99", "ms", "lower")
-IN_FLIGHT = Spec(
-    "concurrency_max_model_in_flight", "concurrency: most model calls in flight", "", "higher"
-)
-CPU = Spec("concurrency_cpu_ms_per_msg", "concurrency: process CPU per message", "ms", "lower")
-LOST = Spec("concurrency_missing", "concurrency: missing replies", "", "lower", 0.0)
+POST = "chat.postMessage"
 
 
-def burst_specs(variant: Backend) -> dict[str, Spec]:
+def wave_specs(reply: str = POST) -> dict[str, Spec]:
+    """The concurrency wave's metrics; ``reply`` names the call a reply arrives as."""
+    return {
+        "wall": Spec("concurrency_wall_s", "concurrency, one DM per user: wall time", "s", "lower"),
+        "ideal": Spec(
+            "concurrency_wall_over_ideal", "concurrency: wall / ideal 0.5 s", "×", "lower"
+        ),
+        "first": Spec("concurrency_first_reply_ms", "concurrency: first push→reply", "ms", "lower"),
+        "p50": Spec("concurrency_p50_ms", f"concurrency: push→{reply} p50", "ms", "lower"),
+        "p99": Spec("concurrency_p99_ms", f"concurrency: push→{reply} p99", "ms", "lower"),
+        "in_flight": Spec(
+            "concurrency_max_model_in_flight",
+            "concurrency: most model calls in flight",
+            "",
+            "higher",
+        ),
+        "cpu": Spec(
+            "concurrency_cpu_ms_per_msg", "concurrency: process CPU per message", "ms", "lower"
+        ),
+        "lost": Spec("concurrency_missing", "concurrency: missing replies", "", "lower", 0.0),
+    }
+
+
+def burst_specs(variant: Backend, reply: str = POST, api: str = "Web API") -> dict[str, Spec]:
     tag = f"{variant}: "
     return {
         "wall": Spec(f"{variant}_wall_s", tag + "wall time", "s", "lower"),
         "rate": Spec(f"{variant}_msgs_per_s", tag + "msgs/s", "1/s", "higher"),
-        "p50": Spec(f"{variant}_p50_ms", tag + "push→chat.postMessage p50", "ms", "lower"),
-        "p99": Spec(f"{variant}_p99_ms", tag + "push→chat.postMessage p99", "ms", "lower"),
+        "p50": Spec(f"{variant}_p50_ms", tag + f"push→{reply} p50", "ms", "lower"),
+        "p99": Spec(f"{variant}_p99_ms", tag + f"push→{reply} p99", "ms", "lower"),
         "cpu": Spec(f"{variant}_cpu_ms_per_msg", tag + "process CPU per message", "ms", "lower"),
         "calls": Spec(
-            f"{variant}_api_calls_per_msg", tag + "Web API calls per message", "", "lower"
+            f"{variant}_api_calls_per_msg", tag + f"{api} calls per message", "", "lower"
         ),
         "lost": Spec(f"{variant}_missing", tag + "missing replies", "", "lower", 0.0),
         "dups": Spec(f"{variant}_duplicates", tag + "duplicate replies", "", "lower", 0.0),
@@ -59,8 +73,10 @@ def summary(result: Burst) -> dict[str, object]:
     return out
 
 
-def record_burst(table: Table, variant: Backend, gate: Burst, floor: Burst) -> None:
-    spec = burst_specs(variant)
+def record_burst(
+    table: Table, variant: Backend, gate: Burst, floor: Burst, spec: dict[str, Spec] | None = None
+) -> None:
+    spec = spec or burst_specs(variant)
     table.add(spec["wall"], gate.wall_s, floor.wall_s)
     table.add(spec["rate"], gate.msgs_per_s, floor.msgs_per_s)
     g50, g99 = latency_ms(gate.latencies_s)
@@ -73,17 +89,25 @@ def record_burst(table: Table, variant: Backend, gate: Burst, floor: Burst) -> N
     table.add(spec["dups"], gate.duplicates, floor.duplicates)
 
 
-def record_wave(table: Table, gate: Burst, floor: Burst, in_flight: tuple[int, int]) -> None:
-    table.add(WALL, gate.wall_s, floor.wall_s)
-    table.add(IDEAL, gate.wall_s / LATENCY_S, floor.wall_s / LATENCY_S)
-    table.add(FIRST, min(gate.latencies_s) * 1000.0, min(floor.latencies_s) * 1000.0)
+def record_wave(
+    table: Table,
+    gate: Burst,
+    floor: Burst,
+    in_flight: tuple[int, int],
+    spec: dict[str, Spec] | None = None,
+) -> None:
+    spec = spec or wave_specs()
+    table.add(spec["wall"], gate.wall_s, floor.wall_s)
+    table.add(spec["ideal"], gate.wall_s / LATENCY_S, floor.wall_s / LATENCY_S)
+    first = (min(gate.latencies_s) * 1000.0, min(floor.latencies_s) * 1000.0)
+    table.add(spec["first"], *first)
     g50, g99 = latency_ms(gate.latencies_s)
     f50, f99 = latency_ms(floor.latencies_s)
-    table.add(P50, g50, f50)
-    table.add(P99, g99, f99)
-    table.add(IN_FLIGHT, *in_flight)
-    table.add(CPU, gate.cpu_ms_per_msg, floor.cpu_ms_per_msg)
-    table.add(LOST, gate.missing, floor.missing)
+    table.add(spec["p50"], g50, f50)
+    table.add(spec["p99"], g99, f99)
+    table.add(spec["in_flight"], *in_flight)
+    table.add(spec["cpu"], gate.cpu_ms_per_msg, floor.cpu_ms_per_msg)
+    table.add(spec["lost"], gate.missing, floor.missing)
 
 
 async def scenario(ctx: Context) -> Outcome:

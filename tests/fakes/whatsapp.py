@@ -260,17 +260,16 @@ class FakeWhatsApp:
         signature: str | None = None,
         signed: bool = True,
     ) -> tuple[int, str]:
-        """POST a webhook the way Meta does; remembers users' messages for the window."""
+        """POST a webhook the way Meta does; the users' messages open their windows first (Meta
+        knows of a message before it tells the webhook)."""
+        self._heard(payload)
         body = json.dumps(payload).encode()
         headers = {"Content-Type": "application/json"}
         if signed:
             headers["X-Hub-Signature-256"] = signature or self.signature(body, secret)
         assert self._session is not None
         async with self._session.post(url, data=body, headers=headers) as response:
-            text = await response.text()
-            if response.status == 200:
-                self._heard(payload)
-            return response.status, text
+            return response.status, await response.text()
 
     async def verify(self, url: str, token: str, challenge: str = "1158201444") -> tuple[int, str]:
         """Meta's GET handshake when the callback URL is saved."""

@@ -11,10 +11,12 @@ the whole wave takes one model latency. The FakeLLM counts the most calls in fli
 from __future__ import annotations
 
 import contextlib
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 from typing import Any
 
 from bench.runner import Context, Outcome
-from bench.scenarios.slackrig import SlackRig, burst, rig
+from bench.scenarios.slackrig import burst, rig
 from bench.scenarios.tgrig import Backend, Burst
 from bench.stats import Spec, Table, latency_ms
 
@@ -110,42 +112,73 @@ def record_wave(
     table.add(spec["lost"], gate.missing, floor.missing)
 
 
-async def scenario(ctx: Context) -> Outcome:
+@dataclass(frozen=True)
+class Platform:
+    """What the burst and concurrency shapes need of one chat platform's rig."""
+
+    rig: Callable[[Context, Backend, contextlib.AsyncExitStack], Awaitable[Any]]
+    burst: Callable[..., Awaitable[Burst]]
+    summary: Callable[[Burst], dict[str, object]]
+    burst_specs: Callable[[Backend], dict[str, Spec]]
+    wave_specs: dict[str, Spec]
+
+
+SLACK = Platform(rig, burst, summary, burst_specs, wave_specs())
+
+
+async def measure(ctx: Context, platform: Platform) -> tuple[Table, dict[str, Any]]:
+    """Bursts per variant (llm, echo; --quick: llm only, one rig, one import), alternating
+    chatgate and the floor, each from fresh users; then the concurrency wave on the llm rig."""
     users = ctx.pick(USERS, 20)
     per_user = max(1, ctx.pick(ctx.telegram_dms, 100) // users)
     table = Table()
     extra: dict[str, Any] = {}
-    for variant in ("llm",) if ctx.quick else ("llm", "echo"):  # --quick: one rig, one import
+    for variant in ("llm",) if ctx.quick else ("llm", "echo"):
         async with contextlib.AsyncExitStack() as stack:
-            subjects = await rig(ctx, variant, stack)
+            subjects = await platform.rig(ctx, variant, stack)
             runs: list[dict[str, Any]] = []
             for rep in range(ctx.reps):
                 kwargs: dict[str, Any] = {"users": users, "per_user": per_user, "tag": f"r{rep}"}
                 within = max(20.0, WINDOW_PER_DM_S * users * per_user)
-                gate = await burst(subjects, subjects.chatgate, within_s=within, **kwargs)
-                floor = await burst(subjects, subjects.floor, within_s=within, **kwargs)
-                record_burst(table, variant, gate, floor)
-                runs.append({"chatgate": summary(gate), "floor": summary(floor)})
+                gate = await platform.burst(subjects, subjects.chatgate, within_s=within, **kwargs)
+                floor = await platform.burst(subjects, subjects.floor, within_s=within, **kwargs)
+                record_burst(table, variant, gate, floor, platform.burst_specs(variant))
+                runs.append({"chatgate": platform.summary(gate), "floor": platform.summary(floor)})
             if variant == "llm":
-                extra["concurrency"] = await _concurrency(ctx, table, subjects)
+                extra["concurrency"] = await _concurrency(ctx, table, subjects, platform)
             extra[variant] = runs
-    params = {
+    return table, extra
+
+
+def shape_params(ctx: Context) -> dict[str, Any]:
+    users = ctx.pick(USERS, 20)
+    per_user = max(1, ctx.pick(ctx.telegram_dms, 100) // users)
+    return {
         "dms": users * per_user,
         "users": users,
         "per_user": per_user,
         "fake_llm_latency_s": 0.0,
         "concurrency_sessions": ctx.pick(SESSIONS, 20),
         "concurrency_llm_latency_s": LATENCY_S,
+        "reps": ctx.reps,
+    }
+
+
+async def scenario(ctx: Context) -> Outcome:
+    table, extra = await measure(ctx, SLACK)
+    params = {
+        **shape_params(ctx),
         "transport": "Socket Mode (events) + Web API over plain HTTP, FakeSlack in the bench",
         "floor": "bare slack-bolt AsyncApp + AsyncSocketModeHandler, process_before_response, "
         "one chat.postMessage per DM (litellm or echo)",
         "chatgate": "daemon, channels.slack mode socket, dm_policy open, rate limits off",
-        "reps": ctx.reps,
     }
     return Outcome(table, params, extra)
 
 
-async def _concurrency(ctx: Context, table: Table, subjects: SlackRig) -> list[dict[str, Any]]:
+async def _concurrency(
+    ctx: Context, table: Table, subjects: Any, platform: Platform
+) -> list[dict[str, Any]]:
     """One DM from each of ``SESSIONS`` new users while the model takes LATENCY_S per call."""
     llm = subjects.llm
     assert llm is not None
@@ -159,13 +192,14 @@ async def _concurrency(ctx: Context, table: Table, subjects: SlackRig) -> list[d
             peaks: list[int] = []
             for subject in (subjects.chatgate, subjects.floor):
                 await llm.reset(ctx.http)
-                waves.append(await burst(subjects, subject, within_s=WAVE_TIMEOUT_S, **kwargs))
+                wave = await platform.burst(subjects, subject, within_s=WAVE_TIMEOUT_S, **kwargs)
+                waves.append(wave)
                 peaks.append((await llm.stats(ctx.http))["max_in_flight"])
-            record_wave(table, waves[0], waves[1], (peaks[0], peaks[1]))
+            record_wave(table, waves[0], waves[1], (peaks[0], peaks[1]), platform.wave_specs)
             runs.append(
                 {
-                    "chatgate": {**summary(waves[0]), "max_model_in_flight": peaks[0]},
-                    "floor": {**summary(waves[1]), "max_model_in_flight": peaks[1]},
+                    "chatgate": {**platform.summary(waves[0]), "max_model_in_flight": peaks[0]},
+                    "floor": {**platform.summary(waves[1]), "max_model_in_flight": peaks[1]},
                 }
             )
     finally:

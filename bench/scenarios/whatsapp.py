@@ -33,15 +33,10 @@ from bench.procs import (
     wait_until,
 )
 from bench.runner import Context, Outcome
-from bench.scenarios.slack import LATENCY_S, burst_specs, record_burst, record_wave, wave_specs
+from bench.scenarios.slack import Platform, burst_specs, measure, shape_params, wave_specs
 from bench.scenarios.tgrig import QUIESCE_MAX_S, QUIET_S, REPLY_PREFIX, SETTLE_S, Backend, Burst
-from bench.stats import Table
 from tests.fakes.whatsapp import ACCESS_TOKEN, APP_SECRET, PHONE_NUMBER_ID, FakeWhatsApp
 
-USERS = 200
-WINDOW_PER_MSG_S = 0.05
-SESSIONS = 200
-WAVE_TIMEOUT_S = 60.0
 WARMUP_TIMEOUT_S = 120.0
 POST_CONCURRENCY = 64  # Meta's webhook delivery keeps several posts in flight
 WEBHOOK = "/whatsapp/webhook"
@@ -233,66 +228,18 @@ def summary(result: Burst) -> dict[str, object]:
     return out
 
 
+WHATSAPP = Platform(rig, burst, summary, lambda variant: SPECS[variant], WAVE)
+
+
 async def scenario(ctx: Context) -> Outcome:
-    users = ctx.pick(USERS, 20)
-    per_user = max(1, ctx.pick(ctx.telegram_dms, 100) // users)
-    table = Table()
-    extra: dict[str, Any] = {}
-    for variant in ("llm",) if ctx.quick else ("llm", "echo"):
-        async with contextlib.AsyncExitStack() as stack:
-            subjects = await rig(ctx, variant, stack)
-            runs: list[dict[str, Any]] = []
-            for rep in range(ctx.reps):
-                kwargs: dict[str, Any] = {"users": users, "per_user": per_user, "tag": f"r{rep}"}
-                within = max(20.0, WINDOW_PER_MSG_S * users * per_user)
-                gate = await burst(subjects, subjects.chatgate, within_s=within, **kwargs)
-                floor = await burst(subjects, subjects.floor, within_s=within, **kwargs)
-                record_burst(table, variant, gate, floor, SPECS[variant])
-                runs.append({"chatgate": summary(gate), "floor": summary(floor)})
-            if variant == "llm":
-                extra["concurrency"] = await _concurrency(ctx, table, subjects)
-            extra[variant] = runs
+    table, extra = await measure(ctx, WHATSAPP)
     params = {
-        "messages": users * per_user,
-        "users": users,
-        "per_user": per_user,
-        "fake_llm_latency_s": 0.0,
-        "concurrency_sessions": ctx.pick(SESSIONS, 20),
-        "concurrency_llm_latency_s": LATENCY_S,
+        **shape_params(ctx),
         "transport": "signed webhook posts to the subject + Graph API over plain HTTP, "
         f"FakeWhatsApp in the bench, {POST_CONCURRENCY} posts in flight",
         "floor": "bare aiohttp webhook (HMAC check, 200 at once) + aiohttp Graph client: "
         "read receipt, then one quoted text send per message (litellm or echo)",
         "chatgate": "daemon, channels.whatsapp defaults (read receipts, quotes), dm_policy open, "
         "rate limits off",
-        "reps": ctx.reps,
     }
     return Outcome(table, params, extra)
-
-
-async def _concurrency(ctx: Context, table: Table, subjects: WhatsAppRig) -> list[dict[str, Any]]:
-    """One message from each of ``SESSIONS`` new users while the model takes LATENCY_S per call."""
-    llm = subjects.llm
-    assert llm is not None
-    sessions = ctx.pick(SESSIONS, 20)
-    runs: list[dict[str, Any]] = []
-    await llm.configure(ctx.http, LATENCY_S)
-    try:
-        for rep in range(ctx.reps):
-            kwargs: dict[str, Any] = {"users": sessions, "per_user": 1, "tag": f"c{rep}"}
-            waves: list[Burst] = []
-            peaks: list[int] = []
-            for subject in (subjects.chatgate, subjects.floor):
-                await llm.reset(ctx.http)
-                waves.append(await burst(subjects, subject, within_s=WAVE_TIMEOUT_S, **kwargs))
-                peaks.append((await llm.stats(ctx.http))["max_in_flight"])
-            record_wave(table, waves[0], waves[1], (peaks[0], peaks[1]), WAVE)
-            runs.append(
-                {
-                    "chatgate": {**summary(waves[0]), "max_model_in_flight": peaks[0]},
-                    "floor": {**summary(waves[1]), "max_model_in_flight": peaks[1]},
-                }
-            )
-    finally:
-        await llm.configure(ctx.http, 0.0)
-    return runs

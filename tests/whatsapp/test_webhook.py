@@ -174,3 +174,21 @@ async def test_a_failing_model_gets_a_visible_reply(
 def test_app_secret_is_what_the_fake_signs_with() -> None:
     fake = FakeWhatsApp()
     assert fake.signature(b"{}") == fake.signature(b"{}", APP_SECRET)
+
+
+async def test_oversized_and_unparsable_posts_are_refused_without_a_5xx(
+    tmp_path: Path, fake_wa: FakeWhatsApp, fake_llm: FakeLLM
+) -> None:
+    channel = "    dm_policy: open\n    max_body_bytes: 2048\n"
+    async with running(whatsapp_config(tmp_path, fake_wa, fake_llm, channel=channel)) as gw:
+        url = webhook_url(gw)
+        big = fake_wa.message(USER, text="x" * 4000)
+        too_big = await fake_wa.post(url, big)
+        assert fake_wa._session is not None
+        body = b"{not json"
+        headers = {"X-Hub-Signature-256": fake_wa.signature(body)}
+        async with fake_wa._session.post(url, data=body, headers=headers) as response:
+            bad_json = response.status
+        assert await gw.rt.journal.find("whatsapp", sender_id=USER) == []
+    assert (too_big[0], bad_json) == (413, 400)
+    assert fake_llm.requests == []

@@ -31,7 +31,7 @@ from chatgate.channels.base import (
     Rendered,
     StateUnavailable,
 )
-from chatgate.channels.http_ingress import read_body, refuse
+from chatgate.channels.http_ingress import read_request, refuse
 from chatgate.channels.ordering import ChatOrder
 from chatgate.channels.signatures import verify
 from chatgate.channels.types import AckMode, Capabilities, InboundMessage, SendResult, Target
@@ -192,13 +192,9 @@ class WhatsAppChannel(ChannelAdapter):
         return web.Response(text=request.query.get("hub.challenge", ""))
 
     async def _webhook(self, request: web.Request) -> web.Response:
-        limit = self.config.max_body_bytes
-        too_big = web.json_response({"error": f"body larger than {limit} bytes"}, status=413)
-        if request.content_length is not None and request.content_length > limit:
-            return too_big
-        body = await read_body(request.content, limit)
-        if body is None:
-            return too_big
+        body = await read_request(request, self.config.max_body_bytes)
+        if isinstance(body, web.Response):
+            return body
         secret = secret_value(self.config.app_secret)
         # Meta signs like GitHub: "sha256=" + HMAC-SHA256(app secret, raw body)
         problem = verify("github", secret, body, request.headers, self.ctx.clock.time())

@@ -56,3 +56,8 @@ def test_template_placeholders_are_checked() -> None:
         TemplateConfig(name="x", parameters=["{text"])
     with pytest.raises(ValidationError):
         TemplateConfig(name="Has Spaces")
+
+
+def test_unquoted_ids_are_read_as_digits() -> None:
+    section = WhatsAppChannelConfig.model_validate({**COMPLETE, "phone_number_id": 106540352242922})
+    assert section.phone_number_id == "106540352242922"

@@ -81,6 +81,12 @@ class WhatsAppChannelConfig(ChatChannelConfig):
         16, ge=1, le=256, description="Graph API requests in flight at once (one shared pool)"
     )
 
+    @field_validator("phone_number_id", "business_account_id", mode="before")
+    @classmethod
+    def _numeric_id(cls, value: object) -> object:
+        """Ids are digits; YAML reads an unquoted one as a number."""
+        return str(value) if isinstance(value, int) and not isinstance(value, bool) else value
+
     @field_validator("allowed_users", "blocked_users", mode="after")
     @classmethod
     def _phone_numbers(cls, value: list[str]) -> list[str]:

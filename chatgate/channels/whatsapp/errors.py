@@ -8,8 +8,11 @@ the channel until the token is fixed. `classify_graph` is pure over (status, cod
 
 from __future__ import annotations
 
+import aiohttp
+
 from chatgate.channels.base import ChannelError
 from chatgate.channels.types import SendResult
+from chatgate.channels.whatsapp.graph import GraphError
 from chatgate.policies.reasons import SendErrorKind
 
 MANAGER = "https://business.facebook.com/settings/system-users"
@@ -107,14 +110,10 @@ def hint(code: int | None, kind: SendErrorKind | None) -> str:
 
 
 def classify(exc: BaseException) -> SendResult:
-    from chatgate.channels.whatsapp.graph import GraphError
-
     if isinstance(exc, GraphError):
         return classify_graph(exc.status, exc.code, exc.message)
     if isinstance(exc, TimeoutError):
         return SendResult.failed(SendErrorKind.TRANSIENT, "timed out")
-    import aiohttp
-
     if isinstance(exc, aiohttp.ClientError | ConnectionError | OSError):
         return SendResult.failed(SendErrorKind.TRANSIENT, type(exc).__name__)
     return SendResult.failed(SendErrorKind.UNKNOWN, type(exc).__name__)
@@ -122,8 +121,6 @@ def classify(exc: BaseException) -> SendResult:
 
 def start_error(exc: BaseException, phone_number_id: str | None) -> ChannelError:
     """Why the channel could not start, with its fix; only network trouble is worth retrying."""
-    from chatgate.channels.whatsapp.graph import GraphError
-
     if isinstance(exc, GraphError):
         result = classify_graph(exc.status, exc.code, exc.message)
         if result.kind is SendErrorKind.AUTH_FATAL:

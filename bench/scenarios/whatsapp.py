@@ -166,27 +166,17 @@ async def burst(
     first_sent = time.monotonic()
     posting = asyncio.gather(*(post(text, user) for text, user in posts))
     deadline = first_sent + within_s
-    first: dict[str, float] = {}
-    counts: Counter[str] = Counter()
-
-    def scan() -> None:
-        for text, at in sends(fake, start):
-            original = text[len(prefix) :] if text.startswith(prefix) else text
-            first.setdefault(original, at)
-        counts.clear()
-        counts.update(
-            t[len(prefix) :] if t.startswith(prefix) else t for t, _ in sends(fake, start)
-        )
-
+    replies = _Replies(fake, prefix, start)
     while time.monotonic() < deadline:
         subject.proc.check_alive()
-        scan()
-        if posting.done() and len(first) >= len(posts):
+        replies.scan()
+        if posting.done() and len(replies.first) >= len(posts):
             break
         await asyncio.sleep(0.005)
     await posting
     await asyncio.sleep(SETTLE_S)
-    scan()
+    replies.scan()
+    first = replies.first
     on_time = {t: at for t, at in first.items() if t in pushed and at <= deadline}
     missing = len(posts) - len(on_time)
     last = max(on_time.values(), default=first_sent)
@@ -200,11 +190,28 @@ async def burst(
     )
     await quiesce(subject, owner.quiet_s)
     result.cpu_s = cpu_seconds(subject.proc.pid) - cpu_before
-    scan()
+    replies.scan()
     result.late = sum(1 for t, at in first.items() if t in pushed and at > deadline)
-    result.duplicates = sum(n - 1 for t, n in counts.items() if t in pushed and n > 1)
+    result.duplicates = sum(n - 1 for t, n in replies.counts.items() if t in pushed and n > 1)
     result.calls = dict(Counter(_call_name(c.body) for c in fake.calls[start:]))
     return result
+
+
+class _Replies:
+    """Incremental scan of the fake's calls: first arrival and count per answered text."""
+
+    def __init__(self, fake: FakeWhatsApp, prefix: str, start: int) -> None:
+        self.fake, self.prefix, self.index = fake, prefix, start
+        self.first: dict[str, float] = {}
+        self.counts: Counter[str] = Counter()
+
+    def scan(self) -> None:
+        calls = self.fake.calls
+        for text, at in sends(self.fake, self.index):
+            original = text.removeprefix(self.prefix)
+            self.counts[original] += 1
+            self.first.setdefault(original, at)
+        self.index = len(calls)
 
 
 def _call_name(body: dict[str, Any]) -> str:

@@ -10,7 +10,7 @@ from chatgate.channels.types import Target
 from chatgate.presentation.model import OutboundMessage
 from tests.fakes.llm import FakeLLM
 from tests.fakes.whatsapp import FakeWhatsApp, Template
-from tests.harness import running
+from tests.harness import channel_status, running
 from tests.telegram.helpers_b import settled
 from tests.whatsapp.support import USER, webhook_url, whatsapp_config
 
@@ -30,6 +30,8 @@ async def test_outside_the_window_without_a_template_the_reply_waits_in_the_dlq(
         )
         [letter] = await gw.rt.dead_letters.list()
         assert fake_wa.sent() == []
+        shown = channel_status(gw, "whatsapp")["last_error"]
+        assert "dlq replay" in shown["hint"] and "outside_window" in shown["error"]
         # the user writes again: the window opens and the operator replays the digest
         await fake_wa.post(webhook_url(gw), fake_wa.message(USER, text="hi again"))
         await fake_wa.wait_sent(1)

@@ -299,11 +299,12 @@ class WhatsAppChannel(ChannelAdapter):
         template = self.config.templates.outside_window
         if template is None:
             self.counters["outside_window"] += 1
-            return SendResult.failed(
-                SendErrorKind.OUTSIDE_WINDOW,
+            error = (
                 "outside_window: the user last wrote over 24 h ago and no template is set "
-                "(channels.whatsapp.templates.outside_window)",
+                "(channels.whatsapp.templates.outside_window)"
             )
+            self.note_error(error, errors.WINDOW_HINT)
+            return SendResult.failed(SendErrorKind.OUTSIDE_WINDOW, error)
         self.counters["templates"] += 1
         text = str(rendered.native.get("plain") or rendered.text)
         return await self._message(user, template_payload(template, text), None)

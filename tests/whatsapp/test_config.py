@@ -61,3 +61,10 @@ def test_template_placeholders_are_checked() -> None:
 def test_unquoted_ids_are_read_as_digits() -> None:
     section = WhatsAppChannelConfig.model_validate({**COMPLETE, "phone_number_id": 106540352242922})
     assert section.phone_number_id == "106540352242922"
+
+
+def test_the_shipped_sample_leaves_whatsapp_not_configured() -> None:
+    section = WhatsAppChannelConfig.model_validate(
+        {"access_token": "", "app_secret": "", "verify_token": "", "phone_number_id": ""}
+    )
+    assert section.phone_number_id is None and section.access_token is not None

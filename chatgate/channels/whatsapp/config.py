@@ -84,8 +84,10 @@ class WhatsAppChannelConfig(ChatChannelConfig):
     @field_validator("phone_number_id", "business_account_id", mode="before")
     @classmethod
     def _numeric_id(cls, value: object) -> object:
-        """Ids are digits; YAML reads an unquoted one as a number."""
-        return str(value) if isinstance(value, int) and not isinstance(value, bool) else value
+        """Ids are digits (YAML reads an unquoted one as a number); empty is unset."""
+        if isinstance(value, int) and not isinstance(value, bool):
+            return str(value)
+        return None if value == "" else value
 
     @field_validator("allowed_users", "blocked_users", mode="after")
     @classmethod

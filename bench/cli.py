@@ -29,6 +29,7 @@ from bench.scenarios import (
     telegram,
     telegram_tls,
     webhook,
+    whatsapp,
 )
 
 SCENARIOS: dict[str, Scenario] = {
@@ -38,6 +39,7 @@ SCENARIOS: dict[str, Scenario] = {
     "telegram_tls_slow_model": telegram_tls.slow_model,
     "discord": discord.scenario,
     "slack": slack.scenario,
+    "whatsapp": whatsapp.scenario,
     "webhook": webhook.scenario,
     "replicas": replicas.scenario,
     "concurrency": concurrency.scenario,
@@ -55,6 +57,7 @@ EXECUTION_ORDER = (
     "telegram_tls_slow_model",
     "discord",
     "slack",
+    "whatsapp",
     "webhook",
     "replicas",
     "memory",

@@ -33,6 +33,7 @@ class DaemonConfig:
     webhook: bool = False
     discord: dict[str, Any] | None = None  # a channels.discord section (see bench.scenarios.dcrig)
     slack: dict[str, Any] | None = None  # a channels.slack section (see bench.scenarios.slackrig)
+    whatsapp: dict[str, Any] | None = None  # channels.whatsapp (see bench.scenarios.whatsapp)
     memory: dict[str, Any] = field(default_factory=dict)
     warm_max: int = 20_000
     log_level: str = "info"
@@ -58,6 +59,8 @@ class DaemonConfig:
             channels["discord"] = dict(self.discord)
         if self.slack is not None:
             channels["slack"] = dict(self.slack)
+        if self.whatsapp is not None:
+            channels["whatsapp"] = dict(self.whatsapp)
         if self.webhook:
             channels["webhook"] = {"routes": webhook_routes()}
         gateway: dict[str, Any] = {

@@ -58,3 +58,13 @@ async def fake_discord() -> FakeDiscord:  # type: ignore[misc]
     """Fake Discord REST+gateway over HTTPS/WSS; give clients ``**fake_discord.client_kwargs()``."""
     async with FakeDiscord() as fake:
         yield fake
+
+
+from tests.fakes.whatsapp import FakeWhatsApp  # noqa: E402
+
+
+@pytest.fixture
+async def fake_wa() -> FakeWhatsApp:  # type: ignore[misc]
+    """Fake WhatsApp Cloud API (Graph API + Meta's webhook posts) on plain HTTP."""
+    async with FakeWhatsApp() as fake:
+        yield fake

@@ -102,7 +102,9 @@ def test_quick_bench_writes_results_with_ratios(tmp_path: Path) -> None:
 
 def test_every_scenario_runs_including_the_tls_and_chat_platform_ones() -> None:
     assert set(EXECUTION_ORDER) == set(SCENARIOS)
-    assert {"telegram_tls_dms", "telegram_tls_slow_model", "discord", "slack"} <= set(SCENARIOS)
+    assert {"telegram_tls_dms", "telegram_tls_slow_model", "discord", "slack", "whatsapp"} <= set(
+        SCENARIOS
+    )
 
 
 @pytest.mark.slow
@@ -136,3 +138,22 @@ async def test_tls_rig_ptb_trusts_the_throwaway_ca_via_ssl_cert_file(
         async with Bot(TOKEN, base_url=fake.base_url) as bot:
             await bot.send_message(chat_id=42, text="over TLS")
     assert [c.params["text"] for c in fake.calls_of("sendMessage")] == ["over TLS"]
+
+
+@pytest.mark.slow
+async def test_whatsapp_floor_marks_read_and_answers_a_signed_post(tmp_path: Path) -> None:
+    from bench.procs import AnnouncedProc
+    from bench.scenarios.whatsapp import WEBHOOK
+    from bench.scenarios.whatsapp import floor_argv as wa_floor_argv
+    from tests.fakes.whatsapp import FakeWhatsApp
+
+    async with FakeWhatsApp() as fake:
+        floor = AnnouncedProc("wa-floor", wa_floor_argv(fake, "echo", None), tmp_path / "f.log")
+        async with started(floor):
+            url = f"http://127.0.0.1:{floor.port}{WEBHOOK}"
+            forged = await fake.post(url, fake.message("15550001", text="x"), secret="wrong")
+            status, _ = await fake.post(url, fake.message("15550001", text="hello floor"))
+            [sent] = await fake.wait_sent(1, timeout=30)
+    assert forged[0] == 401 and status == 200
+    assert sent["text"]["body"] == "hello floor" and "context" in sent
+    assert len(fake.reads()) == 1

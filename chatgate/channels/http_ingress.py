@@ -39,3 +39,12 @@ async def read_body(content: StreamReader, limit: int) -> bytes | None:
         if size > limit:
             return None
         chunks.append(chunk)
+
+
+async def read_request(request: web.Request, limit: int) -> bytes | web.Response:
+    """The request's whole body, or the 413 answer when it is (or grows) larger than ``limit``."""
+    too_big = web.json_response({"error": f"body larger than {limit} bytes"}, status=413)
+    if request.content_length is not None and request.content_length > limit:
+        return too_big
+    body = await read_body(request.content, limit)
+    return too_big if body is None else body

@@ -30,6 +30,7 @@ BUILTIN: dict[str, str] = {
     "discord": "chatgate.channels.discord:DESCRIPTOR",
     "slack": "chatgate.channels.slack:DESCRIPTOR",
     "webchat": "chatgate.channels.webchat:DESCRIPTOR",
+    "whatsapp": "chatgate.channels.whatsapp:DESCRIPTOR",
 }
 
 

@@ -54,6 +54,8 @@ class DropReason(StrEnum):
     SYSTEM_MESSAGE = "system_message"
     UNSUPPORTED_INTERACTION = "unsupported_interaction"
     MALFORMED_UPDATE = "malformed_update"
+    REACTION_IGNORED = "reaction_ignored"  # a reaction to a message is not a turn's input
+    OTHER_RECIPIENT = "other_recipient"  # addressed to another account of the same platform app
 
 
 class IngressReason(StrEnum):
@@ -105,6 +107,7 @@ class SendErrorKind(StrEnum):
     AUTH_FATAL = "auth_fatal"
     INVALID_REQUEST = "invalid_request"
     TRANSIENT = "transient"
+    OUTSIDE_WINDOW = "outside_window"  # the platform allows only templates until the user writes
     UNKNOWN = "unknown"
 
 
@@ -122,6 +125,10 @@ class DegradeReason(StrEnum):
     IMAGE_AS_LINK = "image_rendered_as_link"
     CALLBACK_DATA_TOO_LONG = "callback_data_too_long"
     MARKDOWN_AS_PLAIN = "markdown_rendered_as_plain"
+    LABEL_SHORTENED = "label_shortened"
+    BUTTONS_AS_SELECT = "buttons_rendered_as_select"
+    LINK_BUTTONS_AS_TEXT = "link_buttons_rendered_as_text"
+    WIDGETS_AS_TEXT = "widgets_rendered_as_text"
 
 
 class DeliveryStatus(StrEnum):

@@ -14,6 +14,7 @@ NON_RETRYABLE: frozenset[SendErrorKind] = frozenset(
         SendErrorKind.FORBIDDEN,
         SendErrorKind.AUTH_FATAL,
         SendErrorKind.INVALID_REQUEST,
+        SendErrorKind.OUTSIDE_WINDOW,  # a retry cannot reopen it; a DLQ replay after the user writes
     }
 )
 DEAD_TARGET_KINDS: frozenset[SendErrorKind] = frozenset(

@@ -30,6 +30,7 @@ from chatgate.presentation.model import (
     Text,
 )
 from chatgate.presentation.render import (
+    block_to_markdown,
     chart_to_text,
     choices_to_text,
     image_to_text,
@@ -93,6 +94,10 @@ _OPTION = ("option", "options")
 _SELECT = ("select menu", "select menus")
 _BUTTON_VALUE = ("button value", "button values")
 _OPTION_VALUE = ("option value", "option values")
+_LABEL = ("label", "labels")
+_LINK_BUTTON = ("link button", "link buttons")
+_MENU = ("menu", "menus")
+_AS_LIST = ("shown as a list", "shown as a list")
 
 
 def _report(events: Sequence[_Event]) -> DegradedDelivery | None:
@@ -113,6 +118,28 @@ class _Adapter:
     limits: PresentationLimits
     store: CallbackStore | None
     events: list[_Event] = field(default_factory=list)
+    widgets: int = 0
+
+    def label(self, text: str) -> str:
+        cap = self.limits.max_label_chars
+        if cap is None or len(text) <= cap:
+            return text
+        self.events.append(_Event(DegradeReason.LABEL_SHORTENED, _LABEL, _SHORTENED))
+        return text[: cap - 1].rstrip() + "…"
+
+    def counted(self, blocks: list[Block]) -> list[Block]:
+        """Widgets past `max_widgets` in this message become text (reported)."""
+        cap = self.limits.max_widgets
+        out: list[Block] = []
+        for block in blocks:
+            if isinstance(block, Buttons | Select) and cap is not None:
+                if self.widgets >= cap:
+                    self.events.append(_Event(DegradeReason.WIDGETS_AS_TEXT, _MENU, _AS_TEXT))
+                    block = self.text(block_to_markdown(block))
+                else:
+                    self.widgets += 1
+            out.append(block)
+        return out
 
     def text(self, text: str) -> Text:
         """A generated text block, markdown only where the channel renders it."""
@@ -137,7 +164,11 @@ class _Adapter:
             self.events.append(_Event(reason, noun, _DROPPED, len(buttons) - cap))
             buttons = buttons[:cap]
         return tuple(
-            b if b.value is None else replace(b, value=self.callback(b.value, _BUTTON_VALUE))
+            replace(
+                b,
+                label=self.label(b.label),
+                value=None if b.value is None else self.callback(b.value, _BUTTON_VALUE),
+            )
             for b in buttons
         )
 
@@ -157,6 +188,20 @@ class _Adapter:
             count = len(block.buttons)
             self.events.append(_Event(DegradeReason.BUTTONS_UNSUPPORTED, _BUTTON, _AS_TEXT, count))
             return [self.text(choices_to_text((b.label, b.url) for b in block.buttons))]
+        links = tuple(b for b in block.buttons if b.url is not None)
+        if links and not self.limits.link_buttons:
+            event = _Event(DegradeReason.LINK_BUTTONS_AS_TEXT, _LINK_BUTTON, _AS_TEXT, len(links))
+            self.events.append(event)
+            rest = tuple(b for b in block.buttons if b.url is None)
+            as_text = self.text(choices_to_text((b.label, b.url) for b in links))
+            return [as_text, *(self.buttons(Buttons(rest)) if rest else [])]
+        limits = self.limits
+        overflow = len(block.buttons) > limits.max_buttons
+        if overflow and limits.buttons_overflow_to_select and limits.supports_select:
+            count = len(block.buttons)
+            self.events.append(_Event(DegradeReason.BUTTONS_AS_SELECT, _BUTTON, _AS_LIST, count))
+            options = tuple(SelectOption(b.label, b.value or b.label) for b in block.buttons)
+            return self.select(Select(options))
         kept = self.fit_buttons(block.buttons, DegradeReason.BUTTONS_TRUNCATED, _BUTTON)
         return [block if kept == block.buttons else Buttons(kept)]
 
@@ -175,9 +220,13 @@ class _Adapter:
                 self.events.append(event)
                 options = options[:cap]
             options = tuple(
-                replace(o, value=self.callback(o.value, _OPTION_VALUE)) for o in options
+                SelectOption(self.label(o.label), self.callback(o.value, _OPTION_VALUE))
+                for o in options
             )
-            return [block if options == block.options else replace(block, options=options)]
+            placeholder = self.label(block.placeholder)
+            if (options, placeholder) == (block.options, block.placeholder):
+                return [block]
+            return [replace(block, options=options, placeholder=placeholder)]
         if self.limits.supports_buttons:
             verb = ("rendered as buttons", "rendered as buttons")
             self.events.append(_Event(DegradeReason.SELECT_UNSUPPORTED, _SELECT, verb))
@@ -224,9 +273,9 @@ class _Adapter:
             case Text():
                 return self.text_block(block)
             case Buttons():
-                return self.buttons(block)
+                return self.counted(self.buttons(block))
             case Select():
-                return self.select(block)
+                return self.counted(self.select(block))
             case Table():
                 return self.table(block)
             case Chart() if not self.limits.supports_charts:

@@ -29,6 +29,10 @@ class PresentationLimits:
     callback_data_max_bytes: int | None = None
     max_table_rows: int = 50
     max_table_cols: int = 10
+    max_label_chars: int | None = None  # button and option labels (longer ones are clipped)
+    buttons_overflow_to_select: bool = False  # more buttons than max_buttons: offer a select
+    link_buttons: bool = True  # False: link buttons become text lines with their URL
+    max_widgets: int | None = None  # button rows and selects per message; later ones as text
 
     def __post_init__(self) -> None:
         if self.max_text_length < MIN_TEXT_LENGTH:
@@ -36,6 +40,10 @@ class PresentationLimits:
         for name in ("max_buttons", "max_options", "max_table_rows", "max_table_cols"):
             if getattr(self, name) < 1:
                 raise ValueError(f"{name} must be >= 1")
+        for name in ("max_label_chars", "max_widgets"):
+            value = getattr(self, name)
+            if value is not None and value < 1:
+                raise ValueError(f"{name} must be >= 1 or None")
         cap = self.callback_data_max_bytes
         if cap is not None and cap < MIN_CALLBACK_BYTES:
             raise ValueError(f"callback_data_max_bytes must be >= {MIN_CALLBACK_BYTES} or None")

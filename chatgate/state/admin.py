@@ -6,11 +6,15 @@ itself when no daemon is running, so both paths answer with the same JSON.
 
 from __future__ import annotations
 
+import time
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from chatgate.policies.pairing import ApprovalOutcome
 from chatgate.state.factory import State
-from chatgate.state.records import JournalEntry, JournalState
+from chatgate.state.records import JournalEntry, JournalState, receipt_key
+
+RECEIPT_ORDER = ("sent", "delivered", "read")
 
 
 async def dlq_list(state: State, limit: int = 100) -> dict[str, Any]:
@@ -61,7 +65,26 @@ async def why(
 ) -> dict[str, Any]:
     """The decision trail of one message, or of a user's latest messages."""
     entries = await state.journal.find(channel, message_id=message_id, sender_id=user)
-    return {"trails": [trail(e) for e in entries]}
+    trails = [trail(e) for e in entries]
+    keys = [receipt_key(i) for e in entries for i in e.delivery_ids]
+    found = await state.facts.get_many(channel, keys, time.time()) if keys else {}
+    for entry, item in zip(entries, trails, strict=True):
+        receipts = {i: found[receipt_key(i)] for i in entry.delivery_ids if receipt_key(i) in found}
+        if receipts:
+            item["receipts"] = receipts
+            item["summary"] += receipt_summary(receipts.values())
+    return {"trails": trails}
+
+
+def receipt_summary(receipts: Iterable[Mapping[str, Any]]) -> str:
+    """What the platform later reported about the sent messages: the least progressed one
+    (a reply is read only when every part is), or a failure with its reason."""
+    listed = list(receipts)
+    failed = [r for r in listed if r.get("status") == "failed"]
+    if failed:
+        return f"; the platform reported it failed: {failed[0].get('error') or 'no reason given'}"
+    ranks = [RECEIPT_ORDER.index(r["status"]) for r in listed if r.get("status") in RECEIPT_ORDER]
+    return f"; {RECEIPT_ORDER[min(ranks)]} per the platform" if ranks else ""
 
 
 def trail(entry: JournalEntry) -> dict[str, Any]:

@@ -15,6 +15,7 @@ from chatgate.clock import Clock
 from chatgate.config.models import GatewaySection
 from chatgate.state.protocols import (
     CallbackStore,
+    ChannelFacts,
     ChannelLeases,
     DeadLetterStore,
     DeadTargetStore,
@@ -36,6 +37,7 @@ class Stores:
     callbacks: CallbackStore
     sessions: SessionStore
     leases: ChannelLeases
+    facts: ChannelFacts
     open: Callable[[], Awaitable[None]]
     close: Callable[[], Awaitable[None]]
 
@@ -87,6 +89,10 @@ class State:
     @property
     def leases(self) -> ChannelLeases:
         return self.stores.leases
+
+    @property
+    def facts(self) -> ChannelFacts:
+        return self.stores.facts
 
 
 StoreFactory = Callable[[GatewaySection, Path], Stores]

@@ -227,6 +227,22 @@ class CallbackStore(Protocol):
         ...
 
 
+class ChannelFacts(Protocol):
+    """Small JSON facts a channel keeps about its users and sent messages (when a user last
+    wrote, a message's delivery receipt), shared by replicas and kept across restarts until
+    they expire. Keys are the caller's, unique within one channel."""
+
+    async def put(
+        self, channel: str, key: str, value: dict[str, Any], now: float, ttl_s: float
+    ) -> None: ...
+
+    async def get_many(
+        self, channel: str, keys: Sequence[str], now: float
+    ) -> dict[str, dict[str, Any]]:
+        """The unexpired facts among ``keys`` (missing ones are left out)."""
+        ...
+
+
 class SessionStore(Protocol):
     """Session transcripts. Appends are idempotent per (session, epoch, source, role); `/new`
     bumps the epoch instead of deleting."""

@@ -41,6 +41,13 @@ class JournalEntry:
     updated_at: float
 
 
+RECEIPT_PREFIX = "receipt:"  # ChannelFacts key of a sent message's delivery receipt
+
+
+def receipt_key(message_id: str) -> str:
+    return RECEIPT_PREFIX + message_id
+
+
 @dataclass(frozen=True)
 class DeadLetter:
     """A reply that could not be delivered, kept for `chatgate dlq replay`."""

@@ -16,6 +16,7 @@ from chatgate.state.records import JournalState
 from chatgate.state.redis.callbacks import RedisCallbacks
 from chatgate.state.redis.client import Keys
 from chatgate.state.redis.dead_letters import RedisDeadLetters, RedisDeadTargets
+from chatgate.state.redis.facts import RedisFacts
 from chatgate.state.redis.journal import RedisJournal
 from chatgate.state.redis.pairing import RedisPairing
 from chatgate.state.redis.sessions import RedisSessionStore
@@ -135,3 +136,17 @@ async def test_transcript_meta_round_trips_through_redis(client: Redis) -> None:
     )
     loaded = await store.load("s", 10)
     assert [(m.role, m.meta) for m in loaded.messages] == [("user", None), ("assistant", meta)]
+
+
+async def test_channel_facts_are_shared_and_expire(client: Redis) -> None:
+    a, b = RedisFacts(client, KEYS), RedisFacts(client, KEYS)
+    await a.put("wa", "window:1", {"at": NOW}, NOW, 60.0)
+    await a.put("wa", "receipt:w1", {"status": "read"}, NOW, 7 * DAY)
+    assert await b.get_many("wa", ["window:1", "receipt:w1", "nope"], NOW) == {
+        "window:1": {"at": NOW},
+        "receipt:w1": {"status": "read"},
+    }
+    assert await b.get_many("other", ["window:1"], NOW) == {}
+    # expiry is Redis' own TTL (there is no clock to inject into it)
+    assert 0 < await client.pttl("cg:fact:wa:window:1") <= 60_000
+    assert 6 * DAY * 1000 < await client.pttl("cg:fact:wa:receipt:w1") <= 7 * DAY * 1000

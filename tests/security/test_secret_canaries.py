@@ -22,6 +22,7 @@ from tests.daemon import ROOT, Daemon, run_cli
 from tests.fakes.llm import FakeLLM, Fault
 from tests.fakes.slack import FakeSlack
 from tests.fakes.telegram import FakeTelegram, FaultSpec
+from tests.fakes.whatsapp import PHONE_NUMBER_ID, FakeWhatsApp
 from tests.harness import write_config
 from tests.telegram.support import api_base
 
@@ -34,11 +35,27 @@ API_TOKEN = "CANARY-api-token-9c8b7a6f5e4d3c2b1a0z"
 SLACK_BOT = "xoxb-1-CANARY-slack-bot-3e8d1f"
 SLACK_APP = "xapp-1-CANARY-slack-app-6b2c9a"
 SLACK_SIGNING = "CANARY-slack-signing-0d7e4c2a"
-CANARIES = (BOT_TOKEN, MODEL_KEY, HOOK_SECRET, API_TOKEN, SLACK_BOT, SLACK_APP, SLACK_SIGNING)
+WA_TOKEN = "EAAG-CANARY-whatsapp-token-5e1d"
+WA_SECRET = "CANARY-whatsapp-app-secret-8c3f"
+WA_VERIFY = "CANARY-whatsapp-verify-2a9b"
+CANARIES = (
+    BOT_TOKEN,
+    MODEL_KEY,
+    HOOK_SECRET,
+    API_TOKEN,
+    SLACK_BOT,
+    SLACK_APP,
+    SLACK_SIGNING,
+    WA_TOKEN,
+    WA_SECRET,
+    WA_VERIFY,
+)
 USER = 5550001
 
 
-def config_text(tmp_path: Path, tg: FakeTelegram, llm: FakeLLM, slack: FakeSlack) -> str:
+def config_text(
+    tmp_path: Path, tg: FakeTelegram, llm: FakeLLM, slack: FakeSlack, wa: FakeWhatsApp
+) -> str:
     return f"""  api_token: ${{CHATGATE_API_TOKEN}}
   log: {{level: debug, format: json}}
 agents:
@@ -62,6 +79,13 @@ channels:
     signing_secret: ${{SLACK_SIGNING_SECRET}}
     mode: events
     api_base: {slack.api_url}
+    dm_policy: open
+  whatsapp:
+    access_token: ${{WHATSAPP_TOKEN}}
+    app_secret: ${{WHATSAPP_APP_SECRET}}
+    verify_token: ${{WHATSAPP_VERIFY_TOKEN}}
+    phone_number_id: "{PHONE_NUMBER_ID}"
+    api_base: {wa.api_base}
     dm_policy: open
   webhook:
     routes:
@@ -95,6 +119,9 @@ async def test_no_canary_anywhere(tmp_path: Path, fake_llm: FakeLLM) -> None:
         "SLACK_BOT_TOKEN": SLACK_BOT,
         "SLACK_APP_TOKEN": SLACK_APP,
         "SLACK_SIGNING_SECRET": SLACK_SIGNING,
+        "WHATSAPP_TOKEN": WA_TOKEN,
+        "WHATSAPP_APP_SECRET": WA_SECRET,
+        "WHATSAPP_VERIFY_TOKEN": WA_VERIFY,
         "PYTHONPATH": str(ROOT),  # the crashing agent lives in tests/
     }
     auth = {"Authorization": f"Bearer {API_TOKEN}"}
@@ -102,8 +129,9 @@ async def test_no_canary_anywhere(tmp_path: Path, fake_llm: FakeLLM) -> None:
     async with (
         FakeTelegram(token=BOT_TOKEN) as tg,
         FakeSlack(bot_tokens=(SLACK_BOT,), app_token=SLACK_APP) as slack,
+        FakeWhatsApp(token=WA_TOKEN, app_secret=WA_SECRET) as wa,
     ):
-        config = write_config(tmp_path, config_text(tmp_path, tg, fake_llm, slack))
+        config = write_config(tmp_path, config_text(tmp_path, tg, fake_llm, slack, wa))
         good = config.read_text()
         fake_llm.script(Fault.unauthorized(), Fault.server_error(), "fine", "also fine")
         daemon = await Daemon(config, env=env).start()
@@ -140,6 +168,16 @@ async def test_no_canary_anywhere(tmp_path: Path, fake_llm: FakeLLM) -> None:
                 )
             )
             await slack.wait_calls("chat.postMessage", 2, timeout=20)
+            hook = daemon.base + "/whatsapp/webhook"
+            outputs.append(repr(await wa.verify(hook, WA_VERIFY)))
+            outputs.append(repr(await wa.verify(hook, WA_VERIFY[:-1])))
+            outputs.append(repr(await wa.post(hook, wa.message("15550001", text="wa hello"))))
+            await wa.wait_sent(1, timeout=20)
+            forged_wa = wa.message("15550001", text="forged")
+            outputs.append(repr(await wa.post(hook, forged_wa, secret=WA_SECRET[:-1])))
+            wa.expire_token()  # the next call parks the channel
+            outputs.append(repr(await wa.post(hook, wa.message("15550001", text="expired"))))
+            await wa.wait_calls(lambda c: c.error == 190, timeout=20)
             tg.fail("sendMessage", FaultSpec(400, "Bad Request: chat not found"), times=10)
             tg.dm(USER, "four")
             body = json.dumps({"text": "crash please"}).encode()
@@ -167,10 +205,12 @@ async def test_no_canary_anywhere(tmp_path: Path, fake_llm: FakeLLM) -> None:
         outputs += [out, err]
         outputs.append(repr([call.params for call in tg.calls_of("sendMessage")]))
         outputs.append(repr([call.params for call in slack.calls()]))
+        outputs.append(repr([(call.path, call.body) for call in wa.calls]))
     outputs.append(daemon.logs())
     everything = "\n".join(outputs)
     assert "invalid signature" in everything  # the paths were driven
     assert "invalid request" in everything and "Slack rejected the bot token" in everything
+    assert "verification failed" in everything and "system-user token" in everything
     assert "RuntimeError" in everything or "crash" in everything
     assert found(everything) == [], [line for line in everything.splitlines() if found(line)]
     for file in (tmp_path / "state").rglob("*"):

@@ -36,7 +36,7 @@ from chatgate.channels.base import (
     NotConfigured,
     StateUnavailable,
 )
-from chatgate.channels.http_ingress import STATE_RETRY_AFTER_S, read_body, refuse
+from chatgate.channels.http_ingress import STATE_RETRY_AFTER_S, read_request, refuse
 from chatgate.channels.ordering import ChatOrder
 from chatgate.channels.signatures import verify
 from chatgate.channels.slack import LIMITS, errors
@@ -290,13 +290,9 @@ class SlackChannel(SlackOutbound):
     # -- Events API route -------------------------------------------------------------------
 
     async def _events(self, request: web.Request) -> web.StreamResponse:
-        limit = self.config.max_body_bytes
-        too_big = web.json_response({"error": f"body larger than {limit} bytes"}, status=413)
-        if request.content_length is not None and request.content_length > limit:
-            return too_big
-        body = await read_body(request.content, limit)
-        if body is None:
-            return too_big
+        body = await read_request(request, self.config.max_body_bytes)
+        if isinstance(body, web.Response):
+            return body
         secret = secret_value(self.config.signing_secret)
         problem = verify("slack", secret, body, request.headers, self.ctx.clock.time())
         if problem is not None:

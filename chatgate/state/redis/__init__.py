@@ -29,6 +29,7 @@ from chatgate.state.redis.client import (
     replica_id,
 )
 from chatgate.state.redis.dead_letters import RedisDeadLetters, RedisDeadTargets
+from chatgate.state.redis.facts import RedisFacts
 from chatgate.state.redis.journal import RedisJournal
 from chatgate.state.redis.leases import RedisLeases
 from chatgate.state.redis.pairing import RedisPairing
@@ -99,6 +100,7 @@ def build_stores(gateway: GatewaySection, state_dir: Path) -> Stores:
         callbacks=RedisCallbacks(redis, keys),
         sessions=RedisSessionStore(redis, keys),
         leases=RedisLeases(beats, keys, live.replica),
+        facts=RedisFacts(redis, keys),
         open=open_all,
         close=close_all,
     )

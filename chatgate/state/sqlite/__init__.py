@@ -14,6 +14,7 @@ from chatgate.state.local_lock import LocalLeases
 from chatgate.state.sqlite.callbacks import SqliteCallbacks
 from chatgate.state.sqlite.db import Database
 from chatgate.state.sqlite.dead_letters import SqliteDeadLetters, SqliteDeadTargets
+from chatgate.state.sqlite.facts import SqliteFacts
 from chatgate.state.sqlite.journal import SqliteJournal
 from chatgate.state.sqlite.pairing import SqlitePairing
 from chatgate.state.sqlite.sessions import SqliteSessionStore
@@ -41,6 +42,7 @@ def build_stores(gateway: GatewaySection, state_dir: Path) -> Stores:
         callbacks=SqliteCallbacks(db),
         sessions=SqliteSessionStore(db),
         leases=LocalLeases(f"{socket.gethostname()}-{os.getpid()}"),
+        facts=SqliteFacts(db),
         open=open_all,
         close=db.close,
     )

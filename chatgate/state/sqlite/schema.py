@@ -94,6 +94,14 @@ CREATE TABLE IF NOT EXISTS pairing_approved (
 );
 CREATE TABLE IF NOT EXISTS pairing_failures (channel TEXT NOT NULL, at REAL NOT NULL);
 
+CREATE TABLE IF NOT EXISTS channel_facts (
+    channel TEXT NOT NULL,
+    key TEXT NOT NULL,
+    value TEXT NOT NULL,
+    expires_at REAL NOT NULL,
+    PRIMARY KEY (channel, key)
+) WITHOUT ROWID;
+
 CREATE TABLE IF NOT EXISTS callbacks (
     ref TEXT PRIMARY KEY,
     value TEXT NOT NULL,

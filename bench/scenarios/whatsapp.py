@@ -1,0 +1,252 @@
+"""Scenario whatsapp: a burst of messages and a concurrency wave through the real daemon vs a
+bare aiohttp Cloud API bot (the library chatgate's WhatsApp channel runs on).
+
+Each side has its own FakeWhatsApp (Graph API, in the bench process); the bench posts signed
+webhooks to the subject's port the way Meta does (at most ``POST_CONCURRENCY`` in flight) and
+matches every `/messages` send the fake records back to its text. Both sides mark each message
+read and answer quoting it. Burst: the Slack scenario's shape (200 users, ``--dms`` messages in
+all), ``llm`` (litellm to the fake model, zero latency) and ``echo`` variants (``--quick``: llm
+only). Concurrency (llm rig): 200 users send one message each while the model takes 500 ms per
+call; ideally the whole wave takes one model latency.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import time
+from collections import Counter
+from dataclasses import dataclass
+from typing import Any
+
+from bench.configs import FLOOR_MODEL_ARGS, DaemonConfig
+from bench.procs import (
+    PYTHON,
+    AnnouncedProc,
+    FakeLLMProc,
+    Proc,
+    cpu_seconds,
+    daemon,
+    free_port,
+    started,
+    wait_ready,
+    wait_until,
+)
+from bench.runner import Context, Outcome
+from bench.scenarios.slack import Platform, burst_specs, measure, shape_params, wave_specs
+from bench.scenarios.tgrig import QUIESCE_MAX_S, QUIET_S, REPLY_PREFIX, SETTLE_S, Backend, Burst
+from tests.fakes.whatsapp import ACCESS_TOKEN, APP_SECRET, PHONE_NUMBER_ID, FakeWhatsApp
+
+WARMUP_TIMEOUT_S = 120.0
+POST_CONCURRENCY = 64  # Meta's webhook delivery keeps several posts in flight
+WEBHOOK = "/whatsapp/webhook"
+REPLY = "/messages"
+SPECS = {v: burst_specs(v, REPLY, "Graph API") for v in ("llm", "echo")}
+WAVE = wave_specs(REPLY)
+
+
+@dataclass
+class Subject:
+    name: str
+    fake: FakeWhatsApp
+    proc: Proc
+    url: str
+
+
+@dataclass
+class WhatsAppRig:
+    backend: Backend
+    chatgate: Subject
+    floor: Subject
+    llm: FakeLLMProc | None
+    quiet_s: float = QUIET_S
+    next_user: int = 15_550_100_000
+
+    def users(self, count: int) -> list[str]:
+        """Fresh phone numbers (new sessions) for every burst."""
+        first = self.next_user
+        self.next_user += count
+        return [str(n) for n in range(first, first + count)]
+
+
+def chatgate_section(fake: FakeWhatsApp) -> dict[str, Any]:
+    return {
+        "access_token": ACCESS_TOKEN,
+        "app_secret": APP_SECRET,
+        "verify_token": "bench-verify",
+        "phone_number_id": PHONE_NUMBER_ID,
+        "api_base": fake.api_base,
+        "dm_policy": "open",
+    }
+
+
+def floor_argv(fake: FakeWhatsApp, backend: Backend, llm: FakeLLMProc | None) -> list[str]:
+    argv = [PYTHON, "-m", "bench.floors.wa_echo", "--api-base", fake.api_base]
+    argv += ["--access-token", ACCESS_TOKEN, "--app-secret", APP_SECRET]
+    argv += ["--phone-number-id", PHONE_NUMBER_ID, "--mode", backend]
+    if llm is not None:
+        argv += ["--llm-base", llm.base_url, *FLOOR_MODEL_ARGS]
+    return argv
+
+
+async def rig(ctx: Context, backend: Backend, stack: contextlib.AsyncExitStack) -> WhatsAppRig:
+    """Start both fakes, chatgate and the floor; return once both answered a warm-up message."""
+    workdir = ctx.scratch(f"whatsapp-{backend}")
+    llm: FakeLLMProc | None = None
+    if backend == "llm":
+        llm = await stack.enter_async_context(started(FakeLLMProc(workdir / "fake-llm.log")))
+    gate_fake = await stack.enter_async_context(FakeWhatsApp())
+    floor_fake = await stack.enter_async_context(FakeWhatsApp())
+    argv = floor_argv(floor_fake, backend, llm)
+    floor = await stack.enter_async_context(
+        started(AnnouncedProc("wa-floor", argv, workdir / "floor.log"))
+    )
+    port = free_port()
+    section = chatgate_section(gate_fake)
+    config = DaemonConfig(port, llm_base=llm.base_url if llm else None, whatsapp=section)
+    gate = await stack.enter_async_context(started(daemon(config.write(workdir / "chatgate"))))
+    await wait_ready(ctx.http, gate, port)
+    made = WhatsAppRig(
+        backend,
+        Subject("chatgate", gate_fake, gate, f"http://127.0.0.1:{port}{WEBHOOK}"),
+        Subject("floor", floor_fake, floor, f"http://127.0.0.1:{floor.port}{WEBHOOK}"),
+        llm,
+        ctx.settle(QUIET_S),
+    )
+    await asyncio.gather(warm_up(made, made.chatgate), warm_up(made, made.floor))
+    return made
+
+
+def sends(fake: FakeWhatsApp, start: int = 0) -> list[tuple[str, float]]:
+    """(text, arrival) of every accepted text message from call ``start`` on."""
+    return [
+        (str(c.body["text"]["body"]), c.at)
+        for c in fake.calls[start:]
+        if c.status == 200 and c.body.get("type") == "text"
+    ]
+
+
+async def warm_up(owner: WhatsAppRig, subject: Subject) -> None:
+    """One message answered end to end: imports done, connections warm."""
+    [user] = owner.users(1)
+    before = len(sends(subject.fake))
+    status, _ = await subject.fake.post(subject.url, subject.fake.message(user, text="warm-up"))
+    await wait_until(
+        lambda: status == 200 and len(sends(subject.fake)) > before,
+        WARMUP_TIMEOUT_S,
+        f"{subject.name} warm-up reply",
+        procs=[subject.proc],
+        interval=0.05,
+    )
+    await quiesce(subject, owner.quiet_s)
+
+
+async def burst(
+    owner: WhatsAppRig, subject: Subject, *, users: int, per_user: int, tag: str, within_s: float
+) -> Burst:
+    """Post ``users × per_user`` messages at once (bounded in flight) and wait, bounded, for
+    every reply; as the Slack burst: a reply missing at ``within_s`` counts that as its latency,
+    and ``cpu_s`` is the subject's CPU from the first post until it went quiet."""
+    fake, prefix = subject.fake, REPLY_PREFIX[owner.backend]
+    start = len(fake.calls)
+    cpu_before = cpu_seconds(subject.proc.pid)
+    people = owner.users(users)
+    posts = [(f"{tag} {user} m{k}", user) for k in range(per_user) for user in people]
+    pushed: dict[str, float] = {}
+    gate = asyncio.Semaphore(POST_CONCURRENCY)
+    refused: list[int] = []
+
+    async def post(text: str, user: str) -> None:
+        async with gate:
+            pushed[text] = time.monotonic()
+            status, _ = await fake.post(subject.url, fake.message(user, text=text))
+            if status != 200:
+                refused.append(status)
+
+    first_sent = time.monotonic()
+    posting = asyncio.gather(*(post(text, user) for text, user in posts))
+    deadline = first_sent + within_s
+    replies = _Replies(fake, prefix, start)
+    while time.monotonic() < deadline:
+        subject.proc.check_alive()
+        replies.scan()
+        if posting.done() and len(replies.first) >= len(posts):
+            break
+        await asyncio.sleep(0.005)
+    await posting
+    await asyncio.sleep(SETTLE_S)
+    replies.scan()
+    first = replies.first
+    on_time = {t: at for t, at in first.items() if t in pushed and at <= deadline}
+    missing = len(posts) - len(on_time)
+    last = max(on_time.values(), default=first_sent)
+    result = Burst(
+        sent=len(on_time),
+        wall_s=within_s if missing else last - first_sent,
+        latencies_s=[at - pushed[t] for t, at in on_time.items()] + [within_s] * missing,
+        missing=missing,
+        duplicates=0,
+        unexpected=len(refused),
+    )
+    await quiesce(subject, owner.quiet_s)
+    result.cpu_s = cpu_seconds(subject.proc.pid) - cpu_before
+    replies.scan()
+    result.late = sum(1 for t, at in first.items() if t in pushed and at > deadline)
+    result.duplicates = sum(n - 1 for t, n in replies.counts.items() if t in pushed and n > 1)
+    result.calls = dict(Counter(_call_name(c.body) for c in fake.calls[start:]))
+    return result
+
+
+class _Replies:
+    """Incremental scan of the fake's calls: first arrival and count per answered text."""
+
+    def __init__(self, fake: FakeWhatsApp, prefix: str, start: int) -> None:
+        self.fake, self.prefix, self.index = fake, prefix, start
+        self.first: dict[str, float] = {}
+        self.counts: Counter[str] = Counter()
+
+    def scan(self) -> None:
+        calls = self.fake.calls
+        for text, at in sends(self.fake, self.index):
+            original = text.removeprefix(self.prefix)
+            self.counts[original] += 1
+            self.first.setdefault(original, at)
+        self.index = len(calls)
+
+
+def _call_name(body: dict[str, Any]) -> str:
+    return "read" if body.get("status") == "read" else str(body.get("type") or "other")
+
+
+async def quiesce(subject: Subject, quiet_s: float) -> None:
+    """Wait (at most QUIESCE_MAX_S) until the subject made no Graph call for ``quiet_s``."""
+    deadline = time.monotonic() + QUIESCE_MAX_S
+    while time.monotonic() < deadline:
+        calls = subject.fake.calls
+        if not calls or time.monotonic() - calls[-1].at >= quiet_s:
+            return
+        await asyncio.sleep(0.1)
+
+
+def summary(result: Burst) -> dict[str, object]:
+    out = result.summary()
+    out["graph_api_calls"] = out.pop("bot_api_calls")
+    out["refused_posts"] = out.pop("unexpected")
+    return out
+
+
+WHATSAPP = Platform(rig, burst, summary, lambda variant: SPECS[variant], WAVE)
+
+
+async def scenario(ctx: Context) -> Outcome:
+    table, extra = await measure(ctx, WHATSAPP)
+    params = {
+        **shape_params(ctx),
+        "transport": "signed webhook posts to the subject + Graph API over plain HTTP, "
+        f"FakeWhatsApp in the bench, {POST_CONCURRENCY} posts in flight",
+        "floor": "bare aiohttp webhook (HMAC check, 200 at once) + aiohttp Graph client: "
+        "read receipt, then one quoted text send per message (litellm or echo)",
+        "chatgate": "daemon, channels.whatsapp defaults (read receipts, quotes), dm_policy open, "
+        "rate limits off",
+    }
+    return Outcome(table, params, extra)

@@ -1,0 +1,46 @@
+"""WhatsApp channel on the official Cloud API: signed webhooks on chatgate's port, Graph API
+sends over aiohttp, the 24-hour window with a template fallback, reply buttons and lists.
+A phone number is a DM; the Cloud API has no group chats for business numbers."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from chatgate.channels.descriptor import CHAT_HOT_KEYS, ChannelDescriptor, chat_claims
+from chatgate.channels.whatsapp.config import WhatsAppChannelConfig
+from chatgate.config.claims import Claim, PathClaim
+from chatgate.presentation.limits import PresentationLimits
+
+# 4,096 characters per text message; one interactive menu per message: 3 reply buttons of 20
+# characters or a list of 10 rows; row ids hold 200 bytes (longer values go through the
+# callback store); no tables; images wait for the media work (sent as links).
+LIMITS = PresentationLimits(
+    max_text_length=4096,
+    supports_select=True,
+    supports_images=False,
+    max_buttons=3,
+    max_options=10,
+    callback_data_max_bytes=200,
+    max_label_chars=20,
+    buttons_overflow_to_select=True,
+    link_buttons=False,
+    max_widgets=1,
+)
+
+
+def _claims(section: Any) -> Iterable[Claim]:
+    yield from chat_claims(section)
+    if isinstance(section, WhatsAppChannelConfig):
+        yield PathClaim(section.webhook_path, ("webhook_path",))
+
+
+DESCRIPTOR = ChannelDescriptor(
+    platform="whatsapp",
+    config_model=WhatsAppChannelConfig,
+    adapter="chatgate.channels.whatsapp.adapter:WhatsAppChannel",
+    limits=LIMITS,
+    hot_keys=CHAT_HOT_KEYS | {"templates", "read_receipts", "quote_replies"},
+    claims=_claims,
+    doctor="chatgate.channels.whatsapp.doctor:check",
+)

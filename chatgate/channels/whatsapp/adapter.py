@@ -1,0 +1,374 @@
+"""The WhatsApp channel adapter (Cloud API): the webhook on chatgate's port, sends over Graph.
+
+Inbound: Meta verifies the callback URL with a GET (`hub.verify_token`); every POST is checked
+against `X-Hub-Signature-256` (HMAC-SHA256 of the raw body with the app secret) before anything
+is parsed, then each message is journaled before Meta gets its 200 (a refused journal write
+answers 503: Meta delivers the post again; redeliveries dedupe by message id). Status callbacks
+become delivery receipts in the state backend instead of turns.
+
+Outbound: a reply goes out free-form inside the 24-hour window, as the configured template
+outside it, or back to the gateway as `outside_window` (the DLQ). A refused token or permission
+parks the channel with its fix; rate limits wait as long as Meta's code asks.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+import time
+from typing import Any
+
+from aiohttp import web
+
+from chatgate.channels.base import (
+    ChannelAdapter,
+    ChannelContext,
+    ChannelError,
+    InboundSink,
+    NotConfigured,
+    Rendered,
+    StateUnavailable,
+)
+from chatgate.channels.http_ingress import read_request, refuse
+from chatgate.channels.ordering import ChatOrder
+from chatgate.channels.signatures import verify
+from chatgate.channels.types import AckMode, Capabilities, InboundMessage, SendResult, Target
+from chatgate.channels.whatsapp import LIMITS, errors
+from chatgate.channels.whatsapp.config import WhatsAppChannelConfig, phone_id
+from chatgate.channels.whatsapp.graph import Graph, GraphError
+from chatgate.channels.whatsapp.inbound import Ignored, Receipt, events
+from chatgate.channels.whatsapp.render import render
+from chatgate.channels.whatsapp.window import Windows, template_payload
+from chatgate.config.base import secret_value
+from chatgate.policies.reasons import SendErrorKind
+from chatgate.presentation.model import OutboundMessage
+from chatgate.secure_compare import secure_equals
+from chatgate.state.protocols import ChannelFacts
+from chatgate.state.records import receipt_key
+
+log = logging.getLogger("chatgate.whatsapp")
+CONNECT_TIMEOUT_S = 30.0
+PROBE_TIMEOUT_S = 10.0
+TYPING_REFRESH_S = 20.0  # WhatsApp shows "typing…" for up to 25 s or until the answer
+RECEIPT_TTL_S = 7 * 86_400.0
+RECEIPT_RANK = {"sent": 0, "delivered": 1, "read": 2, "failed": 3}
+PHONE_FIELDS = "display_phone_number,verified_name,quality_rating"
+NO_TOKEN_HINT = (
+    "set channels.whatsapp.access_token (a permanent system-user token: Business settings → "
+    "System users → Generate new token) or access_token_file"
+)
+
+
+def capabilities(config: WhatsAppChannelConfig) -> Capabilities:
+    """No edits or threads; a read receipt at once and the typing indicator while a turn runs."""
+    ack = AckMode.TYPING | AckMode.REACTION if config.read_receipts else AckMode.NONE
+    return Capabilities(limits=LIMITS, ack=ack, typing_every_s=TYPING_REFRESH_S)
+
+
+class WhatsAppChannel(ChannelAdapter):
+    platform = "whatsapp"
+
+    def __init__(self, ctx: ChannelContext) -> None:
+        super().__init__(ctx)
+        self.config: WhatsAppChannelConfig = ctx.config
+        self.graph: Graph | None = None
+        self.number: dict[str, Any] = {}
+        self.facts: ChannelFacts | None = ctx.kv.get("facts")
+        self.windows = Windows(ctx.name, self.facts, ctx.clock)
+        self.last_error: dict[str, Any] | None = None
+        self.ignored: dict[str, int] = {}
+        self.counters = dict.fromkeys(
+            ("messages", "receipts", "failed_receipts", "templates", "outside_window", "refused"),
+            0,
+        )
+        self._sink: InboundSink | None = None
+        self._route: str | None = None
+        self._accepting = False
+        self._order = ChatOrder()
+
+    # -- lifecycle --------------------------------------------------------------------------
+
+    @property
+    def capabilities(self) -> Capabilities:
+        return self.capabilities_of(capabilities)
+
+    async def start(self, sink: InboundSink) -> None:
+        token = secret_value(self.config.access_token)
+        if token is None:
+            raise NotConfigured("no access token", NO_TOKEN_HINT)
+        self._sink = sink
+        self.graph = Graph.open(self.config, token)
+        try:
+            self.number = await asyncio.wait_for(self._phone(), CONNECT_TIMEOUT_S)
+        except BaseException as exc:
+            await self._close()
+            if isinstance(exc, asyncio.CancelledError):
+                raise
+            error = errors.start_error(exc, self.config.phone_number_id)
+            self.note_error(str(error), error.hint)
+            raise error from None
+        self._route = self.config.webhook_path
+        self.ctx.http.add("GET", self._route, self._verify)
+        self.ctx.http.add("POST", self._route, self._webhook)
+        self._accepting = True
+        log.info(
+            "whatsapp connected",
+            extra={"phone": self.number.get("display_phone_number"), "path": self._route},
+        )
+
+    async def _phone(self) -> dict[str, Any]:
+        assert self.graph is not None
+        return await self.graph.get(str(self.config.phone_number_id), fields=PHONE_FIELDS)
+
+    async def stop_intake(self) -> None:
+        """Draining: refuse new posts with 503 (Meta delivers them again later)."""
+        self._accepting = False
+
+    async def stop(self) -> None:
+        await self.stop_intake()
+        await self._close()
+
+    async def _close(self) -> None:
+        if self._route is not None:
+            self.ctx.http.remove(self._route)
+            self._route = None
+        graph, self.graph = self.graph, None
+        if graph is not None:
+            await graph.close()
+
+    async def probe(self) -> bool:
+        """The token and the phone number still answer (and the quality rating is refreshed)."""
+        if self.graph is None:
+            return False
+        try:
+            self.number = await asyncio.wait_for(self._phone(), PROBE_TIMEOUT_S)
+        except Exception:
+            return False
+        return True
+
+    def reconfigure(self, config: Any) -> None:
+        super().reconfigure(config)
+        self.config = config
+
+    def note_error(self, error: str, hint: str) -> None:
+        self.last_error = {"error": error, "hint": hint, "at": time.time()}
+
+    def status(self) -> dict[str, Any]:
+        phone = self.number.get("display_phone_number")
+        detail: dict[str, Any] = {
+            "phone_number": phone,
+            "verified_name": self.number.get("verified_name"),
+            "quality_rating": self.number.get("quality_rating"),
+            "webhook_path": self.config.webhook_path,
+            "counters": dict(self.counters),
+        }
+        if phone:
+            name = self.number.get("verified_name") or "?"
+            quality = self.number.get("quality_rating") or "unknown"
+            detail["summary"] = (
+                f"{phone} ({name}) · quality {quality} · webhook {self.config.webhook_path}"
+            )
+        if self.ignored:
+            detail["ignored"] = dict(self.ignored)
+        if self.last_error is not None:
+            detail["last_error"] = dict(self.last_error)
+        return detail
+
+    # -- webhook ------------------------------------------------------------------------------
+
+    async def _verify(self, request: web.Request) -> web.Response:
+        """Meta's subscription handshake: echo `hub.challenge` when the verify token matches."""
+        expected = secret_value(self.config.verify_token)
+        given = request.query.get("hub.verify_token", "")
+        if (
+            request.query.get("hub.mode") != "subscribe"
+            or expected is None
+            or not secure_equals(given, expected)
+        ):
+            log.warning("whatsapp webhook verification refused", extra={"peer": request.remote})
+            return web.json_response({"error": "verification failed"}, status=403)
+        return web.Response(text=request.query.get("hub.challenge", ""))
+
+    async def _webhook(self, request: web.Request) -> web.Response:
+        body = await read_request(request, self.config.max_body_bytes)
+        if isinstance(body, web.Response):
+            return body
+        secret = secret_value(self.config.app_secret)
+        # Meta signs like GitHub: "sha256=" + HMAC-SHA256(app secret, raw body)
+        problem = verify("github", secret, body, request.headers, self.ctx.clock.time())
+        if problem is not None:
+            self.ctx.metrics.count("whatsapp_bad_signature", channel=self.name)
+            log.warning("whatsapp post refused", extra={"why": problem, "peer": request.remote})
+            return web.json_response({"error": "invalid signature"}, status=401)
+        if not self._accepting or self._sink is None:
+            return refuse("shutting down")
+        try:
+            payload = json.loads(body)
+        except (ValueError, RecursionError):
+            return web.json_response({"error": "not JSON"}, status=400)
+        try:
+            for event in events(payload, self.name, self.config.phone_number_id):
+                await self._handle(event)
+        except StateUnavailable:  # not journaled: Meta re-sends on a non-2xx answer
+            self.counters["refused"] += 1
+            self.ctx.metrics.count("whatsapp_refused_unwritable_state", channel=self.name)
+            return refuse("cannot store messages right now")
+        return web.json_response({"ok": True})
+
+    async def _handle(self, event: InboundMessage | Receipt | Ignored) -> None:
+        assert self._sink is not None
+        if isinstance(event, Ignored):
+            self.ignored[event.reason.value] = self.ignored.get(event.reason.value, 0) + 1
+            self._sink.ignored(self.name, event.reason, chat_id=event.chat_id)
+        elif isinstance(event, Receipt):
+            await self._receipt(event)
+        else:
+            self.counters["messages"] += 1
+            msg = await self.resolve_choice(event) if event.choice is not None else event
+            async with self._order.turn(msg.chat_id):
+                await self._sink.submit(msg)  # journaled: now it may be acked
+                await self._heard(msg)
+
+    async def _heard(self, msg: InboundMessage) -> None:
+        """The user's window opens now: durable before the 200, so an answer recovered after a
+        crash still goes out free-form."""
+        try:
+            await self.windows.heard(msg.sender_id, msg.received_at)
+        except Exception as exc:  # the window then reads closed: a template or the DLQ
+            log.warning("could not record the 24-hour window", extra={"error": type(exc).__name__})
+
+    async def _receipt(self, receipt: Receipt) -> None:
+        """Keep the furthest status of a sent message (statuses may arrive out of order)."""
+        self.counters["receipts"] += 1
+        if receipt.status == "failed":
+            self._delivery_failed(receipt)
+        if self.facts is None:
+            return
+        key, now = receipt_key(receipt.message_id), self.ctx.clock.time()
+        try:
+            old = (await self.facts.get_many(self.name, [key], now)).get(key)
+            rank = RECEIPT_RANK.get(str((old or {}).get("status")), -1)
+            if rank >= RECEIPT_RANK[receipt.status]:
+                return
+            value: dict[str, Any] = {"status": receipt.status, "at": receipt.at or now}
+            if receipt.status == "failed":
+                value.update(code=receipt.code, error=receipt.error)
+            await self.facts.put(self.name, key, value, now, RECEIPT_TTL_S)
+        except Exception as exc:  # a receipt is information, not work: never refuse the post
+            log.warning("could not store a delivery receipt", extra={"error": type(exc).__name__})
+
+    def _delivery_failed(self, receipt: Receipt) -> None:
+        """Meta accepted a message and later could not deliver it: visible in status and logs."""
+        self.counters["failed_receipts"] += 1
+        kind = errors.classify_graph(None, receipt.code, receipt.error).kind
+        if kind is SendErrorKind.OUTSIDE_WINDOW:
+            self.windows.closed(receipt.recipient)
+        what = f"delivery failed after sending: {receipt.code}: {receipt.error}"
+        self.note_error(what, errors.hint(receipt.code, kind))
+        self.ctx.metrics.count("whatsapp_delivery_failed", channel=self.name)
+        log.warning(
+            "whatsapp delivery failed",
+            extra={"message_id": receipt.message_id, "code": receipt.code, "error": receipt.error},
+        )
+
+    # -- outbound -------------------------------------------------------------------------------
+
+    def render(self, message: OutboundMessage) -> list[Rendered]:
+        return render(message, shorten=self.shorten_choice)
+
+    async def send(self, target: Target, rendered: Rendered) -> SendResult:
+        user = phone_id(target.chat_id)
+        payload = rendered.native.get("payload") or {
+            "type": "text",
+            "text": {"body": rendered.text},
+        }
+        if await self.windows.is_open(user):
+            quoting = self.config.quote_replies and rendered.native.get("quote", True)
+            quote = target.reply_to if quoting else None
+            try:
+                return await self._message(user, payload, quote)
+            except GraphError as exc:
+                if exc.code not in errors.WINDOW_CODES:
+                    raise
+                self.windows.closed(user)  # Meta knows better: the window closed
+        return await self._outside_window(user, rendered)
+
+    async def _outside_window(self, user: str, rendered: Rendered) -> SendResult:
+        template = self.config.templates.outside_window
+        if template is None:
+            self.counters["outside_window"] += 1
+            error = (
+                "outside_window: the user last wrote over 24 h ago and no template is set "
+                "(channels.whatsapp.templates.outside_window)"
+            )
+            self.note_error(error, errors.WINDOW_HINT)
+            return SendResult.failed(SendErrorKind.OUTSIDE_WINDOW, error)
+        self.counters["templates"] += 1
+        text = str(rendered.native.get("plain") or rendered.text)
+        return await self._message(user, template_payload(template, text), None)
+
+    async def _message(self, user: str, payload: dict[str, Any], quote: str | None) -> SendResult:
+        body: dict[str, Any] = {
+            "messaging_product": "whatsapp",
+            "recipient_type": "individual",
+            "to": user,
+            **payload,
+        }
+        if quote:
+            body["context"] = {"message_id": quote}
+        answer = await self._post("messages", body)
+        messages = answer.get("messages")
+        first = messages[0] if isinstance(messages, list) and messages else {}
+        return SendResult.sent(str(first.get("id") or "")) if first.get("id") else SendResult.sent()
+
+    async def _post(self, method: str, body: dict[str, Any]) -> dict[str, Any]:
+        """One `/{phone_number_id}/<method>` call; a refused token or permission parks the
+        channel (the caller still classifies the failure)."""
+        if self.graph is None:
+            raise ConnectionError("the WhatsApp channel is not connected")
+        try:
+            return await self.graph.post(f"{self.config.phone_number_id}/{method}", body)
+        except GraphError as exc:
+            if exc.code in errors.PARKING or exc.status == 401:
+                kind = errors.classify_graph(exc.status, exc.code, exc.message).kind
+                self.fail(
+                    ChannelError(
+                        f"WhatsApp refused the call ({exc.code}: {exc.message})",
+                        kind=SendErrorKind.AUTH_FATAL,
+                        hint=errors.hint(exc.code, kind),
+                    )
+                )
+            raise
+
+    async def _read(self, message_id: str, typing: bool) -> None:
+        body: dict[str, Any] = {
+            "messaging_product": "whatsapp",
+            "status": "read",
+            "message_id": message_id,
+        }
+        if typing:
+            body["typing_indicator"] = {"type": "text"}
+        await self._post("messages", body)
+
+    async def acknowledge(self, msg: InboundMessage) -> None:
+        """The read receipt (blue ticks) as the turn starts."""
+        if self.config.read_receipts:
+            with contextlib.suppress(Exception):
+                await self._read(msg.message_id, typing=False)
+
+    async def typing(self, target: Target) -> None:
+        if target.reply_to:
+            await self._read(target.reply_to, typing=True)
+
+    def classify_error(self, exc: BaseException) -> SendResult:
+        result = errors.classify(exc)
+        kind = result.kind or SendErrorKind.UNKNOWN
+        code = exc.code if isinstance(exc, GraphError) else None
+        self.note_error(f"send failed: {kind.value}: {result.error}", errors.hint(code, kind))
+        log.warning("whatsapp send failed", extra={"kind": kind.value, "error": result.error})
+        return result
+
+
+__all__ = ["WhatsAppChannel"]

@@ -1,0 +1,147 @@
+"""Map Graph API failures to SendErrorKind, with the fix an operator needs for each.
+
+Meta answers a refused call with an HTTP status and `{"error": {"code": …}}`; the code decides:
+rate limits (130429 throughput, 131048 spam, 131056 per-user pair, 4 and 80007 app and account)
+wait and retry, 131047 means the 24-hour window is closed, 190 (and the permission codes) park
+the channel until the token is fixed. `classify_graph` is pure over (status, code, message).
+"""
+
+from __future__ import annotations
+
+import aiohttp
+
+from chatgate.channels.base import ChannelError
+from chatgate.channels.types import SendResult
+from chatgate.channels.whatsapp.graph import GraphError
+from chatgate.policies.reasons import SendErrorKind
+
+MANAGER = "https://business.facebook.com/settings/system-users"
+TOKEN_HINT = (
+    "the WhatsApp access token expired or was revoked: generate a new system-user token "
+    f"({MANAGER} → your system user → Generate new token, with whatsapp_business_messaging and "
+    "whatsapp_business_management, expiry Never) and put it in channels.whatsapp.access_token"
+)
+PERMISSION_HINT = (
+    "the access token lacks a permission or the asset: give the system user the WhatsApp "
+    f"account and the whatsapp_business_messaging permission ({MANAGER}), then generate a new "
+    "token and put it in channels.whatsapp.access_token"
+)
+ACCOUNT_HINT = (
+    "Meta restricted the WhatsApp account or number (policy, payment or registration): see "
+    "WhatsApp Manager → Account tools / Phone numbers for the reason and the fix"
+)
+WINDOW_HINT = (
+    "the user last wrote over 24 hours ago, so WhatsApp allows only an approved template: set "
+    "channels.whatsapp.templates.outside_window, or replay the reply (`chatgate dlq replay`) "
+    "after the user writes again"
+)
+TEST_NUMBER_HINT = (
+    "a test number can only message numbers on its recipient list: add this number under "
+    "WhatsApp → API Setup → To, or use a registered business number"
+)
+TEMPLATE_HINT = (
+    "WhatsApp refused the template: check its name, language and parameter count in WhatsApp "
+    "Manager → Message templates against channels.whatsapp.templates"
+)
+NETWORK_HINT = "check network access to graph.facebook.com (443/tcp)"
+PHONE_ID_HINT = (
+    "check channels.whatsapp.phone_number_id (WhatsApp → API Setup → Phone number ID, not the "
+    "phone number itself) and that the token's system user was given that WhatsApp account"
+)
+
+# Meta sends no Retry-After: how long each rate limit asks for, in seconds.
+RATE_LIMITS: dict[int, float] = {
+    4: 60.0,  # app-level call limit
+    80007: 60.0,  # WhatsApp Business Account call limit
+    130429: 1.0,  # throughput (messages per second of the number)
+    131048: 60.0,  # spam rate limit: too many messages were blocked or reported
+    131056: 6.0,  # pair rate limit: one message per ~6 s to the same user
+}
+AUTH_CODES = frozenset({0, 190})
+PERMISSION_CODES = frozenset({3, 10, 131005, *range(200, 300)})
+ACCOUNT_CODES = frozenset({368, 131031, 131042, 133010})
+WINDOW_CODES = frozenset({131047})
+GONE_CODES = frozenset({131026})  # not on WhatsApp (or an app too old to receive it)
+TEST_NUMBER_CODES = frozenset({131030})
+TRANSIENT_CODES = frozenset({1, 2, 131000, 131016, 133004})
+TEMPLATE_CODES = frozenset({132000, 132001, 132005, 132007, 132012, 132015, 132016, 132018})
+PARKING = AUTH_CODES | PERMISSION_CODES | ACCOUNT_CODES
+
+
+def classify_graph(status: int | None, code: int | None, message: str = "") -> SendResult:
+    """One SendResult per Graph answer (status and error code as Meta sent them)."""
+    error = f"{code}: {message}" if code is not None else message or f"HTTP {status}"
+    if code in RATE_LIMITS or status == 429:
+        wait = RATE_LIMITS.get(code, 1.0) if code is not None else 1.0
+        return SendResult.failed(SendErrorKind.RATE_LIMITED, error, retry_after_s=wait)
+    if code in AUTH_CODES or code in PERMISSION_CODES or code in ACCOUNT_CODES or status == 401:
+        return SendResult.failed(SendErrorKind.AUTH_FATAL, error)
+    if code in WINDOW_CODES:
+        return SendResult.failed(SendErrorKind.OUTSIDE_WINDOW, error)
+    if code in GONE_CODES:
+        return SendResult.failed(SendErrorKind.TARGET_NOT_FOUND, error)
+    if code in TEST_NUMBER_CODES or (code is None and status == 403):
+        return SendResult.failed(SendErrorKind.FORBIDDEN, error)
+    if code in TRANSIENT_CODES or (status is not None and (status >= 500 or status == 408)):
+        return SendResult.failed(SendErrorKind.TRANSIENT, error)
+    return SendResult.failed(SendErrorKind.INVALID_REQUEST, error)
+
+
+def hint(code: int | None, kind: SendErrorKind | None) -> str:
+    """The fix for a failure, by Meta's code first, else by its kind."""
+    for codes, text in (
+        (AUTH_CODES, TOKEN_HINT),
+        (PERMISSION_CODES, PERMISSION_HINT),
+        (ACCOUNT_CODES, ACCOUNT_HINT),
+        (WINDOW_CODES, WINDOW_HINT),
+        (TEST_NUMBER_CODES, TEST_NUMBER_HINT),
+        (TEMPLATE_CODES, TEMPLATE_HINT),
+    ):
+        if code in codes:
+            return text
+    return {
+        SendErrorKind.AUTH_FATAL: TOKEN_HINT,
+        SendErrorKind.TRANSIENT: NETWORK_HINT,
+        SendErrorKind.RATE_LIMITED: "WhatsApp asked chatgate to slow down; replies wait and retry",
+        SendErrorKind.TARGET_NOT_FOUND: "that number is not on WhatsApp (or its app is too old); "
+        "the reply is in `chatgate dlq list`",
+        SendErrorKind.OUTSIDE_WINDOW: WINDOW_HINT,
+    }.get(kind or SendErrorKind.UNKNOWN, "")
+
+
+def classify(exc: BaseException) -> SendResult:
+    if isinstance(exc, GraphError):
+        return classify_graph(exc.status, exc.code, exc.message)
+    if isinstance(exc, TimeoutError):
+        return SendResult.failed(SendErrorKind.TRANSIENT, "timed out")
+    if isinstance(exc, aiohttp.ClientError | ConnectionError | OSError):
+        return SendResult.failed(SendErrorKind.TRANSIENT, type(exc).__name__)
+    return SendResult.failed(SendErrorKind.UNKNOWN, type(exc).__name__)
+
+
+def start_error(exc: BaseException, phone_number_id: str | None) -> ChannelError:
+    """Why the channel could not start, with its fix; only network trouble is worth retrying."""
+    if isinstance(exc, GraphError):
+        result = classify_graph(exc.status, exc.code, exc.message)
+        if result.kind is SendErrorKind.AUTH_FATAL:
+            return ChannelError(
+                f"WhatsApp refused the access token ({result.error})",
+                kind=SendErrorKind.AUTH_FATAL,
+                hint=hint(exc.code, result.kind),
+            )
+        if exc.code == 100:  # "Unsupported get request": no such object for this token
+            return ChannelError(
+                f"phone number id {phone_number_id} is unknown to this token ({exc.message})",
+                kind=SendErrorKind.INVALID_REQUEST,
+                fatal=True,
+                hint=PHONE_ID_HINT,
+            )
+        if result.kind is not SendErrorKind.TRANSIENT:
+            return ChannelError(
+                str(exc), kind=result.kind, fatal=True, hint=hint(exc.code, result.kind)
+            )
+    return ChannelError(
+        f"cannot reach the Graph API ({type(exc).__name__})",
+        kind=SendErrorKind.TRANSIENT,
+        hint=NETWORK_HINT,
+    )

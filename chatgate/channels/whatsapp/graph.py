@@ -1,0 +1,89 @@
+"""Graph API calls over one aiohttp session: JSON in, JSON out, failures as GraphError.
+
+aiohttp rather than a WhatsApp SDK: pywa (the maintained Cloud API library) has no base-URL
+setting (it pins graph.facebook.com, so it cannot be aimed at a relay or a test server without
+patching it) and, over httpx, costs about 3.3 ms of CPU per text send against about 0.3 ms for
+the same request here. The access token travels only in the Authorization header; nothing
+this module raises or logs contains it.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import aiohttp
+
+from chatgate.channels.whatsapp.config import WhatsAppChannelConfig
+
+_ENCODER = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
+
+
+class GraphError(Exception):
+    """The Graph API refused a call: HTTP status, Meta's error code/subcode and its words."""
+
+    def __init__(
+        self, status: int, code: int | None, message: str, *, subcode: int | None = None
+    ) -> None:
+        super().__init__(f"Graph API error {code if code is not None else status}: {message}")
+        self.status = status
+        self.code = code
+        self.subcode = subcode
+        self.message = message
+
+
+@dataclass
+class Graph:
+    """`/{version}/...` calls with the channel's token, at most ``send_concurrency`` at once."""
+
+    session: aiohttp.ClientSession
+    base: str
+
+    @classmethod
+    def open(cls, config: WhatsAppChannelConfig, token: str) -> Graph:
+        connector = aiohttp.TCPConnector(limit=config.send_concurrency)
+        session = aiohttp.ClientSession(
+            connector=connector,
+            timeout=aiohttp.ClientTimeout(total=config.request_timeout_s),
+            headers={"Authorization": f"Bearer {token}"},
+            cookie_jar=aiohttp.DummyCookieJar(),
+        )
+        return cls(session, f"{config.api_base.rstrip('/')}/{config.api_version}/")
+
+    async def close(self) -> None:
+        await self.session.close()
+
+    async def post(self, path: str, body: Mapping[str, Any]) -> dict[str, Any]:
+        data = _ENCODER.encode(body).encode()
+        headers = {"Content-Type": "application/json"}
+        async with self.session.post(self.base + path, data=data, headers=headers) as response:
+            return _answer(response.status, await response.read())
+
+    async def get(self, path: str, **params: str) -> dict[str, Any]:
+        async with self.session.get(self.base + path, params=params) as response:
+            return _answer(response.status, await response.read())
+
+
+def _answer(status: int, raw: bytes) -> dict[str, Any]:
+    try:
+        data = json.loads(raw) if raw else {}
+    except ValueError:
+        data = None
+    if 200 <= status < 300 and isinstance(data, dict):
+        return data
+    error = data.get("error") if isinstance(data, dict) else None
+    if not isinstance(error, dict):
+        text = raw[:200].decode("utf-8", "replace") if raw else f"HTTP {status}"
+        raise GraphError(status, None, text)
+    details = error.get("error_data")
+    message = str(error.get("message") or f"HTTP {status}")
+    if isinstance(details, dict) and details.get("details"):
+        message = f"{message} ({details['details']})"
+    code, subcode = _int(error.get("code")), _int(error.get("error_subcode"))
+    raise GraphError(status, code, message[:500], subcode=subcode)
+
+
+def _int(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None

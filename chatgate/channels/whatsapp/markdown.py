@@ -1,0 +1,65 @@
+"""Our reply dialect (CommonMark-ish markdown from LLMs) → WhatsApp formatting.
+
+WhatsApp knows `*bold*`, `_italic_`, `~strike~`, `` `code` `` and ``` blocks, "- " and "1. "
+lists and "> " quotes; it has no links with labels (a link reads "label (url)"), no headings
+(a bold line) and no escapes. Reuses the line and inline model of
+`chatgate.presentation.markdown`, so every renderer reads a reply the same way.
+"""
+
+from __future__ import annotations
+
+import re
+
+from chatgate.presentation._inline import Run, parse_inline
+from chatgate.presentation.markdown import _EDGES, _CodeBlock, _Line, _resolve_links, _segments
+
+_MARKS = (("b", "*"), ("i", "_"), ("s", "~"))
+_MARK_CHARS = frozenset("*_~")
+_BOLD = frozenset({"b"})
+_ZWSP = "\u200b"  # keeps two runs' markers from fusing, and breaks ``` inside a line
+DIVIDER = "———"
+
+
+def _styled(run: Run) -> str:
+    if run.code:  # a backtick cannot be shown inside code: keep the characters
+        return run.text if "`" in run.text or not run.text.strip() else f"`{run.text}`"
+    m = _EDGES.match(run.text)
+    lead, core, trail = (m.group(1), m.group(2), m.group(3)) if m else ("", run.text, "")
+    marks = "".join(mark for style, mark in _MARKS if style in run.styles)
+    if not core or not marks:
+        return run.text
+    return f"{lead}{marks}{core}{marks[::-1]}{trail}"
+
+
+def _runs(runs: list[Run]) -> str:
+    out: list[str] = []
+    for run in _resolve_links(runs, lambda _url: False):  # "label (url)", a bare URL as is
+        piece = _styled(run)
+        if out and piece and out[-1][-1:] in _MARK_CHARS and piece[0] in _MARK_CHARS:
+            out.append(_ZWSP)
+        out.append(piece)
+    return re.sub(r"(?<=``)`", _ZWSP + "`", "".join(out))
+
+
+def _line(line: _Line) -> str:
+    if line.literal:
+        return line.prefix[: len(line.prefix) - len(line.prefix.lstrip())] + DIVIDER
+    marker = "- " if line.marker[:1] in ("*", "+") else line.marker
+    styles = _BOLD if line.heading else frozenset()
+    return line.prefix + marker + _runs(parse_inline(line.body, styles))
+
+
+def _code(block: _CodeBlock) -> str:
+    if not block.lines:
+        return ""
+    body = re.sub(r"(?<=``)`", _ZWSP + "`", "\n".join(block.lines))
+    return f"```\n{body}\n```"
+
+
+def markdown_to_whatsapp(md: str) -> str:
+    """WhatsApp-formatted text; never raises (the literal text is the fallback)."""
+    try:
+        parts = [_code(seg) if isinstance(seg, _CodeBlock) else _line(seg) for seg in _segments(md)]
+    except Exception:  # a renderer must never take a reply down with it
+        return md
+    return "\n".join(parts)

@@ -1,0 +1,54 @@
+"""Graph API error codes → the send taxonomy, with the operator's fix for each."""
+
+from __future__ import annotations
+
+import pytest
+
+from chatgate.channels.whatsapp import errors
+from chatgate.channels.whatsapp.errors import classify_graph
+from chatgate.channels.whatsapp.graph import GraphError
+from chatgate.policies.reasons import SendErrorKind as K
+
+CASES = [
+    (400, 130429, K.RATE_LIMITED, 1.0),
+    (400, 131048, K.RATE_LIMITED, 60.0),
+    (400, 131056, K.RATE_LIMITED, 6.0),
+    (400, 4, K.RATE_LIMITED, 60.0),
+    (429, None, K.RATE_LIMITED, 1.0),
+    (400, 131047, K.OUTSIDE_WINDOW, None),
+    (401, 190, K.AUTH_FATAL, None),
+    (403, 10, K.AUTH_FATAL, None),
+    (403, 200, K.AUTH_FATAL, None),
+    (400, 368, K.AUTH_FATAL, None),
+    (400, 131026, K.TARGET_NOT_FOUND, None),
+    (400, 131030, K.FORBIDDEN, None),
+    (500, 131000, K.TRANSIENT, None),
+    (503, None, K.TRANSIENT, None),
+    (400, 100, K.INVALID_REQUEST, None),
+    (400, 132001, K.INVALID_REQUEST, None),
+]
+
+
+@pytest.mark.parametrize(
+    ("status", "code", "kind", "wait"), CASES, ids=[str(c[1] or c[0]) for c in CASES]
+)
+def test_classify(status: int, code: int | None, kind: K, wait: float | None) -> None:
+    result = classify_graph(status, code, "words")
+    assert (result.kind, result.retry_after_s) == (kind, wait)
+
+
+def test_hints_name_the_fix() -> None:
+    assert "generate a new system-user token" in errors.hint(190, K.AUTH_FATAL)
+    assert "whatsapp_business_messaging" in errors.hint(10, K.AUTH_FATAL)
+    assert "templates.outside_window" in errors.hint(131047, K.OUTSIDE_WINDOW)
+    assert "recipient list" in errors.hint(131030, K.FORBIDDEN)
+    assert "Message templates" in errors.hint(132001, K.INVALID_REQUEST)
+
+
+def test_start_errors_park_only_what_a_restart_cannot_fix() -> None:
+    expired = errors.start_error(GraphError(401, 190, "Session has expired"), "1")
+    assert expired.fatal and expired.kind is K.AUTH_FATAL and "system-user token" in expired.hint
+    unknown = errors.start_error(GraphError(400, 100, "Unsupported get request"), "42")
+    assert unknown.fatal and "phone number id 42" in str(unknown)
+    network = errors.start_error(ConnectionResetError(), "1")
+    assert not network.fatal and network.kind is K.TRANSIENT

@@ -79,6 +79,9 @@ class Turn:
     on_delta: DeltaCallback | None = None
     on_event: EventCallback | None = None
     metadata: Mapping[str, Any] = field(default_factory=dict)
+    # Content parts (vision ``image_url`` parts) per new message ``source``: this turn only,
+    # never persisted (the transcript keeps a text reference instead).
+    parts: Mapping[str, Sequence[Mapping[str, Any]]] = field(default_factory=dict)
 
     @property
     def text(self) -> str:

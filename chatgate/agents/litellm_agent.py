@@ -7,7 +7,7 @@ import contextlib
 import os
 import sys
 import threading
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from types import ModuleType
 from typing import Any
@@ -198,12 +198,12 @@ class LiteLLMAgent:
         assert last_error is not None
         raise last_error
 
-    def _messages(self, turn: Turn) -> list[dict[str, str]]:
-        out: list[dict[str, str]] = []
+    def _messages(self, turn: Turn) -> list[dict[str, Any]]:
+        out: list[dict[str, Any]] = []
         if self._config.system_prompt:
             out.append({"role": "system", "content": self._config.system_prompt})
         out.extend(m.to_openai() for m in recent(turn.history, self._config.max_history))
-        out.extend(m.to_openai() for m in turn.new)
+        out.extend(with_parts(m.to_openai(), turn.parts.get(m.source or "")) for m in turn.new)
         return out
 
     def _key_for(self, spec: ModelSpec) -> str | None:
@@ -224,7 +224,7 @@ class LiteLLMAgent:
         )
 
     async def _call(
-        self, spec: ModelSpec, messages: list[dict[str, str]], turn: Turn
+        self, spec: ModelSpec, messages: list[dict[str, Any]], turn: Turn
     ) -> AgentReply:
         api_key = self._key_for(spec)
         litellm = await litellm_module()
@@ -278,6 +278,16 @@ class _DeltaTracker:
         self.emitted = True
         if self._forward is not None:
             await self._forward(delta)
+
+
+def with_parts(
+    message: dict[str, str], parts: Sequence[Mapping[str, Any]] | None
+) -> dict[str, Any]:
+    """An OpenAI-style message whose content is text plus content parts (images), if any."""
+    if not parts:
+        return dict(message)
+    text = [{"type": "text", "text": message["content"]}] if message["content"] else []
+    return {**message, "content": [*text, *(dict(p) for p in parts)]}
 
 
 def _usage(response: Any) -> dict[str, int]:

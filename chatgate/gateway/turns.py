@@ -22,6 +22,7 @@ from chatgate.gateway.runtime import Runtime
 from chatgate.gateway.session_queue import CancelReason, Job, JobKind, TurnControl
 from chatgate.gateway.sessions import WarmSession
 from chatgate.gateway.streaming import StreamingReply
+from chatgate.media.step import prepare_turn_input
 from chatgate.policies.failure import failure_reply
 from chatgate.policies.outcome import EMPTY_REPLY_FALLBACK, classify_final
 from chatgate.policies.reasons import DeliveryStatus, FailureReason, OutcomeKind
@@ -92,10 +93,18 @@ class TurnRunner:
                     await rt.channels.ready_adapter(last.target.channel) if last.target else None
                 )
                 stream = self._stream_for(last, adapter)
+                prepared = await prepare_turn_input(
+                    [job.msg for job in batch],
+                    await self._fetcher(batch),
+                    agent_cfg,
+                    rt.state_dir,
+                )
+                new = prepared.apply(new)
                 turn = Turn(
                     session=last.session,
                     history=tuple(session.transcript),
                     new=new,
+                    parts=prepared.parts,
                     channel=last.msg.channel,
                     sender_id=last.msg.sender_id,
                     on_delta=stream.delta if stream is not None else None,
@@ -145,6 +154,7 @@ class TurnRunner:
                 agent_s = rt.clock.monotonic() - started
                 rt.metrics.turn_seconds.labels(agent=last.agent).observe(agent_s)
                 outcome, message, reason = self._outcome(reply, failure)
+                message = prepared.annotate(message)
                 # A one-shot session is never read again; the journal keeps its message and reply.
                 persist = [] if one_shot else _to_persist(new, outcome, reply, failure)
                 answered = {
@@ -154,6 +164,8 @@ class TurnRunner:
                     "persist": [m.to_dict() for m in persist],
                     "stopped": control.reason is CancelReason.STOP,
                 }
+                if prepared.outcomes:
+                    answered["media"] = prepared.journal()
                 now = rt.clock.time()
                 # Nothing to deliver (a sync webhook answers in its HTTP response): the answer is
                 # also the final mark, one journal write instead of ANSWERED now and DONE later.
@@ -216,6 +228,12 @@ class TurnRunner:
             },
         )
         return True
+
+    async def _fetcher(self, batch: Sequence[Job]) -> ChannelAdapter | None:
+        """The adapter that fetches the batch's attachments (none carried: no lookup)."""
+        if not any(job.msg.attachments for job in batch):
+            return None
+        return await self.rt.channels.ready_adapter(batch[-1].msg.channel)
 
     async def _still_open(self, batch: list[Job]) -> list[Job]:
         """Drop resumed messages another replica answered meanwhile (it was only stalled, not

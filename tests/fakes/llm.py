@@ -20,6 +20,8 @@ from typing import Any
 
 from aiohttp import web
 
+from tests.fakes.llm_audio import FakeTranscriptions
+
 __all__ = ["FakeLLM", "Fault", "RecordedRequest"]
 
 _HOST = "127.0.0.1"
@@ -203,6 +205,7 @@ class FakeLLM:
         self._arrived = asyncio.Event()
         self._completion_ids = 0
         self._runner: web.AppRunner | None = None
+        self.audio = FakeTranscriptions()
 
     @property
     def base_url(self) -> str:
@@ -215,6 +218,7 @@ class FakeLLM:
         app = web.Application()
         app.router.add_post("/v1/chat/completions", self._handle_completion)
         app.router.add_post("/chat/completions", self._handle_completion)
+        self.audio.install(app)
         app.router.add_get("/_fake/stats", self._handle_stats)
         app.router.add_post("/_fake/config", self._handle_config)
         app.router.add_post("/_fake/reset", self._handle_reset)

@@ -6,6 +6,7 @@ import asyncio
 import contextlib
 import logging
 import time
+from pathlib import Path
 from typing import Any
 
 from aiohttp import web
@@ -30,10 +31,12 @@ from chatgate.channels.telegram.inbound import (
     Ignored,
     normalize,
 )
+from chatgate.channels.telegram.media import fetch_file
 from chatgate.channels.telegram.polling import REJECTED_TOKEN, TOKEN_HINT, Poller
 from chatgate.channels.telegram.render import render
 from chatgate.channels.telegram.request import BoundedRequest
 from chatgate.channels.types import (
+    Attachment,
     Capabilities,
     InboundMessage,
     SendResult,
@@ -296,6 +299,9 @@ class TelegramChannel(ChannelAdapter):
         except tg.TelegramError as exc:
             return self.classify_error(exc)
         return SendResult.sent(message_id)
+
+    async def fetch(self, attachment: Attachment, dest: Path, max_bytes: int) -> int:
+        return await fetch_file(self._bot(), attachment, dest, max_bytes)
 
     async def typing(self, target: Target) -> None:
         thread = int(target.thread_id) if target.thread_id else None

@@ -214,8 +214,28 @@ def _strip_leading_mention(text: str, bot: BotIdentity) -> str:
 
 
 def _attachments(message: Message) -> tuple[Attachment, ...]:
+    """The message's files by ``file_id`` (fetched later with getFile); of a photo's sizes,
+    the largest. (An animation also arrives as ``document``.)"""
     found = []
-    for kind in ("photo", "document", "voice", "audio", "video", "sticker"):
-        if getattr(message, kind, None):
-            found.append(Attachment(kind))
+    if message.photo:
+        best = message.photo[-1]
+        found.append(Attachment("image", None, None, "image/jpeg", best.file_size, best.file_id))
+    for field, kind in _FILE_FIELDS:
+        media = getattr(message, field, None)
+        if media is None:
+            continue
+        mime = getattr(media, "mime_type", None) or _STICKER_MIME.get(field)
+        name = getattr(media, "file_name", None)
+        found.append(Attachment(kind, None, name, mime, media.file_size, media.file_id))
     return tuple(found)
+
+
+_FILE_FIELDS = (
+    ("document", "document"),
+    ("voice", "voice"),
+    ("audio", "audio"),
+    ("video", "video"),
+    ("video_note", "video"),
+    ("sticker", "sticker"),
+)
+_STICKER_MIME = {"sticker": "image/webp"}

@@ -44,7 +44,8 @@ async def test_a_photo_reaches_the_model_as_an_image_part_with_its_caption(
     assert fake_tg.token not in str(request.body)  # bytes, never the Bot API file URL
     assert fake_tg.files.downloads == ["files/ph-1.png"]  # the largest size only
     assert "what is this?" in call.params["text"]
-    assert not list((tmp_path / "state" / "media-tmp").glob("*/*"))  # temp files gone
+    tmp = tmp_path / "state" / "media-tmp"
+    assert tmp.is_dir() and not list(tmp.iterdir())  # the turn's temp files are gone
 
 
 async def test_a_voice_note_is_transcribed_retried_once_and_echoed(
@@ -91,7 +92,9 @@ async def test_pdf_text_and_refused_oversize_file_are_explained(
             {"file_id": "doc-2", "file_unique_id": "d2", "file_name": "dump.zip", "file_size": big},
         )
         calls = await fake_tg.wait_for("sendMessage", count=2, timeout=15)
-    assert "[document: invoice.png]\nInvoice total 42 EUR" in str(fake_llm.requests[0].last_user_text)
+    assert "[document: invoice.png]\nInvoice total 42 EUR" in str(
+        fake_llm.requests[0].last_user_text
+    )
     assert "sum it up" in first.params["text"]
     assert not [c for c in fake_tg.calls_of("getFile") if c.params.get("file_id") == "doc-2"]
     assert "dump.zip is larger than 20.0 MB" in calls[1].params["text"]

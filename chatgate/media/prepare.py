@@ -291,7 +291,8 @@ async def _understand(
         return noted(MediaReason.NO_TEXT)
     cut = f"\n[… cut at {ctx.config.max_document_chars} characters]" if doc.truncated else ""
     detail = "truncated" if doc.truncated else ""
-    return done(MediaReason.DOCUMENT_TEXT, f"[document: {name}]\n{doc.text}{cut}", detail=detail)
+    body = doc.text.rstrip()
+    return done(MediaReason.DOCUMENT_TEXT, f"[document: {name}]\n{body}{cut}", detail=detail)
 
 
 def _outcome(

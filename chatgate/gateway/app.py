@@ -40,6 +40,7 @@ from chatgate.gateway.runtime import Runtime
 from chatgate.gateway.sdnotify import Notifier
 from chatgate.gateway.state_lock import StateLock
 from chatgate.gateway.status import Lifecycle, build_status
+from chatgate.media.files import sweep as sweep_media
 from chatgate.presentation.model import OutboundMessage, message_from_dict
 from chatgate.secure_compare import secure_equals
 from chatgate.state import admin
@@ -126,6 +127,7 @@ class Gateway:
         self.life.started_at = rt.clock.time()
         rt.state_dir.mkdir(parents=True, exist_ok=True)
         self.state_lock.acquire()  # before anything reads the journal
+        await asyncio.to_thread(sweep_media, rt.state_dir)  # a crash's leftover downloads
         await rt.state.open()
         self._opened = True
         rt.metrics.dlq_size.set(await rt.dead_letters.count())

@@ -22,6 +22,7 @@ from chatgate.gateway.runtime import Runtime
 from chatgate.gateway.session_queue import CancelReason, Job, JobKind, TurnControl
 from chatgate.gateway.sessions import WarmSession
 from chatgate.gateway.streaming import StreamingReply
+from chatgate.media.prepare import PreparedInput
 from chatgate.media.step import prepare_turn_input
 from chatgate.policies.failure import failure_reply
 from chatgate.policies.outcome import EMPTY_REPLY_FALLBACK, classify_final
@@ -93,12 +94,7 @@ class TurnRunner:
                     await rt.channels.ready_adapter(last.target.channel) if last.target else None
                 )
                 stream = self._stream_for(last, adapter)
-                prepared = await prepare_turn_input(
-                    [job.msg for job in batch],
-                    await self._fetcher(batch),
-                    agent_cfg,
-                    rt.state_dir,
-                )
+                prepared = await self._prepare_input(batch, agent_cfg)
                 new = prepared.apply(new)
                 turn = Turn(
                     session=last.session,
@@ -229,11 +225,18 @@ class TurnRunner:
         )
         return True
 
-    async def _fetcher(self, batch: Sequence[Job]) -> ChannelAdapter | None:
-        """The adapter that fetches the batch's attachments (none carried: no lookup)."""
+    async def _prepare_input(self, batch: Sequence[Job], agent_cfg: Any) -> PreparedInput:
+        """The media step: the batch's attachments fetched by their channel and understood."""
         if not any(job.msg.attachments for job in batch):
-            return None
-        return await self.rt.channels.ready_adapter(batch[-1].msg.channel)
+            return PreparedInput()
+        rt = self.rt
+        channel = batch[-1].msg.channel
+        fetcher = await rt.channels.ready_adapter(channel)
+        msgs = [job.msg for job in batch]
+        prepared = await prepare_turn_input(msgs, fetcher, agent_cfg, rt.state_dir)
+        for o in prepared.outcomes:
+            rt.metrics.media.labels(channel=channel, kind=o.kind, reason=o.reason.value).inc()
+        return prepared
 
     async def _still_open(self, batch: list[Job]) -> list[Job]:
         """Drop resumed messages another replica answered meanwhile (it was only stalled, not

@@ -17,7 +17,6 @@ from chatgate.channels.types import Attachment, AttachmentKind, InboundMessage
 from chatgate.config.media_models import AgentMediaConfig
 from chatgate.media.documents import DocumentText, UnreadableDocument, pdf_text, text_file
 from chatgate.media.files import TurnFiles
-from chatgate.media.images import UnreadableImage, image_part
 from chatgate.media.sniff import sniff
 from chatgate.media.speech import SpeechEndpoint, TranscriptionFailed, transcribe
 from chatgate.policies.media import (
@@ -264,6 +263,8 @@ async def _understand(
     if how is Treatment.IMAGE:
         if not ctx.vision:
             return noted(MediaReason.NO_VISION)
+        from chatgate.media.images import UnreadableImage, image_part  # Pillow: on first use
+
         try:
             image = await asyncio.to_thread(image_part, path, mime, ctx.config.max_image_side)
         except UnreadableImage as exc:

@@ -135,7 +135,7 @@ async def test_a_failed_download_is_retried_once_then_explained(tmp_path: Path) 
     prepared, _ = await _run(tmp_path, once, Attachment("document", handle="f", name="f.txt"))
     assert (_reasons(prepared), once.fetched) == ([MediaReason.DOCUMENT_TEXT], 2)
     down = MemoryFiles({"f": b"hello"}, failures=5)
-    prepared, text = await _run(tmp_path, down, Attachment("document", handle="f", name="f.txt"))
+    prepared, _ = await _run(tmp_path, down, Attachment("document", handle="f", name="f.txt"))
     assert (_reasons(prepared), down.fetched) == ([MediaReason.DOWNLOAD_FAILED], 2)
     assert prepared.notices == ("f.txt could not be downloaded; please send it again.",)
     assert prepared.outcomes[0].detail == "HTTP 502"

@@ -104,6 +104,9 @@ def trail(entry: JournalEntry) -> dict[str, Any]:
         summary = f"answered ({reason}), delivery not finished yet"
     else:
         summary = "accepted, turn not finished yet"
+    media = [m for m in (entry.reply or {}).get("media") or () if m.get("message") == entry.key]
+    if media:
+        summary += "; files: " + ", ".join(f"{m['name']} → {m['reason']}" for m in media)
     return {
         "key": entry.key,
         "received_at": entry.received_at,
@@ -113,4 +116,5 @@ def trail(entry: JournalEntry) -> dict[str, Any]:
         "delivery": delivery,
         "summary": summary,
         "delivery_ids": entry.delivery_ids,
+        **({"media": media} if media else {}),
     }

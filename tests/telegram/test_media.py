@@ -6,6 +6,7 @@ from __future__ import annotations
 import base64
 from pathlib import Path
 
+from chatgate.state import admin
 from tests.fakes.llm import FakeLLM
 from tests.fakes.telegram import FakeTelegram
 from tests.harness import running
@@ -72,7 +73,7 @@ async def test_pdf_text_and_refused_oversize_file_are_explained(
     fake_tg.files.add("doc-1", report, ext="pdf")
     big = 21 * 1024 * 1024
     fake_tg.files.add("doc-2", b"x", ext="zip", size=big)
-    async with running(_config(tmp_path, fake_tg, fake_llm)):
+    async with running(_config(tmp_path, fake_tg, fake_llm)) as gw:
         fake_tg.media_message(
             42,
             "document",
@@ -92,6 +93,8 @@ async def test_pdf_text_and_refused_oversize_file_are_explained(
             {"file_id": "doc-2", "file_unique_id": "d2", "file_name": "dump.zip", "file_size": big},
         )
         calls = await fake_tg.wait_for("sendMessage", count=2, timeout=15)
+        trails = (await admin.why(gw.rt.state, "telegram", None, "42"))["trails"]
+        metrics = gw.rt.metrics.render().decode()
     assert "[document: invoice.png]\nInvoice total 42 EUR" in str(
         fake_llm.requests[0].last_user_text
     )
@@ -100,3 +103,7 @@ async def test_pdf_text_and_refused_oversize_file_are_explained(
     assert "dump.zip is larger than 20.0 MB" in calls[1].params["text"]
     assert "Telegram lets bots download files of up to 20 MB" in calls[1].params["text"]
     assert "media_too_large" in str(fake_llm.requests[1].last_user_text)
+    summaries = sorted(t["summary"] for t in trails)
+    assert any(s.endswith("files: invoice.png → document_text") for s in summaries), summaries
+    assert any(s.endswith("files: dump.zip → media_too_large") for s in summaries), summaries
+    assert 'reason="media_too_large"' in metrics

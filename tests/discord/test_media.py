@@ -23,7 +23,7 @@ async def test_an_image_and_a_text_file_of_one_message_reach_the_model(
     files = [("shot.png", image, "image/png"), ("log.txt", b"ERROR disk full\n", "text/plain")]
     async with running(discord_config(tmp_path, fake_discord, fake_llm, agents=VISION)):
         fake_discord.dm(3000, "why does it fail?", files=files)
-        [call] = await fake_discord.wait_for(SEND)
+        [call] = await fake_discord.wait_for(SEND, timeout=30)
     [request] = fake_llm.requests
     text, part = request.messages[-1]["content"]
     assert text["text"] == (

@@ -24,7 +24,7 @@ async def test_two_files_in_one_message_are_one_turn_fetched_with_the_bot_token(
             "what do I need?", channel="D1", subtype="file_share", files=[notes, blob]
         )
         assert (await fake_slack.post_event(events_url(gw), event))[0] == 200
-        [post] = await fake_slack.wait_posts(1, timeout=15)
+        [post] = await fake_slack.wait_posts(1, timeout=30)
     assert fake_slack.files.downloads == ["F1", "F2"] and fake_slack.files.refused == 0
     [request] = fake_llm.requests
     text = str(request.last_user_text)

@@ -36,7 +36,7 @@ async def test_a_photo_reaches_the_model_as_an_image_part_with_its_caption(
     fake_tg.files.add("ph-1", image, ext="png")
     async with running(_config(tmp_path, fake_tg, fake_llm)):
         fake_tg.media_message(42, "photo", _photo("ph-1", len(image)), caption="what is this?")
-        [call] = await fake_tg.wait_for("sendMessage", timeout=15)
+        [call] = await fake_tg.wait_for("sendMessage", timeout=30)
     [request] = fake_llm.requests
     content = request.messages[-1]["content"]
     assert content[0] == {"type": "text", "text": "what is this?\n\n[image: photo, 32x24]"}
@@ -58,7 +58,7 @@ async def test_a_voice_note_is_transcribed_retried_once_and_echoed(
     voice = {"file_id": "vo-1", "file_unique_id": "v", "duration": 3, "mime_type": "audio/ogg"}
     async with running(_config(tmp_path, fake_tg, fake_llm)):
         fake_tg.media_message(42, "voice", voice | {"file_size": len(OGG_OPUS)})
-        [call] = await fake_tg.wait_for("sendMessage", timeout=15)
+        [call] = await fake_tg.wait_for("sendMessage", timeout=30)
     assert [r.data for r in fake_llm.audio.requests] == [OGG_OPUS, OGG_OPUS]
     assert fake_llm.audio.requests[-1].model == "whisper-1"
     text = fake_llm.requests[0].last_user_text
@@ -86,13 +86,13 @@ async def test_pdf_text_and_refused_oversize_file_are_explained(
             },
             caption="sum it up",
         )
-        [first] = await fake_tg.wait_for("sendMessage", timeout=15)
+        [first] = await fake_tg.wait_for("sendMessage", timeout=30)
         fake_tg.media_message(
             42,
             "document",
             {"file_id": "doc-2", "file_unique_id": "d2", "file_name": "dump.zip", "file_size": big},
         )
-        calls = await fake_tg.wait_for("sendMessage", count=2, timeout=15)
+        calls = await fake_tg.wait_for("sendMessage", count=2, timeout=30)
         trails = (await admin.why(gw.rt.state, "telegram", None, "42"))["trails"]
         metrics = gw.rt.metrics.render().decode()
     assert "[document: invoice.png]\nInvoice total 42 EUR" in str(
@@ -107,3 +107,26 @@ async def test_pdf_text_and_refused_oversize_file_are_explained(
     assert any(s.endswith("files: invoice.png → document_text") for s in summaries), summaries
     assert any(s.endswith("files: dump.zip → media_too_large") for s in summaries), summaries
     assert 'reason="media_too_large"' in metrics
+
+
+async def test_an_album_in_one_batch_of_updates_is_one_turn(
+    tmp_path: Path, fake_tg: FakeTelegram, fake_llm: FakeLLM
+) -> None:
+    red, blue = png(color=(255, 0, 0)), png(color=(0, 0, 255))
+    fake_tg.files.add("al-1", red, ext="png")
+    fake_tg.files.add("al-2", blue, ext="png")
+    async with running(_config(tmp_path, fake_tg, fake_llm)):
+        await fake_tg.wait_for("getUpdates")
+        fake_tg.stall_get_updates = True  # both parts land in one getUpdates answer
+        first = fake_tg.media_message(42, "photo", _photo("al-1", len(red)), caption="compare")
+        second = fake_tg.media_message(42, "photo", _photo("al-2", len(blue)))
+        for update in (first, second):
+            update["message"]["media_group_id"] = "album-7"
+        fake_tg.stall_get_updates = False
+        await fake_tg.wait_for("sendMessage", timeout=30)
+        await fake_llm.wait_for_requests(1)
+    [request] = fake_llm.requests
+    text, *images = request.messages[-1]["content"]
+    assert text["text"] == "compare\n\n[image: photo, 32x24]\n\n[image: photo, 32x24]"
+    assert len(images) == 2
+    assert len(fake_tg.calls_of("sendMessage")) == 1

@@ -111,6 +111,7 @@ def _message(message: Message, bot: BotIdentity, channel: str) -> InboundMessage
         else None,
         attachments=attachments,
         received_at=message.date.timestamp() if message.date else time.time(),
+        extra={"media_group": message.media_group_id} if message.media_group_id else {},
     )
     return _targeted(msg)
 

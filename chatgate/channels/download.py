@@ -22,12 +22,14 @@ async def stream_to_file(
     max_bytes: int,
     *,
     headers: Mapping[str, str] | None = None,
+    redirects: bool = True,
 ) -> int:
     """GET ``url`` into ``dest`` chunk by chunk, stopping past ``max_bytes`` (the whole file is
-    never in memory). Errors carry a media reason and no URL (it may carry a token)."""
+    never in memory). Errors carry a media reason and no URL (it may carry a token).
+    ``redirects=False`` for URLs a sender chose: a redirect could lead past a host check."""
     try:
-        async with session.get(url, headers=dict(headers or {}), allow_redirects=True) as resp:
-            if resp.status >= 400:
+        async with session.get(url, headers=dict(headers or {}), allow_redirects=redirects) as resp:
+            if resp.status >= 300:
                 raise FetchError(MediaReason.DOWNLOAD_FAILED, f"HTTP {resp.status}")
             claimed = resp.content_length
             if claimed is not None and claimed > max_bytes:

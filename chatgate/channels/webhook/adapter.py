@@ -14,9 +14,11 @@ import logging
 import re
 import time
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, TypeVar
 from urllib.parse import parse_qsl
 
+import aiohttp
 from aiohttp import web
 
 from chatgate.channels.base import (
@@ -27,9 +29,10 @@ from chatgate.channels.base import (
 )
 from chatgate.channels.http_ingress import read_body, refuse
 from chatgate.channels.signatures import verify
-from chatgate.channels.types import Capabilities, InboundMessage, Target
+from chatgate.channels.types import Attachment, Capabilities, InboundMessage, Target
 from chatgate.channels.webhook import LIMITS
 from chatgate.channels.webhook.config import WebhookChannelConfig, WebhookRouteConfig
+from chatgate.channels.webhook.media import fetch_payload_file, payload_attachments
 from chatgate.config.base import secret_value
 from chatgate.policies.reasons import DropReason, IngressReason, RefusalReason
 from chatgate.policies.webhook_filter import (
@@ -63,6 +66,7 @@ class WebhookChannel(ChannelAdapter):
         self._paths: list[str] = []
         self._accepting = False
         self.sync_timeout_s = 600.0
+        self._files: aiohttp.ClientSession | None = None  # payload file downloads, on first use
 
     @property
     def capabilities(self) -> Capabilities:
@@ -85,6 +89,20 @@ class WebhookChannel(ChannelAdapter):
         for path in self._paths:
             self.ctx.http.remove(path)
         self._paths.clear()
+        if self._files is not None:
+            await self._files.close()
+            self._files = None
+
+    async def fetch(self, attachment: Attachment, dest: Path, max_bytes: int) -> int:
+        """A payload file: base64 from the body, or a URL on the route's allow-listed hosts."""
+        if self._files is None:
+            self._files = aiohttp.ClientSession(
+                timeout=aiohttp.ClientTimeout(total=None, sock_connect=10, sock_read=30),
+                cookie_jar=aiohttp.DummyCookieJar(),
+            )
+        return await fetch_payload_file(
+            self._files, self.config.routes, attachment, dest, max_bytes
+        )
 
     async def stop_intake(self) -> None:
         self._accepting = False
@@ -147,6 +165,9 @@ class WebhookChannel(ChannelAdapter):
         if not matches(event, route.when):
             return _json({"ignored": True, "reason_code": DropReason.FILTER_MISMATCH.value})
         prompt = render_pieces(plan.prompt, event) if plan.prompt else _default_prompt(payload)
+        files = payload_attachments(name, route.attachments, event) if route.attachments else ()
+        if not prompt.strip() and files:
+            prompt = f"[{files[0].kind}]"
         if not prompt.strip():
             return _json({"ignored": True, "reason_code": DropReason.EMPTY_INPUT.value})
         delivery_id = _delivery_id(request, body)
@@ -166,6 +187,7 @@ class WebhookChannel(ChannelAdapter):
             received_at=time.time(),
             reply_target=Target.parse(route.deliver.to) if route.deliver else None,
             route=name,
+            attachments=files,
         )
         try:
             submission = await self._sink.submit(msg)

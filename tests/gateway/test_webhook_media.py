@@ -83,9 +83,9 @@ async def test_base64_and_allow_listed_urls_are_read_other_hosts_and_redirects_a
         headers = {"Content-Type": "application/json"}
         headers.update(sign("generic", SECRET, body, time.time()))
         async with running(_config(tmp_path, fake_llm)) as gw, http() as client:
-            async with client.post(url(gw, "/hooks/reports"), data=body, headers=headers) as resp:
-                assert resp.status == 200
-                data = await resp.json()
+            response = await client.post(url(gw, "/hooks/reports"), data=body, headers=headers)
+            assert response.status == 200
+            data = await response.json()
     assert seen == [
         "/report.txt",
         "/moved",

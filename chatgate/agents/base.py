@@ -57,6 +57,16 @@ class ChatMessage:
         return out
 
 
+def with_parts(
+    message: dict[str, str], parts: Sequence[Mapping[str, Any]] | None
+) -> dict[str, Any]:
+    """An OpenAI-style message whose content is text plus content parts (images), if any."""
+    if not parts:
+        return dict(message)
+    text = [{"type": "text", "text": message["content"]}] if message["content"] else []
+    return {**message, "content": [*text, *(dict(p) for p in parts)]}
+
+
 def _safe_name(name: str) -> str:
     cleaned = "".join(c if c.isalnum() or c in "_-" else "_" for c in name)
     return cleaned[:64] or "user"

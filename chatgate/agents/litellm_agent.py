@@ -7,12 +7,12 @@ import contextlib
 import os
 import sys
 import threading
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from types import ModuleType
 from typing import Any
 
-from chatgate.agents.base import AgentError, AgentReply, Turn, recent
+from chatgate.agents.base import AgentError, AgentReply, Turn, recent, with_parts
 from chatgate.agents.litellm_errors import classify_model_error
 from chatgate.config.agent_models import LiteLLMAgentConfig
 from chatgate.config.base import secret_value
@@ -278,16 +278,6 @@ class _DeltaTracker:
         self.emitted = True
         if self._forward is not None:
             await self._forward(delta)
-
-
-def with_parts(
-    message: dict[str, str], parts: Sequence[Mapping[str, Any]] | None
-) -> dict[str, Any]:
-    """An OpenAI-style message whose content is text plus content parts (images), if any."""
-    if not parts:
-        return dict(message)
-    text = [{"type": "text", "text": message["content"]}] if message["content"] else []
-    return {**message, "content": [*text, *(dict(p) for p in parts)]}
 
 
 def _usage(response: Any) -> dict[str, int]:

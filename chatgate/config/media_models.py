@@ -26,6 +26,9 @@ class AgentMediaConfig(StrictModel):
     download_timeout_s: float = Field(60.0, gt=0)
     max_concurrent_downloads: int = Field(4, ge=1, description="per turn")
     vision: bool | None = Field(None, description="None: ask litellm whether the model sees images")
+    vision_model: str | None = Field(
+        None, description="describes images for a model without vision (agent's api_base/key)"
+    )
     max_image_side: int = Field(1568, ge=64, description="longer side, pixels, sent to the model")
     max_document_chars: int = Field(20_000, ge=100)
     transcription: TranscriptionConfig | None = Field(

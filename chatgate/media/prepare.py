@@ -15,6 +15,7 @@ from chatgate.agents.base import ChatMessage
 from chatgate.channels.base import FetchError
 from chatgate.channels.types import Attachment, AttachmentKind, InboundMessage
 from chatgate.config.media_models import AgentMediaConfig
+from chatgate.media.describe import Describer, DescriptionFailed, describe
 from chatgate.media.documents import DocumentText, UnreadableDocument, pdf_text, text_file
 from chatgate.media.files import TurnFiles
 from chatgate.media.sniff import sniff
@@ -118,6 +119,7 @@ class MediaContext:
     state_dir: Path
     vision: bool
     speech: SpeechEndpoint | None
+    describer: Describer | None = None
 
 
 def display_name(att: Attachment) -> str:
@@ -261,7 +263,7 @@ async def _understand(
 
     how = treatment(mime)
     if how is Treatment.IMAGE:
-        if not ctx.vision:
+        if not ctx.vision and ctx.describer is None:
             return noted(MediaReason.NO_VISION)
         from chatgate.media.images import UnreadableImage, image_part  # Pillow: on first use
 
@@ -269,6 +271,12 @@ async def _understand(
             image = await asyncio.to_thread(image_part, path, mime, ctx.config.max_image_side)
         except UnreadableImage as exc:
             return noted(MediaReason.CORRUPT, str(exc))
+        if not ctx.vision and ctx.describer is not None:
+            try:
+                seen = await describe(image.part, ctx.describer)
+            except DescriptionFailed as exc:
+                return noted(MediaReason.NO_VISION, f"vision_model: {exc}")
+            return done(MediaReason.IMAGE_DESCRIBED, f"[image: {name}, described] {seen}")
         return done(
             MediaReason.IMAGE_SENT, f"[image: {name}, {image.width}x{image.height}]", image.part
         )

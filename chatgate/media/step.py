@@ -10,6 +10,7 @@ from typing import Any
 from chatgate.channels.types import InboundMessage
 from chatgate.config.base import secret_value
 from chatgate.config.media_models import AgentMediaConfig
+from chatgate.media.describe import Describer
 from chatgate.media.prepare import Fetcher, MediaContext, PreparedInput, prepare_attachments
 from chatgate.media.speech import SpeechEndpoint
 
@@ -30,6 +31,7 @@ async def prepare_turn_input(
         state_dir=state_dir,
         vision=media.vision if media.vision is not None else await model_sees_images(agent_cfg),
         speech=speech_endpoint(agent_cfg),
+        describer=describer(agent_cfg),
     )
     return await prepare_attachments(messages, fetcher, ctx)
 
@@ -59,3 +61,16 @@ def speech_endpoint(agent_cfg: Any) -> SpeechEndpoint | None:
     if getattr(agent_cfg, "backend", None) != "litellm":
         return None
     return SpeechEndpoint("whisper-1", agent_cfg.api_base, secret_value(agent_cfg.api_key), timeout)
+
+
+def describer(agent_cfg: Any) -> Describer | None:
+    """`media.vision_model` with the agent's own api_base/api_key, if configured."""
+    media: AgentMediaConfig = agent_cfg.media
+    if media.vision_model is None:
+        return None
+    return Describer(
+        media.vision_model,
+        getattr(agent_cfg, "api_base", None),
+        secret_value(getattr(agent_cfg, "api_key", None)),
+        float(agent_cfg.timeout_s),
+    )

@@ -44,6 +44,7 @@ class MediaReason(StrEnum):
     """What became of one attachment (journal, metrics, logs, the user's notice)."""
 
     IMAGE_SENT = "image_sent"  # passed to the model as an image part
+    IMAGE_DESCRIBED = "image_described"  # described in words by the configured vision_model
     TRANSCRIBED = "transcribed"  # voice/audio became text
     DOCUMENT_TEXT = "document_text"  # text extracted (possibly truncated)
     FILE_NOTED = "file_noted"  # the model got name, type and size only

@@ -75,6 +75,7 @@ def test_treatment_by_sniffed_type(mime: str, how: Treatment) -> None:
 def test_every_refusal_has_a_visible_notice_and_successes_have_none() -> None:
     silent = {
         MediaReason.IMAGE_SENT,
+        MediaReason.IMAGE_DESCRIBED,
         MediaReason.TRANSCRIBED,
         MediaReason.DOCUMENT_TEXT,
         MediaReason.FILE_NOTED,

@@ -4,6 +4,7 @@ contract), real Pillow/pypdf/filetype work, the outcome and notice for each case
 from __future__ import annotations
 
 import io
+from dataclasses import replace
 from pathlib import Path
 
 from PIL import Image
@@ -12,9 +13,11 @@ from chatgate.agents.base import ChatMessage
 from chatgate.channels.base import FetchError
 from chatgate.channels.types import Attachment, InboundMessage
 from chatgate.config.media_models import AgentMediaConfig
+from chatgate.media.describe import Describer
 from chatgate.media.files import sweep
 from chatgate.media.prepare import MediaContext, PreparedInput, prepare_attachments
 from chatgate.policies.media import MediaReason
+from tests.fakes.llm import FakeLLM
 from tests.media.samples import pdf, png
 
 
@@ -169,6 +172,25 @@ async def test_media_turned_off_fetches_nothing_and_says_so(tmp_path: Path) -> N
     assert files.fetched == 0 and _reasons(prepared) == [MediaReason.DISABLED]
     assert text == "look\n\n[file not available (media_disabled): photo, unknown type]"
     assert prepared.notices == ("photo: this assistant does not read files.",)
+
+
+async def test_a_vision_model_describes_images_for_a_model_that_cannot_see(
+    tmp_path: Path, fake_llm: FakeLLM
+) -> None:
+    fake_llm.script("A red square with the word STOP.")
+    describer = Describer("openai/fake-vision", fake_llm.base_url, "sk-describe", 10.0)
+    ctx = replace(_ctx(tmp_path), vision=False, describer=describer)
+    msg = _msg(Attachment("image", handle="a", name="sign.png"), text="what is this")
+    prepared = await prepare_attachments([msg], MemoryFiles({"a": png()}), ctx)
+    [line] = prepared.apply([ChatMessage("user", msg.text, None, msg.key)])
+    assert (
+        line.content
+        == "what is this\n\n[image: sign.png, described] A red square with the word STOP."
+    )
+    assert _reasons(prepared) == [MediaReason.IMAGE_DESCRIBED] and not prepared.parts
+    [request] = fake_llm.requests
+    assert request.model == "fake-vision"
+    assert request.messages[0]["content"][1]["image_url"]["url"].startswith("data:image/png")
 
 
 def test_a_crash_leftover_is_swept_at_start(tmp_path: Path) -> None:

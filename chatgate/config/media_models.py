@@ -24,7 +24,9 @@ class AgentMediaConfig(StrictModel):
     max_files_per_turn: int = Field(10, ge=1)
     max_total_bytes: int = Field(50 * MB, gt=0, description="all files of one turn together")
     download_timeout_s: float = Field(60.0, gt=0)
-    max_concurrent_downloads: int = Field(4, ge=1, description="per turn")
+    max_concurrent_downloads: int = Field(
+        8, ge=1, description="files downloading at once, all turns together"
+    )
     vision: bool | None = Field(None, description="None: ask litellm whether the model sees images")
     vision_model: str | None = Field(
         None, description="describes images for a model without vision (agent's api_base/key)"

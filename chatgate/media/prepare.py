@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import weakref
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -122,6 +123,22 @@ class MediaContext:
     describer: Describer | None = None
 
 
+_GATES: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[int, asyncio.Semaphore]] = (
+    weakref.WeakKeyDictionary()
+)
+
+
+def download_gate(limit: int) -> asyncio.Semaphore:
+    """The bound on files downloading at once across all turns of this event loop (turns of
+    agents with the same `max_concurrent_downloads` share it): SDKs that read a file whole keep
+    at most ``limit × max_bytes`` in memory."""
+    gates = _GATES.setdefault(asyncio.get_running_loop(), {})
+    gate = gates.get(limit)
+    if gate is None:
+        gate = gates[limit] = asyncio.Semaphore(limit)
+    return gate
+
+
 def display_name(att: Attachment) -> str:
     """The file's name, or what it is ("voice message") when the platform gives none."""
     if att.name:
@@ -149,7 +166,7 @@ async def prepare_attachments(
         outcomes = [_outcome(k, a, MediaReason.DISABLED) for k, a in items]
         return _assemble(outcomes, {}, {}, ctx, limits, holders)
     plans = plan_fetches([a.size for _, a in items], limits)
-    gate = asyncio.Semaphore(ctx.config.max_concurrent_downloads)
+    gate = download_gate(ctx.config.max_concurrent_downloads)
     async with TurnFiles(ctx.state_dir) as files:
         results = await asyncio.gather(
             *(

@@ -76,6 +76,7 @@ class Attachment:
     mime: str | None = None
     size: int | None = None
     handle: str | None = None
+    duration_s: float | None = None  # voice/audio/video length, when the platform says
 
 
 @dataclass(frozen=True, slots=True)

@@ -23,6 +23,7 @@ class AgentMediaConfig(StrictModel):
     max_bytes: int = Field(20 * MB, gt=0, description="largest single file fetched")
     max_files_per_turn: int = Field(10, ge=1)
     max_total_bytes: int = Field(50 * MB, gt=0, description="all files of one turn together")
+    max_audio_s: float = Field(600.0, gt=0, description="longest voice note/audio transcribed")
     download_timeout_s: float = Field(60.0, gt=0)
     max_concurrent_downloads: int = Field(
         8, ge=1, description="files downloading at once, all turns together"
@@ -39,4 +40,6 @@ class AgentMediaConfig(StrictModel):
     echo_transcript: bool = False
 
     def limits(self) -> MediaLimits:
-        return MediaLimits(self.max_bytes, self.max_files_per_turn, self.max_total_bytes)
+        return MediaLimits(
+            self.max_bytes, self.max_files_per_turn, self.max_total_bytes, self.max_audio_s
+        )

@@ -34,6 +34,7 @@ from chatgate.presentation.model import Context, OutboundMessage
 
 log = logging.getLogger("chatgate.media")
 FETCH_ATTEMPTS = 2
+_TIMED = frozenset({AttachmentKind.VOICE, AttachmentKind.AUDIO})  # max_audio_s applies
 _DEFAULT_NAMES: dict[str, str] = {
     AttachmentKind.IMAGE: "photo",
     AttachmentKind.VOICE: "voice message",
@@ -165,7 +166,8 @@ async def prepare_attachments(
     if not ctx.config.enabled:
         outcomes = [_outcome(k, a, MediaReason.DISABLED) for k, a in items]
         return _assemble(outcomes, {}, {}, ctx, limits, holders)
-    plans = plan_fetches([a.size for _, a in items], limits)
+    durations = [a.duration_s if a.kind in _TIMED else None for _, a in items]
+    plans = plan_fetches([a.size for _, a in items], limits, durations)
     gate = download_gate(ctx.config.max_concurrent_downloads)
     async with TurnFiles(ctx.state_dir) as files:
         results = await asyncio.gather(

@@ -4,7 +4,7 @@ and the model are told when a file is refused. Pure: no I/O, no SDK."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from enum import StrEnum
 
 MB = 1024 * 1024
@@ -49,6 +49,7 @@ class MediaReason(StrEnum):
     DOCUMENT_TEXT = "document_text"  # text extracted (possibly truncated)
     FILE_NOTED = "file_noted"  # the model got name, type and size only
     TOO_LARGE = "media_too_large"
+    TOO_LONG = "media_too_long"  # a voice note/audio longer than max_audio_s
     TOO_MANY = "media_too_many"
     TURN_TOTAL = "media_turn_total"  # the turn's files together exceed max_total_bytes
     UNSUPPORTED_TYPE = "media_unsupported_type"
@@ -77,12 +78,13 @@ class MediaLimits:
     max_bytes: int = 20 * MB
     max_files: int = 10
     max_total_bytes: int = 50 * MB
+    max_audio_s: float = 600.0
 
     def for_platform(self, platform: str) -> MediaLimits:
         cap = PLATFORM_MAX_BYTES.get(platform)
         if cap is None or cap >= self.max_bytes:
             return self
-        return MediaLimits(cap, self.max_files, self.max_total_bytes)
+        return replace(self, max_bytes=cap)
 
 
 @dataclass(frozen=True, slots=True)
@@ -93,17 +95,25 @@ class FetchPlan:
     max_bytes: int
 
 
-def plan_fetches(claimed_sizes: Sequence[int | None], limits: MediaLimits) -> tuple[FetchPlan, ...]:
-    """Refuse what the platform's claimed sizes already rule out; the rest is fetched with a cap
-    (a claimed size may lie or be missing, so the download enforces the bound again)."""
+def plan_fetches(
+    claimed_sizes: Sequence[int | None],
+    limits: MediaLimits,
+    durations: Sequence[float | None] = (),
+) -> tuple[FetchPlan, ...]:
+    """Refuse what the platform's claimed sizes (and audio lengths) already rule out; the rest
+    is fetched with a cap (a claimed size may lie or be missing: the download enforces it)."""
     plans: list[FetchPlan] = []
     total = 0
     for index, size in enumerate(claimed_sizes):
+        seconds = durations[index] if index < len(durations) else None
         if index >= limits.max_files:
             plans.append(FetchPlan(MediaReason.TOO_MANY, 0))
             continue
         if size is not None and size > limits.max_bytes:
             plans.append(FetchPlan(MediaReason.TOO_LARGE, 0))
+            continue
+        if seconds is not None and seconds > limits.max_audio_s:
+            plans.append(FetchPlan(MediaReason.TOO_LONG, 0))
             continue
         room = limits.max_total_bytes - total
         if (size or 0) > room or room <= 0:
@@ -147,6 +157,10 @@ def user_notice(reason: MediaReason, name: str, platform: str, limits: MediaLimi
                 else ""
             )
             + "; send a smaller file."
+        ),
+        MediaReason.TOO_LONG: (
+            f"{name} is longer than {limits.max_audio_s / 60:g} minutes, the most this bot "
+            "transcribes."
         ),
         MediaReason.TOO_MANY: (
             f"{name} was skipped: at most {limits.max_files} files per message are read."

@@ -46,6 +46,14 @@ def test_plan_fetches(name: str, sizes: list[int | None], plans: list[FetchPlan]
     assert all(g.max_bytes >= p.max_bytes for g, p in zip(got, plans, strict=True))
 
 
+def test_a_voice_note_longer_than_max_audio_s_is_refused_before_download() -> None:
+    limits = MediaLimits(max_audio_s=60)
+    plans = plan_fetches([1000, 1000, 1000], limits, [59.0, 61.0, None])
+    assert [p.refused for p in plans] == [None, MediaReason.TOO_LONG, None]
+    text = user_notice(MediaReason.TOO_LONG, "voice message", "telegram", limits)
+    assert text == "voice message is longer than 1 minutes, the most this bot transcribes."
+
+
 def test_telegram_caps_files_at_20_mb_whatever_the_config_says() -> None:
     assert MediaLimits(max_bytes=50 * MB).for_platform("telegram").max_bytes == 20 * MB
     assert MediaLimits(max_bytes=5 * MB).for_platform("telegram").max_bytes == 5 * MB

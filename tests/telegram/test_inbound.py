@@ -204,6 +204,20 @@ def test_caption_is_used_as_text_and_the_photo_listed(fake: FakeTelegram) -> Non
     assert msg.attachments[0].handle == "ph42-800"  # the largest size
 
 
+def test_a_voice_note_carries_its_file_id_type_size_and_length(fake: FakeTelegram) -> None:
+    voice = {"file_id": "vo", "file_unique_id": "u", "duration": 7, "mime_type": "audio/ogg"}
+    msg = inbound(fake.media_message(42, "voice", voice | {"file_size": 5120}))
+    assert msg.text == "[voice]"
+    [att] = msg.attachments
+    assert (att.kind, att.handle, att.mime, att.size, att.duration_s) == (
+        "voice",
+        "vo",
+        "audio/ogg",
+        5120,
+        7.0,
+    )
+
+
 def test_caption_entities_address_the_bot() -> None:
     caption = f"@{BOT_USERNAME} is this ok?"
     fields: dict[str, Any] = {

@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
+from datetime import timedelta
 
 from chatgate.channels.telegram.ids import message_key
 from chatgate.channels.types import Attachment, InboundMessage, default_target
 from chatgate.policies.admission import ChatKind
 from chatgate.policies.reasons import DropReason
 from telegram import Message, MessageEntity, Update
+from telegram.warnings import PTBDeprecationWarning
 
 ALLOWED_UPDATES = (
     "message",
@@ -227,8 +229,20 @@ def _attachments(message: Message) -> tuple[Attachment, ...]:
             continue
         mime = getattr(media, "mime_type", None) or _STICKER_MIME.get(field)
         name = getattr(media, "file_name", None)
-        found.append(Attachment(kind, None, name, mime, media.file_size, media.file_id))
+        with warnings.catch_warnings():  # PTB 22 warns that `duration` becomes a timedelta
+            warnings.simplefilter("ignore", PTBDeprecationWarning)
+            seconds = _seconds(getattr(media, "duration", None))
+        found.append(Attachment(kind, None, name, mime, media.file_size, media.file_id, seconds))
     return tuple(found)
+
+
+def _seconds(duration: object) -> float | None:
+    """A media duration as seconds (PTB gives an int or a timedelta, by version)."""
+    if isinstance(duration, timedelta):
+        return duration.total_seconds()
+    if isinstance(duration, int | float) and not isinstance(duration, bool):
+        return float(duration)
+    return None
 
 
 _FILE_FIELDS = (

@@ -172,7 +172,7 @@ async def prepare_attachments(
     async with TurnFiles(ctx.state_dir) as files:
         results = await asyncio.gather(
             *(
-                _one(key, att, plan.refused, plan.max_bytes, fetcher, files, gate, ctx)
+                _guarded(key, att, plan.refused, plan.max_bytes, fetcher, files, gate, ctx)
                 for (key, att), plan in zip(items, plans, strict=True)
             )
         )
@@ -217,6 +217,28 @@ def _assemble(
         tuple(notices),
         placeholders,
     )
+
+
+async def _guarded(
+    key: str,
+    att: Attachment,
+    refused: MediaReason | None,
+    max_bytes: int,
+    fetcher: Fetcher | None,
+    files: TurnFiles,
+    gate: asyncio.Semaphore,
+    ctx: MediaContext,
+) -> tuple[MediaOutcome, str, Mapping[str, Any] | None]:
+    """One attachment; a fault in reading it costs that file, never the turn."""
+    try:
+        return await _one(key, att, refused, max_bytes, fetcher, files, gate, ctx)
+    except asyncio.CancelledError:
+        raise
+    except Exception as exc:
+        log.exception("attachment could not be read", extra={"key": key, "kind": att.kind})
+        name = display_name(att)
+        outcome = _outcome(key, att, MediaReason.CORRUPT, name=name, detail=type(exc).__name__)
+        return outcome, model_note(outcome.reason, name, att.mime or "", att.size), None
 
 
 async def _one(

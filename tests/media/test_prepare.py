@@ -193,6 +193,27 @@ async def test_a_vision_model_describes_images_for_a_model_that_cannot_see(
     assert request.messages[0]["content"][1]["image_url"]["url"].startswith("data:image/png")
 
 
+async def test_a_fault_while_reading_one_file_costs_that_file_not_the_turn(
+    tmp_path: Path,
+) -> None:
+    class Broken(MemoryFiles):
+        async def fetch(self, attachment: Attachment, dest: Path, max_bytes: int) -> int:
+            if attachment.handle == "bad":
+                raise KeyError("an adapter bug")
+            return await super().fetch(attachment, dest, max_bytes)
+
+    files = Broken({"ok": b"fine"})
+    prepared, text = await _run(
+        tmp_path,
+        files,
+        Attachment("document", handle="bad", name="bad.txt"),
+        Attachment("document", handle="ok", name="ok.txt"),
+    )
+    assert _reasons(prepared) == [MediaReason.DOWNLOAD_FAILED, MediaReason.DOCUMENT_TEXT]
+    assert prepared.outcomes[0].detail == "KeyError"
+    assert text.endswith("[document: ok.txt]\nfine")
+
+
 def test_a_crash_leftover_is_swept_at_start(tmp_path: Path) -> None:
     left = tmp_path / "media-tmp" / "abc"
     left.mkdir(parents=True)

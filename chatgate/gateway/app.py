@@ -210,6 +210,8 @@ class Gateway:
         for agent in rt.agents.values():
             with contextlib.suppress(Exception):
                 await agent.aclose()
+        if rt.delivery.files is not None:
+            await rt.delivery.files.close()
         await rt.state.close()
         self.state_lock.release()
         self._gc.undo()
@@ -279,7 +281,10 @@ class Gateway:
         if action == "dlq_list":
             return await admin.dlq_list(state, int(args.get("limit", 100)))
         if action == "dlq_drop":
+            held = await self.rt.dead_letters.get(int(args["id"]))
             result = await admin.dlq_drop(state, int(args["id"]))
+            if result["found"] and held is not None and self.rt.delivery.files is not None:
+                await self.rt.delivery.files.discard(_message_or_none(held.message))
             self.rt.metrics.dlq_size.set(await self.rt.dead_letters.count())
             return result
         if action == "dlq_replay":
@@ -408,3 +413,11 @@ def _client_host(host: str) -> str:
 
 def _equal(given: str, expected: str) -> bool:
     return secure_equals(given, expected)
+
+
+def _message_or_none(data: Mapping[str, Any]) -> OutboundMessage | None:
+    """A stored reply decoded, or None when it no longer decodes (nothing to clean up then)."""
+    try:
+        return message_from_dict(data)
+    except ValueError:
+        return None

@@ -40,6 +40,7 @@ from chatgate.gateway.runtime import Runtime, loop_guard, rate_spec, retry_polic
 from chatgate.gateway.sdnotify import Notifier
 from chatgate.gateway.sessions import SessionCache
 from chatgate.gateway.state_lock import StateLock
+from chatgate.media.outgoing import OutgoingFiles
 from chatgate.policies.ratelimit import RateLimiter
 from chatgate.state.factory import build_state
 
@@ -111,6 +112,7 @@ class GatewayBuilder:
             events,
             metrics,
             callback_store=state.callbacks,
+            files=OutgoingFiles(loaded.state_dir / "outgoing"),
         )
         cache = SessionCache(
             state.sessions, max_warm=gw.sessions.warm_max, max_messages=gw.sessions.max_messages

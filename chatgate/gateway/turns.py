@@ -22,6 +22,7 @@ from chatgate.gateway.runtime import Runtime
 from chatgate.gateway.session_queue import CancelReason, Job, JobKind, TurnControl
 from chatgate.gateway.sessions import WarmSession
 from chatgate.gateway.streaming import StreamingReply
+from chatgate.media.outgoing import store_files
 from chatgate.policies.failure import failure_reply
 from chatgate.policies.outcome import EMPTY_REPLY_FALLBACK, classify_final
 from chatgate.policies.reasons import DeliveryStatus, FailureReason, OutcomeKind
@@ -121,6 +122,7 @@ class TurnRunner:
                     try:
                         async with asyncio.timeout(agent_cfg.timeout_s + 5.0):
                             reply = await agent.run(turn)
+                            reply = await store_files(reply, rt.delivery.files)
                     except asyncio.CancelledError:
                         if control.reason is None:
                             raise

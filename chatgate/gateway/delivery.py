@@ -145,8 +145,8 @@ class Delivery:
                     status=DeliveryStatus.DEAD_TARGET if dead else DeliveryStatus.UNDELIVERED,
                 )
             ids.extend(result.message_ids)
-        if self.files is not None:
-            await self.files.discard(message)
+        if self.files is not None and any(upload_of(c) for c in chunks):
+            await self.files.discard(message)  # uploaded: linked files expire on their own
         self.metrics.delivery.labels(channel=target.channel, status="sent", kind="").inc()
         self.events.emit(
             EventName.MESSAGE_SENT,

@@ -12,7 +12,7 @@ from typing import Any, TypeGuard
 
 from chatgate.agents.base import AgentError, AgentReply, ChatMessage, Turn
 from chatgate.channels.base import ChannelAdapter
-from chatgate.channels.outcome import Stage, TurnResult
+from chatgate.channels.outcome import Stage, TurnResult, files_of
 from chatgate.channels.types import AckMode
 from chatgate.gateway.degraded import OwnerKind
 from chatgate.gateway.delivery import DeliveryReport
@@ -464,7 +464,13 @@ class TurnRunner:
             if not job.future.done():
                 job.future.set_result(
                     TurnResult(
-                        job.msg.key, stage.value, reason, text, job.session, report.status.value
+                        job.msg.key,
+                        stage.value,
+                        reason,
+                        text,
+                        job.session,
+                        report.status.value,
+                        files_of(message),
                     )
                 )
 

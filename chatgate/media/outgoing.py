@@ -13,21 +13,27 @@ import logging
 import os
 import re
 import secrets
+from collections.abc import Mapping
 from dataclasses import replace
 from enum import StrEnum
 from pathlib import Path
+from typing import Any
 
 import aiohttp
 import filetype
 
 from chatgate.agents.base import AgentReply
+from chatgate.clock import Clock
+from chatgate.media.links import FileLinks
 from chatgate.presentation.file_rules import MB, human_size
 from chatgate.presentation.model import Block, File, OutboundMessage, Text
+from chatgate.state.protocols import DeadLetterStore
 
 log = logging.getLogger("chatgate.media.outgoing")
 DEFAULT_MAX_BYTES = 50 * MB
 FETCH_TIMEOUT_S = 30.0
 _REF = re.compile(r"^[0-9a-f]{32}$")
+DLQ_SCAN = 10_000
 _GENERIC = frozenset({"", "application/octet-stream"})
 
 
@@ -69,9 +75,12 @@ def refs_of(message: OutboundMessage) -> list[str]:
 class OutgoingFiles:
     """The outgoing-file store of one gateway (a directory in the state dir)."""
 
-    def __init__(self, root: Path, *, max_bytes: int = DEFAULT_MAX_BYTES) -> None:
+    def __init__(
+        self, root: Path, *, max_bytes: int = DEFAULT_MAX_BYTES, links: FileLinks | None = None
+    ) -> None:
         self.root = root
         self.max_bytes = max_bytes
+        self.links = links
         self._http: aiohttp.ClientSession | None = None
 
     async def close(self) -> None:
@@ -97,6 +106,23 @@ class OutgoingFiles:
             blocks.append(block)
         return OutboundMessage(tuple(blocks))
 
+    def link(self, file: File, now: float) -> str | None:
+        """A signed, expiring download path for a stored file (None without a link key)."""
+        if self.links is None or not file.ref:
+            return None
+        return self.links.path(file.ref, file.name, file.mime, now)
+
+    def described(self, file: File, now: float) -> dict[str, object]:
+        """A stored file as JSON for web clients: what it is and where to fetch it."""
+        return {
+            "name": file.name,
+            "mime": file.mime,
+            "kind": file.kind,
+            "size": file.size,
+            "caption": file.caption,
+            "url": self.link(file, now),
+        }
+
     def path_of(self, ref: str) -> Path:
         if not _REF.match(ref):
             raise FileMissing(f"not a file reference: {ref[:40]!r}")
@@ -111,9 +137,12 @@ class OutgoingFiles:
 
     async def discard(self, message: OutboundMessage | None) -> None:
         """Remove the files of a message whose delivery ended (sent, or dropped from the DLQ)."""
-        refs = refs_of(message) if message is not None else []
-        if refs:
-            await asyncio.to_thread(self._unlink, [self.path_of(r) for r in refs])
+        await self.discard_refs(refs_of(message) if message is not None else [])
+
+    async def discard_refs(self, refs: list[str]) -> None:
+        paths = [self.root / r for r in refs if _REF.match(r)]
+        if paths:
+            await asyncio.to_thread(self._unlink, paths)
 
     async def sweep(self, older_than_s: float, now: float, keep: set[str]) -> int:
         """Remove files older than `older_than_s` that no open entry references (`keep`)."""
@@ -195,3 +224,35 @@ class OutgoingFiles:
             except OSError:
                 continue
         return removed
+
+
+async def sweep_forever(
+    files: OutgoingFiles, dead_letters: DeadLetterStore, clock: Clock, every_s: float = 600.0
+) -> None:
+    """Remove stored files no one can fetch any more: older than a download link lives (plus an
+    hour) and not kept by a DLQ entry awaiting replay."""
+    keep_s = (files.links.ttl_s if files.links is not None else 0.0) + 3600.0
+    while True:
+        await clock.sleep(every_s)
+        try:
+            keep = {
+                ref for entry in await dead_letters.list(DLQ_SCAN) for ref in refs_in(entry.message)
+            }
+            removed = await files.sweep(keep_s, clock.time(), keep)
+        except Exception:  # the store is down: the next round tries again
+            log.warning("outgoing-file sweep failed", exc_info=True)
+            continue
+        if removed:
+            log.info("outgoing files removed", extra={"count": removed})
+
+
+def refs_in(data: Mapping[str, Any]) -> list[str]:
+    """References in a stored (dict) reply, without decoding the rest of it."""
+    blocks = data.get("blocks")
+    if not isinstance(blocks, list):
+        return []
+    return [
+        str(b["ref"])
+        for b in blocks
+        if isinstance(b, dict) and b.get("type") == "file" and isinstance(b.get("ref"), str)
+    ]

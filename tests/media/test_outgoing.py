@@ -106,3 +106,39 @@ async def test_sweep_keeps_what_open_entries_reference(tmp_path: Path) -> None:
     now = os.stat(store.path_of(old)).st_mtime + 3600
     assert await store.sweep(600, now, {keep}) == 1
     assert await store.read(keep) == b"1"
+
+
+async def test_the_sweep_loop_spares_files_a_dlq_entry_still_needs(tmp_path: Path) -> None:
+    import asyncio
+    import time
+
+    from chatgate.channels.types import Target
+    from chatgate.media.links import FileLinks
+    from chatgate.media.outgoing import refs_in, sweep_forever
+    from chatgate.policies.reasons import SendErrorKind
+    from chatgate.presentation.model import message_to_dict
+    from chatgate.state.sqlite.db import Database
+    from chatgate.state.sqlite.dead_letters import SqliteDeadLetters
+    from tests.fakes.clock import ManualClock
+
+    db = Database(tmp_path / "state.db")
+    await db.open()
+    dlq = SqliteDeadLetters(db)
+    await dlq.load()
+    store = OutgoingFiles(tmp_path / "out", links=FileLinks(tmp_path, ttl_s=60))
+    held = await store.store(OutboundMessage((File("held", data=b"1"),)))
+    gone = await store.store(OutboundMessage((File("gone", data=b"2"),)))
+    await dlq.add(Target("tg", "1"), message_to_dict(held), SendErrorKind.FORBIDDEN, "e", 1, 1.0)
+    assert refs_in(message_to_dict(held)) == refs_of(held)
+    clock = ManualClock(wall_start=time.time() + 3700)  # past the link TTL + an hour
+    task = asyncio.create_task(sweep_forever(store, dlq, clock, every_s=10))
+    await asyncio.sleep(0)
+    clock.advance(10)
+    for _ in range(50):
+        await asyncio.sleep(0.01)
+        if not store.path_of(refs_of(gone)[0]).exists():
+            break
+    task.cancel()
+    await db.close()
+    assert not store.path_of(refs_of(gone)[0]).exists()
+    assert await store.read(refs_of(held)[0]) == b"1"

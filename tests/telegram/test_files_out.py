@@ -106,3 +106,27 @@ async def test_a_failed_upload_keeps_its_file_in_the_dlq_and_replay_uploads_it(
     assert [c.params["photo"]["data"] for c in fake_tg.calls_of("sendPhoto")] == [PNG, PNG]
     assert len(fake_tg.calls_of("sendDocument")) == 1 and len(fake_tg.sent) == 1
     assert outgoing(tmp_path) == []
+
+
+async def test_kill9_after_the_answer_was_recorded_uploads_its_file_once_after_restart(
+    tmp_path: Path, fake_tg: FakeTelegram, fake_llm: FakeLLM, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from tests.daemon import Daemon
+
+    cfg = config(tmp_path, fake_tg, fake_llm, monkeypatch)
+    env = {"PYTHONPATH": str(tmp_path / "agents")}
+    fake_tg.fail("sendMessage", FaultSpec(200, "stalled", delay_s=30))  # the text before the photo
+    first = await Daemon(cfg, env=env).start()
+    fake_tg.dm(USER, "chart please")
+    await fake_tg.wait_for("sendMessage", timeout=20)  # answered, recorded, now sending
+    assert len(outgoing(tmp_path)) == 2
+    first.kill9()
+    await first.wait()
+    second = await Daemon(cfg, env=env, log_name="daemon2.log").start()
+    try:
+        await fake_tg.wait_for("sendDocument", timeout=30)
+    finally:
+        assert await second.terminate() == 0
+    [photo] = fake_tg.calls_of("sendPhoto")
+    assert photo.params["photo"]["data"] == PNG
+    assert outgoing(tmp_path) == []

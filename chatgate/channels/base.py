@@ -17,6 +17,7 @@ from typing import Any, ClassVar, Protocol
 from aiohttp import web
 from pydantic import BaseModel
 
+from chatgate.channels.outcome import StateUnavailable as StateUnavailable  # submit's refusal
 from chatgate.channels.outcome import Submission
 from chatgate.channels.types import Capabilities, InboundMessage, SendResult, Target
 from chatgate.clock import Clock, SystemClock
@@ -27,7 +28,6 @@ from chatgate.presentation.chunking import chunk_text
 from chatgate.presentation.degrade import REF_PREFIX, callback_hash
 from chatgate.presentation.model import OutboundMessage
 from chatgate.presentation.render import to_markdown
-from chatgate.state.protocols import StateUnavailable as StateUnavailable  # submit's refusal
 
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 

@@ -12,11 +12,9 @@ from __future__ import annotations
 import asyncio
 import logging
 import random
-from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from chatgate.channels.base import (
-    ChannelAdapter,
     ChannelError,
     ChannelState,
     InboundSink,
@@ -24,14 +22,15 @@ from chatgate.channels.base import (
 )
 from chatgate.clock import Clock
 from chatgate.config.models import SupervisionConfig
-from chatgate.gateway.channel_lease import LeaseHold, LeaseKeeper
+from chatgate.gateway.channel_lease import LeaseKeeper
 from chatgate.gateway.degraded import DegradedRegistry, OwnerKind
 from chatgate.gateway.metrics import Metrics
+from chatgate.gateway.supervised import ChannelStatus as ChannelStatus  # re-exported
+from chatgate.gateway.supervised import Supervised as Supervised  # re-exported
 from chatgate.policies.channel_states import TRANSITIONS, ChannelEvent, next_state
 from chatgate.policies.supervision import (
     ExitClass,
     FleetBreaker,
-    RestartBudget,
     backoff_delay,
     classify_exit,
 )
@@ -42,53 +41,6 @@ BREAKER_HINT = (
     "a shared dependency is failing (network, DNS, a provider, or a revoked organisation token); "
     "restarts resume automatically after the cooldown"
 )
-
-
-@dataclass
-class ChannelStatus:
-    """What `chatgate status` shows of one channel."""
-
-    name: str
-    platform: str
-    state: ChannelState
-    since: float
-    error: str = ""
-    hint: str = ""
-    restarts: int = 0
-    next_retry_at: float | None = None
-    detail: dict[str, Any] = field(default_factory=dict)
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "name": self.name,
-            "platform": self.platform,
-            "state": self.state.value,
-            "since": self.since,
-            "error": self.error,
-            "hint": self.hint,
-            "restarts": self.restarts,
-            "next_retry_at": self.next_retry_at,
-            **self.detail,
-        }
-
-
-@dataclass(eq=False)
-class Supervised:
-    """One channel instance under supervision."""
-
-    adapter: ChannelAdapter
-    status: ChannelStatus
-    budget: RestartBudget
-    ready: asyncio.Event = field(default_factory=asyncio.Event)
-    wake: asyncio.Event = field(default_factory=asyncio.Event)
-    first_attempt: asyncio.Event = field(default_factory=asyncio.Event)
-    task: asyncio.Task[None] | None = None
-    backoff_step: int = 0
-    running_since: float | None = None
-    restart_requested: bool = False
-    lease: str | None = None  # exclusive connection: run only while this replica holds it
-    hold: LeaseHold | None = None  # the lease's time left, as the adapter sees it
-    lease_lost: bool = False
 
 
 class Fleet(Protocol):

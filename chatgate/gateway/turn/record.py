@@ -46,6 +46,7 @@ class TurnRecord:
     new: list[ChatMessage] = field(default_factory=list)
     session: WarmSession | None = None
     agent: Agent | None = None
+    timeout_s: float = 0.0  # the agent's timeout_s
     adapter: ChannelAdapter | None = None
     stream: StreamingReply | None = None
     reacts: bool = False  # the adapter acknowledges with a reaction (and marks it done after)

@@ -59,6 +59,8 @@ class TurnSteps:
         """Take the session's turn lock, drop resumed messages answered meanwhile, take the
         warm session (a one-shot turn gets a transient one, never cached)."""
         rt = self.rt
+        rec.agent = rt.agents[rec.last.agent]  # as configured when the turn began (reloads swap it)
+        rec.timeout_s = rt.config.agents[rec.last.agent].timeout_s
         lock = rt.turn_lock.hold(
             rec.last.session, owner=rt.owner, ttl=rt.config.gateway.turn_lock.ttl_s
         )
@@ -108,9 +110,8 @@ class TurnSteps:
     async def call_agent(self, rec: TurnRecord) -> TurnExit | None:
         """Run the agent inline under its timeout while the channel shows life (reaction ack,
         typing); a cancelled call ends as its `TurnExit` or as the /stop failure."""
-        rt, last, adapter = self.rt, rec.last, rec.adapter
-        agent = rt.agents[last.agent]
-        rec.agent = agent
+        rt, last, adapter, agent = self.rt, rec.last, rec.adapter, rec.agent
+        assert agent is not None
         turn = self._turn_for(rec)
         prewarm = getattr(agent, "prewarm", None)  # a one-time warm-up must not eat the timeout
         if prewarm is not None:
@@ -149,7 +150,7 @@ class TurnSteps:
         control = rec.control
         control.enter_agent()
         try:
-            async with asyncio.timeout(self.rt.config.agents[rec.last.agent].timeout_s + 5.0):
+            async with asyncio.timeout(rec.timeout_s + 5.0):
                 rec.reply = await store_files(await agent.run(turn), self.rt.delivery.files)
         except asyncio.CancelledError:
             if control.reason is None:

@@ -1,2 +1,3 @@
-"""Attachments between channel and agent: limits, type sniffing, temp files, vision parts,
-speech-to-text and document text. No platform code: fetching stays in each channel adapter."""
+"""Attachments between channels and agents (no platform code: fetching and uploading stay in each
+channel's adapter). In: limits, type sniffing, temporary files, vision parts, speech-to-text and
+document text (`prepare`, `step`). Out: stored reply files and their signed links (`outgoing`)."""

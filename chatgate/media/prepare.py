@@ -107,9 +107,11 @@ class PreparedInput:
             return message
         return OutboundMessage((Context("\n".join(self.notices)), *message.blocks))
 
-    def journal(self) -> list[dict[str, Any]]:
-        """Every attachment and what became of it, for the journal (`chatgate why`)."""
-        return [{"message": o.message, **o.to_dict()} for o in self.outcomes]
+    def journal_fields(self) -> dict[str, Any]:
+        """Every attachment and what became of it, for the journaled reply (`chatgate why`)."""
+        if not self.outcomes:
+            return {}
+        return {"media": [{"message": o.message, **o.to_dict()} for o in self.outcomes]}
 
 
 @dataclass(frozen=True)

@@ -42,6 +42,7 @@ from chatgate.policies.webhook_filter import (
     render_pieces,
     template_fields,
 )
+from chatgate.presentation.model import File
 
 log = logging.getLogger("chatgate.webhook")
 DELIVERY_ID_HEADERS = ("X-GitHub-Delivery", "X-Request-Id", "X-Delivery-Id", "X-Webhook-Id")
@@ -66,7 +67,7 @@ class WebhookChannel(ChannelAdapter):
         self._paths: list[str] = []
         self._accepting = False
         self.sync_timeout_s = 600.0
-        self._files: aiohttp.ClientSession | None = None  # payload file downloads, on first use
+        self._downloads: aiohttp.ClientSession | None = None  # payload file downloads, on first use
 
     @property
     def capabilities(self) -> Capabilities:
@@ -89,19 +90,19 @@ class WebhookChannel(ChannelAdapter):
         for path in self._paths:
             self.ctx.http.remove(path)
         self._paths.clear()
-        if self._files is not None:
-            await self._files.close()
-            self._files = None
+        if self._downloads is not None:
+            await self._downloads.close()
+            self._downloads = None
 
     async def fetch(self, attachment: Attachment, dest: Path, max_bytes: int) -> int:
         """A payload file: base64 from the body, or a URL on the route's allow-listed hosts."""
-        if self._files is None:
-            self._files = aiohttp.ClientSession(
+        if self._downloads is None:
+            self._downloads = aiohttp.ClientSession(
                 timeout=aiohttp.ClientTimeout(total=None, sock_connect=10, sock_read=30),
                 cookie_jar=aiohttp.DummyCookieJar(),
             )
         return await fetch_payload_file(
-            self._files, self.config.routes, attachment, dest, max_bytes
+            self._downloads, self.config.routes, attachment, dest, max_bytes
         )
 
     async def stop_intake(self) -> None:
@@ -214,9 +215,26 @@ class WebhookChannel(ChannelAdapter):
                 {"error": "not finished; retry with the same delivery id", "id": msg.message_id},
                 503,
             )
-        return _json(
-            {"reply": result.reply or "", "reason_code": result.reason, "session": result.session}
-        )
+        answer: dict[str, Any] = {
+            "reply": result.reply or "",
+            "reason_code": result.reason,
+            "session": result.session,
+        }
+        if result.files:
+            answer["files"] = self._files(request, result.files)
+        return _json(answer)
+
+    def _files(self, request: web.Request, files: tuple[File, ...]) -> list[dict[str, Any]]:
+        """Each file the answer carries, with a signed download link on this server."""
+        store = self.ctx.kv.get("files")
+        origin = str(request.url.origin())
+        described = []
+        for file in files:
+            info = store.described(file, time.time()) if store is not None else {"name": file.name}
+            if isinstance(info.get("url"), str):
+                info["url"] = origin + str(info["url"])
+            described.append(info)
+        return described
 
 
 async def wait_shielded(future: asyncio.Future[T], timeout_s: float) -> T:

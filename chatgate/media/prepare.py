@@ -332,8 +332,9 @@ async def _understand(
         except TranscriptionFailed as exc:
             return noted(MediaReason.TRANSCRIPTION_FAILED, str(exc))
         return done(MediaReason.TRANSCRIBED, f"[{name} transcript] {heard}")
-    if how is Treatment.NOTE:
-        return noted(MediaReason.UNSUPPORTED_TYPE)
+    if how is Treatment.NOTE:  # an animated sticker is noted without a notice to the user
+        sticker = att.kind == AttachmentKind.STICKER
+        return noted(MediaReason.FILE_NOTED if sticker else MediaReason.UNSUPPORTED_TYPE)
     reader = pdf_text if how is Treatment.PDF else text_file
     try:
         doc: DocumentText = await asyncio.to_thread(reader, path, ctx.config.max_document_chars)

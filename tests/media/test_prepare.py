@@ -164,6 +164,20 @@ async def test_limits_refuse_before_downloading_and_while_streaming(tmp_path: Pa
     assert len(prepared.notices) == 3
 
 
+async def test_an_animated_sticker_is_noted_quietly_and_a_video_explained(tmp_path: Path) -> None:
+    tgs = b"\x1f\x8b\x08\x00" + b"\x00" * 60  # gzip: Telegram's animated sticker format
+    mp4 = b"\x00\x00\x00\x18ftypmp42" + b"\x00" * 60
+    files = MemoryFiles({"s": tgs, "v": mp4})
+    prepared, text = await _run(
+        tmp_path, files, Attachment("sticker", handle="s"), Attachment("video", handle="v")
+    )
+    assert _reasons(prepared) == [MediaReason.FILE_NOTED, MediaReason.UNSUPPORTED_TYPE]
+    assert prepared.notices == (
+        "video: this file type can't be read; only its name was passed on.",
+    )
+    assert "[file received: sticker, application/gzip" in text
+
+
 async def test_media_turned_off_fetches_nothing_and_says_so(tmp_path: Path) -> None:
     files = MemoryFiles({"a": png()})
     prepared, text = await _run(

@@ -98,7 +98,7 @@ class GatewayBuilder:
             clock,
             degraded,
             gw.supervision,
-            kv={"callbacks": state.callbacks, "facts": state.facts},
+            kv={"callbacks": state.callbacks, "facts": state.facts, **state.stores.kv},
             # Lease TTLs run on the shared store's real clock, never on an injected one.
             leases=LeaseKeeper(state.leases, gw.redis.lease_ttl_s, SystemClock()),
         )

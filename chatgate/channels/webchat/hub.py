@@ -15,7 +15,7 @@ from typing import Any
 
 from aiohttp import web
 
-from chatgate.channels.webchat.outbox import Entry, Outbox
+from chatgate.channels.webchat.outbox import Entry, MessageLog
 from chatgate.channels.webui import SseStream, json_answer
 
 log = logging.getLogger("chatgate.webchat")
@@ -83,7 +83,7 @@ def resume_point(request: web.Request) -> int:
 
 
 async def serve_events(
-    request: web.Request, sid: str, outbox: Outbox, hub: Hub
+    request: web.Request, sid: str, outbox: MessageLog, hub: Hub
 ) -> web.StreamResponse:
     queue = hub.subscribe(sid)
     if queue is None:

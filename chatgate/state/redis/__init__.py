@@ -34,6 +34,7 @@ from chatgate.state.redis.journal import RedisJournal
 from chatgate.state.redis.leases import RedisLeases
 from chatgate.state.redis.pairing import RedisPairing
 from chatgate.state.redis.sessions import RedisSessionStore
+from chatgate.state.redis.webchat import RedisWebChat
 
 log = logging.getLogger("chatgate.redis")
 
@@ -103,4 +104,5 @@ def build_stores(gateway: GatewaySection, state_dir: Path) -> Stores:
         facts=RedisFacts(redis, keys),
         open=open_all,
         close=close_all,
+        kv={"webchat": RedisWebChat(redis, keys)},
     )

@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 import asyncio
+import os
 from pathlib import Path
 
 import pytest
@@ -97,3 +98,11 @@ async def test_status_from_an_operator_shell_finds_the_system_daemon(
         assert "chatgate" in capsys.readouterr().out
     finally:
         await daemon.terminate()
+
+
+def test_an_unwritable_state_dir_gets_the_chown_command(tmp_path: Path) -> None:
+    from chatgate.cli.run_cmd import _ownership_hint
+
+    hint = _ownership_hint(PermissionError(13, "Permission denied"), tmp_path)
+    assert f"chown -R {os.getuid()}:{os.getgid()} {tmp_path}" in hint
+    assert _ownership_hint(OSError(98, "Address already in use"), tmp_path) == ""

@@ -5,8 +5,10 @@ ARG PYTHON_IMAGE=python:3.11-slim-bookworm
 FROM ${PYTHON_IMAGE} AS build
 WORKDIR /src
 COPY pyproject.toml README.md ./
+COPY deploy/constraints.txt ./deploy/constraints.txt
 COPY chatgate ./chatgate
-RUN pip install --no-cache-dir --prefix=/install .
+# The exact versions of deploy/constraints.txt: the same build every time.
+RUN pip install --no-cache-dir --prefix=/install -c deploy/constraints.txt .
 
 FROM ${PYTHON_IMAGE}
 ENV PYTHONDONTWRITEBYTECODE=1 \

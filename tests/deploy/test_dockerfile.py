@@ -121,3 +121,17 @@ def test_config_and_state_paths_match_what_the_image_sets_up() -> None:
     assert "COPY gateway.yaml /etc/chatgate/gateway.yaml" in text
     shipped = (ROOT / "gateway.yaml").read_text()
     assert "${CHATGATE_STATE_DIR" in shipped and "${CHATGATE_HOST" in shipped
+
+
+def test_the_image_installs_the_pinned_constraints() -> None:
+    text = DOCKERFILE.read_text()
+    assert "-c deploy/constraints.txt" in text
+    pins = [
+        line
+        for line in (ROOT / "deploy" / "constraints.txt").read_text().splitlines()
+        if line and not line.startswith("#")
+    ]
+    assert all(re.fullmatch(r"[A-Za-z0-9_.\-]+==[^=\s]+", pin) for pin in pins), pins
+    names = {pin.split("==")[0].lower() for pin in pins}
+    assert {"aiohttp", "litellm", "redis", "pydantic"} <= names
+    assert "-c deploy/constraints.txt" in (ROOT / "Makefile").read_text()

@@ -254,7 +254,10 @@ class Gateway:
             return False, {"status": "starting"}
         unwritable = self.pipeline.guard.current()
         if unwritable is not None:
-            return False, {"status": "degraded", "degraded": [unwritable.to_dict()]}
+            degraded = {"status": "degraded", "degraded": [unwritable.to_dict()]}
+            # A shared store (Redis) fails for every replica at once: staying in the Service lets
+            # clients get this replica's own 503 + Retry-After instead of an empty backend.
+            return self.rt.state.leases.shared, degraded
         standby = self.rt.channels.standby()
         if standby:  # ready all the same: this replica serves webhooks while another polls
             return True, {"status": "ready", "standby": standby}

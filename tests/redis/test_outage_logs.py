@@ -10,13 +10,19 @@ from pathlib import Path
 
 import pytest
 
-from tests.harness import running, write_config
+from chatgate.state.protocols import StateUnavailable
+from tests.harness import memory, running, write_config
 from tests.redis.conftest import PrivateRedis
 
 pytestmark = pytest.mark.redis
 OUTAGE_S = 3.0  # every loop fails at least once (heartbeat 0.5 s, adoption 1 s, pairing 2 s)
-MAX_LINES = 10  # measured: 4 components, one line each when they break and recover
-RECOVERED = ("pairing notifier recovered", "replica heartbeat recovered", "web chat relay restored")
+MAX_LINES = 12  # measured: 5 components, one line each when they break and recover
+RECOVERED = (
+    "pairing notifier recovered",
+    "replica heartbeat recovered",
+    "web chat relay restored",
+    "state is writable again",
+)
 
 
 def gateway_config(tmp_path: Path, url: str) -> Path:
@@ -37,11 +43,16 @@ channels:
 async def test_a_redis_outage_logs_a_handful_of_lines_and_no_traceback(
     tmp_path: Path, private_redis: PrivateRedis, caplog: pytest.LogCaptureFixture
 ) -> None:
-    async with running(gateway_config(tmp_path, private_redis.url)):
+    async with running(gateway_config(tmp_path, private_redis.url)) as gw:
         await asyncio.sleep(1.0)
         caplog.clear()
         caplog.set_level(logging.INFO, logger="chatgate")
         private_redis.kill()
+        with pytest.raises(StateUnavailable):  # not journaled: the platform keeps it
+            await memory(gw).inject("during", message_id="m1")
+        ready, detail = gw.readiness()
+        # Every replica shares this outage: each stays in the Service and answers 503 itself.
+        assert ready and detail["status"] == "degraded"
         await asyncio.sleep(OUTAGE_S)
         private_redis.start()
         for _ in range(200):  # every loop has run again and said it recovered

@@ -273,7 +273,7 @@ class WebChatChannel(ChannelAdapter):
         if sid is None:
             return json_answer({"error": "not signed in", "auth": self.config.auth}, 401)
         if self.outbox is None:
-            return json_answer({"error": "web chat is restarting"}, 503)
+            return refuse("web chat is restarting")
         return await serve_events(request, sid, self.outbox, self.hub)
 
     async def _send(self, request: web.Request) -> web.Response:
@@ -284,7 +284,7 @@ class WebChatChannel(ChannelAdapter):
         if not self._signer.check_csrf(sid, request.headers.get("X-CSRF-Token", "")):
             return json_answer({"error": "missing or wrong CSRF token"}, 403)
         if not self._accepting or self._sink is None or self.outbox is None:
-            return json_answer({"error": "restarting; resend in a moment"}, 503)
+            return refuse("restarting; resend in a moment")
         parsed = self._inbound(sid, await _json_body(request))
         if isinstance(parsed, str):
             return json_answer({"error": parsed}, 400)

@@ -8,10 +8,11 @@ import asyncio
 import logging
 from pathlib import Path
 
+import aiohttp
 import pytest
 
 from chatgate.state.protocols import StateUnavailable
-from tests.harness import memory, running, write_config
+from tests.harness import memory, running, url, write_config
 from tests.redis.conftest import PrivateRedis
 
 pytestmark = pytest.mark.redis
@@ -43,7 +44,13 @@ channels:
 async def test_a_redis_outage_logs_a_handful_of_lines_and_no_traceback(
     tmp_path: Path, private_redis: PrivateRedis, caplog: pytest.LogCaptureFixture
 ) -> None:
-    async with running(gateway_config(tmp_path, private_redis.url)) as gw:
+    jar = aiohttp.CookieJar(unsafe=True)
+    async with (
+        running(gateway_config(tmp_path, private_redis.url)) as gw,
+        aiohttp.ClientSession(cookie_jar=jar) as browser,
+    ):
+        async with browser.post(url(gw, "/chat/api/session"), json={}) as r:
+            assert r.status == 200
         await asyncio.sleep(1.0)
         caplog.clear()
         caplog.set_level(logging.INFO, logger="chatgate")
@@ -53,6 +60,8 @@ async def test_a_redis_outage_logs_a_handful_of_lines_and_no_traceback(
         ready, detail = gw.readiness()
         # Every replica shares this outage: each stays in the Service and answers 503 itself.
         assert ready and detail["status"] == "degraded"
+        async with browser.get(url(gw, "/chat/api/events")) as r:  # the page retries
+            assert r.status == 503 and r.headers["Retry-After"].isdigit()
         await asyncio.sleep(OUTAGE_S)
         private_redis.start()
         for _ in range(200):  # every loop has run again and said it recovered

@@ -15,6 +15,7 @@ from typing import Any
 
 from aiohttp import web
 
+from chatgate.channels.http_ingress import refuse
 from chatgate.channels.webchat.outbox import Entry, MessageLog
 from chatgate.channels.webui import SseStream, json_answer
 
@@ -91,8 +92,12 @@ async def serve_events(
     sent = resume_point(request)
     stream: SseStream | None = None
     try:
+        try:
+            missed = await outbox.since(sid, sent)  # after subscribing: nothing falls between
+        except RuntimeError:  # the shared store is unreachable; the page retries
+            return refuse("web chat history unavailable; retrying")
         stream = await SseStream.open(request)
-        for entry in await outbox.since(sid, sent):
+        for entry in missed:
             await stream.send("message", entry.to_json(), event_id=str(entry.seq))
             sent = max(sent, entry.seq)
         await stream.send("ready", {"seq": sent})

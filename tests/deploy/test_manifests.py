@@ -5,6 +5,7 @@ spread across nodes and zones, a pinned image."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -218,3 +219,21 @@ def test_the_redis_password_is_not_in_the_deployment_file() -> None:
     secret = kind(K8S / "chatgate-redis-secret.example.yaml", "Secret")
     assert secret["metadata"]["name"] == "chatgate-redis"
     assert "CHANGE-ME" in secret["stringData"]["url"]
+
+
+@pytest.mark.parametrize("path", WORKLOADS, ids=lambda p: p.name)
+def test_everything_the_pod_reads_is_created_by_the_file_or_the_readme(path: Path) -> None:
+    """Applying the file after the README's commands gives a pod that can start."""
+    readme = (ROOT / "README.md").read_text()
+    created = {(d["kind"], d["metadata"]["name"]) for p in MANIFESTS for d in docs(p)}
+    created |= {("ConfigMap", n) for n in re.findall(r"create configmap ([\w-]+)", readme)}
+    created |= {("Secret", n) for n in re.findall(r"create secret generic ([\w-]+)", readme)}
+    spec = pod(path)
+    needed = {("ConfigMap", v["configMap"]["name"]) for v in spec["volumes"] if "configMap" in v}
+    needed |= {("Secret", v["secret"]["secretName"]) for v in spec["volumes"] if "secret" in v}
+    needed |= {("PersistentVolumeClaim", v["persistentVolumeClaim"]["claimName"])
+               for v in spec["volumes"] if "persistentVolumeClaim" in v}  # fmt: skip
+    for container in spec["containers"]:
+        needed |= {("Secret", e["secretRef"]["name"]) for e in container.get("envFrom", [])}
+    assert needed - created == set()
+    assert f"apply -f deploy/k8s/{path.name}" in readme

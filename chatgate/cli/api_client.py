@@ -99,8 +99,11 @@ def call(
     try:
         return request(loaded, path, method=method, body=body, url=url)
     except DaemonUnreachable as exc:
+        api = loaded.state_dir / FILE_NAME
+        found = "found" if _present(api) else "not found"
         die(
-            f"chatgate is not running ({exc}). "
-            "Start it with `chatgate run` or check gateway.http in the config.",
+            f"chatgate is not running ({exc}). Looked for {api} ({found}; state dir from "
+            f"{loaded.path}), then gateway.http. Start it with `chatgate run`, or point "
+            "CHATGATE_STATE_DIR / --config at the daemon's.",
             EX_UNAVAILABLE,
         )

@@ -106,3 +106,14 @@ def test_an_unwritable_state_dir_gets_the_chown_command(tmp_path: Path) -> None:
     hint = _ownership_hint(PermissionError(13, "Permission denied"), tmp_path)
     assert f"chown -R {os.getuid()}:{os.getgid()} {tmp_path}" in hint
     assert _ownership_hint(OSError(98, "Address already in use"), tmp_path) == ""
+
+
+def test_no_daemon_names_where_it_looked(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = write_config(tmp_path, "agents:\n  default: {backend: echo}\n")
+    with pytest.raises(SystemExit) as exited:
+        main(["status", "--config", str(path), "--url", "http://127.0.0.1:9"])
+    err = capsys.readouterr().err
+    assert exited.value.code == 69
+    assert f"{load(path).state_dir / 'api.json'} (not found; state dir from {path})" in err

@@ -196,7 +196,10 @@ class RedisOutbox:
                     self._resync()  # browsers reconnect and replay what they missed
                 async for message in pubsub.listen():
                     if message.get("type") == "message":
-                        self._deliver(str(message["data"]))
+                        try:
+                            self._deliver(str(message["data"]))
+                        except (ValueError, KeyError, TypeError):  # not ours (a foreign writer)
+                            log.warning("web chat relay: unreadable message skipped")
             except (RedisError, OSError) as exc:
                 if not broken:
                     log.warning(

@@ -5,13 +5,22 @@ BIN    := $(VENV)/bin
 CONFIG ?= gateway.yaml
 STAMP  := $(VENV)/.installed
 
-.PHONY: run test lint typecheck unit bench clean venv screenshots fuzz soak
+.PHONY: run test lint typecheck unit bench clean venv screenshots fuzz soak constraints
 
-$(STAMP): pyproject.toml
+$(STAMP): pyproject.toml deploy/constraints.txt
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	$(BIN)/python -m pip install --quiet -c deploy/constraints.txt -e '.[dev]'
 	@touch $(STAMP)
+
+# deploy/constraints.txt: the exact runtime dependency versions the image and `make venv` install,
+# resolved afresh from pyproject.toml's ranges in a throwaway venv.
+constraints:
+	rm -rf .venv-constraints && $(PYTHON) -m venv .venv-constraints
+	.venv-constraints/bin/python -m pip install --quiet .
+	( echo "# Runtime dependency pins (make constraints regenerates; pip install -c deploy/constraints.txt)"; \
+	  .venv-constraints/bin/python -m pip freeze --exclude-editable | grep -iv '^chatgate[= @]' ) > deploy/constraints.txt
+	rm -rf .venv-constraints
 
 venv: $(STAMP)
 

@@ -26,6 +26,19 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--log-format", choices=["text", "json"])
     run.add_argument("--log-level", choices=["debug", "info", "warning", "error"])
 
+    init = sub.add_parser("init", help="write the starter gateway.yaml")
+    init.add_argument("--output", "-o", metavar="FILE", help="default: ./gateway.yaml")
+    init.add_argument("--force", action="store_true", help="replace an existing file")
+    service = sub.add_parser(
+        "install-service", help="write the hardened systemd unit for this chatgate (needs root)"
+    )
+    service.add_argument("--output", metavar="FILE", help="default: /etc/systemd/system/…")
+    service.add_argument("--user", default="chatgate", help="account to run as (created if absent)")
+    service.add_argument(
+        "--dynamic-user", action="store_true", help="DynamicUser=yes instead of a fixed account"
+    )
+    service.add_argument("--print", action="store_true", help="print the unit, write nothing")
+
     sub.add_parser(
         "status", parents=[config, api, out], help="show what the running daemon is doing"
     )
@@ -122,6 +135,19 @@ def main(argv: Sequence[str] | None = None) -> int:
         from chatgate.cli.run_cmd import run_daemon
 
         return run_daemon(args.config, log_format=args.log_format, log_level=args.log_level)
+    if command == "init":
+        from chatgate.cli.init_cmd import run_init
+
+        return run_init(args.output, force=args.force)
+    if command == "install-service":
+        from chatgate.cli.service_cmd import install_service
+
+        return install_service(
+            output=args.output,
+            user=args.user,
+            dynamic_user=args.dynamic_user,
+            print_only=args.print,
+        )
     if command == "doctor":
         from chatgate.cli.doctor_cmd import run_doctor
 

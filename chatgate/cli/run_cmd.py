@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
 import signal
 from collections.abc import Callable
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from chatgate.cli.common import die, load_or_exit
@@ -65,13 +67,24 @@ async def _serve(loaded: LoadedConfig, on_secrets: Callable[[frozenset[str]], No
     try:
         await gateway.start()
     except OSError as exc:
-        log.error("cannot start: %s", exc)
+        log.error("cannot start: %s%s", exc, _ownership_hint(exc, loaded.state_dir))
         await _safe_stop(gateway)
         return EX_OSERR  # e.g. the port is taken
     await stop.wait()
     log.info("signal received, shutting down")
     await gateway.stop()
     return 0
+
+
+def _ownership_hint(exc: OSError, state_dir: Path) -> str:
+    """For a state dir this user cannot write (a volume created by root): the command fixing it."""
+    if not isinstance(exc, PermissionError):
+        return ""
+    uid, gid = os.getuid(), os.getgid()
+    return (
+        f" — the state dir {state_dir} must be writable by uid {uid}: "
+        f"chown -R {uid}:{gid} {state_dir} (a container volume: chown it to {uid}:{gid} on the host)"
+    )
 
 
 async def _safe_stop(gateway: Gateway) -> None:

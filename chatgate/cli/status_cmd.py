@@ -31,6 +31,13 @@ def run_reload(loaded: LoadedConfig, *, url: str | None) -> int:
             file=sys.stderr,
         )
         return EX_CONFIG
+    if result.get("unchanged"):
+        print(
+            f"config unchanged: {result.get('path')} reads the same as the running config. "
+            "Edited it? In a container, mount the config's directory, not the single file "
+            "(an editor's save makes a new file the mount never sees)."
+        )
+        return 0
     print("config reloaded")
     for key, label in (
         ("restarted_channels", "restarted"),

@@ -41,6 +41,7 @@ from chatgate.gateway.sdnotify import Notifier
 from chatgate.gateway.state_lock import StateLock
 from chatgate.gateway.status import Lifecycle, build_status
 from chatgate.media.outgoing import refs_in, sweep_forever
+from chatgate.outage import OutageReporter
 from chatgate.presentation.model import OutboundMessage, message_from_dict
 from chatgate.secure_compare import secure_equals
 from chatgate.state import admin
@@ -260,7 +261,10 @@ class Gateway:
             return False, {"status": "starting"}
         unwritable = self.pipeline.guard.current()
         if unwritable is not None:
-            return False, {"status": "degraded", "degraded": [unwritable.to_dict()]}
+            degraded = {"status": "degraded", "degraded": [unwritable.to_dict()]}
+            # A shared store (Redis) fails for every replica at once: staying in the Service lets
+            # clients get this replica's own 503 + Retry-After instead of an empty backend.
+            return self.rt.state.leases.shared, degraded
         standby = self.rt.channels.standby()
         if standby:  # ready all the same: this replica serves webhooks while another polls
             return True, {"status": "ready", "standby": standby}
@@ -361,6 +365,7 @@ class Gateway:
 
     async def _pairing_notifier(self) -> None:
         rt = self.rt
+        outage = OutageReporter(log, "pairing notifier", now=rt.clock.monotonic)
         while True:
             await rt.clock.sleep(PAIRING_POLL_S)
             try:
@@ -372,31 +377,36 @@ class Gateway:
                             Target(approved.channel, approved.chat_id),
                             OutboundMessage.from_text(cmd.APPROVED_TEXT),
                         )
-            except Exception:
-                log.exception("pairing notifier failed")
+                outage.ok()
+            except Exception as exc:
+                outage.failed(exc)
 
     async def _purge_journal(self) -> None:
         rt = self.rt
+        outage = OutageReporter(log, "journal purge", now=rt.clock.monotonic)
         while True:
             try:
                 window = rt.config.gateway.dedupe_window_s
                 removed = await rt.journal.purge(rt.clock.time() - window)
                 if removed:
                     log.info("journal purged", extra={"rows": removed})
-            except Exception:
-                log.exception("journal purge failed")
+                outage.ok()
+            except Exception as exc:
+                outage.failed(exc)
             await rt.clock.sleep(PURGE_EVERY_S)
 
     async def _adopt_orphans(self) -> None:
         """Take over the unfinished messages of a replica that died (never any with one
         process per journal); checked twice per lease TTL."""
         rt = self.rt
+        outage = OutageReporter(log, "adopting dead replicas' messages", now=rt.clock.monotonic)
         while True:
             await rt.clock.sleep(rt.config.gateway.redis.lease_ttl_s / 2)
             try:
                 await self.pipeline.adopt()
-            except Exception:
-                log.exception("adopting a dead replica's messages failed")
+                outage.ok()
+            except Exception as exc:
+                outage.failed(exc)
 
     async def _prewarm(self) -> None:
         """Agents that can warm up (litellm's import) do it now, unless configured not to."""

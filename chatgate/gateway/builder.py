@@ -104,7 +104,12 @@ class GatewayBuilder:
             clock,
             degraded,
             gw.supervision,
-            kv={"callbacks": state.callbacks, "facts": state.facts, "files": files},
+            kv={
+                "callbacks": state.callbacks,
+                "facts": state.facts,
+                "files": files,
+                **state.stores.kv,
+            },
             # Lease TTLs run on the shared store's real clock, never on an injected one.
             leases=LeaseKeeper(state.leases, gw.redis.lease_ttl_s, SystemClock()),
         )

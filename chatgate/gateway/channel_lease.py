@@ -13,6 +13,7 @@ import logging
 from collections.abc import Callable
 
 from chatgate.clock import Clock
+from chatgate.outage import OutageReporter
 from chatgate.state.protocols import ChannelLeases
 
 log = logging.getLogger("chatgate.leases")
@@ -60,20 +61,20 @@ class LeaseKeeper:
     ) -> None:
         """Return once this replica holds ``name``; ``standby`` is called while another does."""
         waiting = False
+        outage = OutageReporter(log, f"channel lease of {channel}", now=self.clock.monotonic)
         while True:
             asked = self.clock.monotonic()
             try:
-                if await self.leases.acquire(name, self.ttl_s):
+                acquired = await self.leases.acquire(name, self.ttl_s)
+                outage.ok()
+                if acquired:
                     if hold is not None:
                         hold.granted(asked, self.ttl_s)
                     if waiting:
                         log.warning("took over channel lease", extra={"channel": channel})
                     return
             except Exception as exc:
-                log.warning(
-                    "channel lease unavailable",
-                    extra={"channel": channel, "error": type(exc).__name__},
-                )
+                outage.failed(exc)
             if not waiting:
                 waiting = True
                 standby()

@@ -40,6 +40,8 @@ class Stores:
     facts: ChannelFacts
     open: Callable[[], Awaitable[None]]
     close: Callable[[], Awaitable[None]]
+    # Further stores a channel reads by name from `ChannelContext.kv` (e.g. "webchat").
+    kv: dict[str, object] = field(default_factory=dict)
 
 
 @dataclass

@@ -50,6 +50,7 @@ from chatgate.channels.slack.inbound import (
     normalize_command,
 )
 from chatgate.channels.slack.outbound import SlackOutbound
+from chatgate.channels.slack.sdk_logs import quiet_dropped_sockets
 from chatgate.channels.types import AckMode, Capabilities, InboundMessage
 from chatgate.config.base import secret_value
 from chatgate.policies.reasons import DropReason, SendErrorKind
@@ -207,6 +208,7 @@ class SlackChannel(SlackOutbound):
                     hint=errors.APP_TOKEN_HINT,
                 ) from None
             raise
+        quiet_dropped_sockets(sdk_log)
         handler = AsyncSocketModeHandler(
             app, app_token, logger=sdk_log, ping_interval=self.config.ping_interval_s
         )

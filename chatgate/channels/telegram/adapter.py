@@ -222,7 +222,7 @@ class TelegramChannel(ChannelAdapter):
             )
             return web.json_response({"error": "forbidden"}, status=403)
         if not self._accepting or self.bot is None:
-            return web.json_response({"error": "shutting down"}, status=503)
+            return refuse("shutting down")
         try:
             data = await request.json()
             if not isinstance(data, dict):

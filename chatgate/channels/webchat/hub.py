@@ -15,7 +15,8 @@ from typing import Any
 
 from aiohttp import web
 
-from chatgate.channels.webchat.outbox import Entry, Outbox
+from chatgate.channels.http_ingress import refuse
+from chatgate.channels.webchat.outbox import Entry, MessageLog
 from chatgate.channels.webui import SseStream, json_answer
 
 log = logging.getLogger("chatgate.webchat")
@@ -83,7 +84,7 @@ def resume_point(request: web.Request) -> int:
 
 
 async def serve_events(
-    request: web.Request, sid: str, outbox: Outbox, hub: Hub
+    request: web.Request, sid: str, outbox: MessageLog, hub: Hub
 ) -> web.StreamResponse:
     queue = hub.subscribe(sid)
     if queue is None:
@@ -91,8 +92,12 @@ async def serve_events(
     sent = resume_point(request)
     stream: SseStream | None = None
     try:
+        try:
+            missed = await outbox.since(sid, sent)  # after subscribing: nothing falls between
+        except RuntimeError:  # the shared store is unreachable; the page retries
+            return refuse("web chat history unavailable; retrying")
         stream = await SseStream.open(request)
-        for entry in await outbox.since(sid, sent):
+        for entry in missed:
             await stream.send("message", entry.to_json(), event_id=str(entry.seq))
             sent = max(sent, entry.seq)
         await stream.send("ready", {"seq": sent})

@@ -124,7 +124,7 @@ class WebhookChannel(ChannelAdapter):
         self, name: str, route: WebhookRouteConfig, plan: _RoutePlan, request: web.Request
     ) -> web.Response:
         if not self._accepting or self._sink is None:
-            return _json({"error": "shutting down, retry later"}, 503)
+            return refuse("shutting down, retry later")  # another replica or the restart takes it
         secret = secret_value(route.secret)
         if route.signature != "none" and secret is None:
             return _json({"error": "route not configured: its secret is empty"}, 503)

@@ -19,6 +19,7 @@ from redis.asyncio import Redis
 from redis.exceptions import RedisError
 
 from chatgate.config.models import GatewaySection
+from chatgate.outage import OutageReporter
 from chatgate.state.factory import Stores
 from chatgate.state.redis.callbacks import RedisCallbacks
 from chatgate.state.redis.client import (
@@ -34,6 +35,7 @@ from chatgate.state.redis.journal import RedisJournal
 from chatgate.state.redis.leases import RedisLeases
 from chatgate.state.redis.pairing import RedisPairing
 from chatgate.state.redis.sessions import RedisSessionStore
+from chatgate.state.redis.webchat import RedisWebChat
 
 log = logging.getLogger("chatgate.redis")
 
@@ -61,12 +63,14 @@ class Liveness:
             self._task = asyncio.ensure_future(self._run())
 
     async def _run(self) -> None:
+        outage = OutageReporter(log, "replica heartbeat")
         while True:
             await asyncio.sleep(self._every_s)
             try:
                 await self.beat()
+                outage.ok()
             except RedisError as exc:
-                log.warning("replica heartbeat failed", extra={"error": type(exc).__name__})
+                outage.failed(exc)
 
     async def stop(self) -> None:
         if self._task is not None:
@@ -103,4 +107,5 @@ def build_stores(gateway: GatewaySection, state_dir: Path) -> Stores:
         facts=RedisFacts(redis, keys),
         open=open_all,
         close=close_all,
+        kv={"webchat": RedisWebChat(redis, keys)},
     )

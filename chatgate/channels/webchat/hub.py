@@ -17,6 +17,7 @@ from aiohttp import web
 
 from chatgate.channels.webchat.outbox import Entry, Outbox
 from chatgate.channels.webui import SseStream, json_answer
+from chatgate.http_input import BadInput, bounded_int
 
 log = logging.getLogger("chatgate.webchat")
 HEARTBEAT_S = 15.0
@@ -77,18 +78,22 @@ class Hub:
 
 
 def resume_point(request: web.Request) -> int:
-    """The last sequence number the browser saw (0: it saw nothing yet)."""
+    """The last sequence number the browser saw (0: it saw nothing yet, or named no number of
+    ASCII digits that fits a sequence number)."""
     given = request.headers.get("Last-Event-ID") or request.query.get("after") or "0"
-    return int(given) if given.isdigit() and len(given) < 19 else 0
+    try:
+        return bounded_int(given, "Last-Event-ID")
+    except BadInput:
+        return 0
 
 
 async def serve_events(
     request: web.Request, sid: str, outbox: Outbox, hub: Hub
 ) -> web.StreamResponse:
+    sent = resume_point(request)
     queue = hub.subscribe(sid)
     if queue is None:
         return json_answer({"error": "too many open streams; retry later"}, 503)
-    sent = resume_point(request)
     stream: SseStream | None = None
     try:
         stream = await SseStream.open(request)

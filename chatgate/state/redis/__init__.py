@@ -19,7 +19,7 @@ from redis.asyncio import Redis
 from redis.exceptions import RedisError
 
 from chatgate.config.models import GatewaySection
-from chatgate.state.factory import Stores
+from chatgate.state.factory import Stores, StoreUnreachable
 from chatgate.state.redis.callbacks import RedisCallbacks
 from chatgate.state.redis.client import (
     HEARTBEAT_CONNECTIONS,
@@ -85,7 +85,14 @@ def build_stores(gateway: GatewaySection, state_dir: Path) -> Stores:
     live = Liveness(beats, keys, replica_id(gateway), gateway.redis.lease_ttl_s)
 
     async def open_all() -> None:
-        await redis.ping()
+        try:
+            await redis.ping()
+        except (RedisError, OSError) as exc:
+            kwargs = redis.connection_pool.connection_kwargs
+            where = f"{kwargs.get('host', '?')}:{kwargs.get('port', '?')}"
+            raise StoreUnreachable(
+                f"gateway.store.url: cannot reach Redis at {where} ({type(exc).__name__})"
+            ) from None
 
     async def close_all() -> None:
         await live.stop()

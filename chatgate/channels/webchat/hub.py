@@ -21,6 +21,7 @@ from chatgate.http_input import BadInput, bounded_int
 
 log = logging.getLogger("chatgate.webchat")
 HEARTBEAT_S = 15.0
+GONE_CHECK_S = 0.5  # how soon a stream whose browser went away gives its slot back
 MAX_PENDING = 500  # events queued for one stream before it is cut off
 MAX_STREAMS_PER_SESSION = 8
 _CLOSE = None
@@ -87,6 +88,11 @@ def resume_point(request: web.Request) -> int:
         return 0
 
 
+def _gone(request: web.Request) -> bool:
+    transport = request.transport
+    return transport is None or transport.is_closing()
+
+
 async def serve_events(
     request: web.Request, sid: str, outbox: Outbox, hub: Hub
 ) -> web.StreamResponse:
@@ -101,11 +107,17 @@ async def serve_events(
             await stream.send("message", entry.to_json(), event_id=str(entry.seq))
             sent = max(sent, entry.seq)
         await stream.send("ready", {"seq": sent})
+        quiet_s = 0.0
         while True:
             try:
-                item = await asyncio.wait_for(queue.get(), HEARTBEAT_S)
+                item = await asyncio.wait_for(queue.get(), GONE_CHECK_S)
             except TimeoutError:
-                await stream.heartbeat()
+                if _gone(request):  # free the slot now, not at the next heartbeat's failure
+                    break
+                quiet_s += GONE_CHECK_S
+                if quiet_s >= HEARTBEAT_S:
+                    quiet_s = 0.0
+                    await stream.heartbeat()
                 continue
             if item is _CLOSE:
                 break

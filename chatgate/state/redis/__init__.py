@@ -90,8 +90,9 @@ def build_stores(gateway: GatewaySection, state_dir: Path) -> Stores:
         except (RedisError, OSError) as exc:
             kwargs = redis.connection_pool.connection_kwargs
             where = f"{kwargs.get('host', '?')}:{kwargs.get('port', '?')}"
+            key = "gateway.store.url" if gateway.store.url else "gateway.redis.url"
             raise StoreUnreachable(
-                f"gateway.store.url: cannot reach Redis at {where} ({type(exc).__name__})"
+                f"{key}: cannot reach Redis at {where} ({type(exc).__name__}); exit 75, retry later"
             ) from None
 
     async def close_all() -> None:

@@ -187,13 +187,15 @@ async def test_each_reproducer_is_a_4xx(
 
 
 async def test_missing_parameter_is_named(gateway: Gateway) -> None:
-    async with aiohttp.ClientSession() as client:
-        async with client.get(url(gateway, "/api/why"), headers=BEARER) as r:
-            assert r.status == 400
-            assert await r.json() == {
-                "error": "missing parameter: channel",
-                "reason_code": "missing_parameter",
-            }
+    async with (
+        aiohttp.ClientSession() as client,
+        client.get(url(gateway, "/api/why"), headers=BEARER) as r,
+    ):
+        assert r.status == 400
+        assert await r.json() == {
+            "error": "missing parameter: channel",
+            "reason_code": "missing_parameter",
+        }
 
 
 async def test_a_header_byte_that_is_not_utf8_is_refused_before_the_session_store(

@@ -11,9 +11,13 @@ import logging
 import time
 
 from aiohttp.http_exceptions import HttpProcessingError
+from aiohttp.web_protocol import RequestPayloadError
 
 SERVER_LOGGER = "aiohttp.server"
 EVERY_S = 60.0  # one line per peer per interval
+# A request aiohttp cannot parse; a body it cannot decode while draining what a handler left
+# unread; a client that went away.
+CLIENT_ERRORS = (HttpProcessingError, RequestPayloadError, ConnectionError)
 MAX_PEERS = 1024  # peers remembered for the interval (a scan from many addresses stays bounded)
 
 
@@ -28,7 +32,7 @@ class ClientErrorLog(logging.Filter):
 
     def filter(self, record: logging.LogRecord) -> bool:
         exc = record.exc_info[1] if record.exc_info else None
-        if not isinstance(exc, HttpProcessingError | ConnectionError):
+        if not isinstance(exc, CLIENT_ERRORS):
             return True
         args = record.args if isinstance(record.args, tuple) else ()
         peer = str(args[0]) if args else "unknown"
@@ -40,7 +44,7 @@ class ClientErrorLog(logging.Filter):
         if len(self._last) >= MAX_PEERS:
             self._last.clear()
         self._last[peer] = now
-        reason = getattr(exc, "message", "") or type(exc).__name__
+        reason = getattr(exc, "message", "") or str(exc) or type(exc).__name__
         record.msg = "malformed request from %s: %s"
         record.args = (peer, str(reason).splitlines()[0][:200] if reason else "")
         record.levelno, record.levelname = logging.WARNING, "WARNING"

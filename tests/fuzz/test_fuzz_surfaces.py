@@ -38,7 +38,9 @@ API_ROUTES = [
     ("GET", "/api/why"),
     ("GET", "/api/stats"),
     ("POST", "/api/channels/{n}/restart"),
-    ("GET", "/api/dashboard"),
+    ("GET", "/api/stream"),
+    ("GET", "/dashboard"),
+    ("GET", "/dashboard/static/{n}"),
     ("GET", "/healthz"),
     ("GET", "/readyz"),
     ("GET", "/metrics"),
@@ -165,7 +167,7 @@ def _target(draw: st.DrawFn, path: str, params: list[str]) -> str:
 def api_requests(draw: st.DrawFn) -> bytes:
     method, path = draw(st.sampled_from(API_ROUTES))
     method = draw(st.sampled_from([method, method, "PUT", "HEAD"]))
-    target = _target(draw, path, ["limit", "key", "channel", "message_id", "user", "id"])
+    target = _target(draw, path, ["limit", "key", "channel", "message_id", "user", "id", "every"])
     auth = draw(st.sampled_from([API_TOKEN, API_TOKEN, API_TOKEN + "x", ""]))
     headers = [(b"Authorization", b"Bearer " + auth.encode())]
     headers += _content_headers(draw)
@@ -290,7 +292,8 @@ def _check(live: Live, statuses: list[int], sent: bytes) -> None:
 @fuzz_settings("api", quick=QUICK)
 @given(raw=api_requests())
 def test_api(live: Live, raw: bytes) -> None:
-    _check(live, live.request("api", raw), raw)
+    stream = raw.startswith(b"GET /api/stream")
+    _check(live, live.request("api", raw, stream=stream), raw)
 
 
 @fuzz_settings("webchat", quick=QUICK)

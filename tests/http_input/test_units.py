@@ -105,3 +105,12 @@ def test_a_malformed_request_is_one_warning_per_peer_without_traceback() -> None
     assert log.suppressed == 1
     other = logging.LogRecord("aiohttp.server", logging.ERROR, __file__, 1, "boom", (), None)
     assert log.filter(other) and other.levelno == logging.ERROR  # anything else passes as is
+
+
+@pytest.mark.parametrize("given", ["9" * 23, "²", "-1"])
+def test_the_cli_refuses_dead_letter_ids_that_cannot_exist(given: str) -> None:
+    from chatgate.cli.main import main
+
+    with pytest.raises(SystemExit) as info:
+        main(["dlq", "drop", given])
+    assert info.value.code == 2

@@ -114,3 +114,31 @@ def test_the_cli_refuses_dead_letter_ids_that_cannot_exist(given: str) -> None:
     with pytest.raises(SystemExit) as info:
         main(["dlq", "drop", given])
     assert info.value.code == 2
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        b'{"type": "event_callback", "event": null}',
+        b'{"type": "event_callback"}',
+        b'{"type": "block_actions", "message": []}',
+        b"[1]",
+        b"payload=%7B%7D%5B",
+        b"payload=null",
+        b"\xff",
+    ],
+)
+def test_slack_bodies_bolt_cannot_read_are_refused(body: bytes) -> None:
+    from chatgate.channels.slack.events_body import check_events_body
+
+    with pytest.raises(BadInput):
+        check_events_body(body, "application/json" if body[:1] in (b"{", b"[") else "")
+
+
+def test_slack_bodies_bolt_reads_pass() -> None:
+    from chatgate.channels.slack.events_body import check_events_body
+
+    event = b'{"type": "event_callback", "event": {"type": "message"}}'
+    assert check_events_body(event, "application/json") == event.decode()
+    assert check_events_body(b"command=%2Fx&text=hi", "application/x-www-form-urlencoded")
+    assert check_events_body(b"", "") == ""

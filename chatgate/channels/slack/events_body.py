@@ -10,7 +10,7 @@ from urllib.parse import parse_qsl
 
 from chatgate.http_input import BadInput, InputReason, parse_json
 
-# Payload fields Bolt reads with `.get` (a JSON null or list there breaks it).
+# Payload fields Bolt reads as objects when present (a JSON null or list there breaks it).
 _OBJECT_FIELDS = ("event", "team", "container", "message", "view")
 
 
@@ -35,9 +35,10 @@ def _object(data: Any) -> None:
     if not isinstance(data, dict):
         raise BadInput(400, InputReason.NOT_JSON, "body must be a JSON object")
     for key in _OBJECT_FIELDS:
-        value = data.get(key)
-        if value is not None and not isinstance(value, dict):
+        if key in data and not isinstance(data[key], dict):  # null too: Bolt tests `in` on it
             raise BadInput(400, InputReason.NOT_JSON, f"{key} must be an object")
+    if data.get("type") == "event_callback" and "event" not in data:
+        raise BadInput(400, InputReason.MISSING_PARAMETER, "event_callback needs an event")
     grants = data.get("authorizations")
     if grants is not None and not (
         isinstance(grants, list) and all(isinstance(g, dict) for g in grants)

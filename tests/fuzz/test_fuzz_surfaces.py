@@ -179,7 +179,11 @@ def api_requests(draw: st.DrawFn) -> bytes:
 def chat_requests(draw: st.DrawFn, live: Live) -> tuple[bytes, bool]:
     method, path = draw(st.sampled_from(CHAT_ROUTES))
     target = _target(draw, path, ["after", "x"])
-    headers = [(b"Cookie", live.cookie.encode())] if draw(st.integers(0, 9)) else []
+    cookie = draw(
+        st.sampled_from([live.cookie.encode()] * 8 + [b""])
+        | header_values.map(lambda v: b"chatgate_webchat=" + v)
+    )
+    headers = [(b"Cookie", cookie)] if cookie else []
     if draw(st.integers(0, 9)):
         headers.append((b"X-CSRF-Token", live.csrf.encode()))
     if draw(st.booleans()):

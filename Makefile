@@ -42,7 +42,7 @@ fuzz: $(STAMP)
 	CHATGATE_FUZZ_EXAMPLES_API=$(FUZZ_SURFACE) CHATGATE_FUZZ_EXAMPLES_WEBCHAT=$(FUZZ_SURFACE) \
 	CHATGATE_FUZZ_EXAMPLES_TELEGRAM_WEBHOOK=$(FUZZ_SURFACE) CHATGATE_FUZZ_EXAMPLES_SLACK=$(FUZZ_SURFACE) \
 	CHATGATE_FUZZ_EXAMPLES_WEBHOOK_RAW=$(FUZZ_SURFACE) CHATGATE_FUZZ_EXAMPLES_FRAMING=$(FUZZ_SURFACE) \
-	$(BIN)/pytest -q -s -p no:randomly -p no:logging tests/fuzz --hypothesis-show-statistics
+	$(BIN)/pytest -q -p no:randomly -p no:logging --timeout 900 tests/fuzz --hypothesis-show-statistics
 
 bench: $(STAMP)
 	@$(BIN)/python -m compileall -q chatgate >/dev/null

@@ -39,6 +39,7 @@ API_ROUTES = [
     ("GET", "/api/stats"),
     ("POST", "/api/channels/{n}/restart"),
     ("GET", "/api/stream"),
+    ("GET", "/files/{n}/x.txt"),
     ("GET", "/dashboard"),
     ("GET", "/dashboard/static/{n}"),
     ("GET", "/healthz"),
@@ -167,7 +168,11 @@ def _target(draw: st.DrawFn, path: str, params: list[str]) -> str:
 def api_requests(draw: st.DrawFn) -> bytes:
     method, path = draw(st.sampled_from(API_ROUTES))
     method = draw(st.sampled_from([method, method, "PUT", "HEAD"]))
-    target = _target(draw, path, ["limit", "key", "channel", "message_id", "user", "id", "every"])
+    target = _target(
+        draw,
+        path,
+        ["limit", "key", "channel", "message_id", "user", "id", "every", "exp", "sig", "type"],
+    )
     auth = draw(st.sampled_from([API_TOKEN, API_TOKEN, API_TOKEN + "x", ""]))
     headers = [(b"Authorization", b"Bearer " + auth.encode())]
     headers += _content_headers(draw)

@@ -212,3 +212,12 @@ async def test_a_header_byte_that_is_not_utf8_is_refused_before_the_session_stor
         gateway.port, head.replace(b"\xe9", b"ok"), body
     )  # the same delivery with a clean header is accepted
     assert status == 202, answer
+
+
+async def test_file_links_with_odd_numbers_or_bytes_are_refused(gateway: Gateway) -> None:
+    for query in ("exp=%C2%B2&sig=x", "exp=" + "9" * 30 + "&sig=x", "exp=1&sig=%C3%A9", "exp=abc"):
+        status, _ = await raw_request(
+            gateway.port,
+            b"GET /files/abc/n.txt?type=text/plain&%s HTTP/1.1\r\nHost: x" % query.encode(),
+        )
+        assert status == 404, query

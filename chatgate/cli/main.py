@@ -9,6 +9,16 @@ from collections.abc import Sequence
 from chatgate import __version__
 
 
+def _entry_id(text: str) -> int:
+    """A dead-letter id: ASCII digits that fit SQLite's integer (else a usage error, exit 2)."""
+    from chatgate.http_input import BadInput, bounded_int
+
+    try:
+        return bounded_int(text, "id")
+    except BadInput as bad:
+        raise argparse.ArgumentTypeError(bad.message) from None
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="chatgate", description="Chat-bot gateway daemon.")
     parser.add_argument("--version", action="version", version=f"chatgate {__version__}")
@@ -97,7 +107,7 @@ def _parser() -> argparse.ArgumentParser:
     dlq.add_parser("list", parents=[config, api, out])
     for name in ("replay", "drop"):
         p = dlq.add_parser(name, parents=[config, api])
-        p.add_argument("id", type=int)
+        p.add_argument("id", type=_entry_id)
 
     pairing = sub.add_parser("pairing", help="approve unknown users").add_subparsers(
         dest="action", required=True

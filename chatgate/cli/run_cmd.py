@@ -15,12 +15,14 @@ from chatgate.config.errors import EX_CONFIG, ConfigError
 from chatgate.config.loader import LoadedConfig
 from chatgate.gateway.event_loop import loop_factory
 from chatgate.gateway.logs import setup_logging
+from chatgate.state.factory import StoreUnreachable
 
 if TYPE_CHECKING:
     from chatgate.gateway.app import Gateway
 
 log = logging.getLogger("chatgate")
 EX_OSERR = 71
+EX_TEMPFAIL = 75
 
 
 def run_daemon(given: str | None, *, log_format: str | None, log_level: str | None) -> int:
@@ -66,6 +68,10 @@ async def _serve(loaded: LoadedConfig, on_secrets: Callable[[frozenset[str]], No
     loop.add_signal_handler(signal.SIGHUP, on_sighup)
     try:
         await gateway.start()
+    except StoreUnreachable as exc:
+        log.error("cannot start: %s", exc)
+        await _safe_stop(gateway)
+        return EX_TEMPFAIL  # the store may come back: systemd restarts on this one
     except OSError as exc:
         log.error("cannot start: %s%s", exc, _ownership_hint(exc, loaded.state_dir))
         await _safe_stop(gateway)

@@ -40,6 +40,7 @@ from chatgate.gateway.runtime import Runtime
 from chatgate.gateway.sdnotify import Notifier
 from chatgate.gateway.state_lock import StateLock
 from chatgate.gateway.status import Lifecycle, build_status
+from chatgate.http_input.client_errors import install_client_error_log
 from chatgate.media.outgoing import refs_in, sweep_forever
 from chatgate.outage import OutageReporter
 from chatgate.presentation.model import OutboundMessage, message_from_dict
@@ -165,6 +166,7 @@ class Gateway:
     async def _serve_http(self) -> None:
         http = self.loaded.config.gateway.http
         install_accept_throttle()
+        install_client_error_log()
         self._runner = web.AppRunner(
             build_app(self, self.routes),
             access_log=None,

@@ -42,6 +42,7 @@ from chatgate.channels.types import (
     chat_capabilities,
 )
 from chatgate.config.base import secret_value
+from chatgate.http_input import BadInput, read_json
 from chatgate.policies.reasons import SendErrorKind
 from chatgate.presentation.chunking import utf16_len
 from chatgate.presentation.model import File, OutboundMessage
@@ -61,6 +62,7 @@ _UPLOADS = {
 log = logging.getLogger("chatgate.telegram")
 SECRET_HEADER = "X-Telegram-Bot-Api-Secret-Token"
 TYPING_REFRESH_S = 4.0  # Telegram shows "typing…" for ~5 s per sendChatAction
+MAX_UPDATE_BYTES = 1024 * 1024  # an update is a few kB; this bounds what a secret holder can send
 
 
 class TelegramChannel(ChannelAdapter):
@@ -224,7 +226,10 @@ class TelegramChannel(ChannelAdapter):
         if not self._accepting or self.bot is None:
             return refuse("shutting down")
         try:
-            data = await request.json()
+            data = await read_json(request, MAX_UPDATE_BYTES)
+        except BadInput as bad:
+            return bad.answer()
+        try:
             if not isinstance(data, dict):
                 raise TypeError("an update is a JSON object")
             update = Update.de_json(data, self.bot)

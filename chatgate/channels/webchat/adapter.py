@@ -15,7 +15,6 @@ from another origin are refused.
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 import re
 import time
@@ -46,6 +45,7 @@ from chatgate.channels.webchat.outbox import MessageLog, Outbox, SharedWebChat
 from chatgate.channels.webchat.render import render
 from chatgate.channels.webui import StaticAssets, json_answer, same_origin
 from chatgate.config.base import secret_value
+from chatgate.http_input import BadInput, read_json
 from chatgate.policies.reasons import SendErrorKind
 from chatgate.presentation.model import OutboundMessage
 from chatgate.secure_compare import secure_equals
@@ -250,7 +250,10 @@ class WebChatChannel(ChannelAdapter):
         return json_answer({"signed_in": True, **self._who(sid)})
 
     async def _sign_in(self, request: web.Request) -> web.Response:
-        data = await _json_body(request)
+        try:
+            data = await read_json(request, MAX_BODY, empty={})
+        except BadInput as bad:
+            return bad.answer()
         if self.config.auth == "token":
             expected = secret_value(self.config.token) or ""
             given = data.get("token") if isinstance(data, dict) else None
@@ -288,7 +291,11 @@ class WebChatChannel(ChannelAdapter):
             return json_answer({"error": "missing or wrong CSRF token"}, 403)
         if not self._accepting or self._sink is None or self.outbox is None:
             return refuse("restarting; resend in a moment")
-        parsed = self._inbound(sid, await _json_body(request))
+        try:
+            data = await read_json(request, MAX_BODY, empty={})
+        except BadInput as bad:
+            return bad.answer()
+        parsed = self._inbound(sid, data)
         if isinstance(parsed, str):
             return json_answer({"error": parsed}, 400)
         msg, echo = parsed
@@ -335,16 +342,6 @@ class WebChatChannel(ChannelAdapter):
             route=route,
         )
         return msg, echo
-
-
-async def _json_body(request: web.Request) -> Any:
-    raw = await request.content.read(MAX_BODY + 1)
-    if len(raw) > MAX_BODY:
-        return None
-    try:
-        return json.loads(raw or b"{}")
-    except ValueError:
-        return None
 
 
 __all__ = ["WebChatChannel"]

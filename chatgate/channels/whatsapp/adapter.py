@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import logging
 import time
 from typing import Any
@@ -42,6 +41,7 @@ from chatgate.channels.whatsapp.inbound import Ignored, Receipt, events
 from chatgate.channels.whatsapp.render import render
 from chatgate.channels.whatsapp.window import Windows, template_payload
 from chatgate.config.base import secret_value
+from chatgate.http_input import BadInput, parse_json
 from chatgate.policies.reasons import SendErrorKind
 from chatgate.presentation.model import OutboundMessage
 from chatgate.secure_compare import secure_equals
@@ -205,9 +205,9 @@ class WhatsAppChannel(ChannelAdapter):
         if not self._accepting or self._sink is None:
             return refuse("shutting down")
         try:
-            payload = json.loads(body)
-        except (ValueError, RecursionError):
-            return web.json_response({"error": "not JSON"}, status=400)
+            payload = parse_json(body)
+        except BadInput as bad:
+            return bad.answer()
         try:
             for event in events(payload, self.name, self.config.phone_number_id):
                 await self._handle(event)

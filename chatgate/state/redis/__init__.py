@@ -20,7 +20,7 @@ from redis.exceptions import RedisError
 
 from chatgate.config.models import GatewaySection
 from chatgate.outage import OutageReporter
-from chatgate.state.factory import Stores
+from chatgate.state.factory import Stores, StoreUnreachable
 from chatgate.state.redis.callbacks import RedisCallbacks
 from chatgate.state.redis.client import (
     HEARTBEAT_CONNECTIONS,
@@ -89,7 +89,15 @@ def build_stores(gateway: GatewaySection, state_dir: Path) -> Stores:
     live = Liveness(beats, keys, replica_id(gateway), gateway.redis.lease_ttl_s)
 
     async def open_all() -> None:
-        await redis.ping()
+        try:
+            await redis.ping()
+        except (RedisError, OSError) as exc:
+            kwargs = redis.connection_pool.connection_kwargs
+            where = f"{kwargs.get('host', '?')}:{kwargs.get('port', '?')}"
+            key = "gateway.store.url" if gateway.store.url else "gateway.redis.url"
+            raise StoreUnreachable(
+                f"{key}: cannot reach Redis at {where} ({type(exc).__name__}); exit 75, retry later"
+            ) from None
 
     async def close_all() -> None:
         await live.stop()

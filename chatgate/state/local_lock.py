@@ -144,7 +144,7 @@ class LocalLeases:
         self.replica = replica
         self._held: set[str] = set()
 
-    async def acquire(self, name: str, ttl: float) -> bool:
+    async def acquire(self, name: str, ttl: float, fence: float = 0.0) -> bool:
         self._held.add(name)
         return True
 

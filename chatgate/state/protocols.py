@@ -283,8 +283,9 @@ class ChannelLeases(Protocol):
     replica: str
     shared: bool  # False: one process per state, every lease granted and never lost
 
-    async def acquire(self, name: str, ttl: float) -> bool:
-        """Take ``name`` for this replica unless another live replica holds it."""
+    async def acquire(self, name: str, ttl: float, fence: float = 0.0) -> bool:
+        """Take ``name`` for this replica unless another live replica holds it, or the state
+        lost its data less than ``fence`` seconds ago (an old holder may still trust it)."""
         ...
 
     async def renew(self, name: str, ttl: float) -> bool:

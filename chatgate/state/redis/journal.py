@@ -3,9 +3,10 @@
 Each message is one hash; `record` creates it with SET-NX semantics inside a Lua script, so a
 message delivered to two replicas (webhook retries behind a load balancer) is processed once.
 Every entry names the replica that claimed it. Open (pending/answered) entries sit in a sorted set;
-`unfinished` hands a replica its own open entries plus those of replicas whose liveness key has
-expired (a replica that died mid-turn), re-claiming them atomically so only one replica resumes
-each. An answered entry keeps its reply, so the resuming replica re-sends instead of re-running.
+`unfinished` hands a replica its own open entries (a restart with the same replica id); `orphaned`
+those of replicas whose liveness key has expired (a replica that died mid-turn) or handed to
+nobody, on the channels the caller serves, re-claiming them atomically so only one replica
+resumes each. An answered entry keeps its reply, so the resuming replica re-sends instead of re-running.
 """
 
 from __future__ import annotations
@@ -72,13 +73,16 @@ def claimable(
     entries: Sequence[OpenEntry], me: str, *, include_own: bool, channels: Collection[str]
 ) -> list[OpenEntry]:
     """Which open entries this replica should try to claim, oldest first: its own (on start),
-    and those of dead replicas or handed to nobody, on a channel it serves (none given: all)."""
+    and those of dead replicas or handed to nobody, only on a channel it can deliver on now (so
+    an answer is never claimed by a replica that would hand it off again)."""
     out = []
     for e in entries:
-        if e.owner is None or (channels and e.channel not in channels):
+        if e.owner is None:
             continue
-        mine = e.owner == me
-        if (mine and include_own) or (not mine and (e.owner == NOBODY or not e.owner_live)):
+        if e.owner == me:
+            if include_own:
+                out.append(e)
+        elif (e.owner == NOBODY or not e.owner_live) and e.channel in channels:
             out.append(e)
     return out
 
@@ -211,7 +215,8 @@ class RedisJournal:
 
     @unavailable("journal")
     async def unfinished(self) -> list[JournalEntry]:
-        """Open entries this replica now owns: its own and those of dead replicas."""
+        """This replica's own open entries (a restart with the same replica id); those of dead
+        replicas or handed off are `orphaned`, claimed once a channel they need is served."""
         return await self._claimed([], include_own=True)
 
     @unavailable("journal")

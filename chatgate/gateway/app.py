@@ -131,6 +131,9 @@ class Gateway:
         rt.metrics.dlq_size.set(await rt.dead_letters.count())
         rt.events.load_plugins()
         rt.channels.build(rt.loaded.channels)
+        freed = await rt.turn_lock.release_leftovers()
+        if freed:
+            log.warning("freed turn locks left by this replica's last run", extra={"count": freed})
         await self.pipeline.recover()
         await self._serve_http()
         self._spawn(rt.watchdog.run(), "loop-watchdog")

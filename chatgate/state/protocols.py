@@ -320,6 +320,11 @@ class TurnLock(Protocol):
         """Let go of what the lock holds open (connections); called once, at shutdown."""
         ...
 
+    async def release_leftovers(self) -> int:
+        """At start: free the locks an earlier process of this replica id left (it was killed
+        mid-turn); the count freed. Nothing to do where the lock lives in this process."""
+        ...
+
     def hold(self, key: str, *, owner: str, ttl: float) -> AbstractAsyncContextManager[LeaseToken]:
         """Acquire, keep the lease while the block runs (renewing it where leases can lapse
         behind a live holder's back), release on exit."""

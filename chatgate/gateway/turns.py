@@ -7,6 +7,7 @@ import contextlib
 import json
 import logging
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, TypeGuard
 
@@ -75,11 +76,11 @@ class TurnRunner:
             except StateUnavailable as exc:  # fail closed: never two turns of one session
                 await self._lock_unavailable(batch, exc)
                 return True
-            if any(job.resumed for job in batch):
-                batch = await self._still_open(batch)
-                if not batch:
+            kept = await self._still_open(batch)
+            if len(kept) != len(batch):
+                if not kept:
                     return True
-                last, new = batch[-1], [_user_message(job) for job in batch]
+                batch, last, new = kept, kept[-1], [_user_message(job) for job in kept]
             one_shot = last.ephemeral  # e.g. a webhook delivery without a session template
             session = (
                 rt.cache.transient(last.session, rt.clock.time())
@@ -177,7 +178,9 @@ class TurnRunner:
                     rt.cache.release(session)
         rt.metrics.turns.labels(agent=last.agent, outcome=outcome.value, reason=reason).inc()
         self._track_provider(agent.provider_id(), last.agent, failure, reply)
-        if not final and await self._hand_off(last):
+        if not final and not await rt.journal.owns(last.msg.key):
+            report = self._discard(last)
+        elif not final and await self._hand_off(last):
             report = DeliveryReport(DeliveryStatus.HANDED_OFF)
         else:
             report = await self._deliver(last, None if suppress else message, agent_s, stream)
@@ -218,13 +221,35 @@ class TurnRunner:
         return True
 
     async def _still_open(self, batch: list[Job]) -> list[Job]:
-        """Drop resumed messages another replica answered meanwhile (it was only stalled, not
-        dead, when this one adopted them; the session lock made this turn wait for it)."""
-        keep = []
+        """The jobs still to run. Resumed ones another replica answered meanwhile (it was only
+        stalled when this one adopted them) are not run again: an answer not yet sent is sent
+        from the journal. Jobs this replica accepted before its heartbeat lapsed are left to
+        the replica that adopted them."""
+        rt, keep = self.rt, []
         for job in batch:
-            entry = await self.rt.journal.get(job.msg.key) if job.resumed else None
+            if not job.resumed and await rt.journal.owns(job.msg.key):
+                keep.append(job)
+                continue
+            if not job.resumed:  # adopted by another replica while this one stalled
+                self._discard(job)
+                continue
+            entry = await rt.journal.get(job.msg.key)
             if entry is None or entry.state is JournalState.PENDING:
                 keep.append(job)
+                continue
+            if entry.state is JournalState.ANSWERED and entry.reply is not None:
+                log.warning(
+                    "adopted message was answered but not sent by its first replica; sending it",
+                    extra={"key": job.msg.key, "session": job.session},
+                )
+                await self._redeliver(
+                    replace(
+                        job,
+                        kind=JobKind.REDELIVER,
+                        session=entry.session or job.session,
+                        stored_reply=entry.reply,
+                    )
+                )
                 continue
             log.warning(
                 "adopted message was answered by its first replica; not run again",
@@ -407,13 +432,33 @@ class TurnRunner:
             edit_ids=edit_ids,
         )
 
+    def _discard(self, job: Job) -> DeliveryReport:
+        """Another replica adopted ``job`` while this one stalled: it answers; this one sends
+        nothing and writes nothing more for it (the journal would refuse the write anyway)."""
+        log.warning(
+            "answer discarded: another replica owns the message now",
+            extra={"key": job.msg.key, "session": job.session},
+        )
+        if not job.future.done():
+            job.future.set_result(
+                TurnResult(
+                    job.msg.key,
+                    Stage.TURN.value,
+                    DeliveryStatus.HANDED_OFF.value,
+                    None,
+                    job.session,
+                    DeliveryStatus.HANDED_OFF.value,
+                )
+            )
+        return DeliveryReport(DeliveryStatus.HANDED_OFF)
+
     async def _hand_off(self, job: Job) -> bool:
         """The reply's channel is held by another replica now (this one lost the lease while
         the turn ran): leave the answered entry to that replica instead of the DLQ."""
         rt, target = self.rt, job.target
         if target is None or await rt.channels.ready_adapter(target.channel) is not None:
             return False  # (waits out a restart of the channel)
-        if target.channel not in rt.channels.standby():
+        if not await rt.channels.held_elsewhere(target.channel):
             return False
         if not await rt.journal.hand_off(job.msg.key):
             return False
@@ -503,6 +548,9 @@ class TurnRunner:
                 rt.cache.release(session)
         data = stored.get("message")
         message = message_from_dict(data) if data and not stored.get("stopped") else None
+        if not await rt.journal.owns(job.msg.key):
+            self._discard(job)
+            return
         if await self._hand_off(job):
             report = DeliveryReport(DeliveryStatus.HANDED_OFF)
         else:

@@ -92,6 +92,11 @@ class Journal(Protocol):
         sends the stored answer; False (keep it) where one process owns the journal."""
         ...
 
+    async def owns(self, key: str) -> bool:
+        """Whether this process may still answer ``key`` (no other replica adopted it while
+        this one stalled); always True where one process owns the journal."""
+        ...
+
     async def get(self, key: str) -> JournalEntry | None: ...
 
     async def find(

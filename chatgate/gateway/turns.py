@@ -178,9 +178,7 @@ class TurnRunner:
                     rt.cache.release(session)
         rt.metrics.turns.labels(agent=last.agent, outcome=outcome.value, reason=reason).inc()
         self._track_provider(agent.provider_id(), last.agent, failure, reply)
-        if not final and not await rt.journal.owns(last.msg.key):
-            report = self._discard(last)
-        elif not final and await self._hand_off(last):
+        if not final and await self._hand_off(last):
             report = DeliveryReport(DeliveryStatus.HANDED_OFF)
         else:
             report = await self._deliver(last, None if suppress else message, agent_s, stream)
@@ -430,6 +428,7 @@ class TurnRunner:
             session=job.session,
             on_first_send=first_send,
             edit_ids=edit_ids,
+            still_mine=lambda: rt.journal.owns(job.msg.key),
         )
 
     def _discard(self, job: Job) -> DeliveryReport:
@@ -548,9 +547,6 @@ class TurnRunner:
                 rt.cache.release(session)
         data = stored.get("message")
         message = message_from_dict(data) if data and not stored.get("stopped") else None
-        if not await rt.journal.owns(job.msg.key):
-            self._discard(job)
-            return
         if await self._hand_off(job):
             report = DeliveryReport(DeliveryStatus.HANDED_OFF)
         else:

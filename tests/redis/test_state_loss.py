@@ -20,11 +20,12 @@ from chatgate.state.redis import build_stores
 from chatgate.state.redis.client import Keys
 from chatgate.state.redis.leases import FENCE_KEY, RedisLeases
 from chatgate.state.redis.lock import RedisTurnLock
+from tests.fakes.clock import ManualClock
 from tests.fakes.llm import FakeLLM
 from tests.gateway.test_webhook_e2e import gh_config, gh_headers, issue_body
-from tests.harness import http, running, url
+from tests.harness import http, memory, running, url
 from tests.redis.conftest import PrivateRedis
-from tests.redis.test_gateway_redis import on_redis
+from tests.redis.test_gateway_redis import config, on_redis
 from tests.redis.test_redis_faults import gateway
 
 pytestmark = pytest.mark.redis
@@ -139,3 +140,35 @@ async def test_a_restarted_replica_frees_only_its_own_leftover_turn_locks(client
     assert await client.get("fe:lock:s3") == theirs.token  # another live replica's turn
     taken = await asyncio.wait_for(again.acquire("s1", owner="o", ttl=60), 5)
     assert taken.token.startswith("r1/")
+
+
+async def test_a_stage_failing_after_the_journal_write_leaves_nothing_stranded(
+    tmp_path: Path, fake_llm: FakeLLM, private_redis: PrivateRedis
+) -> None:
+    """Redis answers the journal write, then refuses the admission stage's pairing lookup (an
+    ACL on the pairing keys): the message is refused and not left marked in flight, so once
+    Redis answers again it is resumed, and the platform's re-delivery gets its result."""
+    admin = Redis.from_url(private_redis.url, decode_responses=True)
+    await admin.execute_command(
+        "ACL", "SETUSER", "gw", "on", ">pw", "~cg:[^p]*", "~chatgate:*", "+@all"
+    )
+    url = private_redis.url.replace("redis://", "redis://gw:pw@")
+    path = config(tmp_path, fake_llm, on_redis(url, "a")).read_text()
+    path_file = tmp_path / "gateway.yaml"
+    path_file.write_text(path.replace("memory: {dm_policy: open}", "memory: {dm_policy: pairing}"))
+    clock = ManualClock()
+    async with running(path_file, clock=clock) as gw:
+        chat = memory(gw)
+        with pytest.raises(StateUnavailable):
+            await chat.inject("hi", message_id="m1")
+        assert await admin.hget("cg:journal:e:memory:m1", "state") == "pending"  # journaled
+        await admin.execute_command("ACL", "SETUSER", "gw", "allkeys")
+        async with asyncio.timeout(20):
+            while gw.pipeline.guard.current() is not None or not chat.sent:
+                clock.advance(2.0)  # the state probe's interval, on the injected clock
+                await asyncio.sleep(0.05)
+        again = await chat.inject("hi", message_id="m1")  # the platform delivers it again
+        assert again.duplicate
+        await asyncio.wait_for(again.result, 10)
+        assert len(chat.sent) == 1  # the pairing notice, once
+    await admin.aclose()

@@ -8,6 +8,12 @@ from enum import StrEnum
 from typing import Any
 
 
+class StateUnavailable(Exception):
+    """A shared state backend cannot be reached. Raised where going on could break a guarantee
+    (a turn lock that cannot be taken fails closed: the turn gets the `unavailable` reply; a
+    submission that cannot be journaled is refused, so the platform redelivers it)."""
+
+
 class Stage(StrEnum):
     """The step of the message path that settled a message (see the decision trail)."""
 

@@ -20,7 +20,7 @@ from chatgate.gateway.runtime import Runtime
 from chatgate.gateway.session_queue import Job, JobKind, SessionScheduler, TurnControl
 from chatgate.gateway.stages import ChannelPolicy, Inbound, Stages, Verdict
 from chatgate.gateway.state_guard import StateGuard
-from chatgate.gateway.turns import TurnRunner
+from chatgate.gateway.turn import TurnRunner
 from chatgate.policies.admission import AdmissionPolicy
 from chatgate.policies.reasons import DropReason
 from chatgate.policies.routing import Binding, route

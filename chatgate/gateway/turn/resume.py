@@ -1,0 +1,100 @@
+"""The ways a turn ends at its open step without an agent call: resumed messages another
+replica answered meanwhile (sent from the journal when not sent yet), messages another replica
+adopted while this one stalled, and a turn lock that cannot be taken."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Awaitable, Callable
+from dataclasses import replace
+
+from chatgate.channels.outcome import Stage, TurnResult
+from chatgate.gateway.runtime import Runtime
+from chatgate.gateway.session_queue import Job, JobKind
+from chatgate.gateway.turn.handover import Handover
+from chatgate.policies.failure import failure_reply
+from chatgate.policies.reasons import DeliveryStatus, FailureReason, OutcomeKind
+from chatgate.presentation.model import OutboundMessage
+from chatgate.state.protocols import StateUnavailable
+from chatgate.state.records import JournalState
+
+log = logging.getLogger("chatgate.turn")
+
+
+async def still_open(
+    rt: Runtime, batch: list[Job], redeliver: Callable[[Job], Awaitable[None]]
+) -> list[Job]:
+    """The jobs still to run. Resumed ones another replica answered meanwhile (it was only
+    stalled when this one adopted them) are not run again: an answer not yet sent is sent from
+    the journal by ``redeliver``. Jobs this replica accepted but another adopted while this one
+    stalled are left to that replica."""
+    keep = []
+    for job in batch:
+        if not job.resumed and await rt.journal.owns(job.msg.key):
+            keep.append(job)
+            continue
+        if not job.resumed:  # adopted by another replica while this one stalled
+            discard(job)
+            continue
+        entry = await rt.journal.get(job.msg.key)
+        if entry is None or entry.state is JournalState.PENDING:
+            keep.append(job)
+            continue
+        if entry.state is JournalState.ANSWERED and entry.reply is not None:
+            log.warning(
+                "adopted message was answered but not sent by its first replica; sending it",
+                extra={"key": job.msg.key, "session": job.session},
+            )
+            session = entry.session or job.session
+            await redeliver(
+                replace(job, kind=JobKind.REDELIVER, session=session, stored_reply=entry.reply)
+            )
+            continue
+        log.warning(
+            "adopted message was answered by its first replica; not run again",
+            extra={"key": job.msg.key, "session": job.session},
+        )
+        if not job.future.done():
+            job.future.set_result(
+                TurnResult(
+                    job.msg.key,
+                    entry.stage or Stage.TURN.value,
+                    entry.reason or "",
+                    None,
+                    entry.session,
+                    entry.delivery,
+                )
+            )
+    return keep
+
+
+def discard(job: Job) -> None:
+    """Another replica adopted ``job`` while this one stalled: it answers; this one sends
+    nothing and writes nothing more for it (the journal would refuse the write anyway)."""
+    log.warning(
+        "message adopted by another replica while this one stalled; not run here",
+        extra={"key": job.msg.key, "session": job.session},
+    )
+    if not job.future.done():
+        handed = DeliveryStatus.HANDED_OFF.value
+        job.future.set_result(
+            TurnResult(job.msg.key, Stage.TURN.value, handed, None, job.session, handed)
+        )
+
+
+async def lock_unavailable(
+    rt: Runtime, handover: Handover, batch: list[Job], exc: StateUnavailable
+) -> None:
+    """The turn lock cannot be taken: answer `unavailable` rather than risk a second turn."""
+    last = batch[-1]
+    reason = FailureReason.UNAVAILABLE
+    message = OutboundMessage.from_text(failure_reply(reason).text)
+    log.warning(
+        "turn lock unavailable; answered unavailable",
+        extra={"session": last.session, "key": last.msg.key, "error": str(exc)},
+    )
+    rt.metrics.turns.labels(
+        agent=last.agent, outcome=OutcomeKind.FAILURE.value, reason=reason.value
+    ).inc()
+    report = await handover.deliver(last, message, 0.0)
+    await handover.finish(batch, Stage.TURN, reason.value, message, report)

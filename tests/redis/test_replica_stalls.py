@@ -137,5 +137,5 @@ async def test_a_frozen_lease_holder_then_a_wiped_redis_lose_no_reply_and_never_
             frozen.proc.send_signal(signal.SIGCONT)
         for daemon in daemons.values():
             if daemon.proc is not None and daemon.proc.returncode is None:
-                await daemon.terminate()
+                await daemon.terminate(timeout=60)  # a drain under load
         await client.aclose()

@@ -6,7 +6,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Sequence
 
-from chatgate.channels.outcome import Stage, TurnResult
+from chatgate.channels.outcome import Stage, TurnResult, files_of
 from chatgate.gateway.delivery import DeliveryReport
 from chatgate.gateway.runtime import Runtime
 from chatgate.gateway.session_queue import Job
@@ -101,6 +101,12 @@ class Handover:
             if not job.future.done():
                 job.future.set_result(
                     TurnResult(
-                        job.msg.key, stage.value, reason, text, job.session, report.status.value
+                        job.msg.key,
+                        stage.value,
+                        reason,
+                        text,
+                        job.session,
+                        report.status.value,
+                        files_of(message),
                     )
                 )

@@ -27,6 +27,7 @@ from chatgate.gateway.turn.persist import JournalWrite, TurnPersistence
 from chatgate.gateway.turn.provider import ProviderWatch
 from chatgate.gateway.turn.record import CANCEL_EXITS, TurnExit, TurnRecord
 from chatgate.gateway.turn.resume import lock_unavailable, still_open
+from chatgate.media.outgoing import store_files
 from chatgate.policies.reasons import DeliveryStatus, FailureReason, OutcomeKind
 from chatgate.state.protocols import StateUnavailable
 from chatgate.state.records import JournalState
@@ -156,7 +157,7 @@ class TurnSteps:
         control.enter_agent()
         try:
             async with asyncio.timeout(rec.timeout_s + 5.0):
-                rec.reply = await agent.run(turn)
+                rec.reply = await store_files(await agent.run(turn), self.rt.delivery.files)
         except asyncio.CancelledError:
             if control.reason is None:
                 raise

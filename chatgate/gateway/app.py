@@ -46,6 +46,7 @@ from chatgate.outage import OutageReporter
 from chatgate.presentation.model import OutboundMessage, message_from_dict
 from chatgate.secure_compare import secure_equals
 from chatgate.state import admin
+from chatgate.state.protocols import StateUnavailable
 
 log = logging.getLogger("chatgate.gateway")
 PAIRING_POLL_S = 2.0
@@ -136,6 +137,12 @@ class Gateway:
         rt.metrics.dlq_size.set(await rt.dead_letters.count())
         rt.events.load_plugins()
         rt.channels.build(rt.loaded.channels)
+        try:
+            freed = await rt.turn_lock.release_leftovers()
+        except StateUnavailable:  # the lock fails closed per turn; they expire by themselves
+            freed = 0
+        if freed:
+            log.warning("freed turn locks left by this replica's last run", extra={"count": freed})
         await self.pipeline.recover()
         await self._serve_http()
         self._spawn(rt.watchdog.run(), "loop-watchdog")

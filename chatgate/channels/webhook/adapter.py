@@ -190,11 +190,14 @@ class WebhookChannel(ChannelAdapter):
             )
         try:
             result = await wait_shielded(submission.result, self.sync_timeout_s)
-        except (TimeoutError, asyncio.CancelledError):
-            return _json(
-                {"error": "not finished; retry with the same delivery id", "id": msg.message_id},
-                503,
+        except StateUnavailable:  # journaled, but the state failed mid-turn: resumed later
+            return refuse(
+                "the gateway lost its state mid-turn; retry with the same delivery id",
+                reason_code=RefusalReason.STATE_UNAVAILABLE.value,
+                id=msg.message_id,
             )
+        except (TimeoutError, asyncio.CancelledError):
+            return refuse("not finished; retry with the same delivery id", id=msg.message_id)
         answer: dict[str, Any] = {
             "reply": result.reply or "",
             "reason_code": result.reason,

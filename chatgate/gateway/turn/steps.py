@@ -41,10 +41,17 @@ def user_message(job: Job) -> ChatMessage:
 
 
 class TurnSteps:
-    def __init__(self, rt: Runtime, handover: Handover, persistence: TurnPersistence) -> None:
+    def __init__(
+        self,
+        rt: Runtime,
+        handover: Handover,
+        persistence: TurnPersistence,
+        redeliver: Callable[[Job], Awaitable[None]],
+    ) -> None:
         self.rt = rt
         self.handover = handover
         self.persistence = persistence
+        self.redeliver = redeliver  # sends an answer stored in the journal (no agent call)
         self.providers = ProviderWatch(rt)
         self.held: tuple[Step, ...] = (
             self.open,
@@ -69,10 +76,9 @@ class TurnSteps:
         except StateUnavailable as exc:  # fail closed: never two turns of one session
             await lock_unavailable(rt, self.handover, rec.batch, exc)
             return TurnExit.SETTLED
-        if any(job.resumed for job in rec.batch):
-            rec.batch = await still_open(rt, rec.batch)
-            if not rec.batch:
-                return TurnExit.SETTLED
+        rec.batch = await still_open(rt, rec.batch, self.redeliver)
+        if not rec.batch:
+            return TurnExit.SETTLED
         rec.new = [user_message(job) for job in rec.batch]
         last, now = rec.last, rt.clock.time()
         if rec.one_shot:  # e.g. a webhook delivery without a session template

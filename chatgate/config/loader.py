@@ -233,6 +233,14 @@ def _cross_check(
                 )
     for index, binding in enumerate(config.routes):
         need_agent(binding.agent, ("routes", index, "agent"))
+    for job_id, job in config.schedules.items():
+        need_agent(job.agent, ("schedules", job_id, "agent"))
+        for index, to in enumerate(job.deliver.to):
+            if to.split(":", 1)[0] not in channels:
+                where = ("schedules", job_id, "deliver", "to", index)
+                issues.append(
+                    src.issue(where, f"channel '{to.split(':', 1)[0]}' is not configured")
+                )
     issues.extend(_check_api_token(config, src))
     return issues
 

@@ -41,6 +41,9 @@ from chatgate.gateway.sdnotify import Notifier
 from chatgate.gateway.state_lock import StateLock
 from chatgate.gateway.status import Lifecycle, build_status
 from chatgate.presentation.model import OutboundMessage, message_from_dict
+from chatgate.schedules.api import JobsApi, jobs_status
+from chatgate.schedules.runner import Scheduler
+from chatgate.schedules.store import build_job_store
 from chatgate.secure_compare import secure_equals
 from chatgate.state import admin
 
@@ -81,6 +84,9 @@ class Gateway:
         self._opened = False
         self._stopped = asyncio.Event()
         self._reload_lock = asyncio.Lock()
+        store = build_job_store(self.rt.config.gateway, self.rt.state_dir)
+        self.schedules = Scheduler(self.rt, store, self.pipeline.submit)
+        self.pipeline.hint_sources.append(self.schedules.hint)
 
     # Components, by their everyday names.
     @property
@@ -131,6 +137,7 @@ class Gateway:
         rt.metrics.dlq_size.set(await rt.dead_letters.count())
         rt.events.load_plugins()
         rt.channels.build(rt.loaded.channels)
+        await self.schedules.open()  # resumed runs need their job's route hint
         await self.pipeline.recover()
         await self._serve_http()
         self._spawn(rt.watchdog.run(), "loop-watchdog")
@@ -143,6 +150,8 @@ class Gateway:
         self._spawn(self._purge_journal(), "journal-purge")
         self._spawn(self._adopt_orphans(), "journal-adopt")
         self._spawn(self._prewarm(), "prewarm")
+        JobsApi(self.schedules).mount(self.routes)
+        self.schedules.start()
         self._gc.apply()
         log.info(
             "chatgate ready",
@@ -191,6 +200,7 @@ class Gateway:
         if self._opened:
             timeout = rt.config.gateway.drain_timeout_s
             log.info("draining", extra={"timeout_s": timeout})
+            await self.schedules.close()
             await rt.channels.stop_intake()
             if not await self.pipeline.drain(timeout):
                 cancelled = self.pipeline.abandon()
@@ -223,7 +233,7 @@ class Gateway:
                 self.rt,
                 catalog=self.registry,
                 env=self.env,
-                followers=(self.pipeline.apply_config,),
+                followers=(self.pipeline.apply_config, self.schedules.apply_config),
                 on_secrets=self.on_secrets,
             )
 
@@ -263,7 +273,9 @@ class Gateway:
         return bytes(self.rt.metrics.render())
 
     async def status(self) -> dict[str, Any]:
-        return await build_status(self.rt, self.pipeline.scheduler, self.life)
+        status = await build_status(self.rt, self.pipeline.scheduler, self.life)
+        status["jobs"] = scrub(await jobs_status(self.schedules), self.rt.loaded.secrets)
+        return status
 
     async def restart_channel(self, name: str) -> bool:
         return bool(await self.rt.channels.restart(name))

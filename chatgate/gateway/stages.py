@@ -122,9 +122,10 @@ class Stages:
         return None
 
     def revive_target(self, ib: Inbound) -> Awaitable[None] | None:
-        """A chat that writes to us again is reachable again (it unblocked the bot)."""
+        """A chat that writes to us again is reachable again (it unblocked the bot); work an
+        operator configured (a webhook, a scheduled run) says nothing about the chat."""
         target = ib.msg.reply_target
-        return None if target is None else self._revive(target)
+        return None if target is None or ib.hint.trusted else self._revive(target)
 
     async def _revive(self, target: Target) -> None:
         if await self.rt.dead_targets.kind(target) is not None:

@@ -200,7 +200,7 @@ class Gateway:
         if self._opened:
             timeout = rt.config.gateway.drain_timeout_s
             log.info("draining", extra={"timeout_s": timeout})
-            await self.schedules.close()
+            await self.schedules.stop()
             await rt.channels.stop_intake()
             if not await self.pipeline.drain(timeout):
                 cancelled = self.pipeline.abandon()
@@ -215,6 +215,7 @@ class Gateway:
         await self.pipeline.guard.close()
         await rt.channels.stop_all()
         await rt.events.drain()
+        await self.schedules.close()
         if self._runner is not None:
             await self._runner.cleanup()
         for agent in rt.agents.values():

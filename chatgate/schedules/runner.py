@@ -16,7 +16,9 @@ import asyncio
 import logging
 import re
 from collections.abc import Awaitable, Callable
+from datetime import datetime
 from typing import Any
+from zoneinfo import ZoneInfo
 
 from prometheus_client import Counter
 from pydantic import ValidationError
@@ -31,8 +33,10 @@ from chatgate.schedules.jobs import SCHEDULE_PLATFORM, JobSource, RunRecord, Sch
 from chatgate.schedules.store import JobStore
 
 log = logging.getLogger("chatgate.schedules")
+STOP_WAIT_S = 5.0
 POLL_S = 15.0  # at most this long between ticks: picks up jobs other replicas added
 ROUTE_PREFIX = "job:"
+INSTANT_FIELD = "{scheduled_at}"  # in a prompt: the run's scheduled time (ISO, the job's zone)
 Submit = Callable[[InboundMessage], Awaitable[Submission]]
 
 
@@ -50,6 +54,7 @@ class Scheduler:
         self._next: dict[str, float | None] = {}
         self._wake = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
+        self._closing = False
         self.runs_total = Counter(
             "chatgate_schedule_runs_total",
             "Scheduled job decisions by reason (due, catch_up, misfire_skipped, ...)",
@@ -71,11 +76,18 @@ class Scheduler:
     def start(self) -> None:
         self._task = asyncio.ensure_future(self.run())
 
+    async def stop(self) -> None:
+        """Stop ticking (drain: no new runs). The flag ends the loop even if a cancellation is
+        absorbed inside a Redis call."""
+        self._closing = True
+        self._wake.set()
+        task, self._task = self._task, None
+        if task is not None:
+            task.cancel()
+            await asyncio.wait([task], timeout=STOP_WAIT_S)
+
     async def close(self) -> None:
-        if self._task is not None:
-            self._task.cancel()
-            await asyncio.gather(self._task, return_exceptions=True)
-            self._task = None
+        await self.stop()
         await self.store.close()
 
     def config_jobs(self) -> dict[str, ScheduledJob]:
@@ -98,11 +110,11 @@ class Scheduler:
 
     async def run(self) -> None:
         """Tick until cancelled; a failing tick (store down) is logged and retried."""
-        while True:
+        while not self._closing:
             self._wake.clear()
             try:
                 await self.refresh()
-                wake_at = await self.tick()
+                wake_at = None if self._closing else await self.tick()
             except Exception:
                 log.exception("schedule tick failed")
                 wake_at = None
@@ -278,16 +290,20 @@ def run_message(
 ) -> InboundMessage:
     """The journal entry of one run to one target. It is addressed to the target's channel (the
     replica that can deliver there resumes or adopts it); the session is the job's own (a thread
-    of the target chat named after the job), the chat's, or a fresh one."""
-    thread = target.thread_id if job.spec.session == "chat" else f"job:{job.id}"
+    of the target chat named after the job), the chat's, or one of the run's own."""
+    message_id = f"job:{job.id}:{tag}" + (f":{index}" if index else "")
+    session = job.spec.session
+    thread = target.thread_id if session == "chat" else f"job:{job.id}"
+    if session == "none":
+        thread = message_id  # a session of its own: runs of one job never wait for each other
     return InboundMessage(
         channel=target.channel,
         platform=SCHEDULE_PLATFORM,
         chat_id=target.chat_id,
         chat_kind="direct",
         sender_id=f"job:{job.id}",
-        message_id=f"job:{job.id}:{tag}" + (f":{index}" if index else ""),
-        text=job.spec.prompt,
+        message_id=message_id,
+        text=job.spec.prompt.replace(INSTANT_FIELD, scheduled_at(job, instant)),
         thread_id=thread,
         sender_name=job.id,
         received_at=now,
@@ -295,6 +311,11 @@ def run_message(
         route=ROUTE_PREFIX + job.id,
         extra={"job": job.id, "instant": instant, "reason": reason.value},
     )
+
+
+def scheduled_at(job: ScheduledJob, instant: float) -> str:
+    """The run's instant as ISO time in the job's zone (what ``{scheduled_at}`` becomes)."""
+    return datetime.fromtimestamp(instant, ZoneInfo(job.spec.tz)).isoformat(timespec="seconds")
 
 
 def _first_error(exc: Any) -> str:

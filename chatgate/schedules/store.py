@@ -79,7 +79,12 @@ class SqliteJobStore:
     async def close(self) -> None:
         conn, self._conn = self._conn, None
         if conn is not None:
-            await asyncio.to_thread(conn.close)
+
+            def close() -> None:
+                with self._lock:  # after a call a cancelled caller left running on its thread
+                    conn.close()
+
+            await asyncio.to_thread(close)
 
     async def _call(self, fn: Callable[[sqlite3.Connection], T]) -> T:
         conn = self._conn

@@ -116,14 +116,19 @@ def _outcome(line: dict[str, Any] | None) -> str:
     return f"{_when(line['instant'])} {line['reason']}{count} → {outcomes}"
 
 
-def _table(jobs: list[dict[str, Any]]) -> None:
-    if not jobs:
-        print("no jobs")
+def job_lines(jobs: list[dict[str, Any]]) -> list[str]:
+    """Two lines per job (plus its problems): state, schedule, targets; next and last run."""
+    lines = []
     for job in jobs:
-        print(f"{job['id']}  [{job['state']}]  {job['schedule']}  → {', '.join(job['deliver'])}")
-        print(f"    next: {_when(job['next_at'])}   last: {_outcome(job['last'])}")
-        for problem in job.get("problems", []):
-            print(f"    ! {problem}")
+        targets = ", ".join(job["deliver"])
+        lines.append(f"{job['id']}  [{job['state']}]  {job['schedule']}  → {targets}")
+        lines.append(f"    next: {_when(job['next_at'])}   last: {_outcome(job['last'])}")
+        lines += [f"    ! {problem}" for problem in job.get("problems", [])]
+    return lines
+
+
+def _table(jobs: list[dict[str, Any]]) -> None:
+    print("\n".join(job_lines(jobs)) if jobs else "no jobs")
 
 
 def _history(answer: dict[str, Any]) -> None:

@@ -208,3 +208,22 @@ async def test_api_needs_a_known_job(tmp_path: Path) -> None:
         async with client.get(url(gw, "/api/jobs"), headers=operator(gw)) as resp:
             assert isinstance(resp, aiohttp.ClientResponse)
             assert [j["id"] for j in (await resp.json())["jobs"]] == ["hourly"]
+
+
+async def test_status_and_doctor_name_a_job_to_a_dead_target(tmp_path: Path) -> None:
+    from chatgate.cli.doctor_cmd import _jobs
+    from chatgate.cli.status_cmd import render
+    from tests.harness import load
+
+    async with running(config(tmp_path, HOURLY)) as gw:
+        now = gw.rt.clock.time()
+        await gw.rt.dead_targets.mark(Target("memory", "ops"), SendErrorKind.FORBIDDEN, "x", now)
+        text = render(await gw.status())
+        cli = tmp_path / "cli.yaml"
+        cli.write_text(f"config_version: 1\ngateway:\n  state_dir: {tmp_path / 'state'}\n")
+        findings = await asyncio.to_thread(_jobs, load(cli))
+    assert "jobs: 1" in text and "hourly  [active]  cron '0 * * * *' Europe/Berlin" in text
+    assert "! target_dead: memory:ops" in text
+    assert [(f.check, f.detail) for f in findings] == [
+        ("schedules.hourly", "job hourly: target_dead: memory:ops")
+    ]

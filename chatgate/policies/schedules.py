@@ -1,19 +1,18 @@
-"""When a scheduled job runs: its instants (cron in a named zone, interval, one-shot) and which
-missed instants run after downtime (the misfire policy). Pure: the caller passes the job's cursor
-(the newest instant already claimed) and the current time; nothing here reads a clock.
+"""When a scheduled job runs: which of its instants run now, and which missed instants run after
+downtime (the misfire policy). Pure: the caller passes the job's timing, its cursor (the newest
+instant already decided) and the current time; nothing here reads a clock.
 
-Cron arithmetic (DST gaps and repeats included) is croniter's over zone-aware datetimes.
+Interval and one-shot timings are plain arithmetic here; cron timings (croniter over zone-aware
+datetimes, DST gaps and repeats included) live in `chatgate.schedules.timing` and satisfy the
+same `Timing` protocol.
 """
 
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from datetime import datetime
 from enum import StrEnum
-from zoneinfo import ZoneInfo
-
-from croniter import croniter
+from typing import Protocol
 
 MAX_BACKLOG = 1000  # instants looked at per decision; older ones count as skipped
 
@@ -42,61 +41,45 @@ class ScheduleReason(StrEnum):
     NOT_ADMITTED = "not_admitted"  # the run could not be journaled (state unavailable)
 
 
-@dataclass(frozen=True, slots=True)
-class Cron:
-    expr: str
-    tz: str = "UTC"
+class Timing(Protocol):
+    def next_after(self, after: float) -> float | None:
+        """The first instant strictly after ``after`` (None: there is none)."""
+        ...
+
+    def newest_first(self, after: float, until: float, limit: int) -> list[float]:
+        """Instants in (``after``, ``until``], newest first, at most ``limit`` of them."""
+        ...
 
 
 @dataclass(frozen=True, slots=True)
 class Every:
+    """Every ``seconds``, on the grid ``cursor + k * seconds`` (the cursor anchors the grid)."""
+
     seconds: float
+
+    def next_after(self, after: float) -> float | None:
+        return after + self.seconds
+
+    def newest_first(self, after: float, until: float, limit: int) -> list[float]:
+        if until <= after or limit <= 0:
+            return []
+        steps = math.floor((until - after) / self.seconds)
+        return [after + k * self.seconds for k in range(steps, max(0, steps - limit), -1)]
 
 
 @dataclass(frozen=True, slots=True)
 class Once:
     at: float
 
+    def next_after(self, after: float) -> float | None:
+        return self.at if self.at > after else None
 
-Timing = Cron | Every | Once
-
-
-def valid_cron(expr: str) -> bool:
-    return bool(croniter.is_valid(expr))
+    def newest_first(self, after: float, until: float, limit: int) -> list[float]:
+        return [self.at] if after < self.at <= until and limit > 0 else []
 
 
 def next_after(timing: Timing, after: float) -> float | None:
-    """The first instant strictly after ``after`` (None: a one-shot already past)."""
-    if isinstance(timing, Once):
-        return timing.at if timing.at > after else None
-    if isinstance(timing, Every):
-        return after + timing.seconds
-    start = datetime.fromtimestamp(after, ZoneInfo(timing.tz))
-    return float(croniter(timing.expr, start).get_next(float))
-
-
-def newest_first(timing: Timing, after: float, until: float, limit: int) -> list[float]:
-    """Instants in (``after``, ``until``], newest first, at most ``limit`` of them.
-
-    Interval instants sit on the grid ``after + k * seconds`` (the cursor anchors the grid).
-    """
-    if until <= after or limit <= 0:
-        return []
-    if isinstance(timing, Once):
-        return [timing.at] if after < timing.at <= until else []
-    if isinstance(timing, Every):
-        steps = math.floor((until - after) / timing.seconds)
-        return [after + k * timing.seconds for k in range(steps, max(0, steps - limit), -1)]
-    zone = ZoneInfo(timing.tz)
-    # get_prev is strictly before its start: start a hair after `until` so `until` itself counts.
-    it = croniter(timing.expr, datetime.fromtimestamp(until + 0.001, zone))
-    found: list[float] = []
-    while len(found) < limit:
-        instant = float(it.get_prev(float))
-        if instant <= after:
-            break
-        found.append(instant)
-    return found
+    return timing.next_after(after)
 
 
 @dataclass(frozen=True, slots=True)
@@ -124,9 +107,9 @@ def plan_runs(
     An instant at most ``grace_s`` old is on time and runs; older ones were missed (downtime, a
     clock jump) and follow ``misfire``.
     """
-    found = newest_first(timing, cursor, now, MAX_BACKLOG + 1)
+    found = timing.newest_first(cursor, now, MAX_BACKLOG + 1)
     if not found:
-        return Plan((), 0, cursor, next_after(timing, cursor))
+        return Plan((), 0, cursor, timing.next_after(cursor))
     beyond = len(found) > MAX_BACKLOG  # even older instants exist: they count once, as one
     found = found[:MAX_BACKLOG]
     on_time = [t for t in found if now - t <= grace_s]
@@ -142,4 +125,4 @@ def plan_runs(
         kept = []
     skipped = len(missed) - len(kept) + (1 if beyond else 0)
     newest = found[0]
-    return Plan(tuple(sorted(runs)), skipped, newest, next_after(timing, newest))
+    return Plan(tuple(sorted(runs)), skipped, newest, timing.next_after(newest))

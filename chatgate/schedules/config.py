@@ -11,7 +11,8 @@ from pydantic import Field, field_validator, model_validator
 
 from chatgate.config.base import StrictModel
 from chatgate.config.channel_models import TARGET_PATTERN
-from chatgate.policies.schedules import Misfire, valid_cron
+from chatgate.policies.schedules import Misfire
+from chatgate.schedules.timing import valid_cron
 
 JOB_ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"
 SessionMode = Literal["job", "chat", "none"]

@@ -6,8 +6,9 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from chatgate.channels.types import Target
-from chatgate.policies.schedules import Cron, Every, Once, Timing
+from chatgate.policies.schedules import Every, Once, Timing
 from chatgate.schedules.config import ScheduleConfig
+from chatgate.schedules.timing import Cron
 
 JobSource = Literal["config", "api", "chat"]
 SCHEDULE_PLATFORM = "schedule"  # InboundMessage.platform of a scheduled run (no adapter has it)

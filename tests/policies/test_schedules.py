@@ -9,7 +9,6 @@ import pytest
 
 from chatgate.policies.schedules import (
     MAX_BACKLOG,
-    Cron,
     Every,
     Misfire,
     Once,
@@ -18,6 +17,7 @@ from chatgate.policies.schedules import (
     next_after,
     plan_runs,
 )
+from chatgate.schedules.timing import Cron
 
 BERLIN = ZoneInfo("Europe/Berlin")
 HOUR = 3600.0

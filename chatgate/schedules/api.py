@@ -17,6 +17,7 @@ from chatgate.policies.reasons import DeliveryStatus
 from chatgate.policies.schedules import Once, ScheduleReason
 from chatgate.schedules.jobs import RunRecord, ScheduledJob
 from chatgate.schedules.runner import JobError, Scheduler
+from chatgate.schedules.send import SendApi
 
 HISTORY_LIMIT = 20
 
@@ -98,13 +99,14 @@ async def jobs_status(scheduler: Scheduler) -> list[dict[str, Any]]:
 
 
 class JobsApi:
-    """`/api/jobs` handlers over one scheduler (mounted on the gateway's dynamic routes; the
-    app's middleware enforces the bearer token on every /api/ path)."""
+    """`/api/jobs` handlers over one scheduler, and `/api/send` (see `schedules.send`); mounted
+    on the gateway's dynamic routes, whose middleware enforces the bearer token on /api/."""
 
     def __init__(self, scheduler: Scheduler) -> None:
         self.scheduler = scheduler
 
     def mount(self, routes: DynamicRoutes) -> None:
+        routes.add("POST", "/api/send", SendApi(self.scheduler.rt).handle)
         routes.add("GET", "/api/jobs", self.list)
         routes.add("POST", "/api/jobs", self.add)
         routes.add("*", "/api/jobs", self.one, prefix=True)

@@ -63,3 +63,45 @@ async def test_add_list_run_history_pause_remove(
         assert code == 0 and "removed job digest" in out
         code, out = await cli(capsys, path, "show", "digest")
         assert code != 0 and "no job 'digest'" in out
+
+
+async def test_send_delivers_with_a_message_id_and_needs_the_token(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from chatgate.channels.types import Target
+    from chatgate.policies.reasons import SendErrorKind
+    from tests.harness import http, operator, url
+
+    path = config(tmp_path, "  {}\n")
+    async with (
+        running(path, clock=ManualClock()) as gw,
+        http() as client,
+    ):  # the bucket never refills
+        cli_config = tmp_path / "cli.yaml"
+        cli_config.write_text(f"config_version: 1\ngateway:\n  state_dir: {tmp_path / 'state'}\n")
+
+        def send(*args: str) -> int:
+            try:
+                return main(["send", *args, "--config", str(cli_config)])
+            except SystemExit as exc:
+                return int(exc.code or 0)
+
+        assert await asyncio.to_thread(send, "memory:ops", "deploy finished") == 0
+        assert "sent to memory:ops: message 1" in capsys.readouterr().out
+        assert memory(gw).texts("ops") == ["deploy finished"]
+        body = {"to": "memory:ops", "text": "x"}
+        async with client.post(url(gw, "/api/send"), json=body) as resp:
+            assert resp.status == 401  # no token, no send
+        async with client.post(
+            url(gw, "/api/send"), json={"to": "nowhere:1", "text": "x"}, headers=operator(gw)
+        ) as resp:
+            assert resp.status == 400
+            assert "not configured" in (await resp.json())["error"]
+        await gw.rt.dead_targets.mark(Target("memory", "gone"), SendErrorKind.FORBIDDEN, "", 0)
+        assert await asyncio.to_thread(send, "memory:gone", "hello?") == 69
+        assert "not delivered to memory:gone: forbidden" in capsys.readouterr().out
+        assert await gw.rt.dead_letters.count() == 1
+        for _ in range(30):  # the burst is 30 for the whole API
+            async with client.post(url(gw, "/api/send"), json=body, headers=operator(gw)) as resp:
+                last = resp.status
+        assert last == 429

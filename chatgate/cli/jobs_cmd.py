@@ -37,20 +37,21 @@ def add_parser(sub: Any, config: argparse.ArgumentParser, api: argparse.Argument
     add.add_argument("--agent", default="default")
     add.add_argument("--session", choices=["job", "chat", "none"], default="job")
     add.add_argument("--misfire", choices=["skip", "run_once", "run_all"], default="run_once")
-    for name, what in (
-        ("rm", "remove a runtime job"),
-        ("pause", "stop running a job"),
-        ("resume", "run a paused job again"),
-        ("run", "run a job now, outside its schedule"),
+    for name, aliases, what in (
+        ("rm", ["remove"], "remove a runtime job"),
+        ("pause", [], "stop running a job"),
+        ("resume", [], "run a paused job again"),
+        ("run", ["run-now"], "run a job now, outside its schedule"),
     ):
-        p = actions.add_parser(name, parents=[config, api, out], help=what)
+        p = actions.add_parser(name, aliases=aliases, parents=[config, api, out], help=what)
         p.add_argument("id")
 
 
 def run(loaded: LoadedConfig, args: argparse.Namespace) -> int:
     from chatgate.cli.api_client import call
 
-    action, url = args.action, args.url
+    action = {"remove": "rm", "run-now": "run"}.get(args.action, args.action)
+    url = args.url
     if action == "list":
         answer = call(loaded, "/api/jobs", url=url)
         return _out(answer, args.json, lambda: _table(answer["jobs"]))

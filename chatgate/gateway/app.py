@@ -42,6 +42,7 @@ from chatgate.gateway.state_lock import StateLock
 from chatgate.gateway.status import Lifecycle, build_status
 from chatgate.presentation.model import OutboundMessage, message_from_dict
 from chatgate.schedules.api import JobsApi, jobs_status
+from chatgate.schedules.chat import install as install_schedules
 from chatgate.schedules.runner import Scheduler
 from chatgate.schedules.store import build_job_store
 from chatgate.secure_compare import secure_equals
@@ -86,7 +87,7 @@ class Gateway:
         self._reload_lock = asyncio.Lock()
         store = build_job_store(self.rt.config.gateway, self.rt.state_dir)
         self.schedules = Scheduler(self.rt, store, self.pipeline.submit)
-        self.pipeline.hint_sources.append(self.schedules.hint)
+        install_schedules(self.pipeline, self.schedules)
 
     # Components, by their everyday names.
     @property

@@ -12,6 +12,7 @@ class Command(StrEnum):
     STOP = "stop"
     STATUS = "status"
     HELP = "help"
+    JOBS = "jobs"  # answered by a handler the gateway registers (the scheduler's)
 
 
 def parse_command(text: str) -> Command | None:
@@ -31,6 +32,7 @@ HELP_TEXT = (
     "/new — start a fresh conversation\n"
     "/stop — cancel the answer in progress\n"
     "/status — what I'm doing right now\n"
+    "/jobs — your scheduled jobs (/jobs rm ID removes one)\n"
     "/help — this list"
 )
 STOPPED_TEXT = "Stopped."

@@ -124,9 +124,11 @@ class JobsApi:
             body = None
         if not isinstance(body, dict) or not isinstance(body.get("id"), str):
             return self._json({"error": "JSON body needs id and the job's fields"}, 400)
-        job_id = body.pop("id")
+        job_id, owner = body.pop("id"), body.pop("owner", None)
+        if owner is not None and not isinstance(owner, str):
+            return self._json({"error": "owner must be channel:sender_id"}, 400)
         try:
-            job = await self.scheduler.add(job_id, body)
+            job = await self.scheduler.add(job_id, body, owner=owner)
         except JobError as exc:
             return self._json({"error": str(exc)}, 409 if "exists" in str(exc) else 400)
         return self._json({"job": await job_view(self.scheduler, job)}, 201)

@@ -227,3 +227,30 @@ async def test_status_and_doctor_name_a_job_to_a_dead_target(tmp_path: Path) -> 
     assert [(f.check, f.detail) for f in findings] == [
         ("schedules.hourly", "job hourly: target_dead: memory:ops")
     ]
+
+
+async def test_users_see_and_remove_only_their_own_jobs(tmp_path: Path) -> None:
+    async with running(config(tmp_path, HOURLY), clock=ManualClock(wall_start=T0)) as gw:
+        body = {"every_s": 3600, "prompt": "stretch", "deliver": {"to": "memory:u1"}}
+        async with http() as client:
+            for job_id, owner in (("mine", "memory:u1"), ("theirs", "memory:u2")):
+                payload = {"id": job_id, "owner": owner, **body}
+                async with client.post(
+                    url(gw, "/api/jobs"), json=payload, headers=operator(gw)
+                ) as resp:
+                    assert resp.status == 201
+        chat = memory(gw)
+
+        async def say(text: str, sender: str = "u1") -> str:
+            result = await (await chat.inject(text, sender_id=sender, chat_id=sender)).result
+            assert result.reply is not None
+            return result.reply
+
+        listed = await say("/jobs")
+        assert "mine: every 3600s" in listed and "theirs" not in listed and "hourly" not in listed
+        assert await say("/jobs rm theirs") == "You have no job called theirs."
+        assert await say("/jobs rm hourly") == "You have no job called hourly."
+        assert await say("/jobs rm mine") == "Removed mine."
+        assert await say("/jobs") == "You have no scheduled jobs."
+        assert "theirs" in await say("/jobs", sender="u2")
+        assert [j.id for j in gw.schedules.jobs()] == ["hourly", "theirs"]  # the operator sees all

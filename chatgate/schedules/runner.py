@@ -244,10 +244,15 @@ class Scheduler:
             raise JobError(f"agent {spec.agent!r} is not configured")
         if job_id in self.config_jobs():
             raise JobError(f"job {job_id!r} is defined in the config file")
-        job = ScheduledJob(job_id, spec, source, owner, self.rt.clock.time())
+        now = self.rt.clock.time()
+        job = ScheduledJob(job_id, spec, source, owner, now)
+        first = next_after(job.timing, now)
+        if first is None:
+            raise JobError(f"at: {spec.at} is in the past")
         if not await self.store.save(job):
             raise JobError(f"job {job_id!r} exists")
         self._jobs[job_id] = job
+        self._next[job_id] = first
         self._wake.set()
         return job
 

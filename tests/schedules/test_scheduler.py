@@ -254,3 +254,31 @@ async def test_users_see_and_remove_only_their_own_jobs(tmp_path: Path) -> None:
         assert await say("/jobs") == "You have no scheduled jobs."
         assert "theirs" in await say("/jobs", sender="u2")
         assert [j.id for j in gw.schedules.jobs()] == ["hourly", "theirs"]  # the operator sees all
+
+
+async def test_one_shot_runs_once_and_reload_reconciles_config_jobs(tmp_path: Path) -> None:
+    clock = ManualClock(wall_start=T0)
+    path = config(tmp_path, HOURLY)
+    async with running(path, clock=clock) as gw:
+        at = datetime.fromtimestamp(T0 + 90, ZoneInfo("UTC")).isoformat()
+        body = {"at": at, "prompt": "once", "deliver": {"to": "memory:ops"}}
+        job = await gw.schedules.add("reminder", body)
+        assert gw.schedules.next_at(job.id) == T0 + 90
+        past = {**body, "at": datetime.fromtimestamp(T0 - 1, ZoneInfo("UTC")).isoformat()}
+        try:
+            await gw.schedules.add("late", past)
+        except ValueError as exc:
+            assert "in the past" in str(exc)
+        else:
+            raise AssertionError("a one-shot in the past was accepted")
+        clock.advance(90)
+        await gw.schedules.tick()
+        clock.advance(3 * HOUR)
+        await gw.schedules.tick()
+        await settle(gw)
+        assert memory(gw).texts().count("once") == 1
+        views = {j["id"]: j for j in (await gw.status())["jobs"]}
+        assert views["reminder"]["state"] == "finished"
+        path.write_text(path.read_text().replace("hourly:", "nightly:"))
+        assert (await gw.reload())["ok"]
+        assert [j.id for j in gw.schedules.jobs()] == ["nightly", "reminder"]

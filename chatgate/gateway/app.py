@@ -138,7 +138,7 @@ class Gateway:
         rt.metrics.dlq_size.set(await rt.dead_letters.count())
         rt.events.load_plugins()
         rt.channels.build(rt.loaded.channels)
-        await self.schedules.open()  # resumed runs need their job's route hint
+        await self.schedules.open()
         await self.pipeline.recover()
         await self._serve_http()
         self._spawn(rt.watchdog.run(), "loop-watchdog")

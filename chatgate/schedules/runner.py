@@ -65,8 +65,7 @@ class Scheduler:
     # -- lifecycle -------------------------------------------------------------------------
 
     async def open(self) -> None:
-        """Open the store and load the jobs (before the journal is resumed: resumed runs need
-        their job's route hint)."""
+        """Open the store, load the jobs and start the cursors of jobs first seen now."""
         await self.store.open()
         await self.refresh()
         now = self.rt.clock.time()
@@ -132,13 +131,16 @@ class Scheduler:
 
     def hint(self, msg: InboundMessage) -> RouteHint | None:
         """The route hint of a scheduled run: trusted (an operator's or owner's job), the job's
-        agent, a one-shot session when the job asks for none."""
+        agent, a one-shot session when the job asks for none. Read from the run itself, so a
+        run journaled before its job was removed still finishes as it was scheduled."""
         if msg.platform != SCHEDULE_PLATFORM or not (msg.route or "").startswith(ROUTE_PREFIX):
             return None
-        job = self._jobs.get((msg.route or "")[len(ROUTE_PREFIX) :])
-        if job is None:
-            return None
-        return RouteHint(agent=job.spec.agent, trusted=True, ephemeral=job.spec.session == "none")
+        agent = msg.extra.get("agent")
+        return RouteHint(
+            agent=agent if isinstance(agent, str) and agent in self.rt.agents else None,
+            trusted=True,
+            ephemeral=msg.extra.get("session") == "none",
+        )
 
     async def tick(self) -> float | None:
         """Decide every job once at the clock's now; the earliest next instant (None: none)."""
@@ -314,7 +316,13 @@ def run_message(
         received_at=now,
         reply_target=target,
         route=ROUTE_PREFIX + job.id,
-        extra={"job": job.id, "instant": instant, "reason": reason.value},
+        extra={
+            "job": job.id,
+            "instant": instant,
+            "reason": reason.value,
+            "agent": job.spec.agent,
+            "session": job.spec.session,
+        },
     )
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+from dataclasses import replace
 from datetime import datetime
 from pathlib import Path
 from zoneinfo import ZoneInfo
@@ -282,3 +283,18 @@ async def test_one_shot_runs_once_and_reload_reconciles_config_jobs(tmp_path: Pa
         path.write_text(path.read_text().replace("hourly:", "nightly:"))
         assert (await gw.reload())["ok"]
         assert [j.id for j in gw.schedules.jobs()] == ["nightly", "reminder"]
+
+
+async def test_a_run_journaled_before_its_job_was_removed_keeps_its_hint(tmp_path: Path) -> None:
+    from chatgate.policies.schedules import ScheduleReason
+    from chatgate.schedules.runner import run_message
+
+    async with running(config(tmp_path, "  {}\n"), clock=ManualClock(wall_start=T0)) as gw:
+        body = {"every_s": 60, "prompt": "p", "session": "none", "deliver": {"to": "memory:u1"}}
+        job = await gw.schedules.add("gone", body)
+        msg = run_message(job, job.targets[0], 0, "1", T0, ScheduleReason.DUE, T0)
+        await gw.schedules.remove("gone")
+        hint = gw.pipeline.hint(msg)
+        forged = gw.pipeline.hint(replace(msg, platform="memory"))
+    assert (hint.trusted, hint.agent, hint.ephemeral) == (True, "default", True)
+    assert not forged.trusted  # only the scheduler's own runs are trusted

@@ -74,6 +74,7 @@ async def job_view(scheduler: Scheduler, job: ScheduledJob) -> dict[str, Any]:
         "owner": job.owner,
         "schedule": describe(job),
         "agent": spec.agent,
+        "prompt": spec.prompt,
         "deliver": list(spec.deliver.to),
         "session": spec.session,
         "misfire": spec.misfire.value,

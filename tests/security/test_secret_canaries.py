@@ -194,7 +194,14 @@ async def test_no_canary_anywhere(tmp_path: Path, fake_llm: FakeLLM) -> None:
             config.write_text(good + f"  oops: {{port: {MODEL_KEY}}}\n  http: {API_TOKEN}\n")
             outputs.append(await post(daemon.base, "/api/reload", b"", auth))
             config.write_text(good)
-            paths = ("/api/status", "/metrics", "/api/dlq", "/api/sessions", "/api/jobs", "/healthz")
+            paths = (
+                "/api/status",
+                "/metrics",
+                "/api/dlq",
+                "/api/sessions",
+                "/api/jobs",
+                "/healthz",
+            )
             for path in paths:
                 outputs.append(str(await daemon.get(path, headers=auth)))
             assert "rotate " in outputs[-2]  # the job's prompt is shown, its secret scrubbed

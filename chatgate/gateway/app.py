@@ -138,7 +138,6 @@ class Gateway:
         rt.metrics.dlq_size.set(await rt.dead_letters.count())
         rt.events.load_plugins()
         rt.channels.build(rt.loaded.channels)
-        await self.schedules.open()
         await self.pipeline.recover()
         await self._serve_http()
         self._spawn(rt.watchdog.run(), "loop-watchdog")
@@ -151,9 +150,10 @@ class Gateway:
         self._spawn(self._purge_journal(), "journal-purge")
         self._spawn(self._adopt_orphans(), "journal-adopt")
         self._spawn(self._prewarm(), "prewarm")
+        self._gc.apply()
+        await self.schedules.open()
         JobsApi(self.schedules).mount(self.routes)
         self.schedules.start()
-        self._gc.apply()
         log.info(
             "chatgate ready",
             extra={

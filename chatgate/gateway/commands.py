@@ -32,7 +32,6 @@ HELP_TEXT = (
     "/new — start a fresh conversation\n"
     "/stop — cancel the answer in progress\n"
     "/status — what I'm doing right now\n"
-    "/jobs — your scheduled jobs (/jobs rm ID removes one)\n"
     "/help — this list"
 )
 STOPPED_TEXT = "Stopped."

@@ -56,10 +56,10 @@ async def diagnose(path: Path, *, fix: bool = False, offline: bool = False) -> l
     findings.append(Finding(CONFIG_CHECK, Level.OK, f"{path} is valid"))
     findings += [Finding("config.warning", Level.WARN, w) for w in loaded.warnings]
     findings.append(await asyncio.to_thread(_state_dir, loaded, fix))
+    findings += await asyncio.to_thread(_jobs, loaded)
     findings += await _channels(loaded, offline)
     findings += await _agents(loaded, offline)
     findings += await check_redis(loaded.config.gateway, offline)
-    findings += await asyncio.to_thread(_jobs, loaded)
     # Defence in depth: an SDK message that quotes a credential must not reach the terminal.
     secrets = loaded.secrets
     return [

@@ -151,6 +151,12 @@ def render(data: dict[str, Any]) -> str:
         f"dlq: {data.get('dlq', {}).get('entries', 0)} entries · dead targets: {len(dead)} · "
         f"pairing pending: {data.get('pairing', {}).get('pending', 0)}"
     )
+    jobs = data.get("jobs") or []
+    if jobs:
+        from chatgate.cli.jobs_cmd import job_lines
+
+        lines.append(f"jobs: {len(jobs)}")
+        lines += ["  " + line for line in job_lines(jobs)]
     degraded = data.get("degraded") or []
     if degraded:
         lines.append("degraded:")

@@ -10,6 +10,7 @@ from pydantic import Field, SecretStr, field_validator, model_validator
 
 from chatgate.config.agent_models import AgentConfig, EchoAgentConfig
 from chatgate.config.base import StrictModel
+from chatgate.schedules.config import JOB_ID_PATTERN, ScheduleConfig
 
 CONFIG_VERSION = 1
 ADDRESS_PATTERN = r"^[a-z][a-z0-9_-]*:\S+$"
@@ -192,6 +193,9 @@ class GatewayConfig(StrictModel):
     identities: dict[str, list[Annotated[str, Field(pattern=ADDRESS_PATTERN)]]] = Field(
         default_factory=dict,
         description="principal → the channel:sender_id addresses that are the same person",
+    )
+    schedules: dict[Annotated[str, Field(pattern=JOB_ID_PATTERN)], ScheduleConfig] = Field(
+        default_factory=dict, description="job id → a cron, interval or one-shot job"
     )
 
     @field_validator("identities")

@@ -44,6 +44,10 @@ from chatgate.http_input.client_errors import install_client_error_log
 from chatgate.media.outgoing import refs_in, sweep_forever
 from chatgate.outage import OutageReporter
 from chatgate.presentation.model import OutboundMessage, message_from_dict
+from chatgate.schedules.api import JobsApi, jobs_status
+from chatgate.schedules.chat import install as install_schedules
+from chatgate.schedules.runner import Scheduler
+from chatgate.schedules.store import build_job_store
 from chatgate.secure_compare import secure_equals
 from chatgate.state import admin
 from chatgate.state.protocols import StateUnavailable
@@ -85,6 +89,9 @@ class Gateway:
         self._opened = False
         self._stopped = asyncio.Event()
         self._reload_lock = asyncio.Lock()
+        store = build_job_store(self.rt.config.gateway, self.rt.state_dir)
+        self.schedules = Scheduler(self.rt, store, self.pipeline.submit)
+        install_schedules(self.pipeline, self.schedules)
 
     # Components, by their everyday names.
     @property
@@ -158,6 +165,9 @@ class Gateway:
         if rt.delivery.files is not None:
             self._spawn(sweep_forever(rt.delivery.files, rt.dead_letters, rt.clock), "files-sweep")
         self._gc.apply()
+        await self.schedules.open()
+        JobsApi(self.schedules).mount(self.routes)
+        self.schedules.start()
         log.info(
             "chatgate ready",
             extra={
@@ -206,6 +216,7 @@ class Gateway:
         if self._opened:
             timeout = rt.config.gateway.drain_timeout_s
             log.info("draining", extra={"timeout_s": timeout})
+            await self.schedules.stop()
             await rt.channels.stop_intake()
             if not await self.pipeline.drain(timeout):
                 cancelled = self.pipeline.abandon()
@@ -220,6 +231,7 @@ class Gateway:
         await self.pipeline.guard.close()
         await rt.channels.stop_all()
         await rt.events.drain()
+        await self.schedules.close()
         if self._runner is not None:
             await self._runner.cleanup()
         for agent in rt.agents.values():
@@ -240,7 +252,7 @@ class Gateway:
                 self.rt,
                 catalog=self.registry,
                 env=self.env,
-                followers=(self.pipeline.apply_config,),
+                followers=(self.pipeline.apply_config, self.schedules.apply_config),
                 on_secrets=self.on_secrets,
             )
 
@@ -283,7 +295,9 @@ class Gateway:
         return bytes(self.rt.metrics.render())
 
     async def status(self) -> dict[str, Any]:
-        return await build_status(self.rt, self.pipeline.scheduler, self.life)
+        status = await build_status(self.rt, self.pipeline.scheduler, self.life)
+        status["jobs"] = scrub(await jobs_status(self.schedules), self.rt.loaded.secrets)
+        return status
 
     async def restart_channel(self, name: str) -> bool:
         return bool(await self.rt.channels.restart(name))

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Coroutine
+from collections.abc import Callable, Coroutine
 from typing import Any
 
 from chatgate.channels.outcome import Stage, Submission, TurnResult, files_of
@@ -46,6 +46,8 @@ class Pipeline:
         self._inflight: dict[str, asyncio.Future[TurnResult]] = {}
         self._policies: dict[str, ChannelPolicy] = {}
         self._hints: dict[tuple[str, str], RouteHint] = {}
+        # Hints of work the gateway makes itself (scheduled runs), looked up by message.
+        self.hint_sources: list[Callable[[InboundMessage], RouteHint | None]] = []
         self._tasks: set[asyncio.Task[None]] = set()
         self._watchers: set[asyncio.Task[None]] = set()  # duplicates of work open elsewhere
         self.guard = StateGuard(rt, self.resume_stranded)
@@ -102,7 +104,12 @@ class Pipeline:
         """What the operator configured for the route ``msg`` came in on (nothing, by default)."""
         if msg.route is None:
             return NO_HINT
-        return self._hints.get((msg.channel, msg.route), NO_HINT)
+        hint = self._hints.get((msg.channel, msg.route))
+        for source in self.hint_sources if hint is None else ():
+            hint = source(msg)
+            if hint is not None:
+                break
+        return hint or NO_HINT
 
     def route_of(self, msg: InboundMessage) -> tuple[str, str]:
         """(agent, session key) of ``msg`` under the current config (as the route stage)."""

@@ -54,7 +54,7 @@ class McpServerConfig(StrictModel):
     )
     startup_timeout_s: float = Field(20.0, gt=0, description="start + handshake + tool listing")
     restart_budget_per_hour: int = Field(
-        10, ge=0, description="restarts after a crash within an hour before the server is parked"
+        10, ge=1, description="restarts after a crash within an hour before the server is parked"
     )
 
     @model_validator(mode="after")

@@ -81,7 +81,7 @@ class McpServer:
         self._tools: tuple[ToolSpec, ...] = ()
         self._session: Any = None
         self._task: asyncio.Task[None] | None = None
-        self._ready = asyncio.Event()  # set when READY or PARKED/STOPPED (waiters stop waiting)
+        self._ready = asyncio.Event()  # set when READY, PARKED or STOPPED (waiters stop waiting)
         self._broken = asyncio.Event()
 
     # -- reading ------------------------------------------------------------------------------
@@ -135,7 +135,7 @@ class McpServer:
 
     def _start(self) -> None:
         self.state = ServerState.STARTING
-        self._ready = asyncio.Event()
+        self._ready.clear()
         self._task = asyncio.create_task(self._own(), name=f"mcp:{self.name}")
 
     async def stop(self) -> None:
@@ -152,14 +152,15 @@ class McpServer:
             self._session = None
         self.state = state
         self.error = error
-        if state is not ServerState.STARTING and state is not ServerState.RESTARTING:
+        if state in (ServerState.STARTING, ServerState.RESTARTING):
+            self._ready.clear()  # a waiter keeps waiting across a failed first attempt
+        else:
             self._ready.set()
 
     def _mark_broken(self, why: str) -> None:
         """Withdraw the tools at once; the owner task notices and restarts the connection."""
         if self.state is ServerState.READY:
             self._set(ServerState.RESTARTING, why)
-            self._ready = asyncio.Event()
             self._broken.set()
 
     async def _own(self) -> None:
@@ -179,7 +180,6 @@ class McpServer:
                 extra={"server": self.name, "error": error, "delay_s": round(delay, 2)},
             )
             self._set(ServerState.RESTARTING, error)
-            self._ready = asyncio.Event()
             await self._clock.sleep(delay)
             self.state = ServerState.STARTING
 

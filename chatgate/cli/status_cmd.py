@@ -134,6 +134,17 @@ def render(data: dict[str, Any]) -> str:
         for a in data.get("agents", [])
     )
     lines.append(f"agents: {agents or '-'}")
+    for server in data.get("mcp_servers") or []:
+        tools = server.get("tools") or []
+        restarts = f", {server['restarts']} restarts" if server.get("restarts") else ""
+        lines.append(
+            f"mcp server {server.get('name')} ({server.get('transport')}): "
+            f"{server.get('state')}, {len(tools)} tools{restarts}"
+        )
+        if tools:
+            lines.append(f"    tools: {', '.join(tools)}")
+        if server.get("error"):
+            lines.append(f"    why: {server['error']}")
     s = data.get("sessions", {})
     lines.append(
         f"sessions: {s.get('warm', 0)} warm, {s.get('active_turns', 0)} turns running, "

@@ -210,6 +210,8 @@ class Gateway:
         for agent in rt.agents.values():
             with contextlib.suppress(Exception):
                 await agent.aclose()
+        if rt.tools is not None:
+            await rt.tools.stop()
         await rt.state.close()
         self.state_lock.release()
         self._gc.undo()

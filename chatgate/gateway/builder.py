@@ -16,7 +16,9 @@ import socket
 import uuid
 from collections.abc import Callable, Mapping
 
+from chatgate.agents.mcp.hub import McpHub
 from chatgate.agents.registry import build_agents
+from chatgate.agents.tools.runtime import ToolRuntime
 from chatgate.channels.registry import ChannelRegistry
 from chatgate.clock import Clock, SystemClock
 from chatgate.config.loader import LoadedConfig
@@ -82,8 +84,9 @@ class GatewayBuilder:
         loaded, clock, env = self._loaded, self._clock, self._env
         gw = loaded.config.gateway
         registry = self._registry or ChannelRegistry()
-        agents = build_agents(loaded.config, env)
         metrics = Metrics()
+        tools = ToolRuntime(McpHub(loaded.config.mcp_servers, clock), metrics.registry)
+        agents = build_agents(loaded.config, env, tools.hub)
         routes = DynamicRoutes()
         events = EventBus()
         degraded = DegradedRegistry()
@@ -143,6 +146,7 @@ class GatewayBuilder:
             memory_source=memory_source,
             watchdog=watchdog,
             rng=random.Random(),
+            tools=tools,
         )
         events.subscribe(rt.turn_stats.on_event, EventName.TURN_FINISHED)
         parts = GatewayParts(

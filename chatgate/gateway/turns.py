@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any, TypeGuard
 
 from chatgate.agents.base import AgentError, AgentReply, ChatMessage, Turn
+from chatgate.agents.tools.runtime import TurnTools
 from chatgate.channels.base import ChannelAdapter
 from chatgate.channels.outcome import Stage, TurnResult
 from chatgate.channels.types import AckMode
@@ -92,6 +93,7 @@ class TurnRunner:
                     await rt.channels.ready_adapter(last.target.channel) if last.target else None
                 )
                 stream = self._stream_for(last, adapter)
+                tools = TurnTools(rt.tools, self._agent_event)
                 turn = Turn(
                     session=last.session,
                     history=tuple(session.transcript),
@@ -99,7 +101,7 @@ class TurnRunner:
                     channel=last.msg.channel,
                     sender_id=last.msg.sender_id,
                     on_delta=stream.delta if stream is not None else None,
-                    on_event=self._agent_event,
+                    on_event=tools.on_event,
                     metadata={"chat_id": last.msg.chat_id, "thread_id": last.msg.thread_id},
                 )
                 # A one-time warm-up (the litellm import) must not eat the turn's timeout.
@@ -119,7 +121,7 @@ class TurnRunner:
                     # interrupt policy cancel this task, which lands inside the agent call.
                     control.enter_agent()
                     try:
-                        async with asyncio.timeout(agent_cfg.timeout_s + 5.0):
+                        async with asyncio.timeout(tools.deadline_s(agent_cfg)):
                             reply = await agent.run(turn)
                     except asyncio.CancelledError:
                         if control.reason is None:
@@ -154,6 +156,7 @@ class TurnRunner:
                     "persist": [m.to_dict() for m in persist],
                     "stopped": control.reason is CancelReason.STOP,
                 }
+                tools.record(answered)
                 now = rt.clock.time()
                 # Nothing to deliver (a sync webhook answers in its HTTP response): the answer is
                 # also the final mark, one journal write instead of ANSWERED now and DONE later.

@@ -25,6 +25,7 @@ def stdio_server(**extra: Any) -> McpServerConfig:
         "command": sys.executable,
         "args": ["-m", "tests.fakes.mcp_server", "stdio"],
         "cwd": str(ROOT),
+        "startup_timeout_s": 60,  # importing the SDK takes seconds on a loaded machine
     }
     raw.update(extra)
     return McpServerConfig.model_validate(raw)

@@ -97,6 +97,7 @@ class AgentReply:
     message: OutboundMessage | None = None
     model: str | None = None
     usage: Mapping[str, int] = field(default_factory=dict)
+    meta: Mapping[str, Any] | None = None  # kept with the answer in the transcript
 
 
 class AgentError(Exception):

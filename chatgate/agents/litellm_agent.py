@@ -20,6 +20,7 @@ from chatgate.config.agent_models import LiteLLMAgentConfig
 from chatgate.config.base import secret_value
 from chatgate.policies.reasons import FailureReason
 
+TOOL_STEPS_META = "tool_steps"  # ChatMessage.meta key: the tool calls and results behind an answer
 IMPORT_SWITCH_INTERVAL_S = 0.0005
 OFFLINE_ENV = {"LITELLM_LOCAL_MODEL_COST_MAP": "True", "LITELLM_OFFLINE_MODE": "true"}
 # Most model connections open at once per provider host (and in total). litellm keeps one cached
@@ -176,7 +177,7 @@ class LiteLLMAgent:
         return None
 
     async def run(self, turn: Turn) -> AgentReply:
-        messages: list[dict[str, Any]] = list(self._messages(turn))
+        messages = self._messages(turn)
         tracked = _DeltaTracker(turn)
         if self._tools is None or self._config.tools is None:
             step = await self._complete(messages, None, tracked)
@@ -196,7 +197,10 @@ class LiteLLMAgent:
 
         result = await loop.run(messages, complete)
         return AgentReply(
-            text=result.text, model=result.model, usage={"total_tokens": result.tokens}
+            text=result.text,
+            model=result.model,
+            usage={"total_tokens": result.tokens},
+            meta={TOOL_STEPS_META: list(result.exchange)} if result.exchange else None,
         )
 
     async def _complete(
@@ -234,11 +238,15 @@ class LiteLLMAgent:
         assert last_error is not None
         raise last_error
 
-    def _messages(self, turn: Turn) -> list[dict[str, str]]:
-        out: list[dict[str, str]] = []
+    def _messages(self, turn: Turn) -> list[dict[str, Any]]:
+        out: list[dict[str, Any]] = []
         if self._config.system_prompt:
             out.append({"role": "system", "content": self._config.system_prompt})
-        out.extend(m.to_openai() for m in recent(turn.history, self._config.max_history))
+        for message in recent(turn.history, self._config.max_history):
+            steps = (message.meta or {}).get(TOOL_STEPS_META)
+            if self._tools is not None and message.role == "assistant" and steps:
+                out.extend(dict(step) for step in steps)  # the tool steps before the answer
+            out.append(message.to_openai())
         out.extend(m.to_openai() for m in turn.new)
         return out
 

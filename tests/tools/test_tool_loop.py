@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from chatgate.agents.base import AgentError
+from chatgate.agents.base import AgentError, ChatMessage
 from chatgate.agents.mcp.hub import McpHub
 from chatgate.agents.tools.types import TOOL_CALL_EVENT, TOOL_STARTED_EVENT
 from chatgate.policies.reasons import FailureReason, ToolCallStatus
@@ -164,3 +164,23 @@ async def test_streaming_keeps_working_between_steps(fake: FakeLLM, hub: McpHub)
     assert [m["content"] for m in tool_messages(fake.requests[1].messages)] == ["42"]
     assert "".join(recorder.deltas) == "Let me add. It is 42."
     assert reply.text == "It is 42."
+
+
+async def test_next_turn_sees_the_tool_steps_behind_an_answer(fake: FakeLLM, hub: McpHub) -> None:
+    fake.script(ToolCalls.of(ToolCall("fake__echo", {"text": "x" * 5000})), "echoed")
+    agent = tool_agent(fake.base_url, hub)
+    reply = await agent.run(make_turn("echo it"))
+
+    assert reply.meta is not None
+    call, result = reply.meta["tool_steps"]
+    assert call["tool_calls"][0]["function"]["name"] == "fake__echo"
+    assert result["role"] == "tool" and len(result["content"]) == 2000  # capped for the transcript
+
+    history = [
+        ChatMessage("user", "echo it"),
+        ChatMessage("assistant", reply.text, meta=reply.meta),
+    ]
+    await agent.run(make_turn("and again?", history=history))
+    roles = [m["role"] for m in fake.requests[-1].messages]
+    assert roles == ["user", "assistant", "tool", "assistant", "user"]
+    assert fake.requests[-1].messages[2]["tool_call_id"] == call["tool_calls"][0]["id"]

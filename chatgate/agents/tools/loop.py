@@ -62,12 +62,33 @@ class ModelStep:
         return int(self.usage.get("total_tokens", 0))
 
 
+TRANSCRIPT_RESULT_CHARS = 2000  # a tool result as kept in the transcript for later turns
+TRANSCRIPT_MAX_MESSAGES = 40  # tool-step messages kept per answer (the latest ones)
+
+
 @dataclass(frozen=True)
 class LoopResult:
     text: str
     model: str | None
     tokens: int
     trail: Sequence[ToolCallRecord]
+    exchange: Sequence[Mapping[str, Any]] = ()  # the tool steps, as the transcript keeps them
+
+
+def transcript_exchange(messages: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """The tool-step messages of a turn, results capped, whole steps only (a tool message
+    without its assistant call would be rejected by the model next turn)."""
+    kept: list[dict[str, Any]] = []
+    for message in messages:
+        entry = dict(message)
+        if entry.get("role") == "tool":
+            entry["content"] = cap_text(str(entry.get("content") or ""), TRANSCRIPT_RESULT_CHARS)
+        kept.append(entry)
+    while len(kept) > TRANSCRIPT_MAX_MESSAGES:
+        kept.pop(0)
+        while kept and kept[0].get("role") == "tool":
+            kept.pop(0)
+    return kept
 
 
 def loop_deadline_s(model_timeout_s: float, config: AgentToolsConfig | None) -> float:
@@ -142,11 +163,13 @@ class ToolLoop:
         started = self._clock()
         tokens = 0
         rounds = 0
+        first = len(messages)
         while True:
             step = await complete(messages, defs)
             tokens += step.tokens
             if not step.calls:
-                return LoopResult(step.text, step.model, tokens, tuple(self.trail))
+                exchange = transcript_exchange(messages[first:])
+                return LoopResult(step.text, step.model, tokens, tuple(self.trail), exchange)
             usage = LoopUsage(rounds, tokens, self._clock() - started)
             reason = stop_reason(usage, self._limits)
             if reason is not None:

@@ -120,3 +120,27 @@ def test_secret_env_and_headers_stay_out_of_errors(tmp_path: Path) -> None:
     error = load_error(tmp_path, text, {"TOKEN": "tok-canary-98765"})
     assert "tok-canary-98765" not in error.render()
     assert_issue(error, "mcp_servers.web", 2, "apply to a stdio `command`")
+
+
+def test_status_render_lists_servers_tools_and_why() -> None:
+    from chatgate.cli.status_cmd import mcp_lines
+
+    lines = mcp_lines(
+        [
+            {"name": "github", "transport": "stdio", "state": "ready", "tools": ["github.a"]},
+            {
+                "name": "search",
+                "transport": "http",
+                "state": "parked",
+                "tools": [],
+                "restarts": 10,
+                "error": "ConnectError; restart budget spent",
+            },
+        ]
+    )
+    assert lines == [
+        "mcp server github (stdio): ready, 1 tools",
+        "    tools: github.a",
+        "mcp server search (http): parked, 0 tools, 10 restarts",
+        "    why: ConnectError; restart budget spent",
+    ]

@@ -144,3 +144,13 @@ def test_status_render_lists_servers_tools_and_why() -> None:
         "mcp server search (http): parked, 0 tools, 10 restarts",
         "    why: ConnectError; restart budget spent",
     ]
+
+
+def test_changed_mcp_servers_need_a_restart() -> None:
+    from chatgate.config.hot import restart_only_changes
+    from chatgate.config.models import GatewayConfig
+
+    old = GatewayConfig.model_validate({"mcp_servers": {"a": {"command": "x"}}})
+    new = GatewayConfig.model_validate({"mcp_servers": {"a": {"command": "y"}}})
+    assert restart_only_changes(old, new) == ["mcp_servers"]
+    assert restart_only_changes(old, old) == []

@@ -68,7 +68,22 @@ async def test_webhook_agent_uses_mcp_tool_and_why_shows_the_trail(
         trails = (await admin.why(gw.rt.state, "webhook", "gh:id-d-tools-1", None))["trails"]
         metrics = gw.rt.metrics.render().decode()
 
+        # A reload that changes the agent keeps it on the running MCP servers.
+        path = gw.rt.loaded.path
+        path.write_text(
+            path.read_text().replace("deny: [fake.crash]", "deny: [fake.crash, fake.slow]")
+        )
+        reloaded = await gw.reload()
+        fake_llm.script("plain answer")
+        headers2 = {"X-GitHub-Event": "issues", "X-GitHub-Delivery": "d-tools-2"}
+        headers2.update(sign("github", SECRET, body, time.time()))
+        async with client.post(url(gw, "/hooks/gh"), data=body, headers=headers2) as resp:
+            assert (await resp.json())["reply"] == "plain answer"
+
     assert data["reply"] == "Order A-7 has shipped."
+    assert reloaded["ok"] and reloaded["needs_process_restart"] == []
+    offered = {t["function"]["name"] for t in fake_llm.requests[-1].body["tools"]}
+    assert "fake__lookup_order" in offered and "fake__slow" not in offered
     assert fake_llm.requests[0].last_user_text == "Look up order A-7 for issue: Where is my order?"
     assert "shipped (token ok: True)" in fake_llm.requests[1].messages[-1]["content"]
     [server] = status["mcp_servers"]

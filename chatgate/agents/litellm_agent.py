@@ -188,6 +188,7 @@ class LiteLLMAgent:
             self._config.tools,
             secrets=[s.api_key for s in self._models if s.api_key],
             on_event=turn.on_event,
+            on_progress=turn.on_progress,
         )
 
         async def complete(

@@ -30,6 +30,9 @@ class AgentToolsConfig(StrictModel):
         8000, ge=100, description="a tool result is cut to this before the model sees it"
     )
     parallel: bool = Field(True, description="run several calls of one step concurrently")
+    show_tool_progress: bool = Field(
+        True, description="show 'using server.tool…' in the streamed draft while tools run"
+    )
     native: bool = Field(
         False, description="assert the model calls tools natively (a provider chatgate can't tell)"
     )

@@ -93,7 +93,8 @@ class TurnRunner:
                     await rt.channels.ready_adapter(last.target.channel) if last.target else None
                 )
                 stream = self._stream_for(last, adapter)
-                tools = TurnTools(rt.tools, self._agent_event)
+                progress = stream.progress if stream is not None else None
+                tools = TurnTools(rt.tools, self._agent_event, progress)
                 turn = Turn(
                     session=last.session,
                     history=tuple(session.transcript),
@@ -102,6 +103,7 @@ class TurnRunner:
                     sender_id=last.msg.sender_id,
                     on_delta=stream.delta if stream is not None else None,
                     on_event=tools.on_event,
+                    on_progress=tools.on_progress,
                     metadata={"chat_id": last.msg.chat_id, "thread_id": last.msg.thread_id},
                 )
                 # A one-time warm-up (the litellm import) must not eat the turn's timeout.

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from typing import Any
 
 import pytest
@@ -184,3 +185,23 @@ async def test_next_turn_sees_the_tool_steps_behind_an_answer(fake: FakeLLM, hub
     roles = [m["role"] for m in fake.requests[-1].messages]
     assert roles == ["user", "assistant", "tool", "assistant", "user"]
     assert fake.requests[-1].messages[2]["tool_call_id"] == call["tool_calls"][0]["id"]
+
+
+@pytest.mark.parametrize("show", [True, False])
+async def test_progress_line_per_step_unless_switched_off(
+    fake: FakeLLM, hub: McpHub, show: bool
+) -> None:
+    lines: list[str] = []
+
+    async def progress(line: str) -> None:
+        lines.append(line)
+
+    fake.script(
+        ToolCalls.of(
+            ToolCall("fake__add", {"a": 1, "b": 2}), ToolCall("fake__echo", {"text": "x"})
+        ),
+        "ok",
+    )
+    turn = replace(make_turn(), on_progress=progress)
+    await tool_agent(fake.base_url, hub, show_tool_progress=show).run(turn)
+    assert lines == (["using fake.add, fake.echo…"] if show else [])

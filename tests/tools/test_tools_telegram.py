@@ -54,5 +54,7 @@ async def test_two_step_tool_turn_streams_and_is_remembered(
     texts = [c.params["text"] for c in fake_tg.calls_of("sendMessage")]
     texts += [c.params["text"] for c in fake_tg.calls_of("editMessageText")]
     assert any("It is 5." in t for t in texts)
+    assert any("using fake.add…" in t for t in texts)  # the draft's status line
+    assert "using" not in texts[-1] and "using" not in third.messages[3]["content"]
     roles = [m["role"] for m in third.messages]
     assert roles == ["user", "assistant", "tool", "assistant", "user"]

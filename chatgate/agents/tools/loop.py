@@ -15,7 +15,7 @@ from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from chatgate.agents.base import AgentError, EventCallback
+from chatgate.agents.base import AgentError, EventCallback, ProgressCallback
 from chatgate.agents.tools.types import (
     TOOL_CALL_EVENT,
     TOOL_STARTED_EVENT,
@@ -117,6 +117,12 @@ def tool_definitions(specs: Iterable[ToolSpec]) -> tuple[list[dict[str, Any]], d
     return defs, names
 
 
+def progress_line(calls: Sequence[RequestedCall], names: Mapping[str, str]) -> str:
+    """``using github.search_issues, github.get_issue…`` for one step's calls."""
+    shown = list(dict.fromkeys(names.get(c.name, c.name) for c in calls))
+    return f"using {', '.join(shown)}…"
+
+
 class ToolLoop:
     """Runs one turn's tool loop for an agent; the trail also goes out as ``tool_call`` events."""
 
@@ -128,6 +134,7 @@ class ToolLoop:
         *,
         secrets: Iterable[str] = (),
         on_event: EventCallback | None = None,
+        on_progress: ProgressCallback | None = None,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self._agent = agent
@@ -135,6 +142,7 @@ class ToolLoop:
         self._config = config
         self._secrets = tuple(secrets)
         self._on_event = on_event
+        self._on_progress = on_progress if config.show_tool_progress else None
         self._clock = clock
         self._limits = ToolLimits(config.max_steps, config.budget_tokens, config.budget_s)
         self._approvals = tuple(config.approval.items())
@@ -176,18 +184,31 @@ class ToolLoop:
                 raise AgentError(reason, f"after {rounds} tool steps, {tokens} tokens")
             rounds += 1
             messages.append(dict(step.message))
-            if self._config.parallel:
-                results = await asyncio.gather(
-                    *(self._call(call, names, rounds) for call in step.calls)
-                )
-            else:
-                results = [await self._call(call, names, rounds) for call in step.calls]
+            # The status line goes out while the tools run (its edit may wait out a rate limit).
+            results, _ = await asyncio.gather(
+                self._calls(step.calls, names, rounds), self._progress(step.calls, names)
+            )
             fatal: AgentError | None = None
             for call, (text, error) in zip(step.calls, results, strict=True):
                 messages.append({"role": "tool", "tool_call_id": call.id, "content": text})
                 fatal = fatal or error
             if fatal is not None:
                 raise fatal
+
+    async def _calls(
+        self, calls: Sequence[RequestedCall], names: Mapping[str, str], step: int
+    ) -> list[tuple[str, AgentError | None]]:
+        if self._config.parallel:
+            return list(await asyncio.gather(*(self._call(c, names, step) for c in calls)))
+        return [await self._call(c, names, step) for c in calls]
+
+    async def _progress(self, calls: Sequence[RequestedCall], names: Mapping[str, str]) -> None:
+        if self._on_progress is None:
+            return
+        try:
+            await self._on_progress(progress_line(calls, names))
+        except Exception:  # a status line must never cost the turn
+            return
 
     async def _call(
         self, call: RequestedCall, names: Mapping[str, str], step: int

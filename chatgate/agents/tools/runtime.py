@@ -12,7 +12,7 @@ from typing import Any
 
 from prometheus_client import CollectorRegistry, Counter, Histogram
 
-from chatgate.agents.base import EventCallback
+from chatgate.agents.base import EventCallback, ProgressCallback
 from chatgate.agents.mcp.hub import McpHub
 from chatgate.agents.tools.loop import loop_deadline_s
 from chatgate.agents.tools.types import TOOL_CALL_EVENT, TOOL_STARTED_EVENT
@@ -60,9 +60,15 @@ class ToolRuntime:
 class TurnTools:
     """One turn's tool hook: forwards other agent events, collects the tool trail."""
 
-    def __init__(self, runtime: ToolRuntime | None, forward: EventCallback) -> None:
+    def __init__(
+        self,
+        runtime: ToolRuntime | None,
+        forward: EventCallback,
+        progress: ProgressCallback | None = None,
+    ) -> None:
         self._runtime = runtime
         self._forward = forward
+        self.on_progress = progress  # the streamed draft's status line, when the turn streams
         self.trail: list[dict[str, Any]] = []
         self.calls = 0
 

@@ -85,6 +85,8 @@ async def test_model_mistakes_go_back_to_the_model(fake: FakeLLM, hub: McpHub) -
         ToolCallStatus.UNKNOWN_TOOL,
         ToolCallStatus.ERROR,
     ]
+    made_up = calls_of(recorder)[1]
+    assert made_up["tool"] == "<unknown>" and "nope__missing" in made_up["detail"]
 
 
 async def test_endless_loop_stops_at_max_steps(fake: FakeLLM, hub: McpHub) -> None:

@@ -62,6 +62,7 @@ class ModelStep:
         return int(self.usage.get("total_tokens", 0))
 
 
+UNKNOWN_TOOL_NAME = "<unknown>"  # the trail's name for a tool the model made up
 TRANSCRIPT_RESULT_CHARS = 2000  # a tool result as kept in the transcript for later turns
 TRANSCRIPT_MAX_MESSAGES = 40  # tool-step messages kept per answer (the latest ones)
 
@@ -224,8 +225,15 @@ class ToolLoop:
         shown = mask_arguments(arguments, self._secrets) if arguments is not None else "<invalid>"
 
         def record(status: ToolCallStatus, chars: int = 0, detail: str = "") -> None:
+            known = call.name in names  # a made-up name must not become a metric label
             entry = ToolCallRecord(
-                name, shown, status, self._clock() - started, chars, step, detail
+                name if known else UNKNOWN_TOOL_NAME,
+                shown,
+                status,
+                self._clock() - started,
+                chars,
+                step,
+                detail if known else f"the model asked for {call.name[:80]!r}",
             )
             self.trail.append(entry)
             if self._on_event is not None:

@@ -38,6 +38,7 @@ agents:
     tools:
       allow: [fake.*]
       deny: [fake.crash]
+      max_steps: 1
 channels:
   webhook:
     routes:
@@ -80,8 +81,24 @@ async def test_webhook_agent_uses_mcp_tool_and_why_shows_the_trail(
         async with client.post(url(gw, "/hooks/gh"), data=body, headers=headers2) as resp:
             assert (await resp.json())["reply"] == "plain answer"
 
+        # A model that keeps asking for tools ends with the coded, visible tool_limit reply.
+        echo = ToolCalls.of(ToolCall("fake__echo", {"text": "again"}))
+        fake_llm.script(echo, echo)
+        headers3 = {"X-GitHub-Event": "issues", "X-GitHub-Delivery": "d-tools-3"}
+        headers3.update(sign("github", SECRET, body, time.time()))
+        async with client.post(url(gw, "/hooks/gh"), data=body, headers=headers3) as resp:
+            limited = await resp.json()
+        [limited_trail] = (await admin.why(gw.rt.state, "webhook", "gh:id-d-tools-3", None))[
+            "trails"
+        ]
+
     assert data["reply"] == "Order A-7 has shipped."
     assert reloaded["ok"] and reloaded["needs_process_restart"] == []
+    assert limited["reason_code"] == "tool_limit" and "`tools.max_steps`" in limited["reply"]
+    assert (
+        "(tool_limit)" in limited_trail["summary"]
+        and "1 tool call (1 ok)" in limited_trail["summary"]
+    )
     offered = {t["function"]["name"] for t in fake_llm.requests[-1].body["tools"]}
     assert "fake__lookup_order" in offered and "fake__slow" not in offered
     assert fake_llm.requests[0].last_user_text == "Look up order A-7 for issue: Where is my order?"

@@ -6,6 +6,7 @@ first message that needs a tool.
 
 from __future__ import annotations
 
+from chatgate.agents.tools.builtin import BUILTIN_SERVER
 from chatgate.config.agent_models import LiteLLMAgentConfig
 from chatgate.config.errors import ConfigIssue, KeyPath
 from chatgate.config.models import GatewayConfig
@@ -23,6 +24,13 @@ def provider_of(model: str) -> str:
 def tool_issues(config: GatewayConfig, src: YamlSource) -> list[ConfigIssue]:
     issues: list[ConfigIssue] = []
     servers = set(config.mcp_servers)
+    if BUILTIN_SERVER in servers:
+        issues.append(
+            src.issue(
+                ("mcp_servers", BUILTIN_SERVER),
+                f"'{BUILTIN_SERVER}' names chatgate's built-in tools; pick another server name",
+            )
+        )
     for name, agent in config.agents.items():
         if not isinstance(agent, LiteLLMAgentConfig) or agent.tools is None:
             continue
@@ -46,7 +54,7 @@ def tool_issues(config: GatewayConfig, src: YamlSource) -> list[ConfigIssue]:
                     )
         for index, pattern in enumerate(tools.allow):
             server = pattern.split(".", 1)[0]
-            if _GLOB_CHARS.isdisjoint(server) and server not in servers:
+            if _GLOB_CHARS.isdisjoint(server) and server not in servers | {BUILTIN_SERVER}:
                 listed = ", ".join(sorted(servers)) or "none configured"
                 issues.append(
                     src.issue(

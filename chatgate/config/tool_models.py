@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
-from typing import Self
+from typing import Annotated, Self
 
 from pydantic import Field, SecretStr, field_validator, model_validator
 
 from chatgate.config.base import StrictModel
 from chatgate.policies.tools import Approval
 
-SERVER_NAME = r"^[A-Za-z][A-Za-z0-9_-]*$"
+SERVER_NAME = r"^[A-Za-z][A-Za-z0-9_-]*$"  # `gateway` is refused in tool_checks (built-ins)
+ADDRESS = r"^[a-z][a-z0-9_-]*:[^:\s]+(:[^:\s]+)?$"
 
 
 class AgentToolsConfig(StrictModel):
@@ -30,6 +31,10 @@ class AgentToolsConfig(StrictModel):
         8000, ge=100, description="a tool result is cut to this before the model sees it"
     )
     parallel: bool = Field(True, description="run several calls of one step concurrently")
+    send_to: dict[str, Annotated[str, Field(pattern=ADDRESS)]] = Field(
+        default_factory=dict,
+        description="name → channel:chat_id[:thread_id] the gateway.send_message tool may use",
+    )
     show_tool_progress: bool = Field(
         True, description="show 'using server.tool…' in the streamed draft while tools run"
     )

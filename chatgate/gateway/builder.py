@@ -15,11 +15,13 @@ import random
 import socket
 import uuid
 from collections.abc import Callable, Mapping
+from functools import partial
 
 from chatgate.agents.mcp.hub import McpHub
 from chatgate.agents.registry import build_agents
 from chatgate.agents.tools.runtime import ToolRuntime
 from chatgate.channels.registry import ChannelRegistry
+from chatgate.channels.types import Target
 from chatgate.clock import Clock, SystemClock
 from chatgate.config.loader import LoadedConfig
 from chatgate.gateway.app import Gateway, GatewayParts
@@ -43,6 +45,7 @@ from chatgate.gateway.sdnotify import Notifier
 from chatgate.gateway.sessions import SessionCache
 from chatgate.gateway.state_lock import StateLock
 from chatgate.policies.ratelimit import RateLimiter
+from chatgate.presentation.model import OutboundMessage
 from chatgate.state.factory import build_state
 
 log = logging.getLogger("chatgate.gateway")
@@ -115,6 +118,7 @@ class GatewayBuilder:
             metrics,
             callback_store=state.callbacks,
         )
+        tools.hub.sender = partial(send_text, delivery)
         cache = SessionCache(
             state.sessions, max_warm=gw.sessions.warm_max, max_messages=gw.sessions.max_messages
         )
@@ -172,3 +176,9 @@ def _sampled(metrics: Metrics, status: MemoryStatus, watchdog: LoopWatchdog, war
     metrics.memory_limit.set(status.limit_bytes or 0)
     metrics.loop_lag.set(watchdog.lag_s)
     metrics.warm_sessions.set(warm)
+
+
+async def send_text(delivery: Delivery, address: str, text: str) -> str:
+    """The gateway.send_message tool's way out: the normal delivery path (retries, DLQ)."""
+    report = await delivery.deliver(Target.parse(address), OutboundMessage.from_text(text))
+    return report.status.value

@@ -154,3 +154,28 @@ def test_changed_mcp_servers_need_a_restart() -> None:
     new = GatewayConfig.model_validate({"mcp_servers": {"a": {"command": "y"}}})
     assert restart_only_changes(old, new) == ["mcp_servers"]
     assert restart_only_changes(old, old) == []
+
+
+def test_gateway_is_reserved_and_send_to_takes_addresses(tmp_path: Path) -> None:
+    text = """
+    mcp_servers:
+      gateway: {command: npx}
+    agents:
+      ops:
+        backend: litellm
+        model: openai/gpt-4o
+        tools:
+          allow: [gateway.send_message]
+          send_to: {ops: "not an address"}
+    """
+    error = load_error(tmp_path, text)
+    assert_issue(error, "agents.ops.tools.send_to.ops", 9, "has the wrong format")
+
+
+def test_gateway_server_name_is_refused(tmp_path: Path) -> None:
+    text = """
+    mcp_servers:
+      gateway: {command: npx}
+    """
+    error = load_error(tmp_path, text)
+    assert_issue(error, "mcp_servers.gateway", 2, "built-in tools")

@@ -12,7 +12,7 @@ from chatgate.channels.signatures import sign
 from chatgate.cli.state_cmds import tool_line
 from chatgate.state import admin
 from tests.fakes.llm import FakeLLM, ToolCall, ToolCalls
-from tests.harness import http, running, url, write_config
+from tests.harness import http, memory, running, url, write_config
 from tests.tools.conftest import ROOT
 
 SECRET = "whsec-tools-test-secret"
@@ -36,10 +36,12 @@ agents:
     api_key: {API_KEY}
     timeout_s: 20
     tools:
-      allow: [fake.*]
+      allow: [fake.*, gateway.send_message]
       deny: [fake.crash]
       max_steps: 1
+      send_to: {{ops: "memory:ops-room"}}
 channels:
+  memory: {{dm_policy: open}}
   webhook:
     routes:
       gh:
@@ -92,8 +94,20 @@ async def test_webhook_agent_uses_mcp_tool_and_why_shows_the_trail(
             "trails"
         ]
 
+        # The built-in send_message tool goes out through the normal delivery path.
+        send = ToolCall("gateway__send_message", {"target": "ops", "text": "order A-7 is late"})
+        fake_llm.script(ToolCalls.of(send), "told ops")
+        headers4 = {"X-GitHub-Event": "issues", "X-GitHub-Delivery": "d-tools-4"}
+        headers4.update(sign("github", SECRET, body, time.time()))
+        async with client.post(url(gw, "/hooks/gh"), data=body, headers=headers4) as resp:
+            told = await resp.json()
+        [sent] = await memory(gw).wait_sent(1)
+
     assert data["reply"] == "Order A-7 has shipped."
     assert reloaded["ok"] and reloaded["needs_process_restart"] == []
+    assert told["reply"] == "told ops"
+    assert (sent.target.chat_id, sent.text) == ("ops-room", "order A-7 is late")
+    assert fake_llm.requests[-1].messages[-1]["content"] == "sent: message to ops"
     assert limited["reason_code"] == "tool_limit" and "`tools.max_steps`" in limited["reply"]
     assert (
         "(tool_limit)" in limited_trail["summary"]

@@ -8,6 +8,7 @@ from fnmatch import fnmatchcase
 from typing import Any
 
 from chatgate.agents.mcp.server import McpServer, ServerStatus
+from chatgate.agents.tools.builtin import BUILTIN_SERVER, Sender, builtin_specs, call_builtin
 from chatgate.agents.tools.types import ToolOutcome, ToolSpec, ToolUnavailable
 from chatgate.clock import Clock
 from chatgate.config.tool_models import AgentToolsConfig, McpServerConfig
@@ -19,6 +20,7 @@ class McpHub:
 
     def __init__(self, servers: Mapping[str, McpServerConfig], clock: Clock) -> None:
         self.servers = {name: McpServer(name, cfg, clock) for name, cfg in servers.items()}
+        self.sender: Sender | None = None  # the gateway's delivery, for gateway.send_message
 
     def source_for(self, agent: str, config: AgentToolsConfig) -> AgentTools:
         return AgentTools(self, config)
@@ -40,6 +42,12 @@ class AgentTools:
         self._hub = hub
         self._allow = tuple(config.allow)
         self._deny = tuple(config.deny)
+        self._send_to = dict(config.send_to)
+        self._builtins = [
+            spec
+            for spec in builtin_specs(self._send_to)
+            if tool_allowed(spec.name, self._allow, self._deny)
+        ]
         self._servers = [
             server
             for name, server in hub.servers.items()
@@ -52,7 +60,7 @@ class AgentTools:
     async def tools(self) -> Sequence[ToolSpec]:
         """Live tools only: a server that is down contributes none (its status says why)."""
         listed = await asyncio.gather(*(server.tools() for server in self._servers))
-        return [
+        return self._builtins + [
             spec
             for specs in listed
             for spec in specs
@@ -61,6 +69,8 @@ class AgentTools:
 
     async def call(self, name: str, arguments: Mapping[str, Any]) -> ToolOutcome:
         server_name, _, tool = name.partition(".")
+        if server_name == BUILTIN_SERVER:
+            return await call_builtin(name, arguments, self._send_to, self._hub.sender)
         server = self._hub.servers.get(server_name)
         if server is None or server not in self._servers or not tool:
             raise ToolUnavailable(f"no MCP server for {name}")

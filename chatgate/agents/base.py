@@ -63,6 +63,7 @@ def _safe_name(name: str) -> str:
 
 
 DeltaCallback = Callable[[str], Awaitable[None]]
+ProgressCallback = Callable[[str], Awaitable[None]]  # a status line, never part of the answer
 EventCallback = Callable[[str, Mapping[str, Any]], None]
 
 
@@ -79,6 +80,7 @@ class Turn:
     on_delta: DeltaCallback | None = None
     on_event: EventCallback | None = None
     metadata: Mapping[str, Any] = field(default_factory=dict)
+    on_progress: ProgressCallback | None = None
 
     @property
     def text(self) -> str:
@@ -97,6 +99,7 @@ class AgentReply:
     message: OutboundMessage | None = None
     model: str | None = None
     usage: Mapping[str, int] = field(default_factory=dict)
+    meta: Mapping[str, Any] | None = None  # kept with the answer in the transcript
 
 
 class AgentError(Exception):

@@ -19,6 +19,7 @@ from pathlib import Path
 
 from chatgate.agents.base import AgentError, ChatMessage, Turn
 from chatgate.cli.common import config_path
+from chatgate.cli.doctor_mcp import check_mcp_servers
 from chatgate.cli.doctor_redis import check_redis
 from chatgate.cli.doctor_report import CONFIG_CHECK, as_json, exit_code, render, select
 from chatgate.config.agent_models import LiteLLMAgentConfig
@@ -60,6 +61,7 @@ async def diagnose(path: Path, *, fix: bool = False, offline: bool = False) -> l
     findings += await _channels(loaded, offline)
     findings += await _agents(loaded, offline)
     findings += await check_redis(loaded.config.gateway, offline)
+    findings += await check_mcp_servers(loaded.config.mcp_servers, offline)
     # Defence in depth: an SDK message that quotes a credential must not reach the terminal.
     secrets = loaded.secrets
     return [

@@ -141,6 +141,7 @@ def render(data: dict[str, Any]) -> str:
         for a in data.get("agents", [])
     )
     lines.append(f"agents: {agents or '-'}")
+    lines += mcp_lines(data.get("mcp_servers") or [])
     s = data.get("sessions", {})
     lines.append(
         f"sessions: {s.get('warm', 0)} warm, {s.get('active_turns', 0)} turns running, "
@@ -187,3 +188,20 @@ def render(data: dict[str, Any]) -> str:
     for warning in data.get("warnings", []):
         lines.append(f"warning: {warning}")
     return "\n".join(lines)
+
+
+def mcp_lines(servers: list[dict[str, Any]]) -> list[str]:
+    """Each MCP server: state, tools, restarts and why it is down."""
+    lines = []
+    for server in servers:
+        tools = server.get("tools") or []
+        restarts = f", {server['restarts']} restarts" if server.get("restarts") else ""
+        lines.append(
+            f"mcp server {server.get('name')} ({server.get('transport')}): "
+            f"{server.get('state')}, {len(tools)} tools{restarts}"
+        )
+        if tools:
+            lines.append(f"    tools: {', '.join(tools)}")
+        if server.get("error"):
+            lines.append(f"    why: {server['error']}")
+    return lines

@@ -7,6 +7,7 @@ from typing import Annotated, Literal
 from pydantic import Field, SecretStr, field_validator
 
 from chatgate.config.base import StrictModel
+from chatgate.config.tool_models import AgentToolsConfig
 
 
 class FallbackModel(StrictModel):
@@ -31,6 +32,7 @@ class LiteLLMAgentConfig(_AgentBase):
     temperature: float | None = Field(None, ge=0, le=2)
     stream: bool = False
     prewarm: bool = True
+    tools: AgentToolsConfig | None = Field(None, description="tool calling (MCP servers)")
 
     @field_validator("api_base", mode="before")
     @classmethod

@@ -20,6 +20,7 @@ from chatgate.config.migrate import version_issue
 from chatgate.config.models import GatewayConfig
 from chatgate.config.secrets import collect_secrets, weak_token_reason
 from chatgate.config.source import YamlSource, parse_yaml
+from chatgate.config.tool_checks import tool_issues
 from chatgate.config.validation import issues_from_validation, model_vocabulary
 
 RESERVED_PATHS = ("/healthz", "/readyz", "/metrics", "/api/", "/dashboard", "/dashboard/")
@@ -235,6 +236,7 @@ def _cross_check(
         need_agent(binding.agent, ("routes", index, "agent"))
     issues.extend(_schedule_issues(config, src, channels, need_agent))
     issues.extend(_check_api_token(config, src))
+    issues.extend(tool_issues(config, src))
     return issues
 
 

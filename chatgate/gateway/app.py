@@ -237,6 +237,8 @@ class Gateway:
         for agent in rt.agents.values():
             with contextlib.suppress(Exception):
                 await agent.aclose()
+        if rt.tools is not None:
+            await rt.tools.stop()
         if rt.delivery.files is not None:
             await rt.delivery.files.close()
         await rt.state.close()

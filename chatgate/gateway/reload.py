@@ -34,7 +34,7 @@ async def apply_reload(
     old = rt.loaded
     try:
         new = load_config(old.path, env=env, catalog=catalog)
-        agents = build_agents(new.config, env)
+        agents = build_agents(new.config, env, rt.tools.hub if rt.tools is not None else None)
     except ConfigError as exc:
         rt.metrics.reloads.labels(result="rejected").inc()
         log.error("reload rejected; the running config is kept", extra={"error": str(exc)})

@@ -104,7 +104,7 @@ def trail(entry: JournalEntry) -> dict[str, Any]:
         summary = f"answered ({reason}), delivery not finished yet"
     else:
         summary = "accepted, turn not finished yet"
-    return {
+    out = {
         "key": entry.key,
         "received_at": entry.received_at,
         "state": state.value,
@@ -114,3 +114,19 @@ def trail(entry: JournalEntry) -> dict[str, Any]:
         "summary": summary,
         "delivery_ids": entry.delivery_ids,
     }
+    tools = (entry.reply or {}).get("tools")
+    if isinstance(tools, dict) and tools.get("calls"):
+        out["tools"] = tools
+        out["summary"] = f"{summary}; {tool_summary(tools)}"
+    return out
+
+
+def tool_summary(tools: Mapping[str, Any]) -> str:
+    """``3 tool calls (2 ok, 1 timeout)`` from a turn's journaled tool trail."""
+    counts: dict[str, int] = {}
+    for call in tools.get("trail") or []:
+        status = str(call.get("status"))
+        counts[status] = counts.get(status, 0) + 1
+    detail = ", ".join(f"{n} {status}" for status, n in counts.items())
+    calls = int(tools.get("calls", 0))
+    return f"{calls} tool call{'s' if calls != 1 else ''}" + (f" ({detail})" if detail else "")

@@ -1,11 +1,16 @@
 # chatgate — slim, non-root image. Config is mounted at /etc/chatgate/gateway.yaml; state lives on a volume.
-FROM python:3.11-slim AS build
+# A Debian release, not a moving `slim`; pass a digest for byte-for-byte rebuilds:
+#   docker build --build-arg PYTHON_IMAGE=python:3.11-slim-bookworm@sha256:… .
+ARG PYTHON_IMAGE=python:3.11-slim-bookworm
+FROM ${PYTHON_IMAGE} AS build
 WORKDIR /src
 COPY pyproject.toml README.md ./
+COPY deploy/constraints.txt ./deploy/constraints.txt
 COPY chatgate ./chatgate
-RUN pip install --no-cache-dir --prefix=/install .
+# The exact versions of deploy/constraints.txt: the same build every time.
+RUN pip install --no-cache-dir --prefix=/install -c deploy/constraints.txt .
 
-FROM python:3.11-slim
+FROM ${PYTHON_IMAGE}
 ENV PYTHONDONTWRITEBYTECODE=1 \
     PYTHONUNBUFFERED=1 \
     LITELLM_LOCAL_MODEL_COST_MAP=True \
@@ -24,7 +29,8 @@ USER 10001:10001
 VOLUME ["/var/lib/chatgate"]
 EXPOSE 8765
 STOPSIGNAL SIGTERM
+# The port follows CHATGATE_PORT, as the shipped gateway.yaml does (`-e CHATGATE_PORT=9000`).
 HEALTHCHECK --interval=30s --timeout=5s --start-period=20s --retries=3 \
-    CMD ["python", "-c", "import urllib.request,sys; sys.exit(0 if urllib.request.urlopen('http://127.0.0.1:8765/healthz', timeout=4).status == 200 else 1)"]
+    CMD ["python", "-c", "import os,sys,urllib.request as u; p=os.environ.get('CHATGATE_PORT') or '8765'; sys.exit(0 if u.urlopen('http://127.0.0.1:'+p+'/healthz', timeout=4).status == 200 else 1)"]
 ENTRYPOINT ["chatgate"]
 CMD ["run"]

@@ -28,6 +28,7 @@ from bench.scenarios import (
     startup,
     telegram,
     telegram_tls,
+    tools,
     webhook,
     whatsapp,
 )
@@ -45,6 +46,7 @@ SCENARIOS: dict[str, Scenario] = {
     "concurrency": concurrency.scenario,
     "memory": memory.scenario,
     "startup": startup.scenario,
+    "tools": tools.scenario,
 }
 # concurrency and telegram share one litellm rig (daemon + floor), so they run back to back and the
 # rig closes after the last of them; concurrency goes first because its bursts are small. The
@@ -62,6 +64,7 @@ EXECUTION_ORDER = (
     "replicas",
     "memory",
     "startup",
+    "tools",
 )
 SHARED_RIG_USERS = frozenset({"telegram", "concurrency"})
 

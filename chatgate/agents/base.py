@@ -73,6 +73,7 @@ def _safe_name(name: str) -> str:
 
 
 DeltaCallback = Callable[[str], Awaitable[None]]
+ProgressCallback = Callable[[str], Awaitable[None]]  # a status line, never part of the answer
 EventCallback = Callable[[str, Mapping[str, Any]], None]
 
 
@@ -89,6 +90,7 @@ class Turn:
     on_delta: DeltaCallback | None = None
     on_event: EventCallback | None = None
     metadata: Mapping[str, Any] = field(default_factory=dict)
+    on_progress: ProgressCallback | None = None
     # Content parts (vision ``image_url`` parts) per new message ``source``: this turn only,
     # never persisted (the transcript keeps a text reference instead).
     parts: Mapping[str, Sequence[Mapping[str, Any]]] = field(default_factory=dict)
@@ -110,6 +112,7 @@ class AgentReply:
     message: OutboundMessage | None = None
     model: str | None = None
     usage: Mapping[str, int] = field(default_factory=dict)
+    meta: Mapping[str, Any] | None = None  # kept with the answer in the transcript
 
 
 class AgentError(Exception):

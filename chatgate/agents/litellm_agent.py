@@ -14,10 +14,13 @@ from typing import Any
 
 from chatgate.agents.base import AgentError, AgentReply, Turn, recent, with_parts
 from chatgate.agents.litellm_errors import classify_model_error
+from chatgate.agents.tools.loop import ModelStep, RequestedCall, ToolLoop
+from chatgate.agents.tools.types import ToolSource
 from chatgate.config.agent_models import LiteLLMAgentConfig
 from chatgate.config.base import secret_value
 from chatgate.policies.reasons import FailureReason
 
+TOOL_STEPS_META = "tool_steps"  # ChatMessage.meta key: the tool calls and results behind an answer
 IMPORT_SWITCH_INTERVAL_S = 0.0005
 OFFLINE_ENV = {"LITELLM_LOCAL_MODEL_COST_MAP": "True", "LITELLM_OFFLINE_MODE": "true"}
 # Most model connections open at once per provider host (and in total). litellm keeps one cached
@@ -140,10 +143,15 @@ class ModelSpec:
 
 class LiteLLMAgent:
     def __init__(
-        self, name: str, config: LiteLLMAgentConfig, env: Mapping[str, str] | None = None
+        self,
+        name: str,
+        config: LiteLLMAgentConfig,
+        env: Mapping[str, str] | None = None,
+        tools: ToolSource | None = None,
     ) -> None:
         self.name = name
         self._config = config
+        self._tools = tools if config.tools is not None else None
         self._env = os.environ if env is None else env
         primary = ModelSpec(config.model, config.api_base, secret_value(config.api_key))
         fallbacks = [
@@ -171,10 +179,43 @@ class LiteLLMAgent:
     async def run(self, turn: Turn) -> AgentReply:
         messages = self._messages(turn)
         tracked = _DeltaTracker(turn)
+        if self._tools is None or self._config.tools is None:
+            step = await self._complete(messages, None, tracked)
+            return AgentReply(text=step.text, model=step.model, usage=step.usage)
+        loop = ToolLoop(
+            self.name,
+            self._tools,
+            self._config.tools,
+            secrets=[s.api_key for s in self._models if s.api_key],
+            on_event=turn.on_event,
+            on_progress=turn.on_progress,
+        )
+
+        async def complete(
+            msgs: list[dict[str, Any]], defs: list[dict[str, Any]] | None
+        ) -> ModelStep:
+            return await self._complete(msgs, defs, tracked)
+
+        result = await loop.run(messages, complete)
+        return AgentReply(
+            text=result.text,
+            model=result.model,
+            usage={"total_tokens": result.tokens},
+            meta={TOOL_STEPS_META: list(result.exchange)} if result.exchange else None,
+        )
+
+    async def _complete(
+        self,
+        messages: list[dict[str, Any]],
+        tools: list[dict[str, Any]] | None,
+        tracked: _DeltaTracker,
+    ) -> ModelStep:
+        """One model call through the fallback chain."""
+        turn = tracked.turn
         last_error: AgentError | None = None
         for index, spec in enumerate(self._models):
             try:
-                return await self._call(spec, messages, tracked.turn)
+                return await self._call(spec, messages, turn, tools)
             except asyncio.CancelledError:
                 raise
             except Exception as exc:
@@ -202,7 +243,11 @@ class LiteLLMAgent:
         out: list[dict[str, Any]] = []
         if self._config.system_prompt:
             out.append({"role": "system", "content": self._config.system_prompt})
-        out.extend(m.to_openai() for m in recent(turn.history, self._config.max_history))
+        for message in recent(turn.history, self._config.max_history):
+            steps = (message.meta or {}).get(TOOL_STEPS_META)
+            if self._tools is not None and message.role == "assistant" and steps:
+                out.extend(dict(step) for step in steps)  # the tool steps before the answer
+            out.append(message.to_openai())
         out.extend(with_parts(m.to_openai(), turn.parts.get(m.source or "")) for m in turn.new)
         return out
 
@@ -224,8 +269,12 @@ class LiteLLMAgent:
         )
 
     async def _call(
-        self, spec: ModelSpec, messages: list[dict[str, Any]], turn: Turn
-    ) -> AgentReply:
+        self,
+        spec: ModelSpec,
+        messages: list[dict[str, Any]],
+        turn: Turn,
+        tools: list[dict[str, Any]] | None = None,
+    ) -> ModelStep:
         api_key = self._key_for(spec)
         litellm = await litellm_module()
         kwargs: dict[str, Any] = {
@@ -242,28 +291,73 @@ class LiteLLMAgent:
             kwargs["max_tokens"] = self._config.max_tokens
         if self._config.temperature is not None:
             kwargs["temperature"] = self._config.temperature
+        if tools:
+            kwargs["tools"] = tools
         stream = self._config.stream and turn.on_delta is not None
         deadline = self._config.timeout_s + 5.0
         if not stream:
             response = await asyncio.wait_for(litellm.acompletion(**kwargs), deadline)
-            text = response.choices[0].message.content or ""
-            return AgentReply(text=text, model=spec.model, usage=_usage(response))
+            message = response.choices[0].message
+            calls = [
+                RequestedCall(
+                    str(c.id), str(c.function.name or ""), str(c.function.arguments or "")
+                )
+                for c in (getattr(message, "tool_calls", None) or [])
+            ]
+            text = message.content or ""
+            return _step(text, calls, spec.model, _usage(response))
         kwargs["stream"] = True
         return await asyncio.wait_for(self._stream(litellm, kwargs, spec, turn), deadline)
 
     async def _stream(
         self, litellm: ModuleType, kwargs: dict[str, Any], spec: ModelSpec, turn: Turn
-    ) -> AgentReply:
+    ) -> ModelStep:
         parts: list[str] = []
+        calls: dict[int, dict[str, str]] = {}
         response = await litellm.acompletion(**kwargs)
         async for chunk in response:
             choices = getattr(chunk, "choices", None) or []
-            delta = getattr(choices[0].delta, "content", None) if choices else None
-            if delta:
-                parts.append(delta)
+            delta = choices[0].delta if choices else None
+            text = getattr(delta, "content", None) if delta is not None else None
+            for piece in getattr(delta, "tool_calls", None) or []:
+                _merge_call_delta(calls, piece)
+            if text:
+                parts.append(text)
                 if turn.on_delta is not None:
-                    await turn.on_delta(delta)
-        return AgentReply(text="".join(parts), model=spec.model)
+                    await turn.on_delta(text)
+        requested = [
+            RequestedCall(c["id"], c["name"], c["arguments"]) for _, c in sorted(calls.items())
+        ]
+        return _step("".join(parts), requested, spec.model, {})
+
+
+def _merge_call_delta(calls: dict[int, dict[str, str]], piece: Any) -> None:
+    """Fold one streamed tool-call fragment (OpenAI delta form) into ``calls`` by index."""
+    index = int(getattr(piece, "index", 0) or 0)
+    entry = calls.setdefault(index, {"id": "", "name": "", "arguments": ""})
+    if getattr(piece, "id", None):
+        entry["id"] = str(piece.id)
+    function = getattr(piece, "function", None)
+    if function is not None:
+        if getattr(function, "name", None):
+            entry["name"] = str(function.name)
+        if getattr(function, "arguments", None):
+            entry["arguments"] += str(function.arguments)
+
+
+def _step(text: str, calls: list[RequestedCall], model: str, usage: Mapping[str, int]) -> ModelStep:
+    """A model answer plus the assistant message that goes back with the tool results."""
+    message: dict[str, Any] = {"role": "assistant", "content": text or None}
+    if calls:
+        message["tool_calls"] = [
+            {
+                "id": c.id,
+                "type": "function",
+                "function": {"name": c.name, "arguments": c.arguments},
+            }
+            for c in calls
+        ]
+    return ModelStep(text, calls, model, message, usage)
 
 
 class _DeltaTracker:

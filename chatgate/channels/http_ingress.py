@@ -5,7 +5,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from aiohttp import StreamReader, web
+from aiohttp import web
+
+from chatgate.http_input import BadInput, read_body
+from chatgate.http_input import refuse as refuse_input
 
 # Seconds an HTTP ingress tells the sender to wait (Retry-After) after a StateUnavailable refusal.
 STATE_RETRY_AFTER_S = 5
@@ -13,38 +16,14 @@ STATE_RETRY_AFTER_S = 5
 
 def refuse(error: str, **fields: Any) -> web.Response:
     """503 with Retry-After: nothing was stored, so the sender should deliver it again later."""
-    return web.json_response(
-        {"error": error, **fields}, status=503, headers={"Retry-After": str(STATE_RETRY_AFTER_S)}
-    )
-
-
-async def read_body(content: StreamReader, limit: int) -> bytes | None:
-    """The whole body up to EOF, or None once it grows past ``limit`` bytes.
-
-    One ``read(n)`` returns only what has arrived so far; the signature must be checked over
-    everything the sender wrote, so keep reading until EOF.
-    """
-    first = await content.read(limit + 1)
-    if len(first) > limit:
-        return None
-    if content.at_eof():  # the usual case: the whole body had arrived
-        return first
-    chunks: list[bytes] = [first]
-    size = len(first)
-    while True:
-        chunk = await content.read(limit + 1 - size)
-        if not chunk:
-            return b"".join(chunks)
-        size += len(chunk)
-        if size > limit:
-            return None
-        chunks.append(chunk)
+    return refuse_input(503, error, retry_after_s=STATE_RETRY_AFTER_S, **fields)
 
 
 async def read_request(request: web.Request, limit: int) -> bytes | web.Response:
-    """The request's whole body, or the 413 answer when it is (or grows) larger than ``limit``."""
-    too_big = web.json_response({"error": f"body larger than {limit} bytes"}, status=413)
-    if request.content_length is not None and request.content_length > limit:
-        return too_big
-    body = await read_body(request.content, limit)
-    return too_big if body is None else body
+    """The request's whole body, or the 4xx answer (413 when it is or grows larger than
+    ``limit``, also decompressed; 415 for an encoding or charset outside the allow-list; 400
+    when it stops half-way or is not what its encoding says)."""
+    try:
+        return await read_body(request, limit)
+    except BadInput as bad:
+        return bad.answer()

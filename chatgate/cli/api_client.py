@@ -9,12 +9,13 @@ from __future__ import annotations
 import json
 import urllib.error
 import urllib.request
+from pathlib import Path
 from typing import Any
 
 from chatgate.cli.common import EX_UNAVAILABLE, api_url, die
 from chatgate.config.base import secret_value
 from chatgate.config.loader import LoadedConfig
-from chatgate.gateway.local_api import read_endpoint
+from chatgate.gateway.local_api import FILE_NAME, read_endpoint
 
 
 class DaemonUnreachable(Exception):
@@ -28,6 +29,28 @@ def _where(loaded: LoadedConfig, url: str | None) -> tuple[str, str | None]:
         if local is not None:
             return local.url, local.token
     return api_url(loaded, url), configured
+
+
+def _present(path: Path) -> bool:
+    try:
+        return path.exists()
+    except OSError:  # a state dir closed to this user
+        return True
+
+
+def _tried(loaded: LoadedConfig, url: str | None) -> str:
+    """Where the token came from, for an operator whose shell is not the daemon's."""
+    api = loaded.state_dir / FILE_NAME
+    if url is not None:
+        local = "--url given, so the daemon's local token was not used"
+    elif read_endpoint(loaded.state_dir) is not None:
+        local = f"used the local token in {api} (a different daemon answered?)"
+    elif _present(api):
+        local = f"cannot read {api} (run as the daemon's user, e.g. with sudo)"
+    else:
+        local = f"no {api} (the daemon uses another state dir? set CHATGATE_STATE_DIR)"
+    configured = "set" if secret_value(loaded.config.gateway.api_token) else "unset"
+    return f"tried: {local}; gateway.api_token in {loaded.path} is {configured}"
 
 
 def request(
@@ -53,7 +76,7 @@ def request(
             return answer
     except urllib.error.HTTPError as exc:
         if exc.code == 401:
-            die(f"{base} refused the API token (check gateway.api_token)", EX_UNAVAILABLE)
+            die(f"{base} refused the API token; {_tried(loaded, url)}", EX_UNAVAILABLE)
         try:
             answer = json.loads(exc.read() or b"{}")
         except ValueError:
@@ -76,8 +99,11 @@ def call(
     try:
         return request(loaded, path, method=method, body=body, url=url)
     except DaemonUnreachable as exc:
+        api = loaded.state_dir / FILE_NAME
+        found = "found" if _present(api) else "not found"
         die(
-            f"chatgate is not running ({exc}). "
-            "Start it with `chatgate run` or check gateway.http in the config.",
+            f"chatgate is not running ({exc}). Looked for {api} ({found}; state dir from "
+            f"{loaded.path}), then gateway.http. Start it with `chatgate run`, or point "
+            "CHATGATE_STATE_DIR / --config at the daemon's.",
             EX_UNAVAILABLE,
         )

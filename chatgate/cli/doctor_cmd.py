@@ -19,6 +19,7 @@ from pathlib import Path
 
 from chatgate.agents.base import AgentError, ChatMessage, Turn
 from chatgate.cli.common import config_path
+from chatgate.cli.doctor_mcp import check_mcp_servers
 from chatgate.cli.doctor_redis import check_redis
 from chatgate.cli.doctor_report import CONFIG_CHECK, as_json, exit_code, render, select
 from chatgate.config.agent_models import LiteLLMAgentConfig
@@ -56,9 +57,11 @@ async def diagnose(path: Path, *, fix: bool = False, offline: bool = False) -> l
     findings.append(Finding(CONFIG_CHECK, Level.OK, f"{path} is valid"))
     findings += [Finding("config.warning", Level.WARN, w) for w in loaded.warnings]
     findings.append(await asyncio.to_thread(_state_dir, loaded, fix))
+    findings += await asyncio.to_thread(_jobs, loaded)
     findings += await _channels(loaded, offline)
     findings += await _agents(loaded, offline)
     findings += await check_redis(loaded.config.gateway, offline)
+    findings += await check_mcp_servers(loaded.config.mcp_servers, offline)
     # Defence in depth: an SDK message that quotes a credential must not reach the terminal.
     secrets = loaded.secrets
     return [
@@ -142,6 +145,37 @@ def _state_dir(loaded: LoadedConfig, fix: bool) -> Finding:
             "state.dir", Level.FAIL, f"{directory} is not writable: {exc}", fix_hint, key=key
         )
     return Finding("state.dir", Level.OK, f"{directory} is writable")
+
+
+def _jobs(loaded: LoadedConfig) -> list[Finding]:
+    """Scheduled jobs that cannot deliver (unknown agent or target, dead target), as the running
+    daemon sees them (runtime jobs and dead targets live in its state)."""
+    from chatgate.cli.api_client import DaemonUnreachable, request
+
+    configured = len(loaded.config.schedules)
+    try:
+        jobs = request(loaded, "/api/jobs").get("jobs")
+    except (DaemonUnreachable, SystemExit):  # not running, or it refused the token
+        jobs = None
+    if not isinstance(jobs, list):
+        if not configured:
+            return []
+        detail = f"{configured} job(s) in the config; daemon not running: dead targets unchecked"
+        return [Finding("schedules", Level.OK, detail)]
+    findings = [
+        Finding(
+            f"schedules.{job['id']}",
+            Level.WARN,
+            f"job {job['id']}: {problem}",
+            "fix deliver.to (or revive the chat: it must write to the bot, or "
+            "`chatgate dlq replay`), or remove the job",
+        )
+        for job in jobs
+        for problem in job.get("problems", [])
+    ]
+    if findings or not jobs:
+        return findings
+    return [Finding("schedules", Level.OK, f"{len(jobs)} job(s) can deliver")]
 
 
 async def _channels(loaded: LoadedConfig, offline: bool) -> list[Finding]:

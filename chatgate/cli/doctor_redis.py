@@ -1,4 +1,5 @@
-"""`doctor` checks for the shared Redis: reachable, new enough, fast, and not evicting our keys."""
+"""`doctor` checks for the shared Redis: reachable, new enough, fast, persistent, and not evicting
+our keys."""
 
 from __future__ import annotations
 
@@ -70,6 +71,12 @@ async def check_redis(gateway: GatewaySection, offline: bool) -> list[Finding]:
                 else None,
             )
         )
+        persistence = await client.info("persistence")
+        try:
+            saves = str((await client.config_get("save")).get("save", ""))
+        except RedisError:  # CONFIG is often disabled on managed Redis
+            saves = "?"
+        findings.append(persistence_finding(str(persistence.get("aof_enabled", "0")), saves))
         try:
             got = await client.config_get("maxmemory-policy")
             policy = str(got.get("maxmemory-policy", "?"))
@@ -100,3 +107,22 @@ async def check_redis(gateway: GatewaySection, offline: bool) -> list[Finding]:
         return [Finding("redis", Level.FAIL, f"Redis failed mid-check ({type(exc).__name__})")]
     finally:
         await client.aclose()
+
+
+PERSISTENCE_HINT = (
+    "set appendonly yes (appendfsync everysec or always): a restart that loses data drops the "
+    "journal (accepted messages go unanswered), the DLQ, transcripts and pairings"
+)
+
+
+def persistence_finding(aof_enabled: str, saves: str) -> Finding:
+    """What a Redis restart would cost, from INFO's ``aof_enabled`` and CONFIG ``save``."""
+    if aof_enabled == "1":
+        return Finding("redis.persistence", Level.OK, "append-only file on")
+    if saves == "?":
+        detail = "append-only file off; cannot read the snapshot schedule (CONFIG disabled)"
+    elif saves.strip():
+        detail = f"snapshots only (save {saves}): a restart loses what came after the last one"
+    else:
+        detail = "no persistence: a restart loses every key"
+    return Finding("redis.persistence", Level.WARN, detail, PERSISTENCE_HINT)

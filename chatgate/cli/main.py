@@ -9,6 +9,16 @@ from collections.abc import Sequence
 from chatgate import __version__
 
 
+def _entry_id(text: str) -> int:
+    """A dead-letter id: ASCII digits that fit SQLite's integer (else a usage error, exit 2)."""
+    from chatgate.http_input import BadInput, bounded_int
+
+    try:
+        return bounded_int(text, "id")
+    except BadInput as bad:
+        raise argparse.ArgumentTypeError(bad.message) from None
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="chatgate", description="Chat-bot gateway daemon.")
     parser.add_argument("--version", action="version", version=f"chatgate {__version__}")
@@ -25,6 +35,19 @@ def _parser() -> argparse.ArgumentParser:
     run = sub.add_parser("run", parents=[config], help="run the daemon in the foreground")
     run.add_argument("--log-format", choices=["text", "json"])
     run.add_argument("--log-level", choices=["debug", "info", "warning", "error"])
+
+    init = sub.add_parser("init", help="write the starter gateway.yaml")
+    init.add_argument("--output", "-o", metavar="FILE", help="default: ./gateway.yaml")
+    init.add_argument("--force", action="store_true", help="replace an existing file")
+    service = sub.add_parser(
+        "install-service", help="write the hardened systemd unit for this chatgate (needs root)"
+    )
+    service.add_argument("--output", metavar="FILE", help="default: /etc/systemd/system/…")
+    service.add_argument("--user", default="chatgate", help="account to run as (created if absent)")
+    service.add_argument(
+        "--dynamic-user", action="store_true", help="DynamicUser=yes instead of a fixed account"
+    )
+    service.add_argument("--print", action="store_true", help="print the unit, write nothing")
 
     sub.add_parser(
         "status", parents=[config, api, out], help="show what the running daemon is doing"
@@ -84,7 +107,7 @@ def _parser() -> argparse.ArgumentParser:
     dlq.add_parser("list", parents=[config, api, out])
     for name in ("replay", "drop"):
         p = dlq.add_parser(name, parents=[config, api])
-        p.add_argument("id", type=int)
+        p.add_argument("id", type=_entry_id)
 
     pairing = sub.add_parser("pairing", help="approve unknown users").add_subparsers(
         dest="action", required=True
@@ -106,6 +129,10 @@ def _parser() -> argparse.ArgumentParser:
         p = sessions.add_parser(name, parents=[config, api], help=what)
         p.add_argument("key")
 
+    from chatgate.cli import jobs_cmd, send_cmd
+
+    jobs_cmd.add_parser(sub, config, api)
+    send_cmd.add_parser(sub, config, api)
     why = sub.add_parser(
         "why", parents=[config, api, out], help="why did (or didn't) the bot answer a message?"
     )
@@ -122,6 +149,19 @@ def main(argv: Sequence[str] | None = None) -> int:
         from chatgate.cli.run_cmd import run_daemon
 
         return run_daemon(args.config, log_format=args.log_format, log_level=args.log_level)
+    if command == "init":
+        from chatgate.cli.init_cmd import run_init
+
+        return run_init(args.output, force=args.force)
+    if command == "install-service":
+        from chatgate.cli.service_cmd import install_service
+
+        return install_service(
+            output=args.output,
+            user=args.user,
+            dynamic_user=args.dynamic_user,
+            print_only=args.print,
+        )
     if command == "doctor":
         from chatgate.cli.doctor_cmd import run_doctor
 
@@ -164,6 +204,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if command == "reload":
             return run_reload(loaded, url=args.url)
         return run_channel_restart(loaded, args.name, url=args.url)
+    from chatgate.cli import jobs_cmd, send_cmd
     from chatgate.cli import state_cmds as st
 
     url = args.url
@@ -187,6 +228,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.action == "reset":
             return st.sessions_reset(loaded, args.key, url)
         return st.sessions_show(loaded, args.key, url)
+    if command == "jobs":
+        return jobs_cmd.run(loaded, args)
+    if command == "send":
+        return send_cmd.run(loaded, args)
     if command == "why":
         return st.why(loaded, args.channel, args.message_id, args.user, as_json=args.json, url=url)
     return 2

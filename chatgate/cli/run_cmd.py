@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
 import signal
 from collections.abc import Callable
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from chatgate.cli.common import die, load_or_exit
@@ -13,12 +15,14 @@ from chatgate.config.errors import EX_CONFIG, ConfigError
 from chatgate.config.loader import LoadedConfig
 from chatgate.gateway.event_loop import loop_factory
 from chatgate.gateway.logs import setup_logging
+from chatgate.state.factory import StoreUnreachable
 
 if TYPE_CHECKING:
     from chatgate.gateway.app import Gateway
 
 log = logging.getLogger("chatgate")
 EX_OSERR = 71
+EX_TEMPFAIL = 75
 
 
 def run_daemon(given: str | None, *, log_format: str | None, log_level: str | None) -> int:
@@ -64,14 +68,29 @@ async def _serve(loaded: LoadedConfig, on_secrets: Callable[[frozenset[str]], No
     loop.add_signal_handler(signal.SIGHUP, on_sighup)
     try:
         await gateway.start()
-    except OSError as exc:
+    except StoreUnreachable as exc:
         log.error("cannot start: %s", exc)
+        await _safe_stop(gateway)
+        return EX_TEMPFAIL  # the store may come back: systemd restarts on this one
+    except OSError as exc:
+        log.error("cannot start: %s%s", exc, _ownership_hint(exc, loaded.state_dir))
         await _safe_stop(gateway)
         return EX_OSERR  # e.g. the port is taken
     await stop.wait()
     log.info("signal received, shutting down")
     await gateway.stop()
     return 0
+
+
+def _ownership_hint(exc: OSError, state_dir: Path) -> str:
+    """For a state dir this user cannot write (a volume created by root): the command fixing it."""
+    if not isinstance(exc, PermissionError):
+        return ""
+    uid, gid = os.getuid(), os.getgid()
+    return (
+        f" — the state dir {state_dir} must be writable by uid {uid}: "
+        f"chown -R {uid}:{gid} {state_dir} (a container volume: chown it to {uid}:{gid} on the host)"
+    )
 
 
 async def _safe_stop(gateway: Gateway) -> None:

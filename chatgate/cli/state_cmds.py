@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 import datetime as dt
 import json
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 from urllib.parse import urlencode
 
@@ -294,4 +294,18 @@ def why(
         return 1
     for t in trails:
         print(f"{t['key']} at {_when(t['received_at'])}: {t['summary']}")
+        for tool_call in (t.get("tools") or {}).get("trail") or []:
+            print("  " + tool_line(tool_call))
     return 0
+
+
+def tool_line(call: Mapping[str, Any]) -> str:
+    """One journaled tool call: step, name, masked arguments, status, duration, result size."""
+    args = json.dumps(call.get("arguments"), ensure_ascii=False)
+    if len(args) > 200:
+        args = args[:199] + "…"
+    line = (
+        f"step {call.get('step')}: {call.get('tool')}({args}) → {call.get('status')} in "
+        f"{call.get('duration_ms')} ms, {call.get('result_chars')} chars"
+    )
+    return line + (f" ({call['detail']})" if call.get("detail") else "")

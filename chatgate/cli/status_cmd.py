@@ -31,6 +31,13 @@ def run_reload(loaded: LoadedConfig, *, url: str | None) -> int:
             file=sys.stderr,
         )
         return EX_CONFIG
+    if result.get("unchanged"):
+        print(
+            f"config unchanged: {result.get('path')} reads the same as the running config. "
+            "Edited it? In a container, mount the config's directory, not the single file "
+            "(an editor's save makes a new file the mount never sees)."
+        )
+        return 0
     print("config reloaded")
     for key, label in (
         ("restarted_channels", "restarted"),
@@ -134,6 +141,7 @@ def render(data: dict[str, Any]) -> str:
         for a in data.get("agents", [])
     )
     lines.append(f"agents: {agents or '-'}")
+    lines += mcp_lines(data.get("mcp_servers") or [])
     s = data.get("sessions", {})
     lines.append(
         f"sessions: {s.get('warm', 0)} warm, {s.get('active_turns', 0)} turns running, "
@@ -144,6 +152,12 @@ def render(data: dict[str, Any]) -> str:
         f"dlq: {data.get('dlq', {}).get('entries', 0)} entries · dead targets: {len(dead)} · "
         f"pairing pending: {data.get('pairing', {}).get('pending', 0)}"
     )
+    jobs = data.get("jobs") or []
+    if jobs:
+        from chatgate.cli.jobs_cmd import job_lines
+
+        lines.append(f"jobs: {len(jobs)}")
+        lines += ["  " + line for line in job_lines(jobs)]
     degraded = data.get("degraded") or []
     if degraded:
         lines.append("degraded:")
@@ -174,3 +188,20 @@ def render(data: dict[str, Any]) -> str:
     for warning in data.get("warnings", []):
         lines.append(f"warning: {warning}")
     return "\n".join(lines)
+
+
+def mcp_lines(servers: list[dict[str, Any]]) -> list[str]:
+    """Each MCP server: state, tools, restarts and why it is down."""
+    lines = []
+    for server in servers:
+        tools = server.get("tools") or []
+        restarts = f", {server['restarts']} restarts" if server.get("restarts") else ""
+        lines.append(
+            f"mcp server {server.get('name')} ({server.get('transport')}): "
+            f"{server.get('state')}, {len(tools)} tools{restarts}"
+        )
+        if tools:
+            lines.append(f"    tools: {', '.join(tools)}")
+        if server.get("error"):
+            lines.append(f"    why: {server['error']}")
+    return lines

@@ -8,6 +8,7 @@ from pydantic import Field, SecretStr, field_validator
 
 from chatgate.config.base import StrictModel
 from chatgate.config.media_models import AgentMediaConfig
+from chatgate.config.tool_models import AgentToolsConfig
 
 
 class FallbackModel(StrictModel):
@@ -33,6 +34,7 @@ class LiteLLMAgentConfig(_AgentBase):
     temperature: float | None = Field(None, ge=0, le=2)
     stream: bool = False
     prewarm: bool = True
+    tools: AgentToolsConfig | None = Field(None, description="tool calling (MCP servers)")
 
     @field_validator("api_base", mode="before")
     @classmethod

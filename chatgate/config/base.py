@@ -10,7 +10,10 @@ from pydantic import BaseModel, ConfigDict, SecretStr
 class StrictModel(BaseModel):
     """Rejects unknown keys and is immutable once loaded."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
+    # Floats are finite: `.inf` seconds pass a `gt=0` bound and then overflow where used.
+    model_config = ConfigDict(
+        extra="forbid", frozen=True, populate_by_name=True, allow_inf_nan=False
+    )
 
 
 def secret_value(secret: SecretStr | None) -> str | None:

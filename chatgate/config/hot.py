@@ -13,8 +13,11 @@ RESTART_GATEWAY_KEYS = ("http", "state_dir", "store", "turn_lock", "redis", "eve
 
 def restart_only_changes(old: GatewayConfig, new: GatewayConfig) -> list[str]:
     """gateway.* keys that changed but only take effect after a process restart."""
-    return [
+    changed = [
         f"gateway.{key}"
         for key in RESTART_GATEWAY_KEYS
         if getattr(old.gateway, key) != getattr(new.gateway, key)
     ]
+    if old.mcp_servers != new.mcp_servers:  # running servers keep their start-up settings
+        changed.append("mcp_servers")
+    return changed

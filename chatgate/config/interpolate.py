@@ -7,7 +7,10 @@ Supported forms: `${VAR}` (empty when unset), `${VAR:-default}` (default when un
 
 from __future__ import annotations
 
+import errno
+import os
 import re
+import stat
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -136,7 +139,7 @@ def _resolve_files(
                 continue
             file_path = Path(child) if Path(child).is_absolute() else base_dir / child
             try:
-                secret = file_path.read_text(encoding="utf-8").strip()
+                secret = read_secret_file(file_path)
             except OSError as exc:
                 issues.append(src.issue(key_path, f"cannot read {file_path}: {exc.strerror}"))
                 continue
@@ -164,3 +167,20 @@ def _collect_secret_texts(value: Any, info: Interpolation) -> None:
                 stack.append(child)
         elif isinstance(item, list):
             stack.extend(item)
+
+
+MAX_SECRET_FILE = 64 * 1024
+
+
+def read_secret_file(path: Path) -> str:
+    """The stripped text of a secret file; only a regular file of at most MAX_SECRET_FILE bytes
+    (a FIFO or a device would block the check forever or never end)."""
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    with os.fdopen(fd, "rb") as fh:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise OSError(errno.EINVAL, "not a regular file")
+        data = fh.read(MAX_SECRET_FILE + 1)
+    if len(data) > MAX_SECRET_FILE:
+        raise OSError(errno.EFBIG, f"larger than {MAX_SECRET_FILE} bytes")
+    return data.decode("utf-8").strip()

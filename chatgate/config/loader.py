@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import ipaddress
 import os
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
@@ -20,6 +20,7 @@ from chatgate.config.migrate import version_issue
 from chatgate.config.models import GatewayConfig
 from chatgate.config.secrets import collect_secrets, weak_token_reason
 from chatgate.config.source import YamlSource, parse_yaml
+from chatgate.config.tool_checks import tool_issues
 from chatgate.config.validation import issues_from_validation, model_vocabulary
 
 RESERVED_PATHS = ("/healthz", "/readyz", "/metrics", "/api/", "/dashboard", "/dashboard/")
@@ -233,7 +234,27 @@ def _cross_check(
                 )
     for index, binding in enumerate(config.routes):
         need_agent(binding.agent, ("routes", index, "agent"))
+    issues.extend(_schedule_issues(config, src, channels, need_agent))
     issues.extend(_check_api_token(config, src))
+    issues.extend(tool_issues(config, src))
+    return issues
+
+
+def _schedule_issues(
+    config: GatewayConfig,
+    src: YamlSource,
+    channels: Mapping[str, ChannelSection],
+    need_agent: Callable[[str, KeyPath], None],
+) -> list[ConfigIssue]:
+    """Each job's agent exists and each of its targets names a configured channel."""
+    issues: list[ConfigIssue] = []
+    for job_id, job in config.schedules.items():
+        need_agent(job.agent, ("schedules", job_id, "agent"))
+        for index, to in enumerate(job.deliver.to):
+            channel = to.split(":", 1)[0]
+            if channel not in channels:
+                where = ("schedules", job_id, "deliver", "to", index)
+                issues.append(src.issue(where, f"channel '{channel}' is not configured"))
     return issues
 
 

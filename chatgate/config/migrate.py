@@ -37,8 +37,9 @@ def version_issue(data: dict[str, Any]) -> str | None:
     if isinstance(value, bool) or not isinstance(value, int):
         return f"must be an integer (current is {CONFIG_VERSION})"
     if value > CONFIG_VERSION:
+        shown = value if value.bit_length() < 64 else "the stamp"
         return (
-            f"{value} is newer than this chatgate supports ({CONFIG_VERSION}); "
+            f"{shown} is newer than this chatgate supports ({CONFIG_VERSION}); "
             "upgrade chatgate instead of editing the stamp"
         )
     if value < 0:

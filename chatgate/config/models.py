@@ -10,6 +10,8 @@ from pydantic import Field, SecretStr, field_validator, model_validator
 
 from chatgate.config.agent_models import AgentConfig, EchoAgentConfig
 from chatgate.config.base import StrictModel
+from chatgate.config.tool_models import SERVER_NAME, McpServerConfig
+from chatgate.schedules.config import JOB_ID_PATTERN, ScheduleConfig
 
 CONFIG_VERSION = 1
 ADDRESS_PATTERN = r"^[a-z][a-z0-9_-]*:\S+$"
@@ -189,9 +191,15 @@ class GatewayConfig(StrictModel):
     gateway: GatewaySection = Field(default_factory=GatewaySection)
     agents: dict[str, AgentConfig] = Field(default_factory=_default_agents)
     routes: list[RouteBindingConfig] = Field(default_factory=list)
+    mcp_servers: dict[Annotated[str, Field(pattern=SERVER_NAME)], McpServerConfig] = Field(
+        default_factory=dict, description="MCP tool servers, started when an agent first needs one"
+    )
     identities: dict[str, list[Annotated[str, Field(pattern=ADDRESS_PATTERN)]]] = Field(
         default_factory=dict,
         description="principal → the channel:sender_id addresses that are the same person",
+    )
+    schedules: dict[Annotated[str, Field(pattern=JOB_ID_PATTERN)], ScheduleConfig] = Field(
+        default_factory=dict, description="job id → a cron, interval or one-shot job"
     )
 
     @field_validator("identities")

@@ -11,6 +11,7 @@ from chatgate.config.errors import ConfigError, ConfigIssue, KeyPath
 
 MAX_DEPTH = 64
 MAX_NODES = 100_000
+MAX_INT_BITS = 256  # far past any setting; hex/octal forms escape int()'s digit limit
 
 
 @dataclass
@@ -84,12 +85,27 @@ def _node_line(node: yaml.Node) -> int:
 def _scalar(loader: yaml.SafeLoader, node: yaml.Node, path: KeyPath, src: YamlSource) -> Any:
     """Construct one scalar; a value its tag cannot hold (`2001-13-45`, `!!float x`) is an issue."""
     try:
-        return loader.construct_object(node, deep=True)
+        value = loader.construct_object(node, deep=True)
     except (ValueError, TypeError, OverflowError):
         tag = str(node.tag).rsplit(":", 1)[-1]
         raise ConfigError(
             [ConfigIssue(path, f"not a valid {tag} value", src.file, _node_line(node))]
         ) from None
+    if isinstance(value, str) and not _is_text(value):
+        message = "a \\u escape names a lone surrogate, which is not text"
+        raise ConfigError([ConfigIssue(path, message, src.file, _node_line(node))])
+    if isinstance(value, int) and value.bit_length() > MAX_INT_BITS:
+        message = "integer too large"
+        raise ConfigError([ConfigIssue(path, message, src.file, _node_line(node))])
+    return value
+
+
+def _is_text(value: str) -> bool:
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def _convert(

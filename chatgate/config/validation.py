@@ -186,6 +186,8 @@ def _yaml_kind(value: Any) -> str:
 def _shown(value: Any, key: str | int) -> str:
     if is_secret_key(key) or not isinstance(value, str | int | float | bool) or value is None:
         return ""
+    if isinstance(value, int) and value.bit_length() > 200:
+        return ""
     text = repr(value)
     return text if len(text) <= 60 else ""
 
@@ -194,7 +196,10 @@ def _holds_secret(value: Any, info: Interpolation) -> bool:
     """True when an offending value is, or contains, a secret (so it is never echoed)."""
     if not isinstance(value, str | int | float):
         return False
-    text = str(value)
+    try:
+        text = str(value)
+    except ValueError:  # an integer too long to print: never echo it
+        return True
     return any(
         text == secret or (len(secret) > 3 and secret in text) for secret in info.secret_texts
     )

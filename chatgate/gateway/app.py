@@ -40,11 +40,18 @@ from chatgate.gateway.runtime import Runtime
 from chatgate.gateway.sdnotify import Notifier
 from chatgate.gateway.state_lock import StateLock
 from chatgate.gateway.status import Lifecycle, build_status
+from chatgate.http_input.client_errors import install_client_error_log
 from chatgate.media.files import sweep as sweep_media
 from chatgate.media.outgoing import refs_in, sweep_forever
+from chatgate.outage import OutageReporter
 from chatgate.presentation.model import OutboundMessage, message_from_dict
+from chatgate.schedules.api import JobsApi, jobs_status
+from chatgate.schedules.chat import install as install_schedules
+from chatgate.schedules.runner import Scheduler
+from chatgate.schedules.store import build_job_store
 from chatgate.secure_compare import secure_equals
 from chatgate.state import admin
+from chatgate.state.protocols import StateUnavailable
 
 log = logging.getLogger("chatgate.gateway")
 PAIRING_POLL_S = 2.0
@@ -83,6 +90,9 @@ class Gateway:
         self._opened = False
         self._stopped = asyncio.Event()
         self._reload_lock = asyncio.Lock()
+        store = build_job_store(self.rt.config.gateway, self.rt.state_dir)
+        self.schedules = Scheduler(self.rt, store, self.pipeline.submit)
+        install_schedules(self.pipeline, self.schedules)
 
     # Components, by their everyday names.
     @property
@@ -136,6 +146,12 @@ class Gateway:
         rt.metrics.dlq_size.set(await rt.dead_letters.count())
         rt.events.load_plugins()
         rt.channels.build(rt.loaded.channels)
+        try:
+            freed = await rt.turn_lock.release_leftovers()
+        except StateUnavailable:  # the lock fails closed per turn; they expire by themselves
+            freed = 0
+        if freed:
+            log.warning("freed turn locks left by this replica's last run", extra={"count": freed})
         await self.pipeline.recover()
         await self._serve_http()
         self._spawn(rt.watchdog.run(), "loop-watchdog")
@@ -151,6 +167,9 @@ class Gateway:
         if rt.delivery.files is not None:
             self._spawn(sweep_forever(rt.delivery.files, rt.dead_letters, rt.clock), "files-sweep")
         self._gc.apply()
+        await self.schedules.open()
+        JobsApi(self.schedules).mount(self.routes)
+        self.schedules.start()
         log.info(
             "chatgate ready",
             extra={
@@ -166,6 +185,7 @@ class Gateway:
     async def _serve_http(self) -> None:
         http = self.loaded.config.gateway.http
         install_accept_throttle()
+        install_client_error_log()
         self._runner = web.AppRunner(
             build_app(self, self.routes),
             access_log=None,
@@ -198,6 +218,7 @@ class Gateway:
         if self._opened:
             timeout = rt.config.gateway.drain_timeout_s
             log.info("draining", extra={"timeout_s": timeout})
+            await self.schedules.stop()
             await rt.channels.stop_intake()
             if not await self.pipeline.drain(timeout):
                 cancelled = self.pipeline.abandon()
@@ -212,11 +233,14 @@ class Gateway:
         await self.pipeline.guard.close()
         await rt.channels.stop_all()
         await rt.events.drain()
+        await self.schedules.close()
         if self._runner is not None:
             await self._runner.cleanup()
         for agent in rt.agents.values():
             with contextlib.suppress(Exception):
                 await agent.aclose()
+        if rt.tools is not None:
+            await rt.tools.stop()
         if rt.delivery.files is not None:
             await rt.delivery.files.close()
         await rt.state.close()
@@ -232,7 +256,7 @@ class Gateway:
                 self.rt,
                 catalog=self.registry,
                 env=self.env,
-                followers=(self.pipeline.apply_config,),
+                followers=(self.pipeline.apply_config, self.schedules.apply_config),
                 on_secrets=self.on_secrets,
             )
 
@@ -262,7 +286,10 @@ class Gateway:
             return False, {"status": "starting"}
         unwritable = self.pipeline.guard.current()
         if unwritable is not None:
-            return False, {"status": "degraded", "degraded": [unwritable.to_dict()]}
+            degraded = {"status": "degraded", "degraded": [unwritable.to_dict()]}
+            # A shared store (Redis) fails for every replica at once: staying in the Service lets
+            # clients get this replica's own 503 + Retry-After instead of an empty backend.
+            return self.rt.state.leases.shared, degraded
         standby = self.rt.channels.standby()
         if standby:  # ready all the same: this replica serves webhooks while another polls
             return True, {"status": "ready", "standby": standby}
@@ -272,7 +299,9 @@ class Gateway:
         return bytes(self.rt.metrics.render())
 
     async def status(self) -> dict[str, Any]:
-        return await build_status(self.rt, self.pipeline.scheduler, self.life)
+        status = await build_status(self.rt, self.pipeline.scheduler, self.life)
+        status["jobs"] = scrub(await jobs_status(self.schedules), self.rt.loaded.secrets)
+        return status
 
     async def restart_channel(self, name: str) -> bool:
         return bool(await self.rt.channels.restart(name))
@@ -363,6 +392,7 @@ class Gateway:
 
     async def _pairing_notifier(self) -> None:
         rt = self.rt
+        outage = OutageReporter(log, "pairing notifier", now=rt.clock.monotonic)
         while True:
             await rt.clock.sleep(PAIRING_POLL_S)
             try:
@@ -374,31 +404,36 @@ class Gateway:
                             Target(approved.channel, approved.chat_id),
                             OutboundMessage.from_text(cmd.APPROVED_TEXT),
                         )
-            except Exception:
-                log.exception("pairing notifier failed")
+                outage.ok()
+            except Exception as exc:
+                outage.failed(exc)
 
     async def _purge_journal(self) -> None:
         rt = self.rt
+        outage = OutageReporter(log, "journal purge", now=rt.clock.monotonic)
         while True:
             try:
                 window = rt.config.gateway.dedupe_window_s
                 removed = await rt.journal.purge(rt.clock.time() - window)
                 if removed:
                     log.info("journal purged", extra={"rows": removed})
-            except Exception:
-                log.exception("journal purge failed")
+                outage.ok()
+            except Exception as exc:
+                outage.failed(exc)
             await rt.clock.sleep(PURGE_EVERY_S)
 
     async def _adopt_orphans(self) -> None:
         """Take over the unfinished messages of a replica that died (never any with one
         process per journal); checked twice per lease TTL."""
         rt = self.rt
+        outage = OutageReporter(log, "adopting dead replicas' messages", now=rt.clock.monotonic)
         while True:
             await rt.clock.sleep(rt.config.gateway.redis.lease_ttl_s / 2)
             try:
                 await self.pipeline.adopt()
-            except Exception:
-                log.exception("adopting a dead replica's messages failed")
+                outage.ok()
+            except Exception as exc:
+                outage.failed(exc)
 
     async def _prewarm(self) -> None:
         """Agents that can warm up (litellm's import) do it now, unless configured not to."""

@@ -15,9 +15,13 @@ import random
 import socket
 import uuid
 from collections.abc import Callable, Mapping
+from functools import partial
 
+from chatgate.agents.mcp.hub import McpHub
 from chatgate.agents.registry import build_agents
+from chatgate.agents.tools.runtime import ToolRuntime
 from chatgate.channels.registry import ChannelRegistry
+from chatgate.channels.types import Target
 from chatgate.clock import Clock, SystemClock
 from chatgate.config.loader import LoadedConfig
 from chatgate.gateway.app import Gateway, GatewayParts
@@ -44,6 +48,7 @@ from chatgate.gateway.state_lock import StateLock
 from chatgate.media.links import ROUTE, FileLinks
 from chatgate.media.outgoing import OutgoingFiles
 from chatgate.policies.ratelimit import RateLimiter
+from chatgate.presentation.model import OutboundMessage
 from chatgate.state.factory import build_state
 
 log = logging.getLogger("chatgate.gateway")
@@ -85,8 +90,9 @@ class GatewayBuilder:
         loaded, clock, env = self._loaded, self._clock, self._env
         gw = loaded.config.gateway
         registry = self._registry or ChannelRegistry()
-        agents = build_agents(loaded.config, env)
         metrics = Metrics()
+        tools = ToolRuntime(McpHub(loaded.config.mcp_servers, clock), metrics.registry)
+        agents = build_agents(loaded.config, env, tools.hub)
         routes = DynamicRoutes()
         events = EventBus()
         degraded = DegradedRegistry()
@@ -104,7 +110,12 @@ class GatewayBuilder:
             clock,
             degraded,
             gw.supervision,
-            kv={"callbacks": state.callbacks, "facts": state.facts, "files": files},
+            kv={
+                "callbacks": state.callbacks,
+                "facts": state.facts,
+                "files": files,
+                **state.stores.kv,
+            },
             # Lease TTLs run on the shared store's real clock, never on an injected one.
             leases=LeaseKeeper(state.leases, gw.redis.lease_ttl_s, SystemClock()),
         )
@@ -119,6 +130,7 @@ class GatewayBuilder:
             callback_store=state.callbacks,
             files=files,
         )
+        tools.hub.sender = partial(send_text, delivery)
         cache = SessionCache(
             state.sessions, max_warm=gw.sessions.warm_max, max_messages=gw.sessions.max_messages
         )
@@ -150,6 +162,7 @@ class GatewayBuilder:
             memory_source=memory_source,
             watchdog=watchdog,
             rng=random.Random(),
+            tools=tools,
         )
         events.subscribe(rt.turn_stats.on_event, EventName.TURN_FINISHED)
         parts = GatewayParts(
@@ -175,3 +188,9 @@ def _sampled(metrics: Metrics, status: MemoryStatus, watchdog: LoopWatchdog, war
     metrics.memory_limit.set(status.limit_bytes or 0)
     metrics.loop_lag.set(watchdog.lag_s)
     metrics.warm_sessions.set(warm)
+
+
+async def send_text(delivery: Delivery, address: str, text: str) -> str:
+    """The gateway.send_message tool's way out: the normal delivery path (retries, DLQ)."""
+    report = await delivery.deliver(Target.parse(address), OutboundMessage.from_text(text))
+    return report.status.value

@@ -262,6 +262,22 @@ class ChannelDirectory:
         """Channels this process can answer on (all but those another replica holds)."""
         return [n for n, st in self.statuses.items() if st.state is not ChannelState.STANDBY]
 
+    async def held_elsewhere(self, name: str) -> bool:
+        """Whether another replica holds ``name``'s exclusive connection now: in standby, or
+        (parked, restarting after a lost lease) its lease names another holder."""
+        status = self.statuses.get(name)
+        if status is not None and status.state is ChannelState.STANDBY:
+            return True
+        supervised, keeper = self.channels.get(name), self.ladder.leases
+        if supervised is None or supervised.lease is None or keeper is None or not keeper.needed:
+            return False
+        try:
+            holder = (await keeper.leases.holders()).get(supervised.lease)
+        except Exception as exc:  # unknown: keep the answer here (retried, or the DLQ)
+            log.warning("channel lease holders unavailable", extra={"error": type(exc).__name__})
+            return False
+        return holder is not None and holder != keeper.leases.replica
+
     def standby(self) -> list[str]:
         """Channels whose exclusive connection another replica holds."""
         return sorted(n for n, st in self.statuses.items() if st.state is ChannelState.STANDBY)

@@ -12,6 +12,7 @@ class Command(StrEnum):
     STOP = "stop"
     STATUS = "status"
     HELP = "help"
+    JOBS = "jobs"  # answered by a handler the gateway registers (the scheduler's)
 
 
 def parse_command(text: str) -> Command | None:

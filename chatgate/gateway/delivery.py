@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import logging
 import random
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
@@ -84,13 +84,18 @@ class Delivery:
         first_chunk: int = 0,
         on_first_send: Callable[[], None] | None = None,
         edit_ids: Sequence[str] = (),
+        still_mine: Callable[[], Awaitable[bool]] | None = None,
     ) -> DeliveryReport:
         """Send ``message`` to ``target``; never raises for platform failures.
 
         With ``edit_ids`` (a streamed draft) the first chunks replace those messages in place.
+        ``still_mine`` is asked right before the first chunk goes out: False (another replica
+        adopted the message while this one stalled) sends nothing (`handed_off`).
         """
         adapter = await self.channels.ready_adapter(target.channel)
         if adapter is None:
+            if still_mine is not None and not await still_mine():
+                return self._not_mine(target, inbound_key, session)
             return await self._undelivered(
                 target,
                 message,
@@ -118,6 +123,8 @@ class Delivery:
         ids: list[str] = []
         attempts_total = 0
         for index in range(first_chunk, len(chunks)):
+            if index == first_chunk and still_mine is not None and not await still_mine():
+                return self._not_mine(target, inbound_key, session)
             if index == first_chunk and on_first_send is not None:
                 on_first_send()
             chunk = chunks[index]
@@ -160,6 +167,13 @@ class Delivery:
         return DeliveryReport(
             DeliveryStatus.SENT, ids, attempts=attempts_total, degraded=degraded, target=target
         )
+
+    def _not_mine(self, target: Target, key: str | None, session: str | None) -> DeliveryReport:
+        log.warning(
+            "answer not sent: another replica owns the message now",
+            extra={"channel": target.channel, "key": key, "session": session},
+        )
+        return DeliveryReport(DeliveryStatus.HANDED_OFF)
 
     def render(
         self, adapter: ChannelAdapter, target: Target, message: OutboundMessage

@@ -15,6 +15,8 @@ from aiohttp import web
 
 from chatgate.channels.base import Handler
 from chatgate.gateway import dashboard
+from chatgate.http_input import BadInput, InputReason, bounded_int, read_json, required, utf8_clean
+from chatgate.http_input.params import INT64_MAX
 
 MAX_BODY = 8 * 1024 * 1024  # routes enforce their own, smaller limits
 
@@ -165,6 +167,13 @@ async def api_status(request: web.Request) -> web.Response:
     return web.json_response(await _api(request).status())
 
 
+MAX_API_BODY = 64 * 1024
+# Parameters that are numbers, and their bounds (anything else is text).
+_INT_PARAMS = {"id": (0, INT64_MAX), "limit": (1, 10_000)}
+# Query parameters an action can do without.
+_OPTIONAL = frozenset({"limit", "message_id", "user"})
+
+
 def _action(
     action: str,
     *,
@@ -174,26 +183,42 @@ def _action(
     found: bool = False,
 ) -> Handler:
     """A handler for one operator action, its arguments from the path, the query or a JSON body;
-    with ``found``, an answer saying it found nothing is a 404."""
+    with ``found``, an answer saying it found nothing is a 404. A missing or malformed argument
+    is a 400 naming it."""
 
     async def handle(request: web.Request) -> web.StreamResponse:
-        args: dict[str, Any] = {k: request.match_info[k] for k in match}
-        args.update({k: request.query[k] for k in query if k in request.query})
-        if body:
-            try:
-                data = await request.json()
-            except ValueError:
-                data = None
-            if not isinstance(data, dict) or not all(isinstance(data.get(k), str) for k in body):
-                fields = ", ".join(body)
-                return web.json_response({"error": f"JSON body needs {fields}"}, status=400)
-            args.update({k: data[k] for k in body})
-        if "id" in args and not str(args["id"]).isdigit():
-            return web.json_response({"error": "id must be an integer"}, status=400)
+        try:
+            args = await _arguments(request, match, query, body)
+        except BadInput as bad:
+            return bad.answer()
         result = await _api(request).admin(action, **args)
         return web.json_response(result, status=404 if found and not result.get("found") else 200)
 
     return handle
+
+
+async def _arguments(
+    request: web.Request, match: tuple[str, ...], query: tuple[str, ...], body: tuple[str, ...]
+) -> dict[str, Any]:
+    given: dict[str, str] = {k: request.match_info[k] for k in match}
+    given.update({k: request.query[k] for k in query if k in request.query})
+    if body:
+        data = await read_json(request, MAX_API_BODY)
+        if not isinstance(data, dict):
+            raise BadInput(400, InputReason.NOT_JSON, f"JSON body needs {', '.join(body)}")
+        for key in body:
+            if not isinstance(data.get(key), str):
+                raise BadInput(400, InputReason.MISSING_PARAMETER, f"JSON body needs {key}")
+            given[key] = data[key]
+    for key in (*match, *query, *body):
+        if key not in _OPTIONAL:
+            required(given, key)
+    utf8_clean(given.values(), "a parameter")
+    args: dict[str, Any] = dict(given)
+    for key, (low, high) in _INT_PARAMS.items():
+        if key in given:
+            args[key] = bounded_int(given[key], key, low=low, high=high)
+    return args
 
 
 async def api_reload(request: web.Request) -> web.Response:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Coroutine
+from collections.abc import Callable, Coroutine
 from typing import Any
 
 from chatgate.channels.outcome import Stage, Submission, TurnResult, files_of
@@ -46,6 +46,8 @@ class Pipeline:
         self._inflight: dict[str, asyncio.Future[TurnResult]] = {}
         self._policies: dict[str, ChannelPolicy] = {}
         self._hints: dict[tuple[str, str], RouteHint] = {}
+        # Hints of work the gateway makes itself (scheduled runs), looked up by message.
+        self.hint_sources: list[Callable[[InboundMessage], RouteHint | None]] = []
         self._tasks: set[asyncio.Task[None]] = set()
         self._watchers: set[asyncio.Task[None]] = set()  # duplicates of work open elsewhere
         self.guard = StateGuard(rt, self.resume_stranded)
@@ -90,8 +92,10 @@ class Pipeline:
         try:
             return await self.runner.execute(batch, control)
         except Exception as exc:
-            self.guard.failed(exc)
-            raise
+            refusal = self.guard.failed(exc)
+            if refusal is None:
+                raise
+            raise refusal from exc
 
     def policy(self, channel: str) -> ChannelPolicy:
         return self._policies.get(channel, DEFAULT_POLICY)
@@ -100,7 +104,12 @@ class Pipeline:
         """What the operator configured for the route ``msg`` came in on (nothing, by default)."""
         if msg.route is None:
             return NO_HINT
-        return self._hints.get((msg.channel, msg.route), NO_HINT)
+        hint = self._hints.get((msg.channel, msg.route))
+        for source in self.hint_sources if hint is None else ():
+            hint = source(msg)
+            if hint is not None:
+                break
+        return hint or NO_HINT
 
     def route_of(self, msg: InboundMessage) -> tuple[str, str]:
         """(agent, session key) of ``msg`` under the current config (as the route stage)."""
@@ -144,7 +153,14 @@ class Pipeline:
             sender_id=msg.sender_id,
             chat_kind=msg.chat_kind,
         )
-        await self._walk(msg, future, accepted)
+        try:
+            await self._walk(msg, future, accepted)
+        except Exception as exc:
+            self._release(msg.key, future)
+            refusal = self.guard.failed(exc)
+            if refusal is None:
+                raise
+            raise refusal from exc
         return Submission(msg.key, False, future)
 
     async def in_conversation(self, msg: InboundMessage) -> bool:
@@ -191,24 +207,39 @@ class Pipeline:
 
     async def _resume(self, entries: list[JournalEntry]) -> None:
         for entry in entries:
-            future = self._inflight.get(entry.key) or self._track(entry.key)
-            msg = entry.message
-            if entry.state is JournalState.ANSWERED and entry.reply is not None and entry.session:
-                hint = self.hint(msg)
-                job = Job(
-                    JobKind.REDELIVER,
-                    msg,
-                    future,
-                    entry.session,
-                    self.route_of(msg)[0],
-                    msg.reply_target,
-                    self.rt.clock.monotonic(),
-                    stored_reply=entry.reply,
-                    ephemeral=hint.ephemeral,
+            try:
+                await self._resume_one(entry)
+            except Exception as exc:
+                if self.guard.failed(exc) is None:
+                    raise
+                log.warning(
+                    "state failed while resuming; left for the next probe",
+                    extra={"key": entry.key, "error": type(exc).__name__},
                 )
-                self.scheduler.enqueue(job, front=False)
-            else:
-                await self._walk(msg, future, self.rt.clock.monotonic(), resumed=True)
+
+    async def _resume_one(self, entry: JournalEntry) -> None:
+        future = self._inflight.get(entry.key) or self._track(entry.key)
+        msg = entry.message
+        if entry.state is JournalState.ANSWERED and entry.reply is not None and entry.session:
+            hint = self.hint(msg)
+            job = Job(
+                JobKind.REDELIVER,
+                msg,
+                future,
+                entry.session,
+                self.route_of(msg)[0],
+                msg.reply_target,
+                self.rt.clock.monotonic(),
+                stored_reply=entry.reply,
+                ephemeral=hint.ephemeral,
+            )
+            self.scheduler.enqueue(job, front=False)
+            return
+        try:
+            await self._walk(msg, future, self.rt.clock.monotonic(), resumed=True)
+        except Exception:
+            self._release(entry.key, future)
+            raise
 
     async def drain(self, within_s: float | None = None) -> bool:
         """Let queued and running turns finish; False when ``within_s`` passed first."""
@@ -318,6 +349,15 @@ class Pipeline:
         self._inflight[key] = future
         future.add_done_callback(lambda _: self._inflight.pop(key, None))
         return future
+
+    def _release(self, key: str, future: asyncio.Future[TurnResult]) -> None:
+        """A stage failed before the message was settled or queued: drop the in-flight mark,
+        so the platform's re-delivery (or the guard's resume) runs it instead of being deduped
+        against work nobody is doing. The journal keeps it open."""
+        if self._inflight.get(key) is future:
+            del self._inflight[key]
+        if not future.done():
+            future.cancel()
 
     def _duplicate_future(
         self, msg: InboundMessage, entry: JournalEntry | None

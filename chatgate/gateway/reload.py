@@ -34,12 +34,21 @@ async def apply_reload(
     old = rt.loaded
     try:
         new = load_config(old.path, env=env, catalog=catalog)
-        agents = build_agents(new.config, env)
+        agents = build_agents(new.config, env, rt.tools.hub if rt.tools is not None else None)
     except ConfigError as exc:
         rt.metrics.reloads.labels(result="rejected").inc()
         log.error("reload rejected; the running config is kept", extra={"error": str(exc)})
         return {"ok": False, "error": str(exc)}
 
+    if (new.config, new.channels) == (old.config, old.channels):
+        # Nothing to apply. Said out loud: an editor that replaces the file behind a single-file
+        # bind mount leaves this process reading the old inode.
+        for agent in agents.values():  # built for the comparison, never used
+            await _close(agent)
+        rt.metrics.reloads.labels(result="unchanged").inc()
+        log.info("config unchanged; nothing to reload", extra={"path": str(old.path)})
+        return {"ok": True, "unchanged": True, "path": str(old.path), "restarted_channels": [],
+                "reconfigured_channels": [], "needs_process_restart": []}  # fmt: skip
     needs_restart = restart_only_changes(old.config, new.config)
     new.state_dir = old.state_dir  # bound at start-up, like the listening socket
     # Keep agent objects whose config did not change (they may hold connections or warm state).
@@ -55,16 +64,14 @@ async def apply_reload(
     if on_secrets is not None:
         on_secrets(new.secrets | old.secrets)  # old values may still appear in in-flight logs
     for agent in retired:
-        try:
-            await agent.aclose()
-        except Exception:
-            log.exception("closing a replaced agent failed")
+        await _close(agent)
     rt.metrics.reloads.labels(result="applied").inc()
     result = {
         "ok": True,
         "restarted_channels": restarted,
         "reconfigured_channels": reconfigured,
         "needs_process_restart": needs_restart,
+        "unchanged": False,
     }
     log.info(
         "config reloaded", extra={k: ",".join(v) for k, v in result.items() if isinstance(v, list)}
@@ -72,3 +79,10 @@ async def apply_reload(
     for key in needs_restart:
         log.warning("changed setting takes effect after a restart", extra={"key": key})
     return result
+
+
+async def _close(agent: Any) -> None:
+    try:
+        await agent.aclose()
+    except Exception:
+        log.exception("closing a replaced agent failed")

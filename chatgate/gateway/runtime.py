@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from chatgate.agents.base import Agent
+from chatgate.agents.tools.runtime import ToolRuntime
 from chatgate.clock import Clock
 from chatgate.config.loader import LoadedConfig
 from chatgate.config.models import GatewayConfig
@@ -61,6 +62,7 @@ class Runtime:
     rng: random.Random = field(default_factory=random.Random)
     draining: bool = False
     turn_stats: TurnStats = field(default_factory=TurnStats)
+    tools: ToolRuntime | None = None  # MCP servers and tool metrics
 
     @property
     def config(self) -> GatewayConfig:

@@ -18,6 +18,7 @@ from typing import Any, Literal
 
 from chatgate.channels.outcome import TurnResult
 from chatgate.channels.types import InboundMessage, Target
+from chatgate.state.protocols import StateUnavailable
 
 log = logging.getLogger("chatgate.sessions")
 MidTurnPolicy = Literal["queue", "collect", "interrupt"]
@@ -189,12 +190,16 @@ class SessionScheduler:
                 q.control = TurnControl()
                 try:
                     completed = await self._execute(batch, q.control)
-                except Exception:
+                except Exception as exc:
                     log.exception("session worker failed", extra={"session": q.key})
                     completed = True
+                    # state loss stays what it is, so callers answer "retry later" (503)
+                    error = exc if isinstance(exc, StateUnavailable) else None
                     for job in batch:
                         if not job.future.done():
-                            job.future.set_exception(RuntimeError("turn failed unexpectedly"))
+                            job.future.set_exception(
+                                error or RuntimeError("turn failed unexpectedly")
+                            )
                 finally:
                     q.running = None
                 if not completed:

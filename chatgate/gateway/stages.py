@@ -96,6 +96,8 @@ class Stages:
         self.bindings: tuple[Binding, ...] = ()
         self.principals: Mapping[str, str] = {}
         self._rate_notices: dict[str, float] = {}
+        # Commands another room answers: (message, principal) → the reply text.
+        self.command_handlers: dict[Command, Callable[[InboundMessage, str], Awaitable[str]]] = {}
         self._order = self._stages()
 
     def order(self) -> tuple[StageFn, ...]:
@@ -122,9 +124,10 @@ class Stages:
         return None
 
     def revive_target(self, ib: Inbound) -> Awaitable[None] | None:
-        """A chat that writes to us again is reachable again (it unblocked the bot)."""
+        """A chat that writes to us again is reachable again (it unblocked the bot); work an
+        operator configured (a webhook, a scheduled run) says nothing about the chat."""
         target = ib.msg.reply_target
-        return None if target is None else self._revive(target)
+        return None if target is None or ib.hint.trusted else self._revive(target)
 
     async def _revive(self, target: Target) -> None:
         if await self.rt.dead_targets.kind(target) is not None:
@@ -240,7 +243,16 @@ class Stages:
             return Verdict.answered(Stage.COMMAND, Command.HELP.value, cmd.HELP_TEXT)
         if ib.command is Command.STATUS:
             return Verdict.answered(Stage.COMMAND, Command.STATUS.value, self._status_text(ib))
-        return None
+        handler = self.command_handlers.get(ib.command)
+        return None if handler is None else self._handled(ib, ib.command, handler)
+
+    async def _handled(
+        self,
+        ib: Inbound,
+        command: Command,
+        handler: Callable[[InboundMessage, str], Awaitable[str]],
+    ) -> Verdict:
+        return Verdict.answered(Stage.COMMAND, command.value, await handler(ib.msg, ib.principal))
 
     async def _stop(self, ib: Inbound) -> Verdict:
         cancelled, dropped = self.scheduler.stop(ib.session)

@@ -105,20 +105,22 @@ class StateGuard:
         return StateUnavailable(f"{RefusalReason.STATE_UNAVAILABLE.value}: {reason}")
 
     async def _probe_loop(self) -> None:
-        while True:
+        """Probe until a write succeeds, then resume; again if the state failed while resuming
+        (this task is still running then, so `failed` starts no other probe)."""
+        while self.current() is not None:
             await self.rt.clock.sleep(self.probe_every_s)
             try:
                 await self._write_probe()
             except Exception as exc:  # still unwritable (or something else): keep refusing
                 log.debug("state probe failed: %s", type(exc).__name__)
                 continue
-            break
-        self.rt.degraded.clear(OwnerKind.GATEWAY, STATE_OWNER)
-        log.warning("state is writable again; accepting messages")
-        try:
-            await self._resume()
-        except Exception:
-            log.exception("could not resume unfinished messages after the state recovered")
+            self.rt.degraded.clear(OwnerKind.GATEWAY, STATE_OWNER)
+            log.warning("state is writable again; accepting messages")
+            try:
+                await self._resume()
+            except Exception as exc:
+                if self.failed(exc) is None:
+                    log.exception("could not resume unfinished messages after the state recovered")
 
     async def _write_probe(self) -> None:
         dead, now = self.rt.dead_targets, self.rt.clock.time()

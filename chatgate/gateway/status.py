@@ -52,6 +52,7 @@ async def build_status(rt: Runtime, scheduler: SessionScheduler, life: Lifecycle
         "http": {"host": config.gateway.http.host, "port": life.port},
         "channels": rt.channels.snapshot(),
         "agents": agents,
+        "mcp_servers": rt.tools.status() if rt.tools is not None else [],
         "sessions": {
             "warm": len(rt.cache),
             "active_turns": scheduler.active,

@@ -70,6 +70,22 @@ class StreamingReply:
             )
             self._broken = True
 
+    async def progress(self, line: str) -> None:
+        """Show ``line`` under the text so far (what the agent is doing; not part of the answer),
+        after waiting out the edit interval (nothing else edits the draft while tools run)."""
+        if self._broken:
+            return
+        await self.settle()
+        self._last_edit = self.clock.monotonic()
+        try:
+            await self._show(f"{self._text}\n\n{line}" if self._text.strip() else line)
+        except Exception as exc:
+            log.warning(
+                "streaming progress failed; the final answer will be sent normally",
+                extra={"target": self.target.address, "error": type(exc).__name__},
+            )
+            self._broken = True
+
     async def _show(self, text: str) -> None:
         chunks = self.adapter.render(OutboundMessage.from_text(text))
         for index, chunk in enumerate(chunks):

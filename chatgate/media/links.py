@@ -13,6 +13,9 @@ import secrets
 from pathlib import Path
 from urllib.parse import quote, urlencode
 
+from chatgate.http_input import BadInput, bounded_int, utf8_clean
+from chatgate.secure_compare import secure_equals
+
 LINK_TTL_S = 24 * 3600
 KEY_FILE = "file-links.key"
 ROUTE = "/files"
@@ -58,6 +61,11 @@ class FileLinks:
 
     def valid(self, ref: str, mime: str, exp: str, sig: str, now: float) -> bool:
         """True for an unexpired link this key signed."""
-        if not exp.isdigit() or int(exp) < now:
+        try:
+            expires = bounded_int(exp, "exp")
+            utf8_clean((ref, mime), "a link")
+        except BadInput:  # superscript digits, 30 digits, a query byte that was not UTF-8
             return False
-        return hmac.compare_digest(self._sig(ref, mime, int(exp)), sig)
+        if expires < now:
+            return False
+        return secure_equals(sig, self._sig(ref, mime, expires))

@@ -68,6 +68,26 @@ _TEXTS: dict[FailureReason, str] = {
         "run `chatgate status` to see which dependency is degraded."
     ),
     FailureReason.MEMORY_PRESSURE: "I'm busy right now, please resend in a minute.",
+    FailureReason.TOOL_LIMIT: (
+        "I stopped: the request needed more tool steps than this agent may take in one turn. "
+        "Next step: split the request into smaller parts; the operator can raise the agent's "
+        "`tools.max_steps` in gateway.yaml."
+    ),
+    FailureReason.TOOL_TIMEOUT: (
+        "I stopped: a tool took too long to answer. "
+        "Next step: please try again; if it keeps happening, the operator should check the tool's "
+        "server (`chatgate status`) or raise the agent's `tools.tool_timeout_s`."
+    ),
+    FailureReason.TOOL_BUDGET: (
+        "I stopped: this request used up the token or time budget for tool work in one turn. "
+        "Next step: ask for less at once; the operator can raise the agent's `tools.budget_tokens` "
+        "or `tools.budget_s` in gateway.yaml."
+    ),
+    FailureReason.TOOL_FAILED: (
+        "I stopped: a tool's server failed while I was using it. "
+        "Next step: please try again in a minute (the server is restarted); if it persists, the "
+        "operator should run `chatgate status` to see which tool server is down."
+    ),
     FailureReason.UNKNOWN: (
         "Something went wrong while answering. "
         "Next step: please resend; if it keeps happening, the operator should check the "

@@ -95,7 +95,23 @@ class FailureReason(StrEnum):
     FORMAT_ERROR = "format_error"
     UNAVAILABLE = "unavailable"
     MEMORY_PRESSURE = "memory_pressure"
+    TOOL_LIMIT = "tool_limit"  # the tool loop reached max_steps without a final answer
+    TOOL_TIMEOUT = "tool_timeout"  # one tool call ran past its timeout
+    TOOL_BUDGET = "tool_budget"  # the turn's token or wall-time budget for tool steps ran out
+    TOOL_FAILED = "tool_failed"  # a tool's server died or broke the protocol mid-call
     UNKNOWN = "unknown"
+
+
+class ToolCallStatus(StrEnum):
+    """How one tool call ended (the trail in ``chatgate why``, the per-tool metrics)."""
+
+    OK = "ok"
+    ERROR = "error"  # the tool ran and reported an error; the model sees it and may retry
+    BAD_ARGUMENTS = "bad_arguments"  # the model sent arguments that are not a JSON object
+    UNKNOWN_TOOL = "unknown_tool"  # not offered to this agent (filtered, denied or vanished)
+    DENIED = "denied"  # approval policy refused the call
+    TIMEOUT = "timeout"
+    FAILED = "failed"  # the tool's server died or broke the protocol
 
 
 class SendErrorKind(StrEnum):

@@ -107,7 +107,7 @@ def trail(entry: JournalEntry) -> dict[str, Any]:
     media = [m for m in (entry.reply or {}).get("media") or () if m.get("message") == entry.key]
     if media:
         summary += "; files: " + ", ".join(f"{m['name']} → {m['reason']}" for m in media)
-    return {
+    out: dict[str, Any] = {
         "key": entry.key,
         "received_at": entry.received_at,
         "state": state.value,
@@ -118,3 +118,19 @@ def trail(entry: JournalEntry) -> dict[str, Any]:
         "delivery_ids": entry.delivery_ids,
         **({"media": media} if media else {}),
     }
+    tools = (entry.reply or {}).get("tools")
+    if isinstance(tools, dict) and tools.get("calls"):
+        out["tools"] = tools
+        out["summary"] = f"{summary}; {tool_summary(tools)}"
+    return out
+
+
+def tool_summary(tools: Mapping[str, Any]) -> str:
+    """``3 tool calls (2 ok, 1 timeout)`` from a turn's journaled tool trail."""
+    counts: dict[str, int] = {}
+    for call in tools.get("trail") or []:
+        status = str(call.get("status"))
+        counts[status] = counts.get(status, 0) + 1
+    detail = ", ".join(f"{n} {status}" for status, n in counts.items())
+    calls = int(tools.get("calls", 0))
+    return f"{calls} tool call{'s' if calls != 1 else ''}" + (f" ({detail})" if detail else "")

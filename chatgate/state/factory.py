@@ -26,6 +26,11 @@ from chatgate.state.protocols import (
 )
 
 
+class StoreUnreachable(Exception):
+    """The configured store cannot be reached at start; the message names the key to check
+    and never the URL's credentials. The daemon exits 75 (EX_TEMPFAIL): try again later."""
+
+
 @dataclass
 class Stores:
     """Everything a store backend provides, plus how to open and close it."""
@@ -40,6 +45,8 @@ class Stores:
     facts: ChannelFacts
     open: Callable[[], Awaitable[None]]
     close: Callable[[], Awaitable[None]]
+    # Further stores a channel reads by name from `ChannelContext.kv` (e.g. "webchat").
+    kv: dict[str, object] = field(default_factory=dict)
 
 
 @dataclass

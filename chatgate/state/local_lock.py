@@ -92,6 +92,10 @@ class LocalTurnLock:
     async def aclose(self) -> None:
         """Nothing to close: the lock lives in this process's memory."""
 
+    async def release_leftovers(self) -> int:
+        """Nothing left over: the lock died with its process."""
+        return 0
+
     def hold(self, key: str, *, owner: str, ttl: float) -> _Held:
         """The lease for as long as the block runs. In one process a live holder cannot vanish
         without its exit running, so the lease is simply kept (no renewal timer); only a bare
@@ -144,7 +148,7 @@ class LocalLeases:
         self.replica = replica
         self._held: set[str] = set()
 
-    async def acquire(self, name: str, ttl: float) -> bool:
+    async def acquire(self, name: str, ttl: float, fence: float = 0.0) -> bool:
         self._held.add(name)
         return True
 

@@ -88,6 +88,11 @@ class Journal(Protocol):
         sends the stored answer; False (keep it) where one process owns the journal."""
         ...
 
+    async def owns(self, key: str) -> bool:
+        """Whether this process may still answer ``key`` (no other replica adopted it while
+        this one stalled); always True where one process owns the journal."""
+        ...
+
     async def get(self, key: str) -> JournalEntry | None: ...
 
     async def find(
@@ -279,8 +284,9 @@ class ChannelLeases(Protocol):
     replica: str
     shared: bool  # False: one process per state, every lease granted and never lost
 
-    async def acquire(self, name: str, ttl: float) -> bool:
-        """Take ``name`` for this replica unless another live replica holds it."""
+    async def acquire(self, name: str, ttl: float, fence: float = 0.0) -> bool:
+        """Take ``name`` for this replica unless another live replica holds it, or the state
+        lost its data less than ``fence`` seconds ago (an old holder may still trust it)."""
         ...
 
     async def renew(self, name: str, ttl: float) -> bool:
@@ -313,6 +319,11 @@ class TurnLock(Protocol):
 
     async def aclose(self) -> None:
         """Let go of what the lock holds open (connections); called once, at shutdown."""
+        ...
+
+    async def release_leftovers(self) -> int:
+        """At start: free the locks an earlier process of this replica id left (it was killed
+        mid-turn); the count freed. Nothing to do where the lock lives in this process."""
         ...
 
     def hold(self, key: str, *, owner: str, ttl: float) -> AbstractAsyncContextManager[LeaseToken]:

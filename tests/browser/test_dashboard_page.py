@@ -217,6 +217,27 @@ async def test_pairing_is_approved_from_the_page(
         await chat.context.close()
 
 
+async def test_a_job_is_listed_paused_and_run_from_the_page(board: Watched, setup: Setup) -> None:
+    page = board.page
+    job = {
+        "id": "digest",
+        "every_s": 86400,
+        "prompt": "digest",
+        "agent": "echo",
+        "deliver": {"to": "telegram:4243"},
+    }
+    status, _ = await api(setup.daemon, "POST", "/api/jobs", API_TOKEN, job)
+    assert status == 201
+    row = page.locator('#jobs tr[data-job="digest"]')
+    await expect(row).to_contain_text("every 86400s")
+    await expect(row).to_contain_text("never ran")
+    await row.locator("button", has_text="Pause").click()
+    await expect(row).to_contain_text("paused")
+    await row.locator("button", has_text="Run now").click()
+    await expect(page.locator("#toast")).to_contain_text("job digest ran")
+    await expect(row).to_contain_text("run_now")
+
+
 async def test_no_secret_reaches_either_page(browser: Browser, setup: Setup) -> None:
     chat = await open_chat(browser, setup.daemon, CHAT_TOKEN)
     dashboard = await open_dashboard(browser, setup.daemon, API_TOKEN)

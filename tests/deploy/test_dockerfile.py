@@ -3,12 +3,18 @@ daemon's port, and the config and state paths the shipped gateway.yaml reads."""
 
 from __future__ import annotations
 
+import asyncio
 import json
+import os
 import re
 import shutil
+import socket
 import subprocess
 import sys
 from pathlib import Path
+from subprocess import DEVNULL
+
+from aiohttp import web
 
 from chatgate.config.models import HttpConfig
 from tests.requires import missing
@@ -59,15 +65,50 @@ def test_runs_as_a_numeric_non_root_user() -> None:
     assert not gid or (gid.isdigit() and int(gid) != 0)
 
 
-def test_healthcheck_is_exec_form_on_the_daemon_port() -> None:
-    final = instructions(DOCKERFILE.read_text())
-    check = one(final, "HEALTHCHECK")
+def healthcheck() -> list[str]:
+    check = one(instructions(DOCKERFILE.read_text()), "HEALTHCHECK")
     command = json.loads(check[check.index("CMD") + 3 :].strip())
     assert isinstance(command, list) and command[0] == "python"
-    port = HttpConfig().port
-    assert f"http://127.0.0.1:{port}/healthz" in command[-1]
-    assert one(final, "EXPOSE") == str(port)
+    return [sys.executable, *command[1:]]
+
+
+def test_healthcheck_is_exec_form_on_the_daemon_port() -> None:
+    final = instructions(DOCKERFILE.read_text())
+    assert f"'{HttpConfig().port}'" in healthcheck()[-1]  # the default port
+    assert one(final, "EXPOSE") == str(HttpConfig().port)
     assert json.loads(one(final, "ENTRYPOINT")) == ["chatgate"]
+
+
+async def test_healthcheck_follows_chatgate_port() -> None:
+    """The HEALTHCHECK probes the port CHATGATE_PORT moves the daemon to (the shipped
+    gateway.yaml reads it), not a fixed 8765."""
+
+    async def healthz(request: web.Request) -> web.Response:
+        return web.json_response({"ok": True})
+
+    app = web.Application()
+    app.router.add_get("/healthz", healthz)
+    runner = web.AppRunner(app)
+    await runner.setup()
+    site = web.TCPSite(runner, "127.0.0.1", 0)
+    await site.start()
+    port = runner.addresses[0][1]
+    try:
+
+        async def probe(env_port: str) -> int:
+            env = {**os.environ, "CHATGATE_PORT": env_port}
+            proc = await asyncio.create_subprocess_exec(
+                *healthcheck(), env=env, stdout=DEVNULL, stderr=DEVNULL
+            )
+            return await asyncio.wait_for(proc.wait(), 30)
+
+        assert await probe(str(port)) == 0
+        with socket.socket() as idle:  # a port nobody listens on
+            idle.bind(("127.0.0.1", 0))
+            assert await probe(str(idle.getsockname()[1])) != 0
+    finally:
+        await runner.cleanup()
+    assert "${CHATGATE_PORT:-" in (ROOT / "gateway.yaml").read_text()
 
 
 def test_config_and_state_paths_match_what_the_image_sets_up() -> None:
@@ -80,3 +121,17 @@ def test_config_and_state_paths_match_what_the_image_sets_up() -> None:
     assert "COPY gateway.yaml /etc/chatgate/gateway.yaml" in text
     shipped = (ROOT / "gateway.yaml").read_text()
     assert "${CHATGATE_STATE_DIR" in shipped and "${CHATGATE_HOST" in shipped
+
+
+def test_the_image_installs_the_pinned_constraints() -> None:
+    text = DOCKERFILE.read_text()
+    assert "-c deploy/constraints.txt" in text
+    pins = [
+        line
+        for line in (ROOT / "deploy" / "constraints.txt").read_text().splitlines()
+        if line and not line.startswith("#")
+    ]
+    assert all(re.fullmatch(r"[A-Za-z0-9_.\-]+==[^=\s]+", pin) for pin in pins), pins
+    names = {pin.split("==")[0].lower() for pin in pins}
+    assert {"aiohttp", "litellm", "redis", "pydantic"} <= names
+    assert "-c deploy/constraints.txt" in (ROOT / "Makefile").read_text()

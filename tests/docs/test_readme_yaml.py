@@ -18,6 +18,7 @@ ENV = {
     "OPENAI_API_KEY": "sk-readme-example",
     "AGENT_TOKEN": "agent-readme-example",
     "GITHUB_WEBHOOK_SECRET": "whsec-readme-example",
+    "GITHUB_TOKEN": "ghp-readme-example",
     "DISCORD_BOT_TOKEN": "discord-readme-example",
     "TELEGRAM_BOT_TOKEN": "123456:" + "A" * 35,
     "REDIS_URL": "redis://:readme-example@127.0.0.1:6379/0",

@@ -22,7 +22,7 @@ from aiohttp import web
 
 from tests.fakes.llm_audio import FakeTranscriptions
 
-__all__ = ["FakeLLM", "Fault", "RecordedRequest"]
+__all__ = ["FakeLLM", "Fault", "RecordedRequest", "ToolCall", "ToolCalls"]
 
 _HOST = "127.0.0.1"
 _SHUTDOWN_TIMEOUT_S = 2.0
@@ -102,6 +102,33 @@ class Fault(_FaultSpec):
     def hang(cls) -> Fault:  # type: ignore[override]
         unavailable = cls.unavailable()
         return cls(unavailable.status, unavailable.body, hang=True)
+
+
+@dataclass(frozen=True)
+class ToolCall:
+    """One function call the fake model asks for; ``arguments`` a dict or raw (maybe bad) JSON."""
+
+    name: str
+    arguments: dict[str, Any] | str = field(default_factory=dict)
+    id: str | None = None
+
+    def raw_arguments(self) -> str:
+        return self.arguments if isinstance(self.arguments, str) else json.dumps(self.arguments)
+
+
+@dataclass(frozen=True)
+class ToolCalls:
+    """A scripted answer asking for one or more (parallel) tool calls, with optional text."""
+
+    calls: tuple[ToolCall, ...]
+    content: str = ""
+
+    @classmethod
+    def of(cls, *calls: ToolCall, content: str = "") -> ToolCalls:
+        return cls(tuple(calls), content)
+
+
+Reply = str | ToolCalls
 
 
 def _text_of(content: Any) -> str:
@@ -188,7 +215,7 @@ class FakeLLM:
     def __init__(self, *, latency_s: float = 0.0, stream_chunk_delay_s: float = 0.0) -> None:
         self.latency_s = latency_s
         self.stream_chunk_delay_s = stream_chunk_delay_s
-        self.default_reply: str | Callable[[RecordedRequest], str] = _echo
+        self.default_reply: Reply | Callable[[RecordedRequest], Reply] = _echo
         self.requests: list[RecordedRequest] = []
         self.in_flight = 0
         self.max_in_flight = 0
@@ -197,7 +224,7 @@ class FakeLLM:
         self.in_flight_by: Counter[str] = Counter()
         self.max_in_flight_by: Counter[str] = Counter()
         self.port = 0
-        self._script: deque[str | Fault] = deque()
+        self._script: deque[Reply | Fault] = deque()
         self._next_faults: deque[Fault] = deque()
         self._model_faults: dict[str, tuple[Fault, int | None]] = {}
         self._release = asyncio.Event()
@@ -255,7 +282,7 @@ class FakeLLM:
 
     # -- driving -----------------------------------------------------------------------------
 
-    def script(self, *replies: str | Fault) -> None:
+    def script(self, *replies: Reply | Fault) -> None:
         """Queue replies or faults, consumed one per request in order, before the default."""
         self._script.extend(replies)
 
@@ -322,7 +349,7 @@ class FakeLLM:
         self._arrived = asyncio.Event()
         return record
 
-    def _choose(self, record: RecordedRequest) -> str | Fault:
+    def _choose(self, record: RecordedRequest) -> Reply | Fault:
         model_fault = self._model_faults.get(record.model)
         if model_fault is not None:
             fault, times = model_fault
@@ -334,7 +361,7 @@ class FakeLLM:
         if self._script:
             return self._script.popleft()
         reply = self.default_reply
-        return reply if isinstance(reply, str) else reply(record)
+        return reply if isinstance(reply, str | ToolCalls) else reply(record)
 
     async def _pause(self, seconds: float) -> None:
         """Sleep, but wake early when the server is stopping."""
@@ -364,6 +391,10 @@ class FakeLLM:
                 if _hangs(outcome) and not self._stopping.is_set():
                     await self._release.wait()
                 return _fault_response(outcome)
+            if isinstance(outcome, ToolCalls):
+                if record.stream:
+                    return await self._stream_calls(request, record, outcome)
+                return web.json_response(self._call_completion(record, outcome))
             if record.stream:
                 return await self._stream(request, record, outcome)
             return web.json_response(self._completion(record, outcome))
@@ -391,6 +422,60 @@ class FakeLLM:
             ],
             "usage": _usage(record, len(_split_for_stream(reply))),
         }
+
+    def _call_id(self, call: ToolCall, index: int) -> str:
+        return call.id or f"call_{self._completion_ids}_{index}"
+
+    def _call_completion(self, record: RecordedRequest, reply: ToolCalls) -> dict[str, Any]:
+        completion = self._completion(record, reply.content)
+        calls = [
+            {
+                "id": self._call_id(call, i),
+                "type": "function",
+                "function": {"name": call.name, "arguments": call.raw_arguments()},
+            }
+            for i, call in enumerate(reply.calls)
+        ]
+        choice = completion["choices"][0]
+        choice["message"]["content"] = reply.content or None
+        choice["message"]["tool_calls"] = calls
+        choice["finish_reason"] = "tool_calls"
+        return completion
+
+    async def _stream_calls(
+        self, request: web.Request, record: RecordedRequest, reply: ToolCalls
+    ) -> web.StreamResponse:
+        """Stream tool calls the way OpenAI does: id and name first, arguments in fragments."""
+        response = web.StreamResponse(headers={"Cache-Control": "no-cache"})
+        response.content_type = "text/event-stream"
+        await response.prepare(request)
+        completion_id = self._next_id()
+
+        async def send(delta: dict[str, Any], finish: str | None = None) -> None:
+            choice = {"index": 0, "delta": delta, "finish_reason": finish}
+            payload = {
+                "id": completion_id,
+                "object": "chat.completion.chunk",
+                "created": 0,
+                "model": record.model,
+                "choices": [choice],
+            }
+            await _send_event(response, payload)
+
+        if reply.content:
+            await send({"role": "assistant", "content": reply.content})
+        for i, call in enumerate(reply.calls):
+            raw = call.raw_arguments()
+            head = {"index": i, "id": self._call_id(call, i), "type": "function"}
+            head["function"] = {"name": call.name, "arguments": ""}
+            await send({"role": "assistant", "tool_calls": [head]})
+            half = len(raw) // 2
+            for part in (raw[:half], raw[half:]):
+                await send({"tool_calls": [{"index": i, "function": {"arguments": part}}]})
+        await send({}, "tool_calls")
+        await response.write(b"data: [DONE]\n\n")
+        await response.write_eof()
+        return response
 
     async def _stream(
         self, request: web.Request, record: RecordedRequest, reply: str

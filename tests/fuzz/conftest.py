@@ -22,7 +22,12 @@ settings.register_profile(
 FUZZ = settings.get_profile("fuzz")
 
 
-def fuzz_settings(target: str) -> settings:
-    """The fuzz profile, with CHATGATE_FUZZ_EXAMPLES_<TARGET> overriding the example count."""
+def fuzz_settings(target: str, *, quick: int | None = None) -> settings:
+    """The fuzz profile, with CHATGATE_FUZZ_EXAMPLES_<TARGET> overriding the example count;
+    ``quick``: fewer examples in `make test` for targets that cost a daemon round trip each."""
     count = os.environ.get(f"CHATGATE_FUZZ_EXAMPLES_{target.upper()}")
-    return settings(FUZZ, max_examples=int(count)) if count else FUZZ
+    if count:
+        return settings(FUZZ, max_examples=int(count))
+    if quick is not None and EXAMPLES == DEFAULT_EXAMPLES:
+        return settings(FUZZ, max_examples=quick)
+    return FUZZ

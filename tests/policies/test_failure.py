@@ -33,6 +33,10 @@ REPLY_FRAGMENTS = {
     F.FORMAT_ERROR: ("invalid", "resend"),
     F.UNAVAILABLE: ("marked unavailable", "next step"),
     F.MEMORY_PRESSURE: ("busy right now", "resend in a minute"),
+    F.TOOL_LIMIT: ("more tool steps", "next step", "`tools.max_steps`"),
+    F.TOOL_TIMEOUT: ("tool took too long", "next step", "`tools.tool_timeout_s`"),
+    F.TOOL_BUDGET: ("budget", "next step", "`tools.budget_tokens`"),
+    F.TOOL_FAILED: ("server failed", "next step", "chatgate status"),
     F.UNKNOWN: ("went wrong", "resend"),
 }  # fmt: skip
 

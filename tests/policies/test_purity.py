@@ -19,6 +19,7 @@ ALLOWED = {
     "dataclasses",
     "email.utils",
     "enum",
+    "fnmatch",  # pure: glob matching over strings
     "hmac",
     "json",
     "math",

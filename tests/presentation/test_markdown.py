@@ -225,9 +225,11 @@ def test_slack_and_plain_never_raise(md: str) -> None:
     assert (slack, plain) == (markdown_to_slack_mrkdwn(md), markdown_to_plain(md))
 
 
-_NO_FENCES = st.lists(
-    st.sampled_from([*"*_~[]()<>#->!\\ \n\"'|.:/ab1😀é", "https://x.io/"]), max_size=60
-).map("".join)
+_NO_FENCES = (
+    st.lists(st.sampled_from([*"*_~[]()<>#->!\\ \n\"'|.:/ab1😀é", "https://x.io/"]), max_size=60)
+    .map("".join)
+    .filter(lambda s: "~~~" not in s)
+)  # "~~~a" opens a tilde fence (info "a")
 
 
 def _alnum(text: str) -> str:

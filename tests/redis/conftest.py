@@ -24,6 +24,7 @@ import pytest
 from redis.asyncio import Redis
 from redis.exceptions import RedisError
 
+from chatgate.state.redis.leases import FENCE_KEY
 from tests.requires import missing
 
 HOST, PORT = "127.0.0.1", 6379
@@ -87,6 +88,7 @@ async def redis_db() -> AsyncIterator[str]:
     client, db = await _claim()
     try:
         await client.eval(FLUSH_KEEPING_CLAIM, 1, CLAIM_KEY, CLAIM_TTL_S)
+        await client.set(FENCE_KEY, 0)  # no data loss to fence: the first replica takes at once
         yield redis_url(db)
     finally:
         await client.flushdb()
@@ -120,6 +122,13 @@ class PrivateRedis:
             time.sleep(0.05)
         raise AssertionError("private redis-server did not start")
 
+    def fence_cleared(self) -> None:
+        """Tell lease takers this Redis lost nothing (as if it had run for long): without it
+        the first lease is fenced for its validity, like after a restart that lost data."""
+        with socket.create_connection(("127.0.0.1", self.port)) as s:
+            s.sendall(f"SET {FENCE_KEY} 0\r\n".encode())
+            assert s.recv(16).startswith(b"+OK")
+
     def kill(self) -> None:
         assert self.proc is not None
         self.proc.kill()
@@ -133,6 +142,7 @@ def private_redis(tmp_path: Path) -> Iterator[PrivateRedis]:
         missing("redis-server is not installed", "apt-get install redis-server")
     server = PrivateRedis(tmp_path)
     server.start()
+    server.fence_cleared()
     yield server
     if server.proc is not None and server.proc.poll() is None:
         server.kill()

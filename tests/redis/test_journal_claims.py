@@ -36,7 +36,9 @@ def entry(owner: str | None, live: bool = True, channel: str = "tg") -> OpenEntr
         ([entry(NOBODY)], False, ("tg",), [0]),  # handed off: whoever serves tg
         ([entry(NOBODY, channel="dc")], False, ("tg",), []),
         ([entry(None, live=False)], True, (), []),  # the hash is gone
-        ([entry("a", live=False), entry("me"), entry("b")], True, (), [0, 1]),  # oldest first
+        ([entry("a", live=False), entry("me"), entry("b")], True, (), [1]),  # start: own only
+        ([entry(NOBODY), entry("a", live=False)], True, (), []),  # nothing it cannot deliver
+        ([entry("a", live=False), entry(NOBODY), entry("b")], False, ("tg",), [0, 1]),  # oldest
     ],
 )
 def test_claimable(

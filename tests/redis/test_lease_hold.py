@@ -21,7 +21,8 @@ from tests.fakes.clock import ManualClock, eventually
         (30, None, 30),  # one process per state: the configured long poll
         (30, 6.0, 5),  # ends a second before the lease would have to be renewed
         (30, 1.5, 0),  # a short poll still fits
-        (30, 0.9, None),  # too little left: do not poll until renewed
+        (30, 0.9, 0),  # the margin shrinks to half of what is left
+        (30, 0.0, None),  # nothing left: do not poll until renewed
         (0, 6.0, 0),
         (2, 6.0, 2),
     ],
@@ -42,9 +43,9 @@ async def test_the_hold_follows_grants_and_renewals_and_ends_with_the_run(redis_
         await keeper.wait("telegram:bot", "telegram", lambda: None, hold)
         assert hold.remaining_s() == pytest.approx(6.0)  # two thirds of the TTL
         keeping = asyncio.ensure_future(keeper.keep("telegram:bot", "telegram", hold))
-        await eventually(lambda: clock.pending() == [3.0], what="the keeper waiting to renew")
-        clock.advance(3.0)
-        assert hold.remaining_s() == pytest.approx(3.0)
+        await eventually(lambda: clock.pending() == [2.0], what="the keeper waiting to renew")
+        clock.advance(2.0)  # a third of the validity
+        assert hold.remaining_s() == pytest.approx(4.0)
         await eventually(lambda: hold.remaining_s() == pytest.approx(6.0), what="a renewal")
         keeping.cancel()
         hold.ended()

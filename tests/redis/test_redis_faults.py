@@ -169,11 +169,11 @@ async def test_a_lease_renewal_stuck_on_a_slow_redis_stops_the_channel_by_its_de
     try:
         assert await keeper.leases.acquire("telegram:bot", 9.0)
         keeping = asyncio.ensure_future(keeper.keep("telegram:bot", "telegram"))
-        await eventually(lambda: clock.pending() == [3.0], what="the keeper waiting to renew")
+        await eventually(lambda: clock.pending() == [2.0], what="the keeper waiting to renew")
         await admin.client_pause(60_000, all=False)  # writes (the renew script) wait
-        clock.advance(3.0)  # the renewal is sent and hangs
-        await eventually(lambda: clock.pending() == [3.0], what="the renewal's deadline")
-        clock.advance(3.0)  # two thirds of the TTL without a renewal
+        clock.advance(2.0)  # a third of the validity: the renewal is sent and hangs
+        await eventually(lambda: clock.pending() == [4.0], what="the renewal's deadline")
+        clock.advance(4.0)  # the validity (two thirds of the TTL) without a renewal
         await asyncio.wait_for(keeping, 10)  # keep returned: the caller stops the channel
     finally:
         await admin.client_unpause()

@@ -94,6 +94,11 @@ channels:
         secret: ${{HOOK_SECRET}}
         prompt: "{{payload.text}}"
         agent: crash
+schedules:
+  yearly:
+    cron: "0 3 1 1 *"
+    prompt: "rotate ${{HOOK_SECRET}}"
+    deliver: {{to: "telegram:{USER}"}}
 """
 
 
@@ -196,9 +201,23 @@ async def test_no_canary_anywhere(tmp_path: Path, fake_llm: FakeLLM) -> None:
             config.write_text(good + f"  oops: {{port: {MODEL_KEY}}}\n  http: {API_TOKEN}\n")
             outputs.append(await post(daemon.base, "/api/reload", b"", auth))
             config.write_text(good)
-            for path in ("/api/status", "/metrics", "/api/dlq", "/api/sessions", "/healthz"):
+            paths = (
+                "/api/status",
+                "/metrics",
+                "/api/dlq",
+                "/api/sessions",
+                "/api/jobs",
+                "/healthz",
+            )
+            for path in paths:
                 outputs.append(str(await daemon.get(path, headers=auth)))
-            for args in (["status", "--json"], ["dlq", "list", "--json"], ["config", "show"]):
+            assert "rotate " in outputs[-2]  # the job's prompt is shown, its secret scrubbed
+            for args in (
+                ["status", "--json"],
+                ["dlq", "list", "--json"],
+                ["jobs", "list", "--json"],
+                ["config", "show"],
+            ):
                 code, out, err = await run_cli(*args, "--config", str(config), env=env)
                 outputs += [out, err]
             code, out, err = await run_cli("doctor", "--config", str(config), env=env)

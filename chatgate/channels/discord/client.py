@@ -41,10 +41,22 @@ def privileged(config: DiscordChannelConfig) -> list[str]:
     return [name for name, on in config.intents.model_dump().items() if on]
 
 
+class NoVoiceWarnings(logging.Filter):
+    """Drops discord.py's "X is not installed, voice will NOT be supported" lines: chatgate never
+    joins voice, so they are noise on every start (and PyNaCl/davey would be dead weight)."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return "voice will NOT be supported" not in record.getMessage()
+
+
+_VOICE_FILTER = NoVoiceWarnings()
+
+
 class GatewayClient(discord.AutoShardedClient):
     """Forwards the documented events chatgate uses; everything else is left to discord.py."""
 
     def __init__(self, listener: Listener, config: DiscordChannelConfig) -> None:
+        logging.getLogger("discord.client").addFilter(_VOICE_FILTER)  # a set: added once
         super().__init__(
             intents=intents(config),
             connector=build_connector(config),

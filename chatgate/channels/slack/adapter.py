@@ -43,6 +43,7 @@ from chatgate.channels.ordering import ChatOrder
 from chatgate.channels.signatures import verify
 from chatgate.channels.slack import LIMITS, errors
 from chatgate.channels.slack.config import SlackChannelConfig
+from chatgate.channels.slack.events_body import check_events_body
 from chatgate.channels.slack.ids import choice_of
 from chatgate.channels.slack.inbound import (
     BotIdentity,
@@ -53,8 +54,10 @@ from chatgate.channels.slack.inbound import (
 )
 from chatgate.channels.slack.media import fetch_file
 from chatgate.channels.slack.outbound import SlackOutbound
+from chatgate.channels.slack.sdk_logs import quiet_dropped_sockets
 from chatgate.channels.types import AckMode, Attachment, Capabilities, InboundMessage
 from chatgate.config.base import secret_value
+from chatgate.http_input import BadInput
 from chatgate.policies.media import MediaReason
 from chatgate.policies.reasons import DropReason, SendErrorKind
 
@@ -211,6 +214,7 @@ class SlackChannel(SlackOutbound):
                     hint=errors.APP_TOKEN_HINT,
                 ) from None
             raise
+        quiet_dropped_sockets(sdk_log)
         handler = AsyncSocketModeHandler(
             app, app_token, logger=sdk_log, ping_interval=self.config.ping_interval_s
         )
@@ -313,10 +317,12 @@ class SlackChannel(SlackOutbound):
             return web.json_response({"error": "invalid request"}, status=401)
         if not self._accepting or self._bolt is None:
             return refuse("shutting down")
+        try:
+            text = check_events_body(body, request.content_type)
+        except BadInput as bad:
+            return bad.answer()
         headers: dict[str, str | Sequence[str]] = dict(request.headers.items())
-        bolt_request = AsyncBoltRequest(
-            body=body.decode("utf-8", "replace"), query=request.query_string, headers=headers
-        )
+        bolt_request = AsyncBoltRequest(body=text, query=request.query_string, headers=headers)
         answer = await self._bolt.async_dispatch(bolt_request)
         kind = answer.headers.pop("content-type", ["text/plain"])[0].split(";")[0]
         return web.Response(

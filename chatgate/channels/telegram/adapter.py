@@ -46,6 +46,7 @@ from chatgate.channels.types import (
     chat_capabilities,
 )
 from chatgate.config.base import secret_value
+from chatgate.http_input import BadInput, read_json
 from chatgate.policies.reasons import SendErrorKind
 from chatgate.presentation.chunking import utf16_len
 from chatgate.presentation.model import File, OutboundMessage
@@ -65,6 +66,7 @@ _UPLOADS = {
 log = logging.getLogger("chatgate.telegram")
 SECRET_HEADER = "X-Telegram-Bot-Api-Secret-Token"
 TYPING_REFRESH_S = 4.0  # Telegram shows "typing…" for ~5 s per sendChatAction
+MAX_UPDATE_BYTES = 1024 * 1024  # an update is a few kB; this bounds what a secret holder can send
 
 
 class TelegramChannel(ChannelAdapter):
@@ -249,9 +251,12 @@ class TelegramChannel(ChannelAdapter):
             )
             return web.json_response({"error": "forbidden"}, status=403)
         if not self._accepting or self.bot is None:
-            return web.json_response({"error": "shutting down"}, status=503)
+            return refuse("shutting down")
         try:
-            data = await request.json()
+            data = await read_json(request, MAX_UPDATE_BYTES)
+        except BadInput as bad:
+            return bad.answer()
+        try:
             if not isinstance(data, dict):
                 raise TypeError("an update is a JSON object")
             update = Update.de_json(data, self.bot)

@@ -20,6 +20,7 @@ from collections.abc import Awaitable, Callable
 from chatgate.channels.base import ChannelError, StateUnavailable
 from chatgate.channels.telegram.errors import retry_after_seconds
 from chatgate.channels.telegram.inbound import ALLOWED_UPDATES
+from chatgate.policies.lease_timing import poll_budget_s
 from chatgate.policies.reasons import SendErrorKind
 from telegram import Bot, Update
 from telegram import error as tg
@@ -38,17 +39,14 @@ CONFLICT_HINT = (
 )
 
 
-LEASE_MARGIN_S = 1.0  # a poll must end this long before the lease runs out (the round trip)
 LEASE_WAIT_S = 0.2  # too little lease left to poll: look again after this
 
 
 def poll_timeout(configured: int, lease_left: float | None) -> int | None:
     """getUpdates' long-poll timeout: the configured one, cut so the request ends while this
     replica still holds the polling lease; None when too little is left to poll at all."""
-    if lease_left is None:
-        return configured
-    budget = lease_left - LEASE_MARGIN_S
-    return None if budget < 0 else min(configured, int(budget))
+    budget = poll_budget_s(lease_left, configured)
+    return None if budget is None else int(budget)
 
 
 class Poller:

@@ -15,7 +15,6 @@ from another origin are refused.
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 import re
 import time
@@ -42,10 +41,11 @@ from chatgate.channels.webchat.identity import (
     new_session_id,
     valid_session_id,
 )
-from chatgate.channels.webchat.outbox import Outbox
+from chatgate.channels.webchat.outbox import MessageLog, Outbox, SharedWebChat
 from chatgate.channels.webchat.render import render
 from chatgate.channels.webui import StaticAssets, json_answer, same_origin
 from chatgate.config.base import secret_value
+from chatgate.http_input import BadInput, read_json
 from chatgate.policies.reasons import SendErrorKind
 from chatgate.presentation.model import OutboundMessage
 from chatgate.secure_compare import secure_equals
@@ -72,7 +72,7 @@ class WebChatChannel(ChannelAdapter):
         super().__init__(ctx)
         self.config: WebChatChannelConfig = ctx.config
         self.hub = Hub(self.config.max_streams)
-        self.outbox: Outbox | None = None
+        self.outbox: MessageLog | None = None
         self._sink: InboundSink | None = None
         self._signer: Signer | None = None
         self._mounted: str | None = None
@@ -112,15 +112,29 @@ class WebChatChannel(ChannelAdapter):
                 f"set channels.{self.name}.token (or token_file), or auth: open on loopback",
             )
         self._sink = sink
-        key = await asyncio.to_thread(load_install_key, self.ctx.state_dir)
-        self._signer = Signer.derive(key, self.name, token if config.auth == "token" else None)
         self.hub = Hub(config.max_streams)
-        outbox = Outbox(
-            self.ctx.state_dir / "webchat" / f"{self.name}.db",
-            keep=config.history,
-            max_age_s=config.session_max_age_s,
-            publish=self.hub.publish,
-        )
+        shared: SharedWebChat | None = self.ctx.kv.get("webchat")
+        outbox: MessageLog
+        if shared is None:
+            key = await asyncio.to_thread(load_install_key, self.ctx.state_dir)
+            outbox = Outbox(
+                self.ctx.state_dir / "webchat" / f"{self.name}.db",
+                keep=config.history,
+                max_age_s=config.session_max_age_s,
+                publish=self.hub.publish,
+                typing=self.hub.typing,
+            )
+        else:  # replicas: any of them serves any browser
+            key = await shared.install_key()
+            outbox = shared.outbox(
+                self.name,
+                keep=config.history,
+                max_age_s=config.session_max_age_s,
+                publish=self.hub.publish,
+                typing=self.hub.typing,
+                resync=self.hub.close_all,
+            )
+        self._signer = Signer.derive(key, self.name, token if config.auth == "token" else None)
         await outbox.open(time.time())
         self.outbox = outbox
         assets()  # read the page once, before the first visitor
@@ -184,7 +198,8 @@ class WebChatChannel(ChannelAdapter):
         return SendResult.sent(entry.id)
 
     async def typing(self, target: Target) -> None:
-        self.hub.typing(target.chat_id, TYPING_EVERY_S + 2.0)
+        if self.outbox is not None:
+            await self.outbox.typing(target.chat_id, TYPING_EVERY_S + 2.0)
 
     # -- HTTP -------------------------------------------------------------------------------
 
@@ -235,7 +250,10 @@ class WebChatChannel(ChannelAdapter):
         return json_answer({"signed_in": True, **self._who(sid)})
 
     async def _sign_in(self, request: web.Request) -> web.Response:
-        data = await _json_body(request)
+        try:
+            data = await read_json(request, MAX_BODY, empty={})
+        except BadInput as bad:
+            return bad.answer()
         if self.config.auth == "token":
             expected = secret_value(self.config.token) or ""
             given = data.get("token") if isinstance(data, dict) else None
@@ -261,7 +279,7 @@ class WebChatChannel(ChannelAdapter):
         if sid is None:
             return json_answer({"error": "not signed in", "auth": self.config.auth}, 401)
         if self.outbox is None:
-            return json_answer({"error": "web chat is restarting"}, 503)
+            return refuse("web chat is restarting")
         return await serve_events(request, sid, self.outbox, self.hub)
 
     async def _send(self, request: web.Request) -> web.Response:
@@ -272,16 +290,20 @@ class WebChatChannel(ChannelAdapter):
         if not self._signer.check_csrf(sid, request.headers.get("X-CSRF-Token", "")):
             return json_answer({"error": "missing or wrong CSRF token"}, 403)
         if not self._accepting or self._sink is None or self.outbox is None:
-            return json_answer({"error": "restarting; resend in a moment"}, 503)
-        parsed = self._inbound(sid, await _json_body(request))
+            return refuse("restarting; resend in a moment")
+        try:
+            data = await read_json(request, MAX_BODY, empty={})
+        except BadInput as bad:
+            return bad.answer()
+        parsed = self._inbound(sid, data)
         if isinstance(parsed, str):
             return json_answer({"error": parsed}, 400)
         msg, echo = parsed
         client_id = msg.message_id.split(".", 1)[1]
-        await self.outbox.put(sid, "user", echo, time.time(), message_id="u-" + client_id)
         try:
+            await self.outbox.put(sid, "user", echo, time.time(), message_id="u-" + client_id)
             submission = await self._sink.submit(msg)
-        except StateUnavailable:  # not journaled: the page resends it with the same client_id
+        except (StateUnavailable, RuntimeError):  # not journaled: the page resends it
             return refuse("cannot store messages right now; resend in a moment")
         return json_answer({"message_id": msg.message_id, "duplicate": submission.duplicate}, 202)
 
@@ -320,16 +342,6 @@ class WebChatChannel(ChannelAdapter):
             route=route,
         )
         return msg, echo
-
-
-async def _json_body(request: web.Request) -> Any:
-    raw = await request.content.read(MAX_BODY + 1)
-    if len(raw) > MAX_BODY:
-        return None
-    try:
-        return json.loads(raw or b"{}")
-    except ValueError:
-        return None
 
 
 __all__ = ["WebChatChannel"]

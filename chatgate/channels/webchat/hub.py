@@ -15,11 +15,14 @@ from typing import Any
 
 from aiohttp import web
 
-from chatgate.channels.webchat.outbox import Entry, Outbox
+from chatgate.channels.http_ingress import refuse
+from chatgate.channels.webchat.outbox import Entry, MessageLog
 from chatgate.channels.webui import SseStream, json_answer
+from chatgate.http_input import BadInput, bounded_int
 
 log = logging.getLogger("chatgate.webchat")
 HEARTBEAT_S = 15.0
+GONE_CHECK_S = 0.5  # how soon a stream whose browser went away gives its slot back
 MAX_PENDING = 500  # events queued for one stream before it is cut off
 MAX_STREAMS_PER_SESSION = 8
 _CLOSE = None
@@ -77,30 +80,49 @@ class Hub:
 
 
 def resume_point(request: web.Request) -> int:
-    """The last sequence number the browser saw (0: it saw nothing yet)."""
+    """The last sequence number the browser saw (0: it saw nothing yet, or named no number of
+    ASCII digits that fits a sequence number)."""
     given = request.headers.get("Last-Event-ID") or request.query.get("after") or "0"
-    return int(given) if given.isdigit() and len(given) < 19 else 0
+    try:
+        return bounded_int(given, "Last-Event-ID")
+    except BadInput:
+        return 0
+
+
+def _gone(request: web.Request) -> bool:
+    transport = request.transport
+    return transport is None or transport.is_closing()
 
 
 async def serve_events(
-    request: web.Request, sid: str, outbox: Outbox, hub: Hub
+    request: web.Request, sid: str, outbox: MessageLog, hub: Hub
 ) -> web.StreamResponse:
+    sent = resume_point(request)
     queue = hub.subscribe(sid)
     if queue is None:
         return json_answer({"error": "too many open streams; retry later"}, 503)
-    sent = resume_point(request)
     stream: SseStream | None = None
     try:
+        try:
+            missed = await outbox.since(sid, sent)  # after subscribing: nothing falls between
+        except RuntimeError:  # the shared store is unreachable; the page retries
+            return refuse("web chat history unavailable; retrying")
         stream = await SseStream.open(request)
-        for entry in await outbox.since(sid, sent):
+        for entry in missed:
             await stream.send("message", entry.to_json(), event_id=str(entry.seq))
             sent = max(sent, entry.seq)
         await stream.send("ready", {"seq": sent})
+        quiet_s = 0.0
         while True:
             try:
-                item = await asyncio.wait_for(queue.get(), HEARTBEAT_S)
+                item = await asyncio.wait_for(queue.get(), GONE_CHECK_S)
             except TimeoutError:
-                await stream.heartbeat()
+                if _gone(request):  # free the slot now, not at the next heartbeat's failure
+                    break
+                quiet_s += GONE_CHECK_S
+                if quiet_s >= HEARTBEAT_S:
+                    quiet_s = 0.0
+                    await stream.heartbeat()
                 continue
             if item is _CLOSE:
                 break

@@ -17,7 +17,7 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, Protocol, TypeVar
 
 T = TypeVar("T")
 PRUNE_EVERY = 20
@@ -52,14 +52,60 @@ class Entry:
 
 
 Publish = Callable[[Entry], None]
+Typing = Callable[[str, float], None]
+
+
+class MessageLog(Protocol):
+    """An outbox: this SQLite one (one daemon) or a shared one (replicas on Redis)."""
+
+    async def open(self, now: float) -> None: ...
+    async def close(self) -> None: ...
+    async def put(
+        self,
+        sid: str,
+        role: str,
+        body: dict[str, Any],
+        now: float,
+        *,
+        message_id: str | None = None,
+    ) -> Entry: ...
+    async def since(self, sid: str, after: int) -> list[Entry]: ...
+    async def typing(self, sid: str, ttl_s: float) -> None:
+        """Show the typing indicator on every stream of ``sid``, wherever it is served."""
+
+
+class SharedWebChat(Protocol):
+    """A store every replica sees (``ctx.kv["webchat"]``): the cookie key and the outboxes."""
+
+    async def install_key(self) -> bytes: ...
+    def outbox(
+        self,
+        channel: str,
+        *,
+        keep: int,
+        max_age_s: float,
+        publish: Publish,
+        typing: Typing,
+        resync: Callable[[], None],
+    ) -> MessageLog:
+        """``resync`` closes every open stream after a gap in the relay (browsers replay)."""
 
 
 class Outbox:
-    def __init__(self, path: Path, *, keep: int, max_age_s: float, publish: Publish) -> None:
+    def __init__(
+        self,
+        path: Path,
+        *,
+        keep: int,
+        max_age_s: float,
+        publish: Publish,
+        typing: Typing | None = None,
+    ) -> None:
         self.path = path
         self.keep = keep
         self.max_age_s = max_age_s
         self._publish = publish
+        self._typing = typing or (lambda sid, ttl_s: None)
         self._conn: sqlite3.Connection | None = None
         self._executor: ThreadPoolExecutor | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -141,6 +187,9 @@ class Outbox:
         assert self._loop is not None
         self._loop.call_soon_threadsafe(self._publish, entry)  # in commit order
         return entry
+
+    async def typing(self, sid: str, ttl_s: float) -> None:
+        self._typing(sid, ttl_s)
 
     async def since(self, sid: str, after: int) -> list[Entry]:
         """Every message of ``sid`` changed after sequence number ``after``, in change order."""

@@ -27,13 +27,14 @@ from chatgate.channels.base import (
     InboundSink,
     StateUnavailable,
 )
-from chatgate.channels.http_ingress import read_body, refuse
+from chatgate.channels.http_ingress import read_request, refuse
 from chatgate.channels.signatures import verify
 from chatgate.channels.types import Attachment, Capabilities, InboundMessage, Target
 from chatgate.channels.webhook import LIMITS
 from chatgate.channels.webhook.config import WebhookChannelConfig, WebhookRouteConfig
 from chatgate.channels.webhook.media import fetch_payload_file, payload_attachments
 from chatgate.config.base import secret_value
+from chatgate.http_input import MAX_JSON_DEPTH, BadInput, json_depth, utf8_clean
 from chatgate.policies.reasons import DropReason, IngressReason, RefusalReason
 from chatgate.policies.webhook_filter import (
     Pieces,
@@ -48,7 +49,6 @@ log = logging.getLogger("chatgate.webhook")
 DELIVERY_ID_HEADERS = ("X-GitHub-Delivery", "X-Request-Id", "X-Delivery-Id", "X-Webhook-Id")
 SYNC_WAIT_MARGIN_S = 30.0
 CAPABILITIES = Capabilities(limits=LIMITS)
-MAX_JSON_DEPTH = 64
 SAFE_ID = re.compile(r"[A-Za-z0-9_.-]{1,128}")
 T = TypeVar("T")
 
@@ -142,15 +142,13 @@ class WebhookChannel(ChannelAdapter):
         self, name: str, route: WebhookRouteConfig, plan: _RoutePlan, request: web.Request
     ) -> web.Response:
         if not self._accepting or self._sink is None:
-            return _json({"error": "shutting down, retry later"}, 503)
+            return refuse("shutting down, retry later")  # another replica or the restart takes it
         secret = secret_value(route.secret)
         if route.signature != "none" and secret is None:
             return _json({"error": "route not configured: its secret is empty"}, 503)
-        if request.content_length is not None and request.content_length > route.max_body_bytes:
-            return _json({"error": f"body larger than {route.max_body_bytes} bytes"}, 413)
-        body = await read_body(request.content, route.max_body_bytes)
-        if body is None:
-            return _json({"error": f"body larger than {route.max_body_bytes} bytes"}, 413)
+        body = await read_request(request, route.max_body_bytes)
+        if isinstance(body, web.Response):
+            return body
         problem = verify(route.signature, secret, body, request.headers, time.time())
         if problem is not None:
             log.warning(
@@ -163,12 +161,13 @@ class WebhookChannel(ChannelAdapter):
         event: dict[str, Any] = {"payload": payload}
         if plan.reads_request:
             event["headers"], event["query"] = dict(request.headers), dict(request.query)
+            try:
+                utf8_clean([*event["headers"].values(), *event["query"].values()], "a header")
+            except BadInput as bad:
+                return bad.answer()
         if not matches(event, route.when):
             return _json({"ignored": True, "reason_code": DropReason.FILTER_MISMATCH.value})
-        prompt = render_pieces(plan.prompt, event) if plan.prompt else _default_prompt(payload)
-        files = payload_attachments(name, route.attachments, event) if route.attachments else ()
-        if not prompt.strip() and files:
-            prompt = f"[{files[0].kind}]"
+        prompt, files = _turn_input(name, route, plan, event)
         if not prompt.strip():
             return _json({"ignored": True, "reason_code": DropReason.EMPTY_INPUT.value})
         delivery_id = _delivery_id(request, body)
@@ -210,11 +209,14 @@ class WebhookChannel(ChannelAdapter):
             )
         try:
             result = await wait_shielded(submission.result, self.sync_timeout_s)
-        except (TimeoutError, asyncio.CancelledError):
-            return _json(
-                {"error": "not finished; retry with the same delivery id", "id": msg.message_id},
-                503,
+        except StateUnavailable:  # journaled, but the state failed mid-turn: resumed later
+            return refuse(
+                "the gateway lost its state mid-turn; retry with the same delivery id",
+                reason_code=RefusalReason.STATE_UNAVAILABLE.value,
+                id=msg.message_id,
             )
+        except (TimeoutError, asyncio.CancelledError):
+            return refuse("not finished; retry with the same delivery id", id=msg.message_id)
         answer: dict[str, Any] = {
             "reply": result.reply or "",
             "reason_code": result.reason,
@@ -235,6 +237,18 @@ class WebhookChannel(ChannelAdapter):
                 info["url"] = origin + str(info["url"])
             described.append(info)
         return described
+
+
+def _turn_input(
+    name: str, route: WebhookRouteConfig, plan: _RoutePlan, event: dict[str, Any]
+) -> tuple[str, tuple[Attachment, ...]]:
+    """The prompt and the payload's files (a files-only delivery gets a placeholder prompt)."""
+    payload = event["payload"]
+    prompt = render_pieces(plan.prompt, event) if plan.prompt else _default_prompt(payload)
+    files = payload_attachments(name, route.attachments, event) if route.attachments else ()
+    if not prompt.strip() and files:
+        prompt = f"[{files[0].kind}]"
+    return prompt, files
 
 
 async def wait_shielded(future: asyncio.Future[T], timeout_s: float) -> T:
@@ -282,25 +296,6 @@ class _RoutePlan:
             path.split(".", 1)[0] in ("headers", "query") for path in fields
         )
         return cls(prompt, session, reads)
-
-
-def json_depth(value: Any) -> int:
-    """Deepest nesting of lists and dicts in ``value`` (iterative: no recursion limit)."""
-    deepest = 0
-    stack: list[tuple[Any, int]] = [(value, 1)]
-    while stack:
-        item, depth = stack.pop()
-        if isinstance(item, dict):
-            children: Any = item.values()
-        elif isinstance(item, list):
-            children = item
-        else:
-            continue
-        deepest = max(deepest, depth)
-        if deepest > MAX_JSON_DEPTH:
-            return deepest
-        stack.extend((child, depth + 1) for child in children)
-    return deepest
 
 
 def _parse_body(body: bytes, content_type: str) -> Any:

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import logging
 import time
 from pathlib import Path
@@ -52,6 +51,7 @@ from chatgate.channels.whatsapp.media import fetch_media
 from chatgate.channels.whatsapp.render import render
 from chatgate.channels.whatsapp.window import Windows, template_payload
 from chatgate.config.base import secret_value
+from chatgate.http_input import BadInput, parse_json
 from chatgate.policies.media import MediaReason
 from chatgate.policies.reasons import SendErrorKind
 from chatgate.presentation.model import OutboundMessage
@@ -216,9 +216,9 @@ class WhatsAppChannel(ChannelAdapter):
         if not self._accepting or self._sink is None:
             return refuse("shutting down")
         try:
-            payload = json.loads(body)
-        except (ValueError, RecursionError):
-            return web.json_response({"error": "not JSON"}, status=400)
+            payload = parse_json(body)
+        except BadInput as bad:
+            return bad.answer()
         try:
             for event in events(payload, self.name, self.config.phone_number_id):
                 await self._handle(event)

@@ -52,15 +52,16 @@ class Handover:
             session=job.session,
             on_first_send=first_send,
             edit_ids=edit_ids,
+            still_mine=lambda: rt.journal.owns(job.msg.key),
         )
 
     async def hand_off(self, job: Job) -> bool:
         """The reply's channel is held by another replica now (this one lost the lease while
-        the turn ran): leave the answered entry to that replica instead of the DLQ."""
+        the turn ran, or stalled): leave the answered entry to that replica, not the DLQ."""
         rt, target = self.rt, job.target
         if target is None or await rt.channels.ready_adapter(target.channel) is not None:
             return False  # (waits out a restart of the channel)
-        if target.channel not in rt.channels.standby():
+        if not await rt.channels.held_elsewhere(target.channel):
             return False
         if not await rt.journal.hand_off(job.msg.key):
             return False

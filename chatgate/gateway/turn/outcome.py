@@ -76,7 +76,7 @@ def to_persist(
         return []
     out = list(new)
     if reply is not None and kind in (OutcomeKind.TEXT, OutcomeKind.SILENCE):
-        out.append(ChatMessage("assistant", reply.text, None, new[-1].source))
+        out.append(ChatMessage("assistant", reply.text, None, new[-1].source, reply.meta))
     return out
 
 

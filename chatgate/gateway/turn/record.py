@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from enum import Enum
 
 from chatgate.agents.base import Agent, AgentError, AgentReply, ChatMessage
+from chatgate.agents.tools.runtime import TurnTools
 from chatgate.channels.base import ChannelAdapter
 from chatgate.gateway.delivery import DeliveryReport
 from chatgate.gateway.session_queue import CancelReason, Job, TurnControl
@@ -47,7 +48,8 @@ class TurnRecord:
     new: list[ChatMessage] = field(default_factory=list)
     session: WarmSession | None = None
     agent: Agent | None = None
-    timeout_s: float = 0.0  # the agent's timeout_s
+    deadline_s: float = 0.0  # bound of the agent call: timeout_s + 5 s, or the whole tool loop
+    tools: TurnTools | None = None  # the turn's tool hook (trail, metrics, progress)
     adapter: ChannelAdapter | None = None
     stream: StreamingReply | None = None
     reacts: bool = False  # the adapter acknowledges with a reaction (and marks it done after)

@@ -1,16 +1,19 @@
-"""The two ways a turn ends at its open step without an agent call: resumed messages another
-replica answered meanwhile, and a turn lock that cannot be taken."""
+"""The ways a turn ends at its open step without an agent call: resumed messages another
+replica answered meanwhile (sent from the journal when not sent yet), messages another replica
+adopted while this one stalled, and a turn lock that cannot be taken."""
 
 from __future__ import annotations
 
 import logging
+from collections.abc import Awaitable, Callable
+from dataclasses import replace
 
 from chatgate.channels.outcome import Stage, TurnResult
 from chatgate.gateway.runtime import Runtime
-from chatgate.gateway.session_queue import Job
+from chatgate.gateway.session_queue import Job, JobKind
 from chatgate.gateway.turn.handover import Handover
 from chatgate.policies.failure import failure_reply
-from chatgate.policies.reasons import FailureReason, OutcomeKind
+from chatgate.policies.reasons import DeliveryStatus, FailureReason, OutcomeKind
 from chatgate.presentation.model import OutboundMessage
 from chatgate.state.protocols import StateUnavailable
 from chatgate.state.records import JournalState
@@ -18,14 +21,34 @@ from chatgate.state.records import JournalState
 log = logging.getLogger("chatgate.turn")
 
 
-async def still_open(rt: Runtime, batch: list[Job]) -> list[Job]:
-    """Drop resumed messages another replica answered meanwhile (it was only stalled, not
-    dead, when this one adopted them; the session lock made this turn wait for it)."""
+async def still_open(
+    rt: Runtime, batch: list[Job], redeliver: Callable[[Job], Awaitable[None]]
+) -> list[Job]:
+    """The jobs still to run. Resumed ones another replica answered meanwhile (it was only
+    stalled when this one adopted them) are not run again: an answer not yet sent is sent from
+    the journal by ``redeliver``. Jobs this replica accepted but another adopted while this one
+    stalled are left to that replica."""
     keep = []
     for job in batch:
-        entry = await rt.journal.get(job.msg.key) if job.resumed else None
+        if not job.resumed and await rt.journal.owns(job.msg.key):
+            keep.append(job)
+            continue
+        if not job.resumed:  # adopted by another replica while this one stalled
+            discard(job)
+            continue
+        entry = await rt.journal.get(job.msg.key)
         if entry is None or entry.state is JournalState.PENDING:
             keep.append(job)
+            continue
+        if entry.state is JournalState.ANSWERED and entry.reply is not None:
+            log.warning(
+                "adopted message was answered but not sent by its first replica; sending it",
+                extra={"key": job.msg.key, "session": job.session},
+            )
+            session = entry.session or job.session
+            await redeliver(
+                replace(job, kind=JobKind.REDELIVER, session=session, stored_reply=entry.reply)
+            )
             continue
         log.warning(
             "adopted message was answered by its first replica; not run again",
@@ -43,6 +66,20 @@ async def still_open(rt: Runtime, batch: list[Job]) -> list[Job]:
                 )
             )
     return keep
+
+
+def discard(job: Job) -> None:
+    """Another replica adopted ``job`` while this one stalled: it answers; this one sends
+    nothing and writes nothing more for it (the journal would refuse the write anyway)."""
+    log.warning(
+        "message adopted by another replica while this one stalled; not run here",
+        extra={"key": job.msg.key, "session": job.session},
+    )
+    if not job.future.done():
+        handed = DeliveryStatus.HANDED_OFF.value
+        job.future.set_result(
+            TurnResult(job.msg.key, Stage.TURN.value, handed, None, job.session, handed)
+        )
 
 
 async def lock_unavailable(

@@ -25,7 +25,7 @@ class TurnRunner:
         self.rt = rt
         self.handover = Handover(rt)
         self.persistence = TurnPersistence(rt)
-        self.steps = TurnSteps(rt, self.handover, self.persistence)
+        self.steps = TurnSteps(rt, self.handover, self.persistence, self._redeliver)
 
     async def execute(self, batch: list[Job], control: TurnControl) -> bool:
         """Run ``batch``; False when it was interrupted and must run again."""

@@ -13,6 +13,7 @@ import logging
 from collections.abc import Awaitable, Callable
 
 from chatgate.agents.base import Agent, AgentError, ChatMessage, Turn
+from chatgate.agents.tools.runtime import TurnTools
 from chatgate.channels.outcome import Stage
 from chatgate.channels.types import AckMode
 from chatgate.gateway.delivery import DeliveryReport
@@ -42,10 +43,17 @@ def user_message(job: Job) -> ChatMessage:
 
 
 class TurnSteps:
-    def __init__(self, rt: Runtime, handover: Handover, persistence: TurnPersistence) -> None:
+    def __init__(
+        self,
+        rt: Runtime,
+        handover: Handover,
+        persistence: TurnPersistence,
+        redeliver: Callable[[Job], Awaitable[None]],
+    ) -> None:
         self.rt = rt
         self.handover = handover
         self.persistence = persistence
+        self.redeliver = redeliver  # sends an answer stored in the journal (no agent call)
         self.providers = ProviderWatch(rt)
         self.held: tuple[Step, ...] = (
             self.open,
@@ -61,7 +69,7 @@ class TurnSteps:
         warm session (a one-shot turn gets a transient one, never cached)."""
         rt = self.rt
         rec.agent = rt.agents[rec.last.agent]  # as configured when the turn began (reloads swap it)
-        rec.timeout_s = rt.config.agents[rec.last.agent].timeout_s
+        rec.deadline_s = TurnTools.deadline_s(rt.config.agents[rec.last.agent])
         lock = rt.turn_lock.hold(
             rec.last.session, owner=rt.owner, ttl=rt.config.gateway.turn_lock.ttl_s
         )
@@ -70,10 +78,9 @@ class TurnSteps:
         except StateUnavailable as exc:  # fail closed: never two turns of one session
             await lock_unavailable(rt, self.handover, rec.batch, exc)
             return TurnExit.SETTLED
-        if any(job.resumed for job in rec.batch):
-            rec.batch = await still_open(rt, rec.batch)
-            if not rec.batch:
-                return TurnExit.SETTLED
+        rec.batch = await still_open(rt, rec.batch, self.redeliver)
+        if not rec.batch:
+            return TurnExit.SETTLED
         rec.new = [user_message(job) for job in rec.batch]
         last, now = rec.last, rt.clock.time()
         if rec.one_shot:  # e.g. a webhook delivery without a session template
@@ -145,6 +152,8 @@ class TurnSteps:
     def _turn_for(self, rec: TurnRecord) -> Turn:
         last, session, stream = rec.last, rec.session, rec.stream
         assert session is not None
+        progress = stream.progress if stream is not None else None
+        tools = rec.tools = TurnTools(self.rt.tools, self.providers.agent_event, progress)
         return Turn(
             session=last.session,
             history=tuple(session.transcript),
@@ -152,8 +161,9 @@ class TurnSteps:
             channel=last.msg.channel,
             sender_id=last.msg.sender_id,
             on_delta=stream.delta if stream is not None else None,
-            on_event=self.providers.agent_event,
+            on_event=tools.on_event,
             metadata={"chat_id": last.msg.chat_id, "thread_id": last.msg.thread_id},
+            on_progress=tools.on_progress,
             parts=rec.media.parts,
         )
 
@@ -163,7 +173,7 @@ class TurnSteps:
         control = rec.control
         control.enter_agent()
         try:
-            async with asyncio.timeout(rec.timeout_s + 5.0):
+            async with asyncio.timeout(rec.deadline_s):
                 rec.reply = await store_files(await agent.run(turn), self.rt.delivery.files)
         except asyncio.CancelledError:
             if control.reason is None:
@@ -196,13 +206,16 @@ class TurnSteps:
         outcome = rec.outcome = Outcome(kind, message, reason, stopped=stopped, final=final)
         # A one-shot session is never read again; the journal keeps its message and reply.
         persist = [] if rec.one_shot else to_persist(rec.new, kind, rec.reply, rec.failure)
+        reply = answered(outcome, persist) | rec.media.journal_fields()
+        if rec.tools is not None:
+            rec.tools.record(reply)  # the tool trail `chatgate why` shows
         mark = JournalWrite(
             keys=[j.msg.key for j in rec.batch],
             state=JournalState.DONE if final else JournalState.ANSWERED,
             now=rt.clock.time(),
             session=last.session,
             reason=reason,
-            reply=answered(outcome, persist) | rec.media.journal_fields(),
+            reply=reply,
             delivery=outcome.unsent.value if final else None,
             delivery_ids=[] if final else None,
         )

@@ -19,7 +19,8 @@ from redis.asyncio import Redis
 from redis.exceptions import RedisError
 
 from chatgate.config.models import GatewaySection
-from chatgate.state.factory import Stores
+from chatgate.outage import OutageReporter
+from chatgate.state.factory import Stores, StoreUnreachable
 from chatgate.state.redis.callbacks import RedisCallbacks
 from chatgate.state.redis.client import (
     HEARTBEAT_CONNECTIONS,
@@ -34,6 +35,7 @@ from chatgate.state.redis.journal import RedisJournal
 from chatgate.state.redis.leases import RedisLeases
 from chatgate.state.redis.pairing import RedisPairing
 from chatgate.state.redis.sessions import RedisSessionStore
+from chatgate.state.redis.webchat import RedisWebChat
 
 log = logging.getLogger("chatgate.redis")
 
@@ -61,12 +63,14 @@ class Liveness:
             self._task = asyncio.ensure_future(self._run())
 
     async def _run(self) -> None:
+        outage = OutageReporter(log, "replica heartbeat")
         while True:
             await asyncio.sleep(self._every_s)
             try:
                 await self.beat()
+                outage.ok()
             except RedisError as exc:
-                log.warning("replica heartbeat failed", extra={"error": type(exc).__name__})
+                outage.failed(exc)
 
     async def stop(self) -> None:
         if self._task is not None:
@@ -85,7 +89,15 @@ def build_stores(gateway: GatewaySection, state_dir: Path) -> Stores:
     live = Liveness(beats, keys, replica_id(gateway), gateway.redis.lease_ttl_s)
 
     async def open_all() -> None:
-        await redis.ping()
+        try:
+            await redis.ping()
+        except (RedisError, OSError) as exc:
+            kwargs = redis.connection_pool.connection_kwargs
+            where = f"{kwargs.get('host', '?')}:{kwargs.get('port', '?')}"
+            key = "gateway.store.url" if gateway.store.url else "gateway.redis.url"
+            raise StoreUnreachable(
+                f"{key}: cannot reach Redis at {where} ({type(exc).__name__}); exit 75, retry later"
+            ) from None
 
     async def close_all() -> None:
         await live.stop()
@@ -103,4 +115,5 @@ def build_stores(gateway: GatewaySection, state_dir: Path) -> Stores:
         facts=RedisFacts(redis, keys),
         open=open_all,
         close=close_all,
+        kv={"webchat": RedisWebChat(redis, keys)},
     )

@@ -5,11 +5,12 @@ from __future__ import annotations
 from redis.asyncio import Redis
 
 from chatgate.state.callback_cache import WriteBehindCallbacks
-from chatgate.state.redis.client import Keys
+from chatgate.state.redis.client import Keys, maps_errors
 
 TTL_S = 90 * 86_400
 
 
+@maps_errors("callbacks")
 class RedisCallbacks(WriteBehindCallbacks):
     def __init__(self, redis: Redis, keys: Keys) -> None:
         super().__init__()

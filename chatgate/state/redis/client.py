@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import inspect
 import os
 import socket
 from collections.abc import Awaitable, Callable, Coroutine
@@ -32,6 +33,7 @@ HEARTBEAT_CONNECTIONS = 4
 
 P = ParamSpec("P")
 R = TypeVar("R")
+C = TypeVar("C", bound=type)
 
 
 def connect(gateway: GatewaySection, max_connections: int = DATA_CONNECTIONS) -> Redis:
@@ -91,6 +93,20 @@ def unavailable(
                 raise StateUnavailable(f"{what}: redis unreachable ({type(exc).__name__})") from exc
 
         return guarded
+
+    return wrap
+
+
+def maps_errors(what: str) -> Callable[[C], C]:
+    """Class decorator: every coroutine method the class defines raises ``StateUnavailable``
+    instead of a Redis error, so each Redis-backed store fails the way the gateway handles
+    (refuse and release the message) rather than with an error nobody maps."""
+
+    def wrap(cls: C) -> C:
+        for name, member in list(vars(cls).items()):
+            if inspect.iscoroutinefunction(member):
+                setattr(cls, name, unavailable(what)(member))
+        return cls
 
     return wrap
 

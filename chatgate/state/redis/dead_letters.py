@@ -14,7 +14,7 @@ from redis.asyncio import Redis
 from chatgate.channels.types import Target
 from chatgate.policies.reasons import SendErrorKind
 from chatgate.state.records import DeadLetter
-from chatgate.state.redis.client import Keys
+from chatgate.state.redis.client import Keys, maps_errors
 
 TAKE = """
 local v = redis.call('hget', KEYS[1], ARGV[1])
@@ -38,6 +38,7 @@ def _letter(raw: str) -> DeadLetter:
     )
 
 
+@maps_errors("dead letters")
 class RedisDeadLetters:
     def __init__(self, redis: Redis, keys: Keys) -> None:
         self._redis = redis
@@ -95,6 +96,7 @@ class RedisDeadLetters:
         return bool(await self._redis.hdel(self._hash, str(entry_id)))
 
 
+@maps_errors("dead targets")
 class RedisDeadTargets:
     def __init__(self, redis: Redis, keys: Keys) -> None:
         self._redis = redis

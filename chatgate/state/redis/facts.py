@@ -9,9 +9,10 @@ from typing import Any
 
 from redis.asyncio import Redis
 
-from chatgate.state.redis.client import Keys
+from chatgate.state.redis.client import Keys, maps_errors
 
 
+@maps_errors("channel facts")
 class RedisFacts:
     def __init__(self, redis: Redis, keys: Keys) -> None:
         self._redis = redis

@@ -3,9 +3,10 @@
 Each message is one hash; `record` creates it with SET-NX semantics inside a Lua script, so a
 message delivered to two replicas (webhook retries behind a load balancer) is processed once.
 Every entry names the replica that claimed it. Open (pending/answered) entries sit in a sorted set;
-`unfinished` hands a replica its own open entries plus those of replicas whose liveness key has
-expired (a replica that died mid-turn), re-claiming them atomically so only one replica resumes
-each. An answered entry keeps its reply, so the resuming replica re-sends instead of re-running.
+`unfinished` hands a replica its own open entries (a restart with the same replica id); `orphaned`
+those of replicas whose liveness key has expired (a replica that died mid-turn) or handed to
+nobody, on the channels the caller serves, re-claiming them atomically so only one replica
+resumes each. An answered entry keeps its reply, so the resuming replica re-sends instead of re-running.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from redis.asyncio import Redis
-from redis.typing import EncodableT, FieldT
+from redis.typing import EncodableT
 
 from chatgate.channels.types import InboundMessage
 from chatgate.state.records import TERMINAL, JournalEntry, JournalState
@@ -58,6 +59,22 @@ redis.call('hset', KEYS[1], 'owner', '')
 return 1
 """
 NOBODY = ""  # the owner of a handed-off entry: any replica serving its channel takes it
+# KEYS: entry, open. ARGV: me, guard, terminal (1: leave the open set), key, then field/value
+# pairs. Guard 1: only while the entry is mine; 2: or while it is still pending (an answer a
+# stalled replica made is kept for the replica that adopted it, which sends it). 0: not written.
+SETTLE = """
+if ARGV[2] ~= '0' then
+  local owner = redis.call('hget', KEYS[1], 'owner')
+  if owner and owner ~= ARGV[1] then
+    if ARGV[2] ~= '2' or redis.call('hget', KEYS[1], 'state') ~= 'pending' then return 0 end
+  end
+end
+redis.call('hset', KEYS[1], unpack(ARGV, 5))
+if ARGV[3] == '1' then redis.call('zrem', KEYS[2], ARGV[4]) end
+return 1
+"""
+# The outcome writes of a replica that may have stalled while another adopted its entry.
+GUARDS = {JournalState.ANSWERED: 2, JournalState.DONE: 1}
 
 
 @dataclass(frozen=True)
@@ -72,13 +89,16 @@ def claimable(
     entries: Sequence[OpenEntry], me: str, *, include_own: bool, channels: Collection[str]
 ) -> list[OpenEntry]:
     """Which open entries this replica should try to claim, oldest first: its own (on start),
-    and those of dead replicas or handed to nobody, on a channel it serves (none given: all)."""
+    and those of dead replicas or handed to nobody, only on a channel it can deliver on now (so
+    an answer is never claimed by a replica that would hand it off again)."""
     out = []
     for e in entries:
-        if e.owner is None or (channels and e.channel not in channels):
+        if e.owner is None:
             continue
-        mine = e.owner == me
-        if (mine and include_own) or (not mine and (e.owner == NOBODY or not e.owner_live)):
+        if e.owner == me:
+            if include_own:
+                out.append(e)
+        elif (e.owner == NOBODY or not e.owner_live) and e.channel in channels:
             out.append(e)
     return out
 
@@ -124,6 +144,7 @@ class RedisJournal:
         self._keys = keys
         self._owner = owner
         self._join = join
+        self._settle = redis.register_script(SETTLE)
         self._record = redis.register_script(RECORD)
         self._claim = redis.register_script(CLAIM)
         self._hand_off = redis.register_script(HAND_OFF)
@@ -180,13 +201,18 @@ class RedisJournal:
             "delivery": delivery,
             "delivery_ids": json.dumps(delivery_ids) if delivery_ids is not None else None,
         }
-        mapping: dict[FieldT, EncodableT] = {k: v for k, v in given.items() if v is not None}
+        mapping: dict[str, str | float] = {k: v for k, v in given.items() if v is not None}
         mapping.update(state=state.value, updated_at=now)
-        async with self._redis.pipeline(transaction=True) as pipe:
-            pipe.hset(self._e(key), mapping=mapping)
-            if state in TERMINAL:
-                pipe.zrem(self._keys("journal", "open"), key)
-            await pipe.execute()
+        pairs: list[EncodableT] = [x for kv in mapping.items() for x in kv]
+        guarded, terminal = GUARDS.get(state, 0), int(state in TERMINAL)
+        args: list[EncodableT] = [self._owner, guarded, terminal, key, *pairs]
+        await self._settle(keys=[self._e(key), self._keys("journal", "open")], args=args)
+
+    @unavailable("journal")
+    async def owns(self, key: str) -> bool:
+        """Whether ``key`` is still this replica's to answer (asked every time: a liveness key
+        can expire under a live process, and one round trip per answer is cheap)."""
+        return await self._redis.hget(self._e(key), "owner") == self._owner
 
     @unavailable("journal")
     async def finish(
@@ -211,7 +237,8 @@ class RedisJournal:
 
     @unavailable("journal")
     async def unfinished(self) -> list[JournalEntry]:
-        """Open entries this replica now owns: its own and those of dead replicas."""
+        """This replica's own open entries (a restart with the same replica id); those of dead
+        replicas or handed off are `orphaned`, claimed once a channel they need is served."""
         return await self._claimed([], include_own=True)
 
     @unavailable("journal")

@@ -3,6 +3,12 @@
 `SET lease:<name> <replica> NX PX ttl` takes a lease; renew and release are compare-and-extend /
 compare-and-delete scripts keyed by the replica id, so a replica that lost its lease (paused past
 the TTL) can neither extend nor free the new holder's.
+
+Fencing: a Redis that lost its data (restart without persistence, FLUSHALL) shows every lease as
+free while the old holder still trusts its grant. The fence key (`FENCE_KEY`, no TTL, one per
+Redis db for every key prefix) holds the Redis TIME at which it was first found missing; a free
+lease is taken only once ``fence`` seconds have passed since then. A fresh Redis therefore makes
+the first replica wait one fence too, which costs one validity once per deployment.
 """
 
 from __future__ import annotations
@@ -11,6 +17,24 @@ from redis.asyncio import Redis
 
 from chatgate.state.redis.client import Keys, cancel_safe
 from chatgate.state.redis.lock import RELEASE, RENEW
+
+FENCE_KEY = "chatgate:lease-fence"
+# KEYS: lease, fence. ARGV: replica, px ms, fence ms. 1 = held by the caller now.
+TAKE = """
+local holder = redis.call('GET', KEYS[1])
+if holder == ARGV[1] then return redis.call('PEXPIRE', KEYS[1], ARGV[2]) end
+if holder then return 0 end
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local since = redis.call('GET', KEYS[2])
+if not since then
+  redis.call('SET', KEYS[2], now)
+  since = now
+end
+if now - tonumber(since) < tonumber(ARGV[3]) then return 0 end
+redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
+return 1
+"""
 
 
 def _ms(seconds: float) -> int:
@@ -26,14 +50,18 @@ class RedisLeases:
         self.replica = replica
         self._release = redis.register_script(RELEASE)
         self._renew = redis.register_script(RENEW)
+        self._take = redis.register_script(TAKE)
 
     def _key(self, name: str) -> str:
         return self._keys("lease", name)
 
-    async def acquire(self, name: str, ttl: float) -> bool:
-        if await cancel_safe(self._redis.set(self._key(name), self.replica, nx=True, px=_ms(ttl))):
-            return True
-        return await self.renew(name, ttl)  # already ours (e.g. after a restart of the channel)
+    async def acquire(self, name: str, ttl: float, fence: float = 0.0) -> bool:
+        """Take (or keep, when already ours) ``name``; a free lease only outside the fence."""
+        fence_ms = max(0, int(fence * 1000))
+        taking = self._take(
+            keys=[self._key(name), FENCE_KEY], args=[self.replica, _ms(ttl), fence_ms]
+        )
+        return bool(await cancel_safe(taking))
 
     async def renew(self, name: str, ttl: float) -> bool:
         renewal = self._renew(keys=[self._key(name)], args=[self.replica, _ms(ttl)])

@@ -43,6 +43,12 @@ RENEW = """
 if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('pexpire', KEYS[1], ARGV[2]) end
 return 0
 """
+# KEYS: a lock; ARGV: a token prefix (a replica's) → 1 when a lock of that replica was freed.
+RELEASE_PREFIXED = """
+local v = redis.call('get', KEYS[1])
+if v and string.sub(v, 1, string.len(ARGV[1])) == ARGV[1] then return redis.call('del', KEYS[1]) end
+return 0
+"""
 POLL_MIN_S = 0.02
 POLL_MAX_S = 0.25
 RETRY_FRACTION = 10  # after a failed renewal, retry every ttl/10 (not ttl/3)
@@ -63,12 +69,15 @@ class RedisTurnLock:
         self._clock = clock or SystemClock()
         self._release = redis.register_script(RELEASE)
         self._renew = redis.register_script(RENEW)
+        self._release_prefixed = redis.register_script(RELEASE_PREFIXED)
+        self._unreleased: dict[str, str] = {}  # lock key → token whose release failed
 
     def _key(self, session: str) -> str:
         return self._keys("lock", session)
 
     async def acquire(self, key: str, *, owner: str, ttl: float) -> LeaseToken:
         token = f"{self.replica or owner}/{uuid.uuid4().hex}"
+        await self._retry_releases()
         wait = POLL_MIN_S
         while True:
             try:
@@ -93,11 +102,35 @@ class RedisTurnLock:
     async def release(self, token: LeaseToken) -> None:
         try:
             await self._release(keys=[self._key(token.key)], args=[token.token])
-        except RedisError as exc:  # the lease runs out on its own
+        except RedisError as exc:  # retried before the next acquire; else it runs out
+            self._unreleased[self._key(token.key)] = token.token
             log.warning(
-                "turn lock release failed; the lease expires by itself",
+                "turn lock release failed; retried when Redis answers again",
                 extra={"session": token.key, "error": type(exc).__name__},
             )
+
+    async def _retry_releases(self) -> None:
+        """Free the locks whose release failed while Redis was away (else the session would
+        wait out their TTL after a blip); stops at the first error."""
+        for key, token in list(self._unreleased.items()):
+            try:
+                await self._release(keys=[key], args=[token])
+            except RedisError:
+                return
+            self._unreleased.pop(key, None)
+
+    async def release_leftovers(self) -> int:
+        """Free every lock a previous process with this replica id left behind (killed
+        mid-turn): its turns are over, and the journal resumes them. Called once at start."""
+        if not self.replica:
+            return 0
+        freed = 0
+        try:
+            async for key in self._redis.scan_iter(match=self._key("*"), count=500):
+                freed += int(await self._release_prefixed(keys=[key], args=[f"{self.replica}/"]))
+        except RedisError as exc:
+            raise StateUnavailable(f"turn lock: redis unreachable ({type(exc).__name__})") from exc
+        return freed
 
     async def aclose(self) -> None:
         """Close this lock's own client and its connections (the stores have theirs)."""

@@ -24,7 +24,7 @@ from chatgate.policies.pairing import (
     normalize_code,
 )
 from chatgate.state.records import Approved, PendingRequest
-from chatgate.state.redis.client import Keys
+from chatgate.state.redis.client import Keys, maps_errors
 
 MUTEX_TTL_S = 5.0
 
@@ -34,6 +34,7 @@ def _approved(raw: str) -> Approved:
     return Approved(d["channel"], d["sender_id"], d["sender_name"], d["approved_at"], d["chat_id"])
 
 
+@maps_errors("pairing")
 class RedisPairing:
     def __init__(self, redis: Redis, keys: Keys, rng: random.Random | None = None) -> None:
         self._redis = redis

@@ -14,7 +14,7 @@ from redis.asyncio import Redis
 
 from chatgate.agents.base import ChatMessage
 from chatgate.state.records import SessionInfo, StoredSession, TranscriptLine
-from chatgate.state.redis.client import Keys
+from chatgate.state.redis.client import Keys, maps_errors
 
 # KEYS: meta, index, the epoch's seen-set, the epoch's lines; ARGV: session, epoch, now, then
 # (dedupe|"", line) pairs
@@ -46,6 +46,7 @@ return epoch
 """
 
 
+@maps_errors("sessions")
 class RedisSessionStore:
     def __init__(self, redis: Redis, keys: Keys) -> None:
         self._redis = redis

@@ -149,6 +149,7 @@ function render(data) {
   memory(status.memory);
   turns(data.stats);
   dlq(data.dlq.entries, now);
+  jobs(status.jobs || [], now);
   pairing(data.pairing, now);
   whyChannels(status.channels);
 }
@@ -258,6 +259,21 @@ function dlq(entries, now) {
       h("button", { class: "primary", onclick: () => act("POST", `/api/dlq/${e.id}/replay`, null, (d) => `reply #${e.id}: ${d.status || d.error}`) }, "Replay"), " ",
       h("button", { class: "danger", onclick: () => act("DELETE", `/api/dlq/${e.id}`, null, () => `reply #${e.id} dropped`) }, "Drop")),
   ), "nothing undelivered");
+}
+
+function jobs(list, now) {
+  const when = (t) => (t === null ? "-" : t >= now ? `in ${duration(t - now)}` : `${duration(now - t)} ago`);
+  const last = (l) => (l ? `${when(l.instant)}: ${l.reason}${l.count > 1 ? ` ×${l.count}` : ""} → ${(l.runs || []).map((r) => r.outcome).join(", ") || "-"}` : "never ran");
+  rows("jobs", list, (j) => h("tr", { "data-job": j.id },
+    h("td", {}, j.id, " ", h("span", { class: j.state === "active" ? "badge" : "badge bad" }, j.state)),
+    h("td", {}, j.schedule),
+    h("td", {}, j.deliver.join(", ")),
+    h("td", { class: "nowrap" }, when(j.next_at)),
+    h("td", { class: j.problems.length ? "error" : "" }, last(j.last), ...j.problems.map((p) => h("div", {}, p))),
+    h("td", {},
+      h("button", { class: "primary", onclick: () => act("POST", `/api/jobs/${encodeURIComponent(j.id)}/run`, null, () => `job ${j.id} ran`) }, "Run now"), " ",
+      h("button", { onclick: () => act("POST", `/api/jobs/${encodeURIComponent(j.id)}/${j.state === "paused" ? "resume" : "pause"}`, null, () => `job ${j.id} ${j.state === "paused" ? "resumed" : "paused"}`) }, j.state === "paused" ? "Resume" : "Pause")),
+  ), "no jobs (schedules: in gateway.yaml, or chatgate jobs add)");
 }
 
 function pairing(p, now) {

@@ -1,0 +1,136 @@
+"""Scenario: the tool loop. chatgate's litellm agent with an MCP server vs a bare litellm loop.
+
+Both sides run in the bench process against the same in-process FakeLLM and the same kind of
+MCP server (tests/fakes/mcp_server.py over stdio, one per side). A turn is: model asks for one
+tool call → the call → model answers. The floor is what a bare script does: ``acompletion`` with
+the tool definitions, ``ClientSession.call_tool``, ``acompletion`` again. Model and tool time are
+the same on both sides, so the per-turn ratio bounds the gateway's overhead per tool step from
+above (the difference is chatgate's own work: listing and filtering tools, limits, masking, the
+trail events).
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from contextlib import AsyncExitStack
+from pathlib import Path
+from typing import Any
+
+from bench.runner import Context, Outcome
+from bench.stats import Spec, Table
+from chatgate.agents.base import ChatMessage, Turn
+from chatgate.agents.litellm_agent import LiteLLMAgent, litellm_module
+from chatgate.agents.mcp.hub import McpHub
+from chatgate.clock import SystemClock
+from chatgate.config.agent_models import LiteLLMAgentConfig
+from chatgate.config.tool_models import McpServerConfig
+from tests.fakes.llm import FakeLLM, ToolCall, ToolCalls
+
+ROOT = Path(__file__).resolve().parents[2]
+TURN_MS = Spec("tools_turn_ms", "tool turn (call → tool → answer), mean", "ms", "lower")
+RATIO = Spec("tools_turn_ratio", "tool turn: chatgate / bare loop", "×", "lower", 1.2)
+
+
+def _server() -> McpServerConfig:
+    return McpServerConfig(
+        command=sys.executable,
+        args=["-m", "tests.fakes.mcp_server", "stdio"],
+        cwd=str(ROOT),
+        startup_timeout_s=120,
+    )
+
+
+def _script(fake: FakeLLM, turns: int) -> None:
+    for i in range(turns):
+        fake.script(ToolCalls.of(ToolCall("fake__add", {"a": i, "b": 1})), f"sum {i + 1}")
+
+
+async def _chatgate(fake: FakeLLM, hub: McpHub, turns: int) -> float:
+    config = LiteLLMAgentConfig.model_validate(
+        {
+            "backend": "litellm",
+            "model": "openai/fake-model",
+            "api_base": fake.base_url,
+            "api_key": "sk-bench",
+            "tools": {"allow": ["fake.add"]},
+        }
+    )
+    assert config.tools is not None
+    agent = LiteLLMAgent("bench", config, {}, hub.source_for("bench", config.tools))
+    _script(fake, turns)
+    started = time.perf_counter()
+    for i in range(turns):
+        turn = Turn("bench", (), (ChatMessage("user", f"{i}+1?"),), on_event=lambda n, d: None)
+        reply = await agent.run(turn)
+        assert reply.text == f"sum {i + 1}", reply.text
+    return (time.perf_counter() - started) / turns * 1000
+
+
+async def _floor(fake: FakeLLM, session: Any, turns: int) -> float:
+    litellm = await litellm_module()
+    listed = await session.list_tools()
+    defs = [
+        {
+            "type": "function",
+            "function": {
+                "name": f"fake__{t.name}",
+                "description": t.description or "",
+                "parameters": t.input_schema,
+            },
+        }
+        for t in listed.tools
+        if t.name == "add"
+    ]
+    base = {"model": "openai/fake-model", "api_base": fake.base_url, "api_key": "sk-bench"}
+    _script(fake, turns)
+    started = time.perf_counter()
+    for i in range(turns):
+        messages: list[dict[str, Any]] = [{"role": "user", "content": f"{i}+1?"}]
+        while True:
+            response = await litellm.acompletion(messages=messages, tools=defs, **base)
+            message = response.choices[0].message
+            if not message.tool_calls:
+                break
+            messages.append(message.model_dump())
+            for call in message.tool_calls:
+                name = call.function.name.split("__", 1)[1]
+                result = await session.call_tool(name, json.loads(call.function.arguments))
+                text = "".join(getattr(b, "text", "") for b in result.content)
+                messages.append({"role": "tool", "tool_call_id": call.id, "content": text})
+        assert message.content == f"sum {i + 1}", message.content
+    return (time.perf_counter() - started) / turns * 1000
+
+
+async def scenario(ctx: Context) -> Outcome:
+    from mcp.client.session import ClientSession
+    from mcp.client.stdio import StdioServerParameters, stdio_client
+
+    turns = ctx.pick(200, 20)
+    table = Table()
+    hub = McpHub({"fake": _server()}, SystemClock())
+    async with FakeLLM() as fake, AsyncExitStack() as stack:
+        stack.push_async_callback(hub.stop)
+        params = StdioServerParameters(command=sys.executable, args=_server().args, cwd=str(ROOT))
+        read, write = await stack.enter_async_context(stdio_client(params))
+        session = await stack.enter_async_context(ClientSession(read, write))
+        await session.initialize()
+        await _chatgate(fake, hub, 2)  # warm-up: litellm import, server start, first connection
+        await _floor(fake, session, 2)
+        for rep in range(ctx.reps):  # alternate who goes first: the machine drifts
+            if rep % 2:
+                bare = await _floor(fake, session, turns)
+                ours = await _chatgate(fake, hub, turns)
+            else:
+                ours = await _chatgate(fake, hub, turns)
+                bare = await _floor(fake, session, turns)
+            table.add(TURN_MS, ours, bare)
+            table.add(RATIO, ours / bare)
+    params_out = {
+        "turns": turns,
+        "reps": ctx.reps,
+        "turn": "model asks for fake.add → MCP stdio call → model answers (2 model calls)",
+        "floor": "bare litellm acompletion + mcp ClientSession.call_tool loop, same fakes",
+    }
+    return Outcome(table, params_out)

@@ -1,0 +1,1 @@
+"""MCP servers as tool sources, started lazily and supervised like channels."""

@@ -1,0 +1,269 @@
+"""The tool loop: model call → tool calls (concurrent) → results → model call, until an answer.
+
+Bounded by ``max_steps``, a per-call timeout and a per-turn token and wall-time budget; each
+bound ends the turn with its ``FailureReason`` instead of hanging. Tool-level mistakes (unknown
+tool, malformed arguments, a tool reporting an error, a denied call) go back to the model as
+error results so it can correct itself; a timeout or a dead server ends the turn.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from chatgate.agents.base import AgentError, EventCallback, ProgressCallback
+from chatgate.agents.tools.types import (
+    TOOL_CALL_EVENT,
+    TOOL_STARTED_EVENT,
+    ToolCallRecord,
+    ToolSource,
+    ToolSpec,
+    ToolUnavailable,
+)
+from chatgate.config.tool_models import AgentToolsConfig
+from chatgate.policies.reasons import FailureReason, ToolCallStatus
+from chatgate.policies.tools import (
+    Approval,
+    LoopUsage,
+    ToolLimits,
+    approval_for,
+    cap_text,
+    mask_arguments,
+    stop_reason,
+    wire_name,
+)
+
+
+@dataclass(frozen=True)
+class RequestedCall:
+    """One tool call as the model asked for it (``name`` is the wire name)."""
+
+    id: str
+    name: str
+    arguments: str
+
+
+@dataclass(frozen=True)
+class ModelStep:
+    """One model answer: text, the tool calls it asks for, tokens spent, the raw message."""
+
+    text: str
+    calls: Sequence[RequestedCall] = ()
+    model: str | None = None
+    message: Mapping[str, Any] = field(default_factory=dict)
+    usage: Mapping[str, int] = field(default_factory=dict)
+
+    @property
+    def tokens(self) -> int:
+        return int(self.usage.get("total_tokens", 0))
+
+
+UNKNOWN_TOOL_NAME = "<unknown>"  # the trail's name for a tool the model made up
+TRANSCRIPT_RESULT_CHARS = 2000  # a tool result as kept in the transcript for later turns
+TRANSCRIPT_MAX_MESSAGES = 40  # tool-step messages kept per answer (the latest ones)
+
+
+@dataclass(frozen=True)
+class LoopResult:
+    text: str
+    model: str | None
+    tokens: int
+    trail: Sequence[ToolCallRecord]
+    exchange: Sequence[Mapping[str, Any]] = ()  # the tool steps, as the transcript keeps them
+
+
+def transcript_exchange(messages: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """The tool-step messages of a turn, results capped, whole steps only (a tool message
+    without its assistant call would be rejected by the model next turn)."""
+    kept: list[dict[str, Any]] = []
+    for message in messages:
+        entry = dict(message)
+        if entry.get("role") == "tool":
+            entry["content"] = cap_text(str(entry.get("content") or ""), TRANSCRIPT_RESULT_CHARS)
+        kept.append(entry)
+    while len(kept) > TRANSCRIPT_MAX_MESSAGES:
+        kept.pop(0)
+        while kept and kept[0].get("role") == "tool":
+            kept.pop(0)
+    return kept
+
+
+def loop_deadline_s(model_timeout_s: float, config: AgentToolsConfig | None) -> float:
+    """Outer bound of one agent turn: one model call, or every step of a tool loop."""
+    if config is None:
+        return model_timeout_s + 5.0
+    steps = config.max_steps + 1  # the answer after the last tool step is one more call
+    bound = steps * model_timeout_s + config.max_steps * config.tool_timeout_s + 5.0
+    return min(bound, config.budget_s + 5.0) if config.budget_s is not None else bound
+
+
+Complete = Callable[[list[dict[str, Any]], list[dict[str, Any]] | None], Awaitable[ModelStep]]
+
+
+def tool_definitions(specs: Iterable[ToolSpec]) -> tuple[list[dict[str, Any]], dict[str, str]]:
+    """OpenAI-style tool definitions and the wire-name → tool-name map."""
+    defs: list[dict[str, Any]] = []
+    names: dict[str, str] = {}
+    for spec in specs:
+        wire = wire_name(spec.name, names)
+        names[wire] = spec.name
+        function: dict[str, Any] = {"name": wire, "parameters": dict(spec.parameters)}
+        if spec.description:
+            function["description"] = spec.description
+        defs.append({"type": "function", "function": function})
+    return defs, names
+
+
+def progress_line(calls: Sequence[RequestedCall], names: Mapping[str, str]) -> str:
+    """``using github.search_issues, github.get_issue…`` for one step's calls."""
+    shown = list(dict.fromkeys(names.get(c.name, c.name) for c in calls))
+    return f"using {', '.join(shown)}…"
+
+
+class ToolLoop:
+    """Runs one turn's tool loop for an agent; the trail also goes out as ``tool_call`` events."""
+
+    def __init__(
+        self,
+        agent: str,
+        source: ToolSource,
+        config: AgentToolsConfig,
+        *,
+        secrets: Iterable[str] = (),
+        on_event: EventCallback | None = None,
+        on_progress: ProgressCallback | None = None,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self._agent = agent
+        self._source = source
+        self._config = config
+        self._secrets = tuple(secrets)
+        self._on_event = on_event
+        self._on_progress = on_progress if config.show_tool_progress else None
+        self._clock = clock
+        self._limits = ToolLimits(config.max_steps, config.budget_tokens, config.budget_s)
+        self._approvals = tuple(config.approval.items())
+        self.trail: list[ToolCallRecord] = []
+
+    async def run(self, messages: list[dict[str, Any]], complete: Complete) -> LoopResult:
+        """Drive ``complete`` until it answers without tool calls; ``messages`` grows in place."""
+        specs = await self._source.tools()
+        defs, names = tool_definitions(specs)
+        budget = self._config.budget_s
+        try:
+            async with asyncio.timeout(budget):
+                return await self._steps(messages, complete, defs or None, names)
+        except TimeoutError:
+            raise AgentError(
+                FailureReason.TOOL_BUDGET, f"tool loop exceeded budget_s={budget}"
+            ) from None
+
+    async def _steps(
+        self,
+        messages: list[dict[str, Any]],
+        complete: Complete,
+        defs: list[dict[str, Any]] | None,
+        names: Mapping[str, str],
+    ) -> LoopResult:
+        started = self._clock()
+        tokens = 0
+        rounds = 0
+        first = len(messages)
+        while True:
+            step = await complete(messages, defs)
+            tokens += step.tokens
+            if not step.calls:
+                exchange = transcript_exchange(messages[first:])
+                return LoopResult(step.text, step.model, tokens, tuple(self.trail), exchange)
+            usage = LoopUsage(rounds, tokens, self._clock() - started)
+            reason = stop_reason(usage, self._limits)
+            if reason is not None:
+                raise AgentError(reason, f"after {rounds} tool steps, {tokens} tokens")
+            rounds += 1
+            messages.append(dict(step.message))
+            # The status line goes out while the tools run (its edit may wait out a rate limit).
+            results, _ = await asyncio.gather(
+                self._calls(step.calls, names, rounds), self._progress(step.calls, names)
+            )
+            fatal: AgentError | None = None
+            for call, (text, error) in zip(step.calls, results, strict=True):
+                messages.append({"role": "tool", "tool_call_id": call.id, "content": text})
+                fatal = fatal or error
+            if fatal is not None:
+                raise fatal
+
+    async def _calls(
+        self, calls: Sequence[RequestedCall], names: Mapping[str, str], step: int
+    ) -> list[tuple[str, AgentError | None]]:
+        if self._config.parallel:
+            return list(await asyncio.gather(*(self._call(c, names, step) for c in calls)))
+        return [await self._call(c, names, step) for c in calls]
+
+    async def _progress(self, calls: Sequence[RequestedCall], names: Mapping[str, str]) -> None:
+        if self._on_progress is None:
+            return
+        try:
+            await self._on_progress(progress_line(calls, names))
+        except Exception:  # a status line must never cost the turn
+            return
+
+    async def _call(
+        self, call: RequestedCall, names: Mapping[str, str], step: int
+    ) -> tuple[str, AgentError | None]:
+        """Run one call; its result text for the model and the error that ends the turn, if any."""
+        name = names.get(call.name, call.name)
+        started = self._clock()
+        arguments: Any = None
+        try:
+            arguments = json.loads(call.arguments or "{}")
+        except ValueError:
+            arguments = None
+        shown = mask_arguments(arguments, self._secrets) if arguments is not None else "<invalid>"
+
+        def record(status: ToolCallStatus, chars: int = 0, detail: str = "") -> None:
+            known = call.name in names  # a made-up name must not become a metric label
+            entry = ToolCallRecord(
+                name if known else UNKNOWN_TOOL_NAME,
+                shown,
+                status,
+                self._clock() - started,
+                chars,
+                step,
+                detail if known else f"the model asked for {call.name[:80]!r}",
+            )
+            self.trail.append(entry)
+            if self._on_event is not None:
+                self._on_event(TOOL_CALL_EVENT, {"agent": self._agent, **entry.to_dict()})
+
+        if call.name not in names:
+            record(ToolCallStatus.UNKNOWN_TOOL)
+            offered = ", ".join(sorted(names)) or "none"
+            return f"error: there is no tool named {call.name!r}; tools: {offered}", None
+        if not isinstance(arguments, dict):
+            record(ToolCallStatus.BAD_ARGUMENTS)
+            return "error: the arguments must be a JSON object", None
+        if approval_for(name, self._approvals) is Approval.DENY:
+            record(ToolCallStatus.DENIED)
+            return f"error: the operator does not allow the tool {name!r}", None
+        if self._on_event is not None:
+            self._on_event(TOOL_STARTED_EVENT, {"agent": self._agent, "tool": name})
+        timeout = self._config.tool_timeout_s
+        try:
+            async with asyncio.timeout(timeout):
+                outcome = await self._source.call(name, arguments)
+        except TimeoutError:
+            record(ToolCallStatus.TIMEOUT, detail=f"no answer within {timeout:g} s")
+            error = AgentError(FailureReason.TOOL_TIMEOUT, f"{name} exceeded {timeout:g} s")
+            return "error: the tool timed out", error
+        except Exception as exc:  # a source's own bug must not leave sibling calls running
+            detail = str(exc) if isinstance(exc, ToolUnavailable) else type(exc).__name__
+            record(ToolCallStatus.FAILED, detail=detail)
+            return "error: the tool failed", AgentError(FailureReason.TOOL_FAILED, detail)
+        text = cap_text(outcome.text, self._config.max_result_chars)
+        status = ToolCallStatus.ERROR if outcome.is_error else ToolCallStatus.OK
+        record(status, len(outcome.text))
+        return text, None

@@ -1,0 +1,70 @@
+"""What the tool loop works with: tool specs, a source that lists and calls them, the trail."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from chatgate.policies.reasons import ToolCallStatus
+
+TOOL_CALL_EVENT = "tool_call"  # one finished call: a ``ToolCallRecord.to_dict()``
+TOOL_STARTED_EVENT = "tool_started"  # a call begins: ``{"agent", "tool"}`` (progress)
+
+
+@dataclass(frozen=True)
+class ToolSpec:
+    """One tool as the model is shown it; ``name`` is namespaced ``server.tool``."""
+
+    name: str
+    description: str = ""
+    parameters: Mapping[str, Any] = field(
+        default_factory=lambda: {"type": "object", "properties": {}}
+    )
+
+
+@dataclass(frozen=True)
+class ToolOutcome:
+    """A tool's answer as text (untrusted input for the model); ``is_error`` when it failed."""
+
+    text: str
+    is_error: bool = False
+
+
+class ToolUnavailable(Exception):
+    """The tool's server is down or broke mid-call (the turn ends ``tool_failed``).
+
+    The message is operator-safe: it names the server and the cause, never a secret.
+    """
+
+
+class ToolSource(Protocol):
+    """Tools one agent may use right now (filtered by its allow/deny lists)."""
+
+    async def tools(self) -> Sequence[ToolSpec]: ...
+
+    async def call(self, name: str, arguments: Mapping[str, Any]) -> ToolOutcome: ...
+
+
+@dataclass(frozen=True)
+class ToolCallRecord:
+    """One call in a turn's trail: arguments already masked, result size not content."""
+
+    tool: str
+    arguments: Any
+    status: ToolCallStatus
+    duration_s: float
+    result_chars: int
+    step: int
+    detail: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "tool": self.tool,
+            "arguments": self.arguments,
+            "status": self.status.value,
+            "duration_ms": round(self.duration_s * 1000, 1),
+            "result_chars": self.result_chars,
+            "step": self.step,
+            **({"detail": self.detail} if self.detail else {}),
+        }

@@ -1,0 +1,46 @@
+"""What an Events API request body must be before Bolt reads it.
+
+Bolt parses the body itself (JSON, or a form whose `payload` field is JSON) and raises on what
+it cannot parse; the same decision here turns such a body into a 400 instead."""
+
+from __future__ import annotations
+
+from typing import Any
+from urllib.parse import parse_qsl
+
+from chatgate.http_input import BadInput, InputReason, parse_json
+
+# Payload fields Bolt reads as objects when present (a JSON null or list there breaks it).
+_OBJECT_FIELDS = ("event", "team", "container", "message", "view")
+
+
+def check_events_body(body: bytes, content_type: str) -> str:
+    """The body as text when Bolt can read it; else `BadInput` (400)."""
+    try:
+        text = body.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise BadInput(400, InputReason.NOT_UTF8, "body is not UTF-8") from exc
+    if not text:
+        return text
+    if content_type == "application/json" or text.startswith("{"):
+        _object(parse_json(body))
+    elif "payload" in text:
+        payload = dict(parse_qsl(text, keep_blank_values=True)).get("payload")
+        if payload is not None:
+            _object(parse_json(payload.encode("utf-8", "surrogatepass")))
+    return text
+
+
+def _object(data: Any) -> None:
+    if not isinstance(data, dict):
+        raise BadInput(400, InputReason.NOT_JSON, "body must be a JSON object")
+    for key in _OBJECT_FIELDS:
+        if key in data and not isinstance(data[key], dict):  # null too: Bolt tests `in` on it
+            raise BadInput(400, InputReason.NOT_JSON, f"{key} must be an object")
+    if data.get("type") == "event_callback" and "event" not in data:
+        raise BadInput(400, InputReason.MISSING_PARAMETER, "event_callback needs an event")
+    grants = data.get("authorizations")
+    if grants is not None and not (
+        isinstance(grants, list) and all(isinstance(g, dict) for g in grants)
+    ):
+        raise BadInput(400, InputReason.NOT_JSON, "authorizations must be a list of objects")

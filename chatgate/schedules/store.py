@@ -1,0 +1,200 @@
+"""Where jobs, their cursors, pause flags and run history live: SQLite (one process) or Redis
+(every replica sees one set). The cursor of a job is the newest instant already decided; it only
+moves forward, so a replica with a stale view never decides an instant twice."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sqlite3
+import threading
+from collections.abc import Callable
+from pathlib import Path
+from typing import Protocol, TypeVar
+
+from chatgate.schedules.jobs import RunRecord, ScheduledJob
+
+T = TypeVar("T")
+DB_FILE = "schedules.db"
+KEEP_RUNS = 50
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS sched_jobs (id TEXT PRIMARY KEY, data TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS sched_cursor (id TEXT PRIMARY KEY, cursor REAL NOT NULL);
+CREATE TABLE IF NOT EXISTS sched_paused (id TEXT PRIMARY KEY);
+CREATE TABLE IF NOT EXISTS sched_runs (
+    seq INTEGER PRIMARY KEY AUTOINCREMENT, job_id TEXT NOT NULL, data TEXT NOT NULL);
+CREATE INDEX IF NOT EXISTS sched_runs_job ON sched_runs(job_id, seq);
+"""
+
+
+class JobStore(Protocol):
+    async def open(self) -> None: ...
+    async def close(self) -> None: ...
+    async def save(self, job: ScheduledJob) -> bool:
+        """Store a runtime job; False when its id is taken."""
+        ...
+
+    async def delete(self, job_id: str) -> bool:
+        """Remove a runtime job with its cursor, pause flag and history."""
+        ...
+
+    async def jobs(self) -> list[ScheduledJob]: ...
+    async def cursor(self, job_id: str, start: float) -> float:
+        """The job's cursor, set to ``start`` first when it has none (all replicas agree)."""
+        ...
+
+    async def advance(self, job_id: str, expected: float, to: float) -> bool:
+        """Move the cursor from ``expected`` to ``to``; False when another process moved it
+        first (that one decided these instants)."""
+        ...
+
+    async def paused(self) -> set[str]: ...
+    async def set_paused(self, job_id: str, paused: bool) -> None: ...
+    async def add_run(self, job_id: str, record: RunRecord) -> None: ...
+    async def runs(self, job_id: str, limit: int) -> list[RunRecord]:
+        """Newest first."""
+        ...
+
+
+class SqliteJobStore:
+    """One connection on worker threads, serialised by a lock (jobs are low-volume)."""
+
+    def __init__(self, path: Path) -> None:
+        self._path = path
+        self._conn: sqlite3.Connection | None = None
+        self._lock = threading.Lock()
+
+    async def open(self) -> None:
+        def connect() -> sqlite3.Connection:
+            self._path.parent.mkdir(parents=True, exist_ok=True)
+            conn = sqlite3.connect(self._path, check_same_thread=False, isolation_level=None)
+            conn.execute("PRAGMA journal_mode=WAL")
+            conn.execute("PRAGMA busy_timeout=5000")
+            conn.executescript(_SCHEMA)
+            return conn
+
+        self._conn = await asyncio.to_thread(connect)
+
+    async def close(self) -> None:
+        conn, self._conn = self._conn, None
+        if conn is not None:
+
+            def close() -> None:
+                with self._lock:  # after a call a cancelled caller left running on its thread
+                    conn.close()
+
+            await asyncio.to_thread(close)
+
+    async def _call(self, fn: Callable[[sqlite3.Connection], T]) -> T:
+        conn = self._conn
+        if conn is None:
+            raise RuntimeError("job store is not open")
+
+        def run() -> T:
+            with self._lock:
+                conn.execute("BEGIN IMMEDIATE")
+                try:
+                    result = fn(conn)
+                except BaseException:
+                    conn.execute("ROLLBACK")
+                    raise
+                conn.execute("COMMIT")
+                return result
+
+        return await asyncio.to_thread(run)
+
+    async def save(self, job: ScheduledJob) -> bool:
+        data = json.dumps(job.to_dict())
+        return await self._call(
+            lambda c: (
+                c.execute(
+                    "INSERT OR IGNORE INTO sched_jobs(id, data) VALUES (?, ?)", (job.id, data)
+                ).rowcount
+                == 1
+            )
+        )
+
+    async def delete(self, job_id: str) -> bool:
+        def run(c: sqlite3.Connection) -> bool:
+            found = c.execute("DELETE FROM sched_jobs WHERE id = ?", (job_id,)).rowcount == 1
+            for table, column in (
+                ("sched_cursor", "id"),
+                ("sched_paused", "id"),
+                ("sched_runs", "job_id"),
+            ):
+                c.execute(f"DELETE FROM {table} WHERE {column} = ?", (job_id,))
+            return found
+
+        return await self._call(run)
+
+    async def jobs(self) -> list[ScheduledJob]:
+        rows = await self._call(lambda c: c.execute("SELECT data FROM sched_jobs").fetchall())
+        return [ScheduledJob.from_dict(json.loads(row[0])) for row in rows]
+
+    async def cursor(self, job_id: str, start: float) -> float:
+        def run(c: sqlite3.Connection) -> float:
+            c.execute(
+                "INSERT OR IGNORE INTO sched_cursor(id, cursor) VALUES (?, ?)", (job_id, start)
+            )
+            row = c.execute("SELECT cursor FROM sched_cursor WHERE id = ?", (job_id,)).fetchone()
+            return float(row[0])
+
+        return await self._call(run)
+
+    async def advance(self, job_id: str, expected: float, to: float) -> bool:
+        return await self._call(
+            lambda c: (
+                c.execute(
+                    "UPDATE sched_cursor SET cursor = ? WHERE id = ? AND cursor = ?",
+                    (to, job_id, expected),
+                ).rowcount
+                == 1
+            )
+        )
+
+    async def paused(self) -> set[str]:
+        rows = await self._call(lambda c: c.execute("SELECT id FROM sched_paused").fetchall())
+        return {str(row[0]) for row in rows}
+
+    async def set_paused(self, job_id: str, paused: bool) -> None:
+        sql = (
+            "INSERT OR IGNORE INTO sched_paused(id) VALUES (?)"
+            if paused
+            else "DELETE FROM sched_paused WHERE id = ?"
+        )
+        await self._call(lambda c: c.execute(sql, (job_id,)))
+
+    async def add_run(self, job_id: str, record: RunRecord) -> None:
+        data = json.dumps(record.to_dict())
+
+        def run(c: sqlite3.Connection) -> None:
+            c.execute("INSERT INTO sched_runs(job_id, data) VALUES (?, ?)", (job_id, data))
+            c.execute(
+                "DELETE FROM sched_runs WHERE job_id = ? AND seq NOT IN (SELECT seq FROM"
+                " sched_runs WHERE job_id = ? ORDER BY seq DESC LIMIT ?)",
+                (job_id, job_id, KEEP_RUNS),
+            )
+
+        await self._call(run)
+
+    async def runs(self, job_id: str, limit: int) -> list[RunRecord]:
+        rows = await self._call(
+            lambda c: c.execute(
+                "SELECT data FROM sched_runs WHERE job_id = ? ORDER BY seq DESC LIMIT ?",
+                (job_id, limit),
+            ).fetchall()
+        )
+        return [RunRecord.from_dict(json.loads(row[0])) for row in rows]
+
+
+def build_job_store(gateway: object, state_dir: Path) -> JobStore:
+    """The job store on the gateway's state backend (gateway.store.backend)."""
+    from chatgate.config.models import GatewaySection
+
+    assert isinstance(gateway, GatewaySection)
+    if gateway.store.backend == "redis":
+        from chatgate.schedules.store_redis import RedisJobStore
+
+        return RedisJobStore(gateway)
+    return SqliteJobStore(state_dir / DB_FILE)

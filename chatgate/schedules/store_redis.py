@@ -1,0 +1,93 @@
+"""The job store on Redis: shared by every replica (same keys as the rest of the state)."""
+
+from __future__ import annotations
+
+import json
+
+from redis.asyncio import Redis
+
+from chatgate.config.models import GatewaySection
+from chatgate.schedules.jobs import RunRecord, ScheduledJob
+from chatgate.schedules.store import KEEP_RUNS
+from chatgate.state.redis.client import connect
+
+# Compare and set: only the replica that read the current cursor moves it (values are repr()s).
+_ADVANCE = """
+if redis.call('HGET', KEYS[1], ARGV[1]) == ARGV[2] then
+  redis.call('HSET', KEYS[1], ARGV[1], ARGV[3])
+  return 1
+end
+return 0
+"""
+
+
+class RedisJobStore:
+    def __init__(self, gateway: GatewaySection) -> None:
+        self._gateway = gateway
+        self._prefix = gateway.redis_prefix() + "sched:"
+        self._redis: Redis | None = None
+
+    def _r(self) -> Redis:
+        if self._redis is None:
+            raise RuntimeError("job store is not open")
+        return self._redis
+
+    def _k(self, *parts: str) -> str:
+        return self._prefix + ":".join(parts)
+
+    async def open(self) -> None:
+        self._redis = connect(self._gateway, max_connections=8)
+
+    async def close(self) -> None:
+        redis, self._redis = self._redis, None
+        if redis is not None:
+            await redis.aclose()
+
+    async def save(self, job: ScheduledJob) -> bool:
+        added = await self._r().hsetnx(self._k("jobs"), job.id, json.dumps(job.to_dict()))
+        return bool(added)
+
+    async def delete(self, job_id: str) -> bool:
+        r = self._r()
+        async with r.pipeline(transaction=True) as pipe:
+            pipe.hdel(self._k("jobs"), job_id)
+            pipe.hdel(self._k("cursor"), job_id)
+            pipe.srem(self._k("paused"), job_id)
+            pipe.delete(self._k("runs", job_id))
+            removed, *_ = await pipe.execute()
+        return bool(removed)
+
+    async def jobs(self) -> list[ScheduledJob]:
+        found = await self._r().hgetall(self._k("jobs"))
+        return [ScheduledJob.from_dict(json.loads(v)) for v in found.values()]
+
+    async def cursor(self, job_id: str, start: float) -> float:
+        r = self._r()
+        await r.hsetnx(self._k("cursor"), job_id, repr(start))
+        return float(await r.hget(self._k("cursor"), job_id) or start)
+
+    async def advance(self, job_id: str, expected: float, to: float) -> bool:
+        moved = await self._r().eval(
+            _ADVANCE, 1, self._k("cursor"), job_id, repr(expected), repr(to)
+        )
+        return bool(moved)
+
+    async def paused(self) -> set[str]:
+        return {str(m) for m in await self._r().smembers(self._k("paused"))}
+
+    async def set_paused(self, job_id: str, paused: bool) -> None:
+        if paused:
+            await self._r().sadd(self._k("paused"), job_id)
+        else:
+            await self._r().srem(self._k("paused"), job_id)
+
+    async def add_run(self, job_id: str, record: RunRecord) -> None:
+        key = self._k("runs", job_id)
+        async with self._r().pipeline(transaction=True) as pipe:
+            pipe.lpush(key, json.dumps(record.to_dict()))
+            pipe.ltrim(key, 0, KEEP_RUNS - 1)
+            await pipe.execute()
+
+    async def runs(self, job_id: str, limit: int) -> list[RunRecord]:
+        found = await self._r().lrange(self._k("runs", job_id), 0, max(0, limit - 1))
+        return [RunRecord.from_dict(json.loads(v)) for v in found]

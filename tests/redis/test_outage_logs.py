@@ -1,0 +1,78 @@
+"""A Redis outage under a running gateway is a few log lines, not a wall of tracebacks: one line
+per failing component when it breaks, a rate-limited reminder while it stays down, one line when
+it recovers. The web chat channel (it subscribes to Redis) runs too."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from pathlib import Path
+
+import aiohttp
+import pytest
+
+from chatgate.state.protocols import StateUnavailable
+from tests.harness import memory, running, url, write_config
+from tests.redis.conftest import PrivateRedis
+
+pytestmark = pytest.mark.redis
+OUTAGE_S = 3.0  # every loop fails at least once (heartbeat 0.5 s, adoption 1 s, pairing 2 s)
+MAX_LINES = 12  # measured: 5 components, one line each when they break and recover
+RECOVERED = (
+    "pairing notifier recovered",
+    "replica heartbeat recovered",
+    "web chat relay restored",
+    "state is writable again",
+)
+
+
+def gateway_config(tmp_path: Path, url: str) -> Path:
+    return write_config(
+        tmp_path,
+        f"""  store: {{backend: redis, url: '{url}', key_prefix: 'ol:'}}
+  turn_lock: {{backend: redis}}
+  redis: {{replica_id: r1, lease_ttl_s: 2}}
+agents:
+  default: {{backend: echo}}
+channels:
+  memory: {{dm_policy: open}}
+  webchat: {{auth: open, dm_policy: open}}
+""",
+    )
+
+
+async def test_a_redis_outage_logs_a_handful_of_lines_and_no_traceback(
+    tmp_path: Path, private_redis: PrivateRedis, caplog: pytest.LogCaptureFixture
+) -> None:
+    jar = aiohttp.CookieJar(unsafe=True)
+    async with (
+        running(gateway_config(tmp_path, private_redis.url)) as gw,
+        aiohttp.ClientSession(cookie_jar=jar) as browser,
+    ):
+        async with browser.post(url(gw, "/chat/api/session"), json={}) as r:
+            assert r.status == 200
+        await asyncio.sleep(1.0)
+        caplog.clear()
+        caplog.set_level(logging.INFO, logger="chatgate")
+        private_redis.kill()
+        with pytest.raises(StateUnavailable):  # not journaled: the platform keeps it
+            await memory(gw).inject("during", message_id="m1")
+        ready, detail = gw.readiness()
+        # Every replica shares this outage: each stays in the Service and answers 503 itself.
+        assert ready and detail["status"] == "degraded"
+        async with browser.get(url(gw, "/chat/api/events")) as r:  # the page retries
+            assert r.status == 503 and r.headers["Retry-After"].isdigit()
+        await asyncio.sleep(OUTAGE_S)
+        private_redis.start()
+        for _ in range(200):  # every loop has run again and said it recovered
+            said = " ".join(r.getMessage() for r in caplog.records)
+            if all(line in said for line in RECOVERED):
+                break
+            await asyncio.sleep(0.05)
+        records = [r for r in caplog.records if r.levelno >= logging.INFO]
+    lines = [f"{r.levelname} {r.name}: {r.getMessage()}" for r in records]
+    assert [r.getMessage() for r in records if r.exc_info] == []
+    assert len(lines) <= MAX_LINES, "\n".join(lines)
+    said = "\n".join(lines)
+    assert all(line in said for line in RECOVERED), said
+    assert "replica heartbeat failing; retrying quietly" in said

@@ -1,0 +1,68 @@
+"""Who may answer after a stall: the journal's owner. A stalled replica's answer to an entry
+adopted meanwhile is kept for the adopter (which sends it); its other outcome writes are refused."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+
+import pytest
+from redis.asyncio import Redis
+
+from chatgate.channels.types import InboundMessage
+from chatgate.state.records import JournalState
+from chatgate.state.redis.client import Keys
+from chatgate.state.redis.journal import RedisJournal
+
+pytestmark = pytest.mark.redis
+KEYS = Keys("st:")
+NOW = 1_800_000_000.0
+DAY = 86_400.0
+REPLY = {"outcome": "text", "message": {"blocks": [{"text": "done"}]}}
+
+
+@pytest.fixture
+async def client(redis_db: str) -> AsyncIterator[Redis]:
+    redis = Redis.from_url(redis_db, decode_responses=True)
+    yield redis
+    await redis.aclose()
+
+
+def message(message_id: str) -> InboundMessage:
+    return InboundMessage("tg", "telegram", "c1", "direct", "u1", message_id, "hi")
+
+
+async def test_a_stalled_replica_cannot_write_the_outcome_of_an_adopted_entry(
+    client: Redis,
+) -> None:
+    a, b = RedisJournal(client, KEYS, "a"), RedisJournal(client, KEYS, "b")
+    await client.set(KEYS("replica", "b"), "{}", px=60_000)
+    await a.record(message("m1"), NOW, DAY)
+    await a.record(message("m2"), NOW, DAY)
+    assert await a.owns("tg:m1")  # unconfirmed liveness: asked in Redis
+    # a stalls past its heartbeat TTL (its liveness key expired); b adopts both
+    assert sorted(e.key for e in await b.orphaned(["tg"])) == ["tg:m1", "tg:m2"]
+    assert not await a.owns("tg:m1") and await b.owns("tg:m1")
+    # a's answer to a pending entry is kept for b, which sends it (no second model call)
+    await a.settle("tg:m1", JournalState.ANSWERED, NOW, session="s1", reply=REPLY)
+    await a.finish("tg:m2", NOW, stage="turn", reason="text", delivery="sent", delivery_ids=[])
+    first, second = await b.get("tg:m1"), await b.get("tg:m2")
+    assert first is not None and first.state is JournalState.ANSWERED and first.reply == REPLY
+    assert second is not None and second.state is JournalState.PENDING  # a's DONE: refused
+    other = {"outcome": "text", "message": {"blocks": [{"text": "again"}]}}
+    await a.settle("tg:m1", JournalState.ANSWERED, NOW, session="s1", reply=other)  # refused
+    first = await b.get("tg:m1")
+    assert first is not None and first.reply == REPLY
+    await b.finish("tg:m1", NOW, stage="turn", reason="text", delivery="sent", delivery_ids=[])
+    await b.finish("tg:m2", NOW, stage="turn", reason="text", delivery="sent", delivery_ids=[])
+    second = await b.get("tg:m2")
+    assert second is not None and second.state is JournalState.DONE
+    assert await client.zrange(KEYS("journal", "open"), 0, -1) == []
+
+
+async def test_intake_settles_are_not_guarded(client: Redis) -> None:
+    """Drops and notices before a turn are written by whoever holds the message."""
+    a = RedisJournal(client, KEYS, "a")
+    await a.record(message("m1"), NOW, DAY)
+    await a.settle("tg:m1", JournalState.DROPPED, NOW, stage="admission", reason="blocked")
+    entry = await a.get("tg:m1")
+    assert entry is not None and entry.state is JournalState.DROPPED

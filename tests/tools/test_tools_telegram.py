@@ -1,0 +1,60 @@
+"""A two-step tool turn on Telegram (real python-telegram-bot, fake Bot API), streamed as a draft;
+the next turn's model sees the tool steps kept in the session transcript."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from tests.fakes.llm import FakeLLM, ToolCall, ToolCalls
+from tests.fakes.telegram import FakeTelegram
+from tests.harness import running
+from tests.telegram.support import telegram_config
+from tests.tools.conftest import ROOT
+
+
+async def test_two_step_tool_turn_streams_and_is_remembered(
+    tmp_path: Path, fake_tg: FakeTelegram, fake_llm: FakeLLM
+) -> None:
+    servers = f"""mcp_servers:
+  fake:
+    command: {sys.executable}
+    args: [-m, tests.fakes.mcp_server, stdio]
+    cwd: {ROOT}
+    startup_timeout_s: 60
+"""
+    config = telegram_config(
+        tmp_path,
+        fake_tg,
+        fake_llm,
+        gateway=servers,
+        agent="    stream: true\n    tools: [fake.add]",
+        channel="    dm_policy: open\n    stream: {enabled: true, min_edit_interval_s: 0.2}",
+    )
+    config.write_text(config.read_text().replace("timeout_s: 10\n", "timeout_s: 60\n", 1))
+    fake_llm.script(
+        ToolCalls.of(ToolCall("fake__add", {"a": 2, "b": 3}), content="Let me add that. "),
+        "It is 5.",
+        "Still 5.",
+    )
+    async with running(config):
+        fake_tg.dm(42, "what is 2+3?")
+        await fake_llm.wait_for_requests(2, timeout=60)
+        await fake_tg.wait_for("editMessageText", timeout=20)
+        fake_tg.dm(42, "sure?")
+        await fake_llm.wait_for_requests(3, timeout=60)
+
+    first, second, third = fake_llm.requests
+    assert [t["function"]["name"] for t in first.body["tools"]] == ["fake__add"]
+    assert second.messages[-1] == {
+        "role": "tool",
+        "tool_call_id": second.messages[-2]["tool_calls"][0]["id"],
+        "content": "5",
+    }
+    texts = [c.params["text"] for c in fake_tg.calls_of("sendMessage")]
+    texts += [c.params["text"] for c in fake_tg.calls_of("editMessageText")]
+    assert any("It is 5." in t for t in texts)
+    assert any("using fake.add…" in t for t in texts)  # the draft's status line
+    assert "using" not in texts[-1] and "using" not in third.messages[3]["content"]
+    roles = [m["role"] for m in third.messages]
+    assert roles == ["user", "assistant", "tool", "assistant", "user"]

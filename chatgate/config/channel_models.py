@@ -10,6 +10,7 @@ from typing import Any, Literal
 from pydantic import Field, field_validator
 
 from chatgate.config.base import StrictModel, string_list
+from chatgate.texts.config import Language, TextOverrides
 
 DmPolicyName = Literal["open", "pairing", "allowlist", "disabled"]
 GroupPolicyName = Literal["respond_all", "mention_only", "command_only", "observe"]
@@ -33,6 +34,8 @@ class ChatChannelConfig(StrictModel):
     allowed_chats: list[str] = Field(default_factory=list)
     stream: StreamConfig = Field(default_factory=StreamConfig)
     pairing_notify: bool = True
+    language: Language | None = Field(None, description="texts' language for this channel")
+    texts: TextOverrides = Field(default_factory=TextOverrides)
 
     @field_validator("allowed_users", "blocked_users", "allowed_chats", mode="before")
     @classmethod

@@ -10,6 +10,7 @@ from pydantic import Field, SecretStr, field_validator, model_validator
 
 from chatgate.config.agent_models import AgentConfig, EchoAgentConfig
 from chatgate.config.base import StrictModel
+from chatgate.texts.config import FailureReplies, Language, TextOverrides
 
 CONFIG_VERSION = 1
 ADDRESS_PATTERN = r"^[a-z][a-z0-9_-]*:\S+$"
@@ -146,6 +147,11 @@ class GatewaySection(StrictModel):
     drain_timeout_s: float = Field(30.0, ge=0)
     silence_markers: list[str] = Field(default_factory=lambda: ["NO_REPLY", "[SILENT]"])
     empty_reply_text: str | None = None
+    language: Language = Field("en", description="texts' language when the user's is unknown")
+    failure_replies: FailureReplies = Field(
+        "user", description="user: plain texts in chats; verbose: the operator detail too"
+    )
+    texts: TextOverrides = Field(default_factory=TextOverrides)
 
     @field_validator("event_loop")
     @classmethod

@@ -24,7 +24,6 @@ from chatgate.clock import Clock
 from chatgate.config.base import secret_value
 from chatgate.config.loader import LoadedConfig
 from chatgate.config.redact import scrub
-from chatgate.gateway import commands as cmd
 from chatgate.gateway.channel_directory import ChannelDirectory
 from chatgate.gateway.degraded import DegradedRegistry
 from chatgate.gateway.events import EventBus
@@ -43,6 +42,7 @@ from chatgate.gateway.status import Lifecycle, build_status
 from chatgate.presentation.model import OutboundMessage, message_from_dict
 from chatgate.secure_compare import secure_equals
 from chatgate.state import admin
+from chatgate.texts import TextId
 
 log = logging.getLogger("chatgate.gateway")
 PAIRING_POLL_S = 2.0
@@ -360,7 +360,11 @@ class Gateway:
                     if approved.chat_id and (chat is None or chat.pairing_notify):
                         await rt.delivery.deliver(
                             Target(approved.channel, approved.chat_id),
-                            OutboundMessage.from_text(cmd.APPROVED_TEXT),
+                            OutboundMessage.from_text(
+                                self.pipeline.stages.voices.for_channel(approved.channel).text(
+                                    TextId.PAIRING_APPROVED
+                                )
+                            ),
                         )
             except Exception:
                 log.exception("pairing notifier failed")

@@ -20,12 +20,14 @@ from chatgate.gateway.commands import Command
 from chatgate.gateway.degraded import OwnerKind
 from chatgate.gateway.runtime import Runtime
 from chatgate.gateway.session_queue import Job, JobKind, SessionScheduler
+from chatgate.gateway.voices import Voices
 from chatgate.policies.admission import AdmissionFacts, AdmissionPolicy, decide_admission
 from chatgate.policies.failure import failure_reply
 from chatgate.policies.pairing import IssueOutcome
 from chatgate.policies.reasons import AdmissionReason, DropReason, FailureReason
 from chatgate.policies.routing import Binding, route
 from chatgate.state.records import JournalState
+from chatgate.texts import TextId
 
 RATE_NOTICE_EVERY_S = 60.0
 # Cheap commands a user must always be able to send, even while limited or shed.
@@ -93,6 +95,7 @@ class Stages:
         self.rt = rt
         self.scheduler = scheduler
         self._settle = settle
+        self.voices = Voices(rt)
         self.bindings: tuple[Binding, ...] = ()
         self.principals: Mapping[str, str] = {}
         self._rate_notices: dict[str, float] = {}
@@ -180,9 +183,11 @@ class Stages:
             msg.channel, msg.sender_id, msg.sender_name, msg.chat_id, rt.clock.time()
         )
         if decision.outcome is IssueOutcome.TOO_MANY_PENDING or decision.code is None:
-            text = cmd.PAIRING_FULL_TEXT
+            text = self.voices.for_message(msg).text(TextId.PAIRING_FULL)
         else:
-            text = cmd.pairing_text(msg.channel, decision.code, msg.sender_name)
+            text = cmd.pairing_text(
+                self.voices.for_message(msg), msg.channel, decision.code, msg.sender_name
+            )
         return Verdict(
             Stage.ADMISSION, AdmissionReason.PAIRING_REQUIRED, text, JournalState.DONE, counted=True
         )
@@ -209,7 +214,9 @@ class Stages:
                 k: v for k, v in self._rate_notices.items() if now - v < RATE_NOTICE_EVERY_S
             }
         return Verdict(
-            Stage.RATE_LIMIT, limited.reason, cmd.rate_limited_text(limited.retry_after_s)
+            Stage.RATE_LIMIT,
+            limited.reason,
+            self.voices.for_message(msg).rate_limited(limited.retry_after_s),
         )
 
     def memory_shed(self, ib: Inbound) -> Verdict | None:
@@ -217,7 +224,7 @@ class Stages:
             return None
         if ib.command in CONTROL_COMMANDS or ib.command is Command.NEW:
             return None
-        text = failure_reply(FailureReason.MEMORY_PRESSURE).text
+        text = self.voices.for_message(ib.msg).failure(failure_reply(FailureReason.MEMORY_PRESSURE))
         return Verdict(Stage.MEMORY, DropReason.MEMORY_PRESSURE, text)
 
     def route(self, ib: Inbound) -> Verdict | None:
@@ -237,7 +244,8 @@ class Stages:
         if ib.command is Command.STOP:
             return self._stop(ib)
         if ib.command is Command.HELP:
-            return Verdict.answered(Stage.COMMAND, Command.HELP.value, cmd.HELP_TEXT)
+            help_text = self.voices.for_message(ib.msg).help()
+            return Verdict.answered(Stage.COMMAND, Command.HELP.value, help_text)
         if ib.command is Command.STATUS:
             return Verdict.answered(Stage.COMMAND, Command.STATUS.value, self._status_text(ib))
         return None
@@ -246,7 +254,8 @@ class Stages:
         cancelled, dropped = self.scheduler.stop(ib.session)
         for job in dropped:
             await self._settle(job.msg, job.future, Verdict(Stage.COMMAND, DropReason.STOPPED))
-        text = cmd.STOPPED_TEXT if cancelled or dropped else cmd.NOTHING_TO_STOP_TEXT
+        said = TextId.STOPPED if cancelled or dropped else TextId.NOTHING_TO_STOP
+        text = self.voices.for_message(ib.msg).text(said)
         return Verdict.answered(Stage.COMMAND, Command.STOP.value, text)
 
     def _status_text(self, ib: Inbound) -> str:
@@ -278,7 +287,9 @@ class Stages:
                 if owner
                 else f"channel '{target.channel}' is not running: see `chatgate status`"
             )
-            text = failure_reply(FailureReason.UNAVAILABLE, hint=hint).text
+            text = self.voices.for_message(msg).failure(
+                failure_reply(FailureReason.UNAVAILABLE, hint=hint)
+            )
             # The target channel cannot carry the notice; the caller gets it in the result.
             return Verdict(Stage.DEGRADED, FailureReason.UNAVAILABLE, reply=text)
         agent = rt.agents.get(ib.agent)
@@ -288,7 +299,9 @@ class Stages:
         blocking = rt.degraded.blocking(OwnerKind.PROVIDER, provider, rt.clock.monotonic())
         if blocking is None:
             return None
-        text = failure_reply(FailureReason.UNAVAILABLE, hint=blocking.hint).text
+        text = self.voices.for_message(msg).failure(
+            failure_reply(FailureReason.UNAVAILABLE, hint=blocking.hint)
+        )
         return Verdict(Stage.DEGRADED, FailureReason.UNAVAILABLE, text)
 
     def enqueue(self, ib: Inbound) -> Verdict | None:
@@ -310,4 +323,5 @@ class Stages:
         )
         if self.scheduler.enqueue(job, capped=not ib.resumed):
             return None
-        return Verdict(Stage.QUEUE, DropReason.QUEUE_FULL, cmd.QUEUE_FULL_TEXT)
+        text = self.voices.for_message(ib.msg).text(TextId.QUEUE_FULL)
+        return Verdict(Stage.QUEUE, DropReason.QUEUE_FULL, text)

@@ -22,21 +22,23 @@ from chatgate.gateway.runtime import Runtime
 from chatgate.gateway.session_queue import CancelReason, Job, JobKind, TurnControl
 from chatgate.gateway.sessions import WarmSession
 from chatgate.gateway.streaming import StreamingReply
+from chatgate.gateway.voices import Voices
 from chatgate.policies.failure import failure_reply
 from chatgate.policies.outcome import EMPTY_REPLY_FALLBACK, classify_final
 from chatgate.policies.reasons import DeliveryStatus, FailureReason, OutcomeKind
 from chatgate.presentation.model import OutboundMessage, message_from_dict, message_to_dict
 from chatgate.state.protocols import StateUnavailable, TranscriptAppend, TurnJournal
 from chatgate.state.records import JournalState
+from chatgate.texts import TextId
 
 log = logging.getLogger("chatgate.turn")
 AUTH_FAILURES = frozenset({FailureReason.AUTH_PERMANENT, FailureReason.AUTH_EXPIRED})
-NEW_SESSION_TEXT = "Started a new conversation. Earlier messages are no longer part of the context."
 
 
 class TurnRunner:
     def __init__(self, rt: Runtime) -> None:
         self.rt = rt
+        self.voices = Voices(rt)
         self._checked: tuple[object, bool] = (None, False)
 
     def _one_write(self, journal: object) -> TypeGuard[TurnJournal]:
@@ -144,7 +146,7 @@ class TurnRunner:
                     await asyncio.gather(ack, return_exceptions=True)
                 agent_s = rt.clock.monotonic() - started
                 rt.metrics.turn_seconds.labels(agent=last.agent).observe(agent_s)
-                outcome, message, reason = self._outcome(reply, failure)
+                outcome, message, reason = self._outcome(last, reply, failure)
                 # A one-shot session is never read again; the journal keeps its message and reply.
                 persist = [] if one_shot else _to_persist(new, outcome, reply, failure)
                 answered = {
@@ -247,7 +249,8 @@ class TurnRunner:
         """The turn lock cannot be taken: answer `unavailable` rather than risk a second turn."""
         last = batch[-1]
         reason = FailureReason.UNAVAILABLE
-        message = OutboundMessage.from_text(failure_reply(reason).text)
+        text = self.voices.for_message(last.msg).failure(failure_reply(reason))
+        message = OutboundMessage.from_text(text)
         log.warning(
             "turn lock unavailable; answered unavailable",
             extra={"session": last.session, "key": last.msg.key, "error": str(exc)},
@@ -259,13 +262,18 @@ class TurnRunner:
         await self._finish(batch, Stage.TURN, reason.value, message, report)
 
     def _outcome(
-        self, reply: AgentReply | None, failure: AgentError | None
+        self, job: Job, reply: AgentReply | None, failure: AgentError | None
     ) -> tuple[OutcomeKind, OutboundMessage | None, str]:
         gateway = self.rt.config.gateway
         if failure is not None or reply is None:
             reason = failure.reason if failure is not None else FailureReason.UNKNOWN
             fr = failure_reply(reason, retry_after_s=failure.retry_after_s if failure else None)
-            return OutcomeKind.FAILURE, OutboundMessage.from_text(fr.text), reason.value
+            text = self.voices.for_message(job.msg).failure(fr)
+            log.warning(  # the operator's side of what the chat was told
+                "turn failed",
+                extra={"session": job.session, "reason": reason.value, "detail": fr.detail},
+            )
+            return OutcomeKind.FAILURE, OutboundMessage.from_text(text), reason.value
         kind = classify_final(reply.text, frozenset(gateway.silence_markers))
         if kind is OutcomeKind.SILENCE:
             return kind, None, kind.value
@@ -485,7 +493,9 @@ class TurnRunner:
             rt.cache.reset(session, epoch)
         finally:
             rt.cache.release(session)
-        message = OutboundMessage.from_text(NEW_SESSION_TEXT)
+        message = OutboundMessage.from_text(
+            self.voices.for_message(job.msg).text(TextId.NEW_SESSION)
+        )
         report = await self._deliver(job, message, 0.0)
         await self._finish([job], Stage.COMMAND, "new_session", message, report)
 

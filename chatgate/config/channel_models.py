@@ -10,7 +10,7 @@ from typing import Any, Literal
 from pydantic import Field, field_validator
 
 from chatgate.config.base import StrictModel, string_list
-from chatgate.texts.config import Language, TextOverrides
+from chatgate.config.text_models import Language, TextOverrides
 
 DmPolicyName = Literal["open", "pairing", "allowlist", "disabled"]
 GroupPolicyName = Literal["respond_all", "mention_only", "command_only", "observe"]

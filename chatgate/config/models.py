@@ -10,7 +10,7 @@ from pydantic import Field, SecretStr, field_validator, model_validator
 
 from chatgate.config.agent_models import AgentConfig, EchoAgentConfig
 from chatgate.config.base import StrictModel
-from chatgate.texts.config import FailureReplies, Language, TextOverrides
+from chatgate.config.text_models import FailureReplies, Language, TextOverrides
 
 CONFIG_VERSION = 1
 ADDRESS_PATTERN = r"^[a-z][a-z0-9_-]*:\S+$"

@@ -111,8 +111,16 @@ def _message(message: Message, bot: BotIdentity, channel: str) -> InboundMessage
         else None,
         attachments=attachments,
         received_at=message.date.timestamp() if message.date else time.time(),
+        extra=_language(message),
     )
     return _targeted(msg)
+
+
+def _language(message: Message) -> dict[str, str]:
+    """The sender's app language (IETF tag), which picks the language of our texts."""
+    user = message.from_user
+    code = user.language_code if user is not None and message.sender_chat is None else None
+    return {"language": code} if code else {}
 
 
 def _sender(message: Message, chat_id: str) -> tuple[str, str, bool]:

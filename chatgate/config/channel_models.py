@@ -22,6 +22,14 @@ class StreamConfig(StrictModel):
     min_edit_interval_s: float = Field(1.0, ge=0.2)
 
 
+class StaleConfig(StrictModel):
+    """A message older than ``after_s`` when it reaches intake (after downtime, a replayed
+    backlog) is answered, skipped (kept as context) or answered with an "I was offline" notice."""
+
+    after_s: float | None = Field(None, gt=0, description="unset: never stale")
+    action: Literal["answer", "skip", "notice"] = "notice"
+
+
 class ChatChannelConfig(StrictModel):
     """Admission and routing keys every chat platform shares."""
 
@@ -36,6 +44,7 @@ class ChatChannelConfig(StrictModel):
     pairing_notify: bool = True
     language: Language | None = Field(None, description="texts' language for this channel")
     texts: TextOverrides = Field(default_factory=TextOverrides)
+    stale: StaleConfig = Field(default_factory=StaleConfig)
 
     @field_validator("allowed_users", "blocked_users", "allowed_chats", mode="before")
     @classmethod

@@ -48,6 +48,7 @@ class TextOverrides(StrictModel):
     pairing_hello_anonymous: Override | None = Field(None, alias="pairing.hello_anonymous")
     pairing_full: Override | None = Field(None, alias="pairing.full")
     pairing_approved: Override | None = Field(None, alias="pairing.approved")
+    stale_notice: Override | None = Field(None, alias="notice.stale")
 
     @field_validator("*")
     @classmethod

@@ -24,6 +24,7 @@ from chatgate.gateway.turns import TurnRunner
 from chatgate.policies.admission import AdmissionPolicy
 from chatgate.policies.reasons import DropReason
 from chatgate.policies.routing import Binding, route
+from chatgate.policies.staleness import StaleAction, StalePolicy
 from chatgate.presentation.model import OutboundMessage, message_from_dict
 from chatgate.state.records import TERMINAL, JournalEntry, JournalState
 
@@ -68,6 +69,7 @@ class Pipeline:
                         allowed_chats=frozenset(chat.allowed_chats),
                     ),
                     chat.agent,
+                    StalePolicy(chat.stale.after_s, StaleAction(chat.stale.action)),
                 )
             descriptor = rt.channels.registry.descriptor(section.platform)
             for route_name, hint in descriptor.route_hints(section.config).items():

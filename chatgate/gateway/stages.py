@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from chatgate.channels.outcome import Stage, TurnResult
 from chatgate.channels.types import InboundMessage, RouteHint, Target
@@ -26,6 +26,7 @@ from chatgate.policies.failure import failure_reply
 from chatgate.policies.pairing import IssueOutcome
 from chatgate.policies.reasons import AdmissionReason, DropReason, FailureReason
 from chatgate.policies.routing import Binding, route
+from chatgate.policies.staleness import StaleAction, StalePolicy, stale_action
 from chatgate.state.records import JournalState
 from chatgate.texts import TextId
 
@@ -38,6 +39,7 @@ CONTROL_COMMANDS = frozenset({Command.STOP, Command.HELP, Command.STATUS})
 class ChannelPolicy:
     admission: AdmissionPolicy
     agent: str
+    stale: StalePolicy = field(default_factory=StalePolicy)
 
 
 @dataclass(eq=False)
@@ -110,6 +112,7 @@ class Stages:
             self.revive_target,
             self.loop_guard,
             self.admission,
+            self.stale,
             self.rate_limit,
             self.memory_shed,
             self.route,
@@ -191,6 +194,20 @@ class Stages:
         return Verdict(
             Stage.ADMISSION, AdmissionReason.PAIRING_REQUIRED, text, JournalState.DONE, counted=True
         )
+
+    def stale(self, ib: Inbound) -> Verdict | None:
+        """A message that waited past the channel's stale.after_s is skipped or noticed; it
+        stays journaled (and a skipped one is kept as context, like an observed message)."""
+        if ib.observe:
+            return None
+        action = stale_action(ib.msg.received_at, self.rt.clock.time(), ib.policy.stale)
+        if action is StaleAction.ANSWER:
+            return None
+        if action is StaleAction.SKIP:
+            ib.observe = True
+            return None
+        notice = self.voices.for_message(ib.msg).text(TextId.STALE_NOTICE)
+        return Verdict(Stage.STALE, DropReason.STALE, notice)
 
     def rate_limit(self, ib: Inbound) -> Verdict | None:
         # A resumed message was accepted (and counted) before the restart.

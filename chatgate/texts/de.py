@@ -74,4 +74,8 @@ TEXTS: dict[T, str] = {
     T.PAIRING_APPROVED: (
         "Du hast jetzt Zugang. Sende deine Nachricht noch einmal, dann antworte ich."
     ),
+    T.STALE_NOTICE: (
+        "Ich war offline, als du das geschrieben hast. "
+        "Bitte sende es noch einmal, falls es noch aktuell ist."
+    ),
 }

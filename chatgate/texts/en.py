@@ -60,4 +60,5 @@ TEXTS: dict[T, str] = {
     T.PAIRING_HELLO_ANONYMOUS: "Hi!",
     T.PAIRING_FULL: "I can't take new access requests right now. Please try again in an hour.",
     T.PAIRING_APPROVED: "You now have access. Send your message again and I'll answer.",
+    T.STALE_NOTICE: "I was offline when you wrote this. Please resend it if it's still relevant.",
 }

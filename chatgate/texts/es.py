@@ -65,4 +65,5 @@ TEXTS: dict[T, str] = {
         "Ahora no puedo aceptar nuevas solicitudes de acceso. Inténtalo de nuevo en una hora."
     ),
     T.PAIRING_APPROVED: "Ya tienes acceso. Vuelve a enviar tu mensaje y te responderé.",
+    T.STALE_NOTICE: "Estaba desconectado cuando escribiste esto. Vuelve a enviarlo si todavía es relevante.",
 }

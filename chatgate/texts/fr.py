@@ -67,4 +67,7 @@ TEXTS: dict[T, str] = {
         "Veuillez réessayer dans une heure."
     ),
     T.PAIRING_APPROVED: "Vous avez maintenant accès. Renvoyez votre message et je répondrai.",
+    T.STALE_NOTICE: (
+        "J'étais hors ligne quand vous avez écrit ceci. Renvoyez-le s'il est toujours d'actualité."
+    ),
 }

@@ -34,6 +34,7 @@ class TextId(StrEnum):
     PAIRING_HELLO_ANONYMOUS = "pairing.hello_anonymous"
     PAIRING_FULL = "pairing.full"
     PAIRING_APPROVED = "pairing.approved"
+    STALE_NOTICE = "notice.stale"
 
 
 # The placeholders each template must use, in every language and every override.

@@ -432,14 +432,17 @@ class FakeTelegram:
         username: str | None = None,
         is_bot: bool = False,
         language_code: str | None = None,
+        date: int | None = None,
     ) -> JSONDict:
+        """A private message; ``date`` (epoch seconds) backdates it, as a replayed backlog."""
         sender = _user(user_id, first_name=first_name, username=username, is_bot=is_bot)
         if language_code:
             sender["language_code"] = language_code
         chat = {k: v for k, v in sender.items() if k in ("id", "first_name", "username")}
         chat["type"] = "private"
         self._chats[user_id] = chat
-        return self.enqueue({"message": self._inbound(chat, sender, text=text)})
+        dated = {} if date is None else {"date": date}
+        return self.enqueue({"message": self._inbound(chat, sender, text=text, **dated)})
 
     def group_message(
         self,

@@ -10,7 +10,9 @@ from pydantic import Field, SecretStr, field_validator, model_validator
 
 from chatgate.config.agent_models import AgentConfig, EchoAgentConfig
 from chatgate.config.base import StrictModel
+from chatgate.config.channel_models import TARGET_PATTERN
 from chatgate.config.text_models import FailureReplies, Language, TextOverrides
+from chatgate.policies.operator_notify import DEFAULT_EVERY_S
 
 CONFIG_VERSION = 1
 ADDRESS_PATTERN = r"^[a-z][a-z0-9_-]*:\S+$"
@@ -152,6 +154,14 @@ class GatewaySection(StrictModel):
         "user", description="user: plain texts in chats; verbose: the operator detail too"
     )
     texts: TextOverrides = Field(default_factory=TextOverrides)
+    operator_notify: str | None = Field(
+        None,
+        pattern=TARGET_PATTERN,
+        description="CHANNEL:CHAT that is sent failed turns' operator detail",
+    )
+    operator_notify_every_s: float = Field(
+        DEFAULT_EVERY_S, gt=0, description="at most one operator notice per reason this often"
+    )
 
     @field_validator("event_loop")
     @classmethod

@@ -17,6 +17,7 @@ from chatgate.channels.types import AckMode
 from chatgate.gateway.degraded import OwnerKind
 from chatgate.gateway.delivery import DeliveryReport
 from chatgate.gateway.events import EventName
+from chatgate.gateway.operator_notify import OperatorNotifier
 from chatgate.gateway.presence import typing_while
 from chatgate.gateway.runtime import Runtime
 from chatgate.gateway.session_queue import CancelReason, Job, JobKind, TurnControl
@@ -39,6 +40,7 @@ class TurnRunner:
     def __init__(self, rt: Runtime) -> None:
         self.rt = rt
         self.voices = Voices(rt)
+        self.notifier = OperatorNotifier(rt)
         self._checked: tuple[object, bool] = (None, False)
 
     def _one_write(self, journal: object) -> TypeGuard[TurnJournal]:
@@ -273,6 +275,7 @@ class TurnRunner:
                 "turn failed",
                 extra={"session": job.session, "reason": reason.value, "detail": fr.detail},
             )
+            self.notifier.failed(fr, f"{job.msg.channel}:{job.msg.chat_id}", job.agent)
             return OutcomeKind.FAILURE, OutboundMessage.from_text(text), reason.value
         kind = classify_final(reply.text, frozenset(gateway.silence_markers))
         if kind is OutcomeKind.SILENCE:

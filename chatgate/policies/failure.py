@@ -1,10 +1,11 @@
 """Failed turns: map a failure to what the chat user is told and what the operator needs.
 
-Two audiences: the user sees a catalog text (``user_text``, no config keys or operator
-commands); the operator detail (``detail``) names the key or command that fixes it and goes to
-logs and status, or to the chat when ``failure_replies: verbose``. Texts are fixed per reason
-and never interpolate exception text, so no provider detail or secret can leak. Only an
-operator-supplied hint and a retry-after figure vary.
+Two audiences: the user sees a catalog text chosen by reason (``chatgate.texts``: no config
+keys or operator commands); the operator detail (``detail``) names the key or command that
+fixes it and goes to logs, status and the operator chat, or to the chat itself when
+``failure_replies: verbose``. Texts are fixed per reason and never interpolate exception
+text, so no provider detail or secret can leak. Only an operator-supplied hint and a
+retry-after figure vary.
 """
 
 from __future__ import annotations
@@ -14,7 +15,6 @@ from dataclasses import dataclass
 from email.utils import parsedate_to_datetime
 
 from chatgate.policies.reasons import FailureReason
-from chatgate.texts.ids import TextId
 
 _OPERATOR_CHECK = "run `chatgate config check`"
 
@@ -97,39 +97,14 @@ _WAIT_REASONS = frozenset(
 _MAX_HINT_CHARS = 300
 
 
-_SETUP = TextId.FAILURE_SETUP
-_USER_TEXTS: dict[FailureReason, TextId] = {
-    FailureReason.AUTH_EXPIRED: _SETUP,
-    FailureReason.AUTH_PERMANENT: _SETUP,
-    FailureReason.MISSING_KEY: _SETUP,
-    FailureReason.MODEL_NOT_FOUND: _SETUP,
-    FailureReason.BUDGET_EXHAUSTED: _SETUP,
-    FailureReason.RATE_LIMIT: TextId.FAILURE_BUSY,
-    FailureReason.OVERLOADED: TextId.FAILURE_BUSY,
-    FailureReason.TIMEOUT: TextId.FAILURE_TIMEOUT,
-    FailureReason.CONTEXT_OVERFLOW: TextId.FAILURE_TOO_LONG,
-    FailureReason.CANCELLED: TextId.FAILURE_CANCELLED,
-    FailureReason.FORMAT_ERROR: TextId.FAILURE_INVALID,
-    FailureReason.UNAVAILABLE: TextId.FAILURE_UNAVAILABLE,
-    FailureReason.MEMORY_PRESSURE: TextId.FAILURE_OVERLOADED_HERE,
-    FailureReason.UNKNOWN: TextId.FAILURE_UNKNOWN,
-}
-# The user text naming a concrete wait, used instead when a retry-after figure is known.
-_WAIT_TEXTS = {
-    TextId.FAILURE_BUSY: TextId.FAILURE_BUSY_WAIT,
-    TextId.FAILURE_UNAVAILABLE: TextId.FAILURE_UNAVAILABLE_WAIT,
-}
-
-
 @dataclass(frozen=True)
 class FailureReply:
-    """A failed turn for both audiences: ``user_text`` (a catalog id; ``wait_s`` fills its
-    ``{wait}``) for the chat, ``detail`` for the operator."""
+    """A failed turn for both audiences: ``detail`` for the operator; the chat's text comes
+    from the catalog by ``reason`` (``chatgate.texts``), naming ``wait_s`` when it is known."""
 
     detail: str
     reason: FailureReason
     retryable: bool
-    user_text: TextId
     wait_s: float | None = None
 
 
@@ -156,7 +131,6 @@ def failure_reply(
 ) -> FailureReply:
     """Build the reply for ``reason``; ``hint`` is an operator's next step (detail only)."""
     text = _TEXTS.get(reason, _TEXTS[FailureReason.UNKNOWN])
-    user = _USER_TEXTS.get(reason, TextId.FAILURE_UNKNOWN)
     wait: float | None = None
     if (
         reason in _WAIT_REASONS
@@ -166,7 +140,7 @@ def failure_reply(
     ):
         head = text.split(" Next step:", 1)[0]
         text = f"{head} Next step: please try again in {_format_wait(retry_after_s)}."
-        user, wait = _WAIT_TEXTS.get(user, user), retry_after_s
+        wait = retry_after_s
     extra = _clean_hint(hint)
     if extra:  # a specific hint replaces the generic next step
         text = f"{text.split(' Next step', 1)[0]} Next step: {extra}"
@@ -174,7 +148,6 @@ def failure_reply(
         detail=text,
         reason=reason,
         retryable=reason in RETRYABLE_REASONS,
-        user_text=user,
         wait_s=wait,
     )
 

@@ -4,6 +4,7 @@ language negotiation, command forms, and operator overrides."""
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 import pytest
 
@@ -138,3 +139,8 @@ def test_template_problems(template: str, problem: str | None) -> None:
 def test_override_model_knows_every_id() -> None:
     aliases = {info.alias for info in TextOverrides.model_fields.values()}
     assert aliases == {t.value for t in TextId}
+
+
+def test_the_readme_lists_every_text_id() -> None:
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
+    assert [t.value for t in TextId if f"| `{t.value}` |" not in readme] == []

@@ -45,6 +45,9 @@ class ChatChannelConfig(StrictModel):
     language: Language | None = Field(None, description="texts' language for this channel")
     texts: TextOverrides = Field(default_factory=TextOverrides)
     stale: StaleConfig = Field(default_factory=StaleConfig)
+    debounce_ms: int = Field(
+        0, ge=0, le=10_000, description="one turn for a user's messages this close together"
+    )
 
     @field_validator("allowed_users", "blocked_users", "allowed_chats", mode="before")
     @classmethod

@@ -41,7 +41,10 @@ class Pipeline:
         self.runner = TurnRunner(rt)
         sessions = rt.config.gateway.sessions
         self.scheduler = SessionScheduler(
-            self._execute, policy=sessions.mid_turn, max_queued=sessions.max_queued
+            self._execute,
+            policy=sessions.mid_turn,
+            max_queued=sessions.max_queued,
+            clock=rt.clock,
         )
         self.stages = Stages(rt, self.scheduler, self.settle)
         self._inflight: dict[str, asyncio.Future[TurnResult]] = {}
@@ -70,6 +73,7 @@ class Pipeline:
                     ),
                     chat.agent,
                     StalePolicy(chat.stale.after_s, StaleAction(chat.stale.action)),
+                    chat.debounce_ms / 1000,
                 )
             descriptor = rt.channels.registry.descriptor(section.platform)
             for route_name, hint in descriptor.route_hints(section.config).items():

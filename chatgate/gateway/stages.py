@@ -40,6 +40,7 @@ class ChannelPolicy:
     admission: AdmissionPolicy
     agent: str
     stale: StalePolicy = field(default_factory=StalePolicy)
+    debounce_s: float = 0.0
 
 
 @dataclass(eq=False)
@@ -337,6 +338,7 @@ class Stages:
             ib.accepted,
             ephemeral=ib.hint.ephemeral,
             resumed=ib.resumed,
+            debounce_s=0.0 if ib.resumed else ib.policy.debounce_s,
         )
         if self.scheduler.enqueue(job, capped=not ib.resumed):
             return None

@@ -262,7 +262,7 @@ class Stages:
         if ib.command is Command.STOP:
             return self._stop(ib)
         if ib.command is Command.HELP:
-            help_text = self.voices.for_message(ib.msg).help()
+            help_text = self.voices.for_message(ib.msg, ib.agent).help()
             return Verdict.answered(Stage.COMMAND, Command.HELP.value, help_text)
         if ib.command is Command.STATUS:
             return Verdict.answered(Stage.COMMAND, Command.STATUS.value, self._status_text(ib))
@@ -273,7 +273,7 @@ class Stages:
         for job in dropped:
             await self._settle(job.msg, job.future, Verdict(Stage.COMMAND, DropReason.STOPPED))
         said = TextId.STOPPED if cancelled or dropped else TextId.NOTHING_TO_STOP
-        text = self.voices.for_message(ib.msg).text(said)
+        text = self.voices.for_message(ib.msg, ib.agent).text(said)
         return Verdict.answered(Stage.COMMAND, Command.STOP.value, text)
 
     def _status_text(self, ib: Inbound) -> str:
@@ -305,7 +305,7 @@ class Stages:
                 if owner
                 else f"channel '{target.channel}' is not running: see `chatgate status`"
             )
-            text = self.voices.for_message(msg).failure(
+            text = self.voices.for_message(msg, ib.agent).failure(
                 failure_reply(FailureReason.UNAVAILABLE, hint=hint)
             )
             # The target channel cannot carry the notice; the caller gets it in the result.
@@ -317,7 +317,7 @@ class Stages:
         blocking = rt.degraded.blocking(OwnerKind.PROVIDER, provider, rt.clock.monotonic())
         if blocking is None:
             return None
-        text = self.voices.for_message(msg).failure(
+        text = self.voices.for_message(msg, ib.agent).failure(
             failure_reply(FailureReason.UNAVAILABLE, hint=blocking.hint)
         )
         return Verdict(Stage.DEGRADED, FailureReason.UNAVAILABLE, text)
@@ -342,5 +342,5 @@ class Stages:
         )
         if self.scheduler.enqueue(job, capped=not ib.resumed):
             return None
-        text = self.voices.for_message(ib.msg).text(TextId.QUEUE_FULL)
+        text = self.voices.for_message(ib.msg, ib.agent).text(TextId.QUEUE_FULL)
         return Verdict(Stage.QUEUE, DropReason.QUEUE_FULL, text)

@@ -251,7 +251,7 @@ class TurnRunner:
         """The turn lock cannot be taken: answer `unavailable` rather than risk a second turn."""
         last = batch[-1]
         reason = FailureReason.UNAVAILABLE
-        text = self.voices.for_message(last.msg).failure(failure_reply(reason))
+        text = self.voices.for_message(last.msg, last.agent).failure(failure_reply(reason))
         message = OutboundMessage.from_text(text)
         log.warning(
             "turn lock unavailable; answered unavailable",
@@ -270,7 +270,7 @@ class TurnRunner:
         if failure is not None or reply is None:
             reason = failure.reason if failure is not None else FailureReason.UNKNOWN
             fr = failure_reply(reason, retry_after_s=failure.retry_after_s if failure else None)
-            text = self.voices.for_message(job.msg).failure(fr)
+            text = self.voices.for_message(job.msg, job.agent).failure(fr)
             log.warning(  # the operator's side of what the chat was told
                 "turn failed",
                 extra={"session": job.session, "reason": reason.value, "detail": fr.detail},
@@ -497,7 +497,7 @@ class TurnRunner:
         finally:
             rt.cache.release(session)
         message = OutboundMessage.from_text(
-            self.voices.for_message(job.msg).text(TextId.NEW_SESSION)
+            self.voices.for_message(job.msg, job.agent).text(TextId.NEW_SESSION)
         )
         report = await self._deliver(job, message, 0.0)
         await self._finish([job], Stage.COMMAND, "new_session", message, report)

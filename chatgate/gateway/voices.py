@@ -25,6 +25,9 @@ def catalog_from(loaded: LoadedConfig) -> Catalog:
         if chat.language:
             languages[name] = chat.language
     return Catalog(
+        agent_overrides={
+            name: agent.texts.as_overrides() for name, agent in loaded.config.agents.items()
+        },
         default_language=gateway.language,
         overrides=gateway.texts.as_overrides(),
         channel_overrides=overrides,
@@ -55,17 +58,22 @@ class Voices:
         )
         self._built_from = loaded
 
-    def for_channel(self, channel: str, user_language: str | None = None) -> Voice:
+    def for_channel(
+        self, channel: str, user_language: str | None = None, agent: str | None = None
+    ) -> Voice:
         self._refresh()
         return Voice(
             catalog=self._catalog,
             language=self._catalog.language_for(channel, user_language),
             channel=channel,
+            agent=agent or None,
             commands=self._styles.get(channel, CommandStyle()),
             verbose=self.rt.config.gateway.failure_replies == "verbose"
             or channel in self._integrations,
         )
 
-    def for_message(self, msg: InboundMessage) -> Voice:
+    def for_message(self, msg: InboundMessage, agent: str | None = None) -> Voice:
+        """The Voice answering ``msg``; ``agent`` once routing chose one (its overrides)."""
         language = msg.extra.get(USER_LANGUAGE_KEY)
-        return self.for_channel(msg.channel, language if isinstance(language, str) else None)
+        user = language if isinstance(language, str) else None
+        return self.for_channel(msg.channel, user, agent)

@@ -70,12 +70,14 @@ def format_wait(seconds: float, language: str) -> str:
 @dataclass(frozen=True)
 class Catalog:
     """Every user-facing text by id and language, with the operator's overrides on top:
-    a channel's override wins over a global one, an exact language over ``*``."""
+    a channel's override wins over an agent's, an agent's over a global one, and an exact
+    language over ``*``."""
 
     default_language: str = DEFAULT_LANGUAGE
     overrides: Overrides = field(default_factory=dict)
     channel_overrides: Mapping[str, Overrides] = field(default_factory=dict)
     channel_languages: Mapping[str, str] = field(default_factory=dict)
+    agent_overrides: Mapping[str, Overrides] = field(default_factory=dict)
 
     def language_for(self, channel: str | None, user_tag: str | None) -> str:
         """The user's own language where the platform tells it and we ship it, else the
@@ -86,8 +88,18 @@ class Catalog:
             or self.default_language
         )
 
-    def template(self, text_id: TextId, language: str, channel: str | None = None) -> str:
-        scopes = [self.channel_overrides.get(channel, {}) if channel else {}, self.overrides]
+    def template(
+        self,
+        text_id: TextId,
+        language: str,
+        channel: str | None = None,
+        agent: str | None = None,
+    ) -> str:
+        scopes = [
+            self.channel_overrides.get(channel, {}) if channel else {},
+            self.agent_overrides.get(agent, {}) if agent else {},
+            self.overrides,
+        ]
         for scope in scopes:
             by_language = scope.get(text_id)
             if by_language:
@@ -98,6 +110,11 @@ class Catalog:
         return shipped.get(text_id) or LANGUAGES[DEFAULT_LANGUAGE][text_id]
 
     def render(
-        self, text_id: TextId, language: str, channel: str | None = None, **values: object
+        self,
+        text_id: TextId,
+        language: str,
+        channel: str | None = None,
+        agent: str | None = None,
+        **values: object,
     ) -> str:
-        return self.template(text_id, language, channel).format(**values)
+        return self.template(text_id, language, channel, agent).format(**values)

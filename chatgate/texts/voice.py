@@ -57,11 +57,12 @@ class Voice:
     catalog: Catalog = field(default_factory=Catalog)
     language: str = DEFAULT_LANGUAGE
     channel: str | None = None
+    agent: str | None = None
     commands: CommandStyle = PLAIN
     verbose: bool = False
 
     def text(self, text_id: TextId, **values: object) -> str:
-        return self.catalog.render(text_id, self.language, self.channel, **values)
+        return self.catalog.render(text_id, self.language, self.channel, self.agent, **values)
 
     def wait(self, seconds: float) -> str:
         return format_wait(seconds, self.language)

@@ -114,14 +114,18 @@ def test_language_choice_user_then_channel_then_gateway() -> None:
     assert catalog.language_for("other", None) == "fr"
 
 
-def test_overrides_channel_then_global_exact_language_then_any() -> None:
+def test_overrides_channel_then_agent_then_global_exact_language_then_any() -> None:
     catalog = Catalog(
         overrides={TextId.STOPPED: {ANY_LANGUAGE: "Halted.", "de": "Angehalten."}},
         channel_overrides={"tg": {TextId.STOPPED: {"en": "Stopped (tg)."}}},
+        agent_overrides={"sales": {TextId.STOPPED: {ANY_LANGUAGE: "Okay, stopped!"}}},
     )
     assert catalog.render(TextId.STOPPED, "en", "tg") == "Stopped (tg)."
+    assert catalog.render(TextId.STOPPED, "en", "tg", "sales") == "Stopped (tg)."
+    assert catalog.render(TextId.STOPPED, "de", "tg", "sales") == "Okay, stopped!"
     assert catalog.render(TextId.STOPPED, "de", "tg") == "Angehalten."
     assert catalog.render(TextId.STOPPED, "fr", "web") == "Halted."
+    assert Voice(catalog=catalog, agent="sales").text(TextId.STOPPED) == "Okay, stopped!"
     assert catalog.render(TextId.NOTHING_TO_STOP, "fr") == LANGUAGES["fr"][TextId.NOTHING_TO_STOP]
 
 

@@ -22,6 +22,11 @@ def test_overrides_and_languages_load_into_the_catalog(tmp_path: Path) -> None:
           texts:
             command.stopped: "Halt."
             notice.rate_limited: {en: "Slow down, wait {wait}.", ru: "Помедленнее, {wait}."}
+        agents:
+          default:
+            backend: echo
+            texts:
+              command.new_session: "Fresh start!"
         channels:
           telegram:
             token: "123:abc"
@@ -30,6 +35,7 @@ def test_overrides_and_languages_load_into_the_catalog(tmp_path: Path) -> None:
               command.stopped: {fr: "Arrêt !"}
         """,
     )
+    assert catalog_from(loaded).render(TextId.NEW_SESSION, "es", "x", "default") == "Fresh start!"
     catalog = catalog_from(loaded)
     assert catalog.default_language == "de"
     assert catalog.language_for("telegram", None) == "fr"
@@ -72,6 +78,18 @@ def test_overrides_and_languages_load_into_the_catalog(tmp_path: Path) -> None:
             "channels.telegram.texts.failure.too_long",
             5,
             "missing placeholder {new}",
+        ),
+        (
+            """
+            agents:
+              default:
+                backend: echo
+                texts:
+                  notice.rate_limited: "Slow down."
+            """,
+            "agents.default.texts.notice.rate_limited",
+            5,
+            "missing placeholder {wait}",
         ),
         (
             """

@@ -24,6 +24,7 @@ from chatgate.gateway.voices import Voices
 from chatgate.policies.admission import AdmissionFacts, AdmissionPolicy, decide_admission
 from chatgate.policies.failure import failure_reply
 from chatgate.policies.pairing import IssueOutcome
+from chatgate.policies.reactions import CONTEXT_ONLY
 from chatgate.policies.reasons import AdmissionReason, DropReason, FailureReason
 from chatgate.policies.routing import Binding, route
 from chatgate.policies.staleness import StaleAction, StalePolicy, stale_action
@@ -179,6 +180,8 @@ class Stages:
             return None
         if not decision.admit:
             return Verdict(Stage.ADMISSION, decision.reason)
+        if msg.extra.get(CONTEXT_ONLY):  # e.g. a reaction kept as context: never answered
+            ib.observe = True
         return None
 
     async def _pairing_code(self, msg: InboundMessage) -> Verdict:

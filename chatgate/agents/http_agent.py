@@ -14,6 +14,7 @@ from chatgate.config.agent_models import HttpAgentConfig
 from chatgate.config.base import secret_value
 from chatgate.policies.failure import parse_retry_after, reason_from_status
 from chatgate.policies.reasons import FailureReason
+from chatgate.presentation.model import File
 
 
 class HttpAgent:
@@ -70,7 +71,16 @@ class HttpAgent:
                 "agent service sent invalid JSON",
                 provider=self.provider_id(),
             ) from None
-        return coerce_reply(data)
+        reply = coerce_reply(data)
+        if reply.message is not None and any(
+            isinstance(b, File) and b.path for b in reply.message.blocks
+        ):
+            raise AgentError(
+                FailureReason.FORMAT_ERROR,
+                "an http agent sends files as 'data_base64' or 'url', not a local 'path'",
+                provider=self.provider_id(),
+            )
+        return reply
 
     async def aclose(self) -> None:
         if self._session is not None:

@@ -11,36 +11,25 @@ import asyncio
 from abc import ABC, abstractmethod
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field, replace
-from enum import StrEnum
 from pathlib import Path
 from typing import Any, ClassVar, Protocol
 
 from aiohttp import web
 from pydantic import BaseModel
 
+from chatgate.channels.outcome import StateUnavailable as StateUnavailable  # submit's refusal
 from chatgate.channels.outcome import Submission
 from chatgate.channels.types import Capabilities, InboundMessage, SendResult, Target
 from chatgate.clock import Clock, SystemClock
+from chatgate.policies.channel_states import ChannelState as ChannelState  # re-exported
 from chatgate.policies.reasons import DropReason, SendErrorKind
 from chatgate.policies.send_errors import classify_status
 from chatgate.presentation.chunking import chunk_text
 from chatgate.presentation.degrade import REF_PREFIX, callback_hash
 from chatgate.presentation.model import OutboundMessage
 from chatgate.presentation.render import to_markdown
-from chatgate.state.protocols import StateUnavailable as StateUnavailable  # submit's refusal
 
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
-
-
-class ChannelState(StrEnum):
-    DISABLED = "disabled"
-    NOT_CONFIGURED = "not_configured"
-    STARTING = "starting"
-    RUNNING = "running"
-    BACKOFF = "backoff"
-    STANDBY = "standby"  # another replica holds this channel's exclusive connection
-    PARKED = "parked"
-    STOPPED = "stopped"
 
 
 class ChannelError(Exception):

@@ -7,6 +7,14 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
+from chatgate.presentation.model import File, OutboundMessage
+
+
+class StateUnavailable(Exception):
+    """A shared state backend cannot be reached. Raised where going on could break a guarantee
+    (a turn lock that cannot be taken fails closed: the turn gets the `unavailable` reply; a
+    submission that cannot be journaled is refused, so the platform redelivers it)."""
+
 
 class Stage(StrEnum):
     """The step of the message path that settled a message (see the decision trail)."""
@@ -36,6 +44,7 @@ class TurnResult:
     reply: str | None = None
     session: str | None = None
     delivery: str | None = None
+    files: tuple[File, ...] = ()  # stored files the answer carries (sync callers get links)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -55,3 +64,8 @@ class Submission:
     key: str
     duplicate: bool
     result: asyncio.Future[TurnResult]
+
+
+def files_of(message: OutboundMessage | None) -> tuple[File, ...]:
+    """The file blocks of an answer, in order."""
+    return tuple(b for b in message.blocks if isinstance(b, File)) if message is not None else ()

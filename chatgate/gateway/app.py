@@ -39,6 +39,7 @@ from chatgate.gateway.runtime import Runtime
 from chatgate.gateway.sdnotify import Notifier
 from chatgate.gateway.state_lock import StateLock
 from chatgate.gateway.status import Lifecycle, build_status
+from chatgate.media.outgoing import refs_in, sweep_forever
 from chatgate.presentation.model import OutboundMessage, message_from_dict
 from chatgate.secure_compare import secure_equals
 from chatgate.state import admin
@@ -128,6 +129,8 @@ class Gateway:
         self.state_lock.acquire()  # before anything reads the journal
         await rt.state.open()
         self._opened = True
+        if rt.delivery.files is not None and rt.delivery.files.links is not None:
+            await asyncio.to_thread(rt.delivery.files.links.load)
         rt.metrics.dlq_size.set(await rt.dead_letters.count())
         rt.events.load_plugins()
         rt.channels.build(rt.loaded.channels)
@@ -143,6 +146,8 @@ class Gateway:
         self._spawn(self._purge_journal(), "journal-purge")
         self._spawn(self._adopt_orphans(), "journal-adopt")
         self._spawn(self._prewarm(), "prewarm")
+        if rt.delivery.files is not None:
+            self._spawn(sweep_forever(rt.delivery.files, rt.dead_letters, rt.clock), "files-sweep")
         self._gc.apply()
         log.info(
             "chatgate ready",
@@ -210,6 +215,8 @@ class Gateway:
         for agent in rt.agents.values():
             with contextlib.suppress(Exception):
                 await agent.aclose()
+        if rt.delivery.files is not None:
+            await rt.delivery.files.close()
         await rt.state.close()
         self.state_lock.release()
         self._gc.undo()
@@ -279,7 +286,10 @@ class Gateway:
         if action == "dlq_list":
             return await admin.dlq_list(state, int(args.get("limit", 100)))
         if action == "dlq_drop":
+            held = await self.rt.dead_letters.get(int(args["id"]))
             result = await admin.dlq_drop(state, int(args["id"]))
+            if result["found"] and held is not None and self.rt.delivery.files is not None:
+                await self.rt.delivery.files.discard_refs(refs_in(held.message))
             self.rt.metrics.dlq_size.set(await self.rt.dead_letters.count())
             return result
         if action == "dlq_replay":

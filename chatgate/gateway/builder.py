@@ -26,6 +26,7 @@ from chatgate.gateway.channel_lease import LeaseKeeper
 from chatgate.gateway.degraded import DegradedRegistry
 from chatgate.gateway.delivery import Delivery
 from chatgate.gateway.events import EventBus, EventName
+from chatgate.gateway.file_downloads import download_handler
 from chatgate.gateway.http_app import DynamicRoutes
 from chatgate.gateway.liveness import LoopWatchdog
 from chatgate.gateway.memory_monitor import (
@@ -40,6 +41,8 @@ from chatgate.gateway.runtime import Runtime, loop_guard, rate_spec, retry_polic
 from chatgate.gateway.sdnotify import Notifier
 from chatgate.gateway.sessions import SessionCache
 from chatgate.gateway.state_lock import StateLock
+from chatgate.media.links import ROUTE, FileLinks
+from chatgate.media.outgoing import OutgoingFiles
 from chatgate.policies.ratelimit import RateLimiter
 from chatgate.state.factory import build_state
 
@@ -90,6 +93,9 @@ class GatewayBuilder:
         state = build_state(gw, loaded.state_dir, clock)
         watchdog = LoopWatchdog(interval_s=gw.watchdog.interval_s, max_lag_s=gw.watchdog.max_lag_s)
         memory_source = self._memory_source or ProcMemorySource(gw.memory.limit_mb)
+        links = FileLinks(loaded.state_dir)
+        files = OutgoingFiles(loaded.state_dir / "outgoing", links=links)
+        routes.add("GET", ROUTE, download_handler(files, links, clock), prefix=True)
         channels = ChannelDirectory(
             registry,
             routes,
@@ -98,7 +104,7 @@ class GatewayBuilder:
             clock,
             degraded,
             gw.supervision,
-            kv={"callbacks": state.callbacks, "facts": state.facts},
+            kv={"callbacks": state.callbacks, "facts": state.facts, "files": files},
             # Lease TTLs run on the shared store's real clock, never on an injected one.
             leases=LeaseKeeper(state.leases, gw.redis.lease_ttl_s, SystemClock()),
         )
@@ -111,6 +117,7 @@ class GatewayBuilder:
             events,
             metrics,
             callback_store=state.callbacks,
+            files=files,
         )
         cache = SessionCache(
             state.sessions, max_warm=gw.sessions.warm_max, max_messages=gw.sessions.max_messages

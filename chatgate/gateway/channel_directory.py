@@ -35,6 +35,7 @@ from chatgate.gateway.restart_ladder import (
     Supervised,
     quiet_stop,
 )
+from chatgate.policies.channel_states import ChannelEvent
 from chatgate.policies.supervision import RestartBudget
 
 log = logging.getLogger("chatgate.channels")
@@ -239,7 +240,7 @@ class ChannelDirectory:
                 ChannelState.STARTING,
                 ChannelState.BACKOFF,
             ):
-                self.ladder.mark(s, ChannelState.STOPPED)
+                self.ladder.move(s, ChannelEvent.STOPPED)
 
     # -- lookups for the rest of the gateway -----------------------------------------------
 

@@ -14,11 +14,13 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 from chatgate.channels.base import ChannelAdapter, Rendered
+from chatgate.channels.files import DATA_KEY, upload_of
 from chatgate.channels.types import SendResult, Target
 from chatgate.clock import Clock
 from chatgate.gateway.events import EventBus, EventName
 from chatgate.gateway.metrics import Metrics
-from chatgate.policies.reasons import DeliveryStatus, SendErrorKind
+from chatgate.media.outgoing import FileMissing, OutgoingFiles
+from chatgate.policies.reasons import DegradeReason, DeliveryStatus, SendErrorKind
 from chatgate.policies.send_errors import DEAD_TARGET_KINDS, RetryPolicy, decide_retry
 from chatgate.presentation.degrade import CallbackStore, adapt, with_note
 from chatgate.presentation.model import OutboundMessage, message_to_dict
@@ -55,6 +57,7 @@ class Delivery:
         metrics: Metrics,
         callback_store: CallbackStore | None = None,
         rng: random.Random | None = None,
+        files: OutgoingFiles | None = None,
     ) -> None:
         self.channels = channels
         self.dlq = dlq
@@ -65,6 +68,7 @@ class Delivery:
         self.metrics = metrics
         self.callback_store = callback_store
         self.rng = rng or random.Random()
+        self.files = files
 
     def apply(self, policy: RetryPolicy) -> None:
         """Hot reload of gateway.delivery."""
@@ -116,9 +120,12 @@ class Delivery:
         for index in range(first_chunk, len(chunks)):
             if index == first_chunk and on_first_send is not None:
                 on_first_send()
+            chunk = chunks[index]
             edit_id = edit_ids[index] if index < len(edit_ids) else None
+            if upload_of(chunk) is not None:
+                chunk, edit_id = await self._with_bytes(adapter, target, chunk), None
             result, attempts, target = await self.send_chunk(
-                adapter, target, chunks[index], edit_id=edit_id
+                adapter, target, chunk, edit_id=edit_id
             )
             attempts_total += attempts
             if not result.ok:
@@ -138,6 +145,8 @@ class Delivery:
                     status=DeliveryStatus.DEAD_TARGET if dead else DeliveryStatus.UNDELIVERED,
                 )
             ids.extend(result.message_ids)
+        if self.files is not None and any(upload_of(c) for c in chunks):
+            await self.files.discard(message)  # uploaded: linked files expire on their own
         self.metrics.delivery.labels(channel=target.channel, status="sent", kind="").inc()
         self.events.emit(
             EventName.MESSAGE_SENT,
@@ -166,6 +175,25 @@ class Delivery:
             for reason in degraded:
                 self.metrics.degraded.labels(channel=target.channel, reason=reason).inc()
         return adapter.render(adapted), degraded
+
+    async def _with_bytes(
+        self, adapter: ChannelAdapter, target: Target, chunk: Rendered
+    ) -> Rendered:
+        """An upload chunk with its stored bytes; a file no longer stored becomes a notice."""
+        upload = upload_of(chunk)
+        assert upload is not None
+        file = upload[0]
+        try:
+            if self.files is None:
+                raise FileMissing("no outgoing-file store")
+            data = await self.files.read(file.ref)
+        except FileMissing as exc:
+            reason = DegradeReason.FILE_MISSING.value
+            self.metrics.degraded.labels(channel=target.channel, reason=reason).inc()
+            log.warning("reply file missing", extra={"file": file.name, "error": str(exc)})
+            notice = OutboundMessage.from_text(f"📎 {file.name} is no longer available.")
+            return adapter.render(notice)[0]
+        return Rendered(chunk.text, chunk.format, {**chunk.native, DATA_KEY: data})
 
     async def send_chunk(
         self,

@@ -12,7 +12,7 @@ import logging
 from collections.abc import Coroutine
 from typing import Any
 
-from chatgate.channels.outcome import Stage, Submission, TurnResult
+from chatgate.channels.outcome import Stage, Submission, TurnResult, files_of
 from chatgate.channels.types import InboundMessage, RouteHint, Target
 from chatgate.gateway.commands import parse_command
 from chatgate.gateway.events import EventName
@@ -20,7 +20,7 @@ from chatgate.gateway.runtime import Runtime
 from chatgate.gateway.session_queue import Job, JobKind, SessionScheduler, TurnControl
 from chatgate.gateway.stages import ChannelPolicy, Inbound, Stages, Verdict
 from chatgate.gateway.state_guard import StateGuard
-from chatgate.gateway.turns import TurnRunner
+from chatgate.gateway.turn import TurnRunner
 from chatgate.policies.admission import AdmissionPolicy
 from chatgate.policies.reasons import DropReason
 from chatgate.policies.routing import Binding, route
@@ -382,10 +382,13 @@ class Pipeline:
 
 def _stored_result(key: str, entry: JournalEntry) -> TurnResult:
     reply = entry.reply or {}
-    message = reply.get("message")
-    text = message_from_dict(message).plain_text if isinstance(message, dict) else None
+    data = reply.get("message")
+    message = message_from_dict(data) if isinstance(data, dict) else None
+    text = message.plain_text if message is not None else None
     stage = entry.stage or Stage.DEDUPE.value
-    return TurnResult(key, stage, entry.reason or "", text, entry.session, entry.delivery)
+    return TurnResult(
+        key, stage, entry.reason or "", text, entry.session, entry.delivery, files_of(message)
+    )
 
 
 def _copy(source: asyncio.Future[TurnResult], target: asyncio.Future[TurnResult]) -> None:

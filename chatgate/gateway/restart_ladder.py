@@ -12,11 +12,9 @@ from __future__ import annotations
 import asyncio
 import logging
 import random
-from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from chatgate.channels.base import (
-    ChannelAdapter,
     ChannelError,
     ChannelState,
     InboundSink,
@@ -24,13 +22,15 @@ from chatgate.channels.base import (
 )
 from chatgate.clock import Clock
 from chatgate.config.models import SupervisionConfig
-from chatgate.gateway.channel_lease import LeaseHold, LeaseKeeper
+from chatgate.gateway.channel_lease import LeaseKeeper
 from chatgate.gateway.degraded import DegradedRegistry, OwnerKind
 from chatgate.gateway.metrics import Metrics
+from chatgate.gateway.supervised import ChannelStatus as ChannelStatus  # re-exported
+from chatgate.gateway.supervised import Supervised as Supervised  # re-exported
+from chatgate.policies.channel_states import TRANSITIONS, ChannelEvent, next_state
 from chatgate.policies.supervision import (
     ExitClass,
     FleetBreaker,
-    RestartBudget,
     backoff_delay,
     classify_exit,
 )
@@ -41,53 +41,6 @@ BREAKER_HINT = (
     "a shared dependency is failing (network, DNS, a provider, or a revoked organisation token); "
     "restarts resume automatically after the cooldown"
 )
-
-
-@dataclass
-class ChannelStatus:
-    """What `chatgate status` shows of one channel."""
-
-    name: str
-    platform: str
-    state: ChannelState
-    since: float
-    error: str = ""
-    hint: str = ""
-    restarts: int = 0
-    next_retry_at: float | None = None
-    detail: dict[str, Any] = field(default_factory=dict)
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "name": self.name,
-            "platform": self.platform,
-            "state": self.state.value,
-            "since": self.since,
-            "error": self.error,
-            "hint": self.hint,
-            "restarts": self.restarts,
-            "next_retry_at": self.next_retry_at,
-            **self.detail,
-        }
-
-
-@dataclass(eq=False)
-class Supervised:
-    """One channel instance under supervision."""
-
-    adapter: ChannelAdapter
-    status: ChannelStatus
-    budget: RestartBudget
-    ready: asyncio.Event = field(default_factory=asyncio.Event)
-    wake: asyncio.Event = field(default_factory=asyncio.Event)
-    first_attempt: asyncio.Event = field(default_factory=asyncio.Event)
-    task: asyncio.Task[None] | None = None
-    backoff_step: int = 0
-    running_since: float | None = None
-    restart_requested: bool = False
-    lease: str | None = None  # exclusive connection: run only while this replica holds it
-    hold: LeaseHold | None = None  # the lease's time left, as the adapter sees it
-    lease_lost: bool = False
 
 
 class Fleet(Protocol):
@@ -152,7 +105,7 @@ class RestartLadder:
         lease, name = s.lease, s.status.name
 
         def standby() -> None:
-            self.mark(s, ChannelState.STANDBY, "another replica holds this connection")
+            self.move(s, ChannelEvent.LEASE_ELSEWHERE, "another replica holds this connection")
             s.first_attempt.set()
 
         await self.leases.wait(lease, name, standby, s.hold)
@@ -175,7 +128,7 @@ class RestartLadder:
                 await self.leases.release(lease)
 
     async def _run_once(self, s: Supervised, sink: InboundSink) -> BaseException | None:
-        self.mark(s, ChannelState.STARTING)
+        self.move(s, ChannelEvent.ATTEMPT)
         s.adapter.reset_failure()
         try:
             await s.adapter.start(sink)
@@ -184,7 +137,7 @@ class RestartLadder:
         except BaseException as exc:
             await quiet_stop(s)
             return exc
-        self.mark(s, ChannelState.RUNNING)
+        self.move(s, ChannelEvent.STARTED)
         s.running_since = self.clock.monotonic()
         s.ready.set()
         s.first_attempt.set()
@@ -212,7 +165,7 @@ class RestartLadder:
         """Decide what follows a run; False when the supervising task should end."""
         name = s.status.name
         if isinstance(exc, NotConfigured):
-            self.mark(s, ChannelState.NOT_CONFIGURED, str(exc), exc.hint)
+            self.move(s, ChannelEvent.UNCONFIGURED, str(exc), exc.hint)
             log.warning(
                 "channel not configured", extra={"channel": name, "why": str(exc), "hint": exc.hint}
             )
@@ -233,7 +186,7 @@ class RestartLadder:
         ):
             s.backoff_step = 0
         s.running_since = None
-        self.mark(s, ChannelState.BACKOFF, error, hint)
+        self.move(s, ChannelEvent.FAILED, error, hint)
         while not self.fleet.stopping:
             now = self.clock.monotonic()
             failing = self.fleet.failing()
@@ -253,6 +206,7 @@ class RestartLadder:
                     f"{hint}, then run {restart}"
                     if hint
                     else f"check the platform and credentials, then run {restart}",
+                    ChannelEvent.BUDGET_SPENT,
                 )
                 return await self.wait_for_unpark(s)
             delay = backoff_delay(
@@ -261,7 +215,7 @@ class RestartLadder:
                 self.config.backoff_initial_s,
                 self.config.backoff_max_s,
             )
-            self.mark(s, ChannelState.BACKOFF, error, hint, retry_in=delay)
+            self.move(s, ChannelEvent.FAILED, error, hint, retry_in=delay)
             log.warning(
                 "channel failed; restarting after backoff",
                 extra={
@@ -291,7 +245,7 @@ class RestartLadder:
         )
         self.degraded.mark(OwnerKind.GATEWAY, "fleet", reason, BREAKER_HINT, self.clock.time())
         self.metrics.breaker_tripped.set(1)
-        self.mark(s, ChannelState.BACKOFF, error, BREAKER_HINT, retry_in=wait)
+        self.move(s, ChannelEvent.FAILED, error, BREAKER_HINT, retry_in=wait)
         log.error(
             "fleet breaker holds restarts",
             extra={"channel": s.status.name, "hold_s": round(wait, 1)},
@@ -301,8 +255,10 @@ class RestartLadder:
             self.degraded.clear(OwnerKind.GATEWAY, "fleet")
             self.metrics.breaker_tripped.set(0)
 
-    def park(self, s: Supervised, error: str, hint: str) -> None:
-        self.mark(s, ChannelState.PARKED, error, hint)
+    def park(
+        self, s: Supervised, error: str, hint: str, event: ChannelEvent = ChannelEvent.FATAL
+    ) -> None:
+        self.move(s, event, error, hint)
         self.degraded.mark(OwnerKind.CHANNEL, s.status.name, error, hint, self.clock.time())
         log.error("channel parked", extra={"channel": s.status.name, "error": error, "hint": hint})
 
@@ -353,16 +309,26 @@ class RestartLadder:
     def _count_failure(self, s: Supervised) -> None:
         self.metrics.count("channel_failure", channel=s.status.name)
 
-    def mark(
+    def move(
         self,
         s: Supervised,
-        state: ChannelState,
+        event: ChannelEvent,
         error: str = "",
         hint: str = "",
         *,
         retry_in: float | None = None,
     ) -> None:
+        """Apply ``event`` to ``s`` by the transition table (`policies/channel_states.py`); the
+        only way a supervised channel's state changes. A move the table lacks is logged as the
+        bug it is and still applied (the status must show what the ladder did)."""
         status = s.status
+        state = next_state(status.state, event)
+        if state is None:
+            state = TRANSITIONS[event].to
+            log.error(
+                "channel transition not in the table",
+                extra={"channel": status.name, "from": status.state.value, "event": event.value},
+            )
         previous = status.state
         status.state = state
         status.since = self.clock.time()

@@ -130,6 +130,13 @@ class DegradeReason(StrEnum):
     BUTTONS_AS_SELECT = "buttons_rendered_as_select"
     LINK_BUTTONS_AS_TEXT = "link_buttons_rendered_as_text"
     WIDGETS_AS_TEXT = "widgets_rendered_as_text"
+    FILE_UNSUPPORTED = "file_unsupported"
+    FILE_TOO_LARGE = "file_too_large"
+    FILE_AS_DOCUMENT = "file_sent_as_document"
+    VOICE_AS_AUDIO = "voice_sent_as_audio"
+    IMAGE_AS_DOCUMENT = "image_sent_as_document"
+    CAPTION_AS_TEXT = "caption_sent_as_text"
+    FILE_MISSING = "file_missing"
 
 
 class DeliveryStatus(StrEnum):

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field, replace
 from typing import Protocol
 
 from chatgate.policies.reasons import DegradeReason
+from chatgate.presentation.file_rules import fit_file
 from chatgate.presentation.limits import PresentationLimits
 from chatgate.presentation.markdown import markdown_to_plain
 from chatgate.presentation.model import (
@@ -22,6 +23,7 @@ from chatgate.presentation.model import (
     Buttons,
     Chart,
     Context,
+    File,
     Image,
     OutboundMessage,
     Select,
@@ -98,6 +100,15 @@ _LABEL = ("label", "labels")
 _LINK_BUTTON = ("link button", "link buttons")
 _MENU = ("menu", "menus")
 _AS_LIST = ("shown as a list", "shown as a list")
+_FILE = ("file", "files")
+_FILE_VERBS: dict[DegradeReason, tuple[tuple[str, str], tuple[str, str]]] = {
+    DegradeReason.FILE_UNSUPPORTED: (_FILE, ("not attached (this chat takes no files)",) * 2),
+    DegradeReason.FILE_TOO_LARGE: (_FILE, ("over the size limit not attached",) * 2),
+    DegradeReason.FILE_AS_DOCUMENT: (_FILE, ("sent as a document", "sent as documents")),
+    DegradeReason.VOICE_AS_AUDIO: (("voice note", "voice notes"), ("sent as audio",) * 2),
+    DegradeReason.IMAGE_AS_DOCUMENT: (("image", "images"), ("sent as a file", "sent as files")),
+    DegradeReason.CAPTION_AS_TEXT: (("caption", "captions"), ("sent as text",) * 2),
+}
 
 
 def _report(events: Sequence[_Event]) -> DegradedDelivery | None:
@@ -267,6 +278,14 @@ class _Adapter:
         self.events.append(_Event(DegradeReason.TABLE_AS_TEXT, ("table", "tables"), _AS_TEXT))
         return [self.text(table_to_markdown(block))]
 
+    def file(self, block: File) -> list[Block]:
+        fit = fit_file(block, self.limits.files)
+        for reason in fit.reasons:
+            noun, verb = _FILE_VERBS[reason]
+            self.events.append(_Event(reason, noun, verb))
+        text = [Text(fit.text, markdown=False)] if fit.text else []
+        return [*text, *([fit.file] if fit.file is not None else [])]
+
     def block(self, block: Block) -> list[Block]:
         """The replacement blocks for one input block."""
         match block:
@@ -283,6 +302,8 @@ class _Adapter:
                     _Event(DegradeReason.CHART_AS_TEXT, ("chart", "charts"), _AS_TEXT)
                 )
                 return [self.text(chart_to_text(block))]
+            case File():
+                return self.file(block)
             case Image() if not self.limits.supports_images:
                 verb = ("sent as a link", "sent as links")
                 self.events.append(_Event(DegradeReason.IMAGE_AS_LINK, ("image", "images"), verb))

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from chatgate.presentation.file_rules import FileLimits
+
 # Room for a fenced chunk ("```" + "\n" twice) plus some text; see chunking.chunk_text.
 MIN_TEXT_LENGTH = 16
 # Room for the lossy "h:" + 16 hex digits callback form.
@@ -33,6 +35,7 @@ class PresentationLimits:
     buttons_overflow_to_select: bool = False  # more buttons than max_buttons: offer a select
     link_buttons: bool = True  # False: link buttons become text lines with their URL
     max_widgets: int | None = None  # button rows and selects per message; later ones as text
+    files: FileLimits | None = None  # None: the channel cannot receive files
 
     def __post_init__(self) -> None:
         if self.max_text_length < MIN_TEXT_LENGTH:

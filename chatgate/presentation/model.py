@@ -7,6 +7,8 @@ messages can be shared, compared and hashed safely.
 
 from __future__ import annotations
 
+import base64
+import binascii
 import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -14,6 +16,8 @@ from typing import Any, Literal, get_args
 
 ButtonStyle = Literal["default", "primary", "danger"]
 _STYLES: frozenset[str] = frozenset(get_args(ButtonStyle))
+FileKind = Literal["image", "document", "audio", "voice", "video"]
+FILE_KINDS: frozenset[str] = frozenset(get_args(FileKind))
 DEFAULT_PLACEHOLDER = "Choose…"
 
 
@@ -93,6 +97,30 @@ class Image:
 
 
 @dataclass(frozen=True)
+class File:
+    """A file the reply carries: an image, document, audio, voice note or video.
+
+    An agent gives its bytes (`data`), a local `path` (python agents only) or a `url`; before the
+    answer is recorded the gateway stores it and keeps only `ref` (an id in the outgoing-file
+    store) and `size`, so a resumed or replayed answer uploads the same file again.
+    """
+
+    name: str
+    mime: str = "application/octet-stream"
+    kind: FileKind = "document"
+    caption: str = ""
+    size: int = 0
+    ref: str = ""
+    data: bytes | None = None
+    path: str = ""
+    url: str = ""
+
+    @property
+    def stored(self) -> bool:
+        return bool(self.ref)
+
+
+@dataclass(frozen=True)
 class Divider:
     """A visual separator."""
 
@@ -104,7 +132,7 @@ class Context:
     text: str
 
 
-Block = Text | Buttons | Select | Table | Chart | Image | Divider | Context
+Block = Text | Buttons | Select | Table | Chart | Image | File | Divider | Context
 
 
 def format_number(value: float) -> str:
@@ -132,6 +160,8 @@ def _block_strings(block: Block) -> list[str]:
         ]
     if isinstance(block, Image):
         return [block.alt, block.url]
+    if isinstance(block, File):
+        return [f"[{block.kind}: {block.name}]", block.caption]
     return []
 
 
@@ -219,6 +249,41 @@ def _option(data: Any) -> SelectOption:
     return SelectOption(_str(d, "label"), _str(d, "value"))
 
 
+def _int(data: Mapping[str, Any], key: str) -> int:
+    value = data.get(key, 0)
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise ValueError(f"{key!r} must be a whole number >= 0")
+    return value
+
+
+def _file(d: Mapping[str, Any]) -> File:
+    kind = d.get("kind", "document")
+    if kind not in FILE_KINDS:
+        raise ValueError(f"file kind {kind!r} must be one of {sorted(FILE_KINDS)}")
+    data: bytes | None = None
+    encoded = _opt_str(d, "data_base64")
+    if encoded is not None:
+        try:
+            data = base64.b64decode(encoded, validate=True)
+        except (binascii.Error, ValueError):
+            raise ValueError("'data_base64' is not valid base64") from None
+    file = File(
+        name=_str(d, "name", "file"),
+        mime=_str(d, "mime", "application/octet-stream"),
+        kind=kind,
+        caption=_str(d, "caption", ""),
+        size=_int(d, "size"),
+        ref=_str(d, "ref", ""),
+        data=data,
+        path=_str(d, "path", ""),
+        url=_str(d, "url", ""),
+    )
+    sources = sum(1 for s in (file.ref, file.data is not None, file.path, file.url) if s)
+    if sources != 1:
+        raise ValueError("a file needs exactly one of 'data_base64', 'path', 'url' or 'ref'")
+    return file
+
+
 def _series(data: Any) -> Series:
     d = _mapping(data, "series")
     return Series(_str(d, "label"), tuple(_point(p) for p in _list(d, "points")))
@@ -247,6 +312,7 @@ _DECODERS: dict[str, Callable[[Mapping[str, Any]], Block]] = {
         _str(d, "caption", ""),
     ),
     "image": lambda d: Image(_str(d, "url"), _str(d, "alt", "")),
+    "file": _file,
     "divider": lambda d: Divider(),
     "context": lambda d: Context(_str(d, "text")),
 }
@@ -301,6 +367,24 @@ def _block_to_dict(block: Block) -> dict[str, Any]:
             return {"type": "chart", "kind": kind, "series": data, "caption": caption}
         case Image(url, alt):
             return {"type": "image", "url": url, "alt": alt}
+        case File() as f:
+            out: dict[str, Any] = {
+                "type": "file",
+                "name": f.name,
+                "mime": f.mime,
+                "kind": f.kind,
+                "caption": f.caption,
+                "size": f.size,
+            }
+            if f.ref:
+                out["ref"] = f.ref
+            elif f.data is not None:
+                out["data_base64"] = base64.b64encode(f.data).decode("ascii")
+            elif f.path:
+                out["path"] = f.path
+            else:
+                out["url"] = f.url
+            return out
         case Divider():
             return {"type": "divider"}
         case Context(text):

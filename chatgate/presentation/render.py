@@ -15,6 +15,7 @@ from chatgate.presentation.model import (
     Chart,
     Context,
     Divider,
+    File,
     Image,
     OutboundMessage,
     Select,
@@ -97,6 +98,8 @@ def block_to_markdown(block: Block) -> str:
             return chart_to_text(block)
         case Image():
             return image_to_text(block)
+        case File():
+            return ""  # uploaded by the channel, not written into the text
         case Divider():
             return DIVIDER
         case Context():

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
 from chatgate.agents.base import ChatMessage
+from chatgate.channels.outcome import StateUnavailable as StateUnavailable  # re-exported
 from chatgate.channels.types import InboundMessage, Target
 from chatgate.policies.pairing import ApprovalDecision, IssueDecision
 from chatgate.policies.reasons import SendErrorKind
@@ -26,11 +27,6 @@ from chatgate.state.records import (
     StoredSession,
     TranscriptLine,
 )
-
-
-class StateUnavailable(Exception):
-    """A shared state backend cannot be reached. Raised where going on could break a guarantee
-    (a turn lock that cannot be taken fails closed: the turn gets the `unavailable` reply)."""
 
 
 class Journal(Protocol):

@@ -15,7 +15,7 @@ from chatgate.agents.base import AgentError, ChatMessage, Turn
 from chatgate.agents.http_agent import HttpAgent
 from chatgate.config.agent_models import HttpAgentConfig
 from chatgate.policies.reasons import FailureReason
-from chatgate.presentation.model import OutboundMessage, Text
+from chatgate.presentation.model import File, OutboundMessage, Text
 from tests.agents.helpers import closed_port, make_turn
 
 
@@ -38,6 +38,12 @@ class AgentService:
     async def reply(self, request: web.Request) -> web.Response:
         body = await self._record(request)
         return web.json_response({"reply": f"service got {body['text']}"})
+
+    async def file(self, request: web.Request) -> web.Response:
+        source = request.match_info["source"]
+        value = "aGk=" if source == "data_base64" else "/etc/passwd"
+        block = {"type": "file", "name": "f.txt", "mime": "text/plain", source: value}
+        return web.json_response({"blocks": [block]})
 
     async def blocks(self, request: web.Request) -> web.Response:
         await self._record(request)
@@ -73,6 +79,7 @@ async def service() -> AsyncIterator[AgentService]:
     app = web.Application()
     app.router.add_post("/reply", svc.reply)
     app.router.add_post("/blocks", svc.blocks)
+    app.router.add_post("/file/{source}", svc.file)
     app.router.add_post("/status/{code}", svc.status)
     app.router.add_post("/hang", svc.hang)
     app.router.add_post("/not-json", svc.not_json)
@@ -183,6 +190,17 @@ async def test_blocks_reply_becomes_a_rich_message(
 
     assert reply.message == OutboundMessage((Text("rich"),))
     assert reply.text == "rich"
+
+
+async def test_files_come_as_base64_and_a_local_path_is_refused(
+    service: AgentService, agents: list[HttpAgent]
+) -> None:
+    reply = await http_agent(agents, service.url("/file/data_base64")).run(make_turn())
+    assert reply.message is not None
+    assert reply.message.blocks == (File("f.txt", "text/plain", data=b"hi"),)
+    with pytest.raises(AgentError) as caught:
+        await http_agent(agents, service.url("/file/path")).run(make_turn())
+    assert caught.value.reason is FailureReason.FORMAT_ERROR and "path" in caught.value.detail
 
 
 @pytest.mark.parametrize(

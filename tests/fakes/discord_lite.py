@@ -32,7 +32,7 @@ from typing import Any
 
 import aiohttp
 import trustme
-from aiohttp import web
+from aiohttp import BodyPartReader, web
 
 TOKEN = "MTAwMA.fake-discord.bot-token"
 BOT_ID = 2000
@@ -60,6 +60,7 @@ class Call:
     at: float
     status: int = 200
     headers: dict[str, str] = field(default_factory=dict)
+    files: list[JSONDict] = field(default_factory=list)  # multipart uploads: filename, data
 
     @property
     def route(self) -> str:
@@ -391,9 +392,28 @@ class FakeDiscord:
 
     async def _rest(self, request: web.Request) -> web.Response:
         path = "/" + request.match_info["path"]
-        body = await request.read()
-        payload = json.loads(body) if body and request.content_type == "application/json" else None
-        call = Call(request.method, path, payload, time.monotonic(), headers=dict(request.headers))
+        files: list[JSONDict] = []
+        if request.content_type == "multipart/form-data":  # payload_json + files[n]
+            payload = None
+            async for part in await request.multipart():
+                if not isinstance(part, BodyPartReader):
+                    continue
+                if part.name == "payload_json":
+                    payload = json.loads(await part.text())
+                else:
+                    files.append({"filename": part.filename, "data": bytes(await part.read())})
+        else:
+            body = await request.read()
+            is_json = body and request.content_type == "application/json"
+            payload = json.loads(body) if is_json else None
+        call = Call(
+            request.method,
+            path,
+            payload,
+            time.monotonic(),
+            headers=dict(request.headers),
+            files=files,
+        )
         self.calls.append(call)
         is_interaction = path.startswith("/interactions/")
         if not is_interaction and request.headers.get("Authorization") != f"Bot {self.token}":

@@ -189,6 +189,8 @@ class FakeSlack(SlackInbound):
         self._updates: list[JSONDict] = []
         self._deletes: list[JSONDict] = []
         self._reactions: dict[tuple[str, str, str], str] = {}  # (channel, ts, name) -> user
+        self._uploads: dict[str, JSONDict] = {}  # file id -> {filename, length, data}
+        self.shared_files: list[JSONDict] = []  # completed uploads: file + channel/thread/comment
         self._users: dict[str, JSONDict] = {}
         self._revoked: dict[str, str] = {}
         self._faults: dict[str, list[FaultSpec]] = defaultdict(list)
@@ -204,6 +206,7 @@ class FakeSlack(SlackInbound):
         app.router.add_route("*", "/api/{method}", self._handle)
         app.router.add_get("/link/", self._handle_link)
         app.router.add_post("/response/{key}", self._handle_response_url)
+        app.router.add_post("/upload/{file_id}", self._handle_upload)
         runner = web.AppRunner(app, access_log=None, shutdown_timeout=1.0)
         await runner.setup()
         await web.TCPSite(runner, "127.0.0.1", 0).start()
@@ -402,6 +405,47 @@ class FakeSlack(SlackInbound):
         self._signal.fire()
         return _json_response(200, {"ok": True}, {})
 
+    async def _handle_upload(self, request: web.Request) -> web.Response:
+        """files_upload_v2 step 2: the bytes, POSTed to the URL step 1 handed out."""
+        upload = self._uploads.get(request.match_info["file_id"])
+        if upload is None:
+            return web.Response(status=404, text="unknown upload")
+        upload["data"] = await request.read()
+        return web.Response(status=200, text="OK - " + str(len(upload["data"])))
+
+    def _get_upload_url(self, params: JSONDict) -> JSONDict:
+        file_id = f"F{len(self._uploads) + 1:08d}"
+        self._uploads[file_id] = {
+            "filename": params.get("filename"),
+            "length": int(params.get("length") or 0),
+            "data": None,
+        }
+        return {"file_id": file_id, "upload_url": f"http://127.0.0.1:{self.port}/upload/{file_id}"}
+
+    def _complete_upload(self, params: JSONDict) -> JSONDict:
+        raw = params.get("files")
+        items = json.loads(raw) if isinstance(raw, str) else raw
+        done = []
+        for item in items or []:
+            upload = self._uploads.get(str(item.get("id")))
+            if upload is None or upload["data"] is None:
+                raise _ApiError("file_not_found")
+            if len(upload["data"]) != upload["length"]:
+                raise _ApiError("file_size_mismatch")
+            self.shared_files.append(
+                {
+                    "id": item["id"],
+                    "title": item.get("title"),
+                    "filename": upload["filename"],
+                    "data": upload["data"],
+                    "channel": params.get("channel_id"),
+                    "thread_ts": params.get("thread_ts"),
+                    "initial_comment": params.get("initial_comment"),
+                }
+            )
+            done.append({"id": item["id"], "title": item.get("title"), "name": upload["filename"]})
+        return {"files": done}
+
     def _check_token(self, method: str, token: str) -> None:
         if not token:
             raise _ApiError("not_authed")
@@ -443,6 +487,8 @@ class FakeSlack(SlackInbound):
             "apps.connections.open": self._connections_open,
             "conversations.info": lambda p: {"channel": self._channel_info(self._channel(p))},
             "users.info": self._users_info,
+            "files.getUploadURLExternal": self._get_upload_url,
+            "files.completeUploadExternal": self._complete_upload,
         }
         handler = handlers.get(method)
         return handler(params) if handler else {}

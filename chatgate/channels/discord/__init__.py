@@ -7,6 +7,7 @@ from typing import Any
 
 from chatgate.channels.descriptor import CHAT_HOT_KEYS, ChannelDescriptor, secret_lease
 from chatgate.channels.discord.config import DiscordChannelConfig
+from chatgate.presentation.file_rules import MB, FileLimits
 from chatgate.presentation.limits import PresentationLimits
 
 # 2,000 characters per message; 5 action rows of 5 buttons (one row kept for a select);
@@ -20,6 +21,11 @@ LIMITS = PresentationLimits(
     callback_data_max_bytes=96,
     max_table_rows=60,
     max_table_cols=8,
+    files=FileLimits(  # 10 MB per upload without server boosts; no bot voice messages
+        max_bytes=10 * MB,
+        max_caption_chars=2000,
+        kinds=frozenset({"image", "document", "audio", "video"}),
+    ),
 )
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import io
 import time
 from typing import Any
 
@@ -19,6 +20,7 @@ from chatgate.channels.discord import errors
 from chatgate.channels.discord.config import DiscordChannelConfig
 from chatgate.channels.discord.ids import snowflake
 from chatgate.channels.discord.render import ButtonSpec, EmbedSpec, Row, SelectSpec, render
+from chatgate.channels.files import render_with_files, upload_of
 from chatgate.channels.types import InboundMessage, SendResult, Target
 from chatgate.policies.reasons import SendErrorKind
 from chatgate.presentation.model import OutboundMessage
@@ -60,7 +62,10 @@ class DiscordOutbound(ChannelAdapter):
     # -- rendering --------------------------------------------------------------------------
 
     def render(self, message: OutboundMessage) -> list[Rendered]:
-        return render(message, max_lines=self.config.max_lines, shorten=self.shorten_choice)
+        return render_with_files(
+            message,
+            lambda m: render(m, max_lines=self.config.max_lines, shorten=self.shorten_choice),
+        )
 
     # -- sending ----------------------------------------------------------------------------
 
@@ -91,7 +96,15 @@ class DiscordOutbound(ChannelAdapter):
             if reply_to is not None
             else None
         )
-        payload = _payload(rendered)
+        upload = upload_of(rendered)
+        if upload is not None:
+            file, data = upload
+            payload: dict[str, Any] = {
+                "content": file.caption or None,
+                "file": discord.File(io.BytesIO(data), filename=file.name),
+            }
+        else:
+            payload = _payload(rendered)
         if reference is not None:
             payload["reference"] = reference
         sent = await self._call(channel.send(**payload))

@@ -9,6 +9,7 @@ from typing import Any
 from chatgate.channels.descriptor import CHAT_HOT_KEYS, ChannelDescriptor, chat_claims, secret_lease
 from chatgate.channels.slack.config import SlackChannelConfig
 from chatgate.config.claims import Claim, PathClaim
+from chatgate.presentation.file_rules import MB, FileLimits
 from chatgate.presentation.limits import PresentationLimits
 
 # 3,000 characters per section block (our chunk size, also for plain text); 25 elements per
@@ -23,6 +24,11 @@ LIMITS = PresentationLimits(
     callback_data_max_bytes=150,
     max_table_rows=50,
     max_table_cols=10,
+    files=FileLimits(  # 1 GB per file; the comment posted with it is a message (4,000 chars)
+        max_bytes=1024 * MB,
+        max_caption_chars=4000,
+        kinds=frozenset({"image", "document", "audio", "video"}),
+    ),
 )
 
 

@@ -15,13 +15,14 @@ from collections import OrderedDict
 from typing import Any
 
 from chatgate.channels.base import ChannelAdapter, ChannelContext, ChannelError, Rendered
+from chatgate.channels.files import render_with_files, upload_of
 from chatgate.channels.slack import errors
 from chatgate.channels.slack.config import SlackChannelConfig
 from chatgate.channels.slack.inbound import message_key, ts_of
 from chatgate.channels.slack.render import render, split_rendered
 from chatgate.channels.types import InboundMessage, SendResult, Target
 from chatgate.policies.reasons import SendErrorKind
-from chatgate.presentation.model import OutboundMessage
+from chatgate.presentation.model import File, OutboundMessage
 
 log = logging.getLogger("chatgate.slack")
 ENGAGED_MAX = 10_000  # threads remembered as "the bot answered here" (replies need no mention)
@@ -53,7 +54,7 @@ class SlackOutbound(ChannelAdapter):
     # -- rendering --------------------------------------------------------------------------
 
     def render(self, message: OutboundMessage) -> list[Rendered]:
-        return render(message, shorten=self.shorten_choice)
+        return render_with_files(message, lambda m: render(m, shorten=self.shorten_choice))
 
     # -- Web API calls ------------------------------------------------------------------------
 
@@ -81,6 +82,9 @@ class SlackOutbound(ChannelAdapter):
             raise
 
     async def send(self, target: Target, rendered: Rendered) -> SendResult:
+        upload = upload_of(rendered)
+        if upload is not None:
+            return await self._upload(target, *upload)
         params: dict[str, Any] = {"channel": target.chat_id, "text": rendered.text}
         if target.thread_id:
             params["thread_ts"] = target.thread_id
@@ -95,6 +99,18 @@ class SlackOutbound(ChannelAdapter):
             raise
         self.engage(target.chat_id, target.thread_id or None)
         return SendResult.sent(message_key(target.chat_id, str(answer["ts"])))
+
+    async def _upload(self, target: Target, file: File, data: bytes) -> SendResult:
+        """files_upload_v2: an upload URL, the bytes, then the share into the chat or thread."""
+        params: dict[str, Any] = {"channel": target.chat_id, "content": data, "filename": file.name}
+        if target.thread_id:
+            params["thread_ts"] = target.thread_id
+        if file.caption:
+            params["initial_comment"] = file.caption
+        answer = await self._call("files_upload_v2", **params)
+        self.engage(target.chat_id, target.thread_id or None)
+        uploaded = answer.get("files") or [answer.get("file") or {}]
+        return SendResult.sent(str(uploaded[0].get("id", "")))
 
     async def _send_split(self, target: Target, rendered: Rendered, depth: int = 0) -> SendResult:
         """Slack measured the message as too long (its count differs from ours): halve it."""

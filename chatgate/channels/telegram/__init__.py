@@ -8,10 +8,15 @@ from typing import Any
 from chatgate.channels.descriptor import ChannelDescriptor, chat_claims, secret_lease
 from chatgate.channels.telegram.config import TelegramChannelConfig
 from chatgate.config.claims import Claim, PathClaim
+from chatgate.presentation.file_rules import MB, FileLimits
 from chatgate.presentation.limits import PresentationLimits
 
-# Bot API: 4096 UTF-16 units per message, callback_data 1-64 bytes, no select widget.
-LIMITS = PresentationLimits(max_text_length=4096, max_buttons=20, callback_data_max_bytes=64)
+# Bot API: 4096 UTF-16 units per message, callback_data 1-64 bytes, no select widget; bot
+# uploads up to 50 MB, photos up to 10 MB, captions 1024 characters.
+FILES = FileLimits(max_bytes=50 * MB, max_caption_chars=1024, max_photo_bytes=10 * MB)
+LIMITS = PresentationLimits(
+    max_text_length=4096, max_buttons=20, callback_data_max_bytes=64, files=FILES
+)
 
 
 def _claims(section: Any) -> Iterable[Claim]:

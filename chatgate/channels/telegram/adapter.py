@@ -19,6 +19,7 @@ from chatgate.channels.base import (
     Rendered,
     StateUnavailable,
 )
+from chatgate.channels.files import render_with_files, upload_of
 from chatgate.channels.http_ingress import refuse
 from chatgate.channels.telegram import LIMITS, errors
 from chatgate.channels.telegram.config import TelegramChannelConfig
@@ -43,12 +44,20 @@ from chatgate.channels.types import (
 from chatgate.config.base import secret_value
 from chatgate.policies.reasons import SendErrorKind
 from chatgate.presentation.chunking import utf16_len
-from chatgate.presentation.model import OutboundMessage
+from chatgate.presentation.model import File, OutboundMessage
 from chatgate.secure_compare import secure_equals
-from telegram import Bot, ReactionTypeEmoji, ReplyParameters, Update
+from telegram import Bot, InputFile, ReactionTypeEmoji, ReplyParameters, Update
 from telegram import error as tg
 from telegram.constants import ChatAction, ParseMode
 
+# File kind → Bot API method and its file field.
+_UPLOADS = {
+    "image": ("send_photo", "photo"),
+    "document": ("send_document", "document"),
+    "audio": ("send_audio", "audio"),
+    "voice": ("send_voice", "voice"),
+    "video": ("send_video", "video"),
+}
 log = logging.getLogger("chatgate.telegram")
 SECRET_HEADER = "X-Telegram-Bot-Api-Secret-Token"
 TYPING_REFRESH_S = 4.0  # Telegram shows "typing…" for ~5 s per sendChatAction
@@ -231,7 +240,7 @@ class TelegramChannel(ChannelAdapter):
     # -- outbound ---------------------------------------------------------------------------
 
     def render(self, message: OutboundMessage) -> list[Rendered]:
-        return render(message, shorten=self.shorten_choice)
+        return render_with_files(message, lambda m: render(m, shorten=self.shorten_choice))
 
     def _bot(self) -> Bot:
         if self.bot is None:
@@ -240,6 +249,9 @@ class TelegramChannel(ChannelAdapter):
 
     async def send(self, target: Target, rendered: Rendered) -> SendResult:
         kwargs = self._address(target)
+        upload = upload_of(rendered)
+        if upload is not None:
+            return await self._send_file(kwargs, *upload)
         markup = rendered.native.get("reply_markup")
         try:
             sent = await self._bot().send_message(
@@ -271,6 +283,15 @@ class TelegramChannel(ChannelAdapter):
                 )
             )
             raise
+        return SendResult.sent(str(sent.message_id))
+
+    async def _send_file(self, kwargs: dict[str, Any], file: File, data: bytes) -> SendResult:
+        """sendPhoto / sendDocument / sendAudio / sendVoice / sendVideo, multipart over the same
+        transport as every other call."""
+        method, field = _UPLOADS.get(file.kind, _UPLOADS["document"])
+        body = InputFile(data, filename=file.name)
+        caption = {"caption": file.caption} if file.caption else {}
+        sent = await getattr(self._bot(), method)(**{field: body}, **caption, **kwargs)
         return SendResult.sent(str(sent.message_id))
 
     async def edit(self, target: Target, message_id: str, rendered: Rendered) -> SendResult:

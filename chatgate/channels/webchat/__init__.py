@@ -9,6 +9,7 @@ from chatgate.channels.descriptor import CHAT_HOT_KEYS, ChannelDescriptor, chat_
 from chatgate.channels.types import RouteHint
 from chatgate.channels.webchat.config import WebChatChannelConfig
 from chatgate.config.claims import AgentRef, Claim, LoopbackOnly, PathClaim
+from chatgate.presentation.file_rules import MB, FileLimits
 from chatgate.presentation.limits import PresentationLimits
 
 # The browser renders markdown, tables, buttons and selects; images and charts degrade to text
@@ -21,6 +22,7 @@ LIMITS = PresentationLimits(
     max_buttons=25,
     max_table_rows=200,
     max_table_cols=20,
+    files=FileLimits(max_bytes=50 * MB, max_caption_chars=4000),  # served by signed links
 )
 AGENT_ROUTE = "agent:"
 

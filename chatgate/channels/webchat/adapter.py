@@ -158,7 +158,10 @@ class WebChatChannel(ChannelAdapter):
     # -- outbound ---------------------------------------------------------------------------
 
     def render(self, message: OutboundMessage) -> list[Rendered]:
-        return render(message)
+        files = self.ctx.kv.get("files")
+        if files is None:
+            return render(message)
+        return render(message, lambda f: files.link(f, time.time()))
 
     async def send(self, target: Target, rendered: Rendered) -> SendResult:
         return await self._write(target, rendered, None)

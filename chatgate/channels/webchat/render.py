@@ -8,15 +8,19 @@ structured (buttons, selects, tables) so the page can make them interactive.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from chatgate.channels.base import Rendered
+from chatgate.media.links import SAFE_INLINE
+from chatgate.presentation.file_rules import human_size
 from chatgate.presentation.markdown import html_escape, markdown_to_telegram_html
 from chatgate.presentation.model import (
     Block,
     Buttons,
     Context,
     Divider,
+    File,
     OutboundMessage,
     Select,
     Table,
@@ -25,6 +29,7 @@ from chatgate.presentation.model import (
 from chatgate.presentation.render import block_to_markdown, to_markdown
 
 _LINK_SCHEMES = ("http://", "https://", "mailto:")
+FileLink = Callable[[File], str | None]
 
 
 def _html(text: str, markdown: bool = True) -> str:
@@ -38,9 +43,19 @@ def _link(url: str | None) -> str | None:
     return url if url is not None and url.lower().startswith(_LINK_SCHEMES) else None
 
 
-def block_json(block: Block) -> dict[str, Any]:
+def block_json(block: Block, link: FileLink | None = None) -> dict[str, Any]:
     """One block as the page's JSON; anything the page does not draw natively becomes text."""
     match block:
+        case File() if link is not None and (url := link(block)) is not None:
+            inline = block.kind == "image" and block.mime in SAFE_INLINE
+            return {
+                "type": "file",
+                "name": block.name,
+                "size": human_size(block.size),
+                "caption": block.caption,
+                "url": url,
+                "preview": inline,
+            }
         case Text(text, markdown):
             return {"type": "text", "html": _html(text, markdown)}
         case Context(text):
@@ -62,7 +77,8 @@ def block_json(block: Block) -> dict[str, Any]:
     return {"type": "text", "html": _html(block_to_markdown(block), markdown=False)}
 
 
-def render(message: OutboundMessage) -> list[Rendered]:
-    """One message, one bubble: the page scrolls, so nothing is chunked."""
-    blocks = [block_json(b) for b in message.blocks]
+def render(message: OutboundMessage, link: FileLink | None = None) -> list[Rendered]:
+    """One message, one bubble: the page scrolls, so nothing is chunked. Files are links
+    (`link` signs one per stored file) with an inline preview for images."""
+    blocks = [block_json(b, link) for b in message.blocks]
     return [Rendered(to_markdown(message), "json", {"blocks": blocks})]

@@ -39,6 +39,7 @@ from chatgate.policies.webhook_filter import (
     render_pieces,
     template_fields,
 )
+from chatgate.presentation.model import File
 
 log = logging.getLogger("chatgate.webhook")
 DELIVERY_ID_HEADERS = ("X-GitHub-Delivery", "X-Request-Id", "X-Delivery-Id", "X-Webhook-Id")
@@ -192,9 +193,26 @@ class WebhookChannel(ChannelAdapter):
                 {"error": "not finished; retry with the same delivery id", "id": msg.message_id},
                 503,
             )
-        return _json(
-            {"reply": result.reply or "", "reason_code": result.reason, "session": result.session}
-        )
+        answer: dict[str, Any] = {
+            "reply": result.reply or "",
+            "reason_code": result.reason,
+            "session": result.session,
+        }
+        if result.files:
+            answer["files"] = self._files(request, result.files)
+        return _json(answer)
+
+    def _files(self, request: web.Request, files: tuple[File, ...]) -> list[dict[str, Any]]:
+        """Each file the answer carries, with a signed download link on this server."""
+        store = self.ctx.kv.get("files")
+        origin = str(request.url.origin())
+        described = []
+        for file in files:
+            info = store.described(file, time.time()) if store is not None else {"name": file.name}
+            if isinstance(info.get("url"), str):
+                info["url"] = origin + str(info["url"])
+            described.append(info)
+        return described
 
 
 async def wait_shielded(future: asyncio.Future[T], timeout_s: float) -> T:

@@ -173,8 +173,34 @@ function drawBlock(block, bubble) {
     el.append(table(block));
   } else if (block.type === "divider") {
     el.append(document.createElement("hr"));
+  } else if (block.type === "file") {
+    el.append(fileBlock(block));
   }
   return el;
+}
+
+function fileBlock(spec) {
+  const box = document.createElement("figure");
+  box.className = "file";
+  const link = document.createElement("a");
+  link.href = spec.url;
+  link.download = spec.name;
+  link.rel = "noopener noreferrer";
+  if (spec.preview) {
+    const img = document.createElement("img");
+    img.src = spec.url;
+    img.alt = spec.caption || spec.name;
+    link.append(img);
+  } else {
+    link.textContent = `📎 ${spec.name} (${spec.size})`;
+  }
+  box.append(link);
+  if (spec.caption) {
+    const caption = document.createElement("figcaption");
+    caption.textContent = spec.caption;
+    box.append(caption);
+  }
+  return box;
 }
 
 function button(spec, group) {

@@ -1,0 +1,157 @@
+"""A turn's answer in the journal and its lines in the transcript, and the spill file when the
+session store fails."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, NamedTuple, TypeGuard
+
+from chatgate.agents.base import ChatMessage
+from chatgate.channels.outcome import Stage
+from chatgate.gateway.events import EventName
+from chatgate.gateway.runtime import Runtime
+from chatgate.gateway.sessions import WarmSession
+from chatgate.state.protocols import TranscriptAppend, TurnJournal
+from chatgate.state.records import JournalState
+
+log = logging.getLogger("chatgate.turn")
+
+
+class JournalWrite(NamedTuple):
+    """One journal write for every message of a turn: the state it moves to and its trail."""
+
+    keys: list[str]
+    state: JournalState
+    now: float
+    session: str
+    reason: str
+    reply: dict[str, Any]
+    delivery: str | None = None
+    delivery_ids: list[str] | None = None
+    stage: Stage = Stage.TURN
+
+
+class TurnPersistence:
+    """Writes turns to the journal and transcripts to the session store; spills on failure."""
+
+    def __init__(self, rt: Runtime) -> None:
+        self.rt = rt
+        self._checked: tuple[object, bool] = (None, False)
+
+    def _one_write(self, journal: object) -> TypeGuard[TurnJournal]:
+        """Whether ``journal`` writes a turn in one call (a Protocol isinstance costs ~5 µs)."""
+        if self._checked[0] is not journal:
+            self._checked = (journal, isinstance(journal, TurnJournal))
+        return self._checked[1]
+
+    async def write(
+        self, mark: JournalWrite, session: WarmSession, messages: Sequence[ChatMessage]
+    ) -> None:
+        """``mark`` and the transcript lines in one write where the backend can (one round trip
+        and one commit per turn); otherwise the journal marks and the append side by side."""
+        journal = self.rt.journal
+        if not self._one_write(journal):
+            writes = [
+                journal.settle(
+                    key,
+                    mark.state,
+                    mark.now,
+                    stage=mark.stage,
+                    reason=mark.reason,
+                    session=mark.session,
+                    reply=mark.reply,
+                    delivery=mark.delivery,
+                    delivery_ids=mark.delivery_ids,
+                )
+                for key in mark.keys
+            ]
+            if messages or session.unflushed:
+                writes.append(self.append(session, messages))
+            await asyncio.gather(*writes)
+            return
+        pending = [*session.unflushed, *messages]
+        failed = await journal.settle_turn(
+            mark.keys,
+            mark.state,
+            mark.now,
+            stage=mark.stage,
+            reason=mark.reason,
+            session=mark.session,
+            reply=mark.reply,
+            delivery=mark.delivery,
+            delivery_ids=mark.delivery_ids,
+            transcript=TranscriptAppend(session.key, session.epoch, pending) if pending else None,
+        )
+        if failed is None:
+            session.unflushed.clear()
+        else:
+            await self._failed(session, messages, failed)
+        self.rt.cache.extend(session, messages)
+
+    async def append(self, session: WarmSession, messages: Sequence[ChatMessage]) -> None:
+        """Append to the store; on failure spill to a file, keep the session unflushed, raise an event."""
+        rt = self.rt
+        pending = [*session.unflushed, *messages]
+        if not pending:
+            return
+        try:
+            await rt.cache.store.append(session.key, session.epoch, pending, rt.clock.time())
+            session.unflushed.clear()
+        except Exception as exc:
+            await self._failed(session, messages, exc)
+        rt.cache.extend(session, messages)
+
+    async def _failed(
+        self, session: WarmSession, messages: Sequence[ChatMessage], exc: BaseException
+    ) -> None:
+        rt = self.rt
+        path = await asyncio.to_thread(spill, rt.state_dir, session, messages, rt.clock.time(), exc)
+        session.unflushed.extend(messages)
+        rt.metrics.persist_failed.inc()
+        log.error(
+            "session write failed; turn spilled to file",
+            extra={
+                "session": session.key,
+                "spill": str(path) if path else None,
+                "error": type(exc).__name__,
+            },
+        )
+        rt.events.emit(
+            EventName.SESSION_PERSIST_FAILED,
+            rt.clock.time(),
+            session=session.key,
+            error=type(exc).__name__,
+            spilled=path is not None,
+            spill_path=str(path) if path else None,
+        )
+
+
+def spill(
+    state_dir: Path,
+    session: WarmSession,
+    messages: Sequence[ChatMessage],
+    now: float,
+    exc: BaseException,
+) -> Path | None:
+    """Append the lines the store refused to ``spill/transcripts.jsonl`` (runs in a thread)."""
+    try:
+        spill_dir = state_dir / "spill"
+        spill_dir.mkdir(parents=True, exist_ok=True)
+        path = spill_dir / "transcripts.jsonl"
+        record = {
+            "at": now,
+            "session": session.key,
+            "epoch": session.epoch,
+            "error": type(exc).__name__,
+            "messages": [m.to_dict() for m in messages],
+        }
+        with path.open("a", encoding="utf-8") as fh:
+            fh.write(json.dumps(record, ensure_ascii=False) + "\n")
+        return path
+    except OSError:
+        log.exception("spill file write failed too")
+        return None

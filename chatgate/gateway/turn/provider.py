@@ -1,0 +1,57 @@
+"""What a turn tells about its model provider: credentials rejected (degraded) or fine again,
+and the model fallbacks the agent reports while it runs."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping
+from typing import Any
+
+from chatgate.agents.base import AgentError, AgentReply
+from chatgate.gateway.degraded import OwnerKind
+from chatgate.gateway.events import EventName
+from chatgate.gateway.runtime import Runtime
+from chatgate.policies.reasons import FailureReason
+
+log = logging.getLogger("chatgate.turn")
+AUTH_FAILURES = frozenset({FailureReason.AUTH_PERMANENT, FailureReason.AUTH_EXPIRED})
+
+
+class ProviderWatch:
+    def __init__(self, rt: Runtime) -> None:
+        self.rt = rt
+
+    def track(
+        self, provider: str | None, agent: str, failure: AgentError | None, reply: AgentReply | None
+    ) -> None:
+        """A provider that rejects its credentials is degraded (read fail-closed); success clears it."""
+        if provider is None:
+            return
+        rt = self.rt
+        if failure is not None and failure.reason in AUTH_FAILURES:
+            probe = rt.config.gateway.supervision.provider_probe_s
+            rt.degraded.mark(
+                OwnerKind.PROVIDER,
+                provider,
+                f"the model provider for agent '{agent}' rejected its credentials ({failure.reason.value})",
+                f"fix agents.{agent}.api_key in gateway.yaml and run `chatgate reload`; "
+                f"chatgate retries the provider every {probe:.0f} s",
+                rt.clock.monotonic(),
+                probe_every_s=probe,
+            )
+            log.error(
+                "provider degraded",
+                extra={"provider": provider, "agent": agent, "reason": failure.reason.value},
+            )
+        elif reply is not None and rt.degraded.clear(OwnerKind.PROVIDER, provider):
+            log.info("provider recovered", extra={"provider": provider, "agent": agent})
+
+    def agent_event(self, name: str, data: Mapping[str, Any]) -> None:
+        """An agent's `on_event` callback: counts, logs and emits model fallbacks."""
+        rt = self.rt
+        if name == EventName.MODEL_FALLBACK:
+            rt.metrics.fallbacks.labels(
+                agent=str(data.get("agent")), reason=str(data.get("reason"))
+            ).inc()
+            log.warning("model fallback", extra=dict(data))
+            rt.events.emit(EventName.MODEL_FALLBACK, rt.clock.time(), **data)

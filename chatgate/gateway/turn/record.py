@@ -1,0 +1,68 @@
+"""What one agent turn carries from step to step (the turn side's `Inbound`)."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from dataclasses import dataclass, field
+from enum import Enum
+
+from chatgate.agents.base import Agent, AgentError, AgentReply, ChatMessage
+from chatgate.channels.base import ChannelAdapter
+from chatgate.gateway.delivery import DeliveryReport
+from chatgate.gateway.session_queue import CancelReason, Job, TurnControl
+from chatgate.gateway.sessions import WarmSession
+from chatgate.gateway.streaming import StreamingReply
+from chatgate.gateway.turn.outcome import Outcome
+
+
+class TurnExit(Enum):
+    """Why a turn stopped before its last step; a step returns one of these or None (go on)."""
+
+    RETRY = "retry"  # interrupted mid-agent: the batch runs again with the messages that came
+    LEFT_PENDING = "left_pending"  # shutting down: the journal keeps it, the next start resumes it
+    SETTLED = "settled"  # answered without an agent call (lock unavailable, or nothing still open)
+
+    @property
+    def ran(self) -> bool:
+        """What the session queue is told: False only when the batch must be run again."""
+        return self is not TurnExit.RETRY
+
+
+CANCEL_EXITS: dict[CancelReason, TurnExit] = {
+    CancelReason.INTERRUPT: TurnExit.RETRY,
+    CancelReason.SHUTDOWN: TurnExit.LEFT_PENDING,
+}
+"""Where a cancelled agent call leaves the turn; a reason not here (/stop) is a failure reply."""
+
+
+@dataclass(eq=False, slots=True)
+class TurnRecord:
+    """One batch on its way through the turn steps; each step fills in what it decided."""
+
+    batch: list[Job]
+    control: TurnControl
+    held: contextlib.AsyncExitStack
+    new: list[ChatMessage] = field(default_factory=list)
+    session: WarmSession | None = None
+    agent: Agent | None = None
+    timeout_s: float = 0.0  # the agent's timeout_s
+    adapter: ChannelAdapter | None = None
+    stream: StreamingReply | None = None
+    reacts: bool = False  # the adapter acknowledges with a reaction (and marks it done after)
+    ack: asyncio.Future[None] | None = None
+    agent_s: float = 0.0
+    reply: AgentReply | None = None
+    failure: AgentError | None = None
+    outcome: Outcome | None = None
+    report: DeliveryReport | None = None
+
+    @property
+    def last(self) -> Job:
+        """The batch's newest message: its target, agent and session stand for the batch."""
+        return self.batch[-1]
+
+    @property
+    def one_shot(self) -> bool:
+        """A session never read again (e.g. a webhook without a session template)."""
+        return self.batch[-1].ephemeral

@@ -1,0 +1,99 @@
+"""Runs one batch from a session queue: an agent turn through its steps, or one of the jobs
+that need no agent (an observed message, /new, re-delivery of a stored answer)."""
+
+from __future__ import annotations
+
+import contextlib
+
+from chatgate.agents.base import ChatMessage
+from chatgate.channels.outcome import Stage
+from chatgate.gateway.delivery import DeliveryReport
+from chatgate.gateway.runtime import Runtime
+from chatgate.gateway.session_queue import Job, JobKind, TurnControl
+from chatgate.gateway.turn.handover import Handover
+from chatgate.gateway.turn.persist import TurnPersistence
+from chatgate.gateway.turn.record import TurnRecord
+from chatgate.gateway.turn.steps import TurnSteps, user_message
+from chatgate.policies.reasons import DeliveryStatus
+from chatgate.presentation.model import OutboundMessage, message_from_dict
+from chatgate.texts import TextId
+
+
+class TurnRunner:
+    def __init__(self, rt: Runtime) -> None:
+        self.rt = rt
+        self.handover = Handover(rt)
+        self.persistence = TurnPersistence(rt)
+        self.steps = TurnSteps(rt, self.handover, self.persistence)
+
+    async def execute(self, batch: list[Job], control: TurnControl) -> bool:
+        """Run ``batch``; False when it was interrupted and must run again."""
+        kind = batch[0].kind
+        if kind is JobKind.TURN:
+            return await self.turn(batch, control)
+        if kind is JobKind.OBSERVE:
+            await self._observe(batch[0])
+        elif kind is JobKind.NEW_SESSION:
+            await self._new_session(batch[0])
+        elif kind is JobKind.REDELIVER:
+            await self._redeliver(batch[0])
+        return True
+
+    async def turn(self, batch: list[Job], control: TurnControl) -> bool:
+        """The held steps under the turn lock and session (released as soon as the answer is
+        journaled), then the steps after; a step's `TurnExit` ends the turn there."""
+        rec = TurnRecord(batch, control, contextlib.AsyncExitStack())
+        async with rec.held:
+            for step in self.steps.held:
+                ended = await step(rec)
+                if ended is not None:
+                    return ended.ran
+        for step in self.steps.after:
+            await step(rec)
+        return True
+
+    async def _observe(self, job: Job) -> None:
+        rt = self.rt
+        session = await rt.cache.acquire(job.session, rt.clock.time())
+        try:
+            await self.persistence.append(session, [user_message(job)])
+        finally:
+            rt.cache.release(session)
+        await self.handover.finish(
+            [job], Stage.OBSERVE, "observe", None, DeliveryReport(DeliveryStatus.SUPPRESSED)
+        )
+
+    async def _new_session(self, job: Job) -> None:
+        rt = self.rt
+        session = await rt.cache.acquire(job.session, rt.clock.time())
+        try:
+            epoch = await rt.cache.store.reset(job.session, rt.clock.time())
+            rt.cache.reset(session, epoch)
+        finally:
+            rt.cache.release(session)
+        voice = self.steps.voices.for_message(job.msg, job.agent)
+        message = OutboundMessage.from_text(voice.text(TextId.NEW_SESSION))
+        report = await self.handover.deliver(job, message, 0.0)
+        await self.handover.finish([job], Stage.COMMAND, "new_session", message, report)
+
+    async def _redeliver(self, job: Job) -> None:
+        """Finish a turn a previous process answered but did not deliver (no second agent call)."""
+        rt = self.rt
+        stored = job.stored_reply or {}
+        persist = [ChatMessage.from_dict(m) for m in stored.get("persist", [])]
+        if persist:
+            session = await rt.cache.acquire(job.session, rt.clock.time())
+            try:
+                session.transcript = [m for m in session.transcript if m.source != job.msg.key]
+                await self.persistence.append(session, persist)
+            finally:
+                rt.cache.release(session)
+        data = stored.get("message")
+        message = message_from_dict(data) if data and not stored.get("stopped") else None
+        if await self.handover.hand_off(job):
+            report = DeliveryReport(DeliveryStatus.HANDED_OFF)
+        else:
+            report = await self.handover.deliver(job, message, 0.0)
+        await self.handover.finish(
+            [job], Stage.TURN, str(stored.get("reason", "text")), message, report
+        )

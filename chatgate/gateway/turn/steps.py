@@ -1,0 +1,275 @@
+"""The named steps of one agent turn, in order (the turn side of `gateway/stages.py`).
+
+Steps run while the turn holds its lock and session: open → prepare → prepare_input →
+call_agent → conclude. A step returns None to go on, or a `TurnExit` that ends the turn there.
+After the lock and session are released: hand_over → announce. Each step reads and fills in the
+`TurnRecord`; the `TurnRunner` only runs them.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Awaitable, Callable
+
+from chatgate.agents.base import Agent, AgentError, ChatMessage, Turn
+from chatgate.channels.outcome import Stage
+from chatgate.channels.types import AckMode
+from chatgate.gateway.delivery import DeliveryReport
+from chatgate.gateway.events import EventName
+from chatgate.gateway.operator_notify import OperatorNotifier
+from chatgate.gateway.presence import typing_while
+from chatgate.gateway.runtime import Runtime
+from chatgate.gateway.session_queue import CancelReason, Job
+from chatgate.gateway.streaming import StreamingReply
+from chatgate.gateway.turn.handover import Handover
+from chatgate.gateway.turn.outcome import Outcome, answered, decide, failure_of, to_persist
+from chatgate.gateway.turn.persist import JournalWrite, TurnPersistence
+from chatgate.gateway.turn.provider import ProviderWatch
+from chatgate.gateway.turn.record import CANCEL_EXITS, TurnExit, TurnRecord
+from chatgate.gateway.turn.resume import lock_unavailable, still_open
+from chatgate.gateway.voices import Voices
+from chatgate.media.outgoing import store_files
+from chatgate.policies.reasons import DeliveryStatus, FailureReason, OutcomeKind
+from chatgate.state.protocols import StateUnavailable
+from chatgate.state.records import JournalState
+
+log = logging.getLogger("chatgate.turn")
+Step = Callable[[TurnRecord], Awaitable[TurnExit | None]]
+
+
+def user_message(job: Job) -> ChatMessage:
+    return ChatMessage("user", job.msg.text, job.msg.sender_name or None, job.msg.key)
+
+
+class TurnSteps:
+    def __init__(self, rt: Runtime, handover: Handover, persistence: TurnPersistence) -> None:
+        self.rt = rt
+        self.handover = handover
+        self.persistence = persistence
+        self.providers = ProviderWatch(rt)
+        self.voices = Voices(rt)
+        self.notifier = OperatorNotifier(rt)
+        self.held: tuple[Step, ...] = (
+            self.open,
+            self.prepare,
+            self.prepare_input,
+            self.call_agent,
+            self.conclude,
+        )
+        self.after: tuple[Step, ...] = (self.hand_over, self.announce)
+
+    async def open(self, rec: TurnRecord) -> TurnExit | None:
+        """Take the session's turn lock, drop resumed messages answered meanwhile, take the
+        warm session (a one-shot turn gets a transient one, never cached)."""
+        rt = self.rt
+        rec.agent = rt.agents[rec.last.agent]  # as configured when the turn began (reloads swap it)
+        rec.timeout_s = rt.config.agents[rec.last.agent].timeout_s
+        lock = rt.turn_lock.hold(
+            rec.last.session, owner=rt.owner, ttl=rt.config.gateway.turn_lock.ttl_s
+        )
+        try:
+            await rec.held.enter_async_context(lock)
+        except StateUnavailable as exc:  # fail closed: never two turns of one session
+            voice = self.voices.for_message(rec.last.msg, rec.last.agent)
+            await lock_unavailable(rt, self.handover, rec.batch, exc, voice)
+            return TurnExit.SETTLED
+        if any(job.resumed for job in rec.batch):
+            rec.batch = await still_open(rt, rec.batch)
+            if not rec.batch:
+                return TurnExit.SETTLED
+        rec.new = [user_message(job) for job in rec.batch]
+        last, now = rec.last, rt.clock.time()
+        if rec.one_shot:  # e.g. a webhook delivery without a session template
+            rec.session = rt.cache.transient(last.session, now)
+        else:
+            rec.session = await rt.cache.acquire(last.session, now)
+        rt.metrics.active_turns.inc()
+        rec.held.callback(self._close, rec)
+        return None
+
+    def _close(self, rec: TurnRecord) -> None:
+        self.rt.metrics.active_turns.dec()
+        if not rec.one_shot and rec.session is not None:
+            self.rt.cache.release(rec.session)
+
+    async def prepare(self, rec: TurnRecord) -> TurnExit | None:
+        """The reply's channel adapter, and a streaming draft where the channel edits in place."""
+        target = rec.last.target
+        adapter = await self.rt.channels.ready_adapter(target.channel) if target else None
+        rec.adapter = adapter
+        if adapter is not None and target is not None:
+            caps = adapter.capabilities
+            if caps.stream and caps.edits:
+                rt = self.rt
+                rec.stream = StreamingReply(
+                    adapter, target, rt.delivery, rt.clock, caps.min_edit_interval_s
+                )
+        return None
+
+    async def prepare_input(self, rec: TurnRecord) -> TurnExit | None:
+        """The slot for work on the new messages before the agent sees them (attachments:
+        download, transcription, vision parts); may rewrite ``rec.new``. Nothing yet."""
+        return None
+
+    async def call_agent(self, rec: TurnRecord) -> TurnExit | None:
+        """Run the agent inline under its timeout while the channel shows life (reaction ack,
+        typing); a cancelled call ends as its `TurnExit` or as the /stop failure."""
+        rt, last, adapter, agent = self.rt, rec.last, rec.adapter, rec.agent
+        assert agent is not None
+        turn = self._turn_for(rec)
+        prewarm = getattr(agent, "prewarm", None)  # a one-time warm-up must not eat the timeout
+        if prewarm is not None:
+            await prewarm()
+        started = rt.clock.monotonic()
+        if adapter is not None and AckMode.REACTION in adapter.capabilities.ack:
+            rec.reacts = True
+            rec.ack = asyncio.ensure_future(adapter.acknowledge(last.msg))
+        async with typing_while(adapter, last.target, rt.clock):
+            ended = await self._run_agent(rec, agent, turn)
+        if ended is not None:
+            return ended
+        if rec.ack is not None:
+            await asyncio.gather(rec.ack, return_exceptions=True)
+        rec.agent_s = rt.clock.monotonic() - started
+        rt.metrics.turn_seconds.labels(agent=last.agent).observe(rec.agent_s)
+        return None
+
+    def _turn_for(self, rec: TurnRecord) -> Turn:
+        last, session, stream = rec.last, rec.session, rec.stream
+        assert session is not None
+        return Turn(
+            session=last.session,
+            history=tuple(session.transcript),
+            new=rec.new,
+            channel=last.msg.channel,
+            sender_id=last.msg.sender_id,
+            on_delta=stream.delta if stream is not None else None,
+            on_event=self.providers.agent_event,
+            metadata={"chat_id": last.msg.chat_id, "thread_id": last.msg.thread_id},
+        )
+
+    async def _run_agent(self, rec: TurnRecord, agent: Agent, turn: Turn) -> TurnExit | None:
+        """The agent call itself (the slot for a tool loop). It runs inline, not in a task of its
+        own: /stop and the interrupt policy cancel this task, which lands here."""
+        control = rec.control
+        control.enter_agent()
+        try:
+            async with asyncio.timeout(rec.timeout_s + 5.0):
+                rec.reply = await store_files(await agent.run(turn), self.rt.delivery.files)
+        except asyncio.CancelledError:
+            if control.reason is None:
+                raise
+            ended = CANCEL_EXITS.get(control.reason)
+            if ended is not None:
+                return ended
+            rec.failure = AgentError(FailureReason.CANCELLED, "stopped by /stop")
+        except AgentError as exc:
+            rec.failure = exc
+        except TimeoutError:
+            rec.failure = AgentError(FailureReason.TIMEOUT, "agent exceeded timeout_s")
+        except Exception as exc:
+            log.exception("agent raised", extra={"agent": rec.last.agent, "session": turn.session})
+            rec.failure = AgentError(FailureReason.UNKNOWN, type(exc).__name__)
+        finally:
+            control.leave_agent()
+        return None
+
+    async def conclude(self, rec: TurnRecord) -> TurnExit | None:
+        """The outcome, and one journal write: ANSWERED with the reply kept (a restart re-sends
+        it), or DONE at once when nothing is left to deliver (a sync webhook answers in its HTTP
+        response); the transcript lines go in the same write where the backend can."""
+        rt, last, session = self.rt, rec.last, rec.session
+        assert session is not None
+        voice = self.voices.for_message(last.msg, last.agent)
+        kind, message, reason = decide(rec.reply, rec.failure, rt.config.gateway, voice)
+        self._tell_operator(rec)
+        stopped = rec.control.reason is CancelReason.STOP
+        final = last.target is None and rec.stream is None
+        outcome = rec.outcome = Outcome(kind, message, reason, stopped=stopped, final=final)
+        # A one-shot session is never read again; the journal keeps its message and reply.
+        persist = [] if rec.one_shot else to_persist(rec.new, kind, rec.reply, rec.failure)
+        mark = JournalWrite(
+            keys=[j.msg.key for j in rec.batch],
+            state=JournalState.DONE if final else JournalState.ANSWERED,
+            now=rt.clock.time(),
+            session=last.session,
+            reason=reason,
+            reply=answered(outcome, persist),
+            delivery=outcome.unsent.value if final else None,
+            delivery_ids=[] if final else None,
+        )
+        await self.persistence.write(mark, session, persist)
+        return None
+
+    def _tell_operator(self, rec: TurnRecord) -> None:
+        """The operator's side of a failure the chat was told about: the log line and, when
+        configured, the operator chat (rate-limited)."""
+        failed = failure_of(rec.reply, rec.failure)
+        if failed is None:
+            return
+        last = rec.last
+        log.warning(
+            "turn failed",
+            extra={"session": last.session, "reason": failed.reason.value, "detail": failed.detail},
+        )
+        self.notifier.failed(failed, f"{last.msg.channel}:{last.msg.chat_id}", last.agent)
+
+    async def hand_over(self, rec: TurnRecord) -> TurnExit | None:
+        """Deliver (or leave the answer to the replica now holding the channel), mark the
+        reaction done, mark the batch DONE and resolve its futures."""
+        rt, last, outcome, adapter = self.rt, rec.last, rec.outcome, rec.adapter
+        assert outcome is not None
+        rt.metrics.turns.labels(
+            agent=last.agent, outcome=outcome.kind.value, reason=outcome.reason
+        ).inc()
+        if rec.agent is not None:
+            self.providers.track(rec.agent.provider_id(), last.agent, rec.failure, rec.reply)
+        if not outcome.final and await self.handover.hand_off(last):
+            report = DeliveryReport(DeliveryStatus.HANDED_OFF)
+        else:
+            report = await self.handover.deliver(last, outcome.shown, rec.agent_s, rec.stream)
+        rec.report = report
+        if adapter is not None and rec.reacts:
+            failed = outcome.kind is OutcomeKind.FAILURE or report.kind is not None
+            await asyncio.gather(
+                adapter.acknowledge_done(last.msg, failed=failed), return_exceptions=True
+            )
+        await self.handover.finish(
+            rec.batch, Stage.TURN, outcome.reason, outcome.message, report, journaled=outcome.final
+        )
+        return None
+
+    async def announce(self, rec: TurnRecord) -> TurnExit | None:
+        """The turn_finished event and the turn's one log line."""
+        rt, last, outcome, report, reply = self.rt, rec.last, rec.outcome, rec.report, rec.reply
+        assert outcome is not None and report is not None
+        rt.events.emit(
+            EventName.TURN_FINISHED,
+            rt.clock.time(),
+            channel=last.msg.channel,
+            agent=last.agent,
+            outcome=outcome.kind.value,
+            reason=outcome.reason,
+            delivery=report.status.value,
+            agent_s=rec.agent_s,
+            latency_s=rt.clock.monotonic() - last.accepted_at,  # accepted → delivered
+        )
+        log.info(
+            "turn",
+            extra={
+                "channel": last.msg.channel,
+                "chat": last.msg.chat_id,
+                "key": last.msg.key,
+                "session": last.session,
+                "agent": last.agent,
+                "model": reply.model if reply else None,
+                "messages": len(rec.batch),
+                "outcome": outcome.kind.value,
+                "reason": outcome.reason,
+                "delivery": report.status.value,
+                "send_error": report.kind.value if report.kind else None,
+                "agent_ms": round(rec.agent_s * 1000, 1),
+            },
+        )
+        return None

@@ -1,0 +1,1 @@
+"""Attachments between channels and agents: limits, type sniffing, stored files (no platform code)."""

@@ -1,0 +1,258 @@
+"""Files that replies carry, stored before the answer is recorded and removed once it is sent.
+
+An agent hands over bytes, a local path (python agents) or a URL; `OutgoingFiles.store` turns each
+into a file under ``<state_dir>/outgoing/<ref>`` and the reply keeps only the reference, so the
+journal's stored answer, a resumed turn and a DLQ replay all upload the same bytes. A file that
+cannot be stored (over the cap, unreadable, fetch failed) becomes a visible notice in the reply.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import re
+import secrets
+from collections.abc import Mapping
+from dataclasses import replace
+from enum import StrEnum
+from pathlib import Path
+from typing import Any
+
+import aiohttp
+import filetype
+
+from chatgate.agents.base import AgentReply
+from chatgate.clock import Clock
+from chatgate.media.links import FileLinks
+from chatgate.presentation.file_rules import MB, human_size
+from chatgate.presentation.model import Block, File, OutboundMessage, Text
+from chatgate.state.protocols import DeadLetterStore
+
+log = logging.getLogger("chatgate.media.outgoing")
+DEFAULT_MAX_BYTES = 50 * MB
+FETCH_TIMEOUT_S = 30.0
+_REF = re.compile(r"^[0-9a-f]{32}$")
+DLQ_SCAN = 10_000
+_GENERIC = frozenset({"", "application/octet-stream"})
+
+
+class StoreRefusal(StrEnum):
+    """Why a file a reply carried could not be stored (logged and named in the notice)."""
+
+    TOO_LARGE = "file_too_large"
+    UNREADABLE = "file_unreadable"
+    FETCH_FAILED = "file_fetch_failed"
+
+
+class FileMissing(Exception):
+    """The stored file behind a reference is gone (removed, or written on another host)."""
+
+
+class _Refused(Exception):
+    def __init__(self, reason: StoreRefusal, detail: str) -> None:
+        super().__init__(detail)
+        self.reason = reason
+        self.detail = detail
+
+
+def has_files(message: OutboundMessage | None) -> bool:
+    return message is not None and any(isinstance(b, File) for b in message.blocks)
+
+
+async def store_files(reply: AgentReply, files: OutgoingFiles | None) -> AgentReply:
+    """The reply with its files stored (done before the answer is recorded)."""
+    if files is None or not has_files(reply.message):
+        return reply
+    assert reply.message is not None
+    return replace(reply, message=await files.store(reply.message))
+
+
+def refs_of(message: OutboundMessage) -> list[str]:
+    return [b.ref for b in message.blocks if isinstance(b, File) and b.ref]
+
+
+class OutgoingFiles:
+    """The outgoing-file store of one gateway (a directory in the state dir)."""
+
+    def __init__(
+        self, root: Path, *, max_bytes: int = DEFAULT_MAX_BYTES, links: FileLinks | None = None
+    ) -> None:
+        self.root = root
+        self.max_bytes = max_bytes
+        self.links = links
+        self._http: aiohttp.ClientSession | None = None
+
+    async def close(self) -> None:
+        if self._http is not None:
+            await self._http.close()
+            self._http = None
+
+    async def store(self, message: OutboundMessage) -> OutboundMessage:
+        """Store every unstored file of `message`; the reply keeps references only."""
+        if not any(isinstance(b, File) and not b.ref for b in message.blocks):
+            return message
+        blocks: list[Block] = []
+        for block in message.blocks:
+            if isinstance(block, File) and not block.ref:
+                try:
+                    block = await self._store_one(block)
+                except _Refused as exc:
+                    log.warning(
+                        "reply file not attached",
+                        extra={"file": block.name, "reason": exc.reason.value, "error": exc.detail},
+                    )
+                    block = Text(f"📎 {block.name} could not be attached: {exc.detail}.", False)
+            blocks.append(block)
+        return OutboundMessage(tuple(blocks))
+
+    def link(self, file: File, now: float) -> str | None:
+        """A signed, expiring download path for a stored file (None without a link key)."""
+        if self.links is None or not file.ref:
+            return None
+        return self.links.path(file.ref, file.name, file.mime, now)
+
+    def described(self, file: File, now: float) -> dict[str, object]:
+        """A stored file as JSON for web clients: what it is and where to fetch it."""
+        return {
+            "name": file.name,
+            "mime": file.mime,
+            "kind": file.kind,
+            "size": file.size,
+            "caption": file.caption,
+            "url": self.link(file, now),
+        }
+
+    def path_of(self, ref: str) -> Path:
+        if not _REF.match(ref):
+            raise FileMissing(f"not a file reference: {ref[:40]!r}")
+        return self.root / ref
+
+    async def read(self, ref: str) -> bytes:
+        path = self.path_of(ref)
+        try:
+            return await asyncio.to_thread(path.read_bytes)
+        except FileNotFoundError:
+            raise FileMissing(f"file {ref} is no longer stored") from None
+
+    async def discard(self, message: OutboundMessage | None) -> None:
+        """Remove the files of a message whose delivery ended (sent, or dropped from the DLQ)."""
+        await self.discard_refs(refs_of(message) if message is not None else [])
+
+    async def discard_refs(self, refs: list[str]) -> None:
+        paths = [self.root / r for r in refs if _REF.match(r)]
+        if paths:
+            await asyncio.to_thread(self._unlink, paths)
+
+    async def sweep(self, older_than_s: float, now: float, keep: set[str]) -> int:
+        """Remove files older than `older_than_s` that no open entry references (`keep`)."""
+        return await asyncio.to_thread(self._sweep, older_than_s, now, keep)
+
+    # -- internals ----------------------------------------------------------------------------
+
+    async def _store_one(self, file: File) -> File:
+        if file.data is not None:
+            data = file.data
+        elif file.path:
+            data = await asyncio.to_thread(self._read_path, file.path)
+        else:
+            data = await self._fetch(file.url)
+        if len(data) > self.max_bytes:
+            raise _Refused(
+                StoreRefusal.TOO_LARGE,
+                f"it is {human_size(len(data))}, over the {human_size(self.max_bytes)} limit",
+            )
+        mime = file.mime
+        if mime in _GENERIC:
+            guessed = filetype.guess_mime(data)
+            mime = guessed or "application/octet-stream"
+        ref = secrets.token_hex(16)
+        await asyncio.to_thread(self._write, ref, data)
+        return replace(file, ref=ref, size=len(data), mime=mime, data=None, path="", url="")
+
+    def _read_path(self, path: str) -> bytes:
+        try:
+            with open(path, "rb") as fh:
+                data = fh.read(self.max_bytes + 1)
+        except OSError as exc:
+            raise _Refused(StoreRefusal.UNREADABLE, exc.strerror or "unreadable") from None
+        return data
+
+    async def _fetch(self, url: str) -> bytes:
+        if not url.startswith(("http://", "https://")):
+            raise _Refused(StoreRefusal.FETCH_FAILED, "only http(s) URLs can be fetched")
+        if self._http is None:
+            self._http = aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=FETCH_TIMEOUT_S))
+        try:
+            async with self._http.get(url) as resp:
+                if resp.status >= 400:
+                    raise _Refused(
+                        StoreRefusal.FETCH_FAILED, f"the URL answered HTTP {resp.status}"
+                    )
+                data = await resp.content.read(self.max_bytes + 1)
+        except (aiohttp.ClientError, TimeoutError) as exc:
+            raise _Refused(
+                StoreRefusal.FETCH_FAILED, f"fetching it failed ({type(exc).__name__})"
+            ) from None
+        return data
+
+    def _write(self, ref: str, data: bytes) -> None:
+        self.root.mkdir(parents=True, exist_ok=True, mode=0o700)
+        tmp = self.root / f".{ref}.tmp"
+        with open(tmp, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, self.root / ref)
+
+    @staticmethod
+    def _unlink(paths: list[Path]) -> None:
+        for path in paths:
+            path.unlink(missing_ok=True)
+
+    def _sweep(self, older_than_s: float, now: float, keep: set[str]) -> int:
+        if not self.root.is_dir():
+            return 0
+        removed = 0
+        for path in self.root.iterdir():
+            if path.name in keep:
+                continue
+            try:
+                if now - path.stat().st_mtime > older_than_s:
+                    path.unlink(missing_ok=True)
+                    removed += 1
+            except OSError:
+                continue
+        return removed
+
+
+async def sweep_forever(
+    files: OutgoingFiles, dead_letters: DeadLetterStore, clock: Clock, every_s: float = 600.0
+) -> None:
+    """Remove stored files no one can fetch any more: older than a download link lives (plus an
+    hour) and not kept by a DLQ entry awaiting replay."""
+    keep_s = (files.links.ttl_s if files.links is not None else 0.0) + 3600.0
+    while True:
+        await clock.sleep(every_s)
+        try:
+            keep = {
+                ref for entry in await dead_letters.list(DLQ_SCAN) for ref in refs_in(entry.message)
+            }
+            removed = await files.sweep(keep_s, clock.time(), keep)
+        except Exception:  # the store is down: the next round tries again
+            log.warning("outgoing-file sweep failed", exc_info=True)
+            continue
+        if removed:
+            log.info("outgoing files removed", extra={"count": removed})
+
+
+def refs_in(data: Mapping[str, Any]) -> list[str]:
+    """References in a stored (dict) reply, without decoding the rest of it."""
+    blocks = data.get("blocks")
+    if not isinstance(blocks, list):
+        return []
+    return [
+        str(b["ref"])
+        for b in blocks
+        if isinstance(b, dict) and b.get("type") == "file" and isinstance(b.get("ref"), str)
+    ]

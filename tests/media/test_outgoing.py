@@ -1,0 +1,144 @@
+"""The outgoing-file store: agent bytes, paths and URLs become stored references, or a notice."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+from aiohttp import web
+
+from chatgate.media.outgoing import FileMissing, OutgoingFiles, refs_of
+from chatgate.presentation.model import File, OutboundMessage, Text
+
+PNG = bytes.fromhex("89504e470d0a1a0a0000000d49484452") + b"\0" * 64
+
+
+@pytest.fixture
+async def server() -> AsyncIterator[str]:
+    async def png(_: web.Request) -> web.Response:
+        return web.Response(body=PNG, content_type="image/png")
+
+    async def big(_: web.Request) -> web.Response:
+        return web.Response(body=b"x" * 5000)
+
+    async def missing(_: web.Request) -> web.Response:
+        return web.Response(status=404)
+
+    app = web.Application()
+    app.router.add_get("/chart.png", png)
+    app.router.add_get("/big", big)
+    app.router.add_get("/missing", missing)
+    runner = web.AppRunner(app)
+    await runner.setup()
+    site = web.TCPSite(runner, "127.0.0.1", 0)
+    await site.start()
+    yield f"http://127.0.0.1:{runner.addresses[0][1]}"
+    await runner.cleanup()
+
+
+async def test_bytes_paths_and_urls_become_references(tmp_path: Path, server: str) -> None:
+    src = tmp_path / "report.txt"
+    src.write_bytes(b"report")
+    store = OutgoingFiles(tmp_path / "out")
+    message = OutboundMessage(
+        (
+            Text("here"),
+            File("a.png", data=PNG, kind="image"),
+            File("report.txt", "text/plain", path=str(src)),
+            File("chart.png", url=f"{server}/chart.png", kind="image"),
+        )
+    )
+    out = await store.store(message)
+    await store.close()
+    files = [b for b in out.blocks if isinstance(b, File)]
+    assert [f.stored for f in files] == [True, True, True]
+    assert all(f.data is None and not f.path and not f.url for f in files)
+    assert [f.mime for f in files] == ["image/png", "text/plain", "image/png"]  # sniffed
+    assert [f.size for f in files] == [len(PNG), 6, len(PNG)]
+    assert await store.read(files[1].ref) == b"report"
+    assert os.stat(store.root).st_mode & 0o777 == 0o700
+    await store.discard(out)
+    for ref in refs_of(out):
+        with pytest.raises(FileMissing):
+            await store.read(ref)
+
+
+@pytest.mark.parametrize(
+    ("file", "notice"),
+    [
+        (File("big.bin", data=b"x" * 5000), "it is 4.9 KB, over the 4.0 KB limit"),
+        (File("gone.txt", path="/nonexistent/gone.txt"), "could not be attached: No such file"),
+        (File("ftp.txt", url="ftp://example/x"), "only http(s) URLs"),
+    ],
+)
+async def test_a_file_that_cannot_be_stored_becomes_a_visible_notice(
+    tmp_path: Path, file: File, notice: str
+) -> None:
+    store = OutgoingFiles(tmp_path / "out", max_bytes=4096)
+    out = await store.store(OutboundMessage((file,)))
+    [block] = out.blocks
+    assert isinstance(block, Text) and notice in block.text and file.name in block.text
+
+
+@pytest.mark.parametrize(("path", "notice"), [("/missing", "HTTP 404"), ("/big", "over the")])
+async def test_url_failures_are_notices(
+    tmp_path: Path, server: str, path: str, notice: str
+) -> None:
+    store = OutgoingFiles(tmp_path / "out", max_bytes=4096)
+    out = await store.store(OutboundMessage((File("u", url=server + path),)))
+    await store.close()
+    assert isinstance(out.blocks[0], Text) and notice in out.blocks[0].text
+
+
+async def test_references_cannot_walk_out_of_the_store(tmp_path: Path) -> None:
+    store = OutgoingFiles(tmp_path / "out")
+    for ref in ("../secret", "/etc/passwd", "A" * 32, ""):
+        with pytest.raises(FileMissing):
+            await store.read(ref)
+
+
+async def test_sweep_keeps_what_open_entries_reference(tmp_path: Path) -> None:
+    store = OutgoingFiles(tmp_path / "out")
+    out = await store.store(OutboundMessage((File("a", data=b"1"), File("b", data=b"2"))))
+    keep, old = refs_of(out)
+    now = os.stat(store.path_of(old)).st_mtime + 3600
+    assert await store.sweep(600, now, {keep}) == 1
+    assert await store.read(keep) == b"1"
+
+
+async def test_the_sweep_loop_spares_files_a_dlq_entry_still_needs(tmp_path: Path) -> None:
+    import asyncio
+    import time
+
+    from chatgate.channels.types import Target
+    from chatgate.media.links import FileLinks
+    from chatgate.media.outgoing import refs_in, sweep_forever
+    from chatgate.policies.reasons import SendErrorKind
+    from chatgate.presentation.model import message_to_dict
+    from chatgate.state.sqlite.db import Database
+    from chatgate.state.sqlite.dead_letters import SqliteDeadLetters
+    from tests.fakes.clock import ManualClock
+
+    db = Database(tmp_path / "state.db")
+    await db.open()
+    dlq = SqliteDeadLetters(db)
+    await dlq.load()
+    store = OutgoingFiles(tmp_path / "out", links=FileLinks(tmp_path, ttl_s=60))
+    held = await store.store(OutboundMessage((File("held", data=b"1"),)))
+    gone = await store.store(OutboundMessage((File("gone", data=b"2"),)))
+    await dlq.add(Target("tg", "1"), message_to_dict(held), SendErrorKind.FORBIDDEN, "e", 1, 1.0)
+    assert refs_in(message_to_dict(held)) == refs_of(held)
+    clock = ManualClock(wall_start=time.time() + 3700)  # past the link TTL + an hour
+    task = asyncio.create_task(sweep_forever(store, dlq, clock, every_s=10))
+    await asyncio.sleep(0)
+    clock.advance(10)
+    for _ in range(50):
+        await asyncio.sleep(0.01)
+        if not store.path_of(refs_of(gone)[0]).exists():
+            break
+    task.cancel()
+    await db.close()
+    assert not store.path_of(refs_of(gone)[0]).exists()
+    assert await store.read(refs_of(held)[0]) == b"1"

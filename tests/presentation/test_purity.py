@@ -1,0 +1,57 @@
+"""Presentation stays pure, as the architecture page says: no I/O, no asyncio, no SDK, and of
+chatgate only its own modules and the policies' types."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+import chatgate.presentation
+
+PRESENTATION_DIR = Path(chatgate.presentation.__file__).parent
+MODULES = sorted(PRESENTATION_DIR.rglob("*.py"))
+CHATGATE_ALLOWED = ("chatgate.presentation", "chatgate.policies")
+FORBIDDEN = {
+    "aiohttp",
+    "asyncio",
+    "http",
+    "httpx",
+    "requests",
+    "shutil",
+    "socket",
+    "sqlite3",
+    "subprocess",
+    "tempfile",
+    "threading",
+    "urllib",
+}
+
+
+def _imports(path: Path) -> set[str]:
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            found.add("." * node.level + (node.module or ""))
+    return found
+
+
+def test_modules_found() -> None:
+    assert len(MODULES) >= 5
+
+
+@pytest.mark.parametrize("path", MODULES, ids=lambda p: p.name)
+def test_imports_stay_pure(path: Path) -> None:
+    bad = set()
+    for name in _imports(path):
+        if name.startswith("."):
+            continue  # relative: inside presentation
+        if name.startswith("chatgate"):
+            if not name.startswith(CHATGATE_ALLOWED):
+                bad.add(name)
+        elif name.split(".")[0] in FORBIDDEN:
+            bad.add(name)
+    assert not bad, f"{path.name} imports {sorted(bad)}"

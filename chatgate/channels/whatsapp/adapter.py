@@ -17,6 +17,7 @@ import asyncio
 import contextlib
 import logging
 import time
+from dataclasses import replace
 from typing import Any
 
 from aiohttp import web
@@ -37,17 +38,19 @@ from chatgate.channels.types import AckMode, Capabilities, InboundMessage, SendR
 from chatgate.channels.whatsapp import LIMITS, errors
 from chatgate.channels.whatsapp.config import WhatsAppChannelConfig, phone_id
 from chatgate.channels.whatsapp.graph import Graph, GraphError
-from chatgate.channels.whatsapp.inbound import Ignored, Receipt, events
+from chatgate.channels.whatsapp.inbound import REACTION, Ignored, Receipt, events
 from chatgate.channels.whatsapp.render import render
 from chatgate.channels.whatsapp.window import Windows, template_payload
 from chatgate.config.base import secret_value
 from chatgate.http_input import BadInput, parse_json
-from chatgate.policies.reasons import SendErrorKind
+from chatgate.policies.reactions import CONTEXT_ONLY, ReactionMode, reaction_input
+from chatgate.policies.reasons import DropReason, SendErrorKind
 from chatgate.presentation.model import OutboundMessage
 from chatgate.secure_compare import secure_equals
 from chatgate.state.protocols import ChannelFacts
 from chatgate.state.records import receipt_key
 
+SENT_IDS_KEPT = 4096  # answers a reaction can still be recognised on (in memory)
 log = logging.getLogger("chatgate.whatsapp")
 CONNECT_TIMEOUT_S = 30.0
 PROBE_TIMEOUT_S = 10.0
@@ -87,6 +90,7 @@ class WhatsAppChannel(ChannelAdapter):
         self._route: str | None = None
         self._accepting = False
         self._order = ChatOrder()
+        self._sent: dict[str, None] = {}  # our latest message ids (an ordered, bounded set)
 
     # -- lifecycle --------------------------------------------------------------------------
 
@@ -225,11 +229,25 @@ class WhatsAppChannel(ChannelAdapter):
         elif isinstance(event, Receipt):
             await self._receipt(event)
         else:
+            if REACTION in event.extra:
+                event = self._reaction(event)
+                if isinstance(event, Ignored):
+                    return await self._handle(event)
             self.counters["messages"] += 1
             msg = await self.resolve_choice(event) if event.choice is not None else event
             async with self._order.turn(msg.chat_id):
                 await self._sink.submit(msg)  # journaled: now it may be acked
                 await self._heard(msg)
+
+    def _reaction(self, msg: InboundMessage) -> InboundMessage | Ignored:
+        """A reaction on one of our answers, per the channel's `reactions` (ignored otherwise)."""
+        ours = msg.reply_to is not None and msg.reply_to in self._sent
+        mode = reaction_input(ReactionMode(self.config.reactions), msg.extra[REACTION], ours)
+        if mode is ReactionMode.IGNORE:
+            return Ignored(DropReason.REACTION_IGNORED, msg.chat_id)
+        if mode is ReactionMode.CONTEXT:
+            return replace(msg, extra={**msg.extra, CONTEXT_ONLY: True})
+        return msg
 
     async def _heard(self, msg: InboundMessage) -> None:
         """The user's window opens now: durable before the 200, so an answer recovered after a
@@ -321,6 +339,10 @@ class WhatsAppChannel(ChannelAdapter):
         answer = await self._post("messages", body)
         messages = answer.get("messages")
         first = messages[0] if isinstance(messages, list) and messages else {}
+        if first.get("id"):
+            self._sent[str(first["id"])] = None
+            if len(self._sent) > SENT_IDS_KEPT:
+                del self._sent[next(iter(self._sent))]
         return SendResult.sent(str(first.get("id") or "")) if first.get("id") else SendResult.sent()
 
     async def _post(self, method: str, body: dict[str, Any]) -> dict[str, Any]:

@@ -17,6 +17,7 @@ from chatgate.policies.reasons import DeliveryStatus, FailureReason, OutcomeKind
 from chatgate.presentation.model import OutboundMessage
 from chatgate.state.protocols import StateUnavailable
 from chatgate.state.records import JournalState
+from chatgate.texts.voice import Voice
 
 log = logging.getLogger("chatgate.turn")
 
@@ -83,12 +84,12 @@ def discard(job: Job) -> None:
 
 
 async def lock_unavailable(
-    rt: Runtime, handover: Handover, batch: list[Job], exc: StateUnavailable
+    rt: Runtime, handover: Handover, batch: list[Job], exc: StateUnavailable, voice: Voice
 ) -> None:
     """The turn lock cannot be taken: answer `unavailable` rather than risk a second turn."""
     last = batch[-1]
     reason = FailureReason.UNAVAILABLE
-    message = OutboundMessage.from_text(failure_reply(reason).text)
+    message = OutboundMessage.from_text(voice.failure(failure_reply(reason)))
     log.warning(
         "turn lock unavailable; answered unavailable",
         extra={"session": last.session, "key": last.msg.key, "error": str(exc)},

@@ -16,8 +16,7 @@ from chatgate.gateway.turn.record import TurnRecord
 from chatgate.gateway.turn.steps import TurnSteps, user_message
 from chatgate.policies.reasons import DeliveryStatus
 from chatgate.presentation.model import OutboundMessage, message_from_dict
-
-NEW_SESSION_TEXT = "Started a new conversation. Earlier messages are no longer part of the context."
+from chatgate.texts import TextId
 
 
 class TurnRunner:
@@ -72,7 +71,8 @@ class TurnRunner:
             rt.cache.reset(session, epoch)
         finally:
             rt.cache.release(session)
-        message = OutboundMessage.from_text(NEW_SESSION_TEXT)
+        voice = self.steps.voices.for_message(job.msg, job.agent)
+        message = OutboundMessage.from_text(voice.text(TextId.NEW_SESSION))
         report = await self.handover.deliver(job, message, 0.0)
         await self.handover.finish([job], Stage.COMMAND, "new_session", message, report)
 

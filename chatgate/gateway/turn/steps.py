@@ -18,16 +18,18 @@ from chatgate.channels.outcome import Stage
 from chatgate.channels.types import AckMode
 from chatgate.gateway.delivery import DeliveryReport
 from chatgate.gateway.events import EventName
+from chatgate.gateway.operator_notify import OperatorNotifier
 from chatgate.gateway.presence import typing_while
 from chatgate.gateway.runtime import Runtime
 from chatgate.gateway.session_queue import CancelReason, Job
 from chatgate.gateway.streaming import StreamingReply
 from chatgate.gateway.turn.handover import Handover
-from chatgate.gateway.turn.outcome import Outcome, answered, decide, to_persist
+from chatgate.gateway.turn.outcome import Outcome, answered, decide, failure_of, to_persist
 from chatgate.gateway.turn.persist import JournalWrite, TurnPersistence
 from chatgate.gateway.turn.provider import ProviderWatch
 from chatgate.gateway.turn.record import CANCEL_EXITS, TurnExit, TurnRecord
 from chatgate.gateway.turn.resume import lock_unavailable, still_open
+from chatgate.gateway.voices import Voices
 from chatgate.media.outgoing import store_files
 from chatgate.policies.reasons import DeliveryStatus, FailureReason, OutcomeKind
 from chatgate.state.protocols import StateUnavailable
@@ -54,6 +56,8 @@ class TurnSteps:
         self.persistence = persistence
         self.redeliver = redeliver  # sends an answer stored in the journal (no agent call)
         self.providers = ProviderWatch(rt)
+        self.voices = Voices(rt)
+        self.notifier = OperatorNotifier(rt)
         self.held: tuple[Step, ...] = (
             self.open,
             self.prepare,
@@ -75,7 +79,8 @@ class TurnSteps:
         try:
             await rec.held.enter_async_context(lock)
         except StateUnavailable as exc:  # fail closed: never two turns of one session
-            await lock_unavailable(rt, self.handover, rec.batch, exc)
+            voice = self.voices.for_message(rec.last.msg, rec.last.agent)
+            await lock_unavailable(rt, self.handover, rec.batch, exc, voice)
             return TurnExit.SETTLED
         rec.batch = await still_open(rt, rec.batch, self.redeliver)
         if not rec.batch:
@@ -186,7 +191,9 @@ class TurnSteps:
         response); the transcript lines go in the same write where the backend can."""
         rt, last, session = self.rt, rec.last, rec.session
         assert session is not None
-        kind, message, reason = decide(rec.reply, rec.failure, rt.config.gateway)
+        voice = self.voices.for_message(last.msg, last.agent)
+        kind, message, reason = decide(rec.reply, rec.failure, rt.config.gateway, voice)
+        self._tell_operator(rec)
         stopped = rec.control.reason is CancelReason.STOP
         final = last.target is None and rec.stream is None
         outcome = rec.outcome = Outcome(kind, message, reason, stopped=stopped, final=final)
@@ -207,6 +214,19 @@ class TurnSteps:
         )
         await self.persistence.write(mark, session, persist)
         return None
+
+    def _tell_operator(self, rec: TurnRecord) -> None:
+        """The operator's side of a failure the chat was told about: the log line and, when
+        configured, the operator chat (rate-limited)."""
+        failed = failure_of(rec.reply, rec.failure)
+        if failed is None:
+            return
+        last = rec.last
+        log.warning(
+            "turn failed",
+            extra={"session": last.session, "reason": failed.reason.value, "detail": failed.detail},
+        )
+        self.notifier.failed(failed, f"{last.msg.channel}:{last.msg.chat_id}", last.agent)
 
     async def hand_over(self, rec: TurnRecord) -> TurnExit | None:
         """Deliver (or leave the answer to the replica now holding the channel), mark the

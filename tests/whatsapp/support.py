@@ -41,6 +41,7 @@ agents:
     api_key: sk-whatsapp-test
     timeout_s: 10
   menu: {{backend: python, function: "tests.whatsapp.agents:menu"}}
+  files: {{backend: python, function: "tests.whatsapp.agents:files"}}
 channels:
   whatsapp:
     access_token: "{ACCESS_TOKEN}"

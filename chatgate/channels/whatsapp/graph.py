@@ -61,6 +61,15 @@ class Graph:
         async with self.session.post(self.base + path, data=data, headers=headers) as response:
             return _answer(response.status, await response.read())
 
+    async def upload(self, path: str, data: bytes, filename: str, mime: str) -> dict[str, Any]:
+        """`POST /{phone_number_id}/media` as multipart: the file's bytes, its type; → `{"id"}`."""
+        form = aiohttp.FormData()
+        form.add_field("messaging_product", "whatsapp")
+        form.add_field("type", mime)
+        form.add_field("file", data, filename=filename, content_type=mime)
+        async with self.session.post(self.base + path, data=form) as response:
+            return _answer(response.status, await response.read())
+
     async def get(self, path: str, **params: str) -> dict[str, Any]:
         async with self.session.get(self.base + path, params=params) as response:
             return _answer(response.status, await response.read())

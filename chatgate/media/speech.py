@@ -84,7 +84,9 @@ async def with_voice(
     try:
         audio = await synthesize(config, text)
     except SpeechFailed as exc:
-        log.warning("spoken reply failed; the text goes alone", extra={"reason": exc.reason.value})
+        log.warning(
+            "spoken reply failed (%s); the text goes alone", exc, extra={"reason": exc.reason.value}
+        )
         return reply, exc.reason
     voice = File(VOICE_NAME, VOICE_MIME, "voice", data=audio, size=len(audio))
     message = reply.message or OutboundMessage.from_text(reply.text)

@@ -7,6 +7,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from chatgate.policies.reasons import DeliveryStatus
 from tests.fakes.llm import FakeLLM, Fault
 from tests.fakes.telegram import FakeTelegram
@@ -78,7 +80,7 @@ async def test_a_typed_message_gets_text_only_when_voice_answers_voice(
 
 
 async def test_a_failed_speech_keeps_the_text_answer_and_counts_why(
-    tmp_path: Path, fake_tg: FakeTelegram, fake_llm: FakeLLM
+    tmp_path: Path, fake_tg: FakeTelegram, fake_llm: FakeLLM, caplog: pytest.LogCaptureFixture
 ) -> None:
     fake_llm.speech_faults["tts-1"] = Fault.server_error()
     async with running(config(tmp_path, fake_tg, fake_llm, "always")) as gw:
@@ -88,3 +90,4 @@ async def test_a_failed_speech_keeps_the_text_answer_and_counts_why(
     assert [m["text"] for m in fake_tg.sent] == ["echo: hello"]
     assert fake_llm.speech_requests and not fake_tg.calls_of("sendVoice")
     assert 'metric="tts_failed"' in metrics
+    assert "tts_failed" in caplog.text and "sk-voice-test" not in caplog.text

@@ -29,6 +29,7 @@ def whatsapp_config(
     agent: str = "default",
     gateway: str = "",
     extra_channels: str = "",
+    agents: str = "",
 ) -> Path:
     return write_config(
         tmp_path,
@@ -42,7 +43,7 @@ agents:
     timeout_s: 10
   menu: {{backend: python, function: "tests.whatsapp.agents:menu"}}
   files: {{backend: python, function: "tests.whatsapp.agents:files"}}
-channels:
+{agents}channels:
   whatsapp:
     access_token: "{ACCESS_TOKEN}"
     app_secret: "{APP_SECRET}"

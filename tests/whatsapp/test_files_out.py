@@ -98,3 +98,28 @@ async def test_outside_the_window_a_file_waits_in_the_dlq_with_its_reason(
         [letter] = await gw.rt.dead_letters.list()
     assert report.kind == "outside_window" and letter.kind == "outside_window"
     assert fake_wa.uploads == {} and fake_wa.sent() == []
+
+
+async def test_a_voice_note_is_answered_with_text_and_an_ogg_voice_note(
+    tmp_path: Path, fake_wa: FakeWhatsApp, fake_llm: FakeLLM
+) -> None:
+    talker = f"""  talker:
+    backend: litellm
+    model: openai/fake-model
+    api_base: {fake_llm.base_url}
+    api_key: sk-whatsapp-test
+    voice_reply: when_user_sent_voice
+    voice_model: openai/tts-1
+"""
+    config = whatsapp_config(tmp_path, fake_wa, fake_llm, agent="talker", agents=talker)
+    voice = {"id": "MEDIA9", "mime_type": "audio/ogg; codecs=opus", "voice": True}
+    async with running(config) as gw:
+        post = fake_wa.message(USER, "audio", wamid="wamid.IN-voice", audio=voice)
+        await fake_wa.post(webhook_url(gw), post)
+        entry = await settled(gw, "whatsapp:wamid.IN-voice", timeout=30)
+        text, audio = fake_wa.sent()
+    assert entry.delivery == DeliveryStatus.SENT
+    [said] = fake_llm.speech_requests
+    assert text["type"] == "text" and said["input"] == text["text"]["body"]
+    upload = fake_wa.uploads[audio["audio"]["id"]]
+    assert upload.mime == "audio/ogg" and upload.data.startswith(b"OggS")

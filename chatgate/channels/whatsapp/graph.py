@@ -19,6 +19,7 @@ import aiohttp
 from chatgate.channels.whatsapp.config import WhatsAppChannelConfig
 
 _ENCODER = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
+MIN_UPLOAD_BYTES_PER_S = 1024 * 1024  # an upload may take request_timeout_s + 1 s per MB
 
 
 class GraphError(Exception):
@@ -67,7 +68,9 @@ class Graph:
         form.add_field("messaging_product", "whatsapp")
         form.add_field("type", mime)
         form.add_field("file", data, filename=filename, content_type=mime)
-        async with self.session.post(self.base + path, data=form) as response:
+        budget = (self.session.timeout.total or 0.0) + len(data) / MIN_UPLOAD_BYTES_PER_S
+        timeout = aiohttp.ClientTimeout(total=budget)
+        async with self.session.post(self.base + path, data=form, timeout=timeout) as response:
             return _answer(response.status, await response.read())
 
     async def get(self, path: str, **params: str) -> dict[str, Any]:

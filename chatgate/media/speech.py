@@ -40,8 +40,13 @@ def has_voice(message: OutboundMessage | None) -> bool:
     )
 
 
+def _provider(model: str | None) -> str:
+    return (model or "").partition("/")[0]
+
+
 async def synthesize(config: LiteLLMAgentConfig, text: str) -> bytes:
-    """OGG/Opus audio of `text` from the agent's `voice_model`; SpeechFailed otherwise."""
+    """OGG/Opus audio of `text` from the agent's `voice_model`; SpeechFailed otherwise. The
+    agent's `api_base`/`api_key` go along when both models have the same provider."""
     litellm = await litellm_module()
     kwargs: dict[str, Any] = {
         "model": config.voice_model,
@@ -49,11 +54,9 @@ async def synthesize(config: LiteLLMAgentConfig, text: str) -> bytes:
         "voice": config.voice,
         "response_format": "opus",
     }
-    if config.api_base:
+    if _provider(config.voice_model) == _provider(config.model):  # else: the provider's env key
         kwargs["api_base"] = config.api_base
-    key = secret_value(config.api_key)
-    if key:
-        kwargs["api_key"] = key
+        kwargs["api_key"] = secret_value(config.api_key)
     try:
         async with asyncio.timeout(min(config.timeout_s, SPEECH_TIMEOUT_S)):
             response = await litellm.aspeech(**kwargs)

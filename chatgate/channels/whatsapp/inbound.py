@@ -117,7 +117,7 @@ def normalize(
         is_mention=True,  # every message to a business number addresses it
         is_command=choice is None and text.startswith("/"),
         reply_to=str(context["id"]) if context.get("id") else None,
-        attachments=(Attachment(media["kind"], None, media.get("filename")),) if media else (),
+        attachments=(Attachment(_kind(media), None, media.get("filename")),) if media else (),
         received_at=_stamp(message.get("timestamp")),
         choice=choice,
         # the reply quotes this message (when configured); typing and read receipts need its id
@@ -213,6 +213,11 @@ def _media(message: Mapping[str, Any], kind: str) -> dict[str, Any] | None:
     if body.get("voice") is True:
         ref["voice"] = True
     return ref
+
+
+def _kind(media: Mapping[str, Any]) -> str:
+    """A voice note is audio Meta marks `voice` (recorded in the app): the kind "voice"."""
+    return "voice" if media.get("voice") else str(media["kind"])
 
 
 def _location(location: Mapping[str, Any]) -> str:

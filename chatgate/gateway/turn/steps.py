@@ -12,10 +12,11 @@ import asyncio
 import logging
 from collections.abc import Awaitable, Callable
 
-from chatgate.agents.base import Agent, AgentError, ChatMessage, Turn
+from chatgate.agents.base import Agent, AgentError, AgentReply, ChatMessage, Turn
 from chatgate.agents.tools.runtime import TurnTools
 from chatgate.channels.outcome import Stage
 from chatgate.channels.types import AckMode
+from chatgate.config.agent_models import LiteLLMAgentConfig
 from chatgate.gateway.delivery import DeliveryReport
 from chatgate.gateway.events import EventName
 from chatgate.gateway.operator_notify import OperatorNotifier
@@ -31,7 +32,9 @@ from chatgate.gateway.turn.record import CANCEL_EXITS, TurnExit, TurnRecord
 from chatgate.gateway.turn.resume import lock_unavailable, still_open
 from chatgate.gateway.voices import Voices
 from chatgate.media.outgoing import store_files
+from chatgate.media.speech import with_voice
 from chatgate.policies.reasons import DeliveryStatus, FailureReason, OutcomeKind
+from chatgate.policies.voice_reply import SPEECH_FAILURES
 from chatgate.state.protocols import StateUnavailable
 from chatgate.state.records import JournalState
 
@@ -166,7 +169,9 @@ class TurnSteps:
         control.enter_agent()
         try:
             async with asyncio.timeout(rec.deadline_s):
-                rec.reply = await store_files(await agent.run(turn), self.rt.delivery.files)
+                reply = await agent.run(turn)
+            reply = await self._spoken(rec, reply)  # its own timeout; never fails the turn
+            rec.reply = await store_files(reply, self.rt.delivery.files)
         except asyncio.CancelledError:
             if control.reason is None:
                 raise
@@ -184,6 +189,20 @@ class TurnSteps:
         finally:
             control.leave_agent()
         return None
+
+    async def _spoken(self, rec: TurnRecord, reply: AgentReply) -> AgentReply:
+        """The answer with a voice note when the agent's `voice_reply` asks for one."""
+        config = self.rt.config.agents.get(rec.last.agent)
+        if not isinstance(config, LiteLLMAgentConfig) or config.voice_reply == "never":
+            return reply
+        heard = any(a.kind == "voice" for job in rec.batch for a in job.msg.attachments)
+        spoken, reason = await with_voice(reply, config, user_sent_voice=heard)
+        channel = rec.last.msg.channel
+        if reason is None:
+            self.rt.metrics.count("voice_reply_sent", channel=channel)
+        elif reason in SPEECH_FAILURES:
+            self.rt.metrics.count(reason.value, channel=channel)
+        return spoken
 
     async def conclude(self, rec: TurnRecord) -> TurnExit | None:
         """The outcome, and one journal write: ANSWERED with the reply kept (a restart re-sends

@@ -99,3 +99,34 @@ async def lock_unavailable(
     ).inc()
     report = await handover.deliver(last, message, 0.0)
     await handover.finish(batch, Stage.TURN, reason.value, message, report)
+
+
+async def turn_crashed(
+    rt: Runtime, handover: Handover, batch: list[Job], exc: Exception, voice: Voice
+) -> None:
+    """A step raised something no step expects (a bug, data a store cannot write): the user gets
+    the failure reply and the messages are finished, so a resend is answered instead of waiting
+    on a turn nobody runs."""
+    last = batch[-1]
+    reason = FailureReason.UNKNOWN
+    log.error(
+        "turn failed unexpectedly; answered with the failure reply",
+        exc_info=exc,
+        extra={"session": last.session, "key": last.msg.key, "error": type(exc).__name__},
+    )
+    rt.metrics.turns.labels(
+        agent=last.agent, outcome=OutcomeKind.FAILURE.value, reason=reason.value
+    ).inc()
+    message = OutboundMessage.from_text(voice.failure(failure_reply(reason)))
+    try:
+        report = await handover.deliver(last, message, 0.0)
+        await handover.finish(batch, Stage.TURN, reason.value, message, report)
+    except StateUnavailable:
+        raise
+    except Exception:
+        log.exception("could not finish the failed turn", extra={"key": last.msg.key})
+        for job in batch:
+            if not job.future.done():
+                job.future.set_result(
+                    TurnResult(job.msg.key, Stage.TURN.value, reason.value, message.plain_text)
+                )

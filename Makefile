@@ -61,7 +61,7 @@ bench: $(STAMP)
 SOAK_KILLS ?= 30
 soak: $(STAMP)
 	timeout 900 $(BIN)/python -m tests.reliability.soak $(SOAK_KILLS)
-	CHATGATE_SOAK=1 timeout 600 $(BIN)/pytest -q -n 0 -p no:randomly tests/redis/test_replica_stalls.py
+	timeout 600 $(BIN)/pytest -q -n 0 -p no:randomly tests/redis/soak_replica_stalls.py
 
 # docs/webchat.png and docs/dashboard.png: the real daemon, fakes and Debian's chromium
 screenshots: $(STAMP)

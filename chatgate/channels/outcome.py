@@ -23,6 +23,7 @@ class Stage(StrEnum):
     ADMISSION = "admission"
     LOOP_GUARD = "loop_guard"
     RATE_LIMIT = "rate_limit"
+    STALE = "stale"
     MEMORY = "memory"
     DEGRADED = "degraded"
     QUEUE = "queue"

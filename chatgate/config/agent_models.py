@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from pydantic import Field, SecretStr, field_validator
+from pydantic import Field, SecretStr, ValidationInfo, field_validator
 
 from chatgate.config.base import StrictModel
 from chatgate.config.media_models import AgentMediaConfig
+from chatgate.config.text_models import TextOverrides
 from chatgate.config.tool_models import AgentToolsConfig
 
 
@@ -22,6 +23,7 @@ class _AgentBase(StrictModel):
     max_history: int = Field(50, ge=0, description="transcript messages sent with each turn")
     timeout_s: float = Field(60.0, gt=0)
     media: AgentMediaConfig = Field(default_factory=AgentMediaConfig)
+    texts: TextOverrides = Field(default_factory=TextOverrides)
 
 
 class LiteLLMAgentConfig(_AgentBase):
@@ -35,11 +37,24 @@ class LiteLLMAgentConfig(_AgentBase):
     stream: bool = False
     prewarm: bool = True
     tools: AgentToolsConfig | None = Field(None, description="tool calling (MCP servers)")
+    # Spoken replies: a voice note (OGG/Opus from `voice_model`) goes with the text answer.
+    voice_reply: Literal["never", "when_user_sent_voice", "always"] = "never"
+    voice_model: str | None = Field(None, min_length=1, validate_default=True)
+    voice: str = Field("alloy", min_length=1)
 
     @field_validator("api_base", mode="before")
     @classmethod
     def _blank_base(cls, value: object) -> object:
         return None if value == "" else value
+
+    @field_validator("voice_model")
+    @classmethod
+    def _voice_needs_a_model(cls, value: str | None, info: ValidationInfo) -> str | None:
+        if value is None and info.data.get("voice_reply", "never") != "never":
+            raise ValueError(
+                "voice_reply needs voice_model (a text-to-speech model, e.g. openai/tts-1)"
+            )
+        return value
 
     @field_validator("fallbacks", mode="before")
     @classmethod

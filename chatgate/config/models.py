@@ -10,7 +10,10 @@ from pydantic import Field, SecretStr, field_validator, model_validator
 
 from chatgate.config.agent_models import AgentConfig, EchoAgentConfig
 from chatgate.config.base import StrictModel
+from chatgate.config.channel_models import TARGET_PATTERN
+from chatgate.config.text_models import FailureReplies, Language, TextOverrides
 from chatgate.config.tool_models import SERVER_NAME, McpServerConfig
+from chatgate.policies.operator_notify import DEFAULT_EVERY_S
 from chatgate.schedules.config import JOB_ID_PATTERN, ScheduleConfig
 
 CONFIG_VERSION = 1
@@ -148,6 +151,19 @@ class GatewaySection(StrictModel):
     drain_timeout_s: float = Field(30.0, ge=0)
     silence_markers: list[str] = Field(default_factory=lambda: ["NO_REPLY", "[SILENT]"])
     empty_reply_text: str | None = None
+    language: Language = Field("en", description="texts' language when the user's is unknown")
+    failure_replies: FailureReplies = Field(
+        "user", description="user: plain texts in chats; verbose: the operator detail too"
+    )
+    texts: TextOverrides = Field(default_factory=TextOverrides)
+    operator_notify: str | None = Field(
+        None,
+        pattern=TARGET_PATTERN,
+        description="CHANNEL:CHAT that is sent failed turns' operator detail",
+    )
+    operator_notify_every_s: float = Field(
+        DEFAULT_EVERY_S, gt=0, description="at most one operator notice per reason this often"
+    )
 
     @field_validator("event_loop")
     @classmethod

@@ -24,7 +24,6 @@ from chatgate.clock import Clock
 from chatgate.config.base import secret_value
 from chatgate.config.loader import LoadedConfig
 from chatgate.config.redact import scrub
-from chatgate.gateway import commands as cmd
 from chatgate.gateway.channel_directory import ChannelDirectory
 from chatgate.gateway.degraded import DegradedRegistry
 from chatgate.gateway.events import EventBus
@@ -52,6 +51,7 @@ from chatgate.schedules.store import build_job_store
 from chatgate.secure_compare import secure_equals
 from chatgate.state import admin
 from chatgate.state.protocols import StateUnavailable
+from chatgate.texts import TextId
 
 log = logging.getLogger("chatgate.gateway")
 PAIRING_POLL_S = 2.0
@@ -402,7 +402,11 @@ class Gateway:
                     if approved.chat_id and (chat is None or chat.pairing_notify):
                         await rt.delivery.deliver(
                             Target(approved.channel, approved.chat_id),
-                            OutboundMessage.from_text(cmd.APPROVED_TEXT),
+                            OutboundMessage.from_text(
+                                self.pipeline.stages.voices.for_channel(approved.channel).text(
+                                    TextId.PAIRING_APPROVED
+                                )
+                            ),
                         )
                 outage.ok()
             except Exception as exc:

@@ -1,10 +1,11 @@
-"""Built-in chat commands and the short notices the gateway itself sends to users."""
+"""Built-in chat commands; their replies come from the text catalog (chatgate.texts)."""
 
 from __future__ import annotations
 
 from enum import StrEnum
 
 from chatgate.policies.pairing import CODE_TTL_S
+from chatgate.texts.voice import Voice
 
 
 class Command(StrEnum):
@@ -27,40 +28,12 @@ def parse_command(text: str) -> Command | None:
         return None
 
 
-HELP_TEXT = (
-    "Commands:\n"
-    "/new — start a fresh conversation\n"
-    "/stop — cancel the answer in progress\n"
-    "/status — what I'm doing right now\n"
-    "/help — this list"
-)
-STOPPED_TEXT = "Stopped."
-NOTHING_TO_STOP_TEXT = "Nothing to stop — I'm not working on anything for you right now."
-QUEUE_FULL_TEXT = (
-    "I'm still working on your earlier messages, so I skipped this one. "
-    "Please wait for my answer, then resend."
-)
-PAIRING_FULL_TEXT = "I can't take new access requests right now. Please try again in an hour."
-APPROVED_TEXT = "You now have access. Send your message again and I'll answer."
-
-
-def pairing_text(channel: str, code: str, name: str = "") -> str:
-    greeting = f"Hi {name}! " if name else "Hi! "
-    minutes = int(CODE_TTL_S // 60)
-    return (
-        f"{greeting}I don't know you yet, so I can't answer. To get access, send this code to the "
-        f"person who runs this bot:\n\n{code}\n\n"
-        f"They approve it with: chatgate pairing approve {channel} {code}\n"
-        f"The code expires in {minutes} minutes."
-    )
-
-
-def rate_limited_text(retry_after_s: float) -> str:
-    wait = max(1, round(retry_after_s))
-    return (
-        "You're sending messages faster than I can answer, so I skipped this one. "
-        f"Please wait {wait} s and resend."
-    )
+def pairing_text(voice: Voice, channel: str, code: str, name: str = "") -> str:
+    """The pairing prompt; a private (verbose) bot also shows the approve command."""
+    text = voice.pairing(code, name, CODE_TTL_S)
+    if voice.verbose:
+        text += f"\n\nThey approve it with: chatgate pairing approve {channel} {code}"
+    return text
 
 
 def status_text(*, agent: str, model: str | None, history: int, queued: int, running: bool) -> str:

@@ -24,6 +24,7 @@ from chatgate.gateway.turn import TurnRunner
 from chatgate.policies.admission import AdmissionPolicy
 from chatgate.policies.reasons import DropReason
 from chatgate.policies.routing import Binding, route
+from chatgate.policies.staleness import StaleAction, StalePolicy
 from chatgate.presentation.model import OutboundMessage, message_from_dict
 from chatgate.state.records import TERMINAL, JournalEntry, JournalState
 
@@ -40,7 +41,10 @@ class Pipeline:
         self.runner = TurnRunner(rt)
         sessions = rt.config.gateway.sessions
         self.scheduler = SessionScheduler(
-            self._execute, policy=sessions.mid_turn, max_queued=sessions.max_queued
+            self._execute,
+            policy=sessions.mid_turn,
+            max_queued=sessions.max_queued,
+            clock=rt.clock,
         )
         self.stages = Stages(rt, self.scheduler, self.settle)
         self._inflight: dict[str, asyncio.Future[TurnResult]] = {}
@@ -70,6 +74,8 @@ class Pipeline:
                         allowed_chats=frozenset(chat.allowed_chats),
                     ),
                     chat.agent,
+                    StalePolicy(chat.stale.after_s, StaleAction(chat.stale.action)),
+                    chat.debounce_ms / 1000,
                 )
             descriptor = rt.channels.registry.descriptor(section.platform)
             for route_name, hint in descriptor.route_hints(section.config).items():

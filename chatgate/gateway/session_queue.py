@@ -18,6 +18,8 @@ from typing import Any, Literal
 
 from chatgate.channels.outcome import TurnResult
 from chatgate.channels.types import InboundMessage, Target
+from chatgate.clock import Clock, SystemClock
+from chatgate.policies.bursts import burst_size, burst_wait
 from chatgate.state.protocols import StateUnavailable
 
 log = logging.getLogger("chatgate.sessions")
@@ -43,6 +45,7 @@ class Job:
     stored_reply: dict[str, Any] | None = None
     ephemeral: bool = False  # a one-shot session (route hint): no transcript read or kept
     resumed: bool = False  # taken up from the journal (a restart, or a replica that died)
+    debounce_s: float = 0.0  # the channel's burst window: wait this long for more from the sender
 
 
 class CancelReason(StrEnum):
@@ -98,8 +101,16 @@ Executor = Callable[[list[Job], TurnControl], Awaitable[bool]]
 
 
 class SessionScheduler:
-    def __init__(self, execute: Executor, *, policy: MidTurnPolicy, max_queued: int) -> None:
+    def __init__(
+        self,
+        execute: Executor,
+        *,
+        policy: MidTurnPolicy,
+        max_queued: int,
+        clock: Clock | None = None,
+    ) -> None:
         self._execute = execute
+        self._clock: Clock = clock or SystemClock()
         self.policy: MidTurnPolicy = policy
         self.max_queued = max_queued
         self._queues: dict[str, SessionQueue] = {}
@@ -174,7 +185,25 @@ class SessionScheduler:
                 return False
             await asyncio.wait(workers, timeout=remaining)
 
+    def _burst(self, q: SessionQueue) -> int:
+        """How many leading jobs are one sender's burst of turn messages (0: no debounce)."""
+        if q.jobs[0].debounce_s <= 0:
+            return 0
+        return burst_size([j.msg.sender_id if j.kind is JobKind.TURN else None for j in q.jobs])
+
+    async def _await_burst(self, q: SessionQueue) -> None:
+        """Hold the first turn until its sender has been quiet for the debounce window."""
+        while q.jobs and (size := self._burst(q)):
+            newest = q.jobs[size - 1]
+            wait = burst_wait(newest.accepted_at, self._clock.monotonic(), newest.debounce_s)
+            if wait <= 0:
+                return
+            await self._clock.sleep(wait)
+
     def _take(self, q: SessionQueue) -> list[Job]:
+        size = self._burst(q)
+        if size > 1:  # a burst is one turn whatever the mid-turn policy
+            return [q.jobs.popleft() for _ in range(size)]
         first = q.jobs.popleft()
         batch = [first]
         if first.kind is JobKind.TURN and self.policy in ("collect", "interrupt"):
@@ -185,6 +214,9 @@ class SessionScheduler:
     async def _work(self, q: SessionQueue) -> None:
         try:
             while q.jobs:
+                await self._await_burst(q)
+                if not q.jobs:  # /stop dropped the burst meanwhile
+                    break
                 batch = self._take(q)
                 q.running = batch
                 q.control = TurnControl()

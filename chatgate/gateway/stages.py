@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from chatgate.channels.outcome import Stage, TurnResult
 from chatgate.channels.types import InboundMessage, RouteHint, Target
@@ -20,12 +20,16 @@ from chatgate.gateway.commands import Command
 from chatgate.gateway.degraded import OwnerKind
 from chatgate.gateway.runtime import Runtime
 from chatgate.gateway.session_queue import Job, JobKind, SessionScheduler
+from chatgate.gateway.voices import Voices
 from chatgate.policies.admission import AdmissionFacts, AdmissionPolicy, decide_admission
 from chatgate.policies.failure import failure_reply
 from chatgate.policies.pairing import IssueOutcome
+from chatgate.policies.reactions import CONTEXT_ONLY
 from chatgate.policies.reasons import AdmissionReason, DropReason, FailureReason
 from chatgate.policies.routing import Binding, route
+from chatgate.policies.staleness import StaleAction, StalePolicy, stale_action
 from chatgate.state.records import JournalState
+from chatgate.texts import TextId
 
 RATE_NOTICE_EVERY_S = 60.0
 # Cheap commands a user must always be able to send, even while limited or shed.
@@ -36,6 +40,8 @@ CONTROL_COMMANDS = frozenset({Command.STOP, Command.HELP, Command.STATUS})
 class ChannelPolicy:
     admission: AdmissionPolicy
     agent: str
+    stale: StalePolicy = field(default_factory=StalePolicy)
+    debounce_s: float = 0.0
 
 
 @dataclass(eq=False)
@@ -93,6 +99,7 @@ class Stages:
         self.rt = rt
         self.scheduler = scheduler
         self._settle = settle
+        self.voices = Voices(rt)
         self.bindings: tuple[Binding, ...] = ()
         self.principals: Mapping[str, str] = {}
         self._rate_notices: dict[str, float] = {}
@@ -109,6 +116,7 @@ class Stages:
             self.revive_target,
             self.loop_guard,
             self.admission,
+            self.stale,
             self.rate_limit,
             self.memory_shed,
             self.route,
@@ -175,6 +183,8 @@ class Stages:
             return None
         if not decision.admit:
             return Verdict(Stage.ADMISSION, decision.reason)
+        if msg.extra.get(CONTEXT_ONLY):  # e.g. a reaction kept as context: never answered
+            ib.observe = True
         return None
 
     async def _pairing_code(self, msg: InboundMessage) -> Verdict:
@@ -183,12 +193,28 @@ class Stages:
             msg.channel, msg.sender_id, msg.sender_name, msg.chat_id, rt.clock.time()
         )
         if decision.outcome is IssueOutcome.TOO_MANY_PENDING or decision.code is None:
-            text = cmd.PAIRING_FULL_TEXT
+            text = self.voices.for_message(msg).text(TextId.PAIRING_FULL)
         else:
-            text = cmd.pairing_text(msg.channel, decision.code, msg.sender_name)
+            text = cmd.pairing_text(
+                self.voices.for_message(msg), msg.channel, decision.code, msg.sender_name
+            )
         return Verdict(
             Stage.ADMISSION, AdmissionReason.PAIRING_REQUIRED, text, JournalState.DONE, counted=True
         )
+
+    def stale(self, ib: Inbound) -> Verdict | None:
+        """A message that waited past the channel's stale.after_s is skipped or noticed; it
+        stays journaled (and a skipped one is kept as context, like an observed message)."""
+        if ib.observe:
+            return None
+        action = stale_action(ib.msg.received_at, self.rt.clock.time(), ib.policy.stale)
+        if action is StaleAction.ANSWER:
+            return None
+        if action is StaleAction.SKIP:
+            ib.observe = True
+            return None
+        notice = self.voices.for_message(ib.msg).text(TextId.STALE_NOTICE)
+        return Verdict(Stage.STALE, DropReason.STALE, notice)
 
     def rate_limit(self, ib: Inbound) -> Verdict | None:
         # A resumed message was accepted (and counted) before the restart.
@@ -212,7 +238,9 @@ class Stages:
                 k: v for k, v in self._rate_notices.items() if now - v < RATE_NOTICE_EVERY_S
             }
         return Verdict(
-            Stage.RATE_LIMIT, limited.reason, cmd.rate_limited_text(limited.retry_after_s)
+            Stage.RATE_LIMIT,
+            limited.reason,
+            self.voices.for_message(msg).rate_limited(limited.retry_after_s),
         )
 
     def memory_shed(self, ib: Inbound) -> Verdict | None:
@@ -220,7 +248,7 @@ class Stages:
             return None
         if ib.command in CONTROL_COMMANDS or ib.command is Command.NEW:
             return None
-        text = failure_reply(FailureReason.MEMORY_PRESSURE).text
+        text = self.voices.for_message(ib.msg).failure(failure_reply(FailureReason.MEMORY_PRESSURE))
         return Verdict(Stage.MEMORY, DropReason.MEMORY_PRESSURE, text)
 
     def route(self, ib: Inbound) -> Verdict | None:
@@ -240,7 +268,8 @@ class Stages:
         if ib.command is Command.STOP:
             return self._stop(ib)
         if ib.command is Command.HELP:
-            return Verdict.answered(Stage.COMMAND, Command.HELP.value, cmd.HELP_TEXT)
+            help_text = self.voices.for_message(ib.msg, ib.agent).help()
+            return Verdict.answered(Stage.COMMAND, Command.HELP.value, help_text)
         if ib.command is Command.STATUS:
             return Verdict.answered(Stage.COMMAND, Command.STATUS.value, self._status_text(ib))
         handler = self.command_handlers.get(ib.command)
@@ -258,7 +287,8 @@ class Stages:
         cancelled, dropped = self.scheduler.stop(ib.session)
         for job in dropped:
             await self._settle(job.msg, job.future, Verdict(Stage.COMMAND, DropReason.STOPPED))
-        text = cmd.STOPPED_TEXT if cancelled or dropped else cmd.NOTHING_TO_STOP_TEXT
+        said = TextId.STOPPED if cancelled or dropped else TextId.NOTHING_TO_STOP
+        text = self.voices.for_message(ib.msg, ib.agent).text(said)
         return Verdict.answered(Stage.COMMAND, Command.STOP.value, text)
 
     def _status_text(self, ib: Inbound) -> str:
@@ -290,7 +320,9 @@ class Stages:
                 if owner
                 else f"channel '{target.channel}' is not running: see `chatgate status`"
             )
-            text = failure_reply(FailureReason.UNAVAILABLE, hint=hint).text
+            text = self.voices.for_message(msg, ib.agent).failure(
+                failure_reply(FailureReason.UNAVAILABLE, hint=hint)
+            )
             # The target channel cannot carry the notice; the caller gets it in the result.
             return Verdict(Stage.DEGRADED, FailureReason.UNAVAILABLE, reply=text)
         agent = rt.agents.get(ib.agent)
@@ -300,7 +332,9 @@ class Stages:
         blocking = rt.degraded.blocking(OwnerKind.PROVIDER, provider, rt.clock.monotonic())
         if blocking is None:
             return None
-        text = failure_reply(FailureReason.UNAVAILABLE, hint=blocking.hint).text
+        text = self.voices.for_message(msg, ib.agent).failure(
+            failure_reply(FailureReason.UNAVAILABLE, hint=blocking.hint)
+        )
         return Verdict(Stage.DEGRADED, FailureReason.UNAVAILABLE, text)
 
     def enqueue(self, ib: Inbound) -> Verdict | None:
@@ -319,7 +353,9 @@ class Stages:
             ib.accepted,
             ephemeral=ib.hint.ephemeral,
             resumed=ib.resumed,
+            debounce_s=0.0 if ib.resumed else ib.policy.debounce_s,
         )
         if self.scheduler.enqueue(job, capped=not ib.resumed):
             return None
-        return Verdict(Stage.QUEUE, DropReason.QUEUE_FULL, cmd.QUEUE_FULL_TEXT)
+        text = self.voices.for_message(ib.msg, ib.agent).text(TextId.QUEUE_FULL)
+        return Verdict(Stage.QUEUE, DropReason.QUEUE_FULL, text)

@@ -20,7 +20,7 @@ from chatgate.media.describe import Describer, DescriptionFailed, describe
 from chatgate.media.documents import DocumentText, UnreadableDocument, pdf_text, text_file
 from chatgate.media.files import TurnFiles
 from chatgate.media.sniff import sniff
-from chatgate.media.speech import SpeechEndpoint, TranscriptionFailed, transcribe
+from chatgate.media.transcribe import SpeechEndpoint, TranscriptionFailed, transcribe
 from chatgate.policies.media import (
     MediaLimits,
     MediaReason,

@@ -12,7 +12,7 @@ from chatgate.config.base import secret_value
 from chatgate.config.media_models import AgentMediaConfig
 from chatgate.media.describe import Describer
 from chatgate.media.prepare import Fetcher, MediaContext, PreparedInput, prepare_attachments
-from chatgate.media.speech import SpeechEndpoint
+from chatgate.media.transcribe import SpeechEndpoint
 
 log = logging.getLogger("chatgate.media")
 

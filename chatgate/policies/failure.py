@@ -1,7 +1,11 @@
-"""Failed turns: map a failure to a visible reply that says what happened and what to do next.
+"""Failed turns: map a failure to what the chat user is told and what the operator needs.
 
-Texts are fixed per reason and never interpolate exception text, so no provider detail or
-secret can leak into a chat. Only an operator-supplied hint and a retry-after figure vary.
+Two audiences: the user sees a catalog text chosen by reason (``chatgate.texts``: no config
+keys or operator commands); the operator detail (``detail``) names the key or command that
+fixes it and goes to logs, status and the operator chat, or to the chat itself when
+``failure_replies: verbose``. Texts are fixed per reason and never interpolate exception
+text, so no provider detail or secret can leak. Only an operator-supplied hint and a
+retry-after figure vary.
 """
 
 from __future__ import annotations
@@ -115,11 +119,13 @@ _MAX_HINT_CHARS = 300
 
 @dataclass(frozen=True)
 class FailureReply:
-    """User-visible reply for a failed turn."""
+    """A failed turn for both audiences: ``detail`` for the operator; the chat's text comes
+    from the catalog by ``reason`` (``chatgate.texts``), naming ``wait_s`` when it is known."""
 
-    text: str
+    detail: str
     reason: FailureReason
     retryable: bool
+    wait_s: float | None = None
 
 
 def _format_wait(seconds: float) -> str:
@@ -143,8 +149,9 @@ def _clean_hint(hint: str | None) -> str:
 def failure_reply(
     reason: FailureReason, *, hint: str | None = None, retry_after_s: float | None = None
 ) -> FailureReply:
-    """Build the reply for ``reason``; ``hint`` is operator-safe text appended as a next step."""
+    """Build the reply for ``reason``; ``hint`` is an operator's next step (detail only)."""
     text = _TEXTS.get(reason, _TEXTS[FailureReason.UNKNOWN])
+    wait: float | None = None
     if (
         reason in _WAIT_REASONS
         and retry_after_s is not None
@@ -153,10 +160,16 @@ def failure_reply(
     ):
         head = text.split(" Next step:", 1)[0]
         text = f"{head} Next step: please try again in {_format_wait(retry_after_s)}."
+        wait = retry_after_s
     extra = _clean_hint(hint)
     if extra:  # a specific hint replaces the generic next step
         text = f"{text.split(' Next step', 1)[0]} Next step: {extra}"
-    return FailureReply(text=text, reason=reason, retryable=reason in RETRYABLE_REASONS)
+    return FailureReply(
+        detail=text,
+        reason=reason,
+        retryable=reason in RETRYABLE_REASONS,
+        wait_s=wait,
+    )
 
 
 _CONTEXT_PATTERNS = (

@@ -11,7 +11,9 @@ from dataclasses import dataclass
 from chatgate.presentation.markdown import Fence, closes_fence, parse_fence
 
 MIN_LIMIT = 16
+MAX_MIN_CHUNK = 400  # no chunk shorter than this (or a quarter of the limit), but the last
 _WORD_START = re.compile(r"(?<=[ \t])[^\s]")
+_SENTENCE_START = re.compile(r"(?<=[.!?…。])[\"'”’»)\]]*[ \t]+(?=\S)")
 _BLANK_LINE = re.compile(r"[ \t\r\f\v]*\n")
 _JOINERS = frozenset("\u200d\ufe0e\ufe0f")
 _MAX_BACKOFF = 32
@@ -35,7 +37,7 @@ class _Layout:
     inside: list[Fence | None]  # fence open at the start of each line
     opened: list[Fence | None]  # fence each "open" line opens
     after_last: Fence | None  # fence still open at the end of the text
-    breaks: tuple[list[int], list[int], list[int]]  # paragraph, line, word starts
+    breaks: tuple[list[int], list[int], list[int], list[int]]  # paragraph, line, sentence, word
 
     def line(self, pos: int) -> int:
         return bisect_right(self.starts, pos) - 1
@@ -99,7 +101,13 @@ def _layout(text: str, *, fences: bool = True) -> _Layout:
         for m in _WORD_START.finditer(text)
         if bisect_right(starts, m.start()) - 1 not in delimiters
     ]
-    return _Layout(text, starts, kinds, inside, opened, fence, (paragraph, line_breaks, words))
+    sentences = [
+        m.end()
+        for m in _SENTENCE_START.finditer(text)
+        if kinds[bisect_right(starts, m.end()) - 1] == "text"
+    ]
+    breaks = (paragraph, line_breaks, sentences, words)
+    return _Layout(text, starts, kinds, inside, opened, fence, breaks)
 
 
 def _skip_blank(text: str, pos: int) -> int:
@@ -146,20 +154,40 @@ def _hard_break(layout: _Layout, pos: int, end: int) -> int:
     return end
 
 
+def min_chunk(limit: int) -> int:
+    """The shortest chunk worth sending alone for a channel ``limit`` (characters)."""
+    return min(MAX_MIN_CHUNK, limit // 4)
+
+
+def _tail_start(text: str, floor: int) -> int:
+    """The latest cut that still leaves ``floor`` visible characters after it."""
+    at, seen = len(text), 0
+    while at > 0 and seen < floor:
+        at -= 1
+        seen += not text[at].isspace()
+    return at
+
+
 def _best_break(
-    layout: _Layout, pos: int, end: int, prefix: str, limit: int, length: Length
+    layout: _Layout, pos: int, end: int, prefix: str, limit: int, length: Length, floor: int
 ) -> int | None:
-    """The last paragraph, else line, else word boundary whose chunk fits, or None."""
+    """The last paragraph, else line, else sentence, else word boundary whose chunk fits and
+    leaves at least ``floor`` characters on both sides, or None."""
     text = layout.text
     while end < len(text) and text[end].isspace():  # trailing whitespace is dropped anyway
         end += 1
+    tail_end = len(text.rstrip())
+    lo, hi = pos + floor, min(end, tail_end - floor)
     for candidates in layout.breaks:
-        i = bisect_right(candidates, end) - 1
-        while i >= 0 and candidates[i] > pos:
+        i = bisect_right(candidates, hi) - 1
+        while i >= 0 and candidates[i] > pos and candidates[i] >= lo:
             cut = candidates[i]
             body = text[pos:cut].rstrip()
-            if not body:
-                break
+            if not body or len(body) < floor:
+                break  # earlier candidates only leave less
+            if tail_end - cut < 4 * floor and tail_end - _next_start(layout, cut) < floor:
+                i -= 1
+                continue
             fits = length(prefix + body + _closer(layout.state(cut))) <= limit
             if fits and layout.cut_ok(pos, cut):
                 return cut
@@ -201,7 +229,8 @@ def _bare_opening(fence: Fence) -> str:
 def chunk_text(text: str, limit: int, *, length: Length = len) -> list[str]:
     """Split `text` into chunks with length(chunk) <= limit, never leaving a fence open.
 
-    Breaks at the last paragraph, else line, else word boundary that fits; splits a word only
+    Breaks at the last paragraph, else line, else sentence, else word boundary that fits and
+    leaves no chunk under `min_chunk(limit)` characters but the whole text; splits a word only
     when it alone is too long. A code block split across chunks is closed at the end of one
     chunk and re-opened with its info string at the start of the next. Whitespace at break
     points is dropped. `length` must be additive and count each character at least 1 (len,
@@ -219,6 +248,7 @@ def chunk_text(text: str, limit: int, *, length: Length = len) -> list[str]:
     if any(limit - length(_bare_opening(f)) - reserve < _MIN_BODY for f in fences):
         layout, reserve = _layout(text, fences=False), 0  # absurd fences: keep text, not balance
     chunks: list[str] = []
+    floor = min_chunk(limit)
     pos = _skip_blank(text, 0)
     while pos < len(text):
         prefix = _reopen(layout.state(pos), limit, reserve, length)
@@ -228,13 +258,13 @@ def chunk_text(text: str, limit: int, *, length: Length = len) -> list[str]:
                 chunks.append(final)
                 break
         budget = limit - length(prefix)
-        cut = _best_break(
-            layout, pos, _longest_fit(text, pos, budget, length), prefix, limit, length
-        )
+        end = _longest_fit(text, pos, budget, length)
+        cut = _best_break(layout, pos, end, prefix, limit, length, floor)
         if cut is None:
             end = _longest_fit(text, pos, budget - reserve, length)
             if end <= pos:
                 raise ValueError(f"limit {limit} cannot hold a single character of this text")
+            end = max(min(end, _tail_start(text, floor)), pos + 1)  # leave a tail worth sending
             cut = _hard_break(layout, pos, end)
         chunks.append(prefix + text[pos:cut].rstrip() + _closer(layout.state(cut)))
         pos = _next_start(layout, cut)

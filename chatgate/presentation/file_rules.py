@@ -24,6 +24,10 @@ class FileLimits:
     max_caption_chars: int
     max_photo_bytes: int | None = None  # images over this go as documents
     kinds: frozenset[str] = field(default_factory=lambda: FILE_KINDS)  # shown natively
+    # audio, voice notes and videos over this go as documents
+    max_media_bytes: int | None = None
+    # image types shown as pictures (None: any); other images go as documents
+    image_mimes: frozenset[str] | None = None
 
     def __post_init__(self) -> None:
         if self.max_bytes < 1 or self.max_caption_chars < 0:
@@ -61,6 +65,16 @@ def _kind_for(kind: str, limits: FileLimits) -> tuple[str, DegradeReason | None]
     return "document", DegradeReason.FILE_AS_DOCUMENT
 
 
+_MEDIA = frozenset({"audio", "voice", "video"})
+
+
+def _shows_image(file: File, limits: FileLimits) -> bool:
+    photo_cap = limits.max_photo_bytes
+    if photo_cap is not None and file.size > photo_cap:
+        return False
+    return limits.image_mimes is None or file.mime in limits.image_mimes
+
+
 def fit_file(file: File, limits: FileLimits | None) -> FileFit:
     """Decide how `file` reaches a channel with `limits` (None: the channel takes no files)."""
     label = f"{file.name} ({human_size(file.size)})"
@@ -74,10 +88,13 @@ def fit_file(file: File, limits: FileLimits | None) -> FileFit:
     kind, reason = _kind_for(file.kind, limits)
     if reason is not None:
         reasons.append(reason)
-    photo_cap = limits.max_photo_bytes
-    if kind == "image" and photo_cap is not None and file.size > photo_cap:
+    if kind == "image" and not _shows_image(file, limits):
         kind = "document"
         reasons.append(DegradeReason.IMAGE_AS_DOCUMENT)
+    media_cap = limits.max_media_bytes
+    if kind in _MEDIA and media_cap is not None and file.size > media_cap:
+        kind = "document"
+        reasons.append(DegradeReason.FILE_AS_DOCUMENT)
     text = ""
     caption = file.caption
     if len(caption) > limits.max_caption_chars:

@@ -149,7 +149,7 @@ async def test_a_model_fault_shows_the_failure_reply(chat: Watched, fake: FakeLL
     fake.fail_next(Fault.rate_limited())
     await say(chat.page, "are you there?")
     await expect(chat.page.locator(".msg.assistant")).to_contain_text(
-        "rate-limiting requests right now"
+        "more requests than I can handle right now"
     )
 
 

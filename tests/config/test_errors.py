@@ -548,6 +548,19 @@ ERROR_CASES = [
         "is not an emoji name",
         id="slack-bad-emoji-name",
     ),
+    pytest.param(
+        """
+        agents:
+          talker:
+            backend: litellm
+            model: openai/gpt-4o-mini
+            voice_reply: always
+        """,
+        "agents.talker.voice_model",
+        2,
+        "voice_reply needs voice_model",
+        id="voice-reply-without-a-voice-model",
+    ),
 ]
 
 

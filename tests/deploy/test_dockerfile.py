@@ -11,6 +11,7 @@ import shutil
 import socket
 import subprocess
 import sys
+import tomllib
 from pathlib import Path
 from subprocess import DEVNULL
 
@@ -135,3 +136,11 @@ def test_the_image_installs_the_pinned_constraints() -> None:
     names = {pin.split("==")[0].lower() for pin in pins}
     assert {"aiohttp", "litellm", "redis", "pydantic"} <= names
     assert "-c deploy/constraints.txt" in (ROOT / "Makefile").read_text()
+    # Every direct runtime dependency is pinned (a new one needs `make constraints` or a pin).
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    direct = {
+        re.split(r"[<>=!~;\[ ]", dep, maxsplit=1)[0].lower().replace("_", "-")
+        for dep in project["dependencies"]
+    }
+    pinned = {name.replace("_", "-") for name in names}
+    assert direct <= pinned, sorted(direct - pinned)

@@ -233,6 +233,9 @@ class FakeLLM:
         self._completion_ids = 0
         self._runner: web.AppRunner | None = None
         self.audio = FakeTranscriptions()
+        # Text-to-speech: the JSON bodies of `/audio/speech` calls, and per-model faults.
+        self.speech_requests: list[dict[str, Any]] = []
+        self.speech_faults: dict[str, Fault] = {}
 
     @property
     def base_url(self) -> str:
@@ -246,6 +249,8 @@ class FakeLLM:
         app.router.add_post("/v1/chat/completions", self._handle_completion)
         app.router.add_post("/chat/completions", self._handle_completion)
         self.audio.install(app)
+        app.router.add_post("/v1/audio/speech", self._handle_speech)
+        app.router.add_post("/audio/speech", self._handle_speech)
         app.router.add_get("/_fake/stats", self._handle_stats)
         app.router.add_post("/_fake/config", self._handle_config)
         app.router.add_post("/_fake/reset", self._handle_reset)
@@ -368,6 +373,20 @@ class FakeLLM:
         if seconds > 0 and not self._stopping.is_set():
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self._stopping.wait(), seconds)
+
+    async def _handle_speech(self, request: web.Request) -> web.Response:
+        """OpenAI's text-to-speech: audio bytes for `input` (an OGG header, then the text, so a
+        test can tell what was spoken and in which format)."""
+        body = json.loads(await request.read())
+        self.speech_requests.append(body)
+        fault = self.speech_faults.get(str(body.get("model")))
+        if fault is not None:
+            return web.json_response(fault.body, status=fault.status, headers=fault.headers)
+        if body.get("response_format") != "opus":
+            audio, mime = b"ID3" + str(body.get("input")).encode(), "audio/mpeg"
+        else:
+            audio, mime = b"OggS" + str(body.get("input")).encode(), "audio/ogg"
+        return web.Response(body=audio, content_type=mime)
 
     async def _handle_completion(self, request: web.Request) -> web.StreamResponse:
         try:

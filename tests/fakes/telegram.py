@@ -435,12 +435,18 @@ class FakeTelegram:
         first_name: str = "Alice",
         username: str | None = None,
         is_bot: bool = False,
+        language_code: str | None = None,
+        date: int | None = None,
     ) -> JSONDict:
+        """A private message; ``date`` (epoch seconds) backdates it, as a replayed backlog."""
         sender = _user(user_id, first_name=first_name, username=username, is_bot=is_bot)
+        if language_code:
+            sender["language_code"] = language_code
         chat = {k: v for k, v in sender.items() if k in ("id", "first_name", "username")}
         chat["type"] = "private"
         self._chats[user_id] = chat
-        return self.enqueue({"message": self._inbound(chat, sender, text=text)})
+        dated = {} if date is None else {"date": date}
+        return self.enqueue({"message": self._inbound(chat, sender, text=text, **dated)})
 
     def group_message(
         self,
@@ -475,13 +481,17 @@ class FakeTelegram:
         *,
         chat_type: str = "private",
         addressed: bool = False,
+        language_code: str | None = None,
     ) -> JSONDict:
         """A "/cmd [args]" message ("/cmd@<bot>" when addressed) with a bot_command entity."""
         head, sep, tail = command.lstrip("/").partition(" ")
         head = f"/{head}@{BOT_USERNAME}" if addressed else f"/{head}"
         entity = {"type": "bot_command", "offset": 0, "length": utf16_len(head)}
         chat = self._chat(chat_id, chat_type)
-        message = self._inbound(chat, _user(user_id), text=head + sep + tail, entities=[entity])
+        sender = _user(user_id)
+        if language_code:
+            sender["language_code"] = language_code
+        message = self._inbound(chat, sender, text=head + sep + tail, entities=[entity])
         return self.enqueue({"message": message})
 
     def callback(

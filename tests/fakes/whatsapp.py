@@ -3,7 +3,9 @@ Meta's side of the webhook (signed posts of messages and status callbacks).
 
 The Graph API serves ``/{version}/{phone_number_id}`` (the number's facts),
 ``/{version}/{phone_number_id}/messages`` (sends, read receipts and typing),
-``/{version}/{waba_id}/subscribed_apps`` and ``/{version}/{waba_id}/message_templates``. It checks
+``/{version}/{phone_number_id}/media`` (multipart uploads, recorded in ``uploads`` by the id it
+answers; a media message must name one), ``/{version}/{waba_id}/subscribed_apps`` and
+``/{version}/{waba_id}/message_templates``. It checks
 the bearer token (code 190 once `expire_token` was called), Meta's message limits (4,096
 characters of text, 1,024 of interactive body, 3 reply buttons of 20 characters, 10 list rows,
 unique ids, approved templates) and the 24-hour window (131047 for a free-form message to a user
@@ -60,6 +62,15 @@ class Call:
     error: int | None = None
 
 
+@dataclass(frozen=True)
+class Upload:
+    """A file received on ``/media``: its bytes, file name and the type the sender gave."""
+
+    data: bytes
+    filename: str
+    mime: str
+
+
 @dataclass
 class Template:
     name: str
@@ -80,6 +91,7 @@ class FakeWhatsApp:
     templates: list[Template] = field(default_factory=list)
     calls: list[Call] = field(default_factory=list)
     last_inbound: dict[str, float] = field(default_factory=dict)
+    uploads: dict[str, Upload] = field(default_factory=dict)
     port: int = 0
     _faults: dict[str, list[GraphFault]] = field(default_factory=dict)  # "suffix[#send]" → queue
     _expired: bool = False
@@ -160,7 +172,9 @@ class FakeWhatsApp:
     async def _handle(self, request: web.Request) -> web.Response:
         path = request.match_info["path"]
         body: JSONDict = {}
-        if request.method == "POST":
+        if request.method == "POST" and request.content_type == "multipart/form-data":
+            body = await _form(request)
+        elif request.method == "POST":
             raw = await request.read()
             body = json.loads(raw) if raw else {}
         call = Call(request.method, path, body, time.monotonic())
@@ -196,6 +210,8 @@ class FakeWhatsApp:
             }
         if path == f"{PHONE_NUMBER_ID}/messages" and request.method == "POST":
             return self._message(body)
+        if path == f"{PHONE_NUMBER_ID}/media" and request.method == "POST":
+            return self._upload(body)
         if path == f"{WABA_ID}/subscribed_apps":
             apps = [{"whatsapp_business_api_data": {"id": "1", "name": "chatgate"}}]
             return {"data": apps if self.subscribed else []}
@@ -228,13 +244,41 @@ class FakeWhatsApp:
             last = self.last_inbound.get(to)
             if last is None or self.now() - last >= WINDOW_S:
                 raise _Refused(GraphFault(131047, "Re-engagement message"))
-            _check_limits(body)
+            if kind in MEDIA_TYPES:
+                self._check_media(body)
+            else:
+                _check_limits(body)
         wamid = f"wamid.OUT{next(self._ids)}"
         return {
             "messaging_product": "whatsapp",
             "contacts": [{"input": to, "wa_id": to}],
             "messages": [{"id": wamid}],
         }
+
+    def _upload(self, body: JSONDict) -> JSONDict:
+        upload = body.get("file")
+        if body.get("messaging_product") != "whatsapp" or not isinstance(upload, Upload):
+            raise _Refused(GraphFault(100, "messaging_product and file are required"))
+        if body.get("type") != upload.mime:
+            raise _Refused(GraphFault(100, "Param type must be the file's MIME type"))
+        media_id = f"{next(self._ids) + 900_000_000_000}"
+        self.uploads[media_id] = upload
+        return {"id": media_id}
+
+    def _check_media(self, body: JSONDict) -> None:
+        """Meta's rules for a media message: a known upload, its type and size, a caption only
+        where the type takes one."""
+        kind = str(body["type"])
+        media = body.get(kind) or {}
+        upload = self.uploads.get(str(media.get("id")))
+        if upload is None:
+            raise _Refused(GraphFault(131053, "Media upload error: unknown media id"))
+        mimes, cap = MEDIA_TYPES[kind]
+        if not upload.mime.startswith(mimes) or len(upload.data) > cap:
+            raise _Refused(GraphFault(131053, f"Media upload error: {upload.mime} as {kind}"))
+        caption = media.get("caption")
+        if caption is not None and (kind == "audio" or not 1 <= len(caption) <= 1024):
+            raise _Refused(GraphFault(100, "Param caption is not allowed or too long"))
 
     def _check_template(self, template: JSONDict) -> None:
         language = (template.get("language") or {}).get("code")
@@ -358,6 +402,31 @@ class _Refused(Exception):
         if self.fault.subcode is not None:
             error["error_subcode"] = self.fault.subcode
         return {"error": error}
+
+
+MB = 1024 * 1024
+# type → (accepted MIME prefixes, size cap) as the Cloud API documents them
+MEDIA_TYPES: Final[dict[str, tuple[tuple[str, ...], int]]] = {
+    "image": (("image/jpeg", "image/png"), 5 * MB),
+    "audio": (("audio/",), 16 * MB),
+    "video": (("video/mp4", "video/3gpp"), 16 * MB),
+    "document": (("",), 100 * MB),
+}
+
+
+async def _form(request: web.Request) -> JSONDict:
+    """A multipart upload as ``{"field": value, "file": Upload}``."""
+    form: JSONDict = {}
+    reader = await request.multipart()
+    async for part in reader:
+        if not isinstance(part, aiohttp.BodyPartReader) or part.name is None:
+            continue
+        if part.filename is not None:
+            mime = part.headers.get("Content-Type", "application/octet-stream")
+            form[part.name] = Upload(bytes(await part.read()), part.filename, mime)
+        else:
+            form[part.name] = await part.text()
+    return form
 
 
 def _check_limits(body: JSONDict) -> None:

@@ -15,6 +15,7 @@ from chatgate.gateway.turn.outcome import Outcome, answered, decide, to_persist
 from chatgate.gateway.turn.record import CANCEL_EXITS, TurnExit, TurnRecord
 from chatgate.policies.reasons import DeliveryStatus, FailureReason, OutcomeKind
 from chatgate.presentation.model import OutboundMessage
+from chatgate.texts.voice import Voice
 from tests.fakes.llm import FakeLLM
 from tests.gateway.test_chat_pipeline import chat_config
 from tests.harness import memory, running
@@ -44,7 +45,7 @@ def test_decide(
     text: str | None,
     reason: str,
 ) -> None:
-    got_kind, message, got_reason = decide(agent_reply, failure, GATEWAY)
+    got_kind, message, got_reason = decide(agent_reply, failure, GATEWAY, Voice())
     assert (got_kind, got_reason) == (kind, reason)
     if text is ...:  # a failure reply: some visible text naming what to do
         assert message is not None and message.plain_text

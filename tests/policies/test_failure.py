@@ -49,12 +49,12 @@ def test_every_reason_is_covered() -> None:
 def test_reply_text(reason: F, fragments: tuple[str, ...]) -> None:
     reply = failure_reply(reason)
     for fragment in fragments:
-        assert fragment in reply.text.lower()
+        assert fragment in reply.detail.lower()
     assert reply.reason is reason
 
 
 def test_cancelled_is_short() -> None:
-    assert len(failure_reply(F.CANCELLED).text) < 40
+    assert len(failure_reply(F.CANCELLED).detail) < 40
 
 
 @pytest.mark.parametrize(
@@ -80,7 +80,7 @@ def test_retryable(reason: F, retryable: bool) -> None:
      (F.UNAVAILABLE, 45.0, "please try again in about 45 s.")],
 )  # fmt: skip
 def test_retry_after_is_shown(reason: F, retry_after: float, fragment: str) -> None:
-    text = failure_reply(reason, retry_after_s=retry_after).text
+    text = failure_reply(reason, retry_after_s=retry_after).detail
     assert text.endswith(fragment)
     assert text.count("Next step") == 1
 
@@ -101,16 +101,16 @@ def test_retry_after_ignored_where_it_means_nothing() -> None:
      ("", ""), ("   ", ""), (None, "")],
 )  # fmt: skip
 def test_hint_replaces_the_generic_next_step(hint: str | None, suffix: str) -> None:
-    base = failure_reply(F.AUTH_PERMANENT).text
+    base = failure_reply(F.AUTH_PERMANENT).detail
     head = base.split(" Next step", 1)[0]
     expected = head + suffix if suffix else base
-    assert failure_reply(F.AUTH_PERMANENT, hint=hint).text == expected
+    assert failure_reply(F.AUTH_PERMANENT, hint=hint).detail == expected
     assert expected.count("Next step") == 1
 
 
 def test_long_hint_is_capped() -> None:
-    text = failure_reply(F.UNKNOWN, hint="x" * 5000).text
-    assert len(text) < len(failure_reply(F.UNKNOWN).text) + 320
+    text = failure_reply(F.UNKNOWN, hint="x" * 5000).detail
+    assert len(text) < len(failure_reply(F.UNKNOWN).detail) + 320
     assert text.endswith("…")
 
 
@@ -168,9 +168,9 @@ def test_reply_is_always_visible_and_bounded(
 ) -> None:
     reply = failure_reply(reason, hint=hint, retry_after_s=retry_after)
     assert isinstance(reply, FailureReply)
-    assert reply.text.strip()
-    assert len(reply.text) < 1000
-    assert "\n" not in reply.text
+    assert reply.detail.strip()
+    assert len(reply.detail) < 1000
+    assert "\n" not in reply.detail
 
 
 @settings(max_examples=50)

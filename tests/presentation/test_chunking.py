@@ -48,19 +48,21 @@ def test_prefers_paragraph_then_line_then_word() -> None:
 
 
 def test_hard_splits_only_overlong_words() -> None:
-    assert chunk_text("ab " + "x" * 40, 16) == ["ab", "x" * 16, "x" * 16, "x" * 8]
+    # "ab" alone would be under the minimum chunk (16 // 4): it rides with the long word
+    assert chunk_text("ab " + "x" * 40, 16) == ["ab " + "x" * 13, "x" * 16, "x" * 11]
+    assert chunk_text("abcd " + "x" * 40, 16) == ["abcd", "x" * 16, "x" * 16, "x" * 8]
 
 
 def test_code_block_is_closed_and_reopened_with_its_info_string() -> None:
     code = "\n".join(f"print({i})" for i in range(12))
     text = f"Intro.\n\n```python\n{code}\n```\n\nOutro."
     chunks = chunk_text(text, 60)
-    assert chunks[0] == "Intro."
+    assert chunks[0].startswith("Intro.\n\n```python\nprint(0)")  # no 6-character chunk
     assert chunks[-1].endswith("```\n\nOutro.")
-    code_chunks = chunks[1:]
+    code_chunks = chunks
     assert len(code_chunks) >= 3
     for chunk in code_chunks:
-        assert chunk.startswith("```python\n") and "\n```" in chunk
+        assert "```python\n" in chunk and "\n```" in chunk
         assert len(chunk) <= 60
     body = [line for c in code_chunks for line in c.split("\n") if line.startswith("print")]
     assert body == code.split("\n")

@@ -9,6 +9,7 @@ import pytest
 from chatgate.channels.discord import LIMITS as DISCORD
 from chatgate.channels.slack import LIMITS as SLACK
 from chatgate.channels.telegram import LIMITS as TELEGRAM
+from chatgate.channels.whatsapp import LIMITS as WHATSAPP
 from chatgate.policies.reasons import DegradeReason as R
 from chatgate.presentation.degrade import adapt
 from chatgate.presentation.file_rules import MB, FileLimits, fit_file, human_size
@@ -23,10 +24,15 @@ from chatgate.presentation.model import (
 
 TG = TELEGRAM.files
 DC = DISCORD.files
+WA = WHATSAPP.files
 
 
 def stored(kind: str = "document", size: int = 1000, caption: str = "") -> File:
     return File("f.bin", "application/octet-stream", kind, caption, size, "a" * 32)  # type: ignore[arg-type]
+
+
+def typed(mime: str, kind: str, size: int = 1000) -> File:
+    return File("f", mime, kind, "", size, "a" * 32)  # type: ignore[arg-type]
 
 
 # (file, limits, expected kind or None when not uploaded, reasons, text shown beside it)
@@ -47,6 +53,14 @@ CASES: list[tuple[File, FileLimits | None, str | None, tuple[R, ...], str]] = [
         (R.FILE_AS_DOCUMENT,),
         "",
     ),
+    (typed("image/jpeg", "image", 5 * MB), WA, "image", (), ""),
+    (typed("image/png", "image", 5 * MB + 1), WA, "document", (R.IMAGE_AS_DOCUMENT,), ""),
+    (typed("image/gif", "image"), WA, "document", (R.IMAGE_AS_DOCUMENT,), ""),
+    (typed("audio/ogg", "voice", 16 * MB), WA, "voice", (), ""),
+    (typed("audio/ogg", "voice", 16 * MB + 1), WA, "document", (R.FILE_AS_DOCUMENT,), ""),
+    (typed("video/mp4", "video", 17 * MB), WA, "document", (R.FILE_AS_DOCUMENT,), ""),
+    (typed("application/pdf", "document", 100 * MB), WA, "document", (), ""),
+    (typed("application/pdf", "document", 101 * MB), WA, None, (R.FILE_TOO_LARGE,), "100 MB"),
 ]
 
 

@@ -13,6 +13,7 @@ from chatgate.policies.failure import failure_reply
 from chatgate.policies.reasons import FailureReason
 from chatgate.state import admin
 from chatgate.state.factory import build_state
+from chatgate.texts.voice import Voice
 from tests.fakes.llm import FakeLLM, Fault
 from tests.harness import load, memory, running, write_config
 from tests.redis.conftest import redis_url
@@ -54,7 +55,7 @@ async def test_unreachable_redis_lock_fails_closed_with_the_unavailable_reply(
         chat = memory(gw)
         result = await (await chat.inject("hello")).result
     assert result.reason == FailureReason.UNAVAILABLE.value
-    assert chat.texts() == [failure_reply(FailureReason.UNAVAILABLE).text]
+    assert chat.texts() == [Voice().failure(failure_reply(FailureReason.UNAVAILABLE))]
     assert fake_llm.requests == [], "a turn ran without the cluster-wide lock"
 
 

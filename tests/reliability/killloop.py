@@ -24,8 +24,9 @@ from pathlib import Path
 
 import aiohttp
 
-from chatgate.gateway.commands import QUEUE_FULL_TEXT
 from chatgate.state.sqlite import DB_FILE
+from chatgate.texts import TextId
+from chatgate.texts.voice import Voice
 from tests.daemon import Daemon, post_signed_job
 from tests.fakes.llm import FakeLLM, RecordedRequest
 from tests.fakes.telegram import FakeTelegram
@@ -249,5 +250,5 @@ async def kill_loop(
             figures.duplicated[text] = count
     figures.reruns_after_answer = reruns
     figures.model_calls = len(llm.requests)
-    figures.busy_notices = got[QUEUE_FULL_TEXT]
+    figures.busy_notices = got[Voice().text(TextId.QUEUE_FULL)]
     return figures

@@ -5,6 +5,10 @@ from __future__ import annotations
 from typing import Any
 
 from chatgate.agents.base import Turn
+from chatgate.presentation.model import File, OutboundMessage, Text
+
+PNG = bytes.fromhex("89504e470d0a1a0a0000000d49484452") + b"\0" * 64
+OGG = b"OggS" + b"\0" * 60
 
 
 def menu(turn: Turn) -> dict[str, Any] | str:
@@ -20,3 +24,19 @@ def menu(turn: Turn) -> dict[str, Any] | str:
             ]
         }
     return f"you chose {turn.text}"
+
+
+def files(turn: Turn) -> OutboundMessage:
+    """`voice`: a voice note; `gif`: an image WhatsApp cannot show; else text, a captioned
+    photo and a PDF."""
+    if turn.text == "voice":
+        return OutboundMessage((File("hello.ogg", "audio/ogg", "voice", "said aloud", data=OGG),))
+    if turn.text == "gif":
+        return OutboundMessage((File("anim.gif", "image/gif", "image", data=b"GIF89a" + PNG),))
+    return OutboundMessage(
+        (
+            Text("Here is the chart."),
+            File("chart.png", "image/png", "image", "Q3 revenue", data=PNG),
+            File("report.pdf", "application/pdf", data=b"%PDF-1.4 fake"),
+        )
+    )

@@ -29,6 +29,7 @@ def whatsapp_config(
     agent: str = "default",
     gateway: str = "",
     extra_channels: str = "",
+    agents: str = "",
 ) -> Path:
     return write_config(
         tmp_path,
@@ -41,7 +42,8 @@ agents:
     api_key: sk-whatsapp-test
     timeout_s: 10
   menu: {{backend: python, function: "tests.whatsapp.agents:menu"}}
-channels:
+  files: {{backend: python, function: "tests.whatsapp.agents:files"}}
+{agents}channels:
   whatsapp:
     access_token: "{ACCESS_TOKEN}"
     app_secret: "{APP_SECRET}"

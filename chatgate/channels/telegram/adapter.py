@@ -221,7 +221,7 @@ class TelegramChannel(ChannelAdapter):
     def _normalized(self, update: Update) -> InboundMessage | None:
         assert self._sink is not None and self.identity is not None
         self._last_update = time.monotonic()
-        result = normalize(update, self.identity, self.name)
+        result = normalize(update, self.identity, self.name, edits=self.config.edits)
         if isinstance(result, Ignored):
             self.ignored[result.reason.value] = self.ignored.get(result.reason.value, 0) + 1
             self._sink.ignored(self.name, result.reason, chat_id=result.chat_id)

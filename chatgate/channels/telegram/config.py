@@ -22,6 +22,9 @@ class TelegramChannelConfig(ChatChannelConfig):
     api_base: str = Field("https://api.telegram.org", pattern=r"^https?://")
     webhook: TelegramWebhookConfig = Field(default_factory=TelegramWebhookConfig)
     ack_reaction: str | None = None
+    edits: Literal["ignore", "new_turn"] = Field(
+        "ignore", description="new_turn: an edited message is answered as a new turn"
+    )
     poll_timeout_s: int = Field(30, ge=0, le=50)
     stale_after_s: float = Field(120.0, gt=0)
     request_timeout_s: float = Field(15.0, gt=0)

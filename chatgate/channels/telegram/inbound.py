@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import time
 import warnings
-from dataclasses import dataclass
+import zlib
+from dataclasses import dataclass, replace
 from datetime import timedelta
+from typing import Literal
 
 from chatgate.channels.telegram.ids import message_key
 from chatgate.channels.types import Attachment, InboundMessage, default_target
@@ -40,6 +42,10 @@ _KINDS: dict[str, ChatKind] = {
 }
 
 
+EditPolicy = Literal["ignore", "new_turn"]
+EDIT_OF = "edit_of"  # InboundMessage.extra key: the key of the message this edit changed
+
+
 @dataclass(frozen=True)
 class BotIdentity:
     id: int
@@ -52,28 +58,52 @@ class Ignored:
     chat_id: str = ""
 
 
-def normalize(update: Update, bot: BotIdentity, channel: str) -> InboundMessage | Ignored:
+def normalize(
+    update: Update, bot: BotIdentity, channel: str, *, edits: EditPolicy = "ignore"
+) -> InboundMessage | Ignored:
     """An InboundMessage, or why the update is ignored; never raises.
 
     PTB accepts updates that break the Bot API's own schema (a message without a chat, a
     non-numeric id); those are recorded as malformed instead of crashing the receive loop.
     """
     try:
-        return _normalize(update, bot, channel)
+        return _normalize(update, bot, channel, edits)
     except (AttributeError, TypeError, ValueError, KeyError, IndexError):
         return Ignored(DropReason.MALFORMED_UPDATE)
 
 
-def _normalize(update: Update, bot: BotIdentity, channel: str) -> InboundMessage | Ignored:
+def _normalize(
+    update: Update, bot: BotIdentity, channel: str, edits: EditPolicy
+) -> InboundMessage | Ignored:
     if update.callback_query is not None:
         return _callback(update, bot, channel)
     if update.edited_message is not None or update.edited_channel_post is not None:
         edited = update.edited_message or update.edited_channel_post
-        return Ignored(DropReason.EDITED_IGNORED, str(edited.chat.id) if edited else "")
+        if edited is None or edits == "ignore":
+            return Ignored(DropReason.EDITED_IGNORED, str(edited.chat.id) if edited else "")
+        return _edit(edited, bot, channel)
     message = update.message or update.channel_post
     if message is None:
         return Ignored(DropReason.EMPTY_INPUT)
     return _message(message, bot, channel)
+
+
+def _edit(edited: Message, bot: BotIdentity, channel: str) -> InboundMessage | Ignored:
+    """An edited message as a new turn tagged ``edit_of`` (its own key per edit, stable across
+    redelivery). An edit never replays a command: a text that reads as one is ignored."""
+    msg = _message(edited, bot, channel)
+    if isinstance(msg, Ignored):
+        return msg
+    if msg.is_command or msg.text.lstrip().startswith("/"):
+        return Ignored(DropReason.EDITED_IGNORED, msg.chat_id)
+    stamp = int(edited.edit_date.timestamp()) if edited.edit_date else 0
+    version = f"{stamp}-{zlib.crc32(msg.text.encode()):08x}"
+    return replace(
+        msg,
+        message_id=f"{msg.message_id}:edit:{version}",
+        extra={**msg.extra, EDIT_OF: msg.key},
+        received_at=float(stamp) or msg.received_at,
+    )
 
 
 def _message(message: Message, bot: BotIdentity, channel: str) -> InboundMessage | Ignored:
@@ -114,9 +144,17 @@ def _message(message: Message, bot: BotIdentity, channel: str) -> InboundMessage
         else None,
         attachments=attachments,
         received_at=message.date.timestamp() if message.date else time.time(),
-        extra={"media_group": message.media_group_id} if message.media_group_id else {},
+        extra=_language(message)
+        | ({"media_group": message.media_group_id} if message.media_group_id else {}),
     )
     return _targeted(msg)
+
+
+def _language(message: Message) -> dict[str, str]:
+    """The sender's app language (IETF tag), which picks the language of our texts."""
+    user = message.from_user
+    code = user.language_code if user is not None and message.sender_chat is None else None
+    return {"language": code} if code else {}
 
 
 def _sender(message: Message, chat_id: str) -> tuple[str, str, bool]:

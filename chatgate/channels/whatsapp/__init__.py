@@ -10,11 +10,21 @@ from typing import Any
 from chatgate.channels.descriptor import CHAT_HOT_KEYS, ChannelDescriptor, chat_claims
 from chatgate.channels.whatsapp.config import WhatsAppChannelConfig
 from chatgate.config.claims import Claim, PathClaim
+from chatgate.presentation.file_rules import MB, FileLimits
 from chatgate.presentation.limits import PresentationLimits
 
 # 4,096 characters per text message; one interactive menu per message: 3 reply buttons of 20
 # characters or a list of 10 rows; row ids hold 200 bytes (longer values go through the
-# callback store); no tables; images wait for the media work (sent as links).
+# callback store); no tables; images wait for the media work (sent as links). Uploads: documents
+# up to 100 MB, JPEG/PNG images up to 5 MB, audio (voice notes: OGG/Opus) and video up to 16 MB,
+# captions 1,024 characters; a bigger image or media file goes as a document.
+FILES = FileLimits(
+    max_bytes=100 * MB,
+    max_caption_chars=1024,
+    max_photo_bytes=5 * MB,
+    max_media_bytes=16 * MB,
+    image_mimes=frozenset({"image/jpeg", "image/png"}),
+)
 LIMITS = PresentationLimits(
     max_text_length=4096,
     supports_select=True,
@@ -26,6 +36,7 @@ LIMITS = PresentationLimits(
     buttons_overflow_to_select=True,
     link_buttons=False,
     max_widgets=1,
+    files=FILES,
 )
 
 

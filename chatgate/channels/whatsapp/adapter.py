@@ -17,6 +17,7 @@ import asyncio
 import contextlib
 import logging
 import time
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -32,6 +33,7 @@ from chatgate.channels.base import (
     Rendered,
     StateUnavailable,
 )
+from chatgate.channels.files import render_with_files, upload_of
 from chatgate.channels.http_ingress import read_request, refuse
 from chatgate.channels.ordering import ChatOrder
 from chatgate.channels.signatures import verify
@@ -46,19 +48,22 @@ from chatgate.channels.types import (
 from chatgate.channels.whatsapp import LIMITS, errors
 from chatgate.channels.whatsapp.config import WhatsAppChannelConfig, phone_id
 from chatgate.channels.whatsapp.graph import Graph, GraphError
-from chatgate.channels.whatsapp.inbound import Ignored, Receipt, events
+from chatgate.channels.whatsapp.inbound import REACTION, Ignored, Receipt, events
 from chatgate.channels.whatsapp.media import fetch_media
+from chatgate.channels.whatsapp.media_out import caption_after, media_payload
 from chatgate.channels.whatsapp.render import render
 from chatgate.channels.whatsapp.window import Windows, template_payload
 from chatgate.config.base import secret_value
 from chatgate.http_input import BadInput, parse_json
 from chatgate.policies.media import MediaReason
-from chatgate.policies.reasons import SendErrorKind
-from chatgate.presentation.model import OutboundMessage
+from chatgate.policies.reactions import CONTEXT_ONLY, ReactionMode, reaction_input
+from chatgate.policies.reasons import DropReason, SendErrorKind
+from chatgate.presentation.model import File, OutboundMessage
 from chatgate.secure_compare import secure_equals
 from chatgate.state.protocols import ChannelFacts
 from chatgate.state.records import receipt_key
 
+SENT_IDS_KEPT = 4096  # answers a reaction can still be recognised on (in memory)
 log = logging.getLogger("chatgate.whatsapp")
 CONNECT_TIMEOUT_S = 30.0
 PROBE_TIMEOUT_S = 10.0
@@ -91,13 +96,22 @@ class WhatsAppChannel(ChannelAdapter):
         self.last_error: dict[str, Any] | None = None
         self.ignored: dict[str, int] = {}
         self.counters = dict.fromkeys(
-            ("messages", "receipts", "failed_receipts", "templates", "outside_window", "refused"),
+            (
+                "messages",
+                "receipts",
+                "failed_receipts",
+                "templates",
+                "outside_window",
+                "refused",
+                "uploads",
+            ),
             0,
         )
         self._sink: InboundSink | None = None
         self._route: str | None = None
         self._accepting = False
         self._order = ChatOrder()
+        self._sent: dict[str, None] = {}  # our latest message ids (an ordered, bounded set)
 
     # -- lifecycle --------------------------------------------------------------------------
 
@@ -236,11 +250,25 @@ class WhatsAppChannel(ChannelAdapter):
         elif isinstance(event, Receipt):
             await self._receipt(event)
         else:
+            if REACTION in event.extra:
+                event = self._reaction(event)
+                if isinstance(event, Ignored):
+                    return await self._handle(event)
             self.counters["messages"] += 1
             msg = await self.resolve_choice(event) if event.choice is not None else event
             async with self._order.turn(msg.chat_id):
                 await self._sink.submit(msg)  # journaled: now it may be acked
                 await self._heard(msg)
+
+    def _reaction(self, msg: InboundMessage) -> InboundMessage | Ignored:
+        """A reaction on one of our answers, per the channel's `reactions` (ignored otherwise)."""
+        ours = msg.reply_to is not None and msg.reply_to in self._sent
+        mode = reaction_input(ReactionMode(self.config.reactions), msg.extra[REACTION], ours)
+        if mode is ReactionMode.IGNORE:
+            return Ignored(DropReason.REACTION_IGNORED, msg.chat_id)
+        if mode is ReactionMode.CONTEXT:
+            return replace(msg, extra={**msg.extra, CONTEXT_ONLY: True})
+        return msg
 
     async def _heard(self, msg: InboundMessage) -> None:
         """The user's window opens now: durable before the 200, so an answer recovered after a
@@ -287,10 +315,13 @@ class WhatsAppChannel(ChannelAdapter):
     # -- outbound -------------------------------------------------------------------------------
 
     def render(self, message: OutboundMessage) -> list[Rendered]:
-        return render(message, shorten=self.shorten_choice)
+        return render_with_files(message, lambda m: render(m, shorten=self.shorten_choice))
 
     async def send(self, target: Target, rendered: Rendered) -> SendResult:
         user = phone_id(target.chat_id)
+        upload = upload_of(rendered)
+        if upload is not None:
+            return await self._send_file(user, *upload)
         payload = rendered.native.get("payload") or {
             "type": "text",
             "text": {"body": rendered.text},
@@ -306,16 +337,53 @@ class WhatsAppChannel(ChannelAdapter):
                 self.windows.closed(user)  # Meta knows better: the window closed
         return await self._outside_window(user, rendered)
 
+    async def _send_file(self, user: str, file: File, data: bytes) -> SendResult:
+        """Upload to `/{phone_number_id}/media`, then a `/messages` call with the returned id.
+        Outside the 24-hour window a file cannot go at all (templates carry text here): the
+        reply waits in the DLQ, and `dlq replay` uploads it once the user writes again."""
+        if not await self.windows.is_open(user):
+            return self._refused_outside_window("no template can carry a file")
+        if self.graph is None:
+            raise ConnectionError("the WhatsApp channel is not connected")
+        media_id = await self._upload(file, data)
+        try:
+            result = await self._message(user, media_payload(file, media_id), None)
+        except GraphError as exc:
+            if exc.code not in errors.WINDOW_CODES:
+                raise
+            self.windows.closed(user)
+            return self._refused_outside_window("no template can carry a file")
+        if caption_after(file):
+            await self._message(user, {"type": "text", "text": {"body": file.caption}}, None)
+        return result
+
+    async def _upload(self, file: File, data: bytes) -> str:
+        assert self.graph is not None
+        path = f"{self.config.phone_number_id}/media"
+        try:
+            answer = await self.graph.upload(path, data, file.name, file.mime)
+        except GraphError as exc:
+            if exc.code in errors.PARKING or exc.status == 401:
+                self._post_failed(exc)
+            raise
+        media_id = answer.get("id")
+        if not media_id:
+            raise GraphError(200, None, "the media upload answered no id")
+        self.counters["uploads"] += 1
+        return str(media_id)
+
+    def _refused_outside_window(self, why: str) -> SendResult:
+        self.counters["outside_window"] += 1
+        error = f"outside_window: the user last wrote over 24 h ago and {why}"
+        self.note_error(error, errors.WINDOW_HINT)
+        return SendResult.failed(SendErrorKind.OUTSIDE_WINDOW, error)
+
     async def _outside_window(self, user: str, rendered: Rendered) -> SendResult:
         template = self.config.templates.outside_window
         if template is None:
-            self.counters["outside_window"] += 1
-            error = (
-                "outside_window: the user last wrote over 24 h ago and no template is set "
-                "(channels.whatsapp.templates.outside_window)"
+            return self._refused_outside_window(
+                "no template is set (channels.whatsapp.templates.outside_window)"
             )
-            self.note_error(error, errors.WINDOW_HINT)
-            return SendResult.failed(SendErrorKind.OUTSIDE_WINDOW, error)
         self.counters["templates"] += 1
         text = str(rendered.native.get("plain") or rendered.text)
         return await self._message(user, template_payload(template, text), None)
@@ -332,6 +400,10 @@ class WhatsAppChannel(ChannelAdapter):
         answer = await self._post("messages", body)
         messages = answer.get("messages")
         first = messages[0] if isinstance(messages, list) and messages else {}
+        if first.get("id"):
+            self._sent[str(first["id"])] = None
+            if len(self._sent) > SENT_IDS_KEPT:
+                del self._sent[next(iter(self._sent))]
         return SendResult.sent(str(first.get("id") or "")) if first.get("id") else SendResult.sent()
 
     async def _post(self, method: str, body: dict[str, Any]) -> dict[str, Any]:
@@ -343,15 +415,19 @@ class WhatsAppChannel(ChannelAdapter):
             return await self.graph.post(f"{self.config.phone_number_id}/{method}", body)
         except GraphError as exc:
             if exc.code in errors.PARKING or exc.status == 401:
-                kind = errors.classify_graph(exc.status, exc.code, exc.message).kind
-                self.fail(
-                    ChannelError(
-                        f"WhatsApp refused the call ({exc.code}: {exc.message})",
-                        kind=SendErrorKind.AUTH_FATAL,
-                        hint=errors.hint(exc.code, kind),
-                    )
-                )
+                self._post_failed(exc)
             raise
+
+    def _post_failed(self, exc: GraphError) -> None:
+        """A refused token or permission: park the channel with the fix."""
+        kind = errors.classify_graph(exc.status, exc.code, exc.message).kind
+        self.fail(
+            ChannelError(
+                f"WhatsApp refused the call ({exc.code}: {exc.message})",
+                kind=SendErrorKind.AUTH_FATAL,
+                hint=errors.hint(exc.code, kind),
+            )
+        )
 
     async def _read(self, message_id: str, typing: bool) -> None:
         body: dict[str, Any] = {

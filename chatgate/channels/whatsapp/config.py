@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 import string
+from typing import Literal
 
 from pydantic import Field, SecretStr, field_validator, model_validator
 
@@ -60,6 +61,9 @@ class TemplatesConfig(StrictModel):
 
 
 class WhatsAppChannelConfig(ChatChannelConfig):
+    reactions: Literal["ignore", "context", "turn"] = Field(
+        "ignore", description="a reaction on an answer: context for the next turn, or a turn"
+    )
     access_token: SecretStr | None = None
     app_secret: SecretStr | None = None
     verify_token: SecretStr | None = None

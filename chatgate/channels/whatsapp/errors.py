@@ -43,6 +43,10 @@ TEMPLATE_HINT = (
     "WhatsApp refused the template: check its name, language and parameter count in WhatsApp "
     "Manager → Message templates against channels.whatsapp.templates"
 )
+MEDIA_HINT = (
+    "WhatsApp refused the file (type or size): it takes JPEG/PNG images to 5 MB, audio and "
+    "MP4/3GP video to 16 MB, documents to 100 MB; the reply is in `chatgate dlq list`"
+)
 NETWORK_HINT = "check network access to graph.facebook.com (443/tcp)"
 PHONE_ID_HINT = (
     "check channels.whatsapp.phone_number_id (WhatsApp → API Setup → Phone number ID, not the "
@@ -64,6 +68,7 @@ WINDOW_CODES = frozenset({131047})
 GONE_CODES = frozenset({131026})  # not on WhatsApp (or an app too old to receive it)
 TEST_NUMBER_CODES = frozenset({131030})
 TRANSIENT_CODES = frozenset({1, 2, 131000, 131016, 133004})
+MEDIA_CODES = frozenset({131051, 131052, 131053})  # unsupported type, download, upload errors
 TEMPLATE_CODES = frozenset({132000, 132001, 132005, 132007, 132012, 132015, 132016, 132018})
 PARKING = AUTH_CODES | PERMISSION_CODES | ACCOUNT_CODES
 
@@ -96,6 +101,7 @@ def hint(code: int | None, kind: SendErrorKind | None) -> str:
         (WINDOW_CODES, WINDOW_HINT),
         (TEST_NUMBER_CODES, TEST_NUMBER_HINT),
         (TEMPLATE_CODES, TEMPLATE_HINT),
+        (MEDIA_CODES, MEDIA_HINT),
     ):
         if code in codes:
             return text

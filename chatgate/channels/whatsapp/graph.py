@@ -19,6 +19,7 @@ import aiohttp
 from chatgate.channels.whatsapp.config import WhatsAppChannelConfig
 
 _ENCODER = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
+MIN_UPLOAD_BYTES_PER_S = 1024 * 1024  # an upload may take request_timeout_s + 1 s per MB
 
 
 class GraphError(Exception):
@@ -59,6 +60,17 @@ class Graph:
         data = _ENCODER.encode(body).encode()
         headers = {"Content-Type": "application/json"}
         async with self.session.post(self.base + path, data=data, headers=headers) as response:
+            return _answer(response.status, await response.read())
+
+    async def upload(self, path: str, data: bytes, filename: str, mime: str) -> dict[str, Any]:
+        """`POST /{phone_number_id}/media` as multipart: the file's bytes, its type; → `{"id"}`."""
+        form = aiohttp.FormData()
+        form.add_field("messaging_product", "whatsapp")
+        form.add_field("type", mime)
+        form.add_field("file", data, filename=filename, content_type=mime)
+        budget = (self.session.timeout.total or 0.0) + len(data) / MIN_UPLOAD_BYTES_PER_S
+        timeout = aiohttp.ClientTimeout(total=budget)
+        async with self.session.post(self.base + path, data=form, timeout=timeout) as response:
             return _answer(response.status, await response.read())
 
     async def get(self, path: str, **params: str) -> dict[str, Any]:

@@ -16,12 +16,15 @@ from typing import Any
 
 from chatgate.channels.types import Attachment, InboundMessage, Target
 from chatgate.channels.whatsapp import texts
+from chatgate.policies.reactions import reaction_text
 from chatgate.policies.reasons import DropReason
 
 PLATFORM = "whatsapp"
 MEDIA_KINDS = ("image", "audio", "video", "document", "sticker")
 RECEIPT_STATUSES = ("sent", "delivered", "read", "failed")
 _SYSTEM_TYPES = frozenset({"system", "request_welcome", "ephemeral"})
+
+REACTION = "reaction"  # InboundMessage.extra key: the emoji of a reaction
 
 
 @dataclass(frozen=True)
@@ -90,7 +93,7 @@ def normalize(
     if me and _digits(sender) == _digits(me):
         return Ignored(DropReason.SELF_MESSAGE, sender)
     if kind == "reaction":
-        return Ignored(DropReason.REACTION_IGNORED, sender)
+        return _reaction(message, channel, names, sender, wamid)
     if kind in _SYSTEM_TYPES:
         return Ignored(DropReason.SYSTEM_MESSAGE, sender)
     choice = _choice(message, kind)
@@ -120,6 +123,33 @@ def normalize(
         # the reply quotes this message (when configured); typing and read receipts need its id
         reply_target=Target(channel, sender, None, wamid),
         extra=extra,
+    )
+
+
+def _reaction(
+    message: Mapping[str, Any], channel: str, names: Mapping[str, str], sender: str, wamid: str
+) -> InboundMessage | Ignored:
+    """A reaction as a message naming the emoji and the message it reacts to; the adapter
+    decides (by the channel's `reactions` and whether that message is ours) what it becomes.
+    Removing a reaction (an empty emoji) is never input."""
+    reaction = _map(message.get("reaction"))
+    emoji, reacted = str(reaction.get("emoji") or ""), str(reaction.get("message_id") or "")
+    if not emoji or not reacted:
+        return Ignored(DropReason.REACTION_IGNORED, sender)
+    return InboundMessage(
+        channel=channel,
+        platform=PLATFORM,
+        chat_id=sender,
+        chat_kind="direct",
+        sender_id=sender,
+        message_id=wamid,
+        text=reaction_text(emoji),
+        sender_name=names.get(sender, ""),
+        is_mention=True,
+        reply_to=reacted,
+        received_at=_stamp(message.get("timestamp")),
+        reply_target=Target(channel, sender, None, None),
+        extra={REACTION: emoji},
     )
 
 
@@ -171,10 +201,8 @@ def _text(message: Mapping[str, Any], kind: str, media: Mapping[str, Any] | None
 
 def _attachment(media: Mapping[str, Any]) -> Attachment:
     """A media reference as an attachment fetched later by its Graph media id."""
-    kind = (
-        "voice" if media.get("voice") else ("image" if media["kind"] == "image" else media["kind"])
-    )
-    return Attachment(kind, None, media.get("filename"), media.get("mime_type"), None, media["id"])
+    mime = media.get("mime_type")
+    return Attachment(_kind(media), None, media.get("filename"), mime, None, media["id"])
 
 
 def _media(message: Mapping[str, Any], kind: str) -> dict[str, Any] | None:
@@ -189,6 +217,11 @@ def _media(message: Mapping[str, Any], kind: str) -> dict[str, Any] | None:
     if body.get("voice") is True:
         ref["voice"] = True
     return ref
+
+
+def _kind(media: Mapping[str, Any]) -> str:
+    """A voice note is audio Meta marks `voice` (recorded in the app): the kind "voice"."""
+    return "voice" if media.get("voice") else str(media["kind"])
 
 
 def _location(location: Mapping[str, Any]) -> str:

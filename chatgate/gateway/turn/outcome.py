@@ -11,10 +11,11 @@ from typing import Any
 
 from chatgate.agents.base import AgentError, AgentReply, ChatMessage
 from chatgate.config.models import GatewaySection
-from chatgate.policies.failure import failure_reply
+from chatgate.policies.failure import FailureReply, failure_reply
 from chatgate.policies.outcome import EMPTY_REPLY_FALLBACK, classify_final
 from chatgate.policies.reasons import DeliveryStatus, FailureReason, OutcomeKind
 from chatgate.presentation.model import OutboundMessage, message_to_dict
+from chatgate.texts.voice import Voice
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,14 +45,23 @@ class Outcome:
         return DeliveryStatus.NO_TARGET
 
 
+def failure_of(reply: AgentReply | None, failure: AgentError | None) -> FailureReply | None:
+    """The failure of an agent call that did not answer (None when it did)."""
+    if failure is None and reply is not None:
+        return None
+    reason = failure.reason if failure is not None else FailureReason.UNKNOWN
+    return failure_reply(reason, retry_after_s=failure.retry_after_s if failure else None)
+
+
 def decide(
-    reply: AgentReply | None, failure: AgentError | None, gateway: GatewaySection
+    reply: AgentReply | None, failure: AgentError | None, gateway: GatewaySection, voice: Voice
 ) -> tuple[OutcomeKind, OutboundMessage | None, str]:
-    """Outcome kind, message and reason code of an agent call that returned or failed."""
-    if failure is not None or reply is None:
-        reason = failure.reason if failure is not None else FailureReason.UNKNOWN
-        fr = failure_reply(reason, retry_after_s=failure.retry_after_s if failure else None)
-        return OutcomeKind.FAILURE, OutboundMessage.from_text(fr.text), reason.value
+    """Outcome kind, message and reason code of an agent call that returned or failed; a
+    failure shows the user's text in ``voice`` (the operator detail goes elsewhere)."""
+    failed = failure_of(reply, failure)
+    if failed is not None or reply is None:
+        fr = failed or failure_reply(FailureReason.UNKNOWN)
+        return OutcomeKind.FAILURE, OutboundMessage.from_text(voice.failure(fr)), fr.reason.value
     kind = classify_final(reply.text, frozenset(gateway.silence_markers))
     if kind is OutcomeKind.SILENCE:
         return kind, None, kind.value

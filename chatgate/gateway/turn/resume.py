@@ -17,6 +17,7 @@ from chatgate.policies.reasons import DeliveryStatus, FailureReason, OutcomeKind
 from chatgate.presentation.model import OutboundMessage
 from chatgate.state.protocols import StateUnavailable
 from chatgate.state.records import JournalState
+from chatgate.texts.voice import Voice
 
 log = logging.getLogger("chatgate.turn")
 
@@ -83,12 +84,12 @@ def discard(job: Job) -> None:
 
 
 async def lock_unavailable(
-    rt: Runtime, handover: Handover, batch: list[Job], exc: StateUnavailable
+    rt: Runtime, handover: Handover, batch: list[Job], exc: StateUnavailable, voice: Voice
 ) -> None:
     """The turn lock cannot be taken: answer `unavailable` rather than risk a second turn."""
     last = batch[-1]
     reason = FailureReason.UNAVAILABLE
-    message = OutboundMessage.from_text(failure_reply(reason).text)
+    message = OutboundMessage.from_text(voice.failure(failure_reply(reason)))
     log.warning(
         "turn lock unavailable; answered unavailable",
         extra={"session": last.session, "key": last.msg.key, "error": str(exc)},
@@ -98,3 +99,34 @@ async def lock_unavailable(
     ).inc()
     report = await handover.deliver(last, message, 0.0)
     await handover.finish(batch, Stage.TURN, reason.value, message, report)
+
+
+async def turn_crashed(
+    rt: Runtime, handover: Handover, batch: list[Job], exc: Exception, voice: Voice
+) -> None:
+    """A step raised something no step expects (a bug, data a store cannot write): the user gets
+    the failure reply and the messages are finished, so a resend is answered instead of waiting
+    on a turn nobody runs."""
+    last = batch[-1]
+    reason = FailureReason.UNKNOWN
+    log.error(
+        "turn failed unexpectedly; answered with the failure reply",
+        exc_info=exc,
+        extra={"session": last.session, "key": last.msg.key, "error": type(exc).__name__},
+    )
+    rt.metrics.turns.labels(
+        agent=last.agent, outcome=OutcomeKind.FAILURE.value, reason=reason.value
+    ).inc()
+    message = OutboundMessage.from_text(voice.failure(failure_reply(reason)))
+    try:
+        report = await handover.deliver(last, message, 0.0)
+        await handover.finish(batch, Stage.TURN, reason.value, message, report)
+    except StateUnavailable:
+        raise
+    except Exception:
+        log.exception("could not finish the failed turn", extra={"key": last.msg.key})
+        for job in batch:
+            if not job.future.done():
+                job.future.set_result(
+                    TurnResult(job.msg.key, Stage.TURN.value, reason.value, message.plain_text)
+                )

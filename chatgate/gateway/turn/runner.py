@@ -13,11 +13,12 @@ from chatgate.gateway.session_queue import Job, JobKind, TurnControl
 from chatgate.gateway.turn.handover import Handover
 from chatgate.gateway.turn.persist import TurnPersistence
 from chatgate.gateway.turn.record import TurnRecord
+from chatgate.gateway.turn.resume import turn_crashed
 from chatgate.gateway.turn.steps import TurnSteps, user_message
 from chatgate.policies.reasons import DeliveryStatus
 from chatgate.presentation.model import OutboundMessage, message_from_dict
-
-NEW_SESSION_TEXT = "Started a new conversation. Earlier messages are no longer part of the context."
+from chatgate.state.protocols import StateUnavailable
+from chatgate.texts import TextId
 
 
 class TurnRunner:
@@ -41,6 +42,17 @@ class TurnRunner:
         return True
 
     async def turn(self, batch: list[Job], control: TurnControl) -> bool:
+        """Run the turn's steps; a step that raises unexpectedly fails the turn visibly."""
+        try:
+            return await self._steps(batch, control)
+        except StateUnavailable:
+            raise  # callers answer "retry later"; the journal keeps the messages
+        except Exception as exc:
+            voice = self.steps.voices.for_message(batch[-1].msg, batch[-1].agent)
+            await turn_crashed(self.rt, self.handover, batch, exc, voice)
+            return True
+
+    async def _steps(self, batch: list[Job], control: TurnControl) -> bool:
         """The held steps under the turn lock and session (released as soon as the answer is
         journaled), then the steps after; a step's `TurnExit` ends the turn there."""
         rec = TurnRecord(batch, control, contextlib.AsyncExitStack())
@@ -72,7 +84,8 @@ class TurnRunner:
             rt.cache.reset(session, epoch)
         finally:
             rt.cache.release(session)
-        message = OutboundMessage.from_text(NEW_SESSION_TEXT)
+        voice = self.steps.voices.for_message(job.msg, job.agent)
+        message = OutboundMessage.from_text(voice.text(TextId.NEW_SESSION))
         report = await self.handover.deliver(job, message, 0.0)
         await self.handover.finish([job], Stage.COMMAND, "new_session", message, report)
 

@@ -12,25 +12,30 @@ import asyncio
 import logging
 from collections.abc import Awaitable, Callable
 
-from chatgate.agents.base import Agent, AgentError, ChatMessage, Turn
+from chatgate.agents.base import Agent, AgentError, AgentReply, ChatMessage, Turn
 from chatgate.agents.tools.runtime import TurnTools
 from chatgate.channels.outcome import Stage
 from chatgate.channels.types import AckMode
+from chatgate.config.agent_models import LiteLLMAgentConfig
 from chatgate.gateway.delivery import DeliveryReport
 from chatgate.gateway.events import EventName
+from chatgate.gateway.operator_notify import OperatorNotifier
 from chatgate.gateway.presence import typing_while
 from chatgate.gateway.runtime import Runtime
 from chatgate.gateway.session_queue import CancelReason, Job
 from chatgate.gateway.streaming import StreamingReply
 from chatgate.gateway.turn.handover import Handover
-from chatgate.gateway.turn.outcome import Outcome, answered, decide, to_persist
+from chatgate.gateway.turn.outcome import Outcome, answered, decide, failure_of, to_persist
 from chatgate.gateway.turn.persist import JournalWrite, TurnPersistence
 from chatgate.gateway.turn.provider import ProviderWatch
 from chatgate.gateway.turn.record import CANCEL_EXITS, TurnExit, TurnRecord
 from chatgate.gateway.turn.resume import lock_unavailable, still_open
+from chatgate.gateway.voices import Voices
 from chatgate.media.outgoing import store_files
+from chatgate.media.speech import with_voice
 from chatgate.media.step import prepare_turn_input
 from chatgate.policies.reasons import DeliveryStatus, FailureReason, OutcomeKind
+from chatgate.policies.voice_reply import SPEECH_FAILURES
 from chatgate.state.protocols import StateUnavailable
 from chatgate.state.records import JournalState
 
@@ -55,6 +60,8 @@ class TurnSteps:
         self.persistence = persistence
         self.redeliver = redeliver  # sends an answer stored in the journal (no agent call)
         self.providers = ProviderWatch(rt)
+        self.voices = Voices(rt)
+        self.notifier = OperatorNotifier(rt)
         self.held: tuple[Step, ...] = (
             self.open,
             self.prepare,
@@ -76,7 +83,8 @@ class TurnSteps:
         try:
             await rec.held.enter_async_context(lock)
         except StateUnavailable as exc:  # fail closed: never two turns of one session
-            await lock_unavailable(rt, self.handover, rec.batch, exc)
+            voice = self.voices.for_message(rec.last.msg, rec.last.agent)
+            await lock_unavailable(rt, self.handover, rec.batch, exc, voice)
             return TurnExit.SETTLED
         rec.batch = await still_open(rt, rec.batch, self.redeliver)
         if not rec.batch:
@@ -174,7 +182,9 @@ class TurnSteps:
         control.enter_agent()
         try:
             async with asyncio.timeout(rec.deadline_s):
-                rec.reply = await store_files(await agent.run(turn), self.rt.delivery.files)
+                reply = await agent.run(turn)
+            reply = await self._spoken(rec, reply)  # its own timeout; never fails the turn
+            rec.reply = await store_files(reply, self.rt.delivery.files)
         except asyncio.CancelledError:
             if control.reason is None:
                 raise
@@ -193,14 +203,30 @@ class TurnSteps:
             control.leave_agent()
         return None
 
+    async def _spoken(self, rec: TurnRecord, reply: AgentReply) -> AgentReply:
+        """The answer with a voice note when the agent's `voice_reply` asks for one."""
+        config = self.rt.config.agents.get(rec.last.agent)
+        if not isinstance(config, LiteLLMAgentConfig) or config.voice_reply == "never":
+            return reply
+        heard = any(a.kind == "voice" for job in rec.batch for a in job.msg.attachments)
+        spoken, reason = await with_voice(reply, config, user_sent_voice=heard)
+        channel = rec.last.msg.channel
+        if reason is None:
+            self.rt.metrics.count("voice_reply_sent", channel=channel)
+        elif reason in SPEECH_FAILURES:
+            self.rt.metrics.count(reason.value, channel=channel)
+        return spoken
+
     async def conclude(self, rec: TurnRecord) -> TurnExit | None:
         """The outcome, and one journal write: ANSWERED with the reply kept (a restart re-sends
         it), or DONE at once when nothing is left to deliver (a sync webhook answers in its HTTP
         response); the transcript lines go in the same write where the backend can."""
         rt, last, session = self.rt, rec.last, rec.session
         assert session is not None
-        kind, message, reason = decide(rec.reply, rec.failure, rt.config.gateway)
+        voice = self.voices.for_message(last.msg, last.agent)
+        kind, message, reason = decide(rec.reply, rec.failure, rt.config.gateway, voice)
         message = rec.media.annotate(message)  # a refused or failed file is never silent
+        self._tell_operator(rec)
         stopped = rec.control.reason is CancelReason.STOP
         final = last.target is None and rec.stream is None
         outcome = rec.outcome = Outcome(kind, message, reason, stopped=stopped, final=final)
@@ -221,6 +247,19 @@ class TurnSteps:
         )
         await self.persistence.write(mark, session, persist)
         return None
+
+    def _tell_operator(self, rec: TurnRecord) -> None:
+        """The operator's side of a failure the chat was told about: the log line and, when
+        configured, the operator chat (rate-limited)."""
+        failed = failure_of(rec.reply, rec.failure)
+        if failed is None:
+            return
+        last = rec.last
+        log.warning(
+            "turn failed",
+            extra={"session": last.session, "reason": failed.reason.value, "detail": failed.detail},
+        )
+        self.notifier.failed(failed, f"{last.msg.channel}:{last.msg.chat_id}", last.agent)
 
     async def hand_over(self, rec: TurnRecord) -> TurnExit | None:
         """Deliver (or leave the answer to the replica now holding the channel), mark the

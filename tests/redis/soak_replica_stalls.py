@@ -13,7 +13,6 @@ at the model at once. (One test, so the replicas start once.)
 from __future__ import annotations
 
 import asyncio
-import os
 import signal
 import time
 from collections import Counter
@@ -29,14 +28,9 @@ from tests.redis.conftest import PrivateRedis
 from tests.redis.test_replicas import PREFIX, owner, session_of, until
 from tests.telegram.support import telegram_config
 
-pytestmark = [
-    pytest.mark.slow,
-    pytest.mark.redis,
-    pytest.mark.skipif(
-        not os.environ.get("CHATGATE_SOAK"),
-        reason="about a minute, and a stall can still repeat a reply (see README): make soak",
-    ),
-]
+# Not collected by `make test` (the file name does not match test_*.py): about a minute, and a
+# stall can still repeat a reply (see README). `make soak` runs it by path.
+pytestmark = [pytest.mark.slow, pytest.mark.redis]
 LEASE_TTL_S = 2.0
 LOCK_TTL_S = 8.0  # longer than the stall: the frozen replica's turns keep their sessions
 USERS, PER_USER = 8, 3

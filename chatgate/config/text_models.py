@@ -1,0 +1,75 @@
+"""gateway.yaml keys for texts: ``language``, ``failure_replies`` and per-id ``texts``
+overrides, checked at load so a typo in an id or a placeholder exits 78 naming its line."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import ConfigDict, Field, ValidationInfo, field_validator
+
+from chatgate.config.base import StrictModel
+from chatgate.texts.catalog import ANY_LANGUAGE, Overrides, template_problem
+from chatgate.texts.ids import TextId
+
+Language = Literal["en", "de", "es", "fr", "ru"]
+FailureReplies = Literal["user", "verbose"]
+# One template for every language, or one per language code.
+Override = str | dict[Language, str]
+
+
+class TextOverrides(StrictModel):
+    """One optional override per catalog id (``failure.setup: "…"``); unknown ids are refused."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=False)
+
+    failure_setup: Override | None = Field(None, alias="failure.setup")
+    failure_busy: Override | None = Field(None, alias="failure.busy")
+    failure_busy_wait: Override | None = Field(None, alias="failure.busy_wait")
+    failure_timeout: Override | None = Field(None, alias="failure.timeout")
+    failure_too_long: Override | None = Field(None, alias="failure.too_long")
+    failure_cancelled: Override | None = Field(None, alias="failure.cancelled")
+    failure_invalid: Override | None = Field(None, alias="failure.invalid")
+    failure_unavailable: Override | None = Field(None, alias="failure.unavailable")
+    failure_unavailable_wait: Override | None = Field(None, alias="failure.unavailable_wait")
+    failure_overloaded_here: Override | None = Field(None, alias="failure.overloaded_here")
+    failure_unknown: Override | None = Field(None, alias="failure.unknown")
+    help_title: Override | None = Field(None, alias="help.title")
+    help_new: Override | None = Field(None, alias="help.new")
+    help_stop: Override | None = Field(None, alias="help.stop")
+    help_status: Override | None = Field(None, alias="help.status")
+    help_help: Override | None = Field(None, alias="help.help")
+    stopped: Override | None = Field(None, alias="command.stopped")
+    nothing_to_stop: Override | None = Field(None, alias="command.nothing_to_stop")
+    new_session: Override | None = Field(None, alias="command.new_session")
+    queue_full: Override | None = Field(None, alias="notice.queue_full")
+    rate_limited: Override | None = Field(None, alias="notice.rate_limited")
+    pairing_prompt: Override | None = Field(None, alias="pairing.prompt")
+    pairing_hello: Override | None = Field(None, alias="pairing.hello")
+    pairing_hello_anonymous: Override | None = Field(None, alias="pairing.hello_anonymous")
+    pairing_full: Override | None = Field(None, alias="pairing.full")
+    pairing_approved: Override | None = Field(None, alias="pairing.approved")
+    stale_notice: Override | None = Field(None, alias="notice.stale")
+
+    @field_validator("*")
+    @classmethod
+    def _placeholders(cls, value: Override | None, info: ValidationInfo) -> Override | None:
+        if value is None or info.field_name is None:
+            return value
+        text_id = TextId(str(cls.model_fields[info.field_name].alias))
+        templates = value.values() if isinstance(value, dict) else [value]
+        for template in templates:
+            problem = template_problem(text_id, template)
+            if problem is not None:
+                raise ValueError(problem)
+        return value
+
+    def as_overrides(self) -> Overrides:
+        """text id → language (or ``*``) → template, for the Catalog."""
+        out: dict[TextId, dict[str, str]] = {}
+        for name, info in type(self).model_fields.items():
+            value = getattr(self, name)
+            if value is None:
+                continue
+            by_language = dict(value) if isinstance(value, dict) else {ANY_LANGUAGE: value}
+            out[TextId(str(info.alias))] = by_language
+        return out

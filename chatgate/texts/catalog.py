@@ -1,0 +1,120 @@
+"""The text catalog: shipped languages, operator overrides, placeholder checks, and rendering.
+
+Locale tags are parsed with Babel and durations are worded (and pluralised) by Babel, so a
+text reads "2 Minuten" or "2 минуты" without hand-rolled grammar.
+"""
+
+from __future__ import annotations
+
+import math
+import string
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import timedelta
+
+from babel import Locale, UnknownLocaleError
+from babel.dates import format_timedelta
+
+from chatgate.texts import de, en, es, fr, ru
+from chatgate.texts.ids import TextId, placeholders
+
+DEFAULT_LANGUAGE = "en"
+ANY_LANGUAGE = "*"  # an override that applies whatever the language
+LANGUAGES: dict[str, Mapping[TextId, str]] = {
+    "en": en.TEXTS,
+    "de": de.TEXTS,
+    "es": es.TEXTS,
+    "fr": fr.TEXTS,
+    "ru": ru.TEXTS,
+}
+
+# text id -> language (or ANY_LANGUAGE) -> template
+Overrides = Mapping[TextId, Mapping[str, str]]
+
+
+def negotiate(tag: str | None) -> str | None:
+    """The shipped language for a platform locale tag (``de-AT``, ``pt_BR``, ``ru``), or None."""
+    if not tag or not tag.strip():
+        return None
+    try:
+        locale = Locale.parse(tag.strip().replace("-", "_"))
+    except (ValueError, TypeError, UnknownLocaleError):
+        return None
+    return locale.language if locale.language in LANGUAGES else None
+
+
+def template_problem(text_id: TextId, template: str) -> str | None:
+    """Why ``template`` cannot stand for ``text_id`` (bad syntax, unknown or missing
+    placeholder), or None when it can."""
+    try:
+        fields = [f for _, f, _, _ in string.Formatter().parse(template) if f is not None]
+    except ValueError as exc:
+        return f"not a valid template ({exc}); write a literal brace as {{{{ or }}}}"
+    expected = placeholders(text_id)
+    unknown = sorted(set(fields) - expected)
+    if unknown:
+        allowed = ", ".join(f"{{{p}}}" for p in sorted(expected)) or "none"
+        return f"unknown placeholder {{{unknown[0]}}} (allowed here: {allowed})"
+    missing = sorted(expected - set(fields))
+    if missing:
+        return f"missing placeholder {{{missing[0]}}}"
+    return None
+
+
+def format_wait(seconds: float, language: str) -> str:
+    """A wait worded for ``language``: "45 seconds", "2 Minuten", "1 час"."""
+    whole = max(1, math.ceil(seconds)) if math.isfinite(seconds) else 60
+    return str(format_timedelta(timedelta(seconds=whole), locale=language, threshold=1.5))
+
+
+@dataclass(frozen=True)
+class Catalog:
+    """Every user-facing text by id and language, with the operator's overrides on top:
+    a channel's override wins over an agent's, an agent's over a global one, and an exact
+    language over ``*``."""
+
+    default_language: str = DEFAULT_LANGUAGE
+    overrides: Overrides = field(default_factory=dict)
+    channel_overrides: Mapping[str, Overrides] = field(default_factory=dict)
+    channel_languages: Mapping[str, str] = field(default_factory=dict)
+    agent_overrides: Mapping[str, Overrides] = field(default_factory=dict)
+
+    def language_for(self, channel: str | None, user_tag: str | None) -> str:
+        """The user's own language where the platform tells it and we ship it, else the
+        channel's ``language``, else the gateway's."""
+        return (
+            negotiate(user_tag)
+            or (self.channel_languages.get(channel) if channel else None)
+            or self.default_language
+        )
+
+    def template(
+        self,
+        text_id: TextId,
+        language: str,
+        channel: str | None = None,
+        agent: str | None = None,
+    ) -> str:
+        scopes = [
+            self.channel_overrides.get(channel, {}) if channel else {},
+            self.agent_overrides.get(agent, {}) if agent else {},
+            self.overrides,
+        ]
+        for scope in scopes:
+            by_language = scope.get(text_id)
+            if by_language:
+                found = by_language.get(language) or by_language.get(ANY_LANGUAGE)
+                if found:
+                    return found
+        shipped = LANGUAGES.get(language, LANGUAGES[DEFAULT_LANGUAGE])
+        return shipped.get(text_id) or LANGUAGES[DEFAULT_LANGUAGE][text_id]
+
+    def render(
+        self,
+        text_id: TextId,
+        language: str,
+        channel: str | None = None,
+        agent: str | None = None,
+        **values: object,
+    ) -> str:
+        return self.template(text_id, language, channel, agent).format(**values)

@@ -1,0 +1,96 @@
+"""A Voice speaks to one chat: the catalog in that chat's language and command form.
+
+It is the single place that turns a text id or a failure into the words a user reads, so the
+audience rule (user text by default, operator detail only when ``verbose``) holds everywhere.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from chatgate.policies.failure import FailureReply
+from chatgate.policies.reasons import FailureReason
+from chatgate.texts.catalog import DEFAULT_LANGUAGE, Catalog, format_wait
+from chatgate.texts.commands import HELP_ORDER, PLAIN, CommandStyle
+from chatgate.texts.ids import TextId
+
+_SETUP = TextId.FAILURE_SETUP
+_USER_TEXTS: dict[FailureReason, TextId] = {
+    FailureReason.AUTH_EXPIRED: _SETUP,
+    FailureReason.AUTH_PERMANENT: _SETUP,
+    FailureReason.MISSING_KEY: _SETUP,
+    FailureReason.MODEL_NOT_FOUND: _SETUP,
+    FailureReason.BUDGET_EXHAUSTED: _SETUP,
+    FailureReason.RATE_LIMIT: TextId.FAILURE_BUSY,
+    FailureReason.OVERLOADED: TextId.FAILURE_BUSY,
+    FailureReason.TIMEOUT: TextId.FAILURE_TIMEOUT,
+    FailureReason.CONTEXT_OVERFLOW: TextId.FAILURE_TOO_LONG,
+    FailureReason.CANCELLED: TextId.FAILURE_CANCELLED,
+    FailureReason.FORMAT_ERROR: TextId.FAILURE_INVALID,
+    FailureReason.UNAVAILABLE: TextId.FAILURE_UNAVAILABLE,
+    FailureReason.MEMORY_PRESSURE: TextId.FAILURE_OVERLOADED_HERE,
+    FailureReason.UNKNOWN: TextId.FAILURE_UNKNOWN,
+}
+# The user text naming a concrete wait, used instead when a retry-after figure is known.
+_WAIT_TEXTS = {
+    TextId.FAILURE_BUSY: TextId.FAILURE_BUSY_WAIT,
+    TextId.FAILURE_UNAVAILABLE: TextId.FAILURE_UNAVAILABLE_WAIT,
+}
+
+
+_HELP_IDS = {
+    "new": TextId.HELP_NEW,
+    "stop": TextId.HELP_STOP,
+    "status": TextId.HELP_STATUS,
+    "help": TextId.HELP_HELP,
+}
+
+
+def user_text(reply: FailureReply) -> TextId:
+    """The catalog text a chat user reads for a failure (the variant naming a wait if known)."""
+    text_id = _USER_TEXTS.get(reply.reason, TextId.FAILURE_UNKNOWN)
+    return _WAIT_TEXTS.get(text_id, text_id) if reply.wait_s is not None else text_id
+
+
+@dataclass(frozen=True)
+class Voice:
+    catalog: Catalog = field(default_factory=Catalog)
+    language: str = DEFAULT_LANGUAGE
+    channel: str | None = None
+    agent: str | None = None
+    commands: CommandStyle = PLAIN
+    verbose: bool = False
+
+    def text(self, text_id: TextId, **values: object) -> str:
+        return self.catalog.render(text_id, self.language, self.channel, self.agent, **values)
+
+    def wait(self, seconds: float) -> str:
+        return format_wait(seconds, self.language)
+
+    def failure(self, reply: FailureReply) -> str:
+        """What the chat reads for a failed turn."""
+        if self.verbose:  # a private bot: the operator is the user
+            detail = reply.detail
+            if reply.reason is FailureReason.CONTEXT_OVERFLOW:
+                detail = detail.replace("/new", self.commands.form("new"))
+            return detail
+        text_id = user_text(reply)
+        wait = self.wait(reply.wait_s) if reply.wait_s is not None else ""
+        return self.text(text_id, wait=wait, new=self.commands.form("new"))
+
+    def help(self) -> str:
+        """The command list, in the form this platform lets a user type."""
+        lines = [self.text(TextId.HELP_TITLE)]
+        lines += [f"{self.commands.form(n)} — {self.text(_HELP_IDS[n])}" for n in HELP_ORDER]
+        return "\n".join(lines)
+
+    def rate_limited(self, retry_after_s: float) -> str:
+        return self.text(TextId.RATE_LIMITED, wait=self.wait(retry_after_s))
+
+    def pairing(self, code: str, name: str, ttl_s: float) -> str:
+        hello = (
+            self.text(TextId.PAIRING_HELLO, name=name)
+            if name
+            else self.text(TextId.PAIRING_HELLO_ANONYMOUS)
+        )
+        return self.text(TextId.PAIRING_PROMPT, hello=hello, code=code, expires=self.wait(ttl_s))

@@ -7,11 +7,11 @@ import asyncio
 import json
 import os
 import re
-import tomllib
 import shutil
 import socket
 import subprocess
 import sys
+import tomllib
 from pathlib import Path
 from subprocess import DEVNULL
 

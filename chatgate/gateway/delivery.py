@@ -220,8 +220,10 @@ class Delivery:
         """Send (or edit in place) one chunk, retrying per SendErrorKind; returns the final target."""
         attempt = 0
         moves = 0
+        upload = upload_of(chunk) is not None
         while True:
             attempt += 1
+            timed_out = False
             try:
                 if edit_id is not None:
                     result = await adapter.edit(target, edit_id, chunk)
@@ -229,6 +231,7 @@ class Delivery:
                     result = await adapter.send(target, chunk)
             except Exception as exc:
                 result = adapter.classify_error(exc)
+                timed_out = upload and _timed_out(exc)
             if result.ok:
                 return result, attempt, target
             if result.moved_to is not None and moves < MAX_CHAT_MOVES:
@@ -239,8 +242,18 @@ class Delivery:
                 target = result.moved_to
                 continue
             kind = result.kind or SendErrorKind.UNKNOWN
-            decision = decide_retry(kind, attempt, self.policy, result.retry_after_s, self.rng)
+            decision = decide_retry(
+                kind,
+                attempt,
+                self.policy,
+                result.retry_after_s,
+                self.rng,
+                upload_timed_out=timed_out,
+            )
             if not decision.retry:
+                if timed_out:
+                    error = "the upload timed out and may have arrived; not sent again"
+                    result = SendResult.failed(kind, error)
                 return result, attempt, target
             self.metrics.send_retries.labels(channel=target.channel, kind=kind.value).inc()
             log.info(
@@ -304,3 +317,11 @@ class Delivery:
             session=session,
         )
         return DeliveryReport(status, kind=kind, error=error, attempts=attempts, target=target)
+
+
+def _timed_out(exc: BaseException) -> bool:
+    """A request that timed out (its outcome unknown): asyncio/aiohttp timeouts and the SDKs' own
+    timeout errors (python-telegram-bot's ``TimedOut``)."""
+    return isinstance(exc, TimeoutError) or any(
+        cls.__name__ == "TimedOut" for cls in type(exc).__mro__
+    )

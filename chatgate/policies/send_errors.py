@@ -27,6 +27,7 @@ MAX_RETRY_AFTER_S = 300.0
 GIVE_UP_NON_RETRYABLE = "non_retryable"
 GIVE_UP_MAX_ATTEMPTS = "max_attempts"
 GIVE_UP_RETRY_AFTER_TOO_LONG = "retry_after_too_long"
+GIVE_UP_UPLOAD_MAY_HAVE_ARRIVED = "upload_may_have_arrived"
 
 
 def is_retryable(kind: SendErrorKind) -> bool:
@@ -172,12 +173,17 @@ def decide_retry(
     policy: RetryPolicy,
     retry_after_s: float | None,
     rng: random.Random,
+    *,
+    upload_timed_out: bool = False,
 ) -> RetryDecision:
     """Decide the next step after ``attempt`` failed attempts (1 after the first failure).
 
     A platform-supplied ``retry_after_s`` is a floor for the delay, never shortened by jitter;
-    one above MAX_RETRY_AFTER_S gives up rather than parking the delivery for that long.
+    one above MAX_RETRY_AFTER_S gives up rather than parking the delivery for that long. An
+    upload that timed out may have arrived (no platform lets us ask): it is not sent again.
     """
+    if upload_timed_out:
+        return _give_up(GIVE_UP_UPLOAD_MAY_HAVE_ARRIVED)
     if kind in NON_RETRYABLE:
         return _give_up(GIVE_UP_NON_RETRYABLE, dead_target=kind in DEAD_TARGET_KINDS)
     if attempt >= policy.max_attempts:

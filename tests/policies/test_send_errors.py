@@ -15,6 +15,7 @@ from chatgate.policies.send_errors import (
     GIVE_UP_MAX_ATTEMPTS,
     GIVE_UP_NON_RETRYABLE,
     GIVE_UP_RETRY_AFTER_TOO_LONG,
+    GIVE_UP_UPLOAD_MAY_HAVE_ARRIVED,
     MAX_RETRY_AFTER_S,
     NON_RETRYABLE,
     RetryDecision,
@@ -134,6 +135,12 @@ def test_decide_retry(
     kind: K, attempt: int, policy: RetryPolicy, retry_after: float | None, expected: RetryDecision
 ) -> None:
     assert decide_retry(kind, attempt, policy, retry_after, random.Random(0)) == expected
+
+
+@pytest.mark.parametrize("kind", [K.TRANSIENT, K.UNKNOWN, K.RATE_LIMITED])
+def test_an_upload_that_timed_out_is_never_repeated(kind: K) -> None:
+    decision = decide_retry(kind, 1, NO_JITTER, 1.0, random.Random(0), upload_timed_out=True)
+    assert decision == RetryDecision(False, 0.0, False, GIVE_UP_UPLOAD_MAY_HAVE_ARRIVED)
 
 
 def test_jitter_spreads_delays_within_bounds() -> None:

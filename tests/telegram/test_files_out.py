@@ -130,3 +130,15 @@ async def test_kill9_after_the_answer_was_recorded_uploads_its_file_once_after_r
     [photo] = fake_tg.calls_of("sendPhoto")
     assert photo.params["photo"]["data"] == PNG
     assert outgoing(tmp_path) == []
+
+
+async def test_an_upload_that_timed_out_is_not_sent_again(
+    tmp_path: Path, fake_tg: FakeTelegram, fake_llm: FakeLLM, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    fake_tg.fail("sendPhoto", FaultSpec(200, "slow upload", delay_s=8))  # past the 5 s timeout
+    async with running(config(tmp_path, fake_tg, fake_llm, monkeypatch)) as gw:
+        entry = await settled(gw, key_of(fake_tg.dm(USER, "chart please")), timeout=30)
+        [dead] = await gw.rt.dead_letters.list()
+    assert entry.delivery == DeliveryStatus.UNDELIVERED
+    assert len(fake_tg.calls_of("sendPhoto")) == 1  # it may have arrived: never a second copy
+    assert "may have arrived" in dead.error and dead.message["first_chunk"] == 1

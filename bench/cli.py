@@ -29,6 +29,7 @@ from bench.scenarios import (
     telegram,
     telegram_tls,
     tools,
+    uploads,
     webhook,
     whatsapp,
 )
@@ -47,6 +48,7 @@ SCENARIOS: dict[str, Scenario] = {
     "memory": memory.scenario,
     "startup": startup.scenario,
     "tools": tools.scenario,
+    "uploads": uploads.scenario,
 }
 # concurrency and telegram share one litellm rig (daemon + floor), so they run back to back and the
 # rig closes after the last of them; concurrency goes first because its bursts are small. The
@@ -65,6 +67,7 @@ EXECUTION_ORDER = (
     "memory",
     "startup",
     "tools",
+    "uploads",
 )
 SHARED_RIG_USERS = frozenset({"telegram", "concurrency"})
 

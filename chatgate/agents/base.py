@@ -57,6 +57,16 @@ class ChatMessage:
         return out
 
 
+def with_parts(
+    message: dict[str, str], parts: Sequence[Mapping[str, Any]] | None
+) -> dict[str, Any]:
+    """An OpenAI-style message whose content is text plus content parts (images), if any."""
+    if not parts:
+        return dict(message)
+    text = [{"type": "text", "text": message["content"]}] if message["content"] else []
+    return {**message, "content": [*text, *(dict(p) for p in parts)]}
+
+
 def _safe_name(name: str) -> str:
     cleaned = "".join(c if c.isalnum() or c in "_-" else "_" for c in name)
     return cleaned[:64] or "user"
@@ -81,6 +91,9 @@ class Turn:
     on_event: EventCallback | None = None
     metadata: Mapping[str, Any] = field(default_factory=dict)
     on_progress: ProgressCallback | None = None
+    # Content parts (vision ``image_url`` parts) per new message ``source``: this turn only,
+    # never persisted (the transcript keeps a text reference instead).
+    parts: Mapping[str, Sequence[Mapping[str, Any]]] = field(default_factory=dict)
 
     @property
     def text(self) -> str:

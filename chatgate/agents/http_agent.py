@@ -8,7 +8,7 @@ from typing import Any
 
 import aiohttp
 
-from chatgate.agents.base import AgentError, AgentReply, Turn, recent
+from chatgate.agents.base import AgentError, AgentReply, Turn, recent, with_parts
 from chatgate.agents.python_callable import coerce_reply
 from chatgate.config.agent_models import HttpAgentConfig
 from chatgate.config.base import secret_value
@@ -37,12 +37,18 @@ class HttpAgent:
         payload: dict[str, Any] = {
             "session": turn.session,
             "text": turn.text,
-            "messages": [m.to_openai() for m in (*history, *turn.new)],
+            "messages": [
+                *(m.to_openai() for m in history),
+                *(with_parts(m.to_openai(), turn.parts.get(m.source or "")) for m in turn.new),
+            ],
             "system_prompt": self._config.system_prompt,
             "channel": turn.channel,
             "sender_id": turn.sender_id,
             "metadata": dict(turn.metadata),
         }
+        media = [f for m in turn.new for f in (m.meta or {}).get("media") or ()]
+        if media:
+            payload["media"] = media  # every file of the turn and what became of it
         timeout = aiohttp.ClientTimeout(total=self._config.timeout_s)
         try:
             async with self._session.post(self._config.url, json=payload, timeout=timeout) as resp:

@@ -12,7 +12,7 @@ from dataclasses import dataclass, replace
 from types import ModuleType
 from typing import Any
 
-from chatgate.agents.base import AgentError, AgentReply, Turn, recent
+from chatgate.agents.base import AgentError, AgentReply, Turn, recent, with_parts
 from chatgate.agents.litellm_errors import classify_model_error
 from chatgate.agents.tools.loop import ModelStep, RequestedCall, ToolLoop
 from chatgate.agents.tools.types import ToolSource
@@ -248,7 +248,7 @@ class LiteLLMAgent:
             if self._tools is not None and message.role == "assistant" and steps:
                 out.extend(dict(step) for step in steps)  # the tool steps before the answer
             out.append(message.to_openai())
-        out.extend(m.to_openai() for m in turn.new)
+        out.extend(with_parts(m.to_openai(), turn.parts.get(m.source or "")) for m in turn.new)
         return out
 
     def _key_for(self, spec: ModelSpec) -> str | None:

@@ -19,9 +19,10 @@ from pydantic import BaseModel
 
 from chatgate.channels.outcome import StateUnavailable as StateUnavailable  # submit's refusal
 from chatgate.channels.outcome import Submission
-from chatgate.channels.types import Capabilities, InboundMessage, SendResult, Target
+from chatgate.channels.types import Attachment, Capabilities, InboundMessage, SendResult, Target
 from chatgate.clock import Clock, SystemClock
 from chatgate.policies.channel_states import ChannelState as ChannelState  # re-exported
+from chatgate.policies.media import MediaReason
 from chatgate.policies.reasons import DropReason, SendErrorKind
 from chatgate.policies.send_errors import classify_status
 from chatgate.presentation.chunking import chunk_text
@@ -49,6 +50,15 @@ class ChannelError(Exception):
         self.fatal = fatal or conflict or kind is SendErrorKind.AUTH_FATAL
         self.conflict = conflict
         self.hint = hint
+
+
+class FetchError(Exception):
+    """An attachment could not be fetched; ``detail`` is operator-safe (no token, no URL)."""
+
+    def __init__(self, reason: MediaReason, detail: str = "") -> None:
+        super().__init__(f"{reason.value}: {detail}" if detail else reason.value)
+        self.reason = reason
+        self.detail = detail
 
 
 class NotConfigured(ChannelError):
@@ -224,6 +234,13 @@ class ChannelAdapter(ABC):
         if isinstance(exc, TimeoutError | ConnectionError | OSError) and status is None:
             kind = SendErrorKind.TRANSIENT
         return SendResult.failed(kind, type(exc).__name__)
+
+    async def fetch(self, attachment: Attachment, dest: Path, max_bytes: int) -> int:
+        """Download ``attachment`` into ``dest`` (at most ``max_bytes``); returns the size.
+
+        Raises FetchError with a media reason code; the default channel cannot fetch files.
+        """
+        raise FetchError(MediaReason.UNSUPPORTED_TYPE, f"{self.platform} cannot fetch files")
 
     def status(self) -> dict[str, Any]:
         """Adapter-specific, secret-free facts for /api/status. `chatgate status` also prints

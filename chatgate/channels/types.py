@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass, field, fields
-from enum import Flag, auto
+from enum import Flag, StrEnum, auto
 from typing import Any
 
 from chatgate.policies.admission import ChatKind
@@ -50,11 +50,33 @@ class Target:
         )
 
 
+class AttachmentKind(StrEnum):
+    """What a platform says a file is (the bytes are checked again when fetched)."""
+
+    IMAGE = "image"
+    VOICE = "voice"
+    AUDIO = "audio"
+    VIDEO = "video"
+    DOCUMENT = "document"
+    STICKER = "sticker"
+
+
 @dataclass(frozen=True, slots=True)
 class Attachment:
+    """A file a message carries: metadata plus an opaque handle the adapter fetches it by.
+
+    ``handle`` is platform-specific (a Telegram ``file_id``, a WhatsApp media id, a Slack
+    ``url_private``, a Discord CDN URL); the journal keeps it, never the bytes, so a resumed
+    turn fetches the file again. ``url`` is a link a user may see, never one carrying a token.
+    """
+
     kind: str
     url: str | None = None
     name: str | None = None
+    mime: str | None = None
+    size: int | None = None
+    handle: str | None = None
+    duration_s: float | None = None  # voice/audio/video length, when the platform says
 
 
 @dataclass(frozen=True, slots=True)

@@ -7,6 +7,7 @@ from typing import Annotated, Literal
 from pydantic import Field, SecretStr, ValidationInfo, field_validator
 
 from chatgate.config.base import StrictModel
+from chatgate.config.media_models import AgentMediaConfig
 from chatgate.config.text_models import TextOverrides
 from chatgate.config.tool_models import AgentToolsConfig
 
@@ -21,6 +22,7 @@ class _AgentBase(StrictModel):
     system_prompt: str | None = None
     max_history: int = Field(50, ge=0, description="transcript messages sent with each turn")
     timeout_s: float = Field(60.0, gt=0)
+    media: AgentMediaConfig = Field(default_factory=AgentMediaConfig)
     texts: TextOverrides = Field(default_factory=TextOverrides)
 
 

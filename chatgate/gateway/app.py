@@ -40,6 +40,7 @@ from chatgate.gateway.sdnotify import Notifier
 from chatgate.gateway.state_lock import StateLock
 from chatgate.gateway.status import Lifecycle, build_status
 from chatgate.http_input.client_errors import install_client_error_log
+from chatgate.media.files import sweep as sweep_media
 from chatgate.media.outgoing import refs_in, sweep_forever
 from chatgate.outage import OutageReporter
 from chatgate.presentation.model import OutboundMessage, message_from_dict
@@ -137,6 +138,7 @@ class Gateway:
         self.life.started_at = rt.clock.time()
         rt.state_dir.mkdir(parents=True, exist_ok=True)
         self.state_lock.acquire()  # before anything reads the journal
+        await asyncio.to_thread(sweep_media, rt.state_dir)  # a crash's leftover downloads
         await rt.state.open()
         self._opened = True
         if rt.delivery.files is not None and rt.delivery.files.links is not None:

@@ -78,6 +78,14 @@ class Metrics:
                 registry=r,
             )
         )
+        self.media = _cached(
+            Counter(
+                "chatgate_media_total",
+                "Attachments by what became of them (media reason codes)",
+                ["channel", "kind", "reason"],
+                registry=r,
+            )
+        )
         self.turns = _cached(
             Counter(
                 "chatgate_turns_total",

@@ -104,7 +104,10 @@ def trail(entry: JournalEntry) -> dict[str, Any]:
         summary = f"answered ({reason}), delivery not finished yet"
     else:
         summary = "accepted, turn not finished yet"
-    out = {
+    media = [m for m in (entry.reply or {}).get("media") or () if m.get("message") == entry.key]
+    if media:
+        summary += "; files: " + ", ".join(f"{m['name']} → {m['reason']}" for m in media)
+    out: dict[str, Any] = {
         "key": entry.key,
         "received_at": entry.received_at,
         "state": state.value,
@@ -113,6 +116,7 @@ def trail(entry: JournalEntry) -> dict[str, Any]:
         "delivery": delivery,
         "summary": summary,
         "delivery_ids": entry.delivery_ids,
+        **({"media": media} if media else {}),
     }
     tools = (entry.reply or {}).get("tools")
     if isinstance(tools, dict) and tools.get("calls"):

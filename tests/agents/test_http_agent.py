@@ -283,3 +283,30 @@ async def test_agent_is_reusable_after_aclose(
 
     assert [first.text, second.text] == ["service got one", "service got two"]
     assert agent.provider_id() == f"http:{service.url('/reply')}"
+
+
+async def test_a_turn_with_files_sends_image_parts_and_what_became_of_each_file(
+    service: AgentService, agents: list[HttpAgent]
+) -> None:
+    agent = http_agent(agents, service.url("/reply"))
+    image = {"type": "image_url", "image_url": {"url": "data:image/png;base64,iVBORw0K"}}
+    media = [
+        {"name": "photo", "kind": "image", "reason": "image_sent", "mime": "image/png"},
+        {"name": "x.zip", "kind": "document", "reason": "media_unsupported_type"},
+    ]
+    turn = Turn(
+        session="s",
+        history=(ChatMessage("user", "before", None, "k0", {"media": media[1:]}),),
+        new=(ChatMessage("user", "look\n\n[image: photo, 9x9]", None, "k1", {"media": media}),),
+        parts={"k1": (image,)},
+    )
+    await agent.run(turn)
+    body, _ = service.received[0]
+    assert body["messages"] == [
+        {"role": "user", "content": "before"},  # an earlier turn's image is never resent
+        {
+            "role": "user",
+            "content": [{"type": "text", "text": "look\n\n[image: photo, 9x9]"}, image],
+        },
+    ]
+    assert body["media"] == media  # this turn's files only

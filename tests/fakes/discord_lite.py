@@ -25,7 +25,7 @@ import ssl
 import tempfile
 import time
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -38,7 +38,7 @@ TOKEN = "MTAwMA.fake-discord.bot-token"
 BOT_ID = 2000
 APP_ID = 1000
 BOT_NAME = "fakebot"
-HOSTS = ("discord.com", "gateway.discord.gg")
+HOSTS = ("discord.com", "gateway.discord.gg", "cdn.discordapp.com")
 JSONDict = dict[str, Any]
 _CA: trustme.CA | None = None
 _IDS = re.compile(r"/(itoken)?\d+(?=/|$)")
@@ -134,6 +134,8 @@ class FakeDiscord:
         self.resume_overlap = 0  # frames the client already saw, replayed again on RESUME
         self.messages: dict[int, JSONDict] = {}  # every message by id (ours and users')
         self.created: list[JSONDict] = []  # the bot's messages, in order
+        self.cdn_files: dict[str, bytes] = {}  # CDN path → bytes of users' attachments
+        self.cdn_downloads: list[str] = []
         self._ids = itertools.count(10_000_000)
         self._sessions = itertools.count(1)
         self._pending: set[asyncio.Task[None]] = set()
@@ -151,6 +153,7 @@ class FakeDiscord:
         app = web.Application()
         app.router.add_get("/", self._gateway)
         app.router.add_route("*", "/api/v10/{path:.*}", self._rest)
+        app.router.add_get("/attachments/{path:.*}", self._cdn)
         self._runner = web.AppRunner(app, access_log=None)
         await self._runner.setup()
         site = web.TCPSite(self._runner, "127.0.0.1", 0, ssl_context=context)
@@ -222,8 +225,19 @@ class FakeDiscord:
         guild.threads[thread_id] = thread
         self.dispatch("THREAD_CREATE", thread)
 
-    def dm(self, user_id: int, text: str, *, name: str = "alice", bot: bool = False) -> JSONDict:
-        return self.post(7_000_000 + user_id, text, user_id=user_id, name=name, bot=bot)
+    def dm(
+        self,
+        user_id: int,
+        text: str,
+        *,
+        name: str = "alice",
+        bot: bool = False,
+        files: Sequence[tuple[str, bytes, str]] = (),
+    ) -> JSONDict:
+        """A DM; ``files`` are (name, bytes, content type) attachments served by the fake CDN."""
+        return self.post(
+            7_000_000 + user_id, text, user_id=user_id, name=name, bot=bot, files=files
+        )
 
     def post(
         self,
@@ -236,6 +250,7 @@ class FakeDiscord:
         bot: bool = False,
         mention: bool = False,
         reply_to: int | None = None,
+        files: Sequence[tuple[str, bytes, str]] = (),
     ) -> JSONDict:
         """A user's message (MESSAGE_CREATE); `mention` prefixes and lists the bot mention."""
         author = _user(user_id, name, bot=bot)
@@ -252,7 +267,7 @@ class FakeDiscord:
             "mention_everyone": False,
             "mentions": [_user(BOT_ID, BOT_NAME, bot=True)] if mention else [],
             "mention_roles": [],
-            "attachments": [],
+            "attachments": [self._attach(channel_id, name, blob, ct) for name, blob, ct in files],
             "embeds": [],
             "pinned": False,
         }
@@ -389,6 +404,27 @@ class FakeDiscord:
             await asyncio.sleep(0.01)
 
     # -- handlers ------------------------------------------------------------------------------
+
+    def _attach(self, channel_id: int, name: str, blob: bytes, content_type: str) -> JSONDict:
+        aid = next(self._ids)
+        path = f"/attachments/{channel_id}/{aid}/{name}"
+        self.cdn_files[path] = blob
+        url = f"https://cdn.discordapp.com{path}?ex=1&is=2&hm=3"  # signed, token-free
+        return {
+            "id": str(aid),
+            "filename": name,
+            "size": len(blob),
+            "url": url,
+            "proxy_url": url.replace("cdn.discordapp.com", "media.discordapp.net"),
+            "content_type": content_type,
+        }
+
+    async def _cdn(self, request: web.Request) -> web.Response:
+        blob = self.cdn_files.get(request.path)
+        if blob is None:
+            return web.json_response({"message": "404: Not Found", "code": 0}, status=404)
+        self.cdn_downloads.append(request.path)
+        return web.Response(body=blob, content_type="application/octet-stream")
 
     async def _rest(self, request: web.Request) -> web.Response:
         path = "/" + request.match_info["path"]

@@ -20,6 +20,8 @@ from typing import Any
 
 from aiohttp import web
 
+from tests.fakes.llm_audio import FakeTranscriptions
+
 __all__ = ["FakeLLM", "Fault", "RecordedRequest", "ToolCall", "ToolCalls"]
 
 _HOST = "127.0.0.1"
@@ -230,6 +232,7 @@ class FakeLLM:
         self._arrived = asyncio.Event()
         self._completion_ids = 0
         self._runner: web.AppRunner | None = None
+        self.audio = FakeTranscriptions()
         # Text-to-speech: the JSON bodies of `/audio/speech` calls, and per-model faults.
         self.speech_requests: list[dict[str, Any]] = []
         self.speech_faults: dict[str, Fault] = {}
@@ -245,6 +248,7 @@ class FakeLLM:
         app = web.Application()
         app.router.add_post("/v1/chat/completions", self._handle_completion)
         app.router.add_post("/chat/completions", self._handle_completion)
+        self.audio.install(app)
         app.router.add_post("/v1/audio/speech", self._handle_speech)
         app.router.add_post("/audio/speech", self._handle_speech)
         app.router.add_get("/_fake/stats", self._handle_stats)

@@ -30,6 +30,7 @@ from typing import Any, Final
 
 from aiohttp import web
 
+from tests.fakes.slack_files import SlackFiles
 from tests.fakes.slack_socket import (
     APP_ID,
     APP_TOKEN,
@@ -197,6 +198,7 @@ class FakeSlack(SlackInbound):
         self._signal = Signal()
         self._closing = asyncio.Event()
         self._runner: web.AppRunner | None = None
+        self.files = SlackFiles(lambda: self.bot_tokens, lambda: f"http://127.0.0.1:{self.port}")
 
     # lifecycle
 
@@ -206,6 +208,7 @@ class FakeSlack(SlackInbound):
         app.router.add_route("*", "/api/{method}", self._handle)
         app.router.add_get("/link/", self._handle_link)
         app.router.add_post("/response/{key}", self._handle_response_url)
+        self.files.install(app)
         app.router.add_post("/upload/{file_id}", self._handle_upload)
         runner = web.AppRunner(app, access_log=None, shutdown_timeout=1.0)
         await runner.setup()

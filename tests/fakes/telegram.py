@@ -21,6 +21,8 @@ from typing import Any, Final
 
 from aiohttp import ClientSession, ClientTimeout, web
 
+from tests.fakes.telegram_files import FileStore
+
 TOKEN: Final = "123456:TEST-token-abcdefghijklmnop"
 BOT_ID: Final = 123456
 BOT_USERNAME: Final = "chatgate_test_bot"
@@ -342,6 +344,7 @@ class FakeTelegram:
         self._closing = asyncio.Event()
         self._runner: web.AppRunner | None = None
         self._session: ClientSession | None = None
+        self.files = FileStore()
 
     # lifecycle
 
@@ -349,6 +352,7 @@ class FakeTelegram:
         self._closing = asyncio.Event()
         app = web.Application(client_max_size=64 * 1024 * 1024)
         app.router.add_route("*", "/bot{token}/{method}", self._handle)
+        app.router.add_get("/file/bot{token}/{path:.+}", self._download)
         app.router.add_route("*", "/{tail:.*}", self._not_found)
         runner = web.AppRunner(app, access_log=None, shutdown_timeout=1.0)
         await runner.setup()
@@ -529,6 +533,15 @@ class FakeTelegram:
         message = self._inbound(chat, _user(user_id), photo=photo, caption=caption)
         return self.enqueue({"message": message})
 
+    def media_message(
+        self, user_id: int, field_name: str, media: JSONDict, caption: str = ""
+    ) -> JSONDict:
+        """A private message carrying ``media`` under ``field_name`` (photo sizes, voice, ...)."""
+        chat = self._chat(user_id, "private")
+        extra: JSONDict = {"caption": caption} if caption else {}
+        message = self._inbound(chat, _user(user_id), **{field_name: media}, **extra)
+        return self.enqueue({"message": message})
+
     # recorded traffic
 
     def calls_of(self, method: str) -> list[Call]:
@@ -583,6 +596,11 @@ class FakeTelegram:
             return resp.status
 
     # HTTP side
+
+    async def _download(self, request: web.Request) -> web.Response:
+        token = request.match_info["token"]
+        ok = token == self.token and not self._token_revoked
+        return self.files.download(ok, request.match_info["path"])
 
     async def _not_found(self, request: web.Request) -> web.Response:
         return _error(404, "Not Found")
@@ -649,6 +667,7 @@ class FakeTelegram:
             "setwebhook": self._set_webhook,
             "deletewebhook": self._delete_webhook,
             "getwebhookinfo": self._get_webhook_info,
+            "getfile": self._get_file,
         }
         handler = handlers.get(method)
         if handler is not None:
@@ -658,6 +677,12 @@ class FakeTelegram:
         return True
 
     # Bot API methods
+
+    def _get_file(self, params: JSONDict) -> JSONDict:
+        try:
+            return self.files.get_file(params)
+        except (LookupError, OverflowError) as exc:
+            raise _ApiError(400, str(exc)) from None
 
     def _get_me(self, params: JSONDict) -> JSONDict:
         return {

@@ -29,6 +29,7 @@ import aiohttp
 from aiohttp import web
 
 from tests.fakes.slack_socket import Signal, wait_until
+from tests.fakes.whatsapp_media import MediaStore
 
 JSONDict = dict[str, Any]
 ACCESS_TOKEN: Final = "EAAG-fake-whatsapp-token"
@@ -98,10 +99,12 @@ class FakeWhatsApp:
     _signal: Signal = field(default_factory=Signal)
     _runner: web.AppRunner | None = None
     _session: aiohttp.ClientSession | None = None
+    media: MediaStore = field(default_factory=MediaStore)
 
     async def __aenter__(self) -> FakeWhatsApp:
         app = web.Application()
         app.router.add_route("*", f"/{VERSION}/{{path:.+}}", self._handle)
+        self.media.install(app, self.token)
         self._runner = web.AppRunner(app, access_log=None, shutdown_timeout=1.0)
         await self._runner.setup()
         site = web.TCPSite(self._runner, "127.0.0.1", 0)
@@ -221,6 +224,8 @@ class FakeWhatsApp:
                     if wanted in (None, t.name)
                 ]
             }
+        if request.method == "GET" and path in self.media.items:
+            return self.media.lookup(path, self.api_base)
         raise _Refused(GraphFault(100, f"Unsupported {request.method} request", 400, 33))
 
     def _message(self, body: JSONDict) -> JSONDict:

@@ -144,6 +144,13 @@ async def test_no_canary_anywhere(tmp_path: Path, fake_llm: FakeLLM) -> None:
             for i, text in enumerate(["one", "two", "three"]):
                 tg.dm(USER, f"{text} {i}")
                 await tg.wait_for("sendMessage", i + 1, timeout=20)
+            # a photo whose download fails (Telegram file URLs carry the bot token)
+            tg.files.add("canary-photo", b"\x89PNG\r\n\x1a\n", ext="png")
+            tg.files.fail_downloads = 2
+            photo = [{"file_id": "canary-photo", "file_unique_id": "c", "width": 9, "height": 9}]
+            tg.media_message(USER, "photo", photo)
+            [*_, notice] = await tg.wait_for("sendMessage", 4, timeout=20)
+            outputs.append(str(notice.params))
             events = "/slack/events"
             hello = slack.message_event("slack hello", channel="D1")
             outputs.append(

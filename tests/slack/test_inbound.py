@@ -92,10 +92,22 @@ def test_other_bots_are_marked_for_the_loop_guard() -> None:
 
 
 def test_files_become_attachments() -> None:
-    files = [{"mimetype": "image/png", "url_private": "https://f/x.png", "name": "x.png"}]
+    files = [
+        {"mimetype": "image/png", "url_private": "https://f/x.png", "name": "x.png", "size": 9},
+        {"mimetype": "application/zip", "url_private": "https://f/y.zip", "name": "y.zip"},
+    ]
     msg = normalize(event(text="", files=files), BOT, "slack")
     assert isinstance(msg, InboundMessage)
-    assert msg.text == "[image]" and msg.attachments[0].url == "https://f/x.png"
+    assert msg.text == "[image]"
+    first, second = msg.attachments
+    assert (first.kind, first.handle, first.mime, first.size) == (
+        "image",
+        "https://f/x.png",
+        "image/png",
+        9,
+    )
+    assert first.url is None  # url_private only opens with the bot token: a handle, not a link
+    assert (second.kind, second.name) == ("document", "y.zip")
 
 
 @pytest.mark.parametrize(

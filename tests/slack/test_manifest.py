@@ -24,6 +24,7 @@ def test_the_manifest_subscribes_to_what_the_adapter_handles() -> None:
     # chat.postMessage/update, reactions.add/remove, and reading what the bot is sent
     assert {"chat:write", "reactions:write", "app_mentions:read", "im:history"} <= scopes
     assert {"channels:history", "groups:history", "mpim:history", "commands"} <= scopes
+    assert "files:read" in scopes  # url_private downloads of the files users share
     commands = [c["command"] for c in data["features"]["slash_commands"]]  # type: ignore[index]
     assert commands == ["/chatgate"]  # SlackChannelConfig.slash_command's default
     assert {"app_mention", "message.im", "message.channels"} <= events

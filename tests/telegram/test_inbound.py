@@ -200,7 +200,22 @@ def test_command_for_another_bot_is_not_ours() -> None:
 def test_caption_is_used_as_text_and_the_photo_listed(fake: FakeTelegram) -> None:
     msg = inbound(fake.caption_message(42, "what plant is this?"))
     assert msg.text == "what plant is this?"
-    assert [a.kind for a in msg.attachments] == ["photo"]
+    assert [a.kind for a in msg.attachments] == ["image"]
+    assert msg.attachments[0].handle == "ph42-800"  # the largest size
+
+
+def test_a_voice_note_carries_its_file_id_type_size_and_length(fake: FakeTelegram) -> None:
+    voice = {"file_id": "vo", "file_unique_id": "u", "duration": 7, "mime_type": "audio/ogg"}
+    msg = inbound(fake.media_message(42, "voice", voice | {"file_size": 5120}))
+    assert msg.text == "[voice]"
+    [att] = msg.attachments
+    assert (att.kind, att.handle, att.mime, att.size, att.duration_s) == (
+        "voice",
+        "vo",
+        "audio/ogg",
+        5120,
+        7.0,
+    )
 
 
 def test_caption_entities_address_the_bot() -> None:
@@ -224,7 +239,7 @@ def test_photo_without_caption_gets_a_placeholder_text() -> None:
         photo=[{"file_id": "p", "file_unique_id": "u", "width": 9, "height": 9}],
     )
     del update["message"]["text"]
-    assert inbound(update).text == "[photo]"
+    assert inbound(update).text == "[image]"
 
 
 def test_empty_message_is_ignored_with_a_reason() -> None:

@@ -13,6 +13,7 @@ from chatgate.policies.reasons import DeliveryStatus
 from tests.fakes.llm import FakeLLM, Fault
 from tests.fakes.telegram import FakeTelegram
 from tests.harness import running
+from tests.media.samples import OGG_OPUS
 from tests.telegram.helpers_b import key_of, settled
 from tests.telegram.support import telegram_config
 
@@ -56,16 +57,19 @@ def config(tmp_path: Path, tg: FakeTelegram, llm: FakeLLM, mode: str) -> Path:
 async def test_a_voice_note_is_answered_with_text_and_a_spoken_voice_note(
     tmp_path: Path, fake_tg: FakeTelegram, fake_llm: FakeLLM
 ) -> None:
+    fake_tg.files.add("VOICE1", OGG_OPUS, ext="oga")  # the media step transcribes it
+    fake_llm.audio.script("and this")
     async with running(config(tmp_path, fake_tg, fake_llm, "when_user_sent_voice")) as gw:
         entry = await settled(gw, key_of(voice_note(fake_tg, "read me this")), timeout=30)
         transcript = entry.reply
     assert entry.delivery == DeliveryStatus.SENT
+    answer = "echo: read me this\n\n[voice message transcript] and this"
     [said] = fake_llm.speech_requests
     assert said["model"] == "tts-1" and said["voice"] == "nova"
-    assert said["response_format"] == "opus" and said["input"] == "echo: read me this"
-    assert [m["text"] for m in fake_tg.sent] == ["echo: read me this"]
+    assert said["response_format"] == "opus" and said["input"] == answer
+    assert [m["text"] for m in fake_tg.sent] == [answer]
     [voice] = fake_tg.calls_of("sendVoice")
-    assert voice.params["voice"]["data"] == b"OggSecho: read me this"
+    assert voice.params["voice"]["data"] == b"OggS" + answer.encode()
     blocks = transcript["message"]["blocks"] if transcript else []
     assert [b["type"] for b in blocks] == ["text", "file"] and blocks[1]["kind"] == "voice"
 

@@ -11,6 +11,7 @@ from chatgate.presentation.model import File, OutboundMessage
 from tests.fakes.llm import FakeLLM
 from tests.fakes.whatsapp import FakeWhatsApp, GraphFault
 from tests.harness import channel_status, running
+from tests.media.samples import OGG_OPUS
 from tests.telegram.helpers_b import settled
 from tests.whatsapp.agents import OGG, PNG
 from tests.whatsapp.support import USER, webhook_url, whatsapp_config
@@ -113,6 +114,7 @@ async def test_a_voice_note_is_answered_with_text_and_an_ogg_voice_note(
 """
     config = whatsapp_config(tmp_path, fake_wa, fake_llm, agent="talker", agents=talker)
     voice = {"id": "MEDIA9", "mime_type": "audio/ogg; codecs=opus", "voice": True}
+    fake_wa.media.add("MEDIA9", OGG_OPUS, "audio/ogg; codecs=opus")  # fetched and transcribed
     async with running(config) as gw:
         post = fake_wa.message(USER, "audio", wamid="wamid.IN-voice", audio=voice)
         await fake_wa.post(webhook_url(gw), post)

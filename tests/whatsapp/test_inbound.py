@@ -66,13 +66,13 @@ TEXTS = [
     (
         "image with caption",
         msg("image", image={"id": "MEDIA1", "mime_type": "image/jpeg", "caption": "my cat"}),
-        "[image received: this channel cannot read media yet] my cat",
+        "my cat",
         None,
     ),
     (
         "voice note",
         msg("audio", audio={"id": "MEDIA2", "mime_type": "audio/ogg", "voice": True}),
-        "[voice message received: this channel cannot read media yet]",
+        "[voice]",
         None,
     ),
 ]
@@ -118,6 +118,8 @@ def test_media_keeps_its_graph_id_for_a_later_fetch() -> None:
         {"kind": "document", "id": "MEDIA9", "filename": "a.pdf", "mime_type": "application/pdf"}
     ]
     assert [a.kind for a in got.attachments] == ["document"] and got.attachments[0].name == "a.pdf"
+    assert got.attachments[0].handle == "MEDIA9"
+    assert got.attachments[0].mime == "application/pdf"
 
 
 IGNORED = [

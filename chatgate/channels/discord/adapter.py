@@ -14,6 +14,7 @@ import asyncio
 import contextlib
 import logging
 import time
+from pathlib import Path
 from typing import Any
 
 import aiohttp
@@ -22,6 +23,7 @@ import discord
 from chatgate.channels.base import (
     ChannelContext,
     ChannelError,
+    FetchError,
     InboundSink,
     NotConfigured,
     StateUnavailable,
@@ -37,10 +39,12 @@ from chatgate.channels.discord.inbound import (
     normalize_press,
     press_facts,
 )
+from chatgate.channels.discord.media import fetch_attachment
 from chatgate.channels.discord.outbound import DiscordOutbound
 from chatgate.channels.ordering import ChatOrder
-from chatgate.channels.types import Capabilities, InboundMessage, chat_capabilities
+from chatgate.channels.types import Attachment, Capabilities, InboundMessage, chat_capabilities
 from chatgate.config.base import secret_value
+from chatgate.policies.media import MediaReason
 from chatgate.policies.reasons import DropReason, SendErrorKind
 from chatgate.presentation.chunking import utf16_len
 
@@ -164,6 +168,11 @@ class DiscordChannel(DiscordOutbound):
 
     def idle_for_s(self) -> float | None:
         return time.monotonic() - self._last_event
+
+    async def fetch(self, attachment: Attachment, dest: Path, max_bytes: int) -> int:
+        if self.client is None:
+            raise FetchError(MediaReason.DOWNLOAD_FAILED, "channel not started")
+        return await fetch_attachment(self.client, attachment, dest, max_bytes)
 
     async def probe(self) -> bool:
         """Every shard's socket open and a REST call answered."""

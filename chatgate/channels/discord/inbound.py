@@ -15,6 +15,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from chatgate.channels.discord.ids import choice_of, interaction_key
+from chatgate.channels.discord.media import attachment_of
 from chatgate.channels.types import Attachment, InboundMessage, Target, default_target
 from chatgate.policies.reasons import DropReason
 
@@ -206,16 +207,8 @@ def message_facts(message: Any) -> MessageFacts:
         mention_names={u.id: u.display_name for u in message.mentions},
         replied_author_id=replied_author,
         replied_id=ref.message_id if ref is not None else None,
-        attachments=tuple(_attachment(a) for a in message.attachments),
+        attachments=tuple(attachment_of(a) for a in message.attachments),
         created_at=message.created_at.timestamp(),
-    )
-
-
-def _attachment(attachment: Any) -> Attachment:
-    content_type = attachment.content_type or ""
-    kind = content_type.split("/")[0] if content_type else "file"
-    return Attachment(
-        kind if kind in ("image", "audio", "video") else "file", attachment.url, attachment.filename
     )
 
 

@@ -19,6 +19,7 @@ import re
 import time
 from collections.abc import Sequence
 from dataclasses import replace
+from pathlib import Path
 from typing import Any
 
 import aiohttp
@@ -32,6 +33,7 @@ from slack_sdk.web.async_client import AsyncWebClient
 from chatgate.channels.base import (
     ChannelContext,
     ChannelError,
+    FetchError,
     InboundSink,
     NotConfigured,
     StateUnavailable,
@@ -50,11 +52,13 @@ from chatgate.channels.slack.inbound import (
     normalize_action,
     normalize_command,
 )
+from chatgate.channels.slack.media import fetch_file
 from chatgate.channels.slack.outbound import SlackOutbound
 from chatgate.channels.slack.sdk_logs import quiet_dropped_sockets
-from chatgate.channels.types import AckMode, Capabilities, InboundMessage
+from chatgate.channels.types import AckMode, Attachment, Capabilities, InboundMessage
 from chatgate.config.base import secret_value
 from chatgate.http_input import BadInput
+from chatgate.policies.media import MediaReason
 from chatgate.policies.reasons import DropReason, SendErrorKind
 
 log = logging.getLogger("chatgate.slack")
@@ -248,6 +252,14 @@ class SlackChannel(SlackOutbound):
 
     def idle_for_s(self) -> float | None:
         return time.monotonic() - self._last_event if self.config.mode == "socket" else None
+
+    async def fetch(self, attachment: Attachment, dest: Path, max_bytes: int) -> int:
+        token = secret_value(self.config.bot_token)
+        if self._http is None or token is None:
+            raise FetchError(MediaReason.DOWNLOAD_FAILED, "channel not started")
+        return await fetch_file(
+            self._http, token, self.config.api_base, attachment, dest, max_bytes
+        )
 
     async def probe(self) -> bool:
         """The socket is open (Socket Mode) and `auth.test` answers."""

@@ -226,12 +226,17 @@ def clean_text(text: str, bot_user_id: str) -> str:
 
 
 def _attachment(file: Mapping[str, Any]) -> Attachment:
+    """A shared file, fetched later from ``url_private`` with the bot token (the handle)."""
     mimetype = str(file.get("mimetype") or "")
-    kind = mimetype.split("/")[0] if mimetype else "file"
+    kind = mimetype.split("/")[0] if mimetype else ""
+    size = file.get("size")
     return Attachment(
-        kind if kind in _FILE_KINDS else "file",
-        str(file.get("url_private") or "") or None,
+        kind if kind in _FILE_KINDS else "document",
+        None,
         str(file.get("name") or "") or None,
+        mimetype or None,
+        size if isinstance(size, int) else None,
+        str(file.get("url_private_download") or file.get("url_private") or "") or None,
     )
 
 

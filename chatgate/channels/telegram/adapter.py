@@ -6,6 +6,7 @@ import asyncio
 import contextlib
 import logging
 import time
+from pathlib import Path
 from typing import Any
 
 from aiohttp import web
@@ -22,6 +23,7 @@ from chatgate.channels.base import (
 from chatgate.channels.files import render_with_files, upload_of
 from chatgate.channels.http_ingress import refuse
 from chatgate.channels.telegram import LIMITS, errors
+from chatgate.channels.telegram.albums import album_of, merge_album
 from chatgate.channels.telegram.config import TelegramChannelConfig
 from chatgate.channels.telegram.ids import split_key
 from chatgate.channels.telegram.inbound import (
@@ -31,10 +33,12 @@ from chatgate.channels.telegram.inbound import (
     Ignored,
     normalize,
 )
+from chatgate.channels.telegram.media import fetch_file
 from chatgate.channels.telegram.polling import REJECTED_TOKEN, TOKEN_HINT, Poller
 from chatgate.channels.telegram.render import render
 from chatgate.channels.telegram.request import BoundedRequest
 from chatgate.channels.types import (
+    Attachment,
     Capabilities,
     InboundMessage,
     SendResult,
@@ -192,20 +196,43 @@ class TelegramChannel(ChannelAdapter):
         )
 
     async def _handle_in_order(self, updates: list[Update]) -> None:
+        """One chat's updates in order; the parts of an album in the batch are one message."""
+        album: list[InboundMessage] = []
         for update in updates:
-            await self._handle_update(update)
+            msg = self._normalized(update)
+            if msg is not None and album and album_of(msg) == album_of(album[-1]):
+                album.append(msg)
+                continue
+            if album:
+                await self._submit(merge_album(album))
+                album = []
+            if msg is not None and album_of(msg) is not None:
+                album = [msg]
+            elif msg is not None:
+                await self._submit(msg)
+        if album:
+            await self._submit(merge_album(album))
 
     async def _handle_update(self, update: Update) -> None:
+        msg = self._normalized(update)
+        if msg is not None:
+            await self._submit(msg)
+
+    def _normalized(self, update: Update) -> InboundMessage | None:
         assert self._sink is not None and self.identity is not None
         self._last_update = time.monotonic()
         result = normalize(update, self.identity, self.name, edits=self.config.edits)
         if isinstance(result, Ignored):
             self.ignored[result.reason.value] = self.ignored.get(result.reason.value, 0) + 1
             self._sink.ignored(self.name, result.reason, chat_id=result.chat_id)
-            return
-        if result.choice is not None:
-            result = await self._answer_button(result)
-        await self._sink.submit(result)
+            return None
+        return result
+
+    async def _submit(self, msg: InboundMessage) -> None:
+        assert self._sink is not None
+        if msg.choice is not None:
+            msg = await self._answer_button(msg)
+        await self._sink.submit(msg)
 
     async def _answer_button(self, msg: InboundMessage) -> InboundMessage:
         """Stop the button's spinner at once and resolve a stored long payload."""
@@ -322,6 +349,9 @@ class TelegramChannel(ChannelAdapter):
         except tg.TelegramError as exc:
             return self.classify_error(exc)
         return SendResult.sent(message_id)
+
+    async def fetch(self, attachment: Attachment, dest: Path, max_bytes: int) -> int:
+        return await fetch_file(self._bot(), attachment, dest, max_bytes)
 
     async def typing(self, target: Target) -> None:
         thread = int(target.thread_id) if target.thread_id else None

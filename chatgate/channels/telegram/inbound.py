@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import time
+import warnings
 import zlib
 from dataclasses import dataclass, replace
+from datetime import timedelta
 from typing import Literal
 
 from chatgate.channels.telegram.ids import message_key
@@ -12,6 +14,7 @@ from chatgate.channels.types import Attachment, InboundMessage, default_target
 from chatgate.policies.admission import ChatKind
 from chatgate.policies.reasons import DropReason
 from telegram import Message, MessageEntity, Update
+from telegram.warnings import PTBDeprecationWarning
 
 ALLOWED_UPDATES = (
     "message",
@@ -141,7 +144,8 @@ def _message(message: Message, bot: BotIdentity, channel: str) -> InboundMessage
         else None,
         attachments=attachments,
         received_at=message.date.timestamp() if message.date else time.time(),
-        extra=_language(message),
+        extra=_language(message)
+        | ({"media_group": message.media_group_id} if message.media_group_id else {}),
     )
     return _targeted(msg)
 
@@ -252,8 +256,40 @@ def _strip_leading_mention(text: str, bot: BotIdentity) -> str:
 
 
 def _attachments(message: Message) -> tuple[Attachment, ...]:
+    """The message's files by ``file_id`` (fetched later with getFile); of a photo's sizes,
+    the largest. (An animation also arrives as ``document``.)"""
     found = []
-    for kind in ("photo", "document", "voice", "audio", "video", "sticker"):
-        if getattr(message, kind, None):
-            found.append(Attachment(kind))
+    if message.photo:
+        best = message.photo[-1]
+        found.append(Attachment("image", None, None, "image/jpeg", best.file_size, best.file_id))
+    for field, kind in _FILE_FIELDS:
+        media = getattr(message, field, None)
+        if media is None:
+            continue
+        mime = getattr(media, "mime_type", None) or _STICKER_MIME.get(field)
+        name = getattr(media, "file_name", None)
+        with warnings.catch_warnings():  # PTB 22 warns that `duration` becomes a timedelta
+            warnings.simplefilter("ignore", PTBDeprecationWarning)
+            seconds = _seconds(getattr(media, "duration", None))
+        found.append(Attachment(kind, None, name, mime, media.file_size, media.file_id, seconds))
     return tuple(found)
+
+
+def _seconds(duration: object) -> float | None:
+    """A media duration as seconds (PTB gives an int or a timedelta, by version)."""
+    if isinstance(duration, timedelta):
+        return duration.total_seconds()
+    if isinstance(duration, int | float) and not isinstance(duration, bool):
+        return float(duration)
+    return None
+
+
+_FILE_FIELDS = (
+    ("document", "document"),
+    ("voice", "voice"),
+    ("audio", "audio"),
+    ("video", "video"),
+    ("video_note", "video"),
+    ("sticker", "sticker"),
+)
+_STICKER_MIME = {"sticker": "image/webp"}

@@ -14,9 +14,11 @@ import logging
 import re
 import time
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, TypeVar
 from urllib.parse import parse_qsl
 
+import aiohttp
 from aiohttp import web
 
 from chatgate.channels.base import (
@@ -27,9 +29,10 @@ from chatgate.channels.base import (
 )
 from chatgate.channels.http_ingress import read_request, refuse
 from chatgate.channels.signatures import verify
-from chatgate.channels.types import Capabilities, InboundMessage, Target
+from chatgate.channels.types import Attachment, Capabilities, InboundMessage, Target
 from chatgate.channels.webhook import LIMITS
 from chatgate.channels.webhook.config import WebhookChannelConfig, WebhookRouteConfig
+from chatgate.channels.webhook.media import fetch_payload_file, payload_attachments
 from chatgate.config.base import secret_value
 from chatgate.http_input import MAX_JSON_DEPTH, BadInput, json_depth, utf8_clean
 from chatgate.policies.reasons import DropReason, IngressReason, RefusalReason
@@ -64,6 +67,7 @@ class WebhookChannel(ChannelAdapter):
         self._paths: list[str] = []
         self._accepting = False
         self.sync_timeout_s = 600.0
+        self._downloads: aiohttp.ClientSession | None = None  # payload file downloads, on first use
 
     @property
     def capabilities(self) -> Capabilities:
@@ -86,6 +90,20 @@ class WebhookChannel(ChannelAdapter):
         for path in self._paths:
             self.ctx.http.remove(path)
         self._paths.clear()
+        if self._downloads is not None:
+            await self._downloads.close()
+            self._downloads = None
+
+    async def fetch(self, attachment: Attachment, dest: Path, max_bytes: int) -> int:
+        """A payload file: base64 from the body, or a URL on the route's allow-listed hosts."""
+        if self._downloads is None:
+            self._downloads = aiohttp.ClientSession(
+                timeout=aiohttp.ClientTimeout(total=None, sock_connect=10, sock_read=30),
+                cookie_jar=aiohttp.DummyCookieJar(),
+            )
+        return await fetch_payload_file(
+            self._downloads, self.config.routes, attachment, dest, max_bytes
+        )
 
     async def stop_intake(self) -> None:
         self._accepting = False
@@ -149,7 +167,7 @@ class WebhookChannel(ChannelAdapter):
                 return bad.answer()
         if not matches(event, route.when):
             return _json({"ignored": True, "reason_code": DropReason.FILTER_MISMATCH.value})
-        prompt = render_pieces(plan.prompt, event) if plan.prompt else _default_prompt(payload)
+        prompt, files = _turn_input(name, route, plan, event)
         if not prompt.strip():
             return _json({"ignored": True, "reason_code": DropReason.EMPTY_INPUT.value})
         delivery_id = _delivery_id(request, body)
@@ -169,6 +187,7 @@ class WebhookChannel(ChannelAdapter):
             received_at=time.time(),
             reply_target=Target.parse(route.deliver.to) if route.deliver else None,
             route=name,
+            attachments=files,
         )
         try:
             submission = await self._sink.submit(msg)
@@ -218,6 +237,18 @@ class WebhookChannel(ChannelAdapter):
                 info["url"] = origin + str(info["url"])
             described.append(info)
         return described
+
+
+def _turn_input(
+    name: str, route: WebhookRouteConfig, plan: _RoutePlan, event: dict[str, Any]
+) -> tuple[str, tuple[Attachment, ...]]:
+    """The prompt and the payload's files (a files-only delivery gets a placeholder prompt)."""
+    payload = event["payload"]
+    prompt = render_pieces(plan.prompt, event) if plan.prompt else _default_prompt(payload)
+    files = payload_attachments(name, route.attachments, event) if route.attachments else ()
+    if not prompt.strip() and files:
+        prompt = f"[{files[0].kind}]"
+    return prompt, files
 
 
 async def wait_shielded(future: asyncio.Future[T], timeout_s: float) -> T:

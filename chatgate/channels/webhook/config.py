@@ -15,6 +15,15 @@ class DeliverConfig(StrictModel):
     to: str = Field(pattern=TARGET_PATTERN, description="channel:chat_id[:thread_id]")
 
 
+class WebhookAttachmentsConfig(StrictModel):
+    """A payload field carrying files: a list (or one object) of ``{url | base64, name?, mime?}``."""
+
+    field: str = Field(pattern=r"^payload(\.[\w\-]+)+$", description="e.g. payload.files")
+    allow_hosts: list[str] = Field(
+        default_factory=list, description="hosts a `url` may name (none: URLs are refused)"
+    )
+
+
 class WebhookRouteConfig(StrictModel):
     path: str = Field(pattern=r"^/[\w\-./]*$")
     secret: SecretStr | None = None
@@ -26,6 +35,7 @@ class WebhookRouteConfig(StrictModel):
     respond: Literal["sync", "async"] = "sync"
     deliver: DeliverConfig | None = None
     max_body_bytes: int = Field(1024 * 1024, gt=0)
+    attachments: WebhookAttachmentsConfig | None = None
 
     @model_validator(mode="after")
     def _consistent(self) -> WebhookRouteConfig:

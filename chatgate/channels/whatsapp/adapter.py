@@ -18,6 +18,7 @@ import contextlib
 import logging
 import time
 from dataclasses import replace
+from pathlib import Path
 from typing import Any
 
 from aiohttp import web
@@ -26,6 +27,7 @@ from chatgate.channels.base import (
     ChannelAdapter,
     ChannelContext,
     ChannelError,
+    FetchError,
     InboundSink,
     NotConfigured,
     Rendered,
@@ -35,16 +37,25 @@ from chatgate.channels.files import render_with_files, upload_of
 from chatgate.channels.http_ingress import read_request, refuse
 from chatgate.channels.ordering import ChatOrder
 from chatgate.channels.signatures import verify
-from chatgate.channels.types import AckMode, Capabilities, InboundMessage, SendResult, Target
+from chatgate.channels.types import (
+    AckMode,
+    Attachment,
+    Capabilities,
+    InboundMessage,
+    SendResult,
+    Target,
+)
 from chatgate.channels.whatsapp import LIMITS, errors
 from chatgate.channels.whatsapp.config import WhatsAppChannelConfig, phone_id
 from chatgate.channels.whatsapp.graph import Graph, GraphError
 from chatgate.channels.whatsapp.inbound import REACTION, Ignored, Receipt, events
+from chatgate.channels.whatsapp.media import fetch_media
 from chatgate.channels.whatsapp.media_out import caption_after, media_payload
 from chatgate.channels.whatsapp.render import render
 from chatgate.channels.whatsapp.window import Windows, template_payload
 from chatgate.config.base import secret_value
 from chatgate.http_input import BadInput, parse_json
+from chatgate.policies.media import MediaReason
 from chatgate.policies.reactions import CONTEXT_ONLY, ReactionMode, reaction_input
 from chatgate.policies.reasons import DropReason, SendErrorKind
 from chatgate.presentation.model import File, OutboundMessage
@@ -433,6 +444,11 @@ class WhatsAppChannel(ChannelAdapter):
         if self.config.read_receipts:
             with contextlib.suppress(Exception):
                 await self._read(msg.message_id, typing=False)
+
+    async def fetch(self, attachment: Attachment, dest: Path, max_bytes: int) -> int:
+        if self.graph is None:
+            raise FetchError(MediaReason.DOWNLOAD_FAILED, "channel not started")
+        return await fetch_media(self.graph, attachment, dest, max_bytes)
 
     async def typing(self, target: Target) -> None:
         if target.reply_to:

@@ -117,7 +117,7 @@ def normalize(
         is_mention=True,  # every message to a business number addresses it
         is_command=choice is None and text.startswith("/"),
         reply_to=str(context["id"]) if context.get("id") else None,
-        attachments=(Attachment(_kind(media), None, media.get("filename")),) if media else (),
+        attachments=(_attachment(media),) if media else (),
         received_at=_stamp(message.get("timestamp")),
         choice=choice,
         # the reply quotes this message (when configured); typing and read receipts need its id
@@ -190,15 +190,19 @@ def _text(message: Mapping[str, Any], kind: str, media: Mapping[str, Any] | None
         return str(_map(message.get("text")).get("body") or "")
     if media is not None:
         caption = str(media.get("caption") or "").strip()
-        label = "voice message" if media.get("voice") else str(media["kind"])
-        form = texts.MEDIA_WITH_CAPTION if caption else texts.MEDIA_PLACEHOLDER
-        return form.format(kind=label, caption=caption)
+        return caption or texts.MEDIA_PLACEHOLDER.format(kind=_attachment(media).kind)
     if kind == "location":
         return _location(_map(message.get("location")))
     if kind == "contacts":
         shared = [_contact(c) for c in _maps(message.get("contacts"))]
         return "\n".join(shared) if shared else ""
     return None  # unsupported (polls, orders, flows...) and unknown types
+
+
+def _attachment(media: Mapping[str, Any]) -> Attachment:
+    """A media reference as an attachment fetched later by its Graph media id."""
+    mime = media.get("mime_type")
+    return Attachment(_kind(media), None, media.get("filename"), mime, None, media["id"])
 
 
 def _media(message: Mapping[str, Any], kind: str) -> dict[str, Any] | None:

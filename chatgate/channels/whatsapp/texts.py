@@ -5,8 +5,7 @@ from __future__ import annotations
 
 # What the model reads for a message it cannot see yet; {kind} is image, audio, voice, video,
 # document or sticker, {caption} the user's caption (may be empty).
-MEDIA_PLACEHOLDER = "[{kind} received: this channel cannot read media yet]"
-MEDIA_WITH_CAPTION = MEDIA_PLACEHOLDER + " {caption}"
+MEDIA_PLACEHOLDER = "[{kind}]"  # a file without a caption; the media step replaces it
 LOCATION = "Shared location: {place}{lat}, {lon} (https://maps.google.com/?q={lat},{lon})"
 CONTACT = "Shared contact: {name}"
 CONTACT_DETAIL = "{name} ({details})"

@@ -15,6 +15,7 @@ from chatgate.gateway.session_queue import CancelReason, Job, TurnControl
 from chatgate.gateway.sessions import WarmSession
 from chatgate.gateway.streaming import StreamingReply
 from chatgate.gateway.turn.outcome import Outcome
+from chatgate.media.prepare import PreparedInput
 
 
 class TurnExit(Enum):
@@ -56,6 +57,7 @@ class TurnRecord:
     agent_s: float = 0.0
     reply: AgentReply | None = None
     failure: AgentError | None = None
+    media: PreparedInput = field(default_factory=PreparedInput)  # the media step's result
     outcome: Outcome | None = None
     report: DeliveryReport | None = None
 

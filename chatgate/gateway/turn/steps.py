@@ -33,6 +33,7 @@ from chatgate.gateway.turn.resume import lock_unavailable, still_open
 from chatgate.gateway.voices import Voices
 from chatgate.media.outgoing import store_files
 from chatgate.media.speech import with_voice
+from chatgate.media.step import prepare_turn_input
 from chatgate.policies.reasons import DeliveryStatus, FailureReason, OutcomeKind
 from chatgate.policies.voice_reply import SPEECH_FAILURES
 from chatgate.state.protocols import StateUnavailable
@@ -118,8 +119,19 @@ class TurnSteps:
         return None
 
     async def prepare_input(self, rec: TurnRecord) -> TurnExit | None:
-        """The slot for work on the new messages before the agent sees them (attachments:
-        download, transcription, vision parts); may rewrite ``rec.new``. Nothing yet."""
+        """The media step: the batch's attachments fetched by their channel and understood
+        (image parts, transcripts, document text, coded notes); rewrites ``rec.new``."""
+        if not any(job.msg.attachments for job in rec.batch):
+            return None
+        rt, last = self.rt, rec.last
+        channel = last.msg.channel
+        fetcher = await rt.channels.ready_adapter(channel)
+        msgs = [job.msg for job in rec.batch]
+        agent_cfg = rt.config.agents[last.agent]
+        rec.media = await prepare_turn_input(msgs, fetcher, agent_cfg, rt.state_dir)
+        rec.new = rec.media.apply(rec.new)
+        for o in rec.media.outcomes:
+            rt.metrics.media.labels(channel=channel, kind=o.kind, reason=o.reason.value).inc()
         return None
 
     async def call_agent(self, rec: TurnRecord) -> TurnExit | None:
@@ -160,6 +172,7 @@ class TurnSteps:
             on_event=tools.on_event,
             metadata={"chat_id": last.msg.chat_id, "thread_id": last.msg.thread_id},
             on_progress=tools.on_progress,
+            parts=rec.media.parts,
         )
 
     async def _run_agent(self, rec: TurnRecord, agent: Agent, turn: Turn) -> TurnExit | None:
@@ -212,13 +225,14 @@ class TurnSteps:
         assert session is not None
         voice = self.voices.for_message(last.msg, last.agent)
         kind, message, reason = decide(rec.reply, rec.failure, rt.config.gateway, voice)
+        message = rec.media.annotate(message)  # a refused or failed file is never silent
         self._tell_operator(rec)
         stopped = rec.control.reason is CancelReason.STOP
         final = last.target is None and rec.stream is None
         outcome = rec.outcome = Outcome(kind, message, reason, stopped=stopped, final=final)
         # A one-shot session is never read again; the journal keeps its message and reply.
         persist = [] if rec.one_shot else to_persist(rec.new, kind, rec.reply, rec.failure)
-        reply = answered(outcome, persist)
+        reply = answered(outcome, persist) | rec.media.journal_fields()
         if rec.tools is not None:
             rec.tools.record(reply)  # the tool trail `chatgate why` shows
         mark = JournalWrite(

@@ -1,0 +1,36 @@
+"""Telegram attachments: getFile for the file path, then the Bot API file download (by bytes:
+a Telegram file URL carries the bot token and never leaves the adapter)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from chatgate.channels.base import FetchError
+from chatgate.channels.download import write_bytes
+from chatgate.channels.types import Attachment
+from chatgate.policies.media import MediaReason
+from telegram import Bot
+from telegram import error as tg
+
+
+async def fetch_file(bot: Bot, attachment: Attachment, dest: Path, max_bytes: int) -> int:
+    if not attachment.handle:
+        raise FetchError(MediaReason.DOWNLOAD_FAILED, "no file_id")
+    try:
+        file = await bot.get_file(attachment.handle)
+    except tg.BadRequest as exc:
+        if "too big" in exc.message.lower():  # "Bad Request: file is too big" (> 20 MB)
+            raise FetchError(MediaReason.TOO_LARGE, "over the Bot API's 20 MB") from None
+        raise FetchError(MediaReason.DOWNLOAD_FAILED, "getFile refused") from None
+    except tg.TelegramError as exc:
+        raise FetchError(MediaReason.DOWNLOAD_FAILED, type(exc).__name__) from None
+    if file.file_size is not None and file.file_size > max_bytes:
+        raise FetchError(MediaReason.TOO_LARGE, f"{file.file_size} bytes")
+    try:
+        # PTB reads the body whole; the size check above bounds it (Telegram caps bots at 20 MB)
+        data = await file.download_as_bytearray()
+    except tg.TelegramError as exc:
+        raise FetchError(MediaReason.DOWNLOAD_FAILED, type(exc).__name__) from None
+    if len(data) > max_bytes:
+        raise FetchError(MediaReason.TOO_LARGE, f"{len(data)} bytes")
+    return await write_bytes(dest, bytes(data))

@@ -1,0 +1,52 @@
+"""Images for a model that cannot see: a configured vision model describes them in words."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from chatgate.agents.litellm_agent import litellm_module
+
+PROMPT = (
+    "Describe this image for an assistant that cannot see it, in a few sentences. "
+    "Copy any text in it verbatim."
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Describer:
+    model: str
+    api_base: str | None
+    api_key: str | None
+    timeout_s: float
+
+
+class DescriptionFailed(Exception):
+    """The vision model did not answer; the message is operator-safe (no key)."""
+
+
+async def describe(part: Mapping[str, Any], describer: Describer) -> str:
+    litellm = await litellm_module()
+    content = [{"type": "text", "text": PROMPT}, dict(part)]
+    kwargs: dict[str, Any] = {
+        "model": describer.model,
+        "messages": [{"role": "user", "content": content}],
+        "timeout": describer.timeout_s,
+        "max_retries": 0,
+    }
+    if describer.api_base:
+        kwargs["api_base"] = describer.api_base
+    if describer.api_key:
+        kwargs["api_key"] = describer.api_key
+    try:
+        response = await asyncio.wait_for(litellm.acompletion(**kwargs), describer.timeout_s + 5)
+    except asyncio.CancelledError:
+        raise
+    except Exception as exc:
+        raise DescriptionFailed(type(exc).__name__) from None
+    text = str(response.choices[0].message.content or "").strip()
+    if not text:
+        raise DescriptionFailed("empty description")
+    return text

@@ -1,0 +1,356 @@
+"""The turn's "prepare input" step: fetch each attachment through its channel, check its real
+type, and turn it into what the model understands (image parts, transcripts, document text, or an
+honest note), with a coded outcome per file and short notices for the user."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import weakref
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any, Protocol
+
+from chatgate.agents.base import ChatMessage
+from chatgate.channels.base import FetchError
+from chatgate.channels.types import Attachment, AttachmentKind, InboundMessage
+from chatgate.config.media_models import AgentMediaConfig
+from chatgate.media.describe import Describer, DescriptionFailed, describe
+from chatgate.media.documents import DocumentText, UnreadableDocument, pdf_text, text_file
+from chatgate.media.files import TurnFiles
+from chatgate.media.sniff import sniff
+from chatgate.media.transcribe import SpeechEndpoint, TranscriptionFailed, transcribe
+from chatgate.policies.media import (
+    MediaLimits,
+    MediaReason,
+    Treatment,
+    model_note,
+    plan_fetches,
+    treatment,
+    user_notice,
+)
+from chatgate.presentation.model import Context, OutboundMessage
+
+log = logging.getLogger("chatgate.media")
+FETCH_ATTEMPTS = 2
+_TIMED = frozenset({AttachmentKind.VOICE, AttachmentKind.AUDIO})  # max_audio_s applies
+_DEFAULT_NAMES: dict[str, str] = {
+    AttachmentKind.IMAGE: "photo",
+    AttachmentKind.VOICE: "voice message",
+    AttachmentKind.AUDIO: "audio",
+    AttachmentKind.VIDEO: "video",
+    AttachmentKind.DOCUMENT: "document",
+    AttachmentKind.STICKER: "sticker",
+}
+
+
+class Fetcher(Protocol):
+    async def fetch(self, attachment: Attachment, dest: Path, max_bytes: int) -> int: ...
+
+
+@dataclass(frozen=True, slots=True)
+class MediaOutcome:
+    """What became of one attachment (journal, logs, the transcript line's ``meta``)."""
+
+    message: str  # the inbound key it came with
+    name: str
+    kind: str
+    reason: MediaReason
+    mime: str = ""
+    size: int | None = None
+    detail: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"name": self.name, "kind": self.kind, "reason": self.reason.value}
+        if self.mime:
+            out["mime"] = self.mime
+        if self.size is not None:
+            out["size"] = self.size
+        if self.detail:
+            out["detail"] = self.detail
+        return out
+
+
+@dataclass(frozen=True)
+class PreparedInput:
+    """The turn's input after media: text to add and image parts per inbound key."""
+
+    blocks: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    parts: Mapping[str, tuple[Mapping[str, Any], ...]] = field(default_factory=dict)
+    outcomes: tuple[MediaOutcome, ...] = ()
+    notices: tuple[str, ...] = ()
+    placeholders: Mapping[str, str] = field(default_factory=dict)
+
+    def apply(self, new: Sequence[ChatMessage]) -> list[ChatMessage]:
+        """The turn's user messages with the derived text appended (a bare ``[photo]``-style
+        placeholder replaced) and the media outcomes in ``meta``; never bytes."""
+        out = []
+        for message in new:
+            key = message.source or ""
+            blocks = self.blocks.get(key)
+            if not blocks:
+                out.append(message)
+                continue
+            own = message.content
+            if own == self.placeholders.get(key):
+                own = ""
+            text = "\n\n".join(b for b in (own, *blocks) if b)
+            media = [o.to_dict() for o in self.outcomes if o.message == key]
+            meta = {**(message.meta or {}), "media": media}
+            out.append(replace(message, content=text, meta=meta))
+        return out
+
+    def annotate(self, message: OutboundMessage | None) -> OutboundMessage | None:
+        """The reply with the media notices above it (a refused file is never silent)."""
+        if message is None or not self.notices:
+            return message
+        return OutboundMessage((Context("\n".join(self.notices)), *message.blocks))
+
+    def journal_fields(self) -> dict[str, Any]:
+        """Every attachment and what became of it, for the journaled reply (`chatgate why`)."""
+        if not self.outcomes:
+            return {}
+        return {"media": [{"message": o.message, **o.to_dict()} for o in self.outcomes]}
+
+
+@dataclass(frozen=True)
+class MediaContext:
+    """What the step needs besides the messages: the agent's media settings and capabilities."""
+
+    config: AgentMediaConfig
+    platform: str
+    state_dir: Path
+    vision: bool
+    speech: SpeechEndpoint | None
+    describer: Describer | None = None
+
+
+_GATES: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[int, asyncio.Semaphore]] = (
+    weakref.WeakKeyDictionary()
+)
+
+
+def download_gate(limit: int) -> asyncio.Semaphore:
+    """The bound on files downloading at once across all turns of this event loop (turns of
+    agents with the same `max_concurrent_downloads` share it): SDKs that read a file whole keep
+    at most ``limit × max_bytes`` in memory."""
+    gates = _GATES.setdefault(asyncio.get_running_loop(), {})
+    gate = gates.get(limit)
+    if gate is None:
+        gate = gates[limit] = asyncio.Semaphore(limit)
+    return gate
+
+
+def display_name(att: Attachment) -> str:
+    """The file's name, or what it is ("voice message") when the platform gives none."""
+    if att.name:
+        return att.name
+    return _DEFAULT_NAMES.get(att.kind, att.kind)
+
+
+def placeholder(msg: InboundMessage) -> str | None:
+    """The text an adapter put in for a message with only a file (``[image]``)."""
+    if not msg.attachments:
+        return None
+    return f"[{msg.attachments[0].kind}]"
+
+
+async def prepare_attachments(
+    messages: Sequence[InboundMessage], fetcher: Fetcher | None, ctx: MediaContext
+) -> PreparedInput:
+    """Fetch and understand every attachment of the turn; temporary files are gone on return."""
+    items = [(msg.key, att) for msg in messages for att in msg.attachments]
+    if not items:
+        return PreparedInput()
+    holders = {m.key: p for m in messages if (p := placeholder(m)) is not None}
+    limits = ctx.config.limits().for_platform(ctx.platform)
+    if not ctx.config.enabled:
+        outcomes = [_outcome(k, a, MediaReason.DISABLED) for k, a in items]
+        return _assemble(outcomes, {}, {}, ctx, limits, holders)
+    durations = [a.duration_s if a.kind in _TIMED else None for _, a in items]
+    plans = plan_fetches([a.size for _, a in items], limits, durations)
+    gate = download_gate(ctx.config.max_concurrent_downloads)
+    async with TurnFiles(ctx.state_dir) as files:
+        results = await asyncio.gather(
+            *(
+                _guarded(key, att, plan.refused, plan.max_bytes, fetcher, files, gate, ctx)
+                for (key, att), plan in zip(items, plans, strict=True)
+            )
+        )
+    outcomes = [r[0] for r in results]
+    blocks: dict[str, list[str]] = {}
+    parts: dict[str, list[Mapping[str, Any]]] = {}
+    heard: list[str] = []
+    for outcome, block, part in results:
+        if outcome.reason is MediaReason.TRANSCRIBED and ctx.config.echo_transcript:
+            heard.append(f"Heard: {block.split('] ', 1)[-1]}")
+        if block:
+            blocks.setdefault(outcome.message, []).append(block)
+        if part is not None:
+            parts.setdefault(outcome.message, []).append(part)
+    return _assemble(outcomes, blocks, parts, ctx, limits, holders, heard)
+
+
+def _assemble(
+    outcomes: Sequence[MediaOutcome],
+    blocks: Mapping[str, list[str]],
+    parts: Mapping[str, list[Mapping[str, Any]]],
+    ctx: MediaContext,
+    limits: MediaLimits,
+    placeholders: Mapping[str, str],
+    heard: Sequence[str] = (),
+) -> PreparedInput:
+    notices = list(heard)
+    all_blocks = {k: list(v) for k, v in blocks.items()}
+    for o in outcomes:
+        if o.reason is MediaReason.DISABLED:
+            all_blocks.setdefault(o.message, []).append(
+                model_note(o.reason, o.name, o.mime, o.size)
+            )
+        text = user_notice(o.reason, o.name, ctx.platform, limits)
+        if text is not None:
+            notices.append(text)
+        log.info("attachment", extra={"key": o.message, "kind": o.kind, "reason": o.reason.value})
+    return PreparedInput(
+        {k: tuple(v) for k, v in all_blocks.items()},
+        {k: tuple(v) for k, v in parts.items()},
+        tuple(outcomes),
+        tuple(notices),
+        placeholders,
+    )
+
+
+async def _guarded(
+    key: str,
+    att: Attachment,
+    refused: MediaReason | None,
+    max_bytes: int,
+    fetcher: Fetcher | None,
+    files: TurnFiles,
+    gate: asyncio.Semaphore,
+    ctx: MediaContext,
+) -> tuple[MediaOutcome, str, Mapping[str, Any] | None]:
+    """One attachment; a fault in reading it costs that file, never the turn."""
+    try:
+        return await _one(key, att, refused, max_bytes, fetcher, files, gate, ctx)
+    except asyncio.CancelledError:
+        raise
+    except Exception as exc:
+        log.exception("attachment could not be read", extra={"key": key, "kind": att.kind})
+        name = display_name(att)
+        outcome = _outcome(key, att, MediaReason.CORRUPT, name=name, detail=type(exc).__name__)
+        return outcome, model_note(outcome.reason, name, att.mime or "", att.size), None
+
+
+async def _one(
+    key: str,
+    att: Attachment,
+    refused: MediaReason | None,
+    max_bytes: int,
+    fetcher: Fetcher | None,
+    files: TurnFiles,
+    gate: asyncio.Semaphore,
+    ctx: MediaContext,
+) -> tuple[MediaOutcome, str, Mapping[str, Any] | None]:
+    name = display_name(att)
+    if refused is not None:
+        outcome = _outcome(key, att, refused, name=name)
+        return outcome, model_note(refused, name, att.mime or "", att.size), None
+    if fetcher is None:
+        outcome = _outcome(key, att, MediaReason.DOWNLOAD_FAILED, name=name, detail="no channel")
+        return outcome, model_note(outcome.reason, name, att.mime or "", att.size), None
+    path = files.path_for(Path(att.name or "").suffix)
+    async with gate:
+        failure = await _fetch(fetcher, att, path, max_bytes, ctx.config.download_timeout_s)
+    if failure is not None:
+        outcome = _outcome(key, att, failure.reason, name=name, detail=failure.detail)
+        return outcome, model_note(failure.reason, name, att.mime or "", att.size), None
+    size = (await asyncio.to_thread(path.stat)).st_size
+    mime = await asyncio.to_thread(sniff, path, att.mime)
+    return await _understand(key, att, name, path, mime, size, ctx)
+
+
+async def _fetch(
+    fetcher: Fetcher, att: Attachment, path: Path, max_bytes: int, timeout_s: float
+) -> FetchError | None:
+    error = FetchError(MediaReason.DOWNLOAD_FAILED)
+    for _ in range(FETCH_ATTEMPTS):
+        try:
+            async with asyncio.timeout(timeout_s):
+                await fetcher.fetch(att, path, max_bytes)
+            return None
+        except FetchError as exc:
+            error = exc
+            if exc.reason is not MediaReason.DOWNLOAD_FAILED:
+                return exc  # too large, unsupported: a second try cannot help
+        except TimeoutError:
+            error = FetchError(MediaReason.DOWNLOAD_FAILED, "timeout")
+        except Exception as exc:  # an SDK error the adapter did not classify
+            log.warning("attachment fetch raised", extra={"error": type(exc).__name__})
+            error = FetchError(MediaReason.DOWNLOAD_FAILED, type(exc).__name__)
+    return error
+
+
+async def _understand(
+    key: str, att: Attachment, name: str, path: Path, mime: str, size: int, ctx: MediaContext
+) -> tuple[MediaOutcome, str, Mapping[str, Any] | None]:
+    def done(
+        reason: MediaReason, block: str, part: Mapping[str, Any] | None = None, detail: str = ""
+    ) -> tuple[MediaOutcome, str, Mapping[str, Any] | None]:
+        return MediaOutcome(key, name, att.kind, reason, mime, size, detail), block, part
+
+    def noted(reason: MediaReason, detail: str = "") -> tuple[MediaOutcome, str, None]:
+        outcome, block, _ = done(reason, model_note(reason, name, mime, size), detail=detail)
+        return outcome, block, None
+
+    how = treatment(mime)
+    if how is Treatment.IMAGE:
+        if not ctx.vision and ctx.describer is None:
+            return noted(MediaReason.NO_VISION)
+        from chatgate.media.images import UnreadableImage, image_part  # Pillow: on first use
+
+        try:
+            image = await asyncio.to_thread(image_part, path, mime, ctx.config.max_image_side)
+        except UnreadableImage as exc:
+            return noted(MediaReason.CORRUPT, str(exc))
+        if not ctx.vision and ctx.describer is not None:
+            try:
+                seen = await describe(image.part, ctx.describer)
+            except DescriptionFailed as exc:
+                return noted(MediaReason.NO_VISION, f"vision_model: {exc}")
+            return done(MediaReason.IMAGE_DESCRIBED, f"[image: {name}, described] {seen}")
+        return done(
+            MediaReason.IMAGE_SENT, f"[image: {name}, {image.width}x{image.height}]", image.part
+        )
+    if how is Treatment.SPEECH:
+        if ctx.speech is None:
+            return noted(MediaReason.TRANSCRIPTION_FAILED, "no endpoint")
+        upload = att.name or f"{att.kind}.{mime.rsplit('/', 1)[-1]}"
+        try:
+            heard = await transcribe(path, upload, ctx.speech)
+        except TranscriptionFailed as exc:
+            return noted(MediaReason.TRANSCRIPTION_FAILED, str(exc))
+        return done(MediaReason.TRANSCRIBED, f"[{name} transcript] {heard}")
+    if how is Treatment.NOTE:  # an animated sticker is noted without a notice to the user
+        sticker = att.kind == AttachmentKind.STICKER
+        return noted(MediaReason.FILE_NOTED if sticker else MediaReason.UNSUPPORTED_TYPE)
+    reader = pdf_text if how is Treatment.PDF else text_file
+    try:
+        doc: DocumentText = await asyncio.to_thread(reader, path, ctx.config.max_document_chars)
+    except UnreadableDocument as exc:
+        return noted(MediaReason.CORRUPT, str(exc))
+    if not doc.text.strip():
+        return noted(MediaReason.NO_TEXT)
+    cut = f"\n[… cut at {ctx.config.max_document_chars} characters]" if doc.truncated else ""
+    detail = "truncated" if doc.truncated else ""
+    body = doc.text.rstrip()
+    return done(MediaReason.DOCUMENT_TEXT, f"[document: {name}]\n{body}{cut}", detail=detail)
+
+
+def _outcome(
+    key: str, att: Attachment, reason: MediaReason, *, name: str | None = None, detail: str = ""
+) -> MediaOutcome:
+    return MediaOutcome(
+        key, name or display_name(att), att.kind, reason, att.mime or "", att.size, detail
+    )

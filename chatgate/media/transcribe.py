@@ -1,0 +1,50 @@
+"""Voice notes and audio to text through litellm's ``atranscription`` (any Whisper-compatible
+endpoint), with one retry of a failed call."""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass
+from pathlib import Path
+
+from chatgate.agents.litellm_agent import litellm_module
+
+ATTEMPTS = 2
+
+
+@dataclass(frozen=True, slots=True)
+class SpeechEndpoint:
+    model: str
+    api_base: str | None
+    api_key: str | None
+    timeout_s: float
+
+
+class TranscriptionFailed(Exception):
+    """The endpoint failed every attempt; the message is operator-safe (no key)."""
+
+
+async def transcribe(path: Path, name: str, endpoint: SpeechEndpoint) -> str:
+    litellm = await litellm_module()
+    data = await asyncio.to_thread(path.read_bytes)
+    last = ""
+    for _ in range(ATTEMPTS):
+        kwargs: dict[str, object] = {
+            "model": endpoint.model,
+            "file": (name, data),
+            "timeout": endpoint.timeout_s,
+            "max_retries": 0,
+        }
+        if endpoint.api_base:
+            kwargs["api_base"] = endpoint.api_base
+        if endpoint.api_key:
+            kwargs["api_key"] = endpoint.api_key
+        try:
+            result = await litellm.atranscription(**kwargs)
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:
+            last = type(exc).__name__
+            continue
+        return str(getattr(result, "text", "") or "").strip()
+    raise TranscriptionFailed(last)

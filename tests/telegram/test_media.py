@@ -1,0 +1,132 @@
+"""Photos, voice notes and documents on Telegram: getFile + download through python-telegram-bot,
+understood by the media step, seen by the fake model (image parts, transcripts, document text)."""
+
+from __future__ import annotations
+
+import base64
+from pathlib import Path
+
+from chatgate.state import admin
+from tests.fakes.llm import FakeLLM
+from tests.fakes.telegram import FakeTelegram
+from tests.harness import running
+from tests.media.samples import OGG_OPUS, pdf, png
+from tests.telegram.support import telegram_config
+
+MEDIA = """    media:
+      vision: true
+      echo_transcript: true"""
+
+
+def _config(tmp_path: Path, tg: FakeTelegram, llm: FakeLLM) -> Path:
+    return telegram_config(tmp_path, tg, llm, channel="    dm_policy: open", agent=MEDIA)
+
+
+def _photo(file_id: str, size: int) -> list[dict[str, object]]:
+    return [
+        {"file_id": f"{file_id}-small", "file_unique_id": "s", "width": 9, "height": 9},
+        {"file_id": file_id, "file_unique_id": "b", "width": 32, "height": 24, "file_size": size},
+    ]
+
+
+async def test_a_photo_reaches_the_model_as_an_image_part_with_its_caption(
+    tmp_path: Path, fake_tg: FakeTelegram, fake_llm: FakeLLM
+) -> None:
+    image = png()
+    fake_tg.files.add("ph-1", image, ext="png")
+    async with running(_config(tmp_path, fake_tg, fake_llm)):
+        fake_tg.media_message(42, "photo", _photo("ph-1", len(image)), caption="what is this?")
+        [call] = await fake_tg.wait_for("sendMessage", timeout=30)
+    [request] = fake_llm.requests
+    content = request.messages[-1]["content"]
+    assert content[0] == {"type": "text", "text": "what is this?\n\n[image: photo, 32x24]"}
+    url = content[1]["image_url"]["url"]
+    assert url == "data:image/png;base64," + base64.b64encode(image).decode()  # not re-encoded
+    assert fake_tg.token not in str(request.body)  # bytes, never the Bot API file URL
+    assert fake_tg.files.downloads == ["files/ph-1.png"]  # the largest size only
+    assert "what is this?" in call.params["text"]
+    tmp = tmp_path / "state" / "media-tmp"
+    assert tmp.is_dir() and not list(tmp.iterdir())  # the turn's temp files are gone
+
+
+async def test_a_voice_note_is_transcribed_retried_once_and_echoed(
+    tmp_path: Path, fake_tg: FakeTelegram, fake_llm: FakeLLM
+) -> None:
+    fake_tg.files.add("vo-1", OGG_OPUS, ext="oga")
+    fake_llm.audio.fail_next(1)  # the transcriber fails once, then answers
+    fake_llm.audio.script("remind me to water the plants")
+    voice = {"file_id": "vo-1", "file_unique_id": "v", "duration": 3, "mime_type": "audio/ogg"}
+    async with running(_config(tmp_path, fake_tg, fake_llm)):
+        fake_tg.media_message(42, "voice", voice | {"file_size": len(OGG_OPUS)})
+        [call] = await fake_tg.wait_for("sendMessage", timeout=30)
+    assert [r.data for r in fake_llm.audio.requests] == [OGG_OPUS, OGG_OPUS]
+    assert fake_llm.audio.requests[-1].model == "whisper-1"
+    text = fake_llm.requests[0].last_user_text
+    assert text == "[voice message transcript] remind me to water the plants"
+    assert "Heard: remind me to water the plants" in call.params["text"]
+
+
+async def test_pdf_text_and_refused_oversize_file_are_explained(
+    tmp_path: Path, fake_tg: FakeTelegram, fake_llm: FakeLLM
+) -> None:
+    report = pdf("Invoice total 42 EUR")
+    fake_tg.files.add("doc-1", report, ext="pdf")
+    big = 21 * 1024 * 1024
+    fake_tg.files.add("doc-2", b"x", ext="zip", size=big)
+    async with running(_config(tmp_path, fake_tg, fake_llm)) as gw:
+        fake_tg.media_message(
+            42,
+            "document",
+            {
+                "file_id": "doc-1",
+                "file_unique_id": "d1",
+                "file_name": "invoice.png",  # a lying name and type: the bytes are a PDF
+                "mime_type": "image/png",
+                "file_size": len(report),
+            },
+            caption="sum it up",
+        )
+        [first] = await fake_tg.wait_for("sendMessage", timeout=30)
+        fake_tg.media_message(
+            42,
+            "document",
+            {"file_id": "doc-2", "file_unique_id": "d2", "file_name": "dump.zip", "file_size": big},
+        )
+        calls = await fake_tg.wait_for("sendMessage", count=2, timeout=30)
+        trails = (await admin.why(gw.rt.state, "telegram", None, "42"))["trails"]
+        metrics = gw.rt.metrics.render().decode()
+    assert "[document: invoice.png]\nInvoice total 42 EUR" in str(
+        fake_llm.requests[0].last_user_text
+    )
+    assert "sum it up" in first.params["text"]
+    assert not [c for c in fake_tg.calls_of("getFile") if c.params.get("file_id") == "doc-2"]
+    assert "dump.zip is larger than 20.0 MB" in calls[1].params["text"]
+    assert "Telegram lets bots download files of up to 20 MB" in calls[1].params["text"]
+    assert "media_too_large" in str(fake_llm.requests[1].last_user_text)
+    summaries = sorted(t["summary"] for t in trails)
+    assert any(s.endswith("files: invoice.png → document_text") for s in summaries), summaries
+    assert any(s.endswith("files: dump.zip → media_too_large") for s in summaries), summaries
+    assert 'reason="media_too_large"' in metrics
+
+
+async def test_an_album_in_one_batch_of_updates_is_one_turn(
+    tmp_path: Path, fake_tg: FakeTelegram, fake_llm: FakeLLM
+) -> None:
+    red, blue = png(color=(255, 0, 0)), png(color=(0, 0, 255))
+    fake_tg.files.add("al-1", red, ext="png")
+    fake_tg.files.add("al-2", blue, ext="png")
+    async with running(_config(tmp_path, fake_tg, fake_llm)):
+        await fake_tg.wait_for("getUpdates")
+        fake_tg.stall_get_updates = True  # both parts land in one getUpdates answer
+        first = fake_tg.media_message(42, "photo", _photo("al-1", len(red)), caption="compare")
+        second = fake_tg.media_message(42, "photo", _photo("al-2", len(blue)))
+        for update in (first, second):
+            update["message"]["media_group_id"] = "album-7"
+        fake_tg.stall_get_updates = False
+        await fake_tg.wait_for("sendMessage", timeout=30)
+        await fake_llm.wait_for_requests(1)
+    [request] = fake_llm.requests
+    text, *images = request.messages[-1]["content"]
+    assert text["text"] == "compare\n\n[image: photo, 32x24]\n\n[image: photo, 32x24]"
+    assert len(images) == 2
+    assert len(fake_tg.calls_of("sendMessage")) == 1

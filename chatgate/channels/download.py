@@ -49,7 +49,7 @@ async def stream_to_file(
         raise FetchError(MediaReason.DOWNLOAD_FAILED, type(exc).__name__) from None
 
 
-async def write_bytes(dest: Path, data: bytes) -> int:
+async def write_bytes(dest: Path, data: bytes | bytearray) -> int:
     """Write an SDK's in-memory download to ``dest`` off the event loop."""
     await asyncio.to_thread(dest.write_bytes, data)
     return len(data)

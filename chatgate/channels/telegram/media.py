@@ -33,4 +33,4 @@ async def fetch_file(bot: Bot, attachment: Attachment, dest: Path, max_bytes: in
         raise FetchError(MediaReason.DOWNLOAD_FAILED, type(exc).__name__) from None
     if len(data) > max_bytes:
         raise FetchError(MediaReason.TOO_LARGE, f"{len(data)} bytes")
-    return await write_bytes(dest, bytes(data))
+    return await write_bytes(dest, data)  # no bytes() copy: 5 MB less per download

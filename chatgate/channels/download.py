@@ -23,12 +23,15 @@ async def stream_to_file(
     *,
     headers: Mapping[str, str] | None = None,
     redirects: bool = True,
+    proxy: str | None = None,
 ) -> int:
     """GET ``url`` into ``dest`` chunk by chunk, stopping past ``max_bytes`` (the whole file is
     never in memory). Errors carry a media reason and no URL (it may carry a token).
     ``redirects=False`` for URLs a sender chose: a redirect could lead past a host check."""
     try:
-        async with session.get(url, headers=dict(headers or {}), allow_redirects=redirects) as resp:
+        async with session.get(
+            url, headers=dict(headers or {}), allow_redirects=redirects, proxy=proxy
+        ) as resp:
             if resp.status >= 300:
                 raise FetchError(MediaReason.DOWNLOAD_FAILED, f"HTTP {resp.status}")
             claimed = resp.content_length

@@ -225,7 +225,7 @@ class TurnSteps:
         assert session is not None
         voice = self.voices.for_message(last.msg, last.agent)
         kind, message, reason = decide(rec.reply, rec.failure, rt.config.gateway, voice)
-        message = rec.media.annotate(message)  # a refused or failed file is never silent
+        message = rec.media.annotate(message, voice)  # a refused or failed file is never silent
         self._tell_operator(rec)
         stopped = rec.control.reason is CancelReason.STOP
         final = last.target is None and rec.stream is None

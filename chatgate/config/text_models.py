@@ -68,6 +68,8 @@ class TextOverrides(StrictModel):
     media_name_video: Override | None = Field(None, alias="media.name.video")
     media_name_document: Override | None = Field(None, alias="media.name.document")
     media_name_sticker: Override | None = Field(None, alias="media.name.sticker")
+    files_too_large: Override | None = Field(None, alias="files.too_large")
+    files_not_attached: Override | None = Field(None, alias="files.not_attached")
 
     @field_validator("*")
     @classmethod

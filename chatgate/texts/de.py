@@ -121,4 +121,6 @@ TEXTS: dict[T, str] = {
     T.MEDIA_NAME_VIDEO: "Video",
     T.MEDIA_NAME_DOCUMENT: "Dokument",
     T.MEDIA_NAME_STICKER: "Sticker",
+    T.FILE_TOO_LARGE: "📎 {name} konnte nicht angehängt werden: Die Datei ist größer als {max}.",
+    T.FILE_NOT_ATTACHED: "📎 {name} konnte nicht angehängt werden.",
 }

@@ -94,4 +94,6 @@ TEXTS: dict[T, str] = {
     T.MEDIA_NAME_VIDEO: "vídeo",
     T.MEDIA_NAME_DOCUMENT: "documento",
     T.MEDIA_NAME_STICKER: "sticker",
+    T.FILE_TOO_LARGE: "📎 No pude adjuntar {name}: supera el límite de {max}.",
+    T.FILE_NOT_ATTACHED: "📎 No pude adjuntar {name}.",
 }

@@ -54,6 +54,8 @@ class TextId(StrEnum):
     MEDIA_NAME_VIDEO = "media.name.video"
     MEDIA_NAME_DOCUMENT = "media.name.document"
     MEDIA_NAME_STICKER = "media.name.sticker"
+    FILE_TOO_LARGE = "files.too_large"
+    FILE_NOT_ATTACHED = "files.not_attached"
 
 
 # The placeholders each template must use, in every language and every override.
@@ -77,6 +79,8 @@ PLACEHOLDERS: dict[TextId, frozenset[str]] = {
     TextId.MEDIA_TRANSCRIPTION_FAILED: frozenset({"name"}),
     TextId.MEDIA_DISABLED: frozenset({"name"}),
     TextId.MEDIA_HEARD: frozenset({"text"}),
+    TextId.FILE_TOO_LARGE: frozenset({"name", "max"}),
+    TextId.FILE_NOT_ATTACHED: frozenset({"name"}),
 }
 
 

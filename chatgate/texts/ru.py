@@ -99,4 +99,6 @@ TEXTS: dict[T, str] = {
     T.MEDIA_NAME_VIDEO: "видео",
     T.MEDIA_NAME_DOCUMENT: "документ",
     T.MEDIA_NAME_STICKER: "стикер",
+    T.FILE_TOO_LARGE: "📎 Не удалось приложить {name}: файл больше {max}.",
+    T.FILE_NOT_ATTACHED: "📎 Не удалось приложить {name}.",
 }

@@ -96,6 +96,9 @@ class Voice:
         )
         return self.text(TextId.PAIRING_PROMPT, hello=hello, code=code, expires=self.wait(ttl_s))
 
+    def size(self, size: int) -> str:
+        return format_size(size, self.language)
+
     def media(self, notice: MediaNotice) -> str:
         """A file notice (refused, failed, or what was heard), sizes and durations included."""
         kind_name = KIND_NAMES.get(notice.kind)
@@ -103,7 +106,7 @@ class Voice:
         return self.text(
             notice.text_id,
             name=name,
-            max=format_size(notice.max_bytes, self.language),
+            max=self.size(notice.max_bytes),
             duration=self.wait(notice.seconds),
             count=notice.count,
             text=notice.text,

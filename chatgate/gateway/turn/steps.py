@@ -184,7 +184,8 @@ class TurnSteps:
             async with asyncio.timeout(rec.deadline_s):
                 reply = await agent.run(turn)
             reply = await self._spoken(rec, reply)  # its own timeout; never fails the turn
-            rec.reply = await store_files(reply, self.rt.delivery.files)
+            voice = self.voices.for_message(rec.last.msg, rec.last.agent)
+            rec.reply = await store_files(reply, self.rt.delivery.files, voice)
         except asyncio.CancelledError:
             if control.reason is None:
                 raise

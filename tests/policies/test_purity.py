@@ -14,6 +14,7 @@ MODULES = sorted(POLICY_DIR.glob("*.py"))
 ALLOWED = {
     "__future__",
     "chatgate.secure_compare",  # pure: hmac over bytes
+    "chatgate.texts.ids",  # pure: the catalog's text ids (a StrEnum), which decisions return
     "collections",
     "collections.abc",
     "dataclasses",

@@ -13,7 +13,12 @@ import aiohttp
 import pytest
 
 from chatgate.channels.webchat.adapter import WebChatChannel
-from chatgate.channels.webchat.uploads import Upload, UploadStore, _safe_name
+from chatgate.channels.webchat.uploads import (
+    MAX_LIVE_PER_SESSION,
+    Upload,
+    UploadStore,
+    _safe_name,
+)
 from chatgate.gateway.app import Gateway
 from tests.fakes.llm import FakeLLM
 from tests.harness import running, url, write_config
@@ -190,3 +195,41 @@ async def test_the_store_sweeps_expired_uploads_and_crash_leftovers(tmp_path: Pa
     assert sorted(p.name for p in store.root.iterdir()) == [kept.id, f"{kept.id}.json"]
     now[0] = 1051.0  # kept is past its TTL now too
     assert await store.get(kept.id) is None and await store.sweep() == 1
+
+
+@pytest.mark.parametrize(
+    ("content_type", "body"),
+    [
+        ("application/json", b"{}"),
+        ("multipart/form-data", b"--x\r\n\r\n"),  # no boundary
+        ("multipart/form-data; boundary=x", b"garbage with no parts"),
+        ("multipart/form-data; boundary=x", b"--x\r\nContent-Disposition: form-data\r\n\r\nv"),
+        ("multipart/form-data; boundary=x", b'--x\r\nContent-Disposition: form-data; name="a"'),
+    ],
+)
+async def test_malformed_uploads_are_client_errors(
+    gateway: Gateway, content_type: str, body: bytes
+) -> None:
+    async with browser() as client:
+        csrf = await sign_in(gateway, client)
+        headers = {"X-CSRF-Token": csrf, "Content-Type": content_type}
+        async with client.post(url(gateway, "/chat/api/upload"), data=body, headers=headers) as r:
+            assert 400 <= r.status < 500, (r.status, await r.text())
+    store = adapter(gateway).uploads
+    assert store is not None and list(store.root.iterdir()) == []
+
+
+async def test_one_browser_holds_a_bounded_number_of_uploads(gateway: Gateway) -> None:
+    channel = adapter(gateway)
+    now = [channel.clock()]
+    channel.clock = lambda: now[0]
+    async with browser() as client:
+        csrf = await sign_in(gateway, client)
+        for _ in range(MAX_LIVE_PER_SESSION):
+            status, _ = await upload(gateway, client, csrf, b"note", "n.txt", "text/plain")
+            assert status == 201
+        status, answer = await upload(gateway, client, csrf, b"note", "n.txt", "text/plain")
+        assert status == 429 and "too many uploads" in str(answer["error"])
+        now[0] += 601  # the earlier ones expired
+        status, _ = await upload(gateway, client, csrf, b"note", "n.txt", "text/plain")
+        assert status == 201

@@ -27,11 +27,16 @@ from chatgate.media.sniff import sniff
 
 CHUNK = 256 * 1024
 SWEEP_EVERY_S = 60.0
+MAX_LIVE_PER_SESSION = 20  # uploads one browser may hold within the TTL (disk-filling guard)
 _ID_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-")
 
 
 class UploadTooLarge(Exception):
     """The part grew past the cap; nothing of it is kept."""
+
+
+class TooManyUploads(Exception):
+    """The session holds MAX_LIVE_PER_SESSION unexpired uploads already."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,6 +81,7 @@ class UploadStore:
         self.max_bytes = max_bytes
         self.clock = clock
         self._last_sweep = float("-inf")
+        self._recent: dict[str, list[float]] = {}  # sid -> upload times (this process only)
 
     async def open(self) -> None:
         await asyncio.to_thread(self.root.mkdir, parents=True, exist_ok=True)
@@ -86,6 +92,10 @@ class UploadStore:
         now = self.clock()
         if now - self._last_sweep >= SWEEP_EVERY_S:
             await self.sweep()
+        recent = [t for t in self._recent.get(sid, ()) if now - t <= self.ttl_s]
+        if len(recent) >= MAX_LIVE_PER_SESSION:
+            raise TooManyUploads(f"at most {MAX_LIVE_PER_SESSION} files per {self.ttl_s:.0f} s")
+        self._recent[sid] = [*recent, now]
         upload_id = secrets.token_urlsafe(18)
         data_path = self.root / upload_id
         fh: IO[bytes] = await asyncio.to_thread(data_path.open, "xb")
@@ -130,6 +140,11 @@ class UploadStore:
     async def sweep(self) -> int:
         """Delete uploads past the TTL (and halves left by a crash); returns how many went."""
         self._last_sweep = now = self.clock()
+        self._recent = {
+            sid: kept
+            for sid, times in self._recent.items()
+            if (kept := [t for t in times if now - t <= self.ttl_s])
+        }
         return await asyncio.to_thread(self._sweep, now)
 
     def _sweep(self, now: float) -> int:
@@ -180,6 +195,8 @@ async def receive(request: web.Request, store: UploadStore, sid: str) -> web.Res
         upload = await store.save(sid, part)
     except UploadTooLarge:
         return too_large
+    except TooManyUploads as exc:
+        return json_answer({"error": f"too many uploads: {exc}"}, 429)
     except (ValueError, AssertionError, ConnectionError):  # malformed multipart
         return json_answer({"error": "the upload could not be read"}, 400)
     body = {
@@ -192,4 +209,11 @@ async def receive(request: web.Request, store: UploadStore, sid: str) -> web.Res
     return json_answer(body, 201)
 
 
-__all__ = ["Upload", "UploadStore", "UploadTooLarge", "receive", "valid_upload_id"]
+__all__ = [
+    "TooManyUploads",
+    "Upload",
+    "UploadStore",
+    "UploadTooLarge",
+    "receive",
+    "valid_upload_id",
+]

@@ -233,3 +233,22 @@ async def test_one_browser_holds_a_bounded_number_of_uploads(gateway: Gateway) -
         now[0] += 601  # the earlier ones expired
         status, _ = await upload(gateway, client, csrf, b"note", "n.txt", "text/plain")
         assert status == 201
+
+
+async def test_max_upload_bytes_zero_turns_uploads_off(tmp_path: Path) -> None:
+    config = write_config(
+        tmp_path,
+        f"""agents:
+  default: {{backend: echo}}
+channels:
+  webchat: {{auth: token, token: {CHAT_TOKEN}, dm_policy: open, max_upload_bytes: 0}}
+""",
+    )
+    async with running(config) as gw, browser() as client:
+        csrf = await sign_in(gw, client)
+        async with client.get(url(gw, "/chat/api/session")) as r:
+            assert (await r.json())["max_upload_bytes"] == 0
+        status, answer = await upload(gw, client, csrf, b"hi", "a.txt", "text/plain")
+        assert status == 403 and "max_upload_bytes: 0" in str(answer["error"])
+        assert (gw.rt.state_dir / "webchat").is_dir()
+        assert not (gw.rt.state_dir / "webchat" / "webchat-uploads").exists()

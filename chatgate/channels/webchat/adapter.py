@@ -185,6 +185,9 @@ class WebChatChannel(ChannelAdapter):
     def reconfigure(self, config: Any) -> None:
         super().reconfigure(config)
         self.config = config
+        if self.uploads is not None:  # a reload moves the limits; 0 turns uploads off
+            self.uploads.max_bytes = config.max_upload_bytes
+            self.uploads.ttl_s = config.upload_ttl_s
 
     def status(self) -> dict[str, Any]:
         return {
@@ -328,11 +331,8 @@ class WebChatChannel(ChannelAdapter):
         if not self._accepting or self._sink is None or self.outbox is None:
             return refuse("restarting; resend in a moment")
         if upload:
-            if self.uploads is None:
-                off = self.config.max_upload_bytes == 0
-                return json_answer(
-                    {"error": "file uploads are off" if off else NO_UPLOADS_REPLICAS}, 403
-                )
+            if self.uploads is None or self.config.max_upload_bytes == 0:
+                return json_answer({"error": self._uploads_off()}, 403)
             return await receive(request, self.uploads, sid)
         try:
             data = await read_json(request, MAX_BODY, empty={})
@@ -353,6 +353,13 @@ class WebChatChannel(ChannelAdapter):
             return refuse("cannot store messages right now; resend in a moment")
         return json_answer({"message_id": msg.message_id, "duplicate": submission.duplicate}, 202)
 
+    def _uploads_off(self) -> str:
+        if self.ctx.kv.get("webchat") is not None:
+            return NO_UPLOADS_REPLICAS
+        if self.config.max_upload_bytes == 0:
+            return "file uploads are off (max_upload_bytes: 0)"
+        return "file uploads start with the next restart of the channel"
+
     async def _attachments(self, sid: str, data: Any) -> tuple[Attachment, ...] | str:
         """The uploads a send request names, as attachments, or why they cannot be sent."""
         ids = data.get("attachments", []) if isinstance(data, dict) else []
@@ -361,7 +368,7 @@ class WebChatChannel(ChannelAdapter):
         if not isinstance(ids, list) or len(ids) > MAX_FILES_PER_SEND:
             return f"attachments is a list of at most {MAX_FILES_PER_SEND} upload ids"
         if self.uploads is None:
-            return NO_UPLOADS_REPLICAS if self.config.max_upload_bytes else "file uploads are off"
+            return self._uploads_off()
         found = []
         for upload_id in ids:
             upload = await self.uploads.get(str(upload_id), sid)

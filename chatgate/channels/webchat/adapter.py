@@ -93,6 +93,7 @@ class WebChatChannel(ChannelAdapter):
         self._accepting = False
         self._capabilities: tuple[WebChatChannelConfig, Capabilities] | None = None
         self.uploads: UploadStore | None = None
+        self._sweeper: asyncio.Task[None] | None = None
         self.clock = time.time  # the upload TTL's clock; tests move it
 
     @property
@@ -159,6 +160,7 @@ class WebChatChannel(ChannelAdapter):
                 clock=lambda: self.clock(),
             )
             await self.uploads.open()
+            self._sweeper = asyncio.create_task(self.uploads.sweep_forever())
         self._signer = Signer.derive(key, self.name, token if config.auth == "token" else None)
         await outbox.open(time.time())
         self.outbox = outbox
@@ -174,6 +176,9 @@ class WebChatChannel(ChannelAdapter):
 
     async def stop(self) -> None:
         self._accepting = False
+        if self._sweeper is not None:
+            self._sweeper.cancel()
+            self._sweeper = None
         if self._mounted is not None:
             self.ctx.http.remove(self._mounted)
             self._mounted = None

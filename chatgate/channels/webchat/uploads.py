@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import os
 import secrets
 import shutil
@@ -25,6 +26,7 @@ from chatgate.channels.types import AttachmentKind
 from chatgate.channels.webui import json_answer
 from chatgate.media.sniff import sniff
 
+log = logging.getLogger("chatgate.webchat")
 CHUNK = 256 * 1024
 SWEEP_EVERY_S = 60.0
 MAX_LIVE_PER_SESSION = 20  # uploads one browser may hold within the TTL (disk-filling guard)
@@ -146,6 +148,15 @@ class UploadStore:
             if (kept := [t for t in times if now - t <= self.ttl_s])
         }
         return await asyncio.to_thread(self._sweep, now)
+
+    async def sweep_forever(self) -> None:
+        """Sweep every SWEEP_EVERY_S, so expired uploads go even when nobody uploads."""
+        while True:
+            await asyncio.sleep(SWEEP_EVERY_S)
+            try:
+                await self.sweep()
+            except OSError as exc:  # a full or read-only disk: try again next round
+                log.warning("upload sweep failed", extra={"error": str(exc)})
 
     def _sweep(self, now: float) -> int:
         removed = 0

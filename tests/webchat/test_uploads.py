@@ -12,6 +12,8 @@ from pathlib import Path
 import aiohttp
 import pytest
 
+from chatgate.channels.base import FetchError
+from chatgate.channels.types import Attachment
 from chatgate.channels.webchat.adapter import WebChatChannel
 from chatgate.channels.webchat.uploads import (
     MAX_LIVE_PER_SESSION,
@@ -20,6 +22,7 @@ from chatgate.channels.webchat.uploads import (
     _safe_name,
 )
 from chatgate.gateway.app import Gateway
+from chatgate.policies.media import MediaReason
 from tests.fakes.llm import FakeLLM
 from tests.harness import running, url, write_config
 from tests.media.samples import png
@@ -252,3 +255,24 @@ channels:
         assert status == 403 and "max_upload_bytes: 0" in str(answer["error"])
         assert (gw.rt.state_dir / "webchat").is_dir()
         assert not (gw.rt.state_dir / "webchat" / "webchat-uploads").exists()
+
+
+async def test_fetch_copies_the_upload_until_it_expires(gateway: Gateway, tmp_path: Path) -> None:
+    channel = adapter(gateway)
+    now = [channel.clock()]
+    channel.clock = lambda: now[0]
+    image = png()
+    async with browser() as client:
+        csrf = await sign_in(gateway, client)
+        _, up = await upload(gateway, client, csrf, image)
+    att = Attachment(kind="image", handle=str(up["upload_id"]))
+    assert await channel.fetch(att, tmp_path / "a", 1 << 20) == len(image)
+    assert (tmp_path / "a").read_bytes() == image  # the journaled handle fetches it again
+    with pytest.raises(FetchError) as small:
+        await channel.fetch(att, tmp_path / "b", 10)
+    assert small.value.reason == MediaReason.TOO_LARGE
+    now[0] += 601
+    with pytest.raises(FetchError) as late:
+        await channel.fetch(att, tmp_path / "c", 1 << 20)
+    assert late.value.reason == MediaReason.DOWNLOAD_FAILED
+    assert not (tmp_path / "b").exists() and not (tmp_path / "c").exists()

@@ -28,6 +28,8 @@ from chatgate.media.links import FileLinks
 from chatgate.presentation.file_rules import MB, human_size
 from chatgate.presentation.model import Block, File, OutboundMessage, Text
 from chatgate.state.protocols import DeadLetterStore
+from chatgate.texts.ids import TextId
+from chatgate.texts.voice import Voice
 
 log = logging.getLogger("chatgate.media.outgoing")
 DEFAULT_MAX_BYTES = 50 * MB
@@ -56,16 +58,24 @@ class _Refused(Exception):
         self.detail = detail
 
 
+def _not_attached(voice: Voice, name: str, exc: _Refused, max_bytes: int) -> str:
+    if exc.reason is StoreRefusal.TOO_LARGE:
+        return voice.text(TextId.FILE_TOO_LARGE, name=name, max=voice.size(max_bytes))
+    return voice.text(TextId.FILE_NOT_ATTACHED, name=name)
+
+
 def has_files(message: OutboundMessage | None) -> bool:
     return message is not None and any(isinstance(b, File) for b in message.blocks)
 
 
-async def store_files(reply: AgentReply, files: OutgoingFiles | None) -> AgentReply:
+async def store_files(
+    reply: AgentReply, files: OutgoingFiles | None, voice: Voice | None = None
+) -> AgentReply:
     """The reply with its files stored (done before the answer is recorded)."""
     if files is None or not has_files(reply.message):
         return reply
     assert reply.message is not None
-    return replace(reply, message=await files.store(reply.message))
+    return replace(reply, message=await files.store(reply.message, voice))
 
 
 def refs_of(message: OutboundMessage) -> list[str]:
@@ -88,8 +98,9 @@ class OutgoingFiles:
             await self._http.close()
             self._http = None
 
-    async def store(self, message: OutboundMessage) -> OutboundMessage:
-        """Store every unstored file of `message`; the reply keeps references only."""
+    async def store(self, message: OutboundMessage, voice: Voice | None = None) -> OutboundMessage:
+        """Store every unstored file of `message`; the reply keeps references only. A file that
+        cannot be stored becomes a notice in ``voice``'s language (the detail goes to the log)."""
         if not any(isinstance(b, File) and not b.ref for b in message.blocks):
             return message
         blocks: list[Block] = []
@@ -102,7 +113,9 @@ class OutgoingFiles:
                         "reply file not attached",
                         extra={"file": block.name, "reason": exc.reason.value, "error": exc.detail},
                     )
-                    block = Text(f"📎 {block.name} could not be attached: {exc.detail}.", False)
+                    block = Text(
+                        _not_attached(voice or Voice(), block.name, exc, self.max_bytes), False
+                    )
             blocks.append(block)
         return OutboundMessage(tuple(blocks))
 

@@ -23,6 +23,7 @@ from chatgate.media.sniff import sniff
 from chatgate.media.transcribe import SpeechEndpoint, TranscriptionFailed, transcribe
 from chatgate.policies.media import (
     MediaLimits,
+    MediaNotice,
     MediaReason,
     Treatment,
     model_note,
@@ -31,6 +32,8 @@ from chatgate.policies.media import (
     user_notice,
 )
 from chatgate.presentation.model import Context, OutboundMessage
+from chatgate.texts.ids import TextId
+from chatgate.texts.voice import Voice
 
 log = logging.getLogger("chatgate.media")
 FETCH_ATTEMPTS = 2
@@ -79,7 +82,7 @@ class PreparedInput:
     blocks: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     parts: Mapping[str, tuple[Mapping[str, Any], ...]] = field(default_factory=dict)
     outcomes: tuple[MediaOutcome, ...] = ()
-    notices: tuple[str, ...] = ()
+    notices: tuple[MediaNotice, ...] = ()
     placeholders: Mapping[str, str] = field(default_factory=dict)
 
     def apply(self, new: Sequence[ChatMessage]) -> list[ChatMessage]:
@@ -101,11 +104,13 @@ class PreparedInput:
             out.append(replace(message, content=text, meta=meta))
         return out
 
-    def annotate(self, message: OutboundMessage | None) -> OutboundMessage | None:
-        """The reply with the media notices above it (a refused file is never silent)."""
+    def annotate(self, message: OutboundMessage | None, voice: Voice) -> OutboundMessage | None:
+        """The reply with the media notices above it, in the chat's language (a refused file
+        is never silent)."""
         if message is None or not self.notices:
             return message
-        return OutboundMessage((Context("\n".join(self.notices)), *message.blocks))
+        lines = "\n".join(voice.media(n) for n in self.notices)
+        return OutboundMessage((Context(lines), *message.blocks))
 
     def journal_fields(self) -> dict[str, Any]:
         """Every attachment and what became of it, for the journaled reply (`chatgate why`)."""
@@ -181,10 +186,10 @@ async def prepare_attachments(
     outcomes = [r[0] for r in results]
     blocks: dict[str, list[str]] = {}
     parts: dict[str, list[Mapping[str, Any]]] = {}
-    heard: list[str] = []
+    heard: list[MediaNotice] = []
     for outcome, block, part in results:
         if outcome.reason is MediaReason.TRANSCRIBED and ctx.config.echo_transcript:
-            heard.append(f"Heard: {block.split('] ', 1)[-1]}")
+            heard.append(MediaNotice(TextId.MEDIA_HEARD, text=block.split("] ", 1)[-1]))
         if block:
             blocks.setdefault(outcome.message, []).append(block)
         if part is not None:
@@ -199,7 +204,7 @@ def _assemble(
     ctx: MediaContext,
     limits: MediaLimits,
     placeholders: Mapping[str, str],
-    heard: Sequence[str] = (),
+    heard: Sequence[MediaNotice] = (),
 ) -> PreparedInput:
     notices = list(heard)
     all_blocks = {k: list(v) for k, v in blocks.items()}
@@ -208,9 +213,10 @@ def _assemble(
             all_blocks.setdefault(o.message, []).append(
                 model_note(o.reason, o.name, o.mime, o.size)
             )
-        text = user_notice(o.reason, o.name, ctx.platform, limits)
-        if text is not None:
-            notices.append(text)
+        own_name = "" if o.name == _DEFAULT_NAMES.get(o.kind) else o.name
+        notice = user_notice(o.reason, own_name, ctx.platform, limits, o.kind)
+        if notice is not None:
+            notices.append(notice)
         log.info("attachment", extra={"key": o.message, "kind": o.kind, "reason": o.reason.value})
     return PreparedInput(
         {k: tuple(v) for k, v in all_blocks.items()},

@@ -7,6 +7,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from enum import StrEnum
 
+from chatgate.texts.ids import TextId
+
 MB = 1024 * 1024
 # Platform caps that no configuration can lift (Telegram's Bot API serves bots files of ≤ 20 MB).
 PLATFORM_MAX_BYTES = {"telegram": 20 * MB}
@@ -144,42 +146,59 @@ def size_text(size: int) -> str:
     return f"{max(1, round(size / 1024))} KB"
 
 
-def user_notice(reason: MediaReason, name: str, platform: str, limits: MediaLimits) -> str | None:
-    """The short visible explanation for a refused or failed attachment (None: nothing to say)."""
-    cap = size_text(limits.max_bytes)
-    platform_cap = PLATFORM_MAX_BYTES.get(platform)
-    texts = {
-        MediaReason.TOO_LARGE: (
-            f"{name} is larger than {cap}, the most this bot accepts"
-            + (
-                " (Telegram lets bots download files of up to 20 MB)"
-                if platform_cap is not None and platform_cap <= limits.max_bytes
-                else ""
-            )
-            + "; send a smaller file."
-        ),
-        MediaReason.TOO_LONG: (
-            f"{name} is longer than {limits.max_audio_s / 60:g} minutes, the most this bot "
-            "transcribes."
-        ),
-        MediaReason.TOO_MANY: (
-            f"{name} was skipped: at most {limits.max_files} files per message are read."
-        ),
-        MediaReason.TURN_TOTAL: (
-            f"{name} was skipped: the files of one message may total "
-            f"{size_text(limits.max_total_bytes)}."
-        ),
-        MediaReason.UNSUPPORTED_TYPE: f"{name}: this file type can't be read; only its name was passed on.",
-        MediaReason.NO_VISION: f"{name}: this assistant can't see images.",
-        MediaReason.CORRUPT: f"{name} could not be opened (damaged or not what it claims to be).",
-        MediaReason.NO_TEXT: f"{name} has no text layer (a scan?); only its name was passed on.",
-        MediaReason.DOWNLOAD_FAILED: f"{name} could not be downloaded; please send it again.",
-        MediaReason.TRANSCRIPTION_FAILED: (
-            f"{name}: the voice message could not be transcribed; please type it or try again."
-        ),
-        MediaReason.DISABLED: f"{name}: this assistant does not read files.",
-    }
-    return texts.get(reason)
+@dataclass(frozen=True, slots=True)
+class MediaNotice:
+    """A line above the reply about one file: a catalog text and its facts, worded at the edge
+    in the user's language (sizes and durations included)."""
+
+    text_id: TextId
+    name: str = ""  # the file's own name; empty: the kind's name in the user's language
+    kind: str = ""
+    max_bytes: int = 0
+    seconds: float = 0.0
+    count: int = 0
+    text: str = ""  # what was heard (``media.heard``)
+
+
+# The word for a file without a name of its own, by attachment kind.
+KIND_NAMES: dict[str, TextId] = {
+    "image": TextId.MEDIA_NAME_IMAGE,
+    "voice": TextId.MEDIA_NAME_VOICE,
+    "audio": TextId.MEDIA_NAME_AUDIO,
+    "video": TextId.MEDIA_NAME_VIDEO,
+    "document": TextId.MEDIA_NAME_DOCUMENT,
+    "sticker": TextId.MEDIA_NAME_STICKER,
+}
+_NOTICES: dict[MediaReason, TextId] = {
+    MediaReason.TOO_LARGE: TextId.MEDIA_TOO_LARGE,
+    MediaReason.TOO_LONG: TextId.MEDIA_TOO_LONG,
+    MediaReason.TOO_MANY: TextId.MEDIA_TOO_MANY,
+    MediaReason.TURN_TOTAL: TextId.MEDIA_TURN_TOTAL,
+    MediaReason.UNSUPPORTED_TYPE: TextId.MEDIA_UNSUPPORTED,
+    MediaReason.NO_VISION: TextId.MEDIA_NO_VISION,
+    MediaReason.CORRUPT: TextId.MEDIA_CORRUPT,
+    MediaReason.NO_TEXT: TextId.MEDIA_NO_TEXT,
+    MediaReason.DOWNLOAD_FAILED: TextId.MEDIA_DOWNLOAD_FAILED,
+    MediaReason.TRANSCRIPTION_FAILED: TextId.MEDIA_TRANSCRIPTION_FAILED,
+    MediaReason.DISABLED: TextId.MEDIA_DISABLED,
+}
+
+
+def user_notice(
+    reason: MediaReason, name: str, platform: str, limits: MediaLimits, kind: str = ""
+) -> MediaNotice | None:
+    """The short visible explanation for a refused or failed attachment (None: nothing to say);
+    ``name`` empty means the file has none of its own (the kind's word is used)."""
+    text_id = _NOTICES.get(reason)
+    if text_id is None:
+        return None
+    bot_api_cap = platform == "telegram" and PLATFORM_MAX_BYTES[platform] <= limits.max_bytes
+    if text_id is TextId.MEDIA_TOO_LARGE and bot_api_cap:  # name the Bot API's 20 MB cap
+        text_id = TextId.MEDIA_TOO_LARGE_TELEGRAM
+    max_bytes = limits.max_total_bytes if reason is MediaReason.TURN_TOTAL else limits.max_bytes
+    return MediaNotice(
+        text_id, name, kind, max_bytes=max_bytes, seconds=limits.max_audio_s, count=limits.max_files
+    )
 
 
 def model_note(reason: MediaReason, name: str, mime: str, size: int | None) -> str:

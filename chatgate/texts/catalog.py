@@ -14,6 +14,7 @@ from datetime import timedelta
 
 from babel import Locale, UnknownLocaleError
 from babel.dates import format_timedelta
+from babel.units import format_unit
 
 from chatgate.texts import de, en, es, fr, ru
 from chatgate.texts.ids import TextId, placeholders
@@ -65,6 +66,15 @@ def format_wait(seconds: float, language: str) -> str:
     """A wait worded for ``language``: "45 seconds", "2 Minuten", "1 час"."""
     whole = max(1, math.ceil(seconds)) if math.isfinite(seconds) else 60
     return str(format_timedelta(timedelta(seconds=whole), locale=language, threshold=1.5))
+
+
+def format_size(size: int, language: str) -> str:
+    """A file size worded for ``language``: "20 MB", "20 Mo", "812 kB"."""
+    if size >= 1024 * 1024:
+        value, unit = size / (1024 * 1024), "digital-megabyte"
+    else:
+        value, unit = max(1, round(size / 1024)), "digital-kilobyte"
+    return str(format_unit(value, unit, length="short", format="#,##0.#", locale=language))
 
 
 @dataclass(frozen=True)

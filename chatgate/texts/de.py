@@ -38,7 +38,9 @@ TEXTS: dict[T, str] = {
         "Ich kann gerade nicht antworten, weil ein Dienst, den ich brauche, ausgefallen ist. "
         "Bitte versuche es in {wait} noch einmal."
     ),
-    T.FAILURE_OVERLOADED_HERE: "Ich bin gerade ausgelastet, bitte sende es in einer Minute noch einmal.",
+    T.FAILURE_OVERLOADED_HERE: (
+        "Ich bin gerade ausgelastet, bitte sende es in einer Minute noch einmal."
+    ),
     T.FAILURE_UNKNOWN: (
         "Beim Antworten ist etwas schiefgegangen. Bitte sende deine Nachricht noch einmal."
     ),
@@ -78,4 +80,47 @@ TEXTS: dict[T, str] = {
         "Ich war offline, als du das geschrieben hast. "
         "Bitte sende es noch einmal, falls es noch aktuell ist."
     ),
+    T.MEDIA_TOO_LARGE: (
+        "{name} ist größer als {max}, das Maximum für diesen Bot; bitte schicke eine "
+        "kleinere Datei."
+    ),
+    T.MEDIA_TOO_LARGE_TELEGRAM: (
+        "{name} ist größer als {max}, das Maximum für diesen Bot (Telegram lässt Bots nur "
+        "Dateien bis 20 MB herunterladen); bitte schicke eine kleinere Datei."
+    ),
+    T.MEDIA_TOO_LONG: (
+        "{name} ist länger als {duration}; längere Aufnahmen schreibt dieser Bot nicht ab."
+    ),
+    T.MEDIA_TOO_MANY: (
+        "{name} wurde übersprungen: Pro Nachricht werden höchstens {count} Dateien gelesen."
+    ),
+    T.MEDIA_TURN_TOTAL: (
+        "{name} wurde übersprungen: Die Dateien einer Nachricht dürfen zusammen höchstens "
+        "{max} groß sein."
+    ),
+    T.MEDIA_UNSUPPORTED: (
+        "{name}: Diesen Dateityp kann ich nicht lesen; nur der Name wurde weitergegeben."
+    ),
+    T.MEDIA_NO_VISION: "{name}: Dieser Assistent kann keine Bilder sehen.",
+    T.MEDIA_CORRUPT: (
+        "{name} ließ sich nicht öffnen (beschädigt oder nicht das, was die Datei vorgibt zu sein)."
+    ),
+    T.MEDIA_NO_TEXT: "{name} enthält keinen Text (ein Scan?); nur der Name wurde weitergegeben.",
+    T.MEDIA_DOWNLOAD_FAILED: (
+        "{name} konnte nicht heruntergeladen werden; bitte schicke die Datei noch einmal."
+    ),
+    T.MEDIA_TRANSCRIPTION_FAILED: (
+        "{name}: Die Sprachnachricht konnte nicht abgeschrieben werden; bitte tippe sie "
+        "oder versuche es noch einmal."
+    ),
+    T.MEDIA_DISABLED: "{name}: Dieser Assistent liest keine Dateien.",
+    T.MEDIA_HEARD: "Gehört: {text}",
+    T.MEDIA_NAME_IMAGE: "Foto",
+    T.MEDIA_NAME_VOICE: "Sprachnachricht",
+    T.MEDIA_NAME_AUDIO: "Audio",
+    T.MEDIA_NAME_VIDEO: "Video",
+    T.MEDIA_NAME_DOCUMENT: "Dokument",
+    T.MEDIA_NAME_STICKER: "Sticker",
+    T.FILE_TOO_LARGE: "📎 {name} konnte nicht angehängt werden: Die Datei ist größer als {max}.",
+    T.FILE_NOT_ATTACHED: "📎 {name} konnte nicht angehängt werden.",
 }

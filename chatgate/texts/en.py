@@ -61,4 +61,32 @@ TEXTS: dict[T, str] = {
     T.PAIRING_FULL: "I can't take new access requests right now. Please try again in an hour.",
     T.PAIRING_APPROVED: "You now have access. Send your message again and I'll answer.",
     T.STALE_NOTICE: "I was offline when you wrote this. Please resend it if it's still relevant.",
+    T.MEDIA_TOO_LARGE: (
+        "{name} is larger than {max}, the most this bot accepts; send a smaller file."
+    ),
+    T.MEDIA_TOO_LARGE_TELEGRAM: (
+        "{name} is larger than {max}, the most this bot accepts (Telegram lets bots "
+        "download files of up to 20 MB); send a smaller file."
+    ),
+    T.MEDIA_TOO_LONG: "{name} is longer than {duration}, the most this bot transcribes.",
+    T.MEDIA_TOO_MANY: "{name} was skipped: at most {count} files per message are read.",
+    T.MEDIA_TURN_TOTAL: "{name} was skipped: the files of one message may total {max}.",
+    T.MEDIA_UNSUPPORTED: "{name}: this file type can't be read; only its name was passed on.",
+    T.MEDIA_NO_VISION: "{name}: this assistant can't see images.",
+    T.MEDIA_CORRUPT: "{name} could not be opened (damaged or not what it claims to be).",
+    T.MEDIA_NO_TEXT: "{name} has no text layer (a scan?); only its name was passed on.",
+    T.MEDIA_DOWNLOAD_FAILED: "{name} could not be downloaded; please send it again.",
+    T.MEDIA_TRANSCRIPTION_FAILED: (
+        "{name}: the voice message could not be transcribed; please type it or try again."
+    ),
+    T.MEDIA_DISABLED: "{name}: this assistant does not read files.",
+    T.MEDIA_HEARD: "Heard: {text}",
+    T.MEDIA_NAME_IMAGE: "photo",
+    T.MEDIA_NAME_VOICE: "voice message",
+    T.MEDIA_NAME_AUDIO: "audio",
+    T.MEDIA_NAME_VIDEO: "video",
+    T.MEDIA_NAME_DOCUMENT: "document",
+    T.MEDIA_NAME_STICKER: "sticker",
+    T.FILE_TOO_LARGE: "📎 {name} could not be attached: it is over the {max} limit.",
+    T.FILE_NOT_ATTACHED: "📎 {name} could not be attached.",
 }

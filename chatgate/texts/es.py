@@ -65,5 +65,35 @@ TEXTS: dict[T, str] = {
         "Ahora no puedo aceptar nuevas solicitudes de acceso. Inténtalo de nuevo en una hora."
     ),
     T.PAIRING_APPROVED: "Ya tienes acceso. Vuelve a enviar tu mensaje y te responderé.",
-    T.STALE_NOTICE: "Estaba desconectado cuando escribiste esto. Vuelve a enviarlo si todavía es relevante.",
+    T.STALE_NOTICE: (
+        "Estaba desconectado cuando escribiste esto. Vuelve a enviarlo si todavía es relevante."
+    ),
+    T.MEDIA_TOO_LARGE: (
+        "{name} supera {max}, el máximo que acepta este bot; envía un archivo más pequeño."
+    ),
+    T.MEDIA_TOO_LARGE_TELEGRAM: (
+        "{name} supera {max}, el máximo que acepta este bot (Telegram solo deja a los "
+        "bots descargar archivos de hasta 20 MB); envía un archivo más pequeño."
+    ),
+    T.MEDIA_TOO_LONG: "{name} dura más de {duration}, lo máximo que transcribe este bot.",
+    T.MEDIA_TOO_MANY: "Omití {name}: leo como máximo {count} archivos por mensaje.",
+    T.MEDIA_TURN_TOTAL: "Omití {name}: los archivos de un mensaje pueden sumar como máximo {max}.",
+    T.MEDIA_UNSUPPORTED: "{name}: no puedo leer este tipo de archivo; solo pasé su nombre.",
+    T.MEDIA_NO_VISION: "{name}: este asistente no puede ver imágenes.",
+    T.MEDIA_CORRUPT: "No pude abrir {name} (está dañado o no es lo que dice ser).",
+    T.MEDIA_NO_TEXT: "{name} no contiene texto (¿un escaneo?); solo pasé su nombre.",
+    T.MEDIA_DOWNLOAD_FAILED: "No pude descargar {name}; vuelve a enviarlo, por favor.",
+    T.MEDIA_TRANSCRIPTION_FAILED: (
+        "{name}: no pude transcribir el mensaje de voz; escríbelo o inténtalo de nuevo."
+    ),
+    T.MEDIA_DISABLED: "{name}: este asistente no lee archivos.",
+    T.MEDIA_HEARD: "Escuché: {text}",
+    T.MEDIA_NAME_IMAGE: "foto",
+    T.MEDIA_NAME_VOICE: "mensaje de voz",
+    T.MEDIA_NAME_AUDIO: "audio",
+    T.MEDIA_NAME_VIDEO: "vídeo",
+    T.MEDIA_NAME_DOCUMENT: "documento",
+    T.MEDIA_NAME_STICKER: "sticker",
+    T.FILE_TOO_LARGE: "📎 No pude adjuntar {name}: supera el límite de {max}.",
+    T.FILE_NOT_ATTACHED: "📎 No pude adjuntar {name}.",
 }

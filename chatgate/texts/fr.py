@@ -33,7 +33,9 @@ TEXTS: dict[T, str] = {
         "Je ne peux pas répondre pour le moment car un service dont je dépends est en panne. "
         "Veuillez réessayer dans {wait}."
     ),
-    T.FAILURE_OVERLOADED_HERE: "Je suis occupé pour le moment, renvoyez votre message dans une minute.",
+    T.FAILURE_OVERLOADED_HERE: (
+        "Je suis occupé pour le moment, renvoyez votre message dans une minute."
+    ),
     T.FAILURE_UNKNOWN: (
         "Un problème est survenu pendant la réponse. Veuillez renvoyer votre message."
     ),
@@ -70,4 +72,38 @@ TEXTS: dict[T, str] = {
     T.STALE_NOTICE: (
         "J'étais hors ligne quand vous avez écrit ceci. Renvoyez-le s'il est toujours d'actualité."
     ),
+    T.MEDIA_TOO_LARGE: (
+        "{name} dépasse {max}, le maximum accepté par ce bot ; envoyez un fichier plus petit."
+    ),
+    T.MEDIA_TOO_LARGE_TELEGRAM: (
+        "{name} dépasse {max}, le maximum accepté par ce bot (Telegram ne laisse les bots "
+        "télécharger que des fichiers de 20 Mo au plus) ; envoyez un fichier plus petit."
+    ),
+    T.MEDIA_TOO_LONG: "{name} dure plus de {duration}, le maximum que ce bot transcrit.",
+    T.MEDIA_TOO_MANY: "{name} : non lu ; au plus {count} fichiers sont lus par message.",
+    T.MEDIA_TURN_TOTAL: (
+        "{name} : non lu ; les fichiers d'un même message ne peuvent dépasser {max} au total."
+    ),
+    T.MEDIA_UNSUPPORTED: (
+        "{name} : ce type de fichier ne peut pas être lu ; seul son nom a été transmis."
+    ),
+    T.MEDIA_NO_VISION: "{name} : cet assistant ne peut pas voir les images.",
+    T.MEDIA_CORRUPT: (
+        "Impossible d'ouvrir {name} (fichier endommagé ou d'un autre type que celui annoncé)."
+    ),
+    T.MEDIA_NO_TEXT: "{name} ne contient pas de texte (un scan ?) ; seul son nom a été transmis.",
+    T.MEDIA_DOWNLOAD_FAILED: "Impossible de télécharger {name} ; veuillez l'envoyer à nouveau.",
+    T.MEDIA_TRANSCRIPTION_FAILED: (
+        "{name} : le message vocal n'a pas pu être transcrit ; écrivez-le ou réessayez."
+    ),
+    T.MEDIA_DISABLED: "{name} : cet assistant ne lit pas les fichiers.",
+    T.MEDIA_HEARD: "Entendu : {text}",
+    T.MEDIA_NAME_IMAGE: "photo",
+    T.MEDIA_NAME_VOICE: "message vocal",
+    T.MEDIA_NAME_AUDIO: "audio",
+    T.MEDIA_NAME_VIDEO: "vidéo",
+    T.MEDIA_NAME_DOCUMENT: "document",
+    T.MEDIA_NAME_STICKER: "autocollant",
+    T.FILE_TOO_LARGE: "📎 Impossible de joindre {name} : le fichier dépasse la limite de {max}.",
+    T.FILE_NOT_ATTACHED: "📎 Impossible de joindre {name}.",
 }

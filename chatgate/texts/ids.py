@@ -35,6 +35,27 @@ class TextId(StrEnum):
     PAIRING_FULL = "pairing.full"
     PAIRING_APPROVED = "pairing.approved"
     STALE_NOTICE = "notice.stale"
+    MEDIA_TOO_LARGE = "media.too_large"
+    MEDIA_TOO_LARGE_TELEGRAM = "media.too_large_telegram"
+    MEDIA_TOO_LONG = "media.too_long"
+    MEDIA_TOO_MANY = "media.too_many"
+    MEDIA_TURN_TOTAL = "media.turn_total"
+    MEDIA_UNSUPPORTED = "media.unsupported"
+    MEDIA_NO_VISION = "media.no_vision"
+    MEDIA_CORRUPT = "media.corrupt"
+    MEDIA_NO_TEXT = "media.no_text"
+    MEDIA_DOWNLOAD_FAILED = "media.download_failed"
+    MEDIA_TRANSCRIPTION_FAILED = "media.transcription_failed"
+    MEDIA_DISABLED = "media.disabled"
+    MEDIA_HEARD = "media.heard"
+    MEDIA_NAME_IMAGE = "media.name.image"
+    MEDIA_NAME_VOICE = "media.name.voice"
+    MEDIA_NAME_AUDIO = "media.name.audio"
+    MEDIA_NAME_VIDEO = "media.name.video"
+    MEDIA_NAME_DOCUMENT = "media.name.document"
+    MEDIA_NAME_STICKER = "media.name.sticker"
+    FILE_TOO_LARGE = "files.too_large"
+    FILE_NOT_ATTACHED = "files.not_attached"
 
 
 # The placeholders each template must use, in every language and every override.
@@ -45,6 +66,21 @@ PLACEHOLDERS: dict[TextId, frozenset[str]] = {
     TextId.RATE_LIMITED: frozenset({"wait"}),
     TextId.PAIRING_PROMPT: frozenset({"hello", "code", "expires"}),
     TextId.PAIRING_HELLO: frozenset({"name"}),
+    TextId.MEDIA_TOO_LARGE: frozenset({"name", "max"}),
+    TextId.MEDIA_TOO_LARGE_TELEGRAM: frozenset({"name", "max"}),
+    TextId.MEDIA_TOO_LONG: frozenset({"name", "duration"}),
+    TextId.MEDIA_TOO_MANY: frozenset({"name", "count"}),
+    TextId.MEDIA_TURN_TOTAL: frozenset({"name", "max"}),
+    TextId.MEDIA_UNSUPPORTED: frozenset({"name"}),
+    TextId.MEDIA_NO_VISION: frozenset({"name"}),
+    TextId.MEDIA_CORRUPT: frozenset({"name"}),
+    TextId.MEDIA_NO_TEXT: frozenset({"name"}),
+    TextId.MEDIA_DOWNLOAD_FAILED: frozenset({"name"}),
+    TextId.MEDIA_TRANSCRIPTION_FAILED: frozenset({"name"}),
+    TextId.MEDIA_DISABLED: frozenset({"name"}),
+    TextId.MEDIA_HEARD: frozenset({"text"}),
+    TextId.FILE_TOO_LARGE: frozenset({"name", "max"}),
+    TextId.FILE_NOT_ATTACHED: frozenset({"name"}),
 }
 
 

@@ -9,8 +9,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from chatgate.policies.failure import FailureReply
+from chatgate.policies.media import KIND_NAMES, MediaNotice
 from chatgate.policies.reasons import FailureReason
-from chatgate.texts.catalog import DEFAULT_LANGUAGE, Catalog, format_wait
+from chatgate.texts.catalog import DEFAULT_LANGUAGE, Catalog, format_size, format_wait
 from chatgate.texts.commands import HELP_ORDER, PLAIN, CommandStyle
 from chatgate.texts.ids import TextId
 
@@ -94,3 +95,19 @@ class Voice:
             else self.text(TextId.PAIRING_HELLO_ANONYMOUS)
         )
         return self.text(TextId.PAIRING_PROMPT, hello=hello, code=code, expires=self.wait(ttl_s))
+
+    def size(self, size: int) -> str:
+        return format_size(size, self.language)
+
+    def media(self, notice: MediaNotice) -> str:
+        """A file notice (refused, failed, or what was heard), sizes and durations included."""
+        kind_name = KIND_NAMES.get(notice.kind)
+        name = notice.name or (self.text(kind_name) if kind_name else notice.kind)
+        return self.text(
+            notice.text_id,
+            name=name,
+            max=self.size(notice.max_bytes),
+            duration=self.wait(notice.seconds),
+            count=notice.count,
+            text=notice.text,
+        )

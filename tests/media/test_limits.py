@@ -8,6 +8,7 @@ from chatgate.policies.media import (
     MB,
     FetchPlan,
     MediaLimits,
+    MediaNotice,
     MediaReason,
     Treatment,
     model_note,
@@ -15,6 +16,14 @@ from chatgate.policies.media import (
     treatment,
     user_notice,
 )
+from chatgate.texts.voice import Voice
+
+
+def _said(notice: object, language: str = "en") -> str | None:
+    """A notice as a chat in ``language`` reads it (None: no notice)."""
+    assert notice is None or isinstance(notice, MediaNotice)
+    return None if notice is None else Voice(language=language).media(notice)
+
 
 LIMITS = MediaLimits(max_bytes=10 * MB, max_files=3, max_total_bytes=15 * MB)
 
@@ -50,8 +59,8 @@ def test_a_voice_note_longer_than_max_audio_s_is_refused_before_download() -> No
     limits = MediaLimits(max_audio_s=60)
     plans = plan_fetches([1000, 1000, 1000], limits, [59.0, 61.0, None])
     assert [p.refused for p in plans] == [None, MediaReason.TOO_LONG, None]
-    text = user_notice(MediaReason.TOO_LONG, "voice message", "telegram", limits)
-    assert text == "voice message is longer than 1 minutes, the most this bot transcribes."
+    text = _said(user_notice(MediaReason.TOO_LONG, "", "telegram", limits, "voice"))
+    assert text == "voice message is longer than 60 seconds, the most this bot transcribes."
 
 
 def test_telegram_caps_files_at_20_mb_whatever_the_config_says() -> None:
@@ -89,7 +98,7 @@ def test_every_refusal_has_a_visible_notice_and_successes_have_none() -> None:
         MediaReason.FILE_NOTED,
     }
     for reason in MediaReason:
-        text = user_notice(reason, "a.pdf", "slack", LIMITS)
+        text = _said(user_notice(reason, "a.pdf", "slack", LIMITS))
         assert (text is None) == (reason in silent), reason
         if text is not None:
             assert "a.pdf" in text
@@ -97,12 +106,12 @@ def test_every_refusal_has_a_visible_notice_and_successes_have_none() -> None:
 
 def test_telegram_notice_names_the_bot_api_limit() -> None:
     limits = MediaLimits().for_platform("telegram")
-    text = user_notice(MediaReason.TOO_LARGE, "big.mov", "telegram", limits)
+    text = _said(user_notice(MediaReason.TOO_LARGE, "big.mov", "telegram", limits))
     assert text == (
-        "big.mov is larger than 20.0 MB, the most this bot accepts (Telegram lets bots "
+        "big.mov is larger than 20 MB, the most this bot accepts (Telegram lets bots "
         "download files of up to 20 MB); send a smaller file."
     )
-    assert "Telegram" not in str(user_notice(MediaReason.TOO_LARGE, "x", "slack", LIMITS))
+    assert "Telegram" not in str(_said(user_notice(MediaReason.TOO_LARGE, "x", "slack", LIMITS)))
 
 
 def test_model_notes_carry_the_reason_code_and_facts() -> None:

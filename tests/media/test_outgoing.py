@@ -11,6 +11,7 @@ from aiohttp import web
 
 from chatgate.media.outgoing import FileMissing, OutgoingFiles, refs_of
 from chatgate.presentation.model import File, OutboundMessage, Text
+from chatgate.texts.voice import Voice
 
 PNG = bytes.fromhex("89504e470d0a1a0a0000000d49484452") + b"\0" * 64
 
@@ -68,9 +69,9 @@ async def test_bytes_paths_and_urls_become_references(tmp_path: Path, server: st
 @pytest.mark.parametrize(
     ("file", "notice"),
     [
-        (File("big.bin", data=b"x" * 5000), "it is 4.9 KB, over the 4.0 KB limit"),
-        (File("gone.txt", path="/nonexistent/gone.txt"), "could not be attached: No such file"),
-        (File("ftp.txt", url="ftp://example/x"), "only http(s) URLs"),
+        (File("big.bin", data=b"x" * 5000), "could not be attached: it is over the 4 kB limit."),
+        (File("gone.txt", path="/nonexistent/gone.txt"), "📎 gone.txt could not be attached."),
+        (File("ftp.txt", url="ftp://example/x"), "📎 ftp.txt could not be attached."),
     ],
 )
 async def test_a_file_that_cannot_be_stored_becomes_a_visible_notice(
@@ -82,7 +83,9 @@ async def test_a_file_that_cannot_be_stored_becomes_a_visible_notice(
     assert isinstance(block, Text) and notice in block.text and file.name in block.text
 
 
-@pytest.mark.parametrize(("path", "notice"), [("/missing", "HTTP 404"), ("/big", "over the")])
+@pytest.mark.parametrize(
+    ("path", "notice"), [("/missing", "could not be attached."), ("/big", "over the 4 kB")]
+)
 async def test_url_failures_are_notices(
     tmp_path: Path, server: str, path: str, notice: str
 ) -> None:
@@ -142,3 +145,13 @@ async def test_the_sweep_loop_spares_files_a_dlq_entry_still_needs(tmp_path: Pat
     await db.close()
     assert not store.path_of(refs_of(gone)[0]).exists()
     assert await store.read(refs_of(held)[0]) == b"1"
+
+
+async def test_a_refused_file_notice_is_in_the_chats_language_without_the_detail(
+    tmp_path: Path,
+) -> None:
+    store = OutgoingFiles(tmp_path / "out", max_bytes=4096)
+    message = OutboundMessage((File("gone.txt", path="/nonexistent/gone.txt"),))
+    [block] = (await store.store(message, Voice(language="de"))).blocks
+    assert isinstance(block, Text)
+    assert block.text == "📎 gone.txt konnte nicht angehängt werden."  # errno stays in the log

@@ -17,6 +17,7 @@ from chatgate.media.describe import Describer
 from chatgate.media.files import sweep
 from chatgate.media.prepare import MediaContext, PreparedInput, prepare_attachments
 from chatgate.policies.media import MediaReason
+from chatgate.texts.voice import Voice
 from tests.fakes.llm import FakeLLM
 from tests.media.samples import pdf, png
 
@@ -44,6 +45,11 @@ def _msg(*attachments: Attachment, text: str = "") -> InboundMessage:
         "tg", "telegram", "1", "direct", "1", "m1", text or f"[{attachments[0].kind}]",
         attachments=attachments,
     )  # fmt: skip
+
+
+def _said(prepared: PreparedInput, voice: Voice | None = None) -> tuple[str, ...]:
+    """The notices as the chat reads them (English unless ``voice`` says otherwise)."""
+    return tuple((voice or Voice()).media(n) for n in prepared.notices)
 
 
 def _ctx(tmp_path: Path, **media: object) -> MediaContext:
@@ -96,7 +102,7 @@ async def test_a_corrupt_image_and_a_decompression_bomb_are_refused(tmp_path: Pa
     )
     assert _reasons(prepared) == [MediaReason.CORRUPT, MediaReason.CORRUPT]
     assert not prepared.parts
-    assert "bomb.png could not be opened" in prepared.notices[0]
+    assert "bomb.png could not be opened" in _said(prepared)[0]
     assert "[file not available (media_corrupt): bad.png, image/png" in text
 
 
@@ -126,7 +132,7 @@ async def test_a_pdf_without_text_and_a_long_document_are_explained(tmp_path: Pa
         max_document_chars=100,
     )
     assert _reasons(prepared) == [MediaReason.NO_TEXT, MediaReason.DOCUMENT_TEXT]
-    assert prepared.notices == (
+    assert _said(prepared) == (
         "scan.pdf has no text layer (a scan?); only its name was passed on.",
     )
     assert text.endswith("x" * 100 + "\n[… cut at 100 characters]")
@@ -140,7 +146,7 @@ async def test_a_failed_download_is_retried_once_then_explained(tmp_path: Path) 
     down = MemoryFiles({"f": b"hello"}, failures=5)
     prepared, _ = await _run(tmp_path, down, Attachment("document", handle="f", name="f.txt"))
     assert (_reasons(prepared), down.fetched) == ([MediaReason.DOWNLOAD_FAILED], 2)
-    assert prepared.notices == ("f.txt could not be downloaded; please send it again.",)
+    assert _said(prepared) == ("f.txt could not be downloaded; please send it again.",)
     assert prepared.outcomes[0].detail == "HTTP 502"
 
 
@@ -172,9 +178,7 @@ async def test_an_animated_sticker_is_noted_quietly_and_a_video_explained(tmp_pa
         tmp_path, files, Attachment("sticker", handle="s"), Attachment("video", handle="v")
     )
     assert _reasons(prepared) == [MediaReason.FILE_NOTED, MediaReason.UNSUPPORTED_TYPE]
-    assert prepared.notices == (
-        "video: this file type can't be read; only its name was passed on.",
-    )
+    assert _said(prepared) == ("video: this file type can't be read; only its name was passed on.",)
     assert "[file received: sticker, application/gzip" in text
 
 
@@ -185,7 +189,7 @@ async def test_media_turned_off_fetches_nothing_and_says_so(tmp_path: Path) -> N
     )
     assert files.fetched == 0 and _reasons(prepared) == [MediaReason.DISABLED]
     assert text == "look\n\n[file not available (media_disabled): photo, unknown type]"
-    assert prepared.notices == ("photo: this assistant does not read files.",)
+    assert _said(prepared) == ("photo: this assistant does not read files.",)
 
 
 async def test_a_vision_model_describes_images_for_a_model_that_cannot_see(

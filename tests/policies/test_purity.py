@@ -14,6 +14,7 @@ MODULES = sorted(POLICY_DIR.glob("*.py"))
 ALLOWED = {
     "__future__",
     "chatgate.secure_compare",  # pure: hmac over bytes
+    "chatgate.texts.ids",  # pure: the catalog's text ids (a StrEnum), which decisions return
     "collections",
     "collections.abc",
     "dataclasses",
@@ -70,3 +71,18 @@ def test_checker_catches_forbidden_imports(tmp_path: Path) -> None:
     sample = tmp_path / "sample.py"
     sample.write_text("import asyncio\nfrom chatgate.gateway import x\nimport time\n")
     assert _imports(sample) - ALLOWED == {"asyncio", "chatgate.gateway", "time"}
+
+
+def test_importing_every_policy_loads_no_third_party_package() -> None:
+    """The text ids policies return come without the catalog (and Babel) behind them."""
+    import subprocess
+    import sys
+
+    names = ", ".join(f"chatgate.policies.{p.stem}" for p in MODULES if p.stem != "__init__")
+    code = (
+        f"import sys, {names}\n"
+        "loaded = {m.split('.')[0] for m in sys.modules}\n"
+        "print(sorted(loaded & {'babel', 'pydantic', 'aiohttp', 'litellm', 'telegram'}))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]", out.stdout

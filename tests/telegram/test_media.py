@@ -100,7 +100,7 @@ async def test_pdf_text_and_refused_oversize_file_are_explained(
     )
     assert "sum it up" in first.params["text"]
     assert not [c for c in fake_tg.calls_of("getFile") if c.params.get("file_id") == "doc-2"]
-    assert "dump.zip is larger than 20.0 MB" in calls[1].params["text"]
+    assert "dump.zip is larger than 20 MB" in calls[1].params["text"]
     assert "Telegram lets bots download files of up to 20 MB" in calls[1].params["text"]
     assert "media_too_large" in str(fake_llm.requests[1].last_user_text)
     summaries = sorted(t["summary"] for t in trails)
@@ -130,3 +130,24 @@ async def test_an_album_in_one_batch_of_updates_is_one_turn(
     assert text["text"] == "compare\n\n[image: photo, 32x24]\n\n[image: photo, 32x24]"
     assert len(images) == 2
     assert len(fake_tg.calls_of("sendMessage")) == 1
+
+
+async def test_a_refused_file_is_explained_in_the_chats_language(
+    tmp_path: Path, fake_tg: FakeTelegram, fake_llm: FakeLLM
+) -> None:
+    channel = "    dm_policy: open\n    language: de"
+    config = telegram_config(tmp_path, fake_tg, fake_llm, channel=channel, agent=MEDIA)
+    big = 21 * 1024 * 1024
+    async with running(config):
+        fake_tg.media_message(
+            42,
+            "video",
+            {"file_id": "v-1", "file_unique_id": "v", "width": 640, "height": 360, "duration": 9,
+             "file_size": big},
+        )  # fmt: skip
+        [call] = await fake_tg.wait_for("sendMessage", timeout=30)
+    assert (
+        "<i>Video ist größer als 20 MB, das Maximum für diesen Bot (Telegram lässt Bots nur "
+        "Dateien bis 20 MB herunterladen); bitte schicke eine kleinere Datei.</i>"
+    ) in call.params["text"]
+    assert not fake_tg.calls_of("getFile")  # refused from the announced size

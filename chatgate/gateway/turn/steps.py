@@ -184,7 +184,8 @@ class TurnSteps:
             async with asyncio.timeout(rec.deadline_s):
                 reply = await agent.run(turn)
             reply = await self._spoken(rec, reply)  # its own timeout; never fails the turn
-            rec.reply = await store_files(reply, self.rt.delivery.files)
+            voice = self.voices.for_message(rec.last.msg, rec.last.agent)
+            rec.reply = await store_files(reply, self.rt.delivery.files, voice)
         except asyncio.CancelledError:
             if control.reason is None:
                 raise
@@ -225,7 +226,7 @@ class TurnSteps:
         assert session is not None
         voice = self.voices.for_message(last.msg, last.agent)
         kind, message, reason = decide(rec.reply, rec.failure, rt.config.gateway, voice)
-        message = rec.media.annotate(message)  # a refused or failed file is never silent
+        message = rec.media.annotate(message, voice)  # a refused or failed file is never silent
         self._tell_operator(rec)
         stopped = rec.control.reason is CancelReason.STOP
         final = last.target is None and rec.stream is None

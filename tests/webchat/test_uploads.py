@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import json
 import os
@@ -23,6 +24,7 @@ from chatgate.channels.webchat.uploads import (
 )
 from chatgate.gateway.app import Gateway
 from chatgate.policies.media import MediaReason
+from tests.fakes.clock import eventually
 from tests.fakes.llm import FakeLLM
 from tests.harness import running, url, write_config
 from tests.media.samples import png
@@ -276,3 +278,26 @@ async def test_fetch_copies_the_upload_until_it_expires(gateway: Gateway, tmp_pa
         await channel.fetch(att, tmp_path / "c", 1 << 20)
     assert late.value.reason == MediaReason.DOWNLOAD_FAILED
     assert not (tmp_path / "b").exists() and not (tmp_path / "c").exists()
+
+
+async def test_a_browser_leaving_mid_file_leaves_nothing(gateway: Gateway) -> None:
+    async with browser() as client:
+        csrf = await sign_in(gateway, client)
+        cookie = "; ".join(f"{c.key}={c.value}" for c in client.cookie_jar)
+    head = (
+        b'--x\r\nContent-Disposition: form-data; name="file"; filename="big.bin"\r\n'
+        b"Content-Type: application/octet-stream\r\n\r\n"
+    )
+    request = (
+        f"POST /chat/api/upload HTTP/1.1\r\nHost: 127.0.0.1:{gateway.port}\r\n"
+        f"Cookie: {cookie}\r\nX-CSRF-Token: {csrf}\r\n"
+        f"Content-Type: multipart/form-data; boundary=x\r\nContent-Length: {MAX_UPLOAD}\r\n\r\n"
+    ).encode()
+    _, writer = await asyncio.open_connection("127.0.0.1", gateway.port)
+    writer.write(request + head + b"\x00" * 4096)
+    await writer.drain()
+    store = adapter(gateway).uploads
+    assert store is not None
+    await eventually(lambda: any(store.root.iterdir()), what="the part being written")
+    writer.close()
+    await eventually(lambda: not any(store.root.iterdir()), what="the half-file removed")

@@ -21,6 +21,8 @@ from pathlib import Path
 from typing import IO
 
 from aiohttp import BodyPartReader, web
+from aiohttp.http_exceptions import HttpProcessingError
+from aiohttp.web_protocol import RequestPayloadError
 
 from chatgate.channels.types import AttachmentKind
 from chatgate.channels.webui import json_answer
@@ -208,7 +210,8 @@ async def receive(request: web.Request, store: UploadStore, sid: str) -> web.Res
         return too_large
     except TooManyUploads as exc:
         return json_answer({"error": f"too many uploads: {exc}"}, 429)
-    except (ValueError, AssertionError, ConnectionError):  # malformed multipart
+    except (ValueError, AssertionError, ConnectionError, RequestPayloadError, HttpProcessingError):
+        # malformed multipart, or the browser went away mid-file (nothing of it was kept)
         return json_answer({"error": "the upload could not be read"}, 400)
     body = {
         "upload_id": upload.id,

@@ -20,6 +20,7 @@ from tests.browser.support import (
 from tests.daemon import Daemon
 from tests.fakes.llm import FakeLLM, Fault
 from tests.harness import write_config
+from tests.media.samples import png
 
 pytestmark = [
     pytest.mark.slow,
@@ -48,6 +49,7 @@ agents:
     api_key: sk-webchat-page-test
     stream: true
     timeout_s: 20
+    media: {{vision: true}}
   menu: {{backend: python, function: "tests.browser.agents:menu"}}
 channels:
   webchat:
@@ -179,3 +181,28 @@ async def test_pages_carry_no_console_errors(chat: Watched) -> None:
     await say(chat.page, "hello")
     await expect(chat.page.locator(".msg.assistant")).to_have_text("echo: hello")
     assert [line for line in chat.console if "error" in line.lower()] == []
+
+
+async def test_files_picked_or_dropped_reach_the_model(chat: Watched, fake: FakeLLM) -> None:
+    page = chat.page
+    await expect(page.locator("#attach")).to_be_visible()
+    picked = {"name": "shot.png", "mimeType": "image/png", "buffer": png()}
+    await page.set_input_files("#file", files=[picked])
+    await expect(page.locator("#attached .chip.ready")).to_have_text("📎 shot.png×")
+    await say(page, "what is this?")
+    await expect(page.locator(".msg.user").last).to_have_text("what is this?\n📎 shot.png")
+    await expect(page.locator(".msg.assistant").last).to_contain_text("echo: what is this?")
+    await expect(page.locator("#attached")).to_be_hidden()
+    content = fake.requests[-1].messages[-1]["content"]
+    assert content[1]["image_url"]["url"].startswith("data:image/png;base64,")
+    await page.evaluate(
+        """() => {
+          const data = new DataTransfer();
+          data.items.add(new File(["name,qty\\nbolts,4\\n"], "parts.csv", {type: "text/csv"}));
+          document.body.dispatchEvent(new DragEvent("drop", {dataTransfer: data, bubbles: true}));
+        }"""
+    )
+    await expect(page.locator("#attached .chip.ready")).to_have_text("📎 parts.csv×")
+    await page.press("#input", "Enter")  # a file alone is a message
+    await expect(page.locator(".msg.user").last).to_have_text("📎 parts.csv")
+    await expect(page.locator(".msg.assistant").last).to_contain_text("bolts,4")

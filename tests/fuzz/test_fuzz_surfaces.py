@@ -52,6 +52,7 @@ CHAT_ROUTES = [
     ("GET", "/chat/api/session"),
     ("POST", "/chat/api/session"),
     ("POST", "/chat/api/send"),
+    ("POST", "/chat/api/upload"),
     ("GET", "/chat/api/events"),
 ]
 NUMBERS = ["1", "0", "²", "¹⁰", "٣", "-1", "9" * 23, "99999999999999999999", "abc", "%00", "1e3"]

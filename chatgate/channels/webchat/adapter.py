@@ -3,7 +3,8 @@
     GET  {path}               the page          GET  {path}/static/NAME  its script and style
     GET  {path}/api/session   who am I          POST {path}/api/session  sign in (cookie)
     GET  {path}/api/events    SSE: replay + live messages, typing
-    POST {path}/api/send      {client_id, text | choice+label, agent?}
+    POST {path}/api/send      {client_id, text | choice+label, agent?, attachments?: [upload ids]}
+    POST {path}/api/upload    multipart `file` → {upload_id, ...} (SQLite state only)
 
 A browser session is one direct chat: its id (from the signed cookie) is the chat and sender id,
 and its messages walk the same journal → admission → turn → delivery path as any DM. The
@@ -18,6 +19,7 @@ import asyncio
 import logging
 import re
 import time
+from pathlib import Path
 from typing import Any
 
 from aiohttp import web
@@ -25,13 +27,21 @@ from aiohttp import web
 from chatgate.channels.base import (
     ChannelAdapter,
     ChannelContext,
+    FetchError,
     InboundSink,
     NotConfigured,
     Rendered,
     StateUnavailable,
 )
 from chatgate.channels.http_ingress import refuse
-from chatgate.channels.types import AckMode, Capabilities, InboundMessage, SendResult, Target
+from chatgate.channels.types import (
+    AckMode,
+    Attachment,
+    Capabilities,
+    InboundMessage,
+    SendResult,
+    Target,
+)
 from chatgate.channels.webchat import AGENT_ROUTE, LIMITS
 from chatgate.channels.webchat.config import WebChatChannelConfig
 from chatgate.channels.webchat.hub import Hub, serve_events
@@ -43,9 +53,11 @@ from chatgate.channels.webchat.identity import (
 )
 from chatgate.channels.webchat.outbox import MessageLog, Outbox, SharedWebChat
 from chatgate.channels.webchat.render import render
+from chatgate.channels.webchat.uploads import UploadStore, receive
 from chatgate.channels.webui import StaticAssets, json_answer, same_origin
 from chatgate.config.base import secret_value
 from chatgate.http_input import BadInput, read_json
+from chatgate.policies.media import MediaReason
 from chatgate.policies.reasons import SendErrorKind
 from chatgate.presentation.model import OutboundMessage
 from chatgate.secure_compare import secure_equals
@@ -55,6 +67,8 @@ TYPING_EVERY_S = 3.0
 MAX_BODY = 256 * 1024
 BAD_TOKEN_DELAY_S = 0.5
 _CLIENT_ID = re.compile(r"[A-Za-z0-9_-]{8,64}\Z")
+MAX_FILES_PER_SEND = 10
+NO_UPLOADS_REPLICAS = "file uploads are off with the Redis state backend (replicas)"
 _ASSETS: StaticAssets | None = None
 
 
@@ -78,6 +92,9 @@ class WebChatChannel(ChannelAdapter):
         self._mounted: str | None = None
         self._accepting = False
         self._capabilities: tuple[WebChatChannelConfig, Capabilities] | None = None
+        self.uploads: UploadStore | None = None
+        self._sweeper: asyncio.Task[None] | None = None
+        self.clock = time.time  # the upload TTL's clock; tests move it
 
     @property
     def capabilities(self) -> Capabilities:
@@ -134,6 +151,16 @@ class WebChatChannel(ChannelAdapter):
                 typing=self.hub.typing,
                 resync=self.hub.close_all,
             )
+        self.uploads = None
+        if shared is None and config.max_upload_bytes > 0:
+            self.uploads = UploadStore(
+                self.ctx.state_dir / "webchat" / f"{self.name}-uploads",
+                ttl_s=config.upload_ttl_s,
+                max_bytes=config.max_upload_bytes,
+                clock=lambda: self.clock(),
+            )
+            await self.uploads.open()
+            self._sweeper = asyncio.create_task(self.uploads.sweep_forever())
         self._signer = Signer.derive(key, self.name, token if config.auth == "token" else None)
         await outbox.open(time.time())
         self.outbox = outbox
@@ -149,6 +176,9 @@ class WebChatChannel(ChannelAdapter):
 
     async def stop(self) -> None:
         self._accepting = False
+        if self._sweeper is not None:
+            self._sweeper.cancel()
+            self._sweeper = None
         if self._mounted is not None:
             self.ctx.http.remove(self._mounted)
             self._mounted = None
@@ -160,6 +190,9 @@ class WebChatChannel(ChannelAdapter):
     def reconfigure(self, config: Any) -> None:
         super().reconfigure(config)
         self.config = config
+        if self.uploads is not None:  # a reload moves the limits; 0 turns uploads off
+            self.uploads.max_bytes = config.max_upload_bytes
+            self.uploads.ttl_s = config.upload_ttl_s
 
     def status(self) -> dict[str, Any]:
         return {
@@ -197,6 +230,16 @@ class WebChatChannel(ChannelAdapter):
             return SendResult.failed(SendErrorKind.TRANSIENT, "web chat is restarting")
         return SendResult.sent(entry.id)
 
+    async def fetch(self, attachment: Attachment, dest: Path, max_bytes: int) -> int:
+        """Copy an upload this browser made to ``dest`` (the handle is its upload id)."""
+        uploads = self.uploads
+        upload = await uploads.get(attachment.handle or "") if uploads is not None else None
+        if uploads is None or upload is None:
+            raise FetchError(MediaReason.DOWNLOAD_FAILED, "upload expired or unknown")
+        if upload.size > max_bytes:
+            raise FetchError(MediaReason.TOO_LARGE, f"{upload.size} bytes")
+        return await uploads.copy_to(upload, dest)
+
     async def typing(self, target: Target) -> None:
         if self.outbox is not None:
             await self.outbox.typing(target.chat_id, TYPING_EVERY_S + 2.0)
@@ -215,12 +258,12 @@ class WebChatChannel(ChannelAdapter):
                 return self._session_info(request)
             if sub == "api/events":
                 return await self._events(request)
-        elif request.method == "POST" and sub in ("api/session", "api/send"):
+        elif request.method == "POST" and sub in ("api/session", "api/send", "api/upload"):
             if not same_origin(request):
                 return json_answer({"error": "cross-origin request refused"}, 403)
             if sub == "api/session":
                 return await self._sign_in(request)
-            return await self._send(request)
+            return await self._send(request, upload=sub == "api/upload")
         return json_answer({"error": "not found"}, 404)
 
     def _sid(self, request: web.Request) -> str | None:
@@ -240,6 +283,7 @@ class WebChatChannel(ChannelAdapter):
             "agents": agents,
             "stream": config.stream.enabled,
             "max_input_chars": config.max_input_chars,
+            "max_upload_bytes": config.max_upload_bytes if self.uploads is not None else 0,
         }
 
     def _session_info(self, request: web.Request) -> web.Response:
@@ -282,7 +326,7 @@ class WebChatChannel(ChannelAdapter):
             return refuse("web chat is restarting")
         return await serve_events(request, sid, self.outbox, self.hub)
 
-    async def _send(self, request: web.Request) -> web.Response:
+    async def _send(self, request: web.Request, upload: bool = False) -> web.Response:
         sid = self._sid(request)
         if sid is None:
             return json_answer({"error": "not signed in", "auth": self.config.auth}, 401)
@@ -291,11 +335,18 @@ class WebChatChannel(ChannelAdapter):
             return json_answer({"error": "missing or wrong CSRF token"}, 403)
         if not self._accepting or self._sink is None or self.outbox is None:
             return refuse("restarting; resend in a moment")
+        if upload:
+            if self.uploads is None or self.config.max_upload_bytes == 0:
+                return json_answer({"error": self._uploads_off()}, 403)
+            return await receive(request, self.uploads, sid)
         try:
             data = await read_json(request, MAX_BODY, empty={})
         except BadInput as bad:
             return bad.answer()
-        parsed = self._inbound(sid, data)
+        files = await self._attachments(sid, data)
+        if isinstance(files, str):
+            return json_answer({"error": files}, 400)
+        parsed = self._inbound(sid, data, files)
         if isinstance(parsed, str):
             return json_answer({"error": parsed}, 400)
         msg, echo = parsed
@@ -307,14 +358,48 @@ class WebChatChannel(ChannelAdapter):
             return refuse("cannot store messages right now; resend in a moment")
         return json_answer({"message_id": msg.message_id, "duplicate": submission.duplicate}, 202)
 
-    def _inbound(self, sid: str, data: Any) -> tuple[InboundMessage, dict[str, Any]] | str:
+    def _uploads_off(self) -> str:
+        if self.ctx.kv.get("webchat") is not None:
+            return NO_UPLOADS_REPLICAS
+        if self.config.max_upload_bytes == 0:
+            return "file uploads are off (max_upload_bytes: 0)"
+        return "file uploads start with the next restart of the channel"
+
+    async def _attachments(self, sid: str, data: Any) -> tuple[Attachment, ...] | str:
+        """The uploads a send request names, as attachments, or why they cannot be sent."""
+        ids = data.get("attachments", []) if isinstance(data, dict) else []
+        if not ids:
+            return ()
+        if not isinstance(ids, list) or len(ids) > MAX_FILES_PER_SEND:
+            return f"attachments is a list of at most {MAX_FILES_PER_SEND} upload ids"
+        if self.uploads is None:
+            return self._uploads_off()
+        found = []
+        for upload_id in ids:
+            upload = await self.uploads.get(str(upload_id), sid)
+            if upload is None:
+                return "an upload expired or is unknown; attach the file again"
+            found.append(
+                Attachment(
+                    kind=upload.kind,
+                    name=upload.name,
+                    mime=upload.mime,
+                    size=upload.size,
+                    handle=upload.id,
+                )
+            )
+        return tuple(found)
+
+    def _inbound(
+        self, sid: str, data: Any, files: tuple[Attachment, ...] = ()
+    ) -> tuple[InboundMessage, dict[str, Any]] | str:
         """The message a send request describes and how the page shows it, or why it is none."""
         if not isinstance(data, dict) or not _CLIENT_ID.match(str(data.get("client_id", ""))):
             return "client_id (8-64 of A-Z a-z 0-9 _ -) is required"
         choice = data.get("choice")
-        is_choice = isinstance(choice, str)
-        text = choice if is_choice else data.get("text")
-        if not isinstance(text, str) or not text.strip():
+        is_choice = isinstance(choice, str) and not files
+        text = choice if is_choice else data.get("text", "" if files else None)
+        if not isinstance(text, str) or not (text.strip() or files):
             return "text is required"
         if len(text) > self.config.max_input_chars:
             return f"text is longer than {self.config.max_input_chars} characters"
@@ -322,7 +407,8 @@ class WebChatChannel(ChannelAdapter):
         route = AGENT_ROUTE + agent if agent in self.config.agents else None
         label = data.get("label")
         message_id = f"{sid}.{data['client_id']}"
-        echo: dict[str, Any] = {"text": text, "message_id": message_id}
+        shown_text = "\n".join([text, *(f"📎 {f.name}" for f in files)]).strip()
+        echo: dict[str, Any] = {"text": shown_text, "message_id": message_id}
         if is_choice:
             shown = (label if isinstance(label, str) else text)[:200]
             echo = {"text": shown, "choice": True, "message_id": message_id}
@@ -340,6 +426,7 @@ class WebChatChannel(ChannelAdapter):
             choice=text if is_choice else None,
             reply_target=Target(self.name, sid),
             route=route,
+            attachments=files,
         )
         return msg, echo
 

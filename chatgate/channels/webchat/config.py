@@ -11,6 +11,7 @@ from chatgate.config.channel_models import ChatChannelConfig, StreamConfig
 from chatgate.config.secrets import weak_token_reason
 
 DAY_S = 86_400.0
+MB = 1024 * 1024
 
 
 def _streaming() -> StreamConfig:
@@ -36,6 +37,10 @@ class WebChatChannelConfig(ChatChannelConfig):
     )
     session_max_age_s: float = Field(30 * DAY_S, gt=0, description="cookie and history lifetime")
     max_streams: int = Field(200, ge=1, description="open event streams, all browsers together")
+    max_upload_bytes: int = Field(
+        20 * MB, ge=0, description="largest file a browser may upload (0: uploads off)"
+    )
+    upload_ttl_s: float = Field(3600.0, gt=0, description="how long an unsent upload is kept")
 
     @field_validator("agents", mode="before")
     @classmethod

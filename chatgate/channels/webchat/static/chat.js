@@ -9,6 +9,7 @@ const $ = (id) => document.getElementById(id);
 const log = $("log");
 const state = {
   csrf: "", lastSeq: 0, source: null, backoff: 0, typingTimer: 0, agents: [], maxChars: 8000,
+  maxUpload: 0, files: [],
 };
 const AGENT_KEY = `chatgate:${base}:agent`;
 const PENDING = Number.MAX_SAFE_INTEGER;
@@ -75,6 +76,8 @@ function start(who) {
   if (saved && who.agents.includes(saved)) picker.value = saved;
   $("agent-picker").hidden = who.agents.length < 2;
   for (const id of ["input", "send", "new", "stop"]) $(id).disabled = false;
+  state.maxUpload = who.max_upload_bytes || 0;
+  $("attach").hidden = $("attach").disabled = state.maxUpload === 0;
   connect();
   $("input").focus();
 }
@@ -334,17 +337,94 @@ function markFailed(id, why) {
   node.title = why;
 }
 
+// --- attaching files: uploaded at once, sent by id with the next message -----------------
+
+function drawAttached() {
+  const chips = state.files.map((file) => {
+    const chip = document.createElement("span");
+    chip.className = `chip ${file.status}`;
+    chip.textContent = `📎 ${file.name}`;
+    if (file.error) chip.title = file.error;
+    const remove = document.createElement("button");
+    remove.type = "button";
+    remove.textContent = "×";
+    remove.title = "remove";
+    remove.addEventListener("click", () => {
+      state.files = state.files.filter((f) => f !== file);
+      drawAttached();
+    });
+    chip.append(remove);
+    return chip;
+  });
+  $("attached").replaceChildren(...chips);
+  $("attached").hidden = chips.length === 0;
+}
+
+async function attach(files) {
+  if (state.maxUpload === 0) return;
+  await Promise.all(Array.from(files, async (picked) => {
+    const file = { name: picked.name, status: "uploading", id: null, error: "" };
+    state.files.push(file);
+    drawAttached();
+    if (picked.size > state.maxUpload) {
+      Object.assign(file, { status: "failed", error: `larger than ${state.maxUpload} bytes` });
+      drawAttached();
+      return;
+    }
+    const form = new FormData();
+    form.append("file", picked, picked.name);
+    try {
+      const answer = await fetch(api("upload"), {
+        method: "POST", headers: { "X-CSRF-Token": state.csrf }, body: form,
+      });
+      const body = await answer.json().catch(() => ({}));
+      if (answer.status === 201) Object.assign(file, { status: "ready", id: body.upload_id });
+      else Object.assign(file, { status: "failed", error: body.error || `error ${answer.status}` });
+    } catch {
+      Object.assign(file, { status: "failed", error: "not uploaded: the gateway is unreachable" });
+    }
+    drawAttached();
+  }));
+}
+
+$("attach").addEventListener("click", () => $("file").click());
+$("file").addEventListener("change", () => {
+  attach($("file").files);
+  $("file").value = "";
+});
+document.addEventListener("dragover", (event) => {
+  if (state.maxUpload === 0 || !event.dataTransfer.types.includes("Files")) return;
+  event.preventDefault();
+  document.body.classList.add("dropping");
+});
+document.addEventListener("dragleave", () => document.body.classList.remove("dropping"));
+document.addEventListener("drop", (event) => {
+  document.body.classList.remove("dropping");
+  if (state.maxUpload === 0 || !event.dataTransfer.files.length) return;
+  event.preventDefault();
+  attach(event.dataTransfer.files);
+});
+
 $("composer").addEventListener("submit", (event) => {
   event.preventDefault();
   const text = $("input").value;
-  if (!text.trim()) return;
+  const ready = state.files.filter((file) => file.status === "ready");
+  if (state.files.some((file) => file.status === "uploading")) return;
+  if (!text.trim() && ready.length === 0) return;
   if (text.length > state.maxChars) {
     $("input").setCustomValidity(`at most ${state.maxChars} characters`);
     $("input").reportValidity();
     return;
   }
   $("input").value = "";
-  send({ text });
+  state.files = [];
+  drawAttached();
+  if (ready.length === 0) {
+    send({ text });
+    return;
+  }
+  const shown = [text, ...ready.map((file) => `📎 ${file.name}`)].join("\n").trim();
+  send({ text, attachments: ready.map((file) => file.id), label: shown });
 });
 $("input").addEventListener("input", () => $("input").setCustomValidity(""));
 $("input").addEventListener("keydown", (event) => {

@@ -21,6 +21,7 @@ from bench.runner import Context, Scenario, http_client
 from bench.scenarios import (
     concurrency,
     discord,
+    media,
     memory,
     pipeline,
     replicas,
@@ -49,6 +50,7 @@ SCENARIOS: dict[str, Scenario] = {
     "startup": startup.scenario,
     "tools": tools.scenario,
     "uploads": uploads.scenario,
+    "media": media.scenario,
 }
 # concurrency and telegram share one litellm rig (daemon + floor), so they run back to back and the
 # rig closes after the last of them; concurrency goes first because its bursts are small. The
@@ -68,6 +70,7 @@ EXECUTION_ORDER = (
     "startup",
     "tools",
     "uploads",
+    "media",
 )
 SHARED_RIG_USERS = frozenset({"telegram", "concurrency"})
 

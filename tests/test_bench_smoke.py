@@ -105,6 +105,26 @@ def test_every_scenario_runs_including_the_tls_and_chat_platform_ones() -> None:
     assert {"telegram_tls_dms", "telegram_tls_slow_model", "discord", "slack", "whatsapp"} <= set(
         SCENARIOS
     )
+    assert {"uploads", "media"} <= set(SCENARIOS)
+
+
+async def test_media_rig_messages_reach_ptb_as_a_photo_and_a_voice_note_with_their_files() -> None:
+    """What both sides of the media scenario get: PTB sees a photo (largest size last) and a voice
+    note of 60 s, and each file downloads byte for byte from the fake."""
+    from bench.scenarios.media import VOICE_S, Sender
+
+    sender = Sender(b"\xff\xd8photo", b"OggS voice")
+    async with FakeTelegram() as fake:
+        sender.send(fake, 10)
+        sender.send(fake, 11)
+        base_file_url = fake.base_url.removesuffix("/bot") + "/file/bot"
+        async with Bot(TOKEN, base_url=fake.base_url, base_file_url=base_file_url) as bot:
+            photo, voice = [u.message for u in await bot.get_updates(timeout=0)]
+            assert photo is not None and voice is not None
+            got_photo = await (await photo.photo[-1].get_file()).download_as_bytearray()
+            assert voice.voice is not None and voice.to_dict()["voice"]["duration"] == VOICE_S
+            got_voice = await (await voice.voice.get_file()).download_as_bytearray()
+    assert (bytes(got_photo), bytes(got_voice)) == (sender.photo, sender.voice)
 
 
 @pytest.mark.slow

@@ -23,12 +23,15 @@ async def stream_to_file(
     *,
     headers: Mapping[str, str] | None = None,
     redirects: bool = True,
+    proxy: str | None = None,
 ) -> int:
     """GET ``url`` into ``dest`` chunk by chunk, stopping past ``max_bytes`` (the whole file is
     never in memory). Errors carry a media reason and no URL (it may carry a token).
     ``redirects=False`` for URLs a sender chose: a redirect could lead past a host check."""
     try:
-        async with session.get(url, headers=dict(headers or {}), allow_redirects=redirects) as resp:
+        async with session.get(
+            url, headers=dict(headers or {}), allow_redirects=redirects, proxy=proxy
+        ) as resp:
             if resp.status >= 300:
                 raise FetchError(MediaReason.DOWNLOAD_FAILED, f"HTTP {resp.status}")
             claimed = resp.content_length
@@ -49,7 +52,7 @@ async def stream_to_file(
         raise FetchError(MediaReason.DOWNLOAD_FAILED, type(exc).__name__) from None
 
 
-async def write_bytes(dest: Path, data: bytes) -> int:
+async def write_bytes(dest: Path, data: bytes | bytearray) -> int:
     """Write an SDK's in-memory download to ``dest`` off the event loop."""
     await asyncio.to_thread(dest.write_bytes, data)
     return len(data)

@@ -37,6 +37,7 @@ from chatgate.texts.voice import Voice
 
 log = logging.getLogger("chatgate.media")
 FETCH_ATTEMPTS = 2
+DECODES_AT_ONCE = 2
 _TIMED = frozenset({AttachmentKind.VOICE, AttachmentKind.AUDIO})  # max_audio_s applies
 _DEFAULT_NAMES: dict[str, str] = {
     AttachmentKind.IMAGE: "photo",
@@ -134,6 +135,9 @@ class MediaContext:
 _GATES: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[int, asyncio.Semaphore]] = (
     weakref.WeakKeyDictionary()
 )
+_DECODES: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, asyncio.Semaphore] = (
+    weakref.WeakKeyDictionary()
+)
 
 
 def download_gate(limit: int) -> asyncio.Semaphore:
@@ -144,6 +148,16 @@ def download_gate(limit: int) -> asyncio.Semaphore:
     gate = gates.get(limit)
     if gate is None:
         gate = gates[limit] = asyncio.Semaphore(limit)
+    return gate
+
+
+def decode_gate() -> asyncio.Semaphore:
+    """The bound on images decoding at once on this event loop: each holds a decoded bitmap
+    (megabytes) in a worker thread, and more of them than cores only adds memory, not speed."""
+    loop = asyncio.get_running_loop()
+    gate = _DECODES.get(loop)
+    if gate is None:
+        gate = _DECODES[loop] = asyncio.Semaphore(DECODES_AT_ONCE)
     return gate
 
 
@@ -317,7 +331,8 @@ async def _understand(
         from chatgate.media.images import UnreadableImage, image_part  # Pillow: on first use
 
         try:
-            image = await asyncio.to_thread(image_part, path, mime, ctx.config.max_image_side)
+            async with decode_gate():
+                image = await asyncio.to_thread(image_part, path, mime, ctx.config.max_image_side)
         except UnreadableImage as exc:
             return noted(MediaReason.CORRUPT, str(exc))
         if not ctx.vision and ctx.describer is not None:

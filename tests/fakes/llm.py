@@ -245,7 +245,7 @@ class FakeLLM:
 
     async def start(self, port: int = 0) -> None:
         """Bind 127.0.0.1 (``port`` 0 picks a free one) and start serving."""
-        app = web.Application()
+        app = web.Application(client_max_size=32 * 1024 * 1024)  # real APIs take 20 MB images
         app.router.add_post("/v1/chat/completions", self._handle_completion)
         app.router.add_post("/chat/completions", self._handle_completion)
         self.audio.install(app)

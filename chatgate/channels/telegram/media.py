@@ -1,5 +1,5 @@
-"""Telegram attachments: getFile for the file path, then the Bot API file download (by bytes:
-a Telegram file URL carries the bot token and never leaves the adapter)."""
+"""Telegram attachments: getFile for the file path, then the Bot API file download streamed to
+disk (a Telegram file URL carries the bot token and never leaves the adapter)."""
 
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ from pathlib import Path
 
 from chatgate.channels.base import FetchError
 from chatgate.channels.download import write_bytes
+from chatgate.channels.telegram.request import BoundedRequest
 from chatgate.channels.types import Attachment
 from chatgate.policies.media import MediaReason
 from telegram import Bot
@@ -26,11 +27,12 @@ async def fetch_file(bot: Bot, attachment: Attachment, dest: Path, max_bytes: in
         raise FetchError(MediaReason.DOWNLOAD_FAILED, type(exc).__name__) from None
     if file.file_size is not None and file.file_size > max_bytes:
         raise FetchError(MediaReason.TOO_LARGE, f"{file.file_size} bytes")
+    if isinstance(bot.request, BoundedRequest) and file.file_path:
+        return await bot.request.stream_to(file.file_path, dest, max_bytes)  # never whole in memory
     try:
-        # PTB reads the body whole; the size check above bounds it (Telegram caps bots at 20 MB)
-        data = await file.download_as_bytearray()
+        data = await file.download_as_bytearray()  # another transport: PTB reads the body whole
     except tg.TelegramError as exc:
         raise FetchError(MediaReason.DOWNLOAD_FAILED, type(exc).__name__) from None
     if len(data) > max_bytes:
         raise FetchError(MediaReason.TOO_LARGE, f"{len(data)} bytes")
-    return await write_bytes(dest, bytes(data))
+    return await write_bytes(dest, data)

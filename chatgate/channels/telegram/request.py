@@ -19,10 +19,12 @@ import functools
 import os
 import ssl
 import urllib.request
+from pathlib import Path
 
 import aiohttp
 from yarl import URL
 
+from chatgate.channels.download import stream_to_file
 from telegram._utils.defaultvalue import DefaultValue
 from telegram._utils.types import ODVInput
 from telegram.error import NetworkError, TimedOut
@@ -119,6 +121,15 @@ class BoundedRequest(BaseRequest):
                 raise TimedOut from err
             except aiohttp.ClientError as err:
                 raise NetworkError(f"aiohttp.{err.__class__.__name__}: {err}") from err
+
+    async def stream_to(self, url: str, dest: Path, max_bytes: int) -> int:
+        """GET a Bot API file URL into ``dest`` chunk by chunk (PTB's own download reads the
+        whole body into memory), on this session's connections, proxy and TLS settings."""
+        session = self._session
+        if session is None or session.closed:
+            session = self._session = self._open()
+        target = URL(url, encoded=True)
+        return await stream_to_file(session, url, dest, max_bytes, proxy=self._proxy(target))
 
     def _proxy(self, url: URL) -> str | None:
         key = (url.scheme, url.host)

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import ast
 from pathlib import Path
 
 import pytest
 
 import chatgate.policies
+from tests.purity import imports_of
 
 POLICY_DIR = Path(chatgate.policies.__file__).parent
 MODULES = sorted(POLICY_DIR.glob("*.py"))
@@ -28,16 +28,6 @@ ALLOWED = {
     "re",
     "typing",
 }
-
-
-def _imports(path: Path) -> set[str]:
-    found: set[str] = set()
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-        if isinstance(node, ast.Import):
-            found.update(alias.name for alias in node.names)
-        elif isinstance(node, ast.ImportFrom):
-            found.add("." * node.level + (node.module or ""))
-    return found
 
 
 def test_expected_modules_exist() -> None:
@@ -61,16 +51,16 @@ def test_expected_modules_exist() -> None:
 def test_module_imports_only_pure_dependencies(path: Path) -> None:
     bad = {
         name
-        for name in _imports(path)
+        for name in imports_of(path)
         if name not in ALLOWED and not name.startswith("chatgate.policies")
     }
     assert not bad, f"{path.name} imports {sorted(bad)}"
 
 
-def test_checker_catches_forbidden_imports(tmp_path: Path) -> None:
+def test_checker_catches_forbiddenimports_of(tmp_path: Path) -> None:
     sample = tmp_path / "sample.py"
     sample.write_text("import asyncio\nfrom chatgate.gateway import x\nimport time\n")
-    assert _imports(sample) - ALLOWED == {"asyncio", "chatgate.gateway", "time"}
+    assert imports_of(sample) - ALLOWED == {"asyncio", "chatgate.gateway", "time"}
 
 
 def test_importing_every_policy_loads_no_third_party_package() -> None:

@@ -3,12 +3,12 @@ chatgate only its own modules and the policies' types."""
 
 from __future__ import annotations
 
-import ast
 from pathlib import Path
 
 import pytest
 
 import chatgate.presentation
+from tests.purity import imports_of
 
 PRESENTATION_DIR = Path(chatgate.presentation.__file__).parent
 MODULES = sorted(PRESENTATION_DIR.rglob("*.py"))
@@ -29,16 +29,6 @@ FORBIDDEN = {
 }
 
 
-def _imports(path: Path) -> set[str]:
-    found: set[str] = set()
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-        if isinstance(node, ast.Import):
-            found.update(alias.name for alias in node.names)
-        elif isinstance(node, ast.ImportFrom):
-            found.add("." * node.level + (node.module or ""))
-    return found
-
-
 def test_modules_found() -> None:
     assert len(MODULES) >= 5
 
@@ -46,7 +36,7 @@ def test_modules_found() -> None:
 @pytest.mark.parametrize("path", MODULES, ids=lambda p: p.name)
 def test_imports_stay_pure(path: Path) -> None:
     bad = set()
-    for name in _imports(path):
+    for name in imports_of(path):
         if name.startswith("."):
             continue  # relative: inside presentation
         if name.startswith("chatgate"):

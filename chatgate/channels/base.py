@@ -231,7 +231,9 @@ class ChannelAdapter(ABC):
         """Map a native send exception to a SendResult; adapters override for fidelity."""
         status = getattr(exc, "status", None) or getattr(exc, "status_code", None)
         kind = classify_status(status if isinstance(status, int) else None, str(exc))
-        if isinstance(exc, TimeoutError | ConnectionError | OSError) and status is None:
+        if isinstance(exc, TimeoutError) and status is None:
+            return SendResult.timeout(type(exc).__name__)
+        if isinstance(exc, ConnectionError | OSError) and status is None:
             kind = SendErrorKind.TRANSIENT
         return SendResult.failed(kind, type(exc).__name__)
 

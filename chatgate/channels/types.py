@@ -211,6 +211,9 @@ class SendResult:
     retry_after_s: float | None = None
     error: str = ""
     moved_to: Target | None = None
+    timed_out: bool = (
+        False  # the request timed out: it may have arrived (not safe to repeat an upload)
+    )
 
     @classmethod
     def sent(cls, *message_ids: str) -> SendResult:
@@ -221,3 +224,8 @@ class SendResult:
         cls, kind: SendErrorKind, error: str = "", retry_after_s: float | None = None
     ) -> SendResult:
         return cls(False, kind=kind, error=error, retry_after_s=retry_after_s)
+
+    @classmethod
+    def timeout(cls, error: str = "timed out") -> SendResult:
+        """A request that timed out: transient, but its outcome is unknown."""
+        return cls(False, kind=SendErrorKind.TRANSIENT, error=error, timed_out=True)

@@ -231,7 +231,7 @@ class Delivery:
                     result = await adapter.send(target, chunk)
             except Exception as exc:
                 result = adapter.classify_error(exc)
-                timed_out = upload and _timed_out(exc)
+                timed_out = upload and result.timed_out
             if result.ok:
                 return result, attempt, target
             if result.moved_to is not None and moves < MAX_CHAT_MOVES:
@@ -317,11 +317,3 @@ class Delivery:
             session=session,
         )
         return DeliveryReport(status, kind=kind, error=error, attempts=attempts, target=target)
-
-
-def _timed_out(exc: BaseException) -> bool:
-    """A request that timed out (its outcome unknown): asyncio/aiohttp timeouts and the SDKs' own
-    timeout errors (python-telegram-bot's ``TimedOut``)."""
-    return isinstance(exc, TimeoutError) or any(
-        cls.__name__ == "TimedOut" for cls in type(exc).__mro__
-    )

@@ -130,7 +130,9 @@ def classify(exc: BaseException) -> SendResult:
         )
     if isinstance(exc, discord.LoginFailure):
         return SendResult.failed(SendErrorKind.AUTH_FATAL, "the bot token was rejected")
-    if isinstance(exc, discord.ConnectionClosed | aiohttp.ClientError | TimeoutError | OSError):
+    if isinstance(exc, TimeoutError):
+        return SendResult.timeout(name)
+    if isinstance(exc, discord.ConnectionClosed | aiohttp.ClientError | OSError):
         return SendResult.failed(SendErrorKind.TRANSIENT, name)
     return SendResult.failed(SendErrorKind.UNKNOWN, name)
 

@@ -123,7 +123,9 @@ def classify(exc: BaseException) -> SendResult:
         return classify_api(*found)
     import aiohttp
 
-    if isinstance(exc, TimeoutError | ConnectionError | OSError | aiohttp.ClientError):
+    if isinstance(exc, TimeoutError):
+        return SendResult.timeout(type(exc).__name__)
+    if isinstance(exc, ConnectionError | OSError | aiohttp.ClientError):
         return SendResult.failed(SendErrorKind.TRANSIENT, type(exc).__name__)
     return SendResult.failed(SendErrorKind.UNKNOWN, type(exc).__name__)
 

@@ -54,13 +54,15 @@ def classify(exc: BaseException) -> SendResult:
         )
         return SendResult.failed(kind, exc.message)
     if isinstance(exc, tg.TimedOut):
-        return SendResult.failed(SendErrorKind.TRANSIENT, "timed out")
+        return SendResult.timeout()
     if isinstance(exc, tg.NetworkError):
         return SendResult.failed(SendErrorKind.TRANSIENT, name)
     if isinstance(exc, tg.Conflict):
         return SendResult.failed(SendErrorKind.INVALID_REQUEST, "conflict")
     if isinstance(exc, tg.TelegramError):
         return SendResult.failed(SendErrorKind.UNKNOWN, exc.message)
-    if isinstance(exc, TimeoutError | ConnectionError | OSError):
+    if isinstance(exc, TimeoutError):
+        return SendResult.timeout(name)
+    if isinstance(exc, ConnectionError | OSError):
         return SendResult.failed(SendErrorKind.TRANSIENT, name)
     return SendResult.failed(SendErrorKind.UNKNOWN, name)

@@ -119,7 +119,7 @@ def classify(exc: BaseException) -> SendResult:
     if isinstance(exc, GraphError):
         return classify_graph(exc.status, exc.code, exc.message)
     if isinstance(exc, TimeoutError):
-        return SendResult.failed(SendErrorKind.TRANSIENT, "timed out")
+        return SendResult.timeout()
     if isinstance(exc, aiohttp.ClientError | ConnectionError | OSError):
         return SendResult.failed(SendErrorKind.TRANSIENT, type(exc).__name__)
     return SendResult.failed(SendErrorKind.UNKNOWN, type(exc).__name__)

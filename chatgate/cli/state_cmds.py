@@ -247,6 +247,7 @@ def sessions_show(loaded: LoadedConfig, key: str, url: str | None = None) -> int
         die(f"no session {key!r}", EX_USAGE)
     for m in result["messages"]:
         who = m["role"] + (f" ({m['name']})" if m["name"] else "")
+        who += f" [human: {m['human']}]" if m.get("human") else ""
         print(f"[{_when(m['at'])}] {who}: {m['content']}")
     return 0
 

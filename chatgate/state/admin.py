@@ -92,6 +92,8 @@ def trail(entry: JournalEntry) -> dict[str, Any]:
     state, stage, reason, delivery = entry.state, entry.stage, entry.reason, entry.delivery
     if state is JournalState.DROPPED:
         summary = f"dropped at {stage}: {reason}"
+    elif stage == "observe" and reason == "paused":
+        summary = "kept as context, not answered (paused: a human took over the chat)"
     elif state is JournalState.DONE:
         summary = f"answered ({reason})"
         if delivery and delivery != "sent":

@@ -73,7 +73,7 @@ class TurnRunner:
         finally:
             rt.cache.release(session)
         await self.handover.finish(
-            [job], Stage.OBSERVE, "observe", None, DeliveryReport(DeliveryStatus.SUPPRESSED)
+            [job], Stage.OBSERVE, job.observed, None, DeliveryReport(DeliveryStatus.SUPPRESSED)
         )
 
     async def _new_session(self, job: Job) -> None:

@@ -109,7 +109,10 @@ class RedisSessionStore:
         out = []
         for raw in lines:
             d = json.loads(raw)
-            out.append(TranscriptLine(d["role"], d["content"], d.get("name"), float(d["at"])))
+            human = (d.get("meta") or {}).get("human")
+            out.append(
+                TranscriptLine(d["role"], d["content"], d.get("name"), float(d["at"]), human)
+            )
         return out
 
     async def flush(self) -> None:

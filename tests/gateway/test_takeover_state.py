@@ -1,0 +1,49 @@
+"""Paused chats on SQLite: kept across a restart of the daemon, and the dashboard's data."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from chatgate.gateway.app import Gateway
+from tests.harness import http, memory, operator, running, write_config
+
+CONFIG = """
+agents:
+  default: {backend: echo}
+channels:
+  memory: {dm_policy: open}
+"""
+
+
+async def call(gw: Gateway, method: str, path: str, body: Any = None) -> dict[str, Any]:
+    async with http() as session:
+        address = f"http://127.0.0.1:{gw.port}{path}"
+        async with session.request(method, address, json=body, headers=operator(gw)) as resp:
+            return dict(await resp.json()) | {"http_status": resp.status}
+
+
+async def test_a_pause_outlives_a_restart_and_shows_in_the_status(tmp_path: Path) -> None:
+    path = write_config(tmp_path, CONFIG)
+    async with running(path) as gw:
+        await (await memory(gw).inject("hello", chat_id="c1", message_id="m1")).result
+        paused = await call(gw, "POST", "/api/chats/pause", {"chat": "memory:c1", "for_s": 0})
+        assert paused["pause"] | {"since": 0} == {
+            "chat": "memory:c1", "since": 0, "until": None, "by": "api",
+        }  # fmt: skip
+    async with running(path) as gw:
+        result = await (
+            await memory(gw).inject("still there?", chat_id="c1", message_id="m2")
+        ).result
+        other = await (await memory(gw).inject("hi", chat_id="c2", message_id="m3")).result
+        assert (result.stage, result.reason) == ("observe", "paused")
+        assert other.reason == "text"  # only the paused chat is quiet
+        assert memory(gw).texts() == ["hi"]
+        chats = (await call(gw, "GET", "/api/status"))["chats"]
+    [view] = chats["paused"]
+    assert view["chat"] == "memory:c1" and view["session"] == "default:memory:c1"
+    assert [line["content"] for line in view["tail"]] == ["hello", "hello", "still there?"]
+    assert {r["address"]: r["paused"] for r in chats["recent"]} == {
+        "memory:c1": True,
+        "memory:c2": False,
+    }

@@ -297,6 +297,8 @@ def why(
         print(f"{t['key']} at {_when(t['received_at'])}: {t['summary']}")
         for tool_call in (t.get("tools") or {}).get("trail") or []:
             print("  " + tool_line(tool_call))
+        for reply in t.get("human_replies") or []:
+            print(f"  human ({reply['by']}) at {_when(reply['at'])}: {reply['text']}")
     return 0
 
 

@@ -73,7 +73,33 @@ async def why(
         if receipts:
             item["receipts"] = receipts
             item["summary"] += receipt_summary(receipts.values())
+    await _human_replies(state, entries, trails)
     return {"trails": trails}
+
+
+async def _human_replies(
+    state: State, entries: list[JournalEntry], trails: list[dict[str, Any]]
+) -> None:
+    """An operator's replies as the bot (a human took the chat over), each on the trail of the
+    message it followed in its conversation: who answered when the bot did not."""
+    by_session: dict[str, list[tuple[JournalEntry, dict[str, Any]]]] = {}
+    for entry, item in zip(entries, trails, strict=True):
+        if entry.session:
+            by_session.setdefault(entry.session, []).append((entry, item))
+    for session, found in by_session.items():
+        lines = [x for x in await state.sessions.transcript(session) or () if x.human]
+        if not lines:
+            continue
+        found.sort(key=lambda pair: pair[0].received_at)
+        ends = [e.received_at for e, _ in found[1:]] + [float("inf")]
+        for (entry, item), end in zip(found, ends, strict=True):
+            replies = [x for x in lines if entry.received_at <= x.at < end]
+            if replies:
+                item["human_replies"] = [
+                    {"by": x.human, "at": x.at, "text": x.content[:200]} for x in replies
+                ]
+                who = ", ".join(dict.fromkeys(str(x.human) for x in replies))
+                item["summary"] += f"; a human replied as the bot ({who})"
 
 
 def receipt_summary(receipts: Iterable[Mapping[str, Any]]) -> str:

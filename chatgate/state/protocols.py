@@ -253,8 +253,9 @@ class PauseStore(Protocol):
 
     async def get(self, chat: str) -> Pause | None: ...
 
-    async def delete(self, chat: str) -> bool:
-        """Remove the chat's pause; False when there was none."""
+    async def delete(self, chat: str, since: float | None = None) -> bool:
+        """Remove the chat's pause (with ``since``: only the pause taken then, so a replica
+        ending a pause that ran out never removes a newer one); False when none was removed."""
         ...
 
     async def all(self) -> list[Pause]: ...

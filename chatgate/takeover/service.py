@@ -116,6 +116,10 @@ class Takeover:
         ib.observe = True
         ib.observed = TakeoverReason.PAUSED
         self.counter.labels(channel=ib.msg.channel, reason=TakeoverReason.PAUSED.value).inc()
+        log.info(
+            "kept as context",
+            extra={"chat": chat, "key": ib.msg.key, "reason": TakeoverReason.PAUSED.value},
+        )
 
     async def _switch(self, ib: Inbound, chat: str, switch: BotSwitch) -> Verdict:
         msg = ib.msg
@@ -172,9 +176,12 @@ class Takeover:
         return True
 
     async def _ended(self, pause: Pause, reason: TakeoverReason, by: str) -> None:
-        await self.store.delete(pause.chat)
-        if self._mirror is not None:
-            self._mirror.pop(pause.chat, None)
+        ran_out = reason is TakeoverReason.AUTO_RESUME
+        removed = await self.store.delete(pause.chat, pause.since if ran_out else None)
+        if self._mirror is not None and self._mirror.get(pause.chat) == pause:
+            del self._mirror[pause.chat]
+        if not removed:
+            return  # resumed (or paused anew) elsewhere meanwhile
         self._count(pause.chat, reason)
         log.info("chat resumed", extra={"chat": pause.chat, "by": by, "reason": reason.value})
 

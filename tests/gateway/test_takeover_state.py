@@ -5,8 +5,11 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from chatgate.clock import SystemClock
 from chatgate.gateway.app import Gateway
-from tests.harness import http, memory, operator, running, write_config
+from chatgate.policies.takeover import Pause
+from chatgate.state.factory import build_state
+from tests.harness import http, load, memory, operator, running, write_config
 
 CONFIG = """
 agents:
@@ -47,3 +50,19 @@ async def test_a_pause_outlives_a_restart_and_shows_in_the_status(tmp_path: Path
         "memory:c1": True,
         "memory:c2": False,
     }
+
+
+async def test_the_sqlite_store_ends_only_the_pause_that_ran_out(tmp_path: Path) -> None:
+    loaded = load(write_config(tmp_path, CONFIG))
+    state = build_state(loaded.config.gateway, loaded.state_dir, SystemClock())
+    await state.open()
+    try:
+        pauses = state.pauses
+        await pauses.put(Pause("memory:c1", 100.0, 160.0, "cli"))
+        await pauses.put(Pause("memory:c1", 150.0, None, "dashboard"))  # paused anew
+        assert await pauses.get("memory:c1") == Pause("memory:c1", 150.0, None, "dashboard")
+        assert not await pauses.delete("memory:c1", since=100.0)
+        assert [p.since for p in await pauses.all()] == [150.0]
+        assert await pauses.delete("memory:c1") and await pauses.get("memory:c1") is None
+    finally:
+        await state.close()

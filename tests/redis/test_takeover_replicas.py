@@ -37,8 +37,11 @@ async def test_a_pause_put_by_one_instance_is_read_by_another(client: Redis) -> 
     await a.put(Pause("slack:C1", NOW - 5, None, "slack:U0OPS"))
     assert await b.get("telegram:42") == pause
     assert [p.chat for p in await b.all()] == ["slack:C1", "telegram:42"]  # oldest first
-    assert await b.delete("telegram:42") and not await a.delete("telegram:42")
+    assert not await b.delete("telegram:42", since=NOW - 1)  # a newer pause stays
+    assert await b.delete("telegram:42", since=NOW)  # the one that ran out
+    assert not await a.delete("telegram:42")
     assert await a.get("telegram:42") is None
+    assert await a.delete("slack:C1") and await b.all() == []
 
 
 async def post(gw: Gateway, path: str, body: dict[str, Any]) -> dict[str, Any]:

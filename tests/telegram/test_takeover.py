@@ -103,7 +103,12 @@ async def test_pause_reply_resume_and_the_model_sees_it_all(
         assert "human (cli): Hi, Ann here: I'll check it." in out
 
         why = await api(gw, f"/api/why?channel=telegram&user={CUSTOMER}")
-        assert "paused: a human took over" in why["trails"][0]["summary"]
+        [trail] = why["trails"]
+        assert trail["summary"] == (
+            "kept as context, not answered (paused: a human took over the chat)"
+            "; a human replied as the bot (cli)"
+        )
+        assert trail["human_replies"][0]["text"] == "Hi, Ann here: I'll check it."
         metrics = gw.metrics_text().decode()
         assert 'chatgate_takeover_total{channel="telegram",reason="paused"} 1.0' in metrics
         assert 'chatgate_takeover_total{channel="telegram",reason="human_reply"} 1.0' in metrics

@@ -37,9 +37,15 @@ class SqlitePauses:
 
         return await self._db.call(read)
 
-    async def delete(self, chat: str) -> bool:
+    async def delete(self, chat: str, since: float | None = None) -> bool:
         def write(conn: sqlite3.Connection) -> bool:
-            return conn.execute("DELETE FROM chat_pauses WHERE chat = ?", (chat,)).rowcount > 0
+            if since is None:
+                found = conn.execute("DELETE FROM chat_pauses WHERE chat = ?", (chat,))
+            else:
+                found = conn.execute(
+                    "DELETE FROM chat_pauses WHERE chat = ? AND since = ?", (chat, since)
+                )
+            return found.rowcount > 0
 
         return await self._db.call(write)
 

@@ -5,6 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import pytest
+
+from chatgate.cli.main import main
 from chatgate.clock import SystemClock
 from chatgate.gateway.app import Gateway
 from chatgate.policies.takeover import Pause
@@ -66,3 +69,13 @@ async def test_the_sqlite_store_ends_only_the_pause_that_ran_out(tmp_path: Path)
         assert await pauses.delete("memory:c1") and await pauses.get("memory:c1") is None
     finally:
         await state.close()
+
+
+def test_the_chats_command_needs_the_daemon(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = write_config(tmp_path, "agents:\n  default: {backend: echo}\n")
+    with pytest.raises(SystemExit) as exited:
+        main(["chats", "pause", "telegram:1", "--config", str(path)])
+    assert exited.value.code == 69
+    assert "chatgate is not running" in capsys.readouterr().err

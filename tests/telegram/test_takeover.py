@@ -113,9 +113,11 @@ async def test_pause_reply_resume_and_the_model_sees_it_all(
         assert 'chatgate_takeover_total{channel="telegram",reason="paused"} 1.0' in metrics
         assert 'chatgate_takeover_total{channel="telegram",reason="human_reply"} 1.0' in metrics
 
-        resumed = await api(gw, "/api/chats/resume", {"chat": chat, "by": "dashboard"})
-        assert resumed["resumed"] is True
+        code, out = await cli(capsys, path, "resume", chat)
+        assert code == 0 and f"{chat}: resumed" in out, out
         assert (await api(gw, "/api/chats"))["paused"] == []
+        code, out = await cli(capsys, path, "resume", chat)
+        assert code == 0 and f"{chat}: was not paused" in out, out
 
         fake_tg.dm(CUSTOMER, "thanks! any news?")
         await fake_tg.wait_for("sendMessage", 2, timeout=15)

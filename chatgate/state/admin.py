@@ -87,12 +87,17 @@ async def _human_replies(
         if entry.session:
             by_session.setdefault(entry.session, []).append((entry, item))
     for session, found in by_session.items():
-        lines = [x for x in await state.sessions.transcript(session) or () if x.human]
+        transcript = await state.sessions.transcript(session) or []
+        lines = [x for x in transcript if x.human]
         if not lines:
             continue
+        users = [x.at for x in transcript if x.role == "user"]
         found.sort(key=lambda pair: pair[0].received_at)
         ends = [e.received_at for e, _ in found[1:]] + [float("inf")]
         for (entry, item), end in zip(found, ends, strict=True):
+            # up to the next user line after this message's own (the next thing anyone said)
+            later = [at for at in users if at >= entry.received_at][1:2]
+            end = min([end, *later])
             replies = [x for x in lines if entry.received_at <= x.at < end]
             if replies:
                 item["human_replies"] = [

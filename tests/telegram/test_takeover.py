@@ -124,6 +124,10 @@ async def test_pause_reply_resume_and_the_model_sees_it_all(
         [request] = fake_llm.requests
         key = f"default:telegram:{CUSTOMER}"
         lines = await gw.rt.state.sessions.transcript(key)
+        await settled(gw, str(CUSTOMER), 2)
+        why = await api(gw, f"/api/why?channel=telegram&user={CUSTOMER}")
+    # the human reply stays on the trail of the message it answered
+    assert ["human_replies" in t for t in why["trails"]] == [False, True]
     said = [(m["role"], m["content"]) for m in request.messages if m["role"] != "system"]
     assert said == [
         ("user", "my order 1234 never arrived"),

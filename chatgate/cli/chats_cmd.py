@@ -55,7 +55,7 @@ def run(loaded: LoadedConfig, args: argparse.Namespace) -> int:
         if args.for_s is not None:
             body["for_s"] = args.for_s
         answer = call(loaded, "/api/chats/pause", method="POST", body=body, url=url)
-        return _out(answer, args.json, lambda: print(_paused_line(answer["pause"])))
+        return _out(answer, args.json, lambda: print(paused_line(answer["pause"])))
     if args.action == "resume":
         answer = call(loaded, "/api/chats/resume", method="POST", body=body, url=url)
         said = "resumed" if answer.get("resumed") else "was not paused"
@@ -94,7 +94,7 @@ def _when(epoch: float | None) -> str:
     return "until " + dt.datetime.fromtimestamp(epoch).strftime("%Y-%m-%d %H:%M:%S")
 
 
-def _paused_line(pause: dict[str, Any]) -> str:
+def paused_line(pause: dict[str, Any]) -> str:
     return f"{pause['chat']}: paused {_when(pause.get('until'))} (by {pause.get('by') or '?'})"
 
 
@@ -103,7 +103,7 @@ def _list(answer: dict[str, Any]) -> None:
     if not paused:
         print("no paused chats")
     for pause in paused:
-        print(_paused_line(pause))
+        print(paused_line(pause))
         for line in pause.get("tail") or []:
             who = f"human ({line['human']})" if line.get("human") else line["role"]
             print(f"    {who}: {line['content'][:100]}")

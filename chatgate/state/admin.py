@@ -11,6 +11,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from chatgate.policies.pairing import ApprovalOutcome
+from chatgate.policies.reasons import TakeoverReason
 from chatgate.state.factory import State
 from chatgate.state.records import JournalEntry, JournalState, receipt_key
 
@@ -123,7 +124,7 @@ def trail(entry: JournalEntry) -> dict[str, Any]:
     state, stage, reason, delivery = entry.state, entry.stage, entry.reason, entry.delivery
     if state is JournalState.DROPPED:
         summary = f"dropped at {stage}: {reason}"
-    elif stage == "observe" and reason == "paused":
+    elif reason == TakeoverReason.PAUSED:
         summary = "kept as context, not answered (paused: a human took over the chat)"
     elif state is JournalState.DONE:
         summary = f"answered ({reason})"

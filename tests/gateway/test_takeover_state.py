@@ -79,3 +79,14 @@ def test_the_chats_command_needs_the_daemon(
         main(["chats", "pause", "telegram:1", "--config", str(path)])
     assert exited.value.code == 69
     assert "chatgate is not running" in capsys.readouterr().err
+
+
+def test_chatgate_status_lists_the_paused_chats() -> None:
+    from chatgate.cli.status_cmd import render
+    from tests.gateway.test_status_render import snapshot
+
+    pause = {"chat": "telegram:42", "since": 1.0, "until": None, "by": "dashboard", "tail": []}
+    lines = render(snapshot(chats={"paused": [pause], "recent": []})).splitlines()
+    at = lines.index("paused chats (a human answers): 1")
+    assert lines[at + 1] == "  telegram:42: paused until resumed (by dashboard)"
+    assert not any("paused chats" in line for line in render(snapshot()).splitlines())

@@ -307,7 +307,7 @@ class Gateway:
     async def status(self) -> dict[str, Any]:
         status = await build_status(self.rt, self.pipeline.scheduler, self.life)
         status["jobs"] = scrub(await jobs_status(self.schedules), self.rt.loaded.secrets)
-        status["chats"] = scrub(await self.takeover.view(), self.rt.loaded.secrets)
+        status["chats"] = scrub(await self.takeover.status(), self.rt.loaded.secrets)
         return status
 
     async def restart_channel(self, name: str) -> bool:

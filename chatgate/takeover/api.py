@@ -16,11 +16,14 @@ from aiohttp import web
 from chatgate.config.redact import scrub
 from chatgate.gateway.http_app import DynamicRoutes
 from chatgate.http_input import BadInput, InputReason, read_json, utf8_clean
+from chatgate.policies.reasons import RefusalReason
+from chatgate.state.protocols import StateUnavailable
 from chatgate.takeover.service import Takeover, TakeoverError
 
 MAX_BODY = 64 * 1024
 MAX_FOR_S = 366 * 86_400.0
 BY_NAMES = frozenset({"cli", "dashboard", "api"})
+RETRY_AFTER_S = 5
 
 
 class ChatsApi:
@@ -37,7 +40,10 @@ class ChatsApi:
         return web.json_response(scrub(data, self.takeover.rt.loaded.secrets), status=status)
 
     async def list(self, request: web.Request) -> web.Response:
-        return self._json(await self.takeover.view())
+        try:
+            return self._json(await self.takeover.view())
+        except StateUnavailable:
+            return _unavailable()
 
     async def pause(self, request: web.Request) -> web.StreamResponse:
         try:
@@ -48,6 +54,8 @@ class ChatsApi:
             return bad.answer()
         except TakeoverError as exc:
             return self._json({"error": str(exc), "reason_code": "invalid_request"}, 400)
+        except StateUnavailable:
+            return _unavailable()
         return self._json({"paused": True, "pause": pause.to_dict()})
 
     async def resume(self, request: web.Request) -> web.StreamResponse:
@@ -58,6 +66,8 @@ class ChatsApi:
             return bad.answer()
         except TakeoverError as exc:
             return self._json({"error": str(exc), "reason_code": "invalid_request"}, 400)
+        except StateUnavailable:
+            return _unavailable()
         return self._json({"resumed": resumed, "chat": body["chat"]})
 
     async def reply(self, request: web.Request) -> web.StreamResponse:
@@ -68,7 +78,21 @@ class ChatsApi:
             return bad.answer()
         except TakeoverError as exc:
             return self._json({"error": str(exc), "reason_code": "invalid_request"}, 400)
+        except StateUnavailable:
+            return _unavailable()
         return self._json(answer, 200 if answer["delivered"] else 502)
+
+
+def _unavailable() -> web.Response:
+    """The state store cannot be read or written now (Redis away, disk full): retry later."""
+    return web.json_response(
+        {
+            "error": "the state store is unavailable; retry later",
+            "reason_code": RefusalReason.STATE_UNAVAILABLE.value,
+        },
+        status=503,
+        headers={"Retry-After": str(RETRY_AFTER_S)},
+    )
 
 
 async def _body(request: web.Request, *names: str) -> dict[str, Any]:

@@ -38,7 +38,7 @@ from chatgate.policies.takeover import (
     session_chat,
 )
 from chatgate.presentation.model import OutboundMessage
-from chatgate.state.protocols import PauseStore
+from chatgate.state.protocols import PauseStore, StateUnavailable
 from chatgate.texts import TextId
 
 log = logging.getLogger("chatgate.takeover")
@@ -307,3 +307,11 @@ class Takeover:
         chats = {p.chat for p in paused}
         recent = [r | {"paused": r["chat"] in chats} for r in await self.recent_chats()]
         return {"paused": views, "recent": recent, "now": self.rt.clock.time()}
+
+    async def status(self) -> dict[str, Any]:
+        """`view()` for `/api/status` and the dashboard, which must answer while the state
+        store is away (they are how an operator sees that it is)."""
+        try:
+            return await self.view()
+        except StateUnavailable:
+            return {"paused": [], "recent": [], "unavailable": True, "now": self.rt.clock.time()}

@@ -16,6 +16,7 @@ from chatgate.state.redis.client import Keys
 from chatgate.state.redis.pauses import RedisPauses
 from tests.fakes.llm import FakeLLM
 from tests.harness import http, memory, operator, running, url
+from tests.redis.conftest import PrivateRedis
 from tests.redis.test_gateway_redis import config, on_redis
 
 pytestmark = pytest.mark.redis
@@ -72,3 +73,22 @@ async def test_a_pause_on_replica_a_stops_answers_on_replica_b(
         assert result.reason == "text"
     said = [(m["role"], m["content"]) for m in fake_llm.requests[0].messages]
     assert said == [("user", "are you there?"), ("assistant", "Ann here."), ("user", "thanks")]
+
+
+async def test_with_redis_away_chat_changes_say_retry_later(
+    tmp_path: Path, fake_llm: FakeLLM, private_redis: PrivateRedis
+) -> None:
+    async with running(config(tmp_path, fake_llm, on_redis(private_redis.url, "a"))) as gw:
+        private_redis.kill()
+        assert (await gw.takeover.status())["unavailable"] is True  # the dashboard's part
+        async with http() as session:
+            for path, body in (
+                ("/api/chats/pause", {"chat": "memory:c1"}),
+                ("/api/chats/reply", {"chat": "memory:c1", "text": "hi"}),
+            ):
+                async with session.post(url(gw, path), json=body, headers=operator(gw)) as resp:
+                    assert resp.status == 503, path
+                    assert resp.headers["Retry-After"] == "5"
+                    assert (await resp.json())["reason_code"] == "state_unavailable"
+            async with session.get(url(gw, "/api/chats"), headers=operator(gw)) as resp:
+                assert resp.status == 503

@@ -1,10 +1,10 @@
 """The stages a journaled message walks, in order, until one settles it or it is queued.
 
 identify → revive target → loop guard → admission → taken over → stale → rate limit →
-memory shed → route → chat command → degraded owners → session queue. Each stage reads and fills the message's
-`Inbound` record and returns None (go on) or a `Verdict` (the message ends here: dropped, or
-answered with a notice), which the pipeline's single `settle` turns into journal, metrics, log
-line and result.
+memory shed → route → chat command → degraded owners → session queue. Each stage reads and
+fills the message's `Inbound` record and returns None (go on) or a `Verdict` (the message ends
+here: dropped, or answered with a notice), which the pipeline's single `settle` turns into
+journal, metrics, log line and result.
 """
 
 from __future__ import annotations

@@ -74,8 +74,10 @@ class TurnRunner:
         finally:
             rt.cache.release(session)
         report = DeliveryReport(DeliveryStatus.SUPPRESSED)
-        noted = job.observed != Stage.OBSERVE.value  # a reason of its own (paused): `why`
-        if noted:  # finds the conversation, and what a human answered in it, by the session
+        # An observed message with a reason of its own (paused: a human took the chat over)
+        # keeps its session on the trail, so `why` finds what the human answered after it.
+        noted = job.observed != Stage.OBSERVE.value
+        if noted:
             await rt.journal.settle(
                 job.msg.key,
                 JournalState.DONE,

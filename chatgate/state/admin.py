@@ -13,7 +13,7 @@ from typing import Any
 from chatgate.policies.pairing import ApprovalOutcome
 from chatgate.policies.reasons import TakeoverReason
 from chatgate.state.factory import State
-from chatgate.state.records import JournalEntry, JournalState, receipt_key
+from chatgate.state.records import JournalEntry, JournalState, TranscriptLine, receipt_key
 
 RECEIPT_ORDER = ("sent", "delivered", "read")
 
@@ -89,17 +89,17 @@ async def _human_replies(
             by_session.setdefault(entry.session, []).append((entry, item))
     for session, found in by_session.items():
         transcript = await state.sessions.transcript(session) or []
-        lines = [x for x in transcript if x.human]
-        if not lines:
+        if not any(x.human for x in transcript):
             continue
-        users = [x.at for x in transcript if x.role == "user"]
-        found.sort(key=lambda pair: pair[0].received_at)
-        ends = [e.received_at for e, _ in found[1:]] + [float("inf")]
-        for (entry, item), end in zip(found, ends, strict=True):
-            # up to the next user line after this message's own (the next thing anyone said)
-            later = [at for at in users if at >= entry.received_at][1:2]
-            end = min([end, *later])
-            replies = [x for x in lines if entry.received_at <= x.at < end]
+        after: dict[str, list[TranscriptLine]] = {}  # a user line's key → human lines after it
+        current: list[TranscriptLine] | None = None
+        for line in transcript:
+            if line.role == "user":
+                current = after.setdefault(line.source, []) if line.source else None
+            elif line.human and current is not None:
+                current.append(line)
+        for entry, item in found:
+            replies = after.get(entry.key)
             if replies:
                 item["human_replies"] = [
                     {"by": x.human, "at": x.at, "text": x.content[:200]} for x in replies

@@ -117,6 +117,7 @@ class TranscriptLine:
     name: str | None
     at: float
     human: str | None = None  # an operator wrote this assistant line (who), not the model
+    source: str | None = None  # the inbound key that produced it (not shown)
 
     def to_dict(self) -> dict[str, Any]:
         out = {"role": self.role, "content": self.content, "name": self.name, "at": self.at}

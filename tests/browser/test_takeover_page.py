@@ -106,6 +106,7 @@ async def test_pause_reply_and_resume_from_the_dashboard(browser: Browser, setup
 
     tg.dm(CUSTOMER, "thank you!")
     await answered(tg, "echo: thank you!", timeout=20)
+    assert len(llm.requests) == 2  # the paused message never got a turn of its own
     said = [(m["role"], m["content"]) for m in llm.requests[-1].messages if m["role"] != "system"]
     assert said == [
         ("user", "hello"),

@@ -110,9 +110,10 @@ class RedisSessionStore:
         for raw in lines:
             d = json.loads(raw)
             human = (d.get("meta") or {}).get("human")
-            out.append(
-                TranscriptLine(d["role"], d["content"], d.get("name"), float(d["at"]), human)
+            line = TranscriptLine(
+                d["role"], d["content"], d.get("name"), float(d["at"]), human, d.get("source")
             )
+            out.append(line)
         return out
 
     async def flush(self) -> None:

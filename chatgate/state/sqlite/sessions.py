@@ -92,12 +92,14 @@ class SqliteSessionStore:
             if row is None:
                 return None
             rows = conn.execute(
-                "SELECT role, content, name, at, meta FROM messages"
+                "SELECT role, content, name, at, meta, source FROM messages"
                 " WHERE session_key = ? AND epoch = ? ORDER BY id",
                 (key, row["epoch"]),
             ).fetchall()
             return [
-                TranscriptLine(r["role"], r["content"], r["name"], r["at"], human_of(r["meta"]))
+                TranscriptLine(
+                    r["role"], r["content"], r["name"], r["at"], human_of(r["meta"]), r["source"]
+                )
                 for r in rows
             ]
 

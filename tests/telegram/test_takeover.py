@@ -24,6 +24,8 @@ from tests.telegram.support import telegram_config
 
 OPERATOR, CUSTOMER, GROUP = 7, 42, -1001
 EN = LANGUAGES["en"]
+# A bound on waits for an answer: the first model turn of a worker pays litellm's import.
+ANSWER_S = 60
 
 
 async def cli(capsys: pytest.CaptureFixture[str], path: Path, *args: str) -> tuple[int, str]:
@@ -60,7 +62,7 @@ async def settled(gw: Gateway, sender: str, count: int) -> list[Any]:
         found = await gw.rt.journal.find("telegram", sender_id=sender, limit=20)
         return sum(e.state.value in ("done", "dropped") for e in found) >= count
 
-    deadline = time.monotonic() + 15
+    deadline = time.monotonic() + ANSWER_S
     while not await poll():
         assert time.monotonic() < deadline, f"journal of {sender}: {found}"
         await asyncio.sleep(0.02)
@@ -120,7 +122,7 @@ async def test_pause_reply_resume_and_the_model_sees_it_all(
         assert code == 0 and f"{chat}: was not paused" in out, out
 
         fake_tg.dm(CUSTOMER, "thanks! any news?")
-        await fake_tg.wait_for("sendMessage", 2, timeout=15)
+        await fake_tg.wait_for("sendMessage", 2, timeout=ANSWER_S)
         [request] = fake_llm.requests
         key = f"default:telegram:{CUSTOMER}"
         lines = await gw.rt.state.sessions.transcript(key)
@@ -150,7 +152,7 @@ async def test_bot_off_and_on_by_an_operator_but_not_by_anyone_else(
     path = config(tmp_path, fake_tg, fake_llm)
     async with running(path) as gw:
         fake_tg.command(GROUP, OPERATOR, "/bot off", chat_type="supergroup")
-        [told] = await fake_tg.wait_for("sendMessage", timeout=15)
+        [told] = await fake_tg.wait_for("sendMessage", timeout=ANSWER_S)
         assert told.params["text"] == EN[TextId.TAKEOVER_PAUSED_FOR].format(
             wait="60 minutes", on="/bot on"
         )
@@ -161,7 +163,7 @@ async def test_bot_off_and_on_by_an_operator_but_not_by_anyone_else(
         assert fake_llm.requests == [] and len(fake_tg.calls_of("sendMessage")) == 1
 
         fake_tg.command(GROUP, OPERATOR, "/bot on", chat_type="supergroup")
-        await fake_tg.wait_for("sendMessage", 2, timeout=15)
+        await fake_tg.wait_for("sendMessage", 2, timeout=ANSWER_S)
         assert fake_tg.calls_of("sendMessage")[1].params["text"] == EN[TextId.TAKEOVER_RESUMED]
         switched = await settled(gw, str(OPERATOR), 2)
         assert {(e.stage, e.reason) for e in switched} == {
@@ -171,7 +173,7 @@ async def test_bot_off_and_on_by_an_operator_but_not_by_anyone_else(
 
         # Anyone else's /bot off is an ordinary message: answered, and the chat stays on.
         fake_tg.command(GROUP, CUSTOMER, "/bot off", chat_type="supergroup")
-        await fake_tg.wait_for("sendMessage", 3, timeout=15)
+        await fake_tg.wait_for("sendMessage", 3, timeout=ANSWER_S)
         assert fake_tg.calls_of("sendMessage")[2].params["text"] == "echo: /bot off"
         assert (await api(gw, "/api/chats"))["paused"] == []
         said = [m["content"] for m in fake_llm.requests[0].messages if m["role"] == "user"]
@@ -197,7 +199,7 @@ async def test_a_pause_resumes_by_itself_after_auto_resume_s(
 
         clock.advance(1)  # the pause ran out
         fake_tg.dm(CUSTOMER, "third")
-        [answer] = await fake_tg.wait_for("sendMessage", timeout=15)
+        [answer] = await fake_tg.wait_for("sendMessage", timeout=ANSWER_S)
         assert answer.params["text"] == "echo: third"
         assert (await api(gw, "/api/chats"))["paused"] == []
         metrics = gw.metrics_text().decode()

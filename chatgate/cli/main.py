@@ -129,10 +129,11 @@ def _parser() -> argparse.ArgumentParser:
         p = sessions.add_parser(name, parents=[config, api], help=what)
         p.add_argument("key")
 
-    from chatgate.cli import jobs_cmd, send_cmd
+    from chatgate.cli import chats_cmd, jobs_cmd, send_cmd
 
     jobs_cmd.add_parser(sub, config, api)
     send_cmd.add_parser(sub, config, api)
+    chats_cmd.add_parser(sub, config, api)
     why = sub.add_parser(
         "why", parents=[config, api, out], help="why did (or didn't) the bot answer a message?"
     )
@@ -204,7 +205,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if command == "reload":
             return run_reload(loaded, url=args.url)
         return run_channel_restart(loaded, args.name, url=args.url)
-    from chatgate.cli import jobs_cmd, send_cmd
+    from chatgate.cli import chats_cmd, jobs_cmd, send_cmd
     from chatgate.cli import state_cmds as st
 
     url = args.url
@@ -232,6 +233,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return jobs_cmd.run(loaded, args)
     if command == "send":
         return send_cmd.run(loaded, args)
+    if command == "chats":
+        return chats_cmd.run(loaded, args)
     if command == "why":
         return st.why(loaded, args.channel, args.message_id, args.user, as_json=args.json, url=url)
     return 2

@@ -247,6 +247,7 @@ def sessions_show(loaded: LoadedConfig, key: str, url: str | None = None) -> int
         die(f"no session {key!r}", EX_USAGE)
     for m in result["messages"]:
         who = m["role"] + (f" ({m['name']})" if m["name"] else "")
+        who += f" [human: {m['human']}]" if m.get("human") else ""
         print(f"[{_when(m['at'])}] {who}: {m['content']}")
     return 0
 
@@ -296,6 +297,8 @@ def why(
         print(f"{t['key']} at {_when(t['received_at'])}: {t['summary']}")
         for tool_call in (t.get("tools") or {}).get("trail") or []:
             print("  " + tool_line(tool_call))
+        for reply in t.get("human_replies") or []:
+            print(f"  human ({reply['by']}) at {_when(reply['at'])}: {reply['text']}")
     return 0
 
 

@@ -158,6 +158,12 @@ def render(data: dict[str, Any]) -> str:
 
         lines.append(f"jobs: {len(jobs)}")
         lines += ["  " + line for line in job_lines(jobs)]
+    paused = (data.get("chats") or {}).get("paused") or []
+    if paused:
+        from chatgate.cli.chats_cmd import paused_line
+
+        lines.append(f"paused chats (a human answers): {len(paused)}")
+        lines += ["  " + paused_line(p) for p in paused]
     degraded = data.get("degraded") or []
     if degraded:
         lines.append("degraded:")

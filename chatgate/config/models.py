@@ -129,6 +129,14 @@ class LogConfig(StrictModel):
     format: Literal["text", "json"] = "text"
 
 
+class TakeoverConfig(StrictModel):
+    """A human taking over a chat (`chatgate chats pause`, the dashboard, `/bot off`)."""
+
+    auto_resume_s: float = Field(
+        3600.0, ge=0, description="a paused chat resumes by itself after this long; 0 = never"
+    )
+
+
 class GatewaySection(StrictModel):
     http: HttpConfig = Field(default_factory=HttpConfig)
     api_token: SecretStr | None = None
@@ -164,6 +172,11 @@ class GatewaySection(StrictModel):
     operator_notify_every_s: float = Field(
         DEFAULT_EVERY_S, gt=0, description="at most one operator notice per reason this often"
     )
+    operators: list[Annotated[str, Field(pattern=ADDRESS_PATTERN)]] = Field(
+        default_factory=list,
+        description="CHANNEL:USER_ID of people who may send /bot off and /bot on in a chat",
+    )
+    takeover: TakeoverConfig = Field(default_factory=TakeoverConfig)
 
     @field_validator("event_loop")
     @classmethod

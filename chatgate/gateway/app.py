@@ -51,6 +51,8 @@ from chatgate.schedules.store import build_job_store
 from chatgate.secure_compare import secure_equals
 from chatgate.state import admin
 from chatgate.state.protocols import StateUnavailable
+from chatgate.takeover.api import ChatsApi
+from chatgate.takeover.service import Takeover
 from chatgate.texts import TextId
 
 log = logging.getLogger("chatgate.gateway")
@@ -93,6 +95,8 @@ class Gateway:
         store = build_job_store(self.rt.config.gateway, self.rt.state_dir)
         self.schedules = Scheduler(self.rt, store, self.pipeline.submit)
         install_schedules(self.pipeline, self.schedules)
+        self.takeover = Takeover(self.pipeline)
+        self.takeover.install()
 
     # Components, by their everyday names.
     @property
@@ -141,6 +145,7 @@ class Gateway:
         await asyncio.to_thread(sweep_media, rt.state_dir)  # a crash's leftover downloads
         await rt.state.open()
         self._opened = True
+        await self.takeover.open()
         if rt.delivery.files is not None and rt.delivery.files.links is not None:
             await asyncio.to_thread(rt.delivery.files.links.load)
         rt.metrics.dlq_size.set(await rt.dead_letters.count())
@@ -169,6 +174,7 @@ class Gateway:
         self._gc.apply()
         await self.schedules.open()
         JobsApi(self.schedules).mount(self.routes)
+        ChatsApi(self.takeover).mount(self.routes)
         self.schedules.start()
         log.info(
             "chatgate ready",
@@ -301,6 +307,7 @@ class Gateway:
     async def status(self) -> dict[str, Any]:
         status = await build_status(self.rt, self.pipeline.scheduler, self.life)
         status["jobs"] = scrub(await jobs_status(self.schedules), self.rt.loaded.secrets)
+        status["chats"] = scrub(await self.takeover.status(), self.rt.loaded.secrets)
         return status
 
     async def restart_channel(self, name: str) -> bool:

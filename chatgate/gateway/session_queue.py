@@ -46,6 +46,7 @@ class Job:
     ephemeral: bool = False  # a one-shot session (route hint): no transcript read or kept
     resumed: bool = False  # taken up from the journal (a restart, or a replica that died)
     debounce_s: float = 0.0  # the channel's burst window: wait this long for more from the sender
+    observed: str = "observe"  # an OBSERVE job's reason code (e.g. paused: a human took over)
 
 
 class CancelReason(StrEnum):

@@ -1,10 +1,10 @@
 """The stages a journaled message walks, in order, until one settles it or it is queued.
 
-identify → revive target → loop guard → admission → rate limit → memory shed → route →
-chat command → degraded owners → session queue. Each stage reads and fills the message's
-`Inbound` record and returns None (go on) or a `Verdict` (the message ends here: dropped, or
-answered with a notice), which the pipeline's single `settle` turns into journal, metrics, log
-line and result.
+identify → revive target → loop guard → admission → taken over → stale → rate limit →
+memory shed → route → chat command → degraded owners → session queue. Each stage reads and
+fills the message's `Inbound` record and returns None (go on) or a `Verdict` (the message ends
+here: dropped, or answered with a notice), which the pipeline's single `settle` turns into
+journal, metrics, log line and result.
 """
 
 from __future__ import annotations
@@ -59,6 +59,7 @@ class Inbound:
     agent: str = ""
     session: str = ""
     resumed: bool = False
+    observed: str = "observe"  # the reason code an observed message is journaled with
 
 
 @dataclass(frozen=True)
@@ -105,6 +106,8 @@ class Stages:
         self._rate_notices: dict[str, float] = {}
         # Commands another room answers: (message, principal) → the reply text.
         self.command_handlers: dict[Command, Callable[[InboundMessage, str], Awaitable[str]]] = {}
+        # Whether a human took the chat over (the takeover room installs it; None: nobody can).
+        self.takeover_gate: StageFn | None = None
         self._order = self._stages()
 
     def order(self) -> tuple[StageFn, ...]:
@@ -116,6 +119,7 @@ class Stages:
             self.revive_target,
             self.loop_guard,
             self.admission,
+            self.taken_over,
             self.stale,
             self.rate_limit,
             self.memory_shed,
@@ -201,6 +205,12 @@ class Stages:
         return Verdict(
             Stage.ADMISSION, AdmissionReason.PAIRING_REQUIRED, text, JournalState.DONE, counted=True
         )
+
+    def taken_over(self, ib: Inbound) -> Verdict | Awaitable[Verdict | None] | None:
+        """A chat a human took over: its messages are kept as context, not answered; an
+        operator's `/bot off` / `/bot on` switches it (decided in `chatgate/takeover/`)."""
+        gate = self.takeover_gate
+        return None if gate is None else gate(ib)
 
     def stale(self, ib: Inbound) -> Verdict | None:
         """A message that waited past the channel's stale.after_s is skipped or noticed; it
@@ -354,6 +364,7 @@ class Stages:
             ephemeral=ib.hint.ephemeral,
             resumed=ib.resumed,
             debounce_s=0.0 if ib.resumed else ib.policy.debounce_s,
+            observed=ib.observed,
         )
         if self.scheduler.enqueue(job, capped=not ib.resumed):
             return None

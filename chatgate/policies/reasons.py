@@ -59,6 +59,16 @@ class DropReason(StrEnum):
     STALE = "stale"  # sent longer ago than the channel's stale.after_s when it reached intake
 
 
+class TakeoverReason(StrEnum):
+    """A human took over a chat: what happened to a message or to the chat's pause."""
+
+    PAUSED = "paused"  # a message in a paused chat: journaled and kept as context, not answered
+    PAUSE = "pause"  # the chat was paused (CLI, dashboard or /bot off)
+    RESUME = "resume"  # the chat was resumed (CLI, dashboard or /bot on)
+    AUTO_RESUME = "auto_resume"  # the pause ran out (auto_resume_s, or the --for given)
+    HUMAN_REPLY = "human_reply"  # an operator replied as the bot
+
+
 class IngressReason(StrEnum):
     """Why an HTTP ingress answered 2xx before the turn finished."""
 

@@ -11,8 +11,9 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from chatgate.policies.pairing import ApprovalOutcome
+from chatgate.policies.reasons import TakeoverReason
 from chatgate.state.factory import State
-from chatgate.state.records import JournalEntry, JournalState, receipt_key
+from chatgate.state.records import JournalEntry, JournalState, TranscriptLine, receipt_key
 
 RECEIPT_ORDER = ("sent", "delivered", "read")
 
@@ -73,7 +74,38 @@ async def why(
         if receipts:
             item["receipts"] = receipts
             item["summary"] += receipt_summary(receipts.values())
+    await _human_replies(state, entries, trails)
     return {"trails": trails}
+
+
+async def _human_replies(
+    state: State, entries: list[JournalEntry], trails: list[dict[str, Any]]
+) -> None:
+    """An operator's replies as the bot (a human took the chat over), each on the trail of the
+    message it followed in its conversation: who answered when the bot did not."""
+    by_session: dict[str, list[tuple[JournalEntry, dict[str, Any]]]] = {}
+    for entry, item in zip(entries, trails, strict=True):
+        if entry.session:
+            by_session.setdefault(entry.session, []).append((entry, item))
+    for session, found in by_session.items():
+        transcript = await state.sessions.transcript(session) or []
+        if not any(x.human for x in transcript):
+            continue
+        after: dict[str, list[TranscriptLine]] = {}  # a user line's key → human lines after it
+        current: list[TranscriptLine] | None = None
+        for line in transcript:
+            if line.role == "user":
+                current = after.setdefault(line.source, []) if line.source else None
+            elif line.human and current is not None:
+                current.append(line)
+        for entry, item in found:
+            replies = after.get(entry.key)
+            if replies:
+                item["human_replies"] = [
+                    {"by": x.human, "at": x.at, "text": x.content[:200]} for x in replies
+                ]
+                who = ", ".join(dict.fromkeys(str(x.human) for x in replies))
+                item["summary"] += f"; a human replied as the bot ({who})"
 
 
 def receipt_summary(receipts: Iterable[Mapping[str, Any]]) -> str:
@@ -92,6 +124,8 @@ def trail(entry: JournalEntry) -> dict[str, Any]:
     state, stage, reason, delivery = entry.state, entry.stage, entry.reason, entry.delivery
     if state is JournalState.DROPPED:
         summary = f"dropped at {stage}: {reason}"
+    elif reason == TakeoverReason.PAUSED:
+        summary = "kept as context, not answered (paused: a human took over the chat)"
     elif state is JournalState.DONE:
         summary = f"answered ({reason})"
         if delivery and delivery != "sent":

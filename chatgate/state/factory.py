@@ -21,6 +21,7 @@ from chatgate.state.protocols import (
     DeadTargetStore,
     Journal,
     PairingStore,
+    PauseStore,
     SessionStore,
     TurnLock,
 )
@@ -43,6 +44,7 @@ class Stores:
     sessions: SessionStore
     leases: ChannelLeases
     facts: ChannelFacts
+    pauses: PauseStore
     open: Callable[[], Awaitable[None]]
     close: Callable[[], Awaitable[None]]
     # Further stores a channel reads by name from `ChannelContext.kv` (e.g. "webchat").
@@ -100,6 +102,10 @@ class State:
     @property
     def facts(self) -> ChannelFacts:
         return self.stores.facts
+
+    @property
+    def pauses(self) -> PauseStore:
+        return self.stores.pauses
 
 
 StoreFactory = Callable[[GatewaySection, Path], Stores]

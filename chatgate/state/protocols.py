@@ -16,6 +16,7 @@ from chatgate.channels.outcome import StateUnavailable as StateUnavailable  # re
 from chatgate.channels.types import InboundMessage, Target
 from chatgate.policies.pairing import ApprovalDecision, IssueDecision
 from chatgate.policies.reasons import SendErrorKind
+from chatgate.policies.takeover import Pause
 from chatgate.state.records import (
     Approved,
     DeadLetter,
@@ -242,6 +243,22 @@ class ChannelFacts(Protocol):
     ) -> dict[str, dict[str, Any]]:
         """The unexpired facts among ``keys`` (missing ones are left out)."""
         ...
+
+
+class PauseStore(Protocol):
+    """Chats a human took over (`policies/takeover.py`), shared by replicas and kept across
+    restarts. A pause that ran out stays stored until someone resumes or reads it out."""
+
+    async def put(self, pause: Pause) -> None: ...
+
+    async def get(self, chat: str) -> Pause | None: ...
+
+    async def delete(self, chat: str, since: float | None = None) -> bool:
+        """Remove the chat's pause (with ``since``: only the pause taken then, so a replica
+        ending a pause that ran out never removes a newer one); False when none was removed."""
+        ...
+
+    async def all(self) -> list[Pause]: ...
 
 
 class SessionStore(Protocol):

@@ -116,9 +116,12 @@ class TranscriptLine:
     content: str
     name: str | None
     at: float
+    human: str | None = None  # an operator wrote this assistant line (who), not the model
+    source: str | None = None  # the inbound key that produced it (not shown)
 
     def to_dict(self) -> dict[str, Any]:
-        return {"role": self.role, "content": self.content, "name": self.name, "at": self.at}
+        out = {"role": self.role, "content": self.content, "name": self.name, "at": self.at}
+        return out | {"human": self.human} if self.human else out
 
 
 @dataclass(frozen=True)

@@ -123,4 +123,13 @@ TEXTS: dict[T, str] = {
     T.MEDIA_NAME_STICKER: "Sticker",
     T.FILE_TOO_LARGE: "📎 {name} konnte nicht angehängt werden: Die Datei ist größer als {max}.",
     T.FILE_NOT_ATTACHED: "📎 {name} konnte nicht angehängt werden.",
+    T.TAKEOVER_PAUSED: (
+        "Bot in diesem Chat pausiert: Hier antwortet jetzt ein Mensch. "
+        "Mit {on} schaltest du ihn wieder ein."
+    ),
+    T.TAKEOVER_PAUSED_FOR: (
+        "Bot in diesem Chat pausiert: Hier antwortet jetzt ein Mensch. "
+        "Er schaltet sich in {wait} wieder ein, oder sende {on}."
+    ),
+    T.TAKEOVER_RESUMED: "Bot in diesem Chat wieder eingeschaltet.",
 }

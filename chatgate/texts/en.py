@@ -89,4 +89,12 @@ TEXTS: dict[T, str] = {
     T.MEDIA_NAME_STICKER: "sticker",
     T.FILE_TOO_LARGE: "📎 {name} could not be attached: it is over the {max} limit.",
     T.FILE_NOT_ATTACHED: "📎 {name} could not be attached.",
+    T.TAKEOVER_PAUSED: (
+        "Bot paused in this chat: a person answers here now. Send {on} to switch it back on."
+    ),
+    T.TAKEOVER_PAUSED_FOR: (
+        "Bot paused in this chat: a person answers here now. It switches back on in {wait}, "
+        "or send {on}."
+    ),
+    T.TAKEOVER_RESUMED: "Bot back on in this chat.",
 }

@@ -96,4 +96,12 @@ TEXTS: dict[T, str] = {
     T.MEDIA_NAME_STICKER: "sticker",
     T.FILE_TOO_LARGE: "📎 No pude adjuntar {name}: supera el límite de {max}.",
     T.FILE_NOT_ATTACHED: "📎 No pude adjuntar {name}.",
+    T.TAKEOVER_PAUSED: (
+        "Bot en pausa en este chat: ahora responde una persona. Envía {on} para reactivarlo."
+    ),
+    T.TAKEOVER_PAUSED_FOR: (
+        "Bot en pausa en este chat: ahora responde una persona. Se reactiva en {wait}, "
+        "o envía {on}."
+    ),
+    T.TAKEOVER_RESUMED: "El bot vuelve a estar activo en este chat.",
 }

@@ -106,4 +106,13 @@ TEXTS: dict[T, str] = {
     T.MEDIA_NAME_STICKER: "autocollant",
     T.FILE_TOO_LARGE: "📎 Impossible de joindre {name} : le fichier dépasse la limite de {max}.",
     T.FILE_NOT_ATTACHED: "📎 Impossible de joindre {name}.",
+    T.TAKEOVER_PAUSED: (
+        "Bot en pause dans cette conversation : une personne répond ici désormais. "
+        "Envoyez {on} pour le réactiver."
+    ),
+    T.TAKEOVER_PAUSED_FOR: (
+        "Bot en pause dans cette conversation : une personne répond ici désormais. "
+        "Il se réactive dans {wait}, ou envoyez {on}."
+    ),
+    T.TAKEOVER_RESUMED: "Le bot est de nouveau actif dans cette conversation.",
 }

@@ -56,6 +56,9 @@ class TextId(StrEnum):
     MEDIA_NAME_STICKER = "media.name.sticker"
     FILE_TOO_LARGE = "files.too_large"
     FILE_NOT_ATTACHED = "files.not_attached"
+    TAKEOVER_PAUSED = "takeover.paused"
+    TAKEOVER_PAUSED_FOR = "takeover.paused_for"
+    TAKEOVER_RESUMED = "takeover.resumed"
 
 
 # The placeholders each template must use, in every language and every override.
@@ -81,6 +84,8 @@ PLACEHOLDERS: dict[TextId, frozenset[str]] = {
     TextId.MEDIA_HEARD: frozenset({"text"}),
     TextId.FILE_TOO_LARGE: frozenset({"name", "max"}),
     TextId.FILE_NOT_ATTACHED: frozenset({"name"}),
+    TextId.TAKEOVER_PAUSED: frozenset({"on"}),
+    TextId.TAKEOVER_PAUSED_FOR: frozenset({"on", "wait"}),
 }
 
 

@@ -39,6 +39,10 @@ API_ROUTES = [
     ("GET", "/api/stats"),
     ("POST", "/api/channels/{n}/restart"),
     ("GET", "/api/stream"),
+    ("GET", "/api/chats"),
+    ("POST", "/api/chats/pause"),
+    ("POST", "/api/chats/resume"),
+    ("POST", "/api/chats/reply"),
     ("GET", "/files/{n}/x.txt"),
     ("GET", "/dashboard"),
     ("GET", "/dashboard/static/{n}"),
@@ -177,7 +181,8 @@ def api_requests(draw: st.DrawFn) -> bytes:
     auth = draw(st.sampled_from([API_TOKEN, API_TOKEN, API_TOKEN + "x", ""]))
     headers = [(b"Authorization", b"Bearer " + auth.encode())]
     headers += _content_headers(draw)
-    body = draw(bodies({"channel": "webchat", "code": "ABC123", "key": "k", "sender_id": "1"}))
+    shape = {"channel": "webchat", "code": "ABC123", "key": "k", "sender_id": "1"}
+    body = draw(bodies(shape | {"chat": "webchat:x", "text": "hi", "for_s": 5, "by": "cli"}))
     return draw(framed(method, target, headers, body))
 
 

@@ -206,6 +206,7 @@ async def test_no_canary_anywhere(tmp_path: Path, fake_llm: FakeLLM) -> None:
                 "/metrics",
                 "/api/dlq",
                 "/api/sessions",
+                "/api/chats",
                 "/api/jobs",
                 "/healthz",
             )
@@ -216,6 +217,7 @@ async def test_no_canary_anywhere(tmp_path: Path, fake_llm: FakeLLM) -> None:
                 ["status", "--json"],
                 ["dlq", "list", "--json"],
                 ["jobs", "list", "--json"],
+                ["chats", "list", "--json"],
                 ["config", "show"],
             ):
                 code, out, err = await run_cli(*args, "--config", str(config), env=env)

@@ -18,6 +18,7 @@ from chatgate.gateway.turn.steps import TurnSteps, user_message
 from chatgate.policies.reasons import DeliveryStatus
 from chatgate.presentation.model import OutboundMessage, message_from_dict
 from chatgate.state.protocols import StateUnavailable
+from chatgate.state.records import JournalState
 from chatgate.texts import TextId
 
 
@@ -72,8 +73,23 @@ class TurnRunner:
             await self.persistence.append(session, [user_message(job)])
         finally:
             rt.cache.release(session)
+        report = DeliveryReport(DeliveryStatus.SUPPRESSED)
+        # An observed message with a reason of its own (paused: a human took the chat over)
+        # keeps its session on the trail, so `why` finds what the human answered after it.
+        noted = job.observed != Stage.OBSERVE.value
+        if noted:
+            await rt.journal.settle(
+                job.msg.key,
+                JournalState.DONE,
+                rt.clock.time(),
+                stage=Stage.OBSERVE.value,
+                reason=job.observed,
+                session=job.session,
+                delivery=report.status.value,
+                delivery_ids=[],
+            )
         await self.handover.finish(
-            [job], Stage.OBSERVE, "observe", None, DeliveryReport(DeliveryStatus.SUPPRESSED)
+            [job], Stage.OBSERVE, job.observed, None, report, journaled=noted
         )
 
     async def _new_session(self, job: Job) -> None:

@@ -34,6 +34,7 @@ from chatgate.state.redis.facts import RedisFacts
 from chatgate.state.redis.journal import RedisJournal
 from chatgate.state.redis.leases import RedisLeases
 from chatgate.state.redis.pairing import RedisPairing
+from chatgate.state.redis.pauses import RedisPauses
 from chatgate.state.redis.sessions import RedisSessionStore
 from chatgate.state.redis.webchat import RedisWebChat
 
@@ -113,6 +114,7 @@ def build_stores(gateway: GatewaySection, state_dir: Path) -> Stores:
         sessions=RedisSessionStore(redis, keys),
         leases=RedisLeases(beats, keys, live.replica),
         facts=RedisFacts(redis, keys),
+        pauses=RedisPauses(redis, keys),
         open=open_all,
         close=close_all,
         kv={"webchat": RedisWebChat(redis, keys)},

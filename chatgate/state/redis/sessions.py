@@ -109,7 +109,11 @@ class RedisSessionStore:
         out = []
         for raw in lines:
             d = json.loads(raw)
-            out.append(TranscriptLine(d["role"], d["content"], d.get("name"), float(d["at"])))
+            human = (d.get("meta") or {}).get("human")
+            line = TranscriptLine(
+                d["role"], d["content"], d.get("name"), float(d["at"]), human, d.get("source")
+            )
+            out.append(line)
         return out
 
     async def flush(self) -> None:

@@ -17,6 +17,7 @@ from chatgate.state.sqlite.dead_letters import SqliteDeadLetters, SqliteDeadTarg
 from chatgate.state.sqlite.facts import SqliteFacts
 from chatgate.state.sqlite.journal import SqliteJournal
 from chatgate.state.sqlite.pairing import SqlitePairing
+from chatgate.state.sqlite.pauses import SqlitePauses
 from chatgate.state.sqlite.sessions import SqliteSessionStore
 
 DB_FILE = "chatgate.db"
@@ -43,6 +44,7 @@ def build_stores(gateway: GatewaySection, state_dir: Path) -> Stores:
         sessions=SqliteSessionStore(db),
         leases=LocalLeases(f"{socket.gethostname()}-{os.getpid()}"),
         facts=SqliteFacts(db),
+        pauses=SqlitePauses(db),
         open=open_all,
         close=db.close,
     )

@@ -102,6 +102,13 @@ CREATE TABLE IF NOT EXISTS channel_facts (
     PRIMARY KEY (channel, key)
 ) WITHOUT ROWID;
 
+CREATE TABLE IF NOT EXISTS chat_pauses (
+    chat TEXT PRIMARY KEY,
+    since REAL NOT NULL,
+    until REAL,
+    paused_by TEXT NOT NULL DEFAULT ''
+);
+
 CREATE TABLE IF NOT EXISTS callbacks (
     ref TEXT PRIMARY KEY,
     value TEXT NOT NULL,

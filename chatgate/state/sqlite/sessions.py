@@ -92,11 +92,16 @@ class SqliteSessionStore:
             if row is None:
                 return None
             rows = conn.execute(
-                "SELECT role, content, name, at FROM messages WHERE session_key = ? AND epoch = ?"
-                " ORDER BY id",
+                "SELECT role, content, name, at, meta, source FROM messages"
+                " WHERE session_key = ? AND epoch = ? ORDER BY id",
                 (key, row["epoch"]),
             ).fetchall()
-            return [TranscriptLine(r["role"], r["content"], r["name"], r["at"]) for r in rows]
+            return [
+                TranscriptLine(
+                    r["role"], r["content"], r["name"], r["at"], human_of(r["meta"]), r["source"]
+                )
+                for r in rows
+            ]
 
         return await self._db.call(read)
 
@@ -130,3 +135,11 @@ def appender(
         conn.execute(_UPSERT_SESSION, (key, epoch, now, now, cur.rowcount))
 
     return write
+
+
+def human_of(meta: str | None) -> str | None:
+    """Who wrote a line an operator sent as the bot (`meta.human`), from its stored meta."""
+    if not meta or '"human"' not in meta:
+        return None
+    found = json.loads(meta).get("human")
+    return str(found) if found else None

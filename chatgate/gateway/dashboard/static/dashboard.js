@@ -150,6 +150,7 @@ function render(data) {
   turns(data.stats);
   dlq(data.dlq.entries, now);
   jobs(status.jobs || [], now);
+  chats(status.chats || { paused: [], recent: [] }, now);
   pairing(data.pairing, now);
   whyChannels(status.channels);
 }
@@ -274,6 +275,66 @@ function jobs(list, now) {
       h("button", { class: "primary", onclick: () => act("POST", `/api/jobs/${encodeURIComponent(j.id)}/run`, null, () => `job ${j.id} ran`) }, "Run now"), " ",
       h("button", { onclick: () => act("POST", `/api/jobs/${encodeURIComponent(j.id)}/${j.state === "paused" ? "resume" : "pause"}`, null, () => `job ${j.id} ${j.state === "paused" ? "resumed" : "paused"}`) }, j.state === "paused" ? "Resume" : "Pause")),
   ), "no jobs (schedules: in gateway.yaml, or chatgate jobs add)");
+}
+
+// A human takes over a chat: its reply boxes persist across snapshots (typing is never lost).
+const pausedCards = new Map();
+
+function chats(c, now) {
+  const paused = new Map(c.paused.map((p) => [p.chat, p]));
+  const listed = [...c.recent];
+  for (const p of c.paused) {
+    if (!listed.some((r) => r.chat === p.chat)) listed.unshift({ chat: p.chat, address: p.chat, updated_at: null });
+  }
+  rows("chats", listed, (r) => {
+    const p = paused.get(r.chat);
+    const until = p ? (p.until ? ` until in ${duration(p.until - now)}` : " until resumed") : "";
+    return h("tr", { "data-chat": r.address },
+      h("td", {}, r.address),
+      h("td", {}, p ? h("span", { class: "badge warn" }, "paused") : h("span", { class: "badge ok" }, "bot answers"),
+        p ? h("span", { class: "muted" }, `${until} (by ${p.by})`) : ""),
+      h("td", { class: "nowrap" }, r.updated_at ? `${duration(now - r.updated_at)} ago` : "-"),
+      h("td", {}, p
+        ? h("button", { class: "primary", onclick: () => act("POST", "/api/chats/resume", { chat: r.chat, by: "dashboard" }, (d) => (d.resumed ? `${r.chat} resumed` : `${r.chat} was not paused`)) }, "Resume")
+        : h("button", { onclick: () => act("POST", "/api/chats/pause", { chat: r.chat, by: "dashboard" }, (d) => (d.paused ? `${r.chat} paused` : `not paused: ${d.error}`)) }, "Pause")),
+    );
+  }, "no conversations yet");
+  for (const [chat, card] of pausedCards) {
+    if (!paused.has(chat)) {
+      card.el.remove();
+      pausedCards.delete(chat);
+    }
+  }
+  for (const p of c.paused) {
+    let card = pausedCards.get(p.chat);
+    if (!card) {
+      card = pausedCard(p.chat);
+      pausedCards.set(p.chat, card);
+      $("paused").append(card.el);
+    }
+    card.tail.replaceChildren(
+      ...(p.tail.length ? p.tail.map((line) => h("li", { class: line.human ? "human" : line.role },
+        line.human ? h("span", { class: "badge warn" }, `human · ${line.human}`) : h("b", {}, line.role), " ", line.content))
+        : [h("li", { class: "muted" }, "nothing said yet")]),
+    );
+  }
+}
+
+function pausedCard(chat) {
+  const input = h("textarea", { rows: "2", "aria-label": `reply in ${chat}`, placeholder: "Reply as the bot…" });
+  const form = h("form", { class: "reply" }, input, h("button", { type: "submit", class: "primary" }, "Send"));
+  form.addEventListener("submit", (event) => {
+    event.preventDefault();
+    const text = input.value.trim();
+    if (!text) return;
+    act("POST", "/api/chats/reply", { chat, text, by: "dashboard" }, (d) => {
+      if (d.delivered) input.value = "";
+      return d.delivered ? `sent to ${chat} as the bot` : `not sent: ${d.error || d.reason_code}`;
+    });
+  });
+  const tail = h("ul", { class: "plain transcript" });
+  const el = h("div", { class: "paused-chat", "data-paused": chat }, h("h3", {}, `${chat} — a human answers here`), tail, form);
+  return { el, tail };
 }
 
 function pairing(p, now) {

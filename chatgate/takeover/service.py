@@ -1,0 +1,317 @@
+"""A human takes over a chat: pause and resume it, reply in it as the bot, list paused chats.
+
+The message-path side is `gate`, the `taken_over` stage (`gateway/stages.py`): a message in a
+paused chat is journaled and kept in the transcript as context (an observed message with reason
+`paused`), never answered; an operator's `/bot off` / `/bot on` switches the chat. An operator's
+reply goes out through the gateway's delivery (retries, dead targets, DLQ) and, once sent, joins
+the session's transcript as an assistant line marked human, so the model reads it as its own
+words on the next turn. Pauses live in the state's `PauseStore` (SQLite, or Redis for replicas).
+"""
+
+from __future__ import annotations
+
+import logging
+import uuid
+from collections.abc import Awaitable
+from dataclasses import dataclass
+from typing import Any
+
+from prometheus_client import Counter
+
+from chatgate.agents.base import ChatMessage
+from chatgate.channels.outcome import Stage
+from chatgate.channels.types import Target
+from chatgate.gateway.pipeline import Pipeline
+from chatgate.gateway.stages import Inbound, Verdict
+from chatgate.policies.admission import ChatKind
+from chatgate.policies.reasons import DeliveryStatus, TakeoverReason
+from chatgate.policies.routing import route
+from chatgate.policies.takeover import (
+    BotSwitch,
+    Pause,
+    chat_address,
+    is_paused,
+    may_switch,
+    parse_switch,
+    pause_until,
+    resume_due,
+    session_chat,
+)
+from chatgate.presentation.model import OutboundMessage
+from chatgate.state.protocols import PauseStore, StateUnavailable
+from chatgate.texts import TextId
+
+log = logging.getLogger("chatgate.takeover")
+HUMAN_META = "human"  # ChatMessage.meta key: who wrote this assistant line (not the model)
+RECENT_SESSIONS = 200  # how far back a reply looks for the chat's conversation
+MAX_TEXT = 20_000
+
+
+class TakeoverError(ValueError):
+    """An operator's request that cannot be done as asked (the message says why)."""
+
+
+@dataclass(frozen=True)
+class _ChatFacts:
+    """Route facts of a chat without a message (an operator's first words in it)."""
+
+    channel: str
+    chat_id: str
+    thread_id: str | None
+    sender_id: str = ""
+    chat_kind: ChatKind = "direct"
+
+
+class Takeover:
+    def __init__(self, pipeline: Pipeline) -> None:
+        self.pipeline = pipeline
+        self.rt = pipeline.rt
+        self.voices = pipeline.stages.voices
+        self.counter = Counter(
+            "chatgate_takeover_total",
+            "Human takeover: pauses, resumes, replies, and messages kept unanswered (paused)",
+            ["channel", "reason"],
+            registry=self.rt.metrics.registry,
+        )
+        # One process owns a SQLite state: its pauses are mirrored here, so a message in a chat
+        # nobody paused costs no store read. Replicas (Redis) ask the store every time.
+        self._mirror: dict[str, Pause] | None = None
+
+    @property
+    def store(self) -> PauseStore:
+        return self.rt.state.pauses
+
+    async def open(self) -> None:
+        if not self.rt.state.leases.shared:
+            self._mirror = {p.chat: p for p in await self.store.all()}
+
+    def install(self) -> None:
+        self.pipeline.stages.takeover_gate = self.gate
+
+    # -- the message path -----------------------------------------------------------------
+
+    def gate(self, ib: Inbound) -> Awaitable[Verdict | None] | None:
+        msg = ib.msg
+        chat = chat_address(msg.channel, msg.chat_id)
+        switch = parse_switch(msg.text) if msg.text.startswith("/") else None
+        operators = self.rt.config.gateway.operators
+        if (
+            switch is not None
+            and not msg.sender_is_bot
+            and may_switch(msg.channel, msg.sender_id, operators)
+        ):
+            return self._switch(ib, chat, switch)
+        if self._mirror is not None and chat not in self._mirror:
+            return None
+        return self._check(ib, chat)
+
+    async def _check(self, ib: Inbound, chat: str) -> None:
+        pause = await self._get(chat)
+        if pause is None:
+            return
+        now = self.rt.clock.time()
+        if resume_due(pause, now):
+            await self._ended(pause, TakeoverReason.AUTO_RESUME, "auto")
+            return
+        ib.observe = True
+        ib.observed = TakeoverReason.PAUSED
+        self.counter.labels(channel=ib.msg.channel, reason=TakeoverReason.PAUSED.value).inc()
+        log.info(
+            "kept as context",
+            extra={"chat": chat, "key": ib.msg.key, "reason": TakeoverReason.PAUSED.value},
+        )
+
+    async def _switch(self, ib: Inbound, chat: str, switch: BotSwitch) -> Verdict:
+        msg = ib.msg
+        voice = self.voices.for_message(msg, ib.agent or None)
+        by = f"{msg.channel}:{msg.sender_id}"
+        if switch is BotSwitch.ON:
+            await self.resume(chat, by)
+            text = voice.text(TextId.TAKEOVER_RESUMED)
+            return Verdict.answered(Stage.COMMAND, TakeoverReason.RESUME, text)
+        pause = await self.pause(chat, by)
+        on = voice.commands.form("bot on")
+        if pause.until is None:
+            text = voice.text(TextId.TAKEOVER_PAUSED, on=on)
+        else:
+            text = voice.text(
+                TextId.TAKEOVER_PAUSED_FOR, on=on, wait=voice.wait(pause.until - pause.since)
+            )
+        return Verdict.answered(Stage.COMMAND, TakeoverReason.PAUSE, text)
+
+    # -- operator actions -----------------------------------------------------------------
+
+    def _chat(self, address: str) -> tuple[str, Target]:
+        try:
+            target = Target.parse(address)
+        except ValueError as exc:
+            raise TakeoverError(str(exc)) from None
+        if target.channel not in self.rt.loaded.channels:
+            raise TakeoverError(f"channel '{target.channel}' is not configured")
+        return chat_address(target.channel, target.chat_id), target
+
+    async def pause(self, address: str, by: str, for_s: float | None = None) -> Pause:
+        """Pause the chat (again: a new end); until ``for_s`` or the configured auto resume."""
+        if for_s is not None and for_s < 0:
+            raise TakeoverError("for_s must be 0 (until resumed) or more seconds")
+        chat, _ = self._chat(address)
+        now = self.rt.clock.time()
+        pause = Pause(
+            chat, now, pause_until(now, for_s, self.rt.config.gateway.takeover.auto_resume_s), by
+        )
+        await self.store.put(pause)
+        if self._mirror is not None:
+            self._mirror[chat] = pause
+        self._count(chat, TakeoverReason.PAUSE)
+        log.info("chat paused", extra={"chat": chat, "by": by, "until": pause.until})
+        return pause
+
+    async def resume(self, address: str, by: str) -> bool:
+        """Resume the chat; False when it was not paused."""
+        chat, _ = self._chat(address)
+        pause = await self._get(chat)
+        if pause is None:
+            return False
+        await self._ended(pause, TakeoverReason.RESUME, by)
+        return True
+
+    async def _ended(self, pause: Pause, reason: TakeoverReason, by: str) -> None:
+        ran_out = reason is TakeoverReason.AUTO_RESUME
+        removed = await self.store.delete(pause.chat, pause.since if ran_out else None)
+        if self._mirror is not None and self._mirror.get(pause.chat) == pause:
+            del self._mirror[pause.chat]
+        if not removed:
+            return  # resumed (or paused anew) elsewhere meanwhile
+        self._count(pause.chat, reason)
+        log.info("chat resumed", extra={"chat": pause.chat, "by": by, "reason": reason.value})
+
+    async def _get(self, chat: str) -> Pause | None:
+        if self._mirror is not None:
+            return self._mirror.get(chat)
+        return await self.store.get(chat)
+
+    async def paused(self) -> list[Pause]:
+        """The chats paused now (a pause that ran out resumes here)."""
+        now = self.rt.clock.time()
+        found = list(self._mirror.values()) if self._mirror is not None else await self.store.all()
+        for pause in found:
+            if resume_due(pause, now):
+                await self._ended(pause, TakeoverReason.AUTO_RESUME, "auto")
+        return [p for p in found if is_paused(p, now)]
+
+    async def reply(self, address: str, text: str, by: str) -> dict[str, Any]:
+        """Send ``text`` to the chat as the bot; once sent, it joins the transcript as the
+        assistant's line marked human."""
+        if not text.strip() or len(text) > MAX_TEXT:
+            raise TakeoverError(f"text must be 1–{MAX_TEXT} characters")
+        chat, target = self._chat(address)
+        rt = self.rt
+        session_key = await self._session_for(target)
+        report = await rt.delivery.deliver(
+            target, OutboundMessage.from_text(text), session=session_key
+        )
+        sent = report.status is DeliveryStatus.SENT
+        if sent:
+            line = ChatMessage(
+                "assistant",
+                text,
+                None,
+                f"human:{uuid.uuid4().hex}",
+                {HUMAN_META: by, "message_ids": list(report.message_ids)},
+            )
+            await self._append(session_key, line)
+        self._count(chat, TakeoverReason.HUMAN_REPLY)
+        log.info(
+            "human reply",
+            extra={
+                "chat": chat,
+                "target": target.address,
+                "by": by,
+                "session": session_key,
+                "status": report.status.value,
+            },
+        )
+        answer: dict[str, Any] = {
+            "delivered": sent,
+            "status": report.status.value,
+            "message_ids": report.message_ids,
+            "target": target.address,
+            "session": session_key,
+        }
+        if not sent:
+            answer["reason_code"] = report.kind.value if report.kind else report.status.value
+            answer["error"] = report.error[:200] or "not delivered (see chatgate dlq list)"
+        return answer
+
+    async def _session_for(self, target: Target) -> str:
+        """The chat's conversation: its most recent session, else the one its first message
+        would open (the channel's agent, per the configured routes)."""
+        recent = await self.rt.state.sessions.recent(RECENT_SESSIONS)
+        chat = chat_address(target.channel, target.chat_id)
+        fallback: str | None = None
+        for info in recent:
+            found = session_chat(info.key)
+            if found is None or found[0] != chat:
+                continue
+            if found[1] == target.address:
+                return info.key
+            fallback = fallback or info.key
+        if fallback is not None and target.thread_id is None:
+            return fallback
+        pipeline = self.pipeline
+        facts = _ChatFacts(target.channel, target.chat_id, target.thread_id)
+        _, key = route(
+            facts,
+            pipeline.stages.bindings,
+            pipeline.policy(target.channel).agent,
+            None,
+            per_user_in_groups=False,
+        )
+        return key
+
+    async def _append(self, key: str, line: ChatMessage) -> None:
+        rt = self.rt
+        session = await rt.cache.acquire(key, rt.clock.time())
+        try:
+            await self.pipeline.runner.persistence.append(session, [line])
+        finally:
+            rt.cache.release(session)
+
+    async def recent_chats(self, limit: int = 30) -> list[dict[str, Any]]:
+        """The chats of the most recent sessions (newest first), each once."""
+        seen: dict[str, dict[str, Any]] = {}
+        for info in await self.rt.state.sessions.recent(RECENT_SESSIONS):
+            found = session_chat(info.key)
+            if found is None or found[1] in seen:
+                continue
+            seen[found[1]] = {"chat": found[0], "address": found[1], "updated_at": info.updated_at}
+            if len(seen) >= limit:
+                break
+        return list(seen.values())
+
+    def _count(self, chat: str, reason: TakeoverReason) -> None:
+        self.counter.labels(channel=chat.split(":", 1)[0], reason=reason.value).inc()
+
+    async def view(self) -> dict[str, Any]:
+        """Paused chats (each with its transcript's tail, human lines marked) and the recent
+        chats with whether each is paused: what the dashboard and `chats list` show."""
+        paused = await self.paused()
+        views = []
+        for pause in paused:
+            channel, _, chat_id = pause.chat.partition(":")
+            key = await self._session_for(Target(channel, chat_id, None))
+            lines = await self.rt.state.sessions.transcript(key) or []
+            views.append(
+                pause.to_dict() | {"session": key, "tail": [x.to_dict() for x in lines[-6:]]}
+            )
+        chats = {p.chat for p in paused}
+        recent = [r | {"paused": r["chat"] in chats} for r in await self.recent_chats()]
+        return {"paused": views, "recent": recent, "now": self.rt.clock.time()}
+
+    async def status(self) -> dict[str, Any]:
+        """`view()` for `/api/status` and the dashboard, which must answer while the state
+        store is away (they are how an operator sees that it is)."""
+        try:
+            return await self.view()
+        except StateUnavailable:
+            return {"paused": [], "recent": [], "unavailable": True, "now": self.rt.clock.time()}

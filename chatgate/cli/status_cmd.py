@@ -148,10 +148,13 @@ def render(data: dict[str, Any]) -> str:
         f"{s.get('queued', 0)} queued, {s.get('evictions', 0)} evicted"
     )
     dead = data.get("dead_targets") or {}
+    entries, pending = data.get("dlq", {}).get("entries"), data.get("pairing", {}).get("pending")
     lines.append(
-        f"dlq: {data.get('dlq', {}).get('entries', 0)} entries · dead targets: {len(dead)} · "
-        f"pairing pending: {data.get('pairing', {}).get('pending', 0)}"
+        f"dlq: {_known(entries)} entries · dead targets: {len(dead)} · "
+        f"pairing pending: {_known(pending)}"
     )
+    for error in data.get("state_errors") or []:
+        lines.append(f"state store unavailable: {error}")
     jobs = data.get("jobs") or []
     if jobs:
         from chatgate.cli.jobs_cmd import job_lines
@@ -211,3 +214,8 @@ def mcp_lines(servers: list[dict[str, Any]]) -> list[str]:
         if server.get("error"):
             lines.append(f"    why: {server['error']}")
     return lines
+
+
+def _known(value: object) -> str:
+    """A count read from the state store, or "?" while the store was unavailable."""
+    return "?" if value is None else str(value)

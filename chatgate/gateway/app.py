@@ -306,7 +306,11 @@ class Gateway:
 
     async def status(self) -> dict[str, Any]:
         status = await build_status(self.rt, self.pipeline.scheduler, self.life)
-        status["jobs"] = scrub(await jobs_status(self.schedules), self.rt.loaded.secrets)
+        try:
+            status["jobs"] = scrub(await jobs_status(self.schedules), self.rt.loaded.secrets)
+        except StateUnavailable as exc:
+            status["jobs"] = []
+            status.setdefault("state_errors", []).append(str(exc))
         status["chats"] = scrub(await self.takeover.status(), self.rt.loaded.secrets)
         return status
 

@@ -16,7 +16,10 @@ from aiohttp import web
 from chatgate.channels.base import Handler
 from chatgate.gateway import dashboard
 from chatgate.http_input import BadInput, InputReason, bounded_int, read_json, required, utf8_clean
+from chatgate.http_input.answers import refuse
 from chatgate.http_input.params import INT64_MAX
+from chatgate.policies.reasons import RefusalReason
+from chatgate.state.protocols import StateUnavailable
 
 MAX_BODY = 8 * 1024 * 1024  # routes enforce their own, smaller limits
 
@@ -98,7 +101,7 @@ def _api(request: web.Request) -> OperatorApi:
 
 
 def build_app(api: OperatorApi, routes: DynamicRoutes) -> web.Application:
-    app = web.Application(client_max_size=MAX_BODY, middlewares=[_api_auth])
+    app = web.Application(client_max_size=MAX_BODY, middlewares=[_api_auth, _store_down])
     app[API_KEY] = api
     app.router.add_get("/healthz", healthz)
     app.router.add_get("/readyz", readyz)
@@ -144,6 +147,28 @@ async def _api_auth(
         if needed and not (given and api.accepts_token(given)):
             return web.json_response({"error": "missing or wrong bearer token"}, status=401)
     return await handler(request)
+
+
+# What an /api/ caller is told to wait for while the state store is away (the guard's probe
+# interval is a few seconds; a reconnecting Redis client is back within this).
+STORE_RETRY_AFTER_S = 5
+
+
+@web.middleware
+async def _store_down(
+    request: web.Request, handler: Callable[[web.Request], Awaitable[web.StreamResponse]]
+) -> web.StreamResponse:
+    """An operator action the state store cannot serve right now is a 503 with Retry-After
+    (nothing was changed), never a 500."""
+    try:
+        return await handler(request)
+    except StateUnavailable:
+        return refuse(
+            503,
+            "the state store is unavailable; try again shortly",
+            RefusalReason.STATE_UNAVAILABLE,
+            retry_after_s=STORE_RETRY_AFTER_S,
+        )
 
 
 async def healthz(request: web.Request) -> web.Response:

@@ -3,14 +3,18 @@
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Awaitable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 from chatgate import __version__
 from chatgate.config.redact import scrub
 from chatgate.gateway.event_loop import implementation
 from chatgate.gateway.runtime import Runtime
 from chatgate.gateway.session_queue import SessionScheduler
+from chatgate.state.protocols import StateUnavailable
+
+T = TypeVar("T")
 
 
 @dataclass
@@ -36,8 +40,21 @@ def _memory(rt: Runtime) -> dict[str, Any]:
     }
 
 
+async def _stored(read: Awaitable[T], fallback: T, errors: list[str]) -> T:
+    """A store read for the snapshot; while the store is away, ``fallback`` and the reason."""
+    try:
+        return await read
+    except StateUnavailable as exc:
+        errors.append(str(exc))
+        return fallback
+
+
 async def build_status(rt: Runtime, scheduler: SessionScheduler, life: Lifecycle) -> dict[str, Any]:
+    """The snapshot; parts kept in the state store read as unknown (None) while it is away,
+    with ``state_errors`` saying why, so status still answers during an outage."""
     now = rt.clock.time()
+    errors: list[str] = []
+    pending = await _stored(rt.pairing.pending(now), None, errors)
     config = rt.loaded.config
     agents = [
         {"name": name, "backend": cfg.backend, "model": getattr(cfg, "model", None)}
@@ -59,9 +76,9 @@ async def build_status(rt: Runtime, scheduler: SessionScheduler, life: Lifecycle
             "queued": scheduler.queued,
             "evictions": rt.cache.evictions,
         },
-        "dlq": {"entries": await rt.dead_letters.count()},
-        "dead_targets": await rt.dead_targets.all(),
-        "pairing": {"pending": len(await rt.pairing.pending(now))},
+        "dlq": {"entries": await _stored(rt.dead_letters.count(), None, errors)},
+        "dead_targets": await _stored(rt.dead_targets.all(), {}, errors),
+        "pairing": {"pending": None if pending is None else len(pending)},
         "breaker": rt.channels.breaker_status(),
         "degraded": rt.degraded.to_list(),
         "memory": _memory(rt),
@@ -73,6 +90,8 @@ async def build_status(rt: Runtime, scheduler: SessionScheduler, life: Lifecycle
         "warnings": rt.loaded.warnings,
         "cluster": await _cluster(rt),
     }
+    if errors:
+        data["state_errors"] = errors
     scrubbed: dict[str, Any] = scrub(data, rt.loaded.secrets)
     return scrubbed
 

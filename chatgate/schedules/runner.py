@@ -114,6 +114,11 @@ class Scheduler:
             try:
                 await self.refresh()
                 wake_at = None if self._closing else await self.tick()
+            except StateUnavailable as exc:  # the store is away: its guard reports it; retry
+                log.warning(
+                    "schedule tick skipped: state store unavailable", extra={"why": str(exc)}
+                )
+                wake_at = None
             except Exception:
                 log.exception("schedule tick failed")
                 wake_at = None

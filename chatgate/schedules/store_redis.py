@@ -9,7 +9,7 @@ from redis.asyncio import Redis
 from chatgate.config.models import GatewaySection
 from chatgate.schedules.jobs import RunRecord, ScheduledJob
 from chatgate.schedules.store import KEEP_RUNS
-from chatgate.state.redis.client import connect
+from chatgate.state.redis.client import connect, maps_errors
 
 # Compare and set: only the replica that read the current cursor moves it (values are repr()s).
 _ADVANCE = """
@@ -21,6 +21,7 @@ return 0
 """
 
 
+@maps_errors("schedules")
 class RedisJobStore:
     def __init__(self, gateway: GatewaySection) -> None:
         self._gateway = gateway

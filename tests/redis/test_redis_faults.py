@@ -179,3 +179,31 @@ async def test_a_lease_renewal_stuck_on_a_slow_redis_stops_the_channel_by_its_de
         await admin.client_unpause()
         await admin.aclose()
         await client.aclose()
+
+
+async def test_operator_api_answers_while_redis_is_down(
+    tmp_path: Path, fake_llm: FakeLLM, private_redis: PrivateRedis
+) -> None:
+    """Status still answers (store parts unknown, with the reason); a store-backed action is a
+    503 with Retry-After, never a 500; the dashboard's snapshot keeps coming."""
+    path = gh_config(tmp_path, fake_llm)
+    text = path.read_text().replace(
+        "\nagents:", "\n" + on_redis(private_redis.url, "a") + "agents:"
+    )
+    path.write_text(text)
+    async with running(path) as gw, http() as client:
+        private_redis.kill()
+        async with client.get(url(gw, "/api/status")) as resp:
+            assert resp.status == 200
+            status = await resp.json()
+        assert status["dlq"]["entries"] is None and status["pairing"]["pending"] is None
+        assert status["state_errors"] and all("redis" in e for e in status["state_errors"])
+        for path_ in ("/api/dlq", "/api/pairing", "/api/sessions"):
+            async with client.get(url(gw, path_)) as resp:
+                assert resp.status == 503, path_
+                assert resp.headers["Retry-After"].isdigit()
+                assert (await resp.json())["reason_code"] == "state_unavailable"
+        from chatgate.gateway.dashboard import snapshot
+
+        data = await snapshot(gw)
+        assert data["dlq"]["entries"] == [] and "redis" in data["dlq"]["error"]

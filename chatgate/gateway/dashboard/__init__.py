@@ -13,11 +13,13 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
+from collections.abc import Awaitable
 from typing import TYPE_CHECKING, Any
 
 from aiohttp import web
 
 from chatgate.channels.webui import SseStream, StaticAssets
+from chatgate.state.protocols import StateUnavailable
 
 if TYPE_CHECKING:
     from chatgate.gateway.http_app import OperatorApi
@@ -41,10 +43,19 @@ def assets() -> StaticAssets:
 async def snapshot(api: OperatorApi) -> dict[str, Any]:
     """Everything the page shows, in one answer (secret-free: each part is scrubbed)."""
     status = await api.status()
-    dlq = await api.admin("dlq_list", limit=DLQ_SHOWN)
-    pairing = await api.admin("pairing_list")
+    dlq = await _stored(api.admin("dlq_list", limit=DLQ_SHOWN), {"entries": []})
+    pairing = await _stored(api.admin("pairing_list"), {"pending": [], "approved": []})
     stats = await api.admin("turn_stats")
     return {"now": time.time(), "status": status, "dlq": dlq, "pairing": pairing, "stats": stats}
+
+
+async def _stored(read: Awaitable[dict[str, Any]], empty: dict[str, Any]) -> dict[str, Any]:
+    """A part read from the state store; empty, with the reason, while the store is away (the
+    status part says so too), so the page keeps updating through an outage."""
+    try:
+        return await read
+    except StateUnavailable as exc:
+        return {**empty, "error": str(exc)}
 
 
 def _every(request: web.Request) -> float:

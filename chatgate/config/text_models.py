@@ -70,6 +70,13 @@ class TextOverrides(StrictModel):
     media_name_sticker: Override | None = Field(None, alias="media.name.sticker")
     files_too_large: Override | None = Field(None, alias="files.too_large")
     files_not_attached: Override | None = Field(None, alias="files.not_attached")
+    approval_prompt: Override | None = Field(None, alias="approval.prompt")
+    approval_reply_hint: Override | None = Field(None, alias="approval.reply_hint")
+    approval_approve: Override | None = Field(None, alias="approval.approve")
+    approval_deny: Override | None = Field(None, alias="approval.deny")
+    approval_approved: Override | None = Field(None, alias="approval.approved")
+    approval_denied: Override | None = Field(None, alias="approval.denied")
+    approval_timed_out: Override | None = Field(None, alias="approval.timed_out")
 
     @field_validator("*")
     @classmethod

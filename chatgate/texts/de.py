@@ -123,4 +123,14 @@ TEXTS: dict[T, str] = {
     T.MEDIA_NAME_STICKER: "Sticker",
     T.FILE_TOO_LARGE: "📎 {name} konnte nicht angehängt werden: Die Datei ist größer als {max}.",
     T.FILE_NOT_ATTACHED: "📎 {name} konnte nicht angehängt werden.",
+    T.APPROVAL_PROMPT: (
+        "🔐 Der Assistent möchte {tool} verwenden mit {arguments}\n"
+        "Erlauben? (läuft ab in {expires})"
+    ),
+    T.APPROVAL_REPLY_HINT: "Antworte mit ja oder nein.",
+    T.APPROVAL_APPROVE: "Erlauben",
+    T.APPROVAL_DENY: "Ablehnen",
+    T.APPROVAL_APPROVED: "✅ {tool}: erlaubt von {name}.",
+    T.APPROVAL_DENIED: "❌ {tool}: abgelehnt von {name}.",
+    T.APPROVAL_TIMED_OUT: "⌛ {tool}: keine Antwort innerhalb von {wait}, daher nicht ausgeführt.",
 }

@@ -89,4 +89,13 @@ TEXTS: dict[T, str] = {
     T.MEDIA_NAME_STICKER: "sticker",
     T.FILE_TOO_LARGE: "📎 {name} could not be attached: it is over the {max} limit.",
     T.FILE_NOT_ATTACHED: "📎 {name} could not be attached.",
+    T.APPROVAL_PROMPT: (
+        "🔐 The assistant wants to use {tool} with {arguments}\nAllow it? (expires in {expires})"
+    ),
+    T.APPROVAL_REPLY_HINT: "Reply yes or no.",
+    T.APPROVAL_APPROVE: "Approve",
+    T.APPROVAL_DENY: "Deny",
+    T.APPROVAL_APPROVED: "✅ {tool}: approved by {name}.",
+    T.APPROVAL_DENIED: "❌ {tool}: denied by {name}.",
+    T.APPROVAL_TIMED_OUT: "⌛ {tool}: no answer within {wait}, so it was not run.",
 }

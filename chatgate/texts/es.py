@@ -96,4 +96,13 @@ TEXTS: dict[T, str] = {
     T.MEDIA_NAME_STICKER: "sticker",
     T.FILE_TOO_LARGE: "📎 No pude adjuntar {name}: supera el límite de {max}.",
     T.FILE_NOT_ATTACHED: "📎 No pude adjuntar {name}.",
+    T.APPROVAL_PROMPT: (
+        "🔐 El asistente quiere usar {tool} con {arguments}\n¿Lo permites? (caduca en {expires})"
+    ),
+    T.APPROVAL_REPLY_HINT: "Responde sí o no.",
+    T.APPROVAL_APPROVE: "Aprobar",
+    T.APPROVAL_DENY: "Rechazar",
+    T.APPROVAL_APPROVED: "✅ {tool}: aprobado por {name}.",
+    T.APPROVAL_DENIED: "❌ {tool}: rechazado por {name}.",
+    T.APPROVAL_TIMED_OUT: "⌛ {tool}: sin respuesta en {wait}, así que no se ejecutó.",
 }

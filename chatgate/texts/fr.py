@@ -106,4 +106,14 @@ TEXTS: dict[T, str] = {
     T.MEDIA_NAME_STICKER: "autocollant",
     T.FILE_TOO_LARGE: "📎 Impossible de joindre {name} : le fichier dépasse la limite de {max}.",
     T.FILE_NOT_ATTACHED: "📎 Impossible de joindre {name}.",
+    T.APPROVAL_PROMPT: (
+        "🔐 L'assistant veut utiliser {tool} avec {arguments}\n"
+        "L'autoriser ? (expire dans {expires})"
+    ),
+    T.APPROVAL_REPLY_HINT: "Répondez oui ou non.",
+    T.APPROVAL_APPROVE: "Autoriser",
+    T.APPROVAL_DENY: "Refuser",
+    T.APPROVAL_APPROVED: "✅ {tool} : autorisé par {name}.",
+    T.APPROVAL_DENIED: "❌ {tool} : refusé par {name}.",
+    T.APPROVAL_TIMED_OUT: "⌛ {tool} : pas de réponse en {wait}, l'outil n'a donc pas été lancé.",
 }

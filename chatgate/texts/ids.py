@@ -56,6 +56,13 @@ class TextId(StrEnum):
     MEDIA_NAME_STICKER = "media.name.sticker"
     FILE_TOO_LARGE = "files.too_large"
     FILE_NOT_ATTACHED = "files.not_attached"
+    APPROVAL_PROMPT = "approval.prompt"
+    APPROVAL_REPLY_HINT = "approval.reply_hint"
+    APPROVAL_APPROVE = "approval.approve"
+    APPROVAL_DENY = "approval.deny"
+    APPROVAL_APPROVED = "approval.approved"
+    APPROVAL_DENIED = "approval.denied"
+    APPROVAL_TIMED_OUT = "approval.timed_out"
 
 
 # The placeholders each template must use, in every language and every override.
@@ -81,6 +88,10 @@ PLACEHOLDERS: dict[TextId, frozenset[str]] = {
     TextId.MEDIA_HEARD: frozenset({"text"}),
     TextId.FILE_TOO_LARGE: frozenset({"name", "max"}),
     TextId.FILE_NOT_ATTACHED: frozenset({"name"}),
+    TextId.APPROVAL_PROMPT: frozenset({"tool", "arguments", "expires"}),
+    TextId.APPROVAL_APPROVED: frozenset({"tool", "name"}),
+    TextId.APPROVAL_DENIED: frozenset({"tool", "name"}),
+    TextId.APPROVAL_TIMED_OUT: frozenset({"tool", "wait"}),
 }
 
 

@@ -101,4 +101,14 @@ TEXTS: dict[T, str] = {
     T.MEDIA_NAME_STICKER: "стикер",
     T.FILE_TOO_LARGE: "📎 Не удалось приложить {name}: файл больше {max}.",
     T.FILE_NOT_ATTACHED: "📎 Не удалось приложить {name}.",
+    T.APPROVAL_PROMPT: (
+        "🔐 Ассистент хочет использовать {tool} с {arguments}\n"
+        "Разрешить? (истекает через {expires})"
+    ),
+    T.APPROVAL_REPLY_HINT: "Ответьте да или нет.",
+    T.APPROVAL_APPROVE: "Разрешить",
+    T.APPROVAL_DENY: "Отклонить",
+    T.APPROVAL_APPROVED: "✅ {tool}: разрешено, {name}.",
+    T.APPROVAL_DENIED: "❌ {tool}: отклонено, {name}.",
+    T.APPROVAL_TIMED_OUT: "⌛ {tool}: нет ответа за {wait}, поэтому не выполнено.",
 }

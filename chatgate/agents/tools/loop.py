@@ -19,13 +19,16 @@ from chatgate.agents.base import AgentError, EventCallback, ProgressCallback
 from chatgate.agents.tools.types import (
     TOOL_CALL_EVENT,
     TOOL_STARTED_EVENT,
+    ApprovalAnswer,
+    ApprovalAsk,
+    Approve,
     ToolCallRecord,
     ToolSource,
     ToolSpec,
     ToolUnavailable,
 )
 from chatgate.config.tool_models import AgentToolsConfig
-from chatgate.policies.reasons import FailureReason, ToolCallStatus
+from chatgate.policies.reasons import ApprovalReason, FailureReason, ToolCallStatus
 from chatgate.policies.tools import (
     Approval,
     LoopUsage,
@@ -137,6 +140,7 @@ class ToolLoop:
         on_event: EventCallback | None = None,
         on_progress: ProgressCallback | None = None,
         clock: Callable[[], float] = time.monotonic,
+        approve: Approve | None = None,
     ) -> None:
         self._agent = agent
         self._source = source
@@ -147,6 +151,10 @@ class ToolLoop:
         self._clock = clock
         self._limits = ToolLimits(config.max_steps, config.budget_tokens, config.budget_s)
         self._approvals = tuple(config.approval.items())
+        self._approve = approve
+        self._asked: dict[str, int] = {}  # identical calls asked so far this turn
+        self._budget: asyncio.Timeout | None = None
+        self._waited_s = 0.0  # time spent waiting for approvals (not part of the budget)
         self.trail: list[ToolCallRecord] = []
 
     async def run(self, messages: list[dict[str, Any]], complete: Complete) -> LoopResult:
@@ -155,7 +163,7 @@ class ToolLoop:
         defs, names = tool_definitions(specs)
         budget = self._config.budget_s
         try:
-            async with asyncio.timeout(budget):
+            async with asyncio.timeout(budget) as self._budget:
                 return await self._steps(messages, complete, defs or None, names)
         except TimeoutError:
             raise AgentError(
@@ -179,7 +187,7 @@ class ToolLoop:
             if not step.calls:
                 exchange = transcript_exchange(messages[first:])
                 return LoopResult(step.text, step.model, tokens, tuple(self.trail), exchange)
-            usage = LoopUsage(rounds, tokens, self._clock() - started)
+            usage = LoopUsage(rounds, tokens, self._clock() - started - self._waited_s)
             reason = stop_reason(usage, self._limits)
             if reason is not None:
                 raise AgentError(reason, f"after {rounds} tool steps, {tokens} tokens")
@@ -203,6 +211,26 @@ class ToolLoop:
             return list(await asyncio.gather(*(self._call(c, names, step) for c in calls)))
         return [await self._call(c, names, step) for c in calls]
 
+    async def _ask(self, name: str, shown: Any) -> ApprovalAnswer:
+        """Wait for the approval of one call; the wait does not count against the budget."""
+        if self._approve is None:
+            return ApprovalAnswer(ToolCallStatus.DENIED, ApprovalReason.NO_APPROVER.value)
+        fingerprint = json.dumps([name, shown], sort_keys=True, default=str)
+        occurrence = self._asked.get(fingerprint, 0)
+        self._asked[fingerprint] = occurrence + 1
+        ask = ApprovalAsk(self._agent, name, shown, occurrence)
+        budget, loop = self._budget, asyncio.get_running_loop()
+        deadline = budget.when() if budget is not None else None
+        if budget is not None and deadline is not None:
+            budget.reschedule(deadline + self._config.approval_timeout_s + 5.0)
+        began, began_loop = self._clock(), loop.time()
+        try:
+            return await self._approve(ask)
+        finally:
+            self._waited_s += self._clock() - began
+            if budget is not None and deadline is not None:
+                budget.reschedule(deadline + (loop.time() - began_loop))
+
     async def _progress(self, calls: Sequence[RequestedCall], names: Mapping[str, str]) -> None:
         if self._on_progress is None:
             return
@@ -224,6 +252,8 @@ class ToolLoop:
             arguments = None
         shown = mask_arguments(arguments, self._secrets) if arguments is not None else "<invalid>"
 
+        answer: ApprovalAnswer | None = None
+
         def record(status: ToolCallStatus, chars: int = 0, detail: str = "") -> None:
             known = call.name in names  # a made-up name must not become a metric label
             entry = ToolCallRecord(
@@ -234,6 +264,8 @@ class ToolLoop:
                 chars,
                 step,
                 detail if known else f"the model asked for {call.name[:80]!r}",
+                answer.decision if answer is not None else "",
+                answer.by if answer is not None else "",
             )
             self.trail.append(entry)
             if self._on_event is not None:
@@ -246,9 +278,18 @@ class ToolLoop:
         if not isinstance(arguments, dict):
             record(ToolCallStatus.BAD_ARGUMENTS)
             return "error: the arguments must be a JSON object", None
-        if approval_for(name, self._approvals) is Approval.DENY:
+        approval = approval_for(name, self._approvals)
+        if approval is Approval.DENY:
             record(ToolCallStatus.DENIED)
             return f"error: the operator does not allow the tool {name!r}", None
+        if approval is Approval.ASK:
+            answer = await self._ask(name, shown)
+            started = self._clock()  # the call's duration is the tool's own time
+            if not answer.approved:
+                record(answer.status)
+                if answer.status is ToolCallStatus.APPROVAL_TIMEOUT:
+                    return f"error: nobody approved the tool {name!r} in time; it did not run", None
+                return f"error: the user did not allow the tool {name!r} this time", None
         if self._on_event is not None:
             self._on_event(TOOL_STARTED_EVENT, {"agent": self._agent, "tool": name})
         timeout = self._config.tool_timeout_s

@@ -119,6 +119,7 @@ class ToolCallStatus(StrEnum):
 class ApprovalReason(StrEnum):
     """How an approval prompt ended, or why a press (or a yes/no reply) changed nothing."""
 
+    ASKED = "approval_asked"  # a prompt was posted
     APPROVED = "approved"
     DENIED = "denied"
     TIMED_OUT = "timed_out"  # no answer within approval_timeout_s: the call is not run

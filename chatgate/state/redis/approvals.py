@@ -71,7 +71,7 @@ class RedisApprovals:
         channel, chat, _ = record.prompt
         ttl_ms = max(1, math.ceil((record.expires_at - record.created_at + KEEP_S) * 1000))
         data = json.dumps(record.static(), ensure_ascii=False, default=str)
-        flat = await self._redis.eval(  # type: ignore[misc]
+        flat = await self._redis.eval(
             _CREATE,
             2,
             self._key(record.id),
@@ -86,20 +86,18 @@ class RedisApprovals:
         return stored or record
 
     async def get(self, ident: str) -> ApprovalRecord | None:
-        fields = await self._redis.hgetall(self._key(ident))  # type: ignore[misc]
+        fields = await self._redis.hgetall(self._key(ident))
         return _record(ident, {str(k): str(v) for k, v in fields.items()})
 
     async def set_prompt(self, ident: str, message_ids: Sequence[str]) -> None:
         key = self._key(ident)
         if await self._redis.exists(key):
-            await self._redis.hset(key, "prompt_ids", json.dumps(list(message_ids)))  # type: ignore[misc]
+            await self._redis.hset(key, "prompt_ids", json.dumps(list(message_ids)))
 
     async def decide(
         self, ident: str, state: ApprovalState, by: str, now: float
     ) -> tuple[ApprovalRecord | None, bool]:
-        out = await self._redis.eval(  # type: ignore[misc]
-            _DECIDE, 1, self._key(ident), state.value, by, repr(now)
-        )
+        out = await self._redis.eval(_DECIDE, 1, self._key(ident), state.value, by, repr(now))
         changed, flat = int(out[0]), out[1:]
         return _record(ident, _pairs(flat)), changed == 1
 

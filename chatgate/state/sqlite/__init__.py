@@ -9,8 +9,8 @@ import socket
 from pathlib import Path
 
 from chatgate.config.models import GatewaySection
-from chatgate.state.factory import Stores
 from chatgate.state.approvals import KV_NAME as APPROVALS
+from chatgate.state.factory import Stores
 from chatgate.state.local_lock import LocalLeases
 from chatgate.state.sqlite.approvals import SqliteApprovals
 from chatgate.state.sqlite.callbacks import SqliteCallbacks

@@ -42,7 +42,9 @@ class SqliteApprovals:
         )
 
         def write(conn: sqlite3.Connection) -> ApprovalRecord:
-            conn.execute("DELETE FROM approvals WHERE expires_at < ?", (record.created_at - KEEP_S,))
+            conn.execute(
+                "DELETE FROM approvals WHERE expires_at < ?", (record.created_at - KEEP_S,)
+            )
             conn.execute(
                 "INSERT OR IGNORE INTO approvals(id, key, prompt_channel, prompt_chat, state,"
                 " expires_at, created_at, data) VALUES (?,?,?,?,?,?,?,?)",
@@ -57,7 +59,9 @@ class SqliteApprovals:
 
     async def get(self, ident: str) -> ApprovalRecord | None:
         def read(conn: sqlite3.Connection) -> ApprovalRecord | None:
-            row = conn.execute(f"SELECT {_COLUMNS} FROM approvals WHERE id = ?", (ident,)).fetchone()
+            row = conn.execute(
+                f"SELECT {_COLUMNS} FROM approvals WHERE id = ?", (ident,)
+            ).fetchone()
             return _record(row) if row else None
 
         return await self._db.call(read)
@@ -77,7 +81,9 @@ class SqliteApprovals:
                 " WHERE id = ? AND state = ?",
                 (state.value, by, now, ident, ApprovalState.PENDING.value),
             ).rowcount
-            row = conn.execute(f"SELECT {_COLUMNS} FROM approvals WHERE id = ?", (ident,)).fetchone()
+            row = conn.execute(
+                f"SELECT {_COLUMNS} FROM approvals WHERE id = ?", (ident,)
+            ).fetchone()
             return (_record(row) if row else None), changed == 1
 
         return await self._db.call(write)

@@ -299,8 +299,10 @@ def prompt_message(
         return OutboundMessage((Text(f"{text}\n{hint}", markdown=False),))
     row = Buttons(
         (
-            Button(voice.text(TextId.APPROVAL_APPROVE), press_value(True, record.id), "primary"),
-            Button(voice.text(TextId.APPROVAL_DENY), press_value(False, record.id), "danger"),
+            Button(
+                voice.text(TextId.APPROVAL_APPROVE), press_value(True, record.id), style="primary"
+            ),
+            Button(voice.text(TextId.APPROVAL_DENY), press_value(False, record.id), style="danger"),
         )
     )
     return OutboundMessage((Text(text, markdown=False), row))

@@ -68,7 +68,6 @@ class AskContext:
     agent: str
     channel: str
     chat_id: str
-    thread_id: str | None
     sender_id: str
     target: Target | None
     language: str | None
@@ -93,16 +92,17 @@ class ApprovalDesk:
         """Post (or find) the prompt of one call and wait for its answer or its timeout."""
         rt = self.rt
         started = rt.clock.monotonic()
-        if self.store is None or (ctx.approver is None and ctx.target is None):
+        target = ctx.target
+        reply_to = (target.channel, target.chat_id, target.thread_id) if target else None
+        who = deciders_for(ctx.approver, (ctx.channel, ctx.chat_id), ctx.sender_id, reply_to)
+        if self.store is None or who is None:
             self._count(ask.agent, ApprovalReason.NO_APPROVER)
             log.warning(
                 "tool call needs approval but there is nobody to ask; denied",
                 extra={"tool": ask.tool, "key": ctx.key, "reason": ApprovalReason.NO_APPROVER},
             )
             return ApprovalAnswer(ToolCallStatus.DENIED, ApprovalReason.NO_APPROVER.value)
-        deciders, (channel, chat, thread) = deciders_for(
-            ctx.approver, ctx.channel, ctx.chat_id, ctx.thread_id, ctx.sender_id
-        )
+        deciders, (channel, chat, thread) = who
         now = rt.clock.time()
         fresh = ApprovalRecord(
             id=approval_id(ctx.key, ask.tool, ask.arguments, ask.occurrence),
@@ -269,12 +269,14 @@ class ApprovalDesk:
             text = voice.text(TextId.APPROVAL_TIMED_OUT, tool=record.tool, wait=wait)
         else:
             text = voice.text(_CLOSED_TEXT[record.state], tool=record.tool, name=name)
+        adapter = await self.rt.channels.ready_adapter(channel)
+        edits = adapter is not None and adapter.capabilities.edits
         with contextlib.suppress(Exception):  # the answer counts even if the edit fails
             await self.rt.delivery.deliver(
                 Target(channel, chat, thread),
                 OutboundMessage((Text(text, markdown=False),)),
                 inbound_key=record.key,
-                edit_ids=list(record.prompt_ids)[:1],
+                edit_ids=list(record.prompt_ids)[:1] if edits else (),
             )
 
     def _count(self, agent: str, reason: ApprovalReason) -> None:

@@ -149,12 +149,24 @@ def shown_arguments(arguments: Any, limit: int = ARGUMENTS_SHOWN_CHARS) -> str:
 
 
 def deciders_for(
-    approver: str | None, channel: str, chat_id: str, thread_id: str | None, user_id: str
-) -> tuple[Deciders, tuple[str, str, str | None]]:
-    """Who decides and where the prompt goes: the configured operator chat
-    (``channel:chat[:thread]``), else the session's own user in the chat of the turn."""
+    approver: str | None,
+    origin: tuple[str, str],
+    user_id: str,
+    reply_to: tuple[str, str, str | None] | None,
+) -> tuple[Deciders, tuple[str, str, str | None]] | None:
+    """Who decides and where the prompt goes (channel, chat, thread); None: nobody to ask.
+
+    The configured operator chat (``channel:chat[:thread]``, anyone in it) wins; else the prompt
+    goes where the answer goes: in the chat the message came from only its sender decides; a
+    turn answering elsewhere (a webhook delivering to a team chat) is decided by that chat.
+    """
     if approver:
         parts = approver.split(":")
         thread = parts[2] if len(parts) > 2 else None
         return Deciders(parts[0], parts[1]), (parts[0], parts[1], thread)
-    return Deciders(channel, chat_id, user_id), (channel, chat_id, thread_id)
+    if reply_to is None:
+        return None
+    channel, chat, _ = reply_to
+    if (channel, chat) == origin:
+        return Deciders(channel, chat, user_id), reply_to
+    return Deciders(channel, chat), reply_to

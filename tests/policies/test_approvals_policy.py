@@ -144,17 +144,30 @@ def test_expired(now: float, expires_at: float, gone: bool) -> None:
 
 
 @pytest.mark.parametrize(
-    ("approver", "expected"),
+    ("approver", "reply_to", "expected"),
     [
-        (None, (Deciders("telegram", "42", "7"), ("telegram", "42", "t1"))),
-        ("slack:COPS", (Deciders("slack", "COPS"), ("slack", "COPS", None))),
-        ("slack:COPS:1700.1", (Deciders("slack", "COPS"), ("slack", "COPS", "1700.1"))),
+        (
+            None,
+            ("telegram", "42", "t1"),
+            (Deciders("telegram", "42", "7"), ("telegram", "42", "t1")),
+        ),
+        # a webhook delivering to a team chat: that chat decides
+        (None, ("slack", "CDEV", None), (Deciders("slack", "CDEV"), ("slack", "CDEV", None))),
+        (None, None, None),  # a sync webhook without a target: nobody to ask
+        ("slack:COPS", None, (Deciders("slack", "COPS"), ("slack", "COPS", None))),
+        (
+            "slack:COPS:1700.1",
+            ("telegram", "42", None),
+            (Deciders("slack", "COPS"), ("slack", "COPS", "1700.1")),
+        ),
     ],
 )
 def test_deciders_for(
-    approver: str | None, expected: tuple[Deciders, tuple[str, str, str | None]]
+    approver: str | None,
+    reply_to: tuple[str, str, str | None] | None,
+    expected: tuple[Deciders, tuple[str, str, str | None]] | None,
 ) -> None:
-    assert deciders_for(approver, "telegram", "42", "t1", "7") == expected
+    assert deciders_for(approver, ("telegram", "42"), "7", reply_to) == expected
 
 
 def test_shown_arguments_are_capped() -> None:

@@ -193,7 +193,6 @@ class TurnSteps:
             agent=last.agent,
             channel=last.msg.channel,
             chat_id=last.msg.chat_id,
-            thread_id=last.msg.thread_id,
             sender_id=last.msg.sender_id,
             target=last.target,
             language=language if isinstance(language, str) else None,

@@ -38,6 +38,7 @@ from chatgate.policies.approvals import (
 from chatgate.policies.reasons import ApprovalReason, ToolCallStatus
 from chatgate.presentation.model import Button, Buttons, OutboundMessage, Text
 from chatgate.state.approvals import KV_NAME, ApprovalRecord, ApprovalStore
+from chatgate.state.protocols import StateUnavailable
 from chatgate.texts import TextId
 from chatgate.texts.voice import Voice
 
@@ -156,7 +157,10 @@ class ApprovalDesk:
         try:
             while True:
                 wake.clear()  # before the read: an answer after it wakes the wait below
-                record = await self.store.get(ident) or record
+                try:
+                    record = await self.store.get(ident) or record
+                except StateUnavailable:  # a blip of the shared store: look again shortly
+                    log.warning("approval store unreachable; still waiting", extra={"id": ident})
                 if record.state.decided:
                     break
                 now = rt.clock.time()

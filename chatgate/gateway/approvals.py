@@ -15,9 +15,10 @@ import asyncio
 import contextlib
 import logging
 from collections.abc import Awaitable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
+from chatgate.agents.tools.loop import Stretch
 from chatgate.agents.tools.types import ApprovalAnswer, ApprovalAsk
 from chatgate.channels.types import EDIT_OF, InboundMessage, Target
 from chatgate.gateway.runtime import Runtime
@@ -44,7 +45,6 @@ from chatgate.texts.voice import Voice
 
 log = logging.getLogger("chatgate.approvals")
 RECHECK_S = 1.0  # a waiting turn looks at the store this often (answers on another replica)
-EXTEND_MARGIN_S = 5.0
 _STATUS = {
     ApprovalState.APPROVED: ToolCallStatus.OK,
     ApprovalState.DENIED: ToolCallStatus.DENIED,
@@ -75,7 +75,7 @@ class AskContext:
     timeout_s: float
     approver: str | None
     control: TurnControl | None = None
-    deadline: asyncio.Timeout | None = None  # the turn's outer bound, pushed out while waiting
+    deadline: Stretch = field(default_factory=Stretch)  # the turn's bound, paused while waiting
 
 
 class ApprovalDesk:
@@ -121,17 +121,8 @@ class ApprovalDesk:
         record = await self.store.create(fresh)
         if not record.state.decided and not record.prompt_ids:
             await self._post(record, ctx)
-        deadline = ctx.deadline
-        when = deadline.when() if deadline is not None else None
-        if deadline is not None and when is not None:
-            wait_s = max(0.0, record.expires_at - now)
-            deadline.reschedule(when + wait_s + EXTEND_MARGIN_S)
-        loop_began = asyncio.get_running_loop().time()
-        try:
+        async with ctx.deadline.paused(max(0.0, record.expires_at - now)):
             record = await self._wait(record, ctx.control)
-        finally:
-            if deadline is not None and when is not None:
-                deadline.reschedule(when + asyncio.get_running_loop().time() - loop_began)
         waited = rt.clock.monotonic() - started
         reason = STATE_REASONS.get(record.state, ApprovalReason.TIMED_OUT)
         log.info(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Mapping
 from typing import Any
 
@@ -11,6 +12,7 @@ from chatgate.agents.tools.loop import (
     TRANSCRIPT_MAX_MESSAGES,
     ModelStep,
     RequestedCall,
+    Stretch,
     ToolLoop,
     loop_deadline_s,
     progress_line,
@@ -156,3 +158,20 @@ async def test_the_same_call_twice_in_a_turn_is_asked_twice() -> None:
     loop = ToolLoop("a", _Adder(), config, approve=approve)
     await loop.run([], _script(ADD, ADD, ModelStep("done")))
     assert asked == [0, 1]
+
+
+async def test_waiting_for_a_person_pauses_the_bound_once_for_overlapping_waits() -> None:
+    loop = asyncio.get_running_loop()
+    async with asyncio.timeout(10) as bound:
+        base = bound.when()
+        assert base is not None
+        stretch = Stretch(bound)
+        async with stretch.paused(300):
+            assert (bound.when() or 0) >= loop.time() + 300
+            async with stretch.paused(100):  # a parallel call asked meanwhile
+                pass
+            assert (bound.when() or 0) >= loop.time() + 300, "the other wait cut the pause"
+        back = bound.when()
+        assert back is not None and base <= back < base + 5  # only the time actually waited
+    async with Stretch().paused(300):  # no bound: nothing to pause
+        pass

@@ -9,9 +9,10 @@ error results so it can correct itself; a timeout or a dead server ends the turn
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import time
-from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -63,6 +64,38 @@ class ModelStep:
     @property
     def tokens(self) -> int:
         return int(self.usage.get("total_tokens", 0))
+
+
+class Stretch:
+    """Pauses an ``asyncio.timeout`` while someone is asked (overlapping waits are one pause):
+    the bound moves out by the longest wait announced, and back to ``before + waited`` when the
+    last wait ends, so the time spent waiting for a person never counts."""
+
+    def __init__(self, timeout: asyncio.Timeout | None = None) -> None:
+        self.timeout = timeout
+        self._active = 0
+        self._base: float | None = None
+        self._began = 0.0
+
+    @contextlib.asynccontextmanager
+    async def paused(self, up_to_s: float) -> AsyncIterator[None]:
+        timeout = self.timeout
+        when = timeout.when() if timeout is not None else None
+        if timeout is None or when is None:
+            yield
+            return
+        now = asyncio.get_running_loop().time()
+        if self._active == 0:
+            self._base, self._began = when, now
+        self._active += 1
+        timeout.reschedule(max(when, now + up_to_s + 5.0))
+        try:
+            yield
+        finally:
+            self._active -= 1
+            if self._active == 0 and self._base is not None:
+                waited = asyncio.get_running_loop().time() - self._began
+                timeout.reschedule(self._base + waited)
 
 
 UNKNOWN_TOOL_NAME = "<unknown>"  # the trail's name for a tool the model made up
@@ -153,7 +186,7 @@ class ToolLoop:
         self._approvals = tuple(config.approval.items())
         self._approve = approve
         self._asked: dict[str, int] = {}  # identical calls asked so far this turn
-        self._budget: asyncio.Timeout | None = None
+        self._budget = Stretch()  # the budget_s bound, paused while a person is asked
         self._waited_s = 0.0  # time spent waiting for approvals (not part of the budget)
         self.trail: list[ToolCallRecord] = []
 
@@ -163,7 +196,7 @@ class ToolLoop:
         defs, names = tool_definitions(specs)
         budget = self._config.budget_s
         try:
-            async with asyncio.timeout(budget) as self._budget:
+            async with asyncio.timeout(budget) as self._budget.timeout:
                 return await self._steps(messages, complete, defs or None, names)
         except TimeoutError:
             raise AgentError(
@@ -219,17 +252,12 @@ class ToolLoop:
         occurrence = self._asked.get(fingerprint, 0)
         self._asked[fingerprint] = occurrence + 1
         ask = ApprovalAsk(self._agent, name, shown, occurrence)
-        budget, loop = self._budget, asyncio.get_running_loop()
-        deadline = budget.when() if budget is not None else None
-        if budget is not None and deadline is not None:
-            budget.reschedule(deadline + self._config.approval_timeout_s + 5.0)
-        began, began_loop = self._clock(), loop.time()
+        began = self._clock()
         try:
-            return await self._approve(ask)
+            async with self._budget.paused(self._config.approval_timeout_s):
+                return await self._approve(ask)
         finally:
             self._waited_s += self._clock() - began
-            if budget is not None and deadline is not None:
-                budget.reschedule(deadline + (loop.time() - began_loop))
 
     async def _progress(self, calls: Sequence[RequestedCall], names: Mapping[str, str]) -> None:
         if self._on_progress is None:

@@ -202,7 +202,7 @@ class TurnSteps:
         )
 
         async def approve(ask: ApprovalAsk) -> ApprovalAnswer:
-            ctx.deadline = rec.deadline
+            ctx.deadline.timeout = rec.deadline
             return await desk.ask(ctx, ask)
 
         return approve

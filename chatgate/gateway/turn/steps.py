@@ -37,6 +37,7 @@ from chatgate.media.outgoing import store_files
 from chatgate.media.speech import with_voice
 from chatgate.media.step import prepare_turn_input
 from chatgate.policies.reasons import DeliveryStatus, FailureReason, OutcomeKind
+from chatgate.policies.tools import Approval
 from chatgate.policies.voice_reply import SPEECH_FAILURES
 from chatgate.state.protocols import StateUnavailable
 from chatgate.state.records import JournalState
@@ -184,7 +185,7 @@ class TurnSteps:
         desk, last = self.approvals, rec.last
         config = self.rt.config.agents.get(last.agent)
         tools = config.tools if isinstance(config, LiteLLMAgentConfig) else None
-        if desk is None or tools is None:
+        if desk is None or tools is None or Approval.ASK not in tools.approval.values():
             return None
         language = last.msg.extra.get(USER_LANGUAGE_KEY)
         ctx = AskContext(

@@ -77,6 +77,7 @@ class TextOverrides(StrictModel):
     approval_approved: Override | None = Field(None, alias="approval.approved")
     approval_denied: Override | None = Field(None, alias="approval.denied")
     approval_timed_out: Override | None = Field(None, alias="approval.timed_out")
+    approval_cancelled: Override | None = Field(None, alias="approval.cancelled")
 
     @field_validator("*")
     @classmethod

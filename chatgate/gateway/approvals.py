@@ -14,7 +14,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Awaitable
+from collections.abc import Awaitable, Coroutine
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -49,6 +49,7 @@ _STATUS = {
     ApprovalState.APPROVED: ToolCallStatus.OK,
     ApprovalState.DENIED: ToolCallStatus.DENIED,
     ApprovalState.TIMED_OUT: ToolCallStatus.APPROVAL_TIMEOUT,
+    ApprovalState.CANCELLED: ToolCallStatus.DENIED,
 }
 _DECIDED = {
     ApprovalReason.APPROVED: ApprovalState.APPROVED,
@@ -86,6 +87,7 @@ class ApprovalDesk:
         self.store: ApprovalStore | None = store if isinstance(store, ApprovalStore) else None
         self._wake: dict[str, asyncio.Event] = {}
         self._controls: dict[str, TurnControl] = {}
+        self._tasks: set[asyncio.Task[None]] = set()
 
     # -- the turn's side ----------------------------------------------------------------------
 
@@ -165,10 +167,36 @@ class ApprovalDesk:
                         await self._close(record, "")
                     break
                 await _first(wake.wait(), rt.clock.sleep(min(RECHECK_S, record.expires_at - now)))
+        except asyncio.CancelledError:
+            if control is not None and control.reason in (
+                CancelReason.STOP,
+                CancelReason.INTERRUPT,
+            ):
+                self._spawn(self._cancelled(ident))  # this task is being cancelled: not here
+            raise
         finally:
             self._wake.pop(ident, None)
             self._controls.pop(ident, None)
         return record
+
+    async def _cancelled(self, ident: str) -> None:
+        """The asking turn ended first (/stop, or a newer message interrupted it): close the
+        prompt, so a later press cannot look like it ran the tool. A shutdown keeps it open."""
+        assert self.store is not None
+        try:
+            record, changed = await self.store.decide(
+                ident, ApprovalState.CANCELLED, "", self.rt.clock.time()
+            )
+            if changed and record is not None:
+                self._count(record.agent, ApprovalReason.CANCELLED)
+                await self._close(record, "")
+        except Exception:
+            log.warning("could not close a cancelled approval prompt", extra={"id": ident})
+
+    def _spawn(self, coro: Coroutine[Any, Any, None]) -> None:
+        task = asyncio.ensure_future(coro)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
 
     async def _post(self, record: ApprovalRecord, ctx: AskContext) -> None:
         channel, chat, thread = record.prompt
@@ -262,6 +290,8 @@ class ApprovalDesk:
         if record.state is ApprovalState.TIMED_OUT:
             wait = voice.wait(record.expires_at - record.created_at)
             text = voice.text(TextId.APPROVAL_TIMED_OUT, tool=record.tool, wait=wait)
+        elif record.state is ApprovalState.CANCELLED:
+            text = voice.text(TextId.APPROVAL_CANCELLED, tool=record.tool)
         else:
             text = voice.text(_CLOSED_TEXT[record.state], tool=record.tool, name=name)
         adapter = await self.rt.channels.ready_adapter(channel)

@@ -27,6 +27,7 @@ class ApprovalState(StrEnum):
     APPROVED = "approved"
     DENIED = "denied"
     TIMED_OUT = "timed_out"
+    CANCELLED = "cancelled"  # the turn that asked ended first (/stop, or a newer message)
 
     @property
     def decided(self) -> bool:
@@ -38,6 +39,7 @@ STATE_REASONS: dict[ApprovalState, ApprovalReason] = {
     ApprovalState.APPROVED: ApprovalReason.APPROVED,
     ApprovalState.DENIED: ApprovalReason.DENIED,
     ApprovalState.TIMED_OUT: ApprovalReason.TIMED_OUT,
+    ApprovalState.CANCELLED: ApprovalReason.CANCELLED,
 }
 
 # Replies that answer a prompt where no button can (en, de, es, fr, ru), compared casefolded

@@ -123,6 +123,7 @@ class ApprovalReason(StrEnum):
     APPROVED = "approved"
     DENIED = "denied"
     TIMED_OUT = "timed_out"  # no answer within approval_timeout_s: the call is not run
+    CANCELLED = "approval_cancelled"  # the asking turn ended first (/stop, a newer message)
     NOT_APPROVER = "approval_not_approver"  # pressed by someone who may not decide: ignored
     ALREADY_DECIDED = "approval_already_decided"  # a second press, or a press after timeout
     UNKNOWN = "approval_unknown"  # the prompt's record is gone (purged, another state store)

@@ -133,4 +133,5 @@ TEXTS: dict[T, str] = {
     T.APPROVAL_APPROVED: "✅ {tool}: erlaubt von {name}.",
     T.APPROVAL_DENIED: "❌ {tool}: abgelehnt von {name}.",
     T.APPROVAL_TIMED_OUT: "⌛ {tool}: keine Antwort innerhalb von {wait}, daher nicht ausgeführt.",
+    T.APPROVAL_CANCELLED: "✖️ {tool}: nicht mehr nötig.",
 }

@@ -98,4 +98,5 @@ TEXTS: dict[T, str] = {
     T.APPROVAL_APPROVED: "✅ {tool}: approved by {name}.",
     T.APPROVAL_DENIED: "❌ {tool}: denied by {name}.",
     T.APPROVAL_TIMED_OUT: "⌛ {tool}: no answer within {wait}, so it was not run.",
+    T.APPROVAL_CANCELLED: "✖️ {tool}: no longer needed.",
 }

@@ -105,4 +105,5 @@ TEXTS: dict[T, str] = {
     T.APPROVAL_APPROVED: "✅ {tool}: aprobado por {name}.",
     T.APPROVAL_DENIED: "❌ {tool}: rechazado por {name}.",
     T.APPROVAL_TIMED_OUT: "⌛ {tool}: sin respuesta en {wait}, así que no se ejecutó.",
+    T.APPROVAL_CANCELLED: "✖️ {tool}: ya no hace falta.",
 }

@@ -116,4 +116,5 @@ TEXTS: dict[T, str] = {
     T.APPROVAL_APPROVED: "✅ {tool} : autorisé par {name}.",
     T.APPROVAL_DENIED: "❌ {tool} : refusé par {name}.",
     T.APPROVAL_TIMED_OUT: "⌛ {tool} : pas de réponse en {wait}, l'outil n'a donc pas été lancé.",
+    T.APPROVAL_CANCELLED: "✖️ {tool} : plus nécessaire.",
 }

@@ -63,6 +63,7 @@ class TextId(StrEnum):
     APPROVAL_APPROVED = "approval.approved"
     APPROVAL_DENIED = "approval.denied"
     APPROVAL_TIMED_OUT = "approval.timed_out"
+    APPROVAL_CANCELLED = "approval.cancelled"
 
 
 # The placeholders each template must use, in every language and every override.
@@ -92,6 +93,7 @@ PLACEHOLDERS: dict[TextId, frozenset[str]] = {
     TextId.APPROVAL_APPROVED: frozenset({"tool", "name"}),
     TextId.APPROVAL_DENIED: frozenset({"tool", "name"}),
     TextId.APPROVAL_TIMED_OUT: frozenset({"tool", "wait"}),
+    TextId.APPROVAL_CANCELLED: frozenset({"tool"}),
 }
 
 

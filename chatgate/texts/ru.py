@@ -111,4 +111,5 @@ TEXTS: dict[T, str] = {
     T.APPROVAL_APPROVED: "✅ {tool}: разрешено, {name}.",
     T.APPROVAL_DENIED: "❌ {tool}: отклонено, {name}.",
     T.APPROVAL_TIMED_OUT: "⌛ {tool}: нет ответа за {wait}, поэтому не выполнено.",
+    T.APPROVAL_CANCELLED: "✖️ {tool}: больше не нужно.",
 }

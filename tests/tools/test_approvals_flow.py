@@ -152,3 +152,23 @@ async def test_a_restart_while_waiting_then_a_press_resumes_the_turn(
     assert entry is not None and entry.reply is not None
     [call] = entry.reply["tools"]["trail"]
     assert (call["approval"], call["approver"]) == ("approved", "memory:u1")
+
+
+async def test_stop_while_waiting_closes_the_prompt(tmp_path: Path, fake_llm: FakeLLM) -> None:
+    fake_llm.script(SEND)
+    async with running(config(tmp_path, fake_llm)) as gw:
+        submission = await memory(gw).inject("tell ops", message_id="m1")
+        await memory(gw).wait_sent(1, timeout=20)
+        [pending] = await store(gw).pending_in("memory", "c1", gw.rt.clock.time())
+        await memory(gw).inject("/stop", message_id="stop-1")
+        result = await submission.result
+        await eventually(
+            lambda: "✖️ gateway.send_message: no longer needed." in memory(gw).texts(),
+            what="prompt closed",
+        )
+        late = await memory(gw).inject(
+            "Approve", message_id="press-1", choice=press_value(True, pending.id)
+        )
+        assert (await late.result).reason == "approval_already_decided"
+    assert result.reason == "cancelled"
+    assert memory(gw).texts("ops-room") == [] and len(fake_llm.requests) == 1

@@ -87,7 +87,7 @@ class ApprovalDesk:
         self.store: ApprovalStore | None = store if isinstance(store, ApprovalStore) else None
         self._wake: dict[str, asyncio.Event] = {}
         self._controls: dict[str, TurnControl] = {}
-        self._tasks: set[asyncio.Task[None]] = set()
+        self.tasks: set[asyncio.Task[None]] = set()  # prompt edits (drain waits for them)
 
     # -- the turn's side ----------------------------------------------------------------------
 
@@ -195,8 +195,8 @@ class ApprovalDesk:
 
     def _spawn(self, coro: Coroutine[Any, Any, None]) -> None:
         task = asyncio.ensure_future(coro)
-        self._tasks.add(task)
-        task.add_done_callback(self._tasks.discard)
+        self.tasks.add(task)
+        task.add_done_callback(self.tasks.discard)
 
     async def _post(self, record: ApprovalRecord, ctx: AskContext) -> None:
         channel, chat, thread = record.prompt
@@ -267,7 +267,8 @@ class ApprovalDesk:
                 wake = self._wake.get(record.id)
                 if wake is not None:
                     wake.set()
-                await self._close(decided, msg.sender_name or msg.sender_id)
+                # in the background: the adapter acks the press only after this returns
+                self._spawn(self._close(decided, msg.sender_name or msg.sender_id))
         agent = record.agent if record is not None else ""
         self._count(agent, reason)
         log.info(

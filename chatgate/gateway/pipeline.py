@@ -256,8 +256,8 @@ class Pipeline:
             watcher.cancel()
         self.approvals.release()  # a turn waiting for a person stays journaled for the next start
         finished = await self.scheduler.wait_idle(within_s)
-        if self._tasks:
-            await asyncio.wait(self._tasks, timeout=within_s)
+        if self._tasks or self.approvals.tasks:
+            await asyncio.wait(self._tasks | self.approvals.tasks, timeout=within_s)
         return finished
 
     def abandon(self) -> int:

@@ -15,6 +15,7 @@ from chatgate.policies.approvals import press_value
 from chatgate.state.approvals import KV_NAME, ApprovalStore
 from chatgate.state.redis.approvals import RedisApprovals
 from chatgate.state.redis.client import Keys
+from tests.fakes.clock import eventually
 from tests.fakes.llm import FakeLLM, ToolCall, ToolCalls
 from tests.harness import memory, running, write_config
 from tests.tools.approval_store_contract import check_contract
@@ -98,3 +99,30 @@ async def test_redis_approvals_keep_the_contract(redis_db: str) -> None:
         await check_contract(RedisApprovals(client, keys), RedisApprovals(client, keys))
     finally:
         await client.aclose()
+
+
+async def test_a_replica_that_leaves_while_waiting_hands_the_prompt_to_another(
+    tmp_path: Path, redis_db: str, fake_llm: FakeLLM
+) -> None:
+    fake_llm.script(SEND)
+    async with replica(tmp_path / "b", redis_db, "b", fake_llm) as b:
+        async with replica(tmp_path / "a", redis_db, "a", fake_llm) as a:
+            await memory(a).inject("roll back the deploy", message_id="m1")
+            await memory(a).wait_sent(1, timeout=30)
+            store = b.rt.state.stores.kv[KV_NAME]
+            assert isinstance(store, ApprovalStore)
+            [pending] = await store.pending_in("memory", "c1", b.rt.clock.time())
+            fake_llm.script(SEND, "Rolled back.")  # b's run of the turn asks for the same call
+        await fake_llm.wait_for_requests(2, timeout=30)  # b adopted the turn and asked again
+        await eventually(lambda: len(b.pipeline.approvals._wake) == 1, what="b waiting")
+        press = await memory(b).inject(
+            "Approve", message_id="press-1", choice=press_value(True, pending.id)
+        )
+        assert (await press.result).reason == "approved"
+        await memory(b).wait_sent(3, timeout=30)
+        entry = await b.rt.journal.get("memory:m1")
+    texts = memory(b).texts()
+    assert not any("wants to use" in t for t in texts), "b asked a second time"
+    assert texts.count("roll back") == 1 and "Rolled back." in texts
+    assert len(fake_llm.requests) == 3
+    assert entry is not None and entry.delivery == "sent"

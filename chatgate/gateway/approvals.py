@@ -210,9 +210,9 @@ class ApprovalDesk:
         report = await self.rt.delivery.deliver(target, message, inbound_key=record.key)
         self._count(record.agent, ApprovalReason.ASKED)
         if report.message_ids:
-            await self.store_ids(record.id, report.message_ids)
+            await self._store_ids(record.id, report.message_ids)
 
-    async def store_ids(self, ident: str, ids: list[str]) -> None:
+    async def _store_ids(self, ident: str, ids: list[str]) -> None:
         if self.store is not None:
             await self.store.set_prompt(ident, ids)
 

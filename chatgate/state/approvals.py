@@ -84,6 +84,20 @@ class ApprovalRecord:
     def decided(self, state: ApprovalState, by: str, now: float) -> ApprovalRecord:
         return replace(self, state=state, decided_by=by, decided_at=now)
 
+    def to_dict(self) -> dict[str, Any]:
+        """What `chatgate why` shows of a prompt."""
+        channel, chat, thread = self.prompt
+        where = f"{channel}:{chat}:{thread}" if thread else f"{channel}:{chat}"
+        return {
+            "id": self.id,
+            "tool": self.tool,
+            "arguments": self.arguments,
+            "state": self.state.value,
+            "asked_in": where,
+            "expires_at": self.expires_at,
+            "decided_by": self.decided_by or None,
+        }
+
 
 @runtime_checkable
 class ApprovalStore(Protocol):
@@ -106,4 +120,8 @@ class ApprovalStore(Protocol):
 
     async def pending_in(self, channel: str, chat_id: str, now: float) -> list[ApprovalRecord]:
         """Pending, unexpired prompts posted in a chat, newest first (yes/no replies)."""
+        ...
+
+    async def for_message(self, key: str) -> list[ApprovalRecord]:
+        """Every prompt a message's turn posted, oldest first (`chatgate why`)."""
         ...

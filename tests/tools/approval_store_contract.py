@@ -47,6 +47,8 @@ async def check_contract(one: ApprovalStore, two: ApprovalStore) -> None:
     assert await one.pending_in("tg", "c1", NOW + 6) == []
     assert await one.decide("c" * 20, ApprovalState.DENIED, "x", NOW) == (None, False)
     assert await two.get("c" * 20) is None
+    assert [r.id for r in await two.for_message("tg:m1")] == [first.id, "b" * 20]
+    assert await two.for_message("tg:other") == []
     stored = await one.get(first.id)
     assert stored is not None and stored.arguments == {"a": 1, "token": "***"}
     assert stored.language == "de" and stored.deciders == Deciders("tg", "c1", "u1")

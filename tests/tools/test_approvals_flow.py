@@ -8,6 +8,7 @@ import asyncio
 from pathlib import Path
 
 from chatgate.policies.approvals import press_value
+from chatgate.state import admin
 from chatgate.state.approvals import KV_NAME, ApprovalStore
 from tests.fakes.clock import ManualClock, eventually
 from tests.fakes.llm import FakeLLM, ToolCall, ToolCalls
@@ -160,6 +161,7 @@ async def test_stop_while_waiting_closes_the_prompt(tmp_path: Path, fake_llm: Fa
         submission = await memory(gw).inject("tell ops", message_id="m1")
         await memory(gw).wait_sent(1, timeout=20)
         [pending] = await store(gw).pending_in("memory", "c1", gw.rt.clock.time())
+        [waiting] = (await admin.why(gw.rt.state, "memory", "m1", None))["trails"]
         await memory(gw).inject("/stop", message_id="stop-1")
         result = await submission.result
         await eventually(
@@ -172,3 +174,8 @@ async def test_stop_while_waiting_closes_the_prompt(tmp_path: Path, fake_llm: Fa
         assert (await late.result).reason == "approval_already_decided"
     assert result.reason == "cancelled"
     assert memory(gw).texts("ops-room") == [] and len(fake_llm.requests) == 1
+    assert waiting["summary"] == (
+        "accepted, turn not finished yet; "
+        "waiting for approval of gateway.send_message (asked in memory:c1)"
+    )
+    assert waiting["approvals"][0]["arguments"]["token"] == "***"

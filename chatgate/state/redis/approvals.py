@@ -13,7 +13,7 @@ from chatgate.policies.approvals import ApprovalState
 from chatgate.state.approvals import KEEP_S, ApprovalRecord
 from chatgate.state.redis.client import Keys, maps_errors
 
-# KEYS: record, chat index. ARGV: data, expires_at, ttl ms, id, created_at.
+# KEYS: record, chat index, message index. ARGV: data, expires_at, ttl ms, id, oldest kept.
 _CREATE = """
 if redis.call('EXISTS', KEYS[1]) == 0 then
   redis.call('HSET', KEYS[1], 'data', ARGV[1], 'state', 'pending', 'prompt_ids', '[]')
@@ -21,6 +21,8 @@ if redis.call('EXISTS', KEYS[1]) == 0 then
   redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', ARGV[5])
   redis.call('ZADD', KEYS[2], ARGV[2], ARGV[4])
   redis.call('PEXPIRE', KEYS[2], ARGV[3])
+  redis.call('ZADD', KEYS[3], ARGV[2], ARGV[4])
+  redis.call('PEXPIRE', KEYS[3], ARGV[3])
 end
 return redis.call('HGETALL', KEYS[1])
 """
@@ -73,9 +75,10 @@ class RedisApprovals:
         data = json.dumps(record.static(), ensure_ascii=False, default=str)
         flat = await self._redis.eval(
             _CREATE,
-            2,
+            3,
             self._key(record.id),
             self._chat(channel, chat),
+            self._keys("approvals", "msg", record.key),
             data,
             repr(record.expires_at),
             ttl_ms,
@@ -109,3 +112,8 @@ class RedisApprovals:
             if record is not None and record.state is ApprovalState.PENDING:
                 found.append(record)
         return found
+
+    async def for_message(self, key: str) -> list[ApprovalRecord]:
+        ids = await self._redis.zrange(self._keys("approvals", "msg", key), 0, -1)
+        found = [await self.get(str(ident)) for ident in ids]
+        return sorted((r for r in found if r is not None), key=lambda r: r.created_at)

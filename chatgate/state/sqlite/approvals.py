@@ -98,3 +98,12 @@ class SqliteApprovals:
             return [_record(r) for r in rows]
 
         return await self._db.call(read)
+
+    async def for_message(self, key: str) -> list[ApprovalRecord]:
+        def read(conn: sqlite3.Connection) -> list[ApprovalRecord]:
+            rows = conn.execute(
+                f"SELECT {_COLUMNS} FROM approvals WHERE key = ? ORDER BY created_at", (key,)
+            ).fetchall()
+            return [_record(r) for r in rows]
+
+        return await self._db.call(read)

@@ -123,6 +123,7 @@ CREATE TABLE IF NOT EXISTS approvals (
 );
 CREATE INDEX IF NOT EXISTS approvals_chat ON approvals(prompt_channel, prompt_chat)
     WHERE state = 'pending';
+CREATE INDEX IF NOT EXISTS approvals_key ON approvals(key);
 """
 
 

@@ -173,5 +173,6 @@ async def test_waiting_for_a_person_pauses_the_bound_once_for_overlapping_waits(
             assert (bound.when() or 0) >= loop.time() + 300, "the other wait cut the pause"
         back = bound.when()
         assert back is not None and base <= back < base + 5  # only the time actually waited
+        assert back - base == pytest.approx(stretch.paused_s)
     async with Stretch().paused(300):  # no bound: nothing to pause
         pass

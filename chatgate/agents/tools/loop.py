@@ -76,6 +76,7 @@ class Stretch:
         self._active = 0
         self._base: float | None = None
         self._began = 0.0
+        self.paused_s = 0.0  # how long the bound was paused in all (overlaps counted once)
 
     @contextlib.asynccontextmanager
     async def paused(self, up_to_s: float) -> AsyncIterator[None]:
@@ -95,6 +96,7 @@ class Stretch:
             self._active -= 1
             if self._active == 0 and self._base is not None:
                 waited = asyncio.get_running_loop().time() - self._began
+                self.paused_s += waited
                 timeout.reschedule(self._base + waited)
 
 
@@ -187,7 +189,6 @@ class ToolLoop:
         self._approve = approve
         self._asked: dict[str, int] = {}  # identical calls asked so far this turn
         self._budget = Stretch()  # the budget_s bound, paused while a person is asked
-        self._waited_s = 0.0  # time spent waiting for approvals (not part of the budget)
         self.trail: list[ToolCallRecord] = []
 
     async def run(self, messages: list[dict[str, Any]], complete: Complete) -> LoopResult:
@@ -220,7 +221,8 @@ class ToolLoop:
             if not step.calls:
                 exchange = transcript_exchange(messages[first:])
                 return LoopResult(step.text, step.model, tokens, tuple(self.trail), exchange)
-            usage = LoopUsage(rounds, tokens, self._clock() - started - self._waited_s)
+            elapsed = self._clock() - started - self._budget.paused_s  # not the approval waits
+            usage = LoopUsage(rounds, tokens, elapsed)
             reason = stop_reason(usage, self._limits)
             if reason is not None:
                 raise AgentError(reason, f"after {rounds} tool steps, {tokens} tokens")
@@ -252,12 +254,8 @@ class ToolLoop:
         occurrence = self._asked.get(fingerprint, 0)
         self._asked[fingerprint] = occurrence + 1
         ask = ApprovalAsk(self._agent, name, shown, occurrence)
-        began = self._clock()
-        try:
-            async with self._budget.paused(self._config.approval_timeout_s):
-                return await self._approve(ask)
-        finally:
-            self._waited_s += self._clock() - began
+        async with self._budget.paused(self._config.approval_timeout_s):
+            return await self._approve(ask)
 
     async def _progress(self, calls: Sequence[RequestedCall], names: Mapping[str, str]) -> None:
         if self._on_progress is None:

@@ -216,6 +216,11 @@ class ApprovalDesk:
         if self.store is not None:
             await self.store.set_prompt(ident, ids)
 
+    @property
+    def waiting(self) -> int:
+        """Turns of this process waiting for an answer right now."""
+        return len(self._wake)
+
     def release(self) -> int:
         """Shutdown: turns waiting for an answer stop now and stay journaled (the next start
         runs them again and finds their prompts); returns how many."""

@@ -139,7 +139,7 @@ async def test_a_restart_while_waiting_then_a_press_resumes_the_turn(
     fake_llm.script(SEND, "Done, ops know.")
     async with running(path) as gw:
         await fake_llm.wait_for_requests(2, timeout=20)
-        await eventually(lambda: len(gw.pipeline.approvals._wake) == 1, what="turn waiting")
+        await eventually(lambda: gw.pipeline.approvals.waiting == 1, what="turn waiting")
         press = await memory(gw).inject(
             "Approve", message_id="press-1", choice=press_value(True, pending.id)
         )

@@ -7,6 +7,8 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
+import pytest
+
 from chatgate.policies.approvals import press_value
 from chatgate.state import admin
 from chatgate.state.approvals import KV_NAME, ApprovalStore
@@ -122,7 +124,7 @@ async def test_a_webhook_agent_is_approved_by_a_yes_in_the_operator_chat(
 
 
 async def test_a_restart_while_waiting_then_a_press_resumes_the_turn(
-    tmp_path: Path, fake_llm: FakeLLM
+    tmp_path: Path, fake_llm: FakeLLM, caplog: pytest.LogCaptureFixture
 ) -> None:
     path = config(tmp_path, fake_llm)
     fake_llm.script(SEND)
@@ -131,8 +133,7 @@ async def test_a_restart_while_waiting_then_a_press_resumes_the_turn(
         [prompt] = await memory(gw).wait_sent(1, timeout=20)
         [pending] = await store(gw).pending_in("memory", "c1", gw.rt.clock.time())
         assert "gateway.send_message" in prompt.text
-        started = asyncio.get_running_loop().time()
-    assert asyncio.get_running_loop().time() - started < 4, "the waiting turn held up shutdown"
+    assert "drain timeout" not in caplog.text, "the waiting turn held up shutdown"
     assert not submission.result.done() or submission.result.cancelled()
 
     # The model asks for the same call again when the turn runs again after the restart.

@@ -6,6 +6,7 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
+from chatgate.agents.tools.types import Approve
 from chatgate.policies.reasons import FailureReason
 from chatgate.presentation.model import OutboundMessage
 
@@ -94,6 +95,8 @@ class Turn:
     # Content parts (vision ``image_url`` parts) per new message ``source``: this turn only,
     # never persisted (the transcript keeps a text reference instead).
     parts: Mapping[str, Sequence[Mapping[str, Any]]] = field(default_factory=dict)
+    # Asks the chat to approve a tool call whose rule is ``ask`` (None: such calls are denied).
+    approve: Approve | None = None
 
     @property
     def text(self) -> str:

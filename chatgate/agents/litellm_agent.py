@@ -189,6 +189,7 @@ class LiteLLMAgent:
             secrets=[s.api_key for s in self._models if s.api_key],
             on_event=turn.on_event,
             on_progress=turn.on_progress,
+            approve=turn.approve,
         )
 
         async def complete(

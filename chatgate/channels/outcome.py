@@ -28,6 +28,7 @@ class Stage(StrEnum):
     DEGRADED = "degraded"
     QUEUE = "queue"
     COMMAND = "command"
+    APPROVAL = "approval"  # a press (or yes/no reply) answering a tool approval prompt
     OBSERVE = "observe"
     FILTER = "filter"
     TURN = "turn"

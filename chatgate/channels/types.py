@@ -11,6 +11,8 @@ from chatgate.policies.admission import ChatKind
 from chatgate.policies.reasons import SendErrorKind
 from chatgate.presentation.limits import PresentationLimits
 
+EDIT_OF = "edit_of"  # InboundMessage.extra key: the key of the message an edit changed
+
 
 @dataclass(frozen=True, slots=True)
 class Target:

@@ -311,4 +311,7 @@ def tool_line(call: Mapping[str, Any]) -> str:
         f"step {call.get('step')}: {call.get('tool')}({args}) → {call.get('status')} in "
         f"{call.get('duration_ms')} ms, {call.get('result_chars')} chars"
     )
+    if call.get("approval"):  # a call that was asked in the chat first
+        by = f" by {call['approver']}" if call.get("approver") else ""
+        line += f"; {call['approval']}{by}"
     return line + (f" ({call['detail']})" if call.get("detail") else "")

@@ -236,7 +236,7 @@ def _cross_check(
         need_agent(binding.agent, ("routes", index, "agent"))
     issues.extend(_schedule_issues(config, src, channels, need_agent))
     issues.extend(_check_api_token(config, src))
-    issues.extend(tool_issues(config, src))
+    issues.extend(tool_issues(config, src, channels))
     return issues
 
 

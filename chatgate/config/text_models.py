@@ -73,6 +73,14 @@ class TextOverrides(StrictModel):
     takeover_paused: Override | None = Field(None, alias="takeover.paused")
     takeover_paused_for: Override | None = Field(None, alias="takeover.paused_for")
     takeover_resumed: Override | None = Field(None, alias="takeover.resumed")
+    approval_prompt: Override | None = Field(None, alias="approval.prompt")
+    approval_reply_hint: Override | None = Field(None, alias="approval.reply_hint")
+    approval_approve: Override | None = Field(None, alias="approval.approve")
+    approval_deny: Override | None = Field(None, alias="approval.deny")
+    approval_approved: Override | None = Field(None, alias="approval.approved")
+    approval_denied: Override | None = Field(None, alias="approval.denied")
+    approval_timed_out: Override | None = Field(None, alias="approval.timed_out")
+    approval_cancelled: Override | None = Field(None, alias="approval.cancelled")
 
     @field_validator("*")
     @classmethod

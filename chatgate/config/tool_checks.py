@@ -6,6 +6,8 @@ first message that needs a tool.
 
 from __future__ import annotations
 
+from collections.abc import Collection
+
 from chatgate.agents.tools.builtin import BUILTIN_SERVER
 from chatgate.config.agent_models import LiteLLMAgentConfig
 from chatgate.config.errors import ConfigIssue, KeyPath
@@ -21,7 +23,9 @@ def provider_of(model: str) -> str:
     return model.split("/", 1)[0] if "/" in model else "openai"
 
 
-def tool_issues(config: GatewayConfig, src: YamlSource) -> list[ConfigIssue]:
+def tool_issues(
+    config: GatewayConfig, src: YamlSource, channels: Collection[str] | None = None
+) -> list[ConfigIssue]:
     issues: list[ConfigIssue] = []
     servers = set(config.mcp_servers)
     if BUILTIN_SERVER in servers:
@@ -52,6 +56,15 @@ def tool_issues(config: GatewayConfig, src: YamlSource) -> list[ConfigIssue]:
                             "call tools natively".format(name),
                         )
                     )
+        if tools.approver is not None and channels is not None:
+            channel = tools.approver.split(":", 1)[0]
+            if channel not in channels:
+                issues.append(
+                    src.issue(
+                        (*base, "tools", "approver"),
+                        f"'{tools.approver}' names channel '{channel}', which is not in channels",
+                    )
+                )
         for index, pattern in enumerate(tools.allow):
             server = pattern.split(".", 1)[0]
             if _GLOB_CHARS.isdisjoint(server) and server not in servers | {BUILTIN_SERVER}:

@@ -21,7 +21,17 @@ class AgentToolsConfig(StrictModel):
     )
     deny: list[str] = Field(default_factory=list, description="globs that win over allow")
     approval: dict[str, Approval] = Field(
-        default_factory=dict, description="glob → auto | deny; first match wins, else auto"
+        default_factory=dict,
+        description="glob → auto | ask | deny; first match wins, else auto",
+    )
+    approval_timeout_s: float = Field(
+        300.0, gt=0, le=86_400, description="`ask`: how long a prompt waits; no answer = deny"
+    )
+    approver: str | None = Field(
+        None,
+        pattern=ADDRESS,
+        description="`ask`: channel:chat_id[:thread_id] of an operator chat that answers the "
+        "prompts (anyone in it); default: the user of the session, in the chat of the turn",
     )
     max_steps: int = Field(8, ge=1, le=100, description="model calls that may ask for tools")
     tool_timeout_s: float = Field(30.0, gt=0, description="bound of one tool call")

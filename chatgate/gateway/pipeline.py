@@ -14,6 +14,7 @@ from typing import Any
 
 from chatgate.channels.outcome import Stage, Submission, TurnResult, files_of
 from chatgate.channels.types import InboundMessage, RouteHint, Target
+from chatgate.gateway.approvals import ApprovalDesk
 from chatgate.gateway.commands import parse_command
 from chatgate.gateway.events import EventName
 from chatgate.gateway.runtime import Runtime
@@ -38,7 +39,8 @@ DUPLICATE_WATCH_POLLS = 1200  # ten minutes
 class Pipeline:
     def __init__(self, rt: Runtime) -> None:
         self.rt = rt
-        self.runner = TurnRunner(rt)
+        self.approvals = ApprovalDesk(rt)
+        self.runner = TurnRunner(rt, self.approvals)
         sessions = rt.config.gateway.sessions
         self.scheduler = SessionScheduler(
             self._execute,
@@ -47,6 +49,7 @@ class Pipeline:
             clock=rt.clock,
         )
         self.stages = Stages(rt, self.scheduler, self.settle)
+        self.stages.approvals = self.approvals
         self._inflight: dict[str, asyncio.Future[TurnResult]] = {}
         self._policies: dict[str, ChannelPolicy] = {}
         self._hints: dict[tuple[str, str], RouteHint] = {}
@@ -251,9 +254,10 @@ class Pipeline:
         """Let queued and running turns finish; False when ``within_s`` passed first."""
         for watcher in list(self._watchers):  # their callers retry against another replica
             watcher.cancel()
+        self.approvals.release()  # a turn waiting for a person stays journaled for the next start
         finished = await self.scheduler.wait_idle(within_s)
-        if self._tasks:
-            await asyncio.wait(self._tasks, timeout=within_s)
+        if self._tasks or self.approvals.tasks:
+            await asyncio.wait(self._tasks | self.approvals.tasks, timeout=within_s)
         return finished
 
     def abandon(self) -> int:

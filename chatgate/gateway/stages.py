@@ -1,10 +1,10 @@
 """The stages a journaled message walks, in order, until one settles it or it is queued.
 
-identify → revive target → loop guard → admission → taken over → stale → rate limit →
-memory shed → route → chat command → degraded owners → session queue. Each stage reads and
-fills the message's `Inbound` record and returns None (go on) or a `Verdict` (the message ends
-here: dropped, or answered with a notice), which the pipeline's single `settle` turns into
-journal, metrics, log line and result.
+identify → revive target → loop guard → approval answers → admission → taken over → stale →
+rate limit → memory shed → route → chat command → degraded owners → session queue. Each stage
+reads and fills the message's `Inbound` record and returns None (go on) or a `Verdict` (the
+message ends here: dropped, or answered with a notice), which the pipeline's single `settle`
+turns into journal, metrics, log line and result.
 """
 
 from __future__ import annotations
@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from chatgate.channels.outcome import Stage, TurnResult
 from chatgate.channels.types import InboundMessage, RouteHint, Target
@@ -25,11 +26,19 @@ from chatgate.policies.admission import AdmissionFacts, AdmissionPolicy, decide_
 from chatgate.policies.failure import failure_reply
 from chatgate.policies.pairing import IssueOutcome
 from chatgate.policies.reactions import CONTEXT_ONLY
-from chatgate.policies.reasons import AdmissionReason, DropReason, FailureReason
+from chatgate.policies.reasons import (
+    AdmissionReason,
+    ApprovalReason,
+    DropReason,
+    FailureReason,
+)
 from chatgate.policies.routing import Binding, route
 from chatgate.policies.staleness import StaleAction, StalePolicy, stale_action
 from chatgate.state.records import JournalState
 from chatgate.texts import TextId
+
+if TYPE_CHECKING:
+    from chatgate.gateway.approvals import ApprovalDesk
 
 RATE_NOTICE_EVERY_S = 60.0
 # Cheap commands a user must always be able to send, even while limited or shed.
@@ -108,6 +117,7 @@ class Stages:
         self.command_handlers: dict[Command, Callable[[InboundMessage, str], Awaitable[str]]] = {}
         # Whether a human took the chat over (the takeover room installs it; None: nobody can).
         self.takeover_gate: StageFn | None = None
+        self.approvals: ApprovalDesk | None = None  # answers to tool approval prompts
         self._order = self._stages()
 
     def order(self) -> tuple[StageFn, ...]:
@@ -118,6 +128,7 @@ class Stages:
             self.identify,
             self.revive_target,
             self.loop_guard,
+            self.approval,
             self.admission,
             self.taken_over,
             self.stale,
@@ -155,6 +166,22 @@ class Stages:
         if msg.sender_is_bot and not allowed:
             return Verdict(Stage.LOOP_GUARD, DropReason.BOT_LOOP)
         return None
+
+    def approval(self, ib: Inbound) -> Awaitable[Verdict | None] | None:
+        """An approval press (or a yes/no reply to a pending prompt) is answered here, before
+        the session queue: the session's turn is busy waiting for exactly this answer."""
+        desk = self.approvals
+        if desk is None or ib.observe or not desk.wants(ib.msg, ib.command is not None):
+            return None
+        return self._approval(ib, desk)
+
+    async def _approval(self, ib: Inbound, desk: ApprovalDesk) -> Verdict | None:
+        reason = await desk.answer(ib.msg)
+        if reason is None:
+            return None
+        if reason in (ApprovalReason.APPROVED, ApprovalReason.DENIED):
+            return Verdict(Stage.APPROVAL, reason, state=JournalState.DONE, counted=False)
+        return Verdict(Stage.APPROVAL, reason)
 
     def admission(self, ib: Inbound) -> Awaitable[Verdict | None] | None:
         """Blocklist → allowlist → pairing → group policy, unless a configured route trusts it."""

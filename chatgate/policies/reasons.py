@@ -120,9 +120,25 @@ class ToolCallStatus(StrEnum):
     ERROR = "error"  # the tool ran and reported an error; the model sees it and may retry
     BAD_ARGUMENTS = "bad_arguments"  # the model sent arguments that are not a JSON object
     UNKNOWN_TOOL = "unknown_tool"  # not offered to this agent (filtered, denied or vanished)
-    DENIED = "denied"  # approval policy refused the call
+    DENIED = "denied"  # approval policy refused the call, or the approver pressed Deny
+    APPROVAL_TIMEOUT = "approval_timeout"  # nobody answered the approval prompt in time
     TIMEOUT = "timeout"
     FAILED = "failed"  # the tool's server died or broke the protocol
+
+
+class ApprovalReason(StrEnum):
+    """How an approval prompt ended, or why a press (or a yes/no reply) changed nothing."""
+
+    ASKED = "approval_asked"  # a prompt was posted
+    APPROVED = "approved"
+    DENIED = "denied"
+    TIMED_OUT = "timed_out"  # no answer within approval_timeout_s: the call is not run
+    CANCELLED = "approval_cancelled"  # the asking turn ended first (/stop, a newer message)
+    NOT_APPROVER = "approval_not_approver"  # pressed by someone who may not decide: ignored
+    ALREADY_DECIDED = "approval_already_decided"  # a second press, or a press after timeout
+    UNKNOWN = "approval_unknown"  # the prompt's record is gone (purged, another state store)
+    EDITED = "approval_edited"  # an edited message never answers a prompt
+    NO_APPROVER = "approval_no_approver"  # nowhere to ask (no reply target, no approver)
 
 
 class SendErrorKind(StrEnum):

@@ -57,6 +57,7 @@ class Approval(StrEnum):
     """What happens when the model asks for a tool."""
 
     AUTO = "auto"  # run it
+    ASK = "ask"  # ask the session's user (or the configured approver) in the chat first
     DENY = "deny"  # refuse; the model is told the call was denied
 
 

@@ -10,10 +10,19 @@ import time
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from chatgate.policies.approvals import ApprovalState
 from chatgate.policies.pairing import ApprovalOutcome
 from chatgate.policies.reasons import TakeoverReason
+from chatgate.state.approvals import KV_NAME as APPROVALS
+from chatgate.state.approvals import ApprovalStore
 from chatgate.state.factory import State
-from chatgate.state.records import JournalEntry, JournalState, TranscriptLine, receipt_key
+from chatgate.state.records import (
+    TERMINAL,
+    JournalEntry,
+    JournalState,
+    TranscriptLine,
+    receipt_key,
+)
 
 RECEIPT_ORDER = ("sent", "delivered", "read")
 
@@ -69,11 +78,14 @@ async def why(
     trails = [trail(e) for e in entries]
     keys = [receipt_key(i) for e in entries for i in e.delivery_ids]
     found = await state.facts.get_many(channel, keys, time.time()) if keys else {}
+    approvals = state.stores.kv.get(APPROVALS)
     for entry, item in zip(entries, trails, strict=True):
         receipts = {i: found[receipt_key(i)] for i in entry.delivery_ids if receipt_key(i) in found}
         if receipts:
             item["receipts"] = receipts
             item["summary"] += receipt_summary(receipts.values())
+        if isinstance(approvals, ApprovalStore) and entry.state not in TERMINAL:
+            await _waiting(approvals, entry, item)
     await _human_replies(state, entries, trails)
     return {"trails": trails}
 
@@ -106,6 +118,20 @@ async def _human_replies(
                 ]
                 who = ", ".join(dict.fromkeys(str(x.human) for x in replies))
                 item["summary"] += f"; a human replied as the bot ({who})"
+
+
+async def _waiting(store: ApprovalStore, entry: JournalEntry, item: dict[str, Any]) -> None:
+    """A turn not finished yet may be waiting for someone to approve a tool call."""
+    prompts = await store.for_message(entry.key)
+    if not prompts:
+        return
+    item["approvals"] = [p.to_dict() for p in prompts]
+    pending = [p for p in prompts if p.state is ApprovalState.PENDING]
+    if pending:
+        shown = item["approvals"][prompts.index(pending[-1])]
+        item["summary"] += (
+            f"; waiting for approval of {shown['tool']} (asked in {shown['asked_in']})"
+        )
 
 
 def receipt_summary(receipts: Iterable[Mapping[str, Any]]) -> str:

@@ -132,4 +132,15 @@ TEXTS: dict[T, str] = {
         "Er schaltet sich in {wait} wieder ein, oder sende {on}."
     ),
     T.TAKEOVER_RESUMED: "Bot in diesem Chat wieder eingeschaltet.",
+    T.APPROVAL_PROMPT: (
+        "🔐 Der Assistent möchte {tool} verwenden mit {arguments}\n"
+        "Erlauben? (läuft ab in {expires})"
+    ),
+    T.APPROVAL_REPLY_HINT: "Antworte mit ja oder nein.",
+    T.APPROVAL_APPROVE: "Erlauben",
+    T.APPROVAL_DENY: "Ablehnen",
+    T.APPROVAL_APPROVED: "✅ {tool}: erlaubt von {name}.",
+    T.APPROVAL_DENIED: "❌ {tool}: abgelehnt von {name}.",
+    T.APPROVAL_TIMED_OUT: "⌛ {tool}: keine Antwort innerhalb von {wait}, daher nicht ausgeführt.",
+    T.APPROVAL_CANCELLED: "✖️ {tool}: nicht mehr nötig.",
 }

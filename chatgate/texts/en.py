@@ -97,4 +97,14 @@ TEXTS: dict[T, str] = {
         "or send {on}."
     ),
     T.TAKEOVER_RESUMED: "Bot back on in this chat.",
+    T.APPROVAL_PROMPT: (
+        "🔐 The assistant wants to use {tool} with {arguments}\nAllow it? (expires in {expires})"
+    ),
+    T.APPROVAL_REPLY_HINT: "Reply yes or no.",
+    T.APPROVAL_APPROVE: "Approve",
+    T.APPROVAL_DENY: "Deny",
+    T.APPROVAL_APPROVED: "✅ {tool}: approved by {name}.",
+    T.APPROVAL_DENIED: "❌ {tool}: denied by {name}.",
+    T.APPROVAL_TIMED_OUT: "⌛ {tool}: no answer within {wait}, so it was not run.",
+    T.APPROVAL_CANCELLED: "✖️ {tool}: no longer needed.",
 }

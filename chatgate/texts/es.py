@@ -104,4 +104,14 @@ TEXTS: dict[T, str] = {
         "o envía {on}."
     ),
     T.TAKEOVER_RESUMED: "El bot vuelve a estar activo en este chat.",
+    T.APPROVAL_PROMPT: (
+        "🔐 El asistente quiere usar {tool} con {arguments}\n¿Lo permites? (caduca en {expires})"
+    ),
+    T.APPROVAL_REPLY_HINT: "Responde sí o no.",
+    T.APPROVAL_APPROVE: "Aprobar",
+    T.APPROVAL_DENY: "Rechazar",
+    T.APPROVAL_APPROVED: "✅ {tool}: aprobado por {name}.",
+    T.APPROVAL_DENIED: "❌ {tool}: rechazado por {name}.",
+    T.APPROVAL_TIMED_OUT: "⌛ {tool}: sin respuesta en {wait}, así que no se ejecutó.",
+    T.APPROVAL_CANCELLED: "✖️ {tool}: ya no hace falta.",
 }

@@ -115,4 +115,15 @@ TEXTS: dict[T, str] = {
         "Il se réactive dans {wait}, ou envoyez {on}."
     ),
     T.TAKEOVER_RESUMED: "Le bot est de nouveau actif dans cette conversation.",
+    T.APPROVAL_PROMPT: (
+        "🔐 L'assistant veut utiliser {tool} avec {arguments}\n"
+        "L'autoriser ? (expire dans {expires})"
+    ),
+    T.APPROVAL_REPLY_HINT: "Répondez oui ou non.",
+    T.APPROVAL_APPROVE: "Autoriser",
+    T.APPROVAL_DENY: "Refuser",
+    T.APPROVAL_APPROVED: "✅ {tool} : autorisé par {name}.",
+    T.APPROVAL_DENIED: "❌ {tool} : refusé par {name}.",
+    T.APPROVAL_TIMED_OUT: "⌛ {tool} : pas de réponse en {wait}, l'outil n'a donc pas été lancé.",
+    T.APPROVAL_CANCELLED: "✖️ {tool} : plus nécessaire.",
 }

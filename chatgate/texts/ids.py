@@ -59,6 +59,14 @@ class TextId(StrEnum):
     TAKEOVER_PAUSED = "takeover.paused"
     TAKEOVER_PAUSED_FOR = "takeover.paused_for"
     TAKEOVER_RESUMED = "takeover.resumed"
+    APPROVAL_PROMPT = "approval.prompt"
+    APPROVAL_REPLY_HINT = "approval.reply_hint"
+    APPROVAL_APPROVE = "approval.approve"
+    APPROVAL_DENY = "approval.deny"
+    APPROVAL_APPROVED = "approval.approved"
+    APPROVAL_DENIED = "approval.denied"
+    APPROVAL_TIMED_OUT = "approval.timed_out"
+    APPROVAL_CANCELLED = "approval.cancelled"
 
 
 # The placeholders each template must use, in every language and every override.
@@ -86,6 +94,11 @@ PLACEHOLDERS: dict[TextId, frozenset[str]] = {
     TextId.FILE_NOT_ATTACHED: frozenset({"name"}),
     TextId.TAKEOVER_PAUSED: frozenset({"on"}),
     TextId.TAKEOVER_PAUSED_FOR: frozenset({"on", "wait"}),
+    TextId.APPROVAL_PROMPT: frozenset({"tool", "arguments", "expires"}),
+    TextId.APPROVAL_APPROVED: frozenset({"tool", "name"}),
+    TextId.APPROVAL_DENIED: frozenset({"tool", "name"}),
+    TextId.APPROVAL_TIMED_OUT: frozenset({"tool", "wait"}),
+    TextId.APPROVAL_CANCELLED: frozenset({"tool"}),
 }
 
 

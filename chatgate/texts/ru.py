@@ -110,4 +110,15 @@ TEXTS: dict[T, str] = {
         "Он включится снова через {wait}, или отправьте {on}."
     ),
     T.TAKEOVER_RESUMED: "Бот снова включён в этом чате.",
+    T.APPROVAL_PROMPT: (
+        "🔐 Ассистент хочет использовать {tool} с {arguments}\n"
+        "Разрешить? (истекает через {expires})"
+    ),
+    T.APPROVAL_REPLY_HINT: "Ответьте да или нет.",
+    T.APPROVAL_APPROVE: "Разрешить",
+    T.APPROVAL_DENY: "Отклонить",
+    T.APPROVAL_APPROVED: "✅ {tool}: разрешено, {name}.",
+    T.APPROVAL_DENIED: "❌ {tool}: отклонено, {name}.",
+    T.APPROVAL_TIMED_OUT: "⌛ {tool}: нет ответа за {wait}, поэтому не выполнено.",
+    T.APPROVAL_CANCELLED: "✖️ {tool}: больше не нужно.",
 }

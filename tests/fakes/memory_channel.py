@@ -32,6 +32,7 @@ from chatgate.presentation.limits import PresentationLimits
 class MemoryChannelConfig(ChatChannelConfig):
     max_text_length: int = 4000
     typing: bool = True
+    buttons: bool = True  # False: a plain-text chat (buttons degrade to text)
 
 
 @dataclass(frozen=True)
@@ -64,7 +65,9 @@ class MemoryChannel(ChannelAdapter):
         config = self.config
         cached = self._capabilities
         if cached is None or cached[0] is not config:
-            limits = PresentationLimits(max_text_length=config.max_text_length)
+            limits = PresentationLimits(
+                max_text_length=config.max_text_length, supports_buttons=config.buttons
+            )
             cached = self._capabilities = (
                 config,
                 Capabilities(

@@ -21,12 +21,14 @@ ALLOWED = {
     "email.utils",
     "enum",
     "fnmatch",  # pure: glob matching over strings
+    "hashlib",  # pure: digests of strings (stable approval ids)
     "hmac",
     "json",
     "math",
     "random",
     "re",
     "typing",
+    "unicodedata",  # pure: accent folding of yes/no replies
 }
 
 

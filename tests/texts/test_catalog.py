@@ -17,7 +17,8 @@ from chatgate.texts.voice import Voice
 
 SAMPLE = {"wait": "5 s", "new": "/new", "hello": "Hi!", "code": "ABCD2345", "expires": "1 h",
           "name": "Ann", "max": "20 MB", "duration": "10 min", "count": 3, "text": "hi",
-          "on": "/bot on"}  # fmt: skip
+          "on": "/bot on",
+          "tool": "github.create_issue", "arguments": "title: x"}  # fmt: skip
 # What a chat user must never read in the default mode: config keys, files, our CLI.
 OPERATOR_WORDS = re.compile(r"chatgate|gateway\.yaml|api_key|_file\b|\.ya?ml\b|`|config", re.I)
 

@@ -2,18 +2,27 @@
 
 from __future__ import annotations
 
+import asyncio
+from collections.abc import Mapping
 from typing import Any
+
+import pytest
 
 from chatgate.agents.tools.loop import (
     TRANSCRIPT_MAX_MESSAGES,
+    ModelStep,
     RequestedCall,
+    Stretch,
+    ToolLoop,
     loop_deadline_s,
     progress_line,
     tool_definitions,
     transcript_exchange,
 )
-from chatgate.agents.tools.types import ToolSpec
+from chatgate.agents.tools.types import ApprovalAnswer, ApprovalAsk, ToolOutcome, ToolSpec
 from chatgate.config.tool_models import AgentToolsConfig
+from chatgate.policies.reasons import ToolCallStatus
+from chatgate.policies.tools import Approval
 
 
 def test_tool_definitions_use_wire_names_and_map_them_back() -> None:
@@ -60,3 +69,110 @@ def test_progress_line_names_each_tool_once() -> None:
         RequestedCall("3", "zz", ""),
     ]
     assert progress_line(calls, {"a__x": "a.x"}) == "using a.x, zz…"
+
+
+class _Adder:
+    """A tool source of one tool, ``calc.add`` (an in-process ToolSource, no server)."""
+
+    def __init__(self) -> None:
+        self.calls: list[dict[str, Any]] = []
+
+    async def tools(self) -> list[ToolSpec]:
+        return [ToolSpec("calc.add")]
+
+    async def call(self, name: str, arguments: Mapping[str, Any]) -> ToolOutcome:
+        self.calls.append(dict(arguments))
+        return ToolOutcome(str(arguments["a"] + arguments["b"]))
+
+
+def _script(*steps: ModelStep) -> Any:
+    queue = list(steps)
+
+    async def complete(messages: list[dict[str, Any]], defs: Any) -> ModelStep:
+        return queue.pop(0)
+
+    return complete
+
+
+ADD = ModelStep(
+    "",
+    (RequestedCall("c1", "calc__add", '{"a": 2, "b": 3, "api_key": "k"}'),),
+    message={"role": "assistant", "content": None},
+)
+
+
+@pytest.mark.parametrize(
+    ("answer", "ran", "status", "said"),
+    [
+        (ApprovalAnswer(ToolCallStatus.OK, "approved", "telegram:42"), True, "ok", "5"),
+        (
+            ApprovalAnswer(ToolCallStatus.DENIED, "denied", "telegram:42"),
+            False,
+            "denied",
+            "did not allow",
+        ),
+        (
+            ApprovalAnswer(ToolCallStatus.APPROVAL_TIMEOUT, "timed_out"),
+            False,
+            "approval_timeout",
+            "in time",
+        ),
+        (None, False, "denied", "did not allow"),  # nobody to ask
+    ],
+)
+async def test_an_ask_rule_waits_for_the_answer(
+    answer: ApprovalAnswer | None, ran: bool, status: str, said: str
+) -> None:
+    asked: list[ApprovalAsk] = []
+
+    async def approve(ask: ApprovalAsk) -> ApprovalAnswer:
+        asked.append(ask)
+        assert answer is not None
+        return answer
+
+    source = _Adder()
+    config = AgentToolsConfig(allow=["calc.*"], approval={"calc.add": Approval.ASK})
+    loop = ToolLoop("a", source, config, approve=approve if answer is not None else None)
+    messages: list[dict[str, Any]] = []
+    result = await loop.run(messages, _script(ADD, ModelStep("done")))
+    assert result.text == "done"
+    assert bool(source.calls) is ran
+    assert said in messages[-1]["content"]
+    [call] = result.trail
+    assert call.status.value == status
+    if answer is not None:
+        [ask] = asked
+        assert (ask.tool, ask.occurrence) == ("calc.add", 0)
+        assert ask.arguments == {"a": 2, "b": 3, "api_key": "***"}  # the prompt shows it masked
+        assert call.to_dict()["approval"] == answer.decision
+
+
+async def test_the_same_call_twice_in_a_turn_is_asked_twice() -> None:
+    asked: list[int] = []
+
+    async def approve(ask: ApprovalAsk) -> ApprovalAnswer:
+        asked.append(ask.occurrence)
+        return ApprovalAnswer(ToolCallStatus.OK, "approved", "x:1")
+
+    config = AgentToolsConfig(allow=["calc.*"], approval={"calc.*": Approval.ASK})
+    loop = ToolLoop("a", _Adder(), config, approve=approve)
+    await loop.run([], _script(ADD, ADD, ModelStep("done")))
+    assert asked == [0, 1]
+
+
+async def test_waiting_for_a_person_pauses_the_bound_once_for_overlapping_waits() -> None:
+    loop = asyncio.get_running_loop()
+    async with asyncio.timeout(10) as bound:
+        base = bound.when()
+        assert base is not None
+        stretch = Stretch(bound)
+        async with stretch.paused(300):
+            assert (bound.when() or 0) >= loop.time() + 300
+            async with stretch.paused(100):  # a parallel call asked meanwhile
+                pass
+            assert (bound.when() or 0) >= loop.time() + 300, "the other wait cut the pause"
+        back = bound.when()
+        assert back is not None and base <= back < base + 5  # only the time actually waited
+        assert back - base == pytest.approx(stretch.paused_s)
+    async with Stretch().paused(300):  # no bound: nothing to pause
+        pass

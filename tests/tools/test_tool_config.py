@@ -179,3 +179,58 @@ def test_gateway_server_name_is_refused(tmp_path: Path) -> None:
     """
     error = load_error(tmp_path, text)
     assert_issue(error, "mcp_servers.gateway", 2, "built-in tools")
+
+
+def test_ask_approval_with_timeout_and_an_approver_chat(tmp_path: Path) -> None:
+    text = """
+    agents:
+      ops:
+        backend: litellm
+        model: openai/gpt-4o
+        tools:
+          allow: ["gateway.*"]
+          approval: {"gateway.send_message": ask, "*": auto}
+          approval_timeout_s: 120
+          approver: "webhook:ops-room"
+    channels:
+      webhook: {routes: {}}
+    """
+    ops = load(tmp_path, text).config.agents["ops"]
+    assert isinstance(ops, LiteLLMAgentConfig) and ops.tools is not None
+    assert ops.tools.approval["gateway.send_message"] is Approval.ASK
+    assert (ops.tools.approval_timeout_s, ops.tools.approver) == (120, "webhook:ops-room")
+    assert (
+        LiteLLMAgentConfig.model_validate(
+            {"backend": "litellm", "model": "openai/x", "tools": {"approval": {"*": "ask"}}}
+        ).tools.approval_timeout_s
+        == 300
+    )  # type: ignore[union-attr]
+
+
+def test_approver_must_name_a_configured_channel(tmp_path: Path) -> None:
+    text = """
+    agents:
+      ops:
+        backend: litellm
+        model: openai/gpt-4o
+        tools:
+          allow: ["gateway.*"]
+          approval: {"*": ask}
+          approver: "slack:COPS"
+    """
+    error = load_error(tmp_path, text)
+    assert_issue(error, "agents.ops.tools.approver", 8, "channel 'slack'")
+
+
+def test_unknown_approval_and_bad_approver_are_refused(tmp_path: Path) -> None:
+    text = """
+    agents:
+      ops:
+        backend: litellm
+        model: openai/gpt-4o
+        tools:
+          approval: {"*": maybe}
+    """
+    assert_issue(
+        load_error(tmp_path, text), "agents.ops.tools.approval.*", 6, "'auto', 'ask' or 'deny'"
+    )

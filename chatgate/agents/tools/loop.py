@@ -9,9 +9,10 @@ error results so it can correct itself; a timeout or a dead server ends the turn
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import time
-from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -19,13 +20,16 @@ from chatgate.agents.base import AgentError, EventCallback, ProgressCallback
 from chatgate.agents.tools.types import (
     TOOL_CALL_EVENT,
     TOOL_STARTED_EVENT,
+    ApprovalAnswer,
+    ApprovalAsk,
+    Approve,
     ToolCallRecord,
     ToolSource,
     ToolSpec,
     ToolUnavailable,
 )
 from chatgate.config.tool_models import AgentToolsConfig
-from chatgate.policies.reasons import FailureReason, ToolCallStatus
+from chatgate.policies.reasons import ApprovalReason, FailureReason, ToolCallStatus
 from chatgate.policies.tools import (
     Approval,
     LoopUsage,
@@ -60,6 +64,40 @@ class ModelStep:
     @property
     def tokens(self) -> int:
         return int(self.usage.get("total_tokens", 0))
+
+
+class Stretch:
+    """Pauses an ``asyncio.timeout`` while someone is asked (overlapping waits are one pause):
+    the bound moves out by the longest wait announced, and back to ``before + waited`` when the
+    last wait ends, so the time spent waiting for a person never counts."""
+
+    def __init__(self, timeout: asyncio.Timeout | None = None) -> None:
+        self.timeout = timeout
+        self._active = 0
+        self._base: float | None = None
+        self._began = 0.0
+        self.paused_s = 0.0  # how long the bound was paused in all (overlaps counted once)
+
+    @contextlib.asynccontextmanager
+    async def paused(self, up_to_s: float) -> AsyncIterator[None]:
+        timeout = self.timeout
+        when = timeout.when() if timeout is not None else None
+        if timeout is None or when is None:
+            yield
+            return
+        now = asyncio.get_running_loop().time()
+        if self._active == 0:
+            self._base, self._began = when, now
+        self._active += 1
+        timeout.reschedule(max(when, now + up_to_s + 5.0))
+        try:
+            yield
+        finally:
+            self._active -= 1
+            if self._active == 0 and self._base is not None:
+                waited = asyncio.get_running_loop().time() - self._began
+                self.paused_s += waited
+                timeout.reschedule(self._base + waited)
 
 
 UNKNOWN_TOOL_NAME = "<unknown>"  # the trail's name for a tool the model made up
@@ -137,6 +175,7 @@ class ToolLoop:
         on_event: EventCallback | None = None,
         on_progress: ProgressCallback | None = None,
         clock: Callable[[], float] = time.monotonic,
+        approve: Approve | None = None,
     ) -> None:
         self._agent = agent
         self._source = source
@@ -147,6 +186,9 @@ class ToolLoop:
         self._clock = clock
         self._limits = ToolLimits(config.max_steps, config.budget_tokens, config.budget_s)
         self._approvals = tuple(config.approval.items())
+        self._approve = approve
+        self._asked: dict[str, int] = {}  # identical calls asked so far this turn
+        self._budget = Stretch()  # the budget_s bound, paused while a person is asked
         self.trail: list[ToolCallRecord] = []
 
     async def run(self, messages: list[dict[str, Any]], complete: Complete) -> LoopResult:
@@ -155,7 +197,7 @@ class ToolLoop:
         defs, names = tool_definitions(specs)
         budget = self._config.budget_s
         try:
-            async with asyncio.timeout(budget):
+            async with asyncio.timeout(budget) as self._budget.timeout:
                 return await self._steps(messages, complete, defs or None, names)
         except TimeoutError:
             raise AgentError(
@@ -179,7 +221,8 @@ class ToolLoop:
             if not step.calls:
                 exchange = transcript_exchange(messages[first:])
                 return LoopResult(step.text, step.model, tokens, tuple(self.trail), exchange)
-            usage = LoopUsage(rounds, tokens, self._clock() - started)
+            elapsed = self._clock() - started - self._budget.paused_s  # not the approval waits
+            usage = LoopUsage(rounds, tokens, elapsed)
             reason = stop_reason(usage, self._limits)
             if reason is not None:
                 raise AgentError(reason, f"after {rounds} tool steps, {tokens} tokens")
@@ -203,6 +246,17 @@ class ToolLoop:
             return list(await asyncio.gather(*(self._call(c, names, step) for c in calls)))
         return [await self._call(c, names, step) for c in calls]
 
+    async def _ask(self, name: str, shown: Any) -> ApprovalAnswer:
+        """Wait for the approval of one call; the wait does not count against the budget."""
+        if self._approve is None:
+            return ApprovalAnswer(ToolCallStatus.DENIED, ApprovalReason.NO_APPROVER.value)
+        fingerprint = json.dumps([name, shown], sort_keys=True, default=str)
+        occurrence = self._asked.get(fingerprint, 0)
+        self._asked[fingerprint] = occurrence + 1
+        ask = ApprovalAsk(self._agent, name, shown, occurrence)
+        async with self._budget.paused(self._config.approval_timeout_s):
+            return await self._approve(ask)
+
     async def _progress(self, calls: Sequence[RequestedCall], names: Mapping[str, str]) -> None:
         if self._on_progress is None:
             return
@@ -224,6 +278,8 @@ class ToolLoop:
             arguments = None
         shown = mask_arguments(arguments, self._secrets) if arguments is not None else "<invalid>"
 
+        answer: ApprovalAnswer | None = None
+
         def record(status: ToolCallStatus, chars: int = 0, detail: str = "") -> None:
             known = call.name in names  # a made-up name must not become a metric label
             entry = ToolCallRecord(
@@ -234,6 +290,8 @@ class ToolLoop:
                 chars,
                 step,
                 detail if known else f"the model asked for {call.name[:80]!r}",
+                answer.decision if answer is not None else "",
+                answer.by if answer is not None else "",
             )
             self.trail.append(entry)
             if self._on_event is not None:
@@ -246,9 +304,18 @@ class ToolLoop:
         if not isinstance(arguments, dict):
             record(ToolCallStatus.BAD_ARGUMENTS)
             return "error: the arguments must be a JSON object", None
-        if approval_for(name, self._approvals) is Approval.DENY:
+        approval = approval_for(name, self._approvals)
+        if approval is Approval.DENY:
             record(ToolCallStatus.DENIED)
             return f"error: the operator does not allow the tool {name!r}", None
+        if approval is Approval.ASK:
+            answer = await self._ask(name, shown)
+            started = self._clock()  # the call's duration is the tool's own time
+            if not answer.approved:
+                record(answer.status)
+                if answer.status is ToolCallStatus.APPROVAL_TIMEOUT:
+                    return f"error: nobody approved the tool {name!r} in time; it did not run", None
+                return f"error: the user did not allow the tool {name!r} this time", None
         if self._on_event is not None:
             self._on_event(TOOL_STARTED_EVENT, {"agent": self._agent, "tool": name})
         timeout = self._config.tool_timeout_s

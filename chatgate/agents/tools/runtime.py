@@ -25,7 +25,8 @@ _TOOL_BUCKETS = (0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120)
 
 
 class ToolMetrics:
-    """``chatgate_tool_calls_total{agent,tool,status}`` and ``chatgate_tool_seconds{tool}``."""
+    """``chatgate_tool_calls_total{agent,tool,status}``, ``chatgate_tool_seconds{tool}`` and
+    ``chatgate_tool_approvals_total{agent,reason}``."""
 
     def __init__(self, registry: CollectorRegistry) -> None:
         self.calls = Counter(
@@ -39,6 +40,12 @@ class ToolMetrics:
             "Tool call duration",
             ["tool"],
             buckets=_TOOL_BUCKETS,
+            registry=registry,
+        )
+        self.approvals = Counter(
+            "chatgate_tool_approvals_total",
+            "Tool approval prompts, answers and ignored presses by reason code",
+            ["agent", "reason"],
             registry=registry,
         )
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -47,6 +47,34 @@ class ToolSource(Protocol):
 
 
 @dataclass(frozen=True)
+class ApprovalAsk:
+    """A call whose rule is ``ask``: the tool, its masked arguments, and which identical call of
+    the turn this is (the same call asked twice in one turn is two prompts)."""
+
+    agent: str
+    tool: str
+    arguments: Any
+    occurrence: int = 0
+
+
+@dataclass(frozen=True)
+class ApprovalAnswer:
+    """How a prompt ended: ``status`` OK (approved), DENIED or APPROVAL_TIMEOUT, and by whom."""
+
+    status: ToolCallStatus
+    decision: str  # an ApprovalReason value: approved, denied, timed_out, approval_no_approver
+    by: str = ""  # channel:user of who answered; empty for a timeout
+    waited_s: float = 0.0
+
+    @property
+    def approved(self) -> bool:
+        return self.status is ToolCallStatus.OK
+
+
+Approve = Callable[[ApprovalAsk], Awaitable[ApprovalAnswer]]
+
+
+@dataclass(frozen=True)
 class ToolCallRecord:
     """One call in a turn's trail: arguments already masked, result size not content."""
 
@@ -57,6 +85,8 @@ class ToolCallRecord:
     result_chars: int
     step: int
     detail: str = ""
+    approval: str = ""  # for a call that was asked: approved, denied, timed_out
+    approver: str = ""  # who answered (channel:user)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -67,4 +97,6 @@ class ToolCallRecord:
             "result_chars": self.result_chars,
             "step": self.step,
             **({"detail": self.detail} if self.detail else {}),
+            **({"approval": self.approval} if self.approval else {}),
+            **({"approver": self.approver} if self.approver else {}),
         }

@@ -10,7 +10,7 @@ from datetime import timedelta
 from typing import Literal
 
 from chatgate.channels.telegram.ids import message_key
-from chatgate.channels.types import Attachment, InboundMessage, default_target
+from chatgate.channels.types import EDIT_OF, Attachment, InboundMessage, default_target
 from chatgate.policies.admission import ChatKind
 from chatgate.policies.reasons import DropReason
 from telegram import Message, MessageEntity, Update
@@ -43,7 +43,6 @@ _KINDS: dict[str, ChatKind] = {
 
 
 EditPolicy = Literal["ignore", "new_turn"]
-EDIT_OF = "edit_of"  # InboundMessage.extra key: the key of the message this edit changed
 
 
 @dataclass(frozen=True)

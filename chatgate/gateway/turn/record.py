@@ -49,6 +49,7 @@ class TurnRecord:
     session: WarmSession | None = None
     agent: Agent | None = None
     deadline_s: float = 0.0  # bound of the agent call: timeout_s + 5 s, or the whole tool loop
+    deadline: asyncio.Timeout | None = None  # that bound while the agent runs (approvals extend it)
     tools: TurnTools | None = None  # the turn's tool hook (trail, metrics, progress)
     adapter: ChannelAdapter | None = None
     stream: StreamingReply | None = None

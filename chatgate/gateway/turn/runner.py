@@ -7,6 +7,7 @@ import contextlib
 
 from chatgate.agents.base import ChatMessage
 from chatgate.channels.outcome import Stage
+from chatgate.gateway.approvals import ApprovalDesk
 from chatgate.gateway.delivery import DeliveryReport
 from chatgate.gateway.runtime import Runtime
 from chatgate.gateway.session_queue import Job, JobKind, TurnControl
@@ -23,11 +24,12 @@ from chatgate.texts import TextId
 
 
 class TurnRunner:
-    def __init__(self, rt: Runtime) -> None:
+    def __init__(self, rt: Runtime, approvals: ApprovalDesk | None = None) -> None:
         self.rt = rt
         self.handover = Handover(rt)
         self.persistence = TurnPersistence(rt)
         self.steps = TurnSteps(rt, self.handover, self.persistence, self._redeliver)
+        self.steps.approvals = approvals
 
     async def execute(self, batch: list[Job], control: TurnControl) -> bool:
         """Run ``batch``; False when it was interrupted and must run again."""

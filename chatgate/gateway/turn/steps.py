@@ -14,9 +14,11 @@ from collections.abc import Awaitable, Callable
 
 from chatgate.agents.base import Agent, AgentError, AgentReply, ChatMessage, Turn
 from chatgate.agents.tools.runtime import TurnTools
+from chatgate.agents.tools.types import ApprovalAnswer, ApprovalAsk, Approve
 from chatgate.channels.outcome import Stage
 from chatgate.channels.types import AckMode
 from chatgate.config.agent_models import LiteLLMAgentConfig
+from chatgate.gateway.approvals import ApprovalDesk, AskContext
 from chatgate.gateway.delivery import DeliveryReport
 from chatgate.gateway.events import EventName
 from chatgate.gateway.operator_notify import OperatorNotifier
@@ -30,11 +32,12 @@ from chatgate.gateway.turn.persist import JournalWrite, TurnPersistence
 from chatgate.gateway.turn.provider import ProviderWatch
 from chatgate.gateway.turn.record import CANCEL_EXITS, TurnExit, TurnRecord
 from chatgate.gateway.turn.resume import lock_unavailable, still_open
-from chatgate.gateway.voices import Voices
+from chatgate.gateway.voices import USER_LANGUAGE_KEY, Voices
 from chatgate.media.outgoing import store_files
 from chatgate.media.speech import with_voice
 from chatgate.media.step import prepare_turn_input
 from chatgate.policies.reasons import DeliveryStatus, FailureReason, OutcomeKind
+from chatgate.policies.tools import Approval
 from chatgate.policies.voice_reply import SPEECH_FAILURES
 from chatgate.state.protocols import StateUnavailable
 from chatgate.state.records import JournalState
@@ -62,6 +65,7 @@ class TurnSteps:
         self.providers = ProviderWatch(rt)
         self.voices = Voices(rt)
         self.notifier = OperatorNotifier(rt)
+        self.approvals: ApprovalDesk | None = None  # asks the chat before `ask` tool calls
         self.held: tuple[Step, ...] = (
             self.open,
             self.prepare,
@@ -173,7 +177,36 @@ class TurnSteps:
             metadata={"chat_id": last.msg.chat_id, "thread_id": last.msg.thread_id},
             on_progress=tools.on_progress,
             parts=rec.media.parts,
+            approve=self._approver(rec),
         )
+
+    def _approver(self, rec: TurnRecord) -> Approve | None:
+        """The turn's way to ask the chat before a tool call whose rule is `ask`."""
+        desk, last = self.approvals, rec.last
+        config = self.rt.config.agents.get(last.agent)
+        tools = config.tools if isinstance(config, LiteLLMAgentConfig) else None
+        if desk is None or tools is None or Approval.ASK not in tools.approval.values():
+            return None
+        language = last.msg.extra.get(USER_LANGUAGE_KEY)
+        ctx = AskContext(
+            key=last.msg.key,
+            session=last.session,
+            agent=last.agent,
+            channel=last.msg.channel,
+            chat_id=last.msg.chat_id,
+            sender_id=last.msg.sender_id,
+            target=last.target,
+            language=language if isinstance(language, str) else None,
+            timeout_s=tools.approval_timeout_s,
+            approver=tools.approver,
+            control=rec.control,
+        )
+
+        async def approve(ask: ApprovalAsk) -> ApprovalAnswer:
+            ctx.deadline.timeout = rec.deadline
+            return await desk.ask(ctx, ask)
+
+        return approve
 
     async def _run_agent(self, rec: TurnRecord, agent: Agent, turn: Turn) -> TurnExit | None:
         """The agent call itself (the slot for a tool loop). It runs inline, not in a task of its
@@ -181,7 +214,7 @@ class TurnSteps:
         control = rec.control
         control.enter_agent()
         try:
-            async with asyncio.timeout(rec.deadline_s):
+            async with asyncio.timeout(rec.deadline_s) as rec.deadline:
                 reply = await agent.run(turn)
             reply = await self._spoken(rec, reply)  # its own timeout; never fails the turn
             voice = self.voices.for_message(rec.last.msg, rec.last.agent)

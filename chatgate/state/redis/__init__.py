@@ -20,7 +20,9 @@ from redis.exceptions import RedisError
 
 from chatgate.config.models import GatewaySection
 from chatgate.outage import OutageReporter
+from chatgate.state.approvals import KV_NAME as APPROVALS
 from chatgate.state.factory import Stores, StoreUnreachable
+from chatgate.state.redis.approvals import RedisApprovals
 from chatgate.state.redis.callbacks import RedisCallbacks
 from chatgate.state.redis.client import (
     HEARTBEAT_CONNECTIONS,
@@ -117,5 +119,5 @@ def build_stores(gateway: GatewaySection, state_dir: Path) -> Stores:
         pauses=RedisPauses(redis, keys),
         open=open_all,
         close=close_all,
-        kv={"webchat": RedisWebChat(redis, keys)},
+        kv={"webchat": RedisWebChat(redis, keys), APPROVALS: RedisApprovals(redis, keys)},
     )

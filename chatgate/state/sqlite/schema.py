@@ -114,6 +114,23 @@ CREATE TABLE IF NOT EXISTS callbacks (
     value TEXT NOT NULL,
     created_at REAL NOT NULL
 );
+
+CREATE TABLE IF NOT EXISTS approvals (
+    id TEXT PRIMARY KEY,
+    key TEXT NOT NULL,
+    prompt_channel TEXT NOT NULL,
+    prompt_chat TEXT NOT NULL,
+    state TEXT NOT NULL,
+    expires_at REAL NOT NULL,
+    created_at REAL NOT NULL,
+    decided_by TEXT,
+    decided_at REAL,
+    prompt_ids TEXT,
+    data TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS approvals_chat ON approvals(prompt_channel, prompt_chat)
+    WHERE state = 'pending';
+CREATE INDEX IF NOT EXISTS approvals_key ON approvals(key);
 """
 
 

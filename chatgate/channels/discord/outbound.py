@@ -12,6 +12,7 @@ import asyncio
 import contextlib
 import io
 import time
+from collections import deque
 from typing import Any
 
 import discord
@@ -46,6 +47,9 @@ _BUTTON_STYLES = {
 }
 
 
+ANSWERS_KEPT = 4096  # answers a reaction is recognised on when Discord does not name the author
+
+
 class DiscordOutbound(ChannelAdapter):
     """The sending half of the adapter; `DiscordChannel` adds the gateway on top."""
 
@@ -55,6 +59,8 @@ class DiscordOutbound(ChannelAdapter):
         super().__init__(ctx)
         self.client: discord.AutoShardedClient | None = None
         self.last_error: dict[str, Any] | None = None
+        self.answers: set[int] = set()  # ids this process sent (reactions on them count)
+        self._answer_order: deque[int] = deque()
 
     def note_error(self, error: str, hint: str) -> None:
         self.last_error = {"error": error, "hint": hint, "at": time.time()}
@@ -108,7 +114,14 @@ class DiscordOutbound(ChannelAdapter):
         if reference is not None:
             payload["reference"] = reference
         sent = await self._call(channel.send(**payload))
+        self._remember(sent.id)
         return SendResult.sent(str(sent.id))
+
+    def _remember(self, message_id: int) -> None:
+        self.answers.add(message_id)
+        self._answer_order.append(message_id)
+        if len(self._answer_order) > ANSWERS_KEPT:
+            self.answers.discard(self._answer_order.popleft())
 
     async def edit(self, target: Target, message_id: str, rendered: Rendered) -> SendResult:
         message = self._channel(target).get_partial_message(int(message_id))

@@ -79,7 +79,9 @@ class Attachment:
     duration_s: float | None = None  # voice/audio/video length, when the platform says
 
 
-USER_LANGUAGE = "language"  # InboundMessage.extra key: the sender's locale tag, as the platform says
+USER_LANGUAGE = (
+    "language"  # InboundMessage.extra key: the sender's locale tag, as the platform says
+)
 
 
 @dataclass(frozen=True, slots=True)

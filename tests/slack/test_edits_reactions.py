@@ -21,7 +21,7 @@ from chatgate.policies.edits import EDIT_MODE, EDIT_OF, EditMode
 from chatgate.policies.reactions import CONTEXT_ONLY, ReactionMode
 from chatgate.policies.reasons import DropReason
 from chatgate.texts import LANGUAGES, TextId
-from tests.fakes.llm import Fault, FakeLLM
+from tests.fakes.llm import FakeLLM, Fault
 from tests.fakes.slack import BOT_USER_ID, FakeSlack
 from tests.harness import running
 from tests.slack.support import events_url, slack_config

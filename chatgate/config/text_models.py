@@ -70,6 +70,48 @@ class TextOverrides(StrictModel):
     media_name_sticker: Override | None = Field(None, alias="media.name.sticker")
     files_too_large: Override | None = Field(None, alias="files.too_large")
     files_not_attached: Override | None = Field(None, alias="files.not_attached")
+    # status, empty answers, menus and delivery notes
+    help_jobs: Override | None = Field(None, alias="help.jobs")
+    status_up: Override | None = Field(None, alias="status.up")
+    status_agent: Override | None = Field(None, alias="status.agent")
+    status_agent_model: Override | None = Field(None, alias="status.agent_model")
+    status_history: Override | None = Field(None, alias="status.history")
+    status_working: Override | None = Field(None, alias="status.working")
+    status_working_queued: Override | None = Field(None, alias="status.working_queued")
+    reply_empty: Override | None = Field(None, alias="reply.empty")
+    menu_choose: Override | None = Field(None, alias="menu.choose")
+    menu_open_list: Override | None = Field(None, alias="menu.open_list")
+    degrade_note: Override | None = Field(None, alias="degrade.note")
+    degrade_labels_shortened: Override | None = Field(None, alias="degrade.labels_shortened")
+    degrade_menus_as_text: Override | None = Field(None, alias="degrade.menus_as_text")
+    degrade_button_values_shortened: Override | None = Field(
+        None, alias="degrade.button_values_shortened"
+    )
+    degrade_option_values_shortened: Override | None = Field(
+        None, alias="degrade.option_values_shortened"
+    )
+    degrade_buttons_dropped: Override | None = Field(None, alias="degrade.buttons_dropped")
+    degrade_options_dropped: Override | None = Field(None, alias="degrade.options_dropped")
+    degrade_options_repeated: Override | None = Field(None, alias="degrade.options_repeated")
+    degrade_formatting_plain: Override | None = Field(None, alias="degrade.formatting_plain")
+    degrade_buttons_as_text: Override | None = Field(None, alias="degrade.buttons_as_text")
+    degrade_link_buttons_as_text: Override | None = Field(
+        None, alias="degrade.link_buttons_as_text"
+    )
+    degrade_buttons_as_list: Override | None = Field(None, alias="degrade.buttons_as_list")
+    degrade_selects_as_buttons: Override | None = Field(None, alias="degrade.selects_as_buttons")
+    degrade_selects_as_text: Override | None = Field(None, alias="degrade.selects_as_text")
+    degrade_table_rows: Override | None = Field(None, alias="degrade.table_rows")
+    degrade_table_columns: Override | None = Field(None, alias="degrade.table_columns")
+    degrade_tables_as_text: Override | None = Field(None, alias="degrade.tables_as_text")
+    degrade_charts_as_text: Override | None = Field(None, alias="degrade.charts_as_text")
+    degrade_images_as_links: Override | None = Field(None, alias="degrade.images_as_links")
+    degrade_files_unsupported: Override | None = Field(None, alias="degrade.files_unsupported")
+    degrade_files_too_large: Override | None = Field(None, alias="degrade.files_too_large")
+    degrade_files_as_documents: Override | None = Field(None, alias="degrade.files_as_documents")
+    degrade_voice_as_audio: Override | None = Field(None, alias="degrade.voice_as_audio")
+    degrade_images_as_files: Override | None = Field(None, alias="degrade.images_as_files")
+    degrade_captions_as_text: Override | None = Field(None, alias="degrade.captions_as_text")
 
     @field_validator("*")
     @classmethod

@@ -328,6 +328,7 @@ class Stages:
         warm = self.rt.cache.get(ib.session)
         depth = self.scheduler.depth(ib.session)
         return cmd.status_text(
+            self.voices.for_message(ib.msg, ib.agent),
             agent=ib.agent,
             model=getattr(cfg, "model", None),
             history=len(warm.transcript) if warm else 0,

@@ -112,6 +112,15 @@ class TextOverrides(StrictModel):
     degrade_voice_as_audio: Override | None = Field(None, alias="degrade.voice_as_audio")
     degrade_images_as_files: Override | None = Field(None, alias="degrade.images_as_files")
     degrade_captions_as_text: Override | None = Field(None, alias="degrade.captions_as_text")
+    jobs_none: Override | None = Field(None, alias="jobs.none")
+    jobs_title: Override | None = Field(None, alias="jobs.title")
+    jobs_line: Override | None = Field(None, alias="jobs.line")
+    jobs_next: Override | None = Field(None, alias="jobs.next")
+    jobs_not_scheduled: Override | None = Field(None, alias="jobs.not_scheduled")
+    jobs_paused: Override | None = Field(None, alias="jobs.paused")
+    jobs_remove_hint: Override | None = Field(None, alias="jobs.remove_hint")
+    jobs_removed: Override | None = Field(None, alias="jobs.removed")
+    jobs_unknown: Override | None = Field(None, alias="jobs.unknown")
 
     @field_validator("*")
     @classmethod

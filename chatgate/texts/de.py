@@ -245,3 +245,18 @@ TEXTS.update(
         },
     }
 )
+
+# /jobs in chat.
+TEXTS.update(
+    {
+        T.JOBS_NONE: "Du hast keine geplanten Aufträge.",
+        T.JOBS_TITLE: "Deine geplanten Aufträge:",
+        T.JOBS_LINE: "• {id}: {schedule}, {when}",
+        T.JOBS_NEXT: "nächster Lauf {time}",
+        T.JOBS_NOT_SCHEDULED: "nicht geplant",
+        T.JOBS_PAUSED: "(pausiert)",
+        T.JOBS_REMOVE_HINT: "Entferne einen mit {command}.",
+        T.JOBS_REMOVED: "{id} entfernt.",
+        T.JOBS_UNKNOWN: "Du hast keinen Auftrag namens {id}.",
+    }
+)

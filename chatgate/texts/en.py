@@ -213,3 +213,18 @@ TEXTS.update(
         },
     }
 )
+
+# /jobs in chat.
+TEXTS.update(
+    {
+        T.JOBS_NONE: "You have no scheduled jobs.",
+        T.JOBS_TITLE: "Your scheduled jobs:",
+        T.JOBS_LINE: "• {id}: {schedule}, {when}",
+        T.JOBS_NEXT: "next {time}",
+        T.JOBS_NOT_SCHEDULED: "not scheduled",
+        T.JOBS_PAUSED: "(paused)",
+        T.JOBS_REMOVE_HINT: "Remove one with {command}.",
+        T.JOBS_REMOVED: "Removed {id}.",
+        T.JOBS_UNKNOWN: "You have no job called {id}.",
+    }
+)

@@ -220,3 +220,18 @@ TEXTS.update(
         },
     }
 )
+
+# /jobs in chat.
+TEXTS.update(
+    {
+        T.JOBS_NONE: "No tienes tareas programadas.",
+        T.JOBS_TITLE: "Tus tareas programadas:",
+        T.JOBS_LINE: "• {id}: {schedule}, {when}",
+        T.JOBS_NEXT: "próxima {time}",
+        T.JOBS_NOT_SCHEDULED: "sin programar",
+        T.JOBS_PAUSED: "(en pausa)",
+        T.JOBS_REMOVE_HINT: "Elimina una con {command}.",
+        T.JOBS_REMOVED: "Eliminé {id}.",
+        T.JOBS_UNKNOWN: "No tienes ninguna tarea llamada {id}.",
+    }
+)

@@ -230,3 +230,18 @@ TEXTS.update(
         },
     }
 )
+
+# /jobs in chat.
+TEXTS.update(
+    {
+        T.JOBS_NONE: "Vous n'avez aucune tâche programmée.",
+        T.JOBS_TITLE: "Vos tâches programmées :",
+        T.JOBS_LINE: "• {id} : {schedule}, {when}",
+        T.JOBS_NEXT: "prochaine {time}",
+        T.JOBS_NOT_SCHEDULED: "non programmée",
+        T.JOBS_PAUSED: "(en pause)",
+        T.JOBS_REMOVE_HINT: "Supprimez-en une avec {command}.",
+        T.JOBS_REMOVED: "{id} supprimée.",
+        T.JOBS_UNKNOWN: "Vous n'avez aucune tâche nommée {id}.",
+    }
+)

@@ -93,6 +93,15 @@ class TextId(StrEnum):
     DEGRADE_VOICE_AS_AUDIO = "degrade.voice_as_audio"
     DEGRADE_IMAGES_AS_FILES = "degrade.images_as_files"
     DEGRADE_CAPTIONS_AS_TEXT = "degrade.captions_as_text"
+    JOBS_NONE = "jobs.none"
+    JOBS_TITLE = "jobs.title"
+    JOBS_LINE = "jobs.line"
+    JOBS_NEXT = "jobs.next"
+    JOBS_NOT_SCHEDULED = "jobs.not_scheduled"
+    JOBS_PAUSED = "jobs.paused"
+    JOBS_REMOVE_HINT = "jobs.remove_hint"
+    JOBS_REMOVED = "jobs.removed"
+    JOBS_UNKNOWN = "jobs.unknown"
 
 
 # A template, or for a text that counts something (``{count}``) one template per plural
@@ -129,6 +138,11 @@ PLACEHOLDERS: dict[TextId, frozenset[str]] = {
     TextId.STATUS_HISTORY: frozenset({"count"}),
     TextId.STATUS_WORKING_QUEUED: frozenset({"count"}),
     TextId.DEGRADE_NOTE: frozenset({"items"}),
+    TextId.JOBS_LINE: frozenset({"id", "schedule", "when"}),
+    TextId.JOBS_NEXT: frozenset({"time"}),
+    TextId.JOBS_REMOVE_HINT: frozenset({"command"}),
+    TextId.JOBS_REMOVED: frozenset({"id"}),
+    TextId.JOBS_UNKNOWN: frozenset({"id"}),
     TextId.DEGRADE_TABLE_ROWS: frozenset({"kept", "count"}),
     TextId.DEGRADE_TABLE_COLUMNS: frozenset({"kept", "count"}),
     **{

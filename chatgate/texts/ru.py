@@ -277,3 +277,18 @@ TEXTS.update(
         },
     }
 )
+
+# /jobs in chat.
+TEXTS.update(
+    {
+        T.JOBS_NONE: "У вас нет запланированных заданий.",
+        T.JOBS_TITLE: "Ваши запланированные задания:",
+        T.JOBS_LINE: "• {id}: {schedule}, {when}",
+        T.JOBS_NEXT: "следующий запуск {time}",
+        T.JOBS_NOT_SCHEDULED: "не запланировано",
+        T.JOBS_PAUSED: "(на паузе)",
+        T.JOBS_REMOVE_HINT: "Удалить задание: {command}.",
+        T.JOBS_REMOVED: "Задание {id} удалено.",
+        T.JOBS_UNKNOWN: "У вас нет задания {id}.",
+    }
+)

@@ -17,7 +17,9 @@ from chatgate.texts.voice import Voice
 
 SAMPLE = {"wait": "5 s", "new": "/new", "hello": "Hi!", "code": "ABCD2345", "expires": "1 h",
           "name": "Ann", "max": "20 MB", "duration": "10 min", "count": 3, "text": "hi",
-          "assistant": "support", "model": "gpt", "items": "2 buttons dropped", "kept": 2}  # fmt: skip
+          "assistant": "support", "model": "gpt", "items": "2 buttons dropped", "kept": 2,
+          "id": "nag", "schedule": "every 60s", "when": "soon", "time": "09:00",
+          "command": "/jobs rm ID"}  # fmt: skip
 # What a chat user must never read in the default mode: config keys, files, our CLI.
 OPERATOR_WORDS = re.compile(r"chatgate|gateway\.yaml|api_key|_file\b|\.ya?ml\b|`|config", re.I)
 

@@ -26,6 +26,8 @@ from chatgate.policies.reactions import CONTEXT_ONLY, ReactionMode
 from chatgate.policies.reasons import DropReason
 from chatgate.texts import LANGUAGES, TextId
 from tests.discord.support import DM_CHANNEL, DM_USER, discord_config, section, settled
+from tests.fakes.clock import ManualClock
+from tests.fakes.clock import eventually as clock_eventually
 from tests.fakes.discord_lite import BOT_ID, FakeDiscord
 from tests.fakes.llm import FakeLLM, Fault
 from tests.harness import running
@@ -177,3 +179,20 @@ async def test_texts_follow_the_locale_of_the_users_interactions(
         german[TextId.FAILURE_UNAVAILABLE],
     ]
     assert replies[1].path == f"/channels/{DM_CHANNEL}/messages" and BOT_ID
+
+
+async def test_replace_swaps_a_message_still_waiting_for_its_turn(
+    tmp_path: Path, fake_discord: FakeDiscord, fake_llm: FakeLLM
+) -> None:
+    channel = "    dm_policy: open\n    edits: replace\n    debounce_ms: 1000\n"
+    clock = ManualClock()
+    config = discord_config(tmp_path, fake_discord, fake_llm, channel=channel)
+    async with running(config, clock=clock) as gw:
+        original = fake_discord.dm(DM_USER, "what is 2+3?")
+        await clock_eventually(lambda: bool(clock.pending()), what="the burst wait")
+        fake_discord.edit(original, "what is 2+4?")
+        replaced = await settled(gw, f"discord:{original['id']}")
+        clock.advance(2.0)
+        [reply] = await fake_discord.wait_for(SEND)
+    assert (replaced.stage, replaced.reason) == ("edit", "edit_replaced")
+    assert reply.json["content"] == "echo: what is 2+4?" and len(fake_llm.requests) == 1

@@ -21,10 +21,12 @@ from chatgate.policies.edits import EDIT_MODE, EDIT_OF, EditMode
 from chatgate.policies.reactions import CONTEXT_ONLY, ReactionMode
 from chatgate.policies.reasons import DropReason
 from chatgate.texts import LANGUAGES, TextId
+from tests.fakes.clock import ManualClock
+from tests.fakes.clock import eventually as clock_eventually
 from tests.fakes.llm import FakeLLM, Fault
 from tests.fakes.slack import BOT_USER_ID, FakeSlack
 from tests.harness import running
-from tests.slack.support import events_url, slack_config
+from tests.slack.support import events_url, section, slack_config
 from tests.telegram.helpers_b import eventually, settled
 
 BOT = BotIdentity("UBOT", "BBOT", "T1", "chatgate")
@@ -218,3 +220,39 @@ async def test_a_failed_locale_lookup_means_the_default_language(
         assert (await fake_slack.post_event(events_url(gw), event))[0] == 200
         [post] = await fake_slack.wait_posts(1, timeout=15)
     assert post["text"] == LANGUAGES["en"][TextId.FAILURE_SETUP]
+
+
+async def test_replace_swaps_a_message_still_waiting_for_its_turn(
+    tmp_path: Path, fake_slack: FakeSlack, fake_llm: FakeLLM
+) -> None:
+    channel = "    dm_policy: open\n    edits: replace\n    debounce_ms: 1000\n"
+    clock = ManualClock()
+    async with running(
+        slack_config(tmp_path, fake_slack, fake_llm, channel=channel), clock=clock
+    ) as gw:
+        url = events_url(gw)
+        original = fake_slack.message_event("what is 2+3?", channel="D1")
+        assert (await fake_slack.post_event(url, original))[0] == 200
+        await clock_eventually(lambda: bool(clock.pending()), what="the burst wait")
+        edit = fake_slack.edited_event(original, "what is 2+4?")
+        assert (await fake_slack.post_event(url, edit))[0] == 200
+        replaced = await settled(gw, f"slack:D1:{original['ts']}", timeout=15)
+        clock.advance(2.0)
+        [post] = await fake_slack.wait_posts(1, timeout=15)
+    assert (replaced.stage, replaced.reason) == ("edit", "edit_replaced")
+    assert post["text"] == "echo: what is 2+4?" and len(fake_llm.requests) == 1
+
+
+async def test_another_bots_reaction_is_never_input(
+    tmp_path: Path, fake_slack: FakeSlack, fake_llm: FakeLLM
+) -> None:
+    fake_slack.add_user("U0BOT", is_bot=True)
+    channel = "    dm_policy: open\n    reactions: turn\n"
+    async with running(slack_config(tmp_path, fake_slack, fake_llm, channel=channel)) as gw:
+        url = events_url(gw)
+        assert (await fake_slack.post_event(url, fake_slack.message_event("hi")))[0] == 200
+        [answer] = await fake_slack.wait_posts(1, timeout=15)
+        robot = fake_slack.reaction_event("D1", answer["ts"], "robot_face", user="U0BOT")
+        assert (await fake_slack.post_event(url, robot))[0] == 200
+        await eventually(lambda: (section(gw).get("ignored") or {}).get("reaction_ignored"))
+    assert len(fake_llm.requests) == 1 and len(fake_slack.posted()) == 1

@@ -118,7 +118,7 @@ async def test_an_edit_is_answered_as_a_new_turn(
         url = events_url(gw)
         original = fake_slack.message_event("what is 2+3?", channel="D1")
         assert (await fake_slack.post_event(url, original))[0] == 200
-        await fake_slack.wait_posts(1, timeout=15)
+        await fake_slack.wait_posts(1, timeout=30)
         edit = fake_slack.edited_event(original, "what is 2+4?")
         assert (await fake_slack.post_event(url, edit))[0] == 200
         assert (await fake_slack.post_event(url, edit, retry_num=1))[0] == 200  # once
@@ -145,7 +145,7 @@ async def test_a_reaction_on_an_answer_is_a_turn_and_on_anything_else_ignored(
         url = events_url(gw)
         question = fake_slack.app_mention_event("capital of France?")
         assert (await fake_slack.post_event(url, question))[0] == 200
-        [answer] = await fake_slack.wait_posts(1, timeout=15)
+        [answer] = await fake_slack.wait_posts(1, timeout=30)
         on_question = fake_slack.reaction_event("C1", question["ts"])
         assert (await fake_slack.post_event(url, on_question))[0] == 200
         own = fake_slack.reaction_event("C1", answer["ts"], "eyes", user=BOT_USER_ID)
@@ -170,7 +170,7 @@ async def test_a_reaction_kept_as_context_reaches_the_next_turn(
         url = events_url(gw)
         first = fake_slack.message_event("one", channel="D1")
         assert (await fake_slack.post_event(url, first))[0] == 200
-        [answer] = await fake_slack.wait_posts(1, timeout=15)
+        [answer] = await fake_slack.wait_posts(1, timeout=30)
         liked = fake_slack.reaction_event("D1", answer["ts"], "heart")
         assert (await fake_slack.post_event(url, liked))[0] == 200
         entry = await eventually(
@@ -218,7 +218,7 @@ async def test_a_failed_locale_lookup_means_the_default_language(
     async with running(slack_config(tmp_path, fake_slack, fake_llm)) as gw:
         event = fake_slack.message_event("hello", channel="D1")
         assert (await fake_slack.post_event(events_url(gw), event))[0] == 200
-        [post] = await fake_slack.wait_posts(1, timeout=15)
+        [post] = await fake_slack.wait_posts(1, timeout=30)
     assert post["text"] == LANGUAGES["en"][TextId.FAILURE_SETUP]
 
 
@@ -238,7 +238,7 @@ async def test_replace_swaps_a_message_still_waiting_for_its_turn(
         assert (await fake_slack.post_event(url, edit))[0] == 200
         replaced = await settled(gw, f"slack:D1:{original['ts']}", timeout=15)
         clock.advance(2.0)
-        [post] = await fake_slack.wait_posts(1, timeout=15)
+        [post] = await fake_slack.wait_posts(1, timeout=30)
     assert (replaced.stage, replaced.reason) == ("edit", "edit_replaced")
     assert post["text"] == "echo: what is 2+4?" and len(fake_llm.requests) == 1
 
@@ -251,7 +251,7 @@ async def test_another_bots_reaction_is_never_input(
     async with running(slack_config(tmp_path, fake_slack, fake_llm, channel=channel)) as gw:
         url = events_url(gw)
         assert (await fake_slack.post_event(url, fake_slack.message_event("hi")))[0] == 200
-        [answer] = await fake_slack.wait_posts(1, timeout=15)
+        [answer] = await fake_slack.wait_posts(1, timeout=30)
         robot = fake_slack.reaction_event("D1", answer["ts"], "robot_face", user="U0BOT")
         assert (await fake_slack.post_event(url, robot))[0] == 200
         await eventually(lambda: (section(gw).get("ignored") or {}).get("reaction_ignored"))

@@ -70,7 +70,7 @@ async def test_an_edit_is_answered_as_a_new_turn(
     )
     async with running(config):
         fake_tg.dm(42, "what is 2+3?")
-        await fake_tg.wait_for("sendMessage", timeout=15)
+        await fake_tg.wait_for("sendMessage", timeout=30)  # the first turn pays litellm's import
         fake_tg.edited(42, 42, "what is 2+4?")
         calls = await fake_tg.wait_for("sendMessage", count=2, timeout=15)
     assert calls[1].params["text"] == "echo: what is 2+4?"
@@ -96,7 +96,7 @@ async def test_replace_swaps_a_waiting_message_and_ignores_an_edit_after_the_ans
         first_edit = fake_tg.edited(42, 42, "what is 2+4?")
         original = await settled(gw, "telegram:42:10001", timeout=15)
         clock.advance(2.0)
-        [answer] = await fake_tg.wait_for("sendMessage", timeout=15)
+        [answer] = await fake_tg.wait_for("sendMessage", timeout=30)  # pays litellm's import
         edit = await settled(gw, _key(first_edit), timeout=15)
         late_edit = fake_tg.edited(42, 42, "what is 2+5?")
         late = await settled(gw, _key(late_edit), timeout=15)

@@ -1,7 +1,7 @@
 """The stages a journaled message walks, in order, until one settles it or it is queued.
 
-identify → revive target → loop guard → admission → rate limit → memory shed → route →
-chat command → degraded owners → session queue. Each stage reads and fills the message's
+identify → revive target → loop guard → admission → stale → rate limit → memory shed → route →
+edit → chat command → degraded owners → session queue. Each stage reads and fills the message's
 `Inbound` record and returns None (go on) or a `Verdict` (the message ends here: dropped, or
 answered with a notice), which the pipeline's single `settle` turns into journal, metrics, log
 line and result.

@@ -256,3 +256,18 @@ async def test_another_bots_reaction_is_never_input(
         assert (await fake_slack.post_event(url, robot))[0] == 200
         await eventually(lambda: (section(gw).get("ignored") or {}).get("reaction_ignored"))
     assert len(fake_llm.requests) == 1 and len(fake_slack.posted()) == 1
+
+
+async def test_no_locale_lookup_for_channel_messages_the_bot_will_not_answer(
+    tmp_path: Path, fake_slack: FakeSlack, fake_llm: FakeLLM
+) -> None:
+    async with running(slack_config(tmp_path, fake_slack, fake_llm)) as gw:
+        url = events_url(gw)
+        chatter = fake_slack.message_event("lunch?", channel="C1", channel_type="channel")
+        assert (await fake_slack.post_event(url, chatter))[0] == 200
+        await settled(gw, f"slack:C1:{chatter['ts']}", timeout=15)
+        before = len(fake_slack.calls("users.info"))
+        mention = fake_slack.app_mention_event("hello")
+        assert (await fake_slack.post_event(url, mention))[0] == 200
+        await fake_slack.wait_posts(1, timeout=30)
+    assert before == 0 and len(fake_slack.calls("users.info")) == 1

@@ -364,9 +364,17 @@ class SlackChannel(SlackOutbound):
         )
         if isinstance(result, InboundMessage) and await self._continues_thread(result, event):
             result = replace(result, is_mention=True)
-        if isinstance(result, InboundMessage):
+        if isinstance(result, InboundMessage) and self._may_answer(result):
             result = self._with_language(result, await self._user(result.sender_id))
         await self._submit(result)
+
+    def _may_answer(self, msg: InboundMessage) -> bool:
+        """Whether the sender's language can matter: a DM, a message addressing the bot, or
+        any channel message under `respond_all` (others are dropped or kept as context, so
+        no users.info call is spent on every passer-by in a busy channel)."""
+        return (
+            msg.chat_kind == "direct" or msg.is_mention or self.config.group_policy == "respond_all"
+        )
 
     async def _on_reaction(self, event: dict[str, Any]) -> None:
         """A person's reaction on one of our answers, per the channel's `reactions`."""

@@ -28,7 +28,7 @@ from chatgate.texts import LANGUAGES, TextId
 from tests.discord.support import DM_CHANNEL, DM_USER, discord_config, section, settled
 from tests.fakes.clock import ManualClock
 from tests.fakes.clock import eventually as clock_eventually
-from tests.fakes.discord_lite import BOT_ID, FakeDiscord
+from tests.fakes.discord_lite import FakeDiscord
 from tests.fakes.llm import FakeLLM, Fault
 from tests.harness import running
 from tests.telegram.helpers_b import eventually
@@ -118,6 +118,8 @@ async def test_an_edit_is_answered_as_a_new_turn_but_never_replays_a_command(
     said = [m["content"] for m in fake_llm.requests[1].messages if m["role"] == "user"]
     assert said == ["what is 2+3?", "what is 2+4?"]
     assert ignored == {"edited_ignored": 1} and len(fake_llm.requests) == 2
+    [identify] = fake_discord.identifies  # reactions: ignore asks for no reaction intents
+    assert not identify["intents"] & ((1 << 10) | (1 << 13))
 
 
 async def test_a_reaction_on_an_answer_is_a_turn_and_others_are_ignored(
@@ -178,7 +180,7 @@ async def test_texts_follow_the_locale_of_the_users_interactions(
         german[TextId.FAILURE_SETUP],
         german[TextId.FAILURE_UNAVAILABLE],
     ]
-    assert replies[1].path == f"/channels/{DM_CHANNEL}/messages" and BOT_ID
+    assert replies[1].path == f"/channels/{DM_CHANNEL}/messages"
 
 
 async def test_replace_swaps_a_message_still_waiting_for_its_turn(

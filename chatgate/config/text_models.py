@@ -121,6 +121,9 @@ class TextOverrides(StrictModel):
     jobs_remove_hint: Override | None = Field(None, alias="jobs.remove_hint")
     jobs_removed: Override | None = Field(None, alias="jobs.removed")
     jobs_unknown: Override | None = Field(None, alias="jobs.unknown")
+    render_options_hidden: Override | None = Field(None, alias="render.options_hidden")
+    render_rows_hidden: Override | None = Field(None, alias="render.rows_hidden")
+    render_columns_hidden: Override | None = Field(None, alias="render.columns_hidden")
 
     @field_validator("*")
     @classmethod

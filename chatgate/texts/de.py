@@ -260,3 +260,21 @@ TEXTS.update(
         T.JOBS_UNKNOWN: "Du hast keinen Auftrag namens {id}.",
     }
 )
+
+# What a renderer could not fit (one form per plural category).
+TEXTS.update(
+    {
+        T.RENDER_OPTIONS_HIDDEN: {
+            "one": "{count} weitere Option nicht angezeigt",
+            "other": "{count} weitere Optionen nicht angezeigt",
+        },
+        T.RENDER_ROWS_HIDDEN: {
+            "one": "{count} weitere Zeile nicht angezeigt",
+            "other": "{count} weitere Zeilen nicht angezeigt",
+        },
+        T.RENDER_COLUMNS_HIDDEN: {
+            "one": "{count} weitere Spalte nicht angezeigt",
+            "other": "{count} weitere Spalten nicht angezeigt",
+        },
+    }
+)

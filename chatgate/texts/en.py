@@ -228,3 +228,21 @@ TEXTS.update(
         T.JOBS_UNKNOWN: "You have no job called {id}.",
     }
 )
+
+# What a renderer could not fit (one form per plural category).
+TEXTS.update(
+    {
+        T.RENDER_OPTIONS_HIDDEN: {
+            "one": "{count} more option not shown",
+            "other": "{count} more options not shown",
+        },
+        T.RENDER_ROWS_HIDDEN: {
+            "one": "{count} more row not shown",
+            "other": "{count} more rows not shown",
+        },
+        T.RENDER_COLUMNS_HIDDEN: {
+            "one": "{count} more column not shown",
+            "other": "{count} more columns not shown",
+        },
+    }
+)

@@ -235,3 +235,21 @@ TEXTS.update(
         T.JOBS_UNKNOWN: "No tienes ninguna tarea llamada {id}.",
     }
 )
+
+# What a renderer could not fit (one form per plural category).
+TEXTS.update(
+    {
+        T.RENDER_OPTIONS_HIDDEN: {
+            "one": "{count} opción más no mostrada",
+            "other": "{count} opciones más no mostradas",
+        },
+        T.RENDER_ROWS_HIDDEN: {
+            "one": "{count} fila más no mostrada",
+            "other": "{count} filas más no mostradas",
+        },
+        T.RENDER_COLUMNS_HIDDEN: {
+            "one": "{count} columna más no mostrada",
+            "other": "{count} columnas más no mostradas",
+        },
+    }
+)

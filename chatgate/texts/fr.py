@@ -245,3 +245,21 @@ TEXTS.update(
         T.JOBS_UNKNOWN: "Vous n'avez aucune tâche nommée {id}.",
     }
 )
+
+# What a renderer could not fit (one form per plural category).
+TEXTS.update(
+    {
+        T.RENDER_OPTIONS_HIDDEN: {
+            "one": "{count} autre option non affichée",
+            "other": "{count} autres options non affichées",
+        },
+        T.RENDER_ROWS_HIDDEN: {
+            "one": "{count} autre ligne non affichée",
+            "other": "{count} autres lignes non affichées",
+        },
+        T.RENDER_COLUMNS_HIDDEN: {
+            "one": "{count} autre colonne non affichée",
+            "other": "{count} autres colonnes non affichées",
+        },
+    }
+)

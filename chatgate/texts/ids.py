@@ -102,6 +102,9 @@ class TextId(StrEnum):
     JOBS_REMOVE_HINT = "jobs.remove_hint"
     JOBS_REMOVED = "jobs.removed"
     JOBS_UNKNOWN = "jobs.unknown"
+    RENDER_OPTIONS_HIDDEN = "render.options_hidden"
+    RENDER_ROWS_HIDDEN = "render.rows_hidden"
+    RENDER_COLUMNS_HIDDEN = "render.columns_hidden"
 
 
 # A template, or for a text that counts something (``{count}``) one template per plural
@@ -143,6 +146,9 @@ PLACEHOLDERS: dict[TextId, frozenset[str]] = {
     TextId.JOBS_REMOVE_HINT: frozenset({"command"}),
     TextId.JOBS_REMOVED: frozenset({"id"}),
     TextId.JOBS_UNKNOWN: frozenset({"id"}),
+    TextId.RENDER_OPTIONS_HIDDEN: frozenset({"count"}),
+    TextId.RENDER_ROWS_HIDDEN: frozenset({"count"}),
+    TextId.RENDER_COLUMNS_HIDDEN: frozenset({"count"}),
     TextId.DEGRADE_TABLE_ROWS: frozenset({"kept", "count"}),
     TextId.DEGRADE_TABLE_COLUMNS: frozenset({"kept", "count"}),
     **{

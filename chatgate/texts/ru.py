@@ -292,3 +292,27 @@ TEXTS.update(
         T.JOBS_UNKNOWN: "У вас нет задания {id}.",
     }
 )
+
+# What a renderer could not fit (one form per plural category).
+TEXTS.update(
+    {
+        T.RENDER_OPTIONS_HIDDEN: {
+            "one": "ещё {count} вариант не показан",
+            "few": "ещё {count} варианта не показаны",
+            "many": "ещё {count} вариантов не показано",
+            "other": "ещё {count} варианта не показано",
+        },
+        T.RENDER_ROWS_HIDDEN: {
+            "one": "ещё {count} строка не показана",
+            "few": "ещё {count} строки не показаны",
+            "many": "ещё {count} строк не показано",
+            "other": "ещё {count} строки не показано",
+        },
+        T.RENDER_COLUMNS_HIDDEN: {
+            "one": "ещё {count} столбец не показан",
+            "few": "ещё {count} столбца не показаны",
+            "many": "ещё {count} столбцов не показано",
+            "other": "ещё {count} столбца не показано",
+        },
+    }
+)

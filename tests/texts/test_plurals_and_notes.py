@@ -202,3 +202,27 @@ def test_new_ids_can_be_overridden_in_config() -> None:
     assert overrides.as_overrides()[TextId.STATUS_HISTORY]
     with pytest.raises(ValueError, match="missing placeholder"):
         TextOverrides.model_validate({"status.history": "some"})
+
+
+def test_channel_renderers_write_their_own_words_from_the_catalog() -> None:
+    """Slack, Discord and Telegram renderers take the channel's words (its language)."""
+    from chatgate.channels.discord.render import render as discord_render
+    from chatgate.channels.slack.render import render as slack_render
+    from chatgate.channels.telegram.render import render as telegram_render
+    from chatgate.channels.words import RenderWords
+
+    german = RenderWords(Voice(language="de").text)
+    menu_only = OutboundMessage((Buttons((Button("Ja", "yes"),)),))
+    assert telegram_render(menu_only, words=german)[0].text == "Wähle eine Option:"
+    assert discord_render(menu_only, words=german)[0].text == "Wähle eine Option:"
+    [slack] = slack_render(menu_only, words=german)
+    assert slack.text == "Wähle eine Option:"
+    crowded = OutboundMessage((Select(tuple(SelectOption(f"o{i}", f"v{i}") for i in range(105))),))
+    slack_blocks = slack_render(crowded, words=german)[0].native["blocks"]
+    assert (
+        slack_blocks[0]["elements"][0]["text"] == "(Hinweis: 5 weitere Optionen nicht angezeigt.)"
+    )
+    assert slack_blocks[1]["elements"][0]["placeholder"]["text"] == "Auswählen…"
+    russian = RenderWords(Voice(language="ru").text)
+    assert russian.options_hidden(1) == "(Примечание: ещё 1 вариант не показан.)"
+    assert russian.rows_hidden(5) == "ещё 5 строк не показано"

@@ -23,6 +23,7 @@ from chatgate.channels.discord.ids import snowflake
 from chatgate.channels.discord.render import ButtonSpec, EmbedSpec, Row, SelectSpec, render
 from chatgate.channels.files import render_with_files, upload_of
 from chatgate.channels.types import InboundMessage, SendResult, Target
+from chatgate.channels.words import words_for
 from chatgate.policies.reasons import SendErrorKind
 from chatgate.presentation.model import OutboundMessage
 
@@ -70,7 +71,12 @@ class DiscordOutbound(ChannelAdapter):
     def render(self, message: OutboundMessage) -> list[Rendered]:
         return render_with_files(
             message,
-            lambda m: render(m, max_lines=self.config.max_lines, shorten=self.shorten_choice),
+            lambda m: render(
+                m,
+                max_lines=self.config.max_lines,
+                shorten=self.shorten_choice,
+                words=words_for(self.ctx.kv, self.name),
+            ),
         )
 
     # -- sending ----------------------------------------------------------------------------

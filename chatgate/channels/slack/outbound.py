@@ -21,6 +21,7 @@ from chatgate.channels.slack.config import SlackChannelConfig
 from chatgate.channels.slack.inbound import message_key, ts_of
 from chatgate.channels.slack.render import render, split_rendered
 from chatgate.channels.types import InboundMessage, SendResult, Target
+from chatgate.channels.words import words_for
 from chatgate.policies.reasons import SendErrorKind
 from chatgate.presentation.model import File, OutboundMessage
 
@@ -56,7 +57,10 @@ class SlackOutbound(ChannelAdapter):
     # -- rendering --------------------------------------------------------------------------
 
     def render(self, message: OutboundMessage) -> list[Rendered]:
-        return render_with_files(message, lambda m: render(m, shorten=self.shorten_choice))
+        words = words_for(self.ctx.kv, self.name)
+        return render_with_files(
+            message, lambda m: render(m, shorten=self.shorten_choice, words=words)
+        )
 
     # -- Web API calls ------------------------------------------------------------------------
 

@@ -24,6 +24,7 @@ class Stage(StrEnum):
     LOOP_GUARD = "loop_guard"
     RATE_LIMIT = "rate_limit"
     STALE = "stale"
+    EDIT = "edit"
     MEMORY = "memory"
     DEGRADED = "degraded"
     QUEUE = "queue"

@@ -11,8 +11,6 @@ from chatgate.policies.admission import ChatKind
 from chatgate.policies.reasons import SendErrorKind
 from chatgate.presentation.limits import PresentationLimits
 
-EDIT_OF = "edit_of"  # InboundMessage.extra key: the key of the message an edit changed
-
 
 @dataclass(frozen=True, slots=True)
 class Target:
@@ -79,6 +77,11 @@ class Attachment:
     size: int | None = None
     handle: str | None = None
     duration_s: float | None = None  # voice/audio/video length, when the platform says
+
+
+USER_LANGUAGE = (
+    "language"  # InboundMessage.extra key: the sender's locale tag, as the platform says
+)
 
 
 @dataclass(frozen=True, slots=True)

@@ -20,7 +20,7 @@ from typing import Any
 
 from chatgate.agents.tools.loop import Stretch
 from chatgate.agents.tools.types import ApprovalAnswer, ApprovalAsk
-from chatgate.channels.types import EDIT_OF, InboundMessage, Target
+from chatgate.channels.types import InboundMessage, Target
 from chatgate.gateway.runtime import Runtime
 from chatgate.gateway.session_queue import CancelReason, TurnControl
 from chatgate.gateway.voices import Voices
@@ -36,6 +36,7 @@ from chatgate.policies.approvals import (
     press_value,
     shown_arguments,
 )
+from chatgate.policies.edits import EDIT_OF
 from chatgate.policies.reasons import ApprovalReason, ToolCallStatus
 from chatgate.presentation.model import Button, Buttons, OutboundMessage, Text
 from chatgate.state.approvals import KV_NAME, ApprovalRecord, ApprovalStore

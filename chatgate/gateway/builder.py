@@ -45,6 +45,7 @@ from chatgate.gateway.runtime import Runtime, loop_guard, rate_spec, retry_polic
 from chatgate.gateway.sdnotify import Notifier
 from chatgate.gateway.sessions import SessionCache
 from chatgate.gateway.state_lock import StateLock
+from chatgate.gateway.voices import Voices
 from chatgate.media.links import ROUTE, FileLinks
 from chatgate.media.outgoing import OutgoingFiles
 from chatgate.policies.ratelimit import RateLimiter
@@ -165,6 +166,7 @@ class GatewayBuilder:
             tools=tools,
         )
         events.subscribe(rt.turn_stats.on_event, EventName.TURN_FINISHED)
+        channels.kv["voices"] = Voices(rt)  # channel-level texts (menu words) in its language
         parts = GatewayParts(
             rt=rt,
             pipeline=Pipeline(rt),

@@ -36,12 +36,8 @@ def pairing_text(voice: Voice, channel: str, code: str, name: str = "") -> str:
     return text
 
 
-def status_text(*, agent: str, model: str | None, history: int, queued: int, running: bool) -> str:
-    lines = ["I'm up and running."]
-    lines.append(f"Agent: {agent}" + (f" ({model})" if model else ""))
-    lines.append(f"This conversation: {history} messages in context")
-    if running:
-        lines.append(
-            "Working on your message now" + (f", {queued} more waiting." if queued else ".")
-        )
-    return "\n".join(lines)
+def status_text(
+    voice: Voice, *, agent: str, model: str | None, history: int, queued: int, running: bool
+) -> str:
+    """The `/status` reply in the chat's language (the catalog's `status.*` texts)."""
+    return voice.status(agent=agent, model=model, history=history, queued=queued, running=running)

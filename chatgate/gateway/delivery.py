@@ -22,7 +22,7 @@ from chatgate.gateway.metrics import Metrics
 from chatgate.media.outgoing import FileMissing, OutgoingFiles
 from chatgate.policies.reasons import DegradeReason, DeliveryStatus, SendErrorKind
 from chatgate.policies.send_errors import DEAD_TARGET_KINDS, RetryPolicy, decide_retry
-from chatgate.presentation.degrade import CallbackStore, adapt, with_note
+from chatgate.presentation.degrade import CallbackStore, DegradedDelivery, adapt, with_note
 from chatgate.presentation.model import OutboundMessage, message_to_dict
 from chatgate.state.protocols import DeadLetterStore, DeadTargetStore
 
@@ -85,12 +85,14 @@ class Delivery:
         on_first_send: Callable[[], None] | None = None,
         edit_ids: Sequence[str] = (),
         still_mine: Callable[[], Awaitable[bool]] | None = None,
+        describe: Callable[[DegradedDelivery], str] | None = None,
     ) -> DeliveryReport:
         """Send ``message`` to ``target``; never raises for platform failures.
 
         With ``edit_ids`` (a streamed draft) the first chunks replace those messages in place.
         ``still_mine`` is asked right before the first chunk goes out: False (another replica
-        adopted the message while this one stalled) sends nothing (`handed_off`).
+        adopted the message while this one stalled) sends nothing (`handed_off`). ``describe``
+        words the note on what the channel could not show, for the reader (their language).
         """
         adapter = await self.channels.ready_adapter(target.channel)
         if adapter is None:
@@ -119,7 +121,7 @@ class Delivery:
                 first_chunk,
                 status=DeliveryStatus.DEAD_TARGET,
             )
-        chunks, degraded = self.render(adapter, target, message)
+        chunks, degraded = self.render(adapter, target, message, describe)
         ids: list[str] = []
         attempts_total = 0
         for index in range(first_chunk, len(chunks)):
@@ -176,7 +178,11 @@ class Delivery:
         return DeliveryReport(DeliveryStatus.HANDED_OFF)
 
     def render(
-        self, adapter: ChannelAdapter, target: Target, message: OutboundMessage
+        self,
+        adapter: ChannelAdapter,
+        target: Target,
+        message: OutboundMessage,
+        describe: Callable[[DegradedDelivery], str] | None = None,
     ) -> tuple[list[Rendered], tuple[str, ...]]:
         """Adapt to the channel's limits (recording what degraded), then render natively."""
         adapted, report = adapt(
@@ -184,7 +190,7 @@ class Delivery:
         )
         degraded: tuple[str, ...] = ()
         if report is not None:
-            adapted = with_note(adapted, report)
+            adapted = with_note(adapted, report, describe)
             degraded = tuple(r.value for r in report.reasons)
             for reason in degraded:
                 self.metrics.degraded.labels(channel=target.channel, reason=reason).inc()

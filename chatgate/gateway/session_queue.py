@@ -155,6 +155,23 @@ class SessionScheduler:
             q.worker = asyncio.create_task(self._work(q), name=f"session:{job.session}")
         return True
 
+    def waiting(self, key: str, message_key: str) -> bool:
+        """Whether the message ``message_key`` waits in session ``key`` (its turn not started)."""
+        q = self._queues.get(key)
+        return q is not None and any(j.msg.key == message_key for j in q.jobs)
+
+    def replace(self, job: Job, message_key: str) -> Job | None:
+        """Put ``job`` in the place of the waiting job for ``message_key`` (an edit of it) and
+        return that job; None when it is not waiting any more (its turn started or ended)."""
+        q = self._queues.get(job.session)
+        if q is None:
+            return None
+        for index, old in enumerate(q.jobs):
+            if old.msg.key == message_key and old.kind is JobKind.TURN:
+                q.jobs[index] = job
+                return old
+        return None
+
     def stop(self, key: str) -> tuple[bool, list[Job]]:
         """Cancel the running agent call and drop everything waiting (the /stop command)."""
         q = self._queues.get(key)

@@ -1,10 +1,10 @@
 """The stages a journaled message walks, in order, until one settles it or it is queued.
 
 identify → revive target → loop guard → approval answers → admission → taken over → stale →
-rate limit → memory shed → route → chat command → degraded owners → session queue. Each stage
-reads and fills the message's `Inbound` record and returns None (go on) or a `Verdict` (the
-message ends here: dropped, or answered with a notice), which the pipeline's single `settle`
-turns into journal, metrics, log line and result.
+rate limit → memory shed → route → edit → chat command → degraded owners → session queue.
+Each stage reads and fills the message's `Inbound` record and returns None (go on) or a
+`Verdict` (the message ends here: dropped, or answered with a notice), which the pipeline's
+single `settle` turns into journal, metrics, log line and result.
 """
 
 from __future__ import annotations
@@ -23,6 +23,14 @@ from chatgate.gateway.runtime import Runtime
 from chatgate.gateway.session_queue import Job, JobKind, SessionScheduler
 from chatgate.gateway.voices import Voices
 from chatgate.policies.admission import AdmissionFacts, AdmissionPolicy, decide_admission
+from chatgate.policies.edits import (
+    EDIT_MODE,
+    EDIT_OF,
+    EditAction,
+    EditMode,
+    edit_action,
+    reads_as_command,
+)
 from chatgate.policies.failure import failure_reply
 from chatgate.policies.pairing import IssueOutcome
 from chatgate.policies.reactions import CONTEXT_ONLY
@@ -69,6 +77,7 @@ class Inbound:
     session: str = ""
     resumed: bool = False
     observed: str = "observe"  # the reason code an observed message is journaled with
+    replaces: str | None = None  # the key of the waiting message this edit takes the place of
 
 
 @dataclass(frozen=True)
@@ -135,6 +144,7 @@ class Stages:
             self.rate_limit,
             self.memory_shed,
             self.route,
+            self.edit,
             self.command,
             self.degraded,
             self.enqueue,
@@ -299,6 +309,28 @@ class Stages:
         )
         return None
 
+    def edit(self, ib: Inbound) -> Verdict | None:
+        """An edited message per its channel's `edits`: ignored, put in the place of the
+        original while that still waits for its turn, or answered as a turn of its own."""
+        msg = ib.msg
+        original = msg.extra.get(EDIT_OF)
+        if not isinstance(original, str):
+            return None
+        try:
+            mode = EditMode(msg.extra.get(EDIT_MODE, EditMode.NEW_TURN))
+        except ValueError:
+            mode = EditMode.IGNORE
+        action = edit_action(
+            mode,
+            command=ib.command is not None or reads_as_command(msg.text, msg.is_command),
+            original_queued=self.scheduler.waiting(ib.session, original),
+        )
+        if action is EditAction.IGNORE or ib.observe:  # an unanswered message's edit: no input
+            return Verdict(Stage.EDIT, DropReason.EDITED_IGNORED)
+        if action is EditAction.REPLACE:
+            ib.replaces = original
+        return None
+
     def command(self, ib: Inbound) -> Verdict | Awaitable[Verdict] | None:
         if ib.observe or ib.command is None:
             return None
@@ -333,6 +365,7 @@ class Stages:
         warm = self.rt.cache.get(ib.session)
         depth = self.scheduler.depth(ib.session)
         return cmd.status_text(
+            self.voices.for_message(ib.msg, ib.agent),
             agent=ib.agent,
             model=getattr(cfg, "model", None),
             history=len(warm.transcript) if warm else 0,
@@ -374,7 +407,7 @@ class Stages:
         )
         return Verdict(Stage.DEGRADED, FailureReason.UNAVAILABLE, text)
 
-    def enqueue(self, ib: Inbound) -> Verdict | None:
+    def enqueue(self, ib: Inbound) -> Verdict | Awaitable[None] | None:
         if ib.observe:
             kind = JobKind.OBSERVE
         else:
@@ -393,6 +426,13 @@ class Stages:
             debounce_s=0.0 if ib.resumed else ib.policy.debounce_s,
             observed=ib.observed,
         )
+        if ib.replaces is not None:
+            replaced = self.scheduler.replace(job, ib.replaces)
+            if replaced is None:  # its turn started meanwhile: as if the edit came too late
+                return Verdict(Stage.EDIT, DropReason.EDITED_IGNORED)
+            return self._settle(
+                replaced.msg, replaced.future, Verdict(Stage.EDIT, DropReason.EDIT_REPLACED)
+            )
         if self.scheduler.enqueue(job, capped=not ib.resumed):
             return None
         text = self.voices.for_message(ib.msg, ib.agent).text(TextId.QUEUE_FULL)

@@ -9,15 +9,12 @@ SILENCE_MARKERS: frozenset[str] = frozenset({"NO_REPLY", "[SILENT]"})
 # Some model stacks surface a turn that only called tools as this placeholder text.
 _TOOL_CALL_PLACEHOLDER = "[tool_calls:"
 
-EMPTY_REPLY_FALLBACK = (
-    "I don't have an answer to that — try rephrasing your message or adding a bit more detail."
-)
-
 
 def classify_final(text: str | None, markers: frozenset[str] = SILENCE_MARKERS) -> OutcomeKind:
     """SILENCE for an exact marker, EMPTY for blank or tool-call placeholder text, else TEXT.
 
-    EMPTY is not deliberate: the gateway replies with EMPTY_REPLY_FALLBACK instead of dropping.
+    EMPTY is not deliberate: the gateway replies with the catalog's `reply.empty` text (or
+    `gateway.empty_reply_text`) instead of dropping.
     """
     if text is None:
         return OutcomeKind.EMPTY

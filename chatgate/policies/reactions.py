@@ -16,10 +16,13 @@ class ReactionMode(StrEnum):
 CONTEXT_ONLY = "context_only"
 
 
-def reaction_input(mode: ReactionMode, emoji: str, on_bot_answer: bool) -> ReactionMode:
+def reaction_input(
+    mode: ReactionMode, emoji: str, on_bot_answer: bool, from_bot: bool = False
+) -> ReactionMode:
     """What a reaction becomes: only an added emoji (not a removal) on the bot's own answer
-    counts; the bot's own reactions never reach here (adapters drop self messages)."""
-    if not emoji or not on_bot_answer:
+    counts; the bot's own reactions never reach here (adapters drop self messages), and
+    another bot's reaction is never input, so two bots cannot keep each other talking."""
+    if not emoji or not on_bot_answer or from_bot:
         return ReactionMode.IGNORE
     return mode
 

@@ -57,6 +57,7 @@ class DropReason(StrEnum):
     REACTION_IGNORED = "reaction_ignored"  # a reaction to a message is not a turn's input
     OTHER_RECIPIENT = "other_recipient"  # addressed to another account of the same platform app
     STALE = "stale"  # sent longer ago than the channel's stale.after_s when it reached intake
+    EDIT_REPLACED = "edit_replaced"  # a queued message whose edit took its place (edits: replace)
 
 
 class TakeoverReason(StrEnum):

@@ -2,13 +2,15 @@
 
 Nothing is dropped silently: unsupported widgets become deterministic text, and whatever cannot
 be kept (buttons or options over a cap, table cells beyond the clamp, lossy callback data) is
-counted in a `DegradedDelivery` whose note the channel appends to the reply.
+counted in a `DegradedDelivery` whose note the channel appends to the reply. The report names
+each item by a text id of the catalog (`degrade.*`) with its count, so the gateway words the
+note in the reader's language (`with_note(..., describe)`); `note` is the English wording.
 """
 
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Protocol
 
@@ -45,12 +47,22 @@ HASH_PREFIX = "h:"
 
 
 @dataclass(frozen=True)
+class NoteItem:
+    """One line of the note: a catalog text id (``degrade.*``), its count and other values."""
+
+    text_id: str
+    count: int = 1
+    values: Mapping[str, object] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
 class DegradedDelivery:
     """What a channel could not render as sent; `reasons[i]` explains `dropped[i]`."""
 
     dropped: tuple[str, ...]
     reasons: tuple[DegradeReason, ...]
     note: str
+    items: tuple[NoteItem, ...] = ()
 
     def __post_init__(self) -> None:
         if len(self.dropped) != len(self.reasons):
@@ -76,6 +88,11 @@ class _Event:
     verb: tuple[str, str] = ("", "")
     count: int = 1
     detail: str = ""  # a fixed description, reported once, instead of a counted phrase
+    note: str = ""  # the catalog id of the counted phrase
+    fixed: tuple[NoteItem, ...] = ()  # a detail's note items (reported once, like the detail)
+
+    def items(self, count: int) -> tuple[NoteItem, ...]:
+        return self.fixed if self.detail else (NoteItem(self.note, count),)
 
     def key(self) -> tuple[object, ...]:
         return (self.reason, self.detail) if self.detail else (self.reason, self.noun, self.verb)
@@ -101,13 +118,56 @@ _LINK_BUTTON = ("link button", "link buttons")
 _MENU = ("menu", "menus")
 _AS_LIST = ("shown as a list", "shown as a list")
 _FILE = ("file", "files")
-_FILE_VERBS: dict[DegradeReason, tuple[tuple[str, str], tuple[str, str]]] = {
-    DegradeReason.FILE_UNSUPPORTED: (_FILE, ("not attached (this chat takes no files)",) * 2),
-    DegradeReason.FILE_TOO_LARGE: (_FILE, ("over the size limit not attached",) * 2),
-    DegradeReason.FILE_AS_DOCUMENT: (_FILE, ("sent as a document", "sent as documents")),
-    DegradeReason.VOICE_AS_AUDIO: (("voice note", "voice notes"), ("sent as audio",) * 2),
-    DegradeReason.IMAGE_AS_DOCUMENT: (("image", "images"), ("sent as a file", "sent as files")),
-    DegradeReason.CAPTION_AS_TEXT: (("caption", "captions"), ("sent as text",) * 2),
+# The catalog ids (chatgate.texts, `degrade.*`) the note items name; presentation stays pure.
+_N_LABELS = "degrade.labels_shortened"
+_N_MENUS = "degrade.menus_as_text"
+_N_BUTTON_VALUES = "degrade.button_values_shortened"
+_N_OPTION_VALUES = "degrade.option_values_shortened"
+_N_BUTTONS_DROPPED = "degrade.buttons_dropped"
+_N_OPTIONS_DROPPED = "degrade.options_dropped"
+_N_REPEATED = "degrade.options_repeated"
+_N_FORMATTING = "degrade.formatting_plain"
+_N_BTN_TEXT = "degrade.buttons_as_text"
+_N_LINKS = "degrade.link_buttons_as_text"
+_N_AS_LIST = "degrade.buttons_as_list"
+_N_SELECT_BUTTONS = "degrade.selects_as_buttons"
+_N_SELECT_TEXT = "degrade.selects_as_text"
+_N_ROWS = "degrade.table_rows"
+_N_COLUMNS = "degrade.table_columns"
+_N_TABLES = "degrade.tables_as_text"
+_N_CHARTS = "degrade.charts_as_text"
+_N_IMAGES = "degrade.images_as_links"
+_FILE_VERBS: dict[DegradeReason, tuple[tuple[str, str], tuple[str, str], str]] = {
+    DegradeReason.FILE_UNSUPPORTED: (
+        _FILE,
+        ("not attached (this chat takes no files)",) * 2,
+        "degrade.files_unsupported",
+    ),
+    DegradeReason.FILE_TOO_LARGE: (
+        _FILE,
+        ("over the size limit not attached",) * 2,
+        "degrade.files_too_large",
+    ),
+    DegradeReason.FILE_AS_DOCUMENT: (
+        _FILE,
+        ("sent as a document", "sent as documents"),
+        "degrade.files_as_documents",
+    ),
+    DegradeReason.VOICE_AS_AUDIO: (
+        ("voice note", "voice notes"),
+        ("sent as audio",) * 2,
+        "degrade.voice_as_audio",
+    ),
+    DegradeReason.IMAGE_AS_DOCUMENT: (
+        ("image", "images"),
+        ("sent as a file", "sent as files"),
+        "degrade.images_as_files",
+    ),
+    DegradeReason.CAPTION_AS_TEXT: (
+        ("caption", "captions"),
+        ("sent as text",) * 2,
+        "degrade.captions_as_text",
+    ),
 }
 
 
@@ -121,7 +181,8 @@ def _report(events: Sequence[_Event]) -> DegradedDelivery | None:
         return None
     dropped = tuple(event.describe(count) for event, count in totals.values())
     reasons = tuple(event.reason for event, _ in totals.values())
-    return DegradedDelivery(dropped, reasons, f"(Note: {'; '.join(dropped)}.)")
+    items = tuple(item for event, count in totals.values() for item in event.items(count))
+    return DegradedDelivery(dropped, reasons, f"(Note: {'; '.join(dropped)}.)", items)
 
 
 @dataclass
@@ -135,7 +196,9 @@ class _Adapter:
         cap = self.limits.max_label_chars
         if cap is None or len(text) <= cap:
             return text
-        self.events.append(_Event(DegradeReason.LABEL_SHORTENED, _LABEL, _SHORTENED))
+        self.events.append(
+            _Event(DegradeReason.LABEL_SHORTENED, _LABEL, _SHORTENED, note=_N_LABELS)
+        )
         return text[: cap - 1].rstrip() + "…"
 
     def counted(self, blocks: list[Block]) -> list[Block]:
@@ -145,7 +208,9 @@ class _Adapter:
         for block in blocks:
             if isinstance(block, Buttons | Select) and cap is not None:
                 if self.widgets >= cap:
-                    self.events.append(_Event(DegradeReason.WIDGETS_AS_TEXT, _MENU, _AS_TEXT))
+                    self.events.append(
+                        _Event(DegradeReason.WIDGETS_AS_TEXT, _MENU, _AS_TEXT, note=_N_MENUS)
+                    )
                     block = self.text(block_to_markdown(block))
                 else:
                     self.widgets += 1
@@ -156,7 +221,7 @@ class _Adapter:
         """A generated text block, markdown only where the channel renders it."""
         return Text(text, markdown=self.limits.supports_markdown)
 
-    def callback(self, value: str, noun: tuple[str, str]) -> str:
+    def callback(self, value: str, noun: tuple[str, str], note: str) -> str:
         cap = self.limits.callback_data_max_bytes
         if cap is None or len(value.encode("utf-8", "surrogatepass")) <= cap:
             return value
@@ -164,21 +229,25 @@ class _Adapter:
             ref = REF_PREFIX + self.store.put(value)
             if len(ref.encode("utf-8", "surrogatepass")) <= cap:
                 return ref
-        self.events.append(_Event(DegradeReason.CALLBACK_DATA_TOO_LONG, noun, _SHORTENED))
+        self.events.append(
+            _Event(DegradeReason.CALLBACK_DATA_TOO_LONG, noun, _SHORTENED, note=note)
+        )
         return callback_hash(value)
 
     def fit_buttons(
-        self, buttons: tuple[Button, ...], reason: DegradeReason, noun: tuple[str, str]
+        self, buttons: tuple[Button, ...], reason: DegradeReason, noun: tuple[str, str], note: str
     ) -> tuple[Button, ...]:
         cap = self.limits.max_buttons
         if len(buttons) > cap:
-            self.events.append(_Event(reason, noun, _DROPPED, len(buttons) - cap))
+            self.events.append(_Event(reason, noun, _DROPPED, len(buttons) - cap, note=note))
             buttons = buttons[:cap]
         return tuple(
             replace(
                 b,
                 label=self.label(b.label),
-                value=None if b.value is None else self.callback(b.value, _BUTTON_VALUE),
+                value=None
+                if b.value is None
+                else self.callback(b.value, _BUTTON_VALUE, _N_BUTTON_VALUES),
             )
             for b in buttons
         )
@@ -189,7 +258,8 @@ class _Adapter:
         plain = markdown_to_plain(block.text)
         if plain != block.text:
             detail = "formatting shown as plain text"
-            self.events.append(_Event(DegradeReason.MARKDOWN_AS_PLAIN, detail=detail))
+            fixed = (NoteItem(_N_FORMATTING),)
+            self.events.append(_Event(DegradeReason.MARKDOWN_AS_PLAIN, detail=detail, fixed=fixed))
         return [Text(plain, markdown=False)]
 
     def buttons(self, block: Buttons) -> list[Block]:
@@ -197,11 +267,21 @@ class _Adapter:
             return []
         if not self.limits.supports_buttons:
             count = len(block.buttons)
-            self.events.append(_Event(DegradeReason.BUTTONS_UNSUPPORTED, _BUTTON, _AS_TEXT, count))
+            self.events.append(
+                _Event(
+                    DegradeReason.BUTTONS_UNSUPPORTED, _BUTTON, _AS_TEXT, count, note=_N_BTN_TEXT
+                )
+            )
             return [self.text(choices_to_text((b.label, b.url) for b in block.buttons))]
         links = tuple(b for b in block.buttons if b.url is not None)
         if links and not self.limits.link_buttons:
-            event = _Event(DegradeReason.LINK_BUTTONS_AS_TEXT, _LINK_BUTTON, _AS_TEXT, len(links))
+            event = _Event(
+                DegradeReason.LINK_BUTTONS_AS_TEXT,
+                _LINK_BUTTON,
+                _AS_TEXT,
+                len(links),
+                note=_N_LINKS,
+            )
             self.events.append(event)
             rest = tuple(b for b in block.buttons if b.url is None)
             as_text = self.text(choices_to_text((b.label, b.url) for b in links))
@@ -210,10 +290,14 @@ class _Adapter:
         overflow = len(block.buttons) > limits.max_buttons
         if overflow and limits.buttons_overflow_to_select and limits.supports_select:
             count = len(block.buttons)
-            self.events.append(_Event(DegradeReason.BUTTONS_AS_SELECT, _BUTTON, _AS_LIST, count))
+            self.events.append(
+                _Event(DegradeReason.BUTTONS_AS_SELECT, _BUTTON, _AS_LIST, count, note=_N_AS_LIST)
+            )
             options = tuple(SelectOption(b.label, b.value or b.label) for b in block.buttons)
             return self.select(Select(options))
-        kept = self.fit_buttons(block.buttons, DegradeReason.BUTTONS_TRUNCATED, _BUTTON)
+        kept = self.fit_buttons(
+            block.buttons, DegradeReason.BUTTONS_TRUNCATED, _BUTTON, _N_BUTTONS_DROPPED
+        )
         return [block if kept == block.buttons else Buttons(kept)]
 
     def select(self, block: Select) -> list[Block]:
@@ -226,12 +310,18 @@ class _Adapter:
             cap = self.limits.max_options
             if len(options) > cap:
                 event = _Event(
-                    DegradeReason.OPTIONS_TRUNCATED, _OPTION, _DROPPED, len(options) - cap
+                    DegradeReason.OPTIONS_TRUNCATED,
+                    _OPTION,
+                    _DROPPED,
+                    len(options) - cap,
+                    note=_N_OPTIONS_DROPPED,
                 )
                 self.events.append(event)
                 options = options[:cap]
             options = tuple(
-                SelectOption(self.label(o.label), self.callback(o.value, _OPTION_VALUE))
+                SelectOption(
+                    self.label(o.label), self.callback(o.value, _OPTION_VALUE, _N_OPTION_VALUES)
+                )
                 for o in options
             )
             placeholder = self.label(block.placeholder)
@@ -240,11 +330,17 @@ class _Adapter:
             return [replace(block, options=options, placeholder=placeholder)]
         if self.limits.supports_buttons:
             verb = ("rendered as buttons", "rendered as buttons")
-            self.events.append(_Event(DegradeReason.SELECT_UNSUPPORTED, _SELECT, verb))
+            self.events.append(
+                _Event(DegradeReason.SELECT_UNSUPPORTED, _SELECT, verb, note=_N_SELECT_BUTTONS)
+            )
             as_buttons = tuple(Button(o.label, o.value) for o in options)
-            kept = self.fit_buttons(as_buttons, DegradeReason.OPTIONS_TRUNCATED, _OPTION)
+            kept = self.fit_buttons(
+                as_buttons, DegradeReason.OPTIONS_TRUNCATED, _OPTION, _N_OPTIONS_DROPPED
+            )
             return [*([self.text(heading)] if heading.strip() else []), Buttons(kept)]
-        self.events.append(_Event(DegradeReason.SELECT_UNSUPPORTED, _SELECT, _AS_TEXT))
+        self.events.append(
+            _Event(DegradeReason.SELECT_UNSUPPORTED, _SELECT, _AS_TEXT, note=_N_SELECT_TEXT)
+        )
         return [self.text(choices_to_text(((o.label, None) for o in options), heading))]
 
     def distinct_values(self, options: tuple[SelectOption, ...]) -> tuple[SelectOption, ...]:
@@ -256,7 +352,11 @@ class _Adapter:
         kept = tuple(first.values())
         if len(kept) < len(options):
             count = len(options) - len(kept)
-            self.events.append(_Event(DegradeReason.OPTIONS_DUPLICATED, _OPTION, _REPEATED, count))
+            self.events.append(
+                _Event(
+                    DegradeReason.OPTIONS_DUPLICATED, _OPTION, _REPEATED, count, note=_N_REPEATED
+                )
+            )
         return kept
 
     def table(self, block: Table) -> list[Block]:
@@ -269,20 +369,26 @@ class _Adapter:
             parts = [f"{rows} of {height} rows"] if rows < height else []
             parts += [f"{cols} of {width} columns"] if cols < width else []
             detail = f"table truncated to {' and '.join(parts)}"
-            self.events.append(_Event(DegradeReason.TABLE_TRUNCATED, detail=detail))
+            fixed: tuple[NoteItem, ...] = ()
+            fixed += (NoteItem(_N_ROWS, height, {"kept": rows}),) if rows < height else ()
+            fixed += (NoteItem(_N_COLUMNS, width, {"kept": cols}),) if cols < width else ()
+            event = _Event(DegradeReason.TABLE_TRUNCATED, detail=detail, fixed=fixed)
+            self.events.append(event)
             block = Table(block.columns[:cols], tuple(r[:cols] for r in block.rows[:rows]))
             if table_width(block) == 0:  # the rows kept are empty: nothing left to show
                 return []
         if self.limits.supports_tables:
             return [block]
-        self.events.append(_Event(DegradeReason.TABLE_AS_TEXT, ("table", "tables"), _AS_TEXT))
+        self.events.append(
+            _Event(DegradeReason.TABLE_AS_TEXT, ("table", "tables"), _AS_TEXT, note=_N_TABLES)
+        )
         return [self.text(table_to_markdown(block))]
 
     def file(self, block: File) -> list[Block]:
         fit = fit_file(block, self.limits.files)
         for reason in fit.reasons:
-            noun, verb = _FILE_VERBS[reason]
-            self.events.append(_Event(reason, noun, verb))
+            noun, verb, note = _FILE_VERBS[reason]
+            self.events.append(_Event(reason, noun, verb, note=note))
         text = [Text(fit.text, markdown=False)] if fit.text else []
         return [*text, *([fit.file] if fit.file is not None else [])]
 
@@ -299,14 +405,18 @@ class _Adapter:
                 return self.table(block)
             case Chart() if not self.limits.supports_charts:
                 self.events.append(
-                    _Event(DegradeReason.CHART_AS_TEXT, ("chart", "charts"), _AS_TEXT)
+                    _Event(
+                        DegradeReason.CHART_AS_TEXT, ("chart", "charts"), _AS_TEXT, note=_N_CHARTS
+                    )
                 )
                 return [self.text(chart_to_text(block))]
             case File():
                 return self.file(block)
             case Image() if not self.limits.supports_images:
                 verb = ("sent as a link", "sent as links")
-                self.events.append(_Event(DegradeReason.IMAGE_AS_LINK, ("image", "images"), verb))
+                self.events.append(
+                    _Event(DegradeReason.IMAGE_AS_LINK, ("image", "images"), verb, note=_N_IMAGES)
+                )
                 return [self.text(image_to_text(block))]
         return [block]
 
@@ -344,8 +454,14 @@ def _fits_as_is(message: OutboundMessage, limits: PresentationLimits) -> bool:
     )
 
 
-def with_note(message: OutboundMessage, report: DegradedDelivery | None) -> OutboundMessage:
-    """Append the report's note as a Context block so the degradation is visible."""
+def with_note(
+    message: OutboundMessage,
+    report: DegradedDelivery | None,
+    describe: Callable[[DegradedDelivery], str] | None = None,
+) -> OutboundMessage:
+    """Append the report's note as a Context block so the degradation is visible; `describe`
+    words it for the reader (their language), else the English `note` is used."""
     if report is None:
         return message
-    return OutboundMessage((*message.blocks, Context(report.note)))
+    note = describe(report) if describe is not None else report.note
+    return OutboundMessage((*message.blocks, Context(note)))

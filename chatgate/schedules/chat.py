@@ -1,5 +1,6 @@
 """`/jobs` in chat: a user lists and removes the jobs they own (created for them through the API
-with an `owner`, or by an agent tool); everybody else's jobs stay invisible to them."""
+with an `owner`, or by an agent tool); everybody else's jobs stay invisible to them. The reply
+is worded by the catalog (`jobs.*`) in the user's language and command form."""
 
 from __future__ import annotations
 
@@ -10,38 +11,44 @@ from zoneinfo import ZoneInfo
 from chatgate.channels.types import InboundMessage
 from chatgate.gateway.commands import Command
 from chatgate.gateway.pipeline import Pipeline
+from chatgate.gateway.voices import Voices
 from chatgate.schedules.api import describe
 from chatgate.schedules.runner import Scheduler
-
-NO_JOBS_TEXT = "You have no scheduled jobs."
+from chatgate.texts import TextId
 
 
 def install(pipeline: Pipeline, scheduler: Scheduler) -> None:
     """Wire the scheduler into the message path: its runs' route hints and the /jobs command."""
     pipeline.hint_sources.append(scheduler.hint)
-    pipeline.stages.command_handlers[Command.JOBS] = partial(jobs_command, scheduler)
+    handler = partial(jobs_command, scheduler, pipeline.stages.voices)
+    pipeline.stages.command_handlers[Command.JOBS] = handler
 
 
-async def jobs_command(scheduler: Scheduler, msg: InboundMessage, principal: str) -> str:
+async def jobs_command(
+    scheduler: Scheduler, voices: Voices, msg: InboundMessage, principal: str
+) -> str:
     """`/jobs` lists the sender's jobs; `/jobs rm ID` removes one of them."""
+    voice = voices.for_message(msg)
     words = msg.text.split()
     if len(words) >= 3 and words[1].lower() in ("rm", "remove", "delete"):
         job = scheduler.get(words[2])
         if job is None or job.owner != principal:
-            return f"You have no job called {words[2]}."
+            return voice.text(TextId.JOBS_UNKNOWN, id=words[2])
         await scheduler.remove(job.id)
-        return f"Removed {job.id}."
+        return voice.text(TextId.JOBS_REMOVED, id=job.id)
     mine = [job for job in scheduler.jobs() if job.owner == principal]
     if not mine:
-        return NO_JOBS_TEXT
-    lines = ["Your scheduled jobs:"]
+        return voice.text(TextId.JOBS_NONE)
+    lines = [voice.text(TextId.JOBS_TITLE)]
     for job in mine:
         next_at = scheduler.next_at(job.id)
-        when = "not scheduled"
+        when = voice.text(TextId.JOBS_NOT_SCHEDULED)
         if next_at is not None:
             local = datetime.fromtimestamp(next_at, ZoneInfo(job.spec.tz))
-            when = "next " + local.strftime("%Y-%m-%d %H:%M %Z")
-        paused = " (paused)" if scheduler.is_paused(job.id) else ""
-        lines.append(f"• {job.id}: {describe(job)}, {when}{paused}")
-    lines.append("Remove one with /jobs rm ID.")
+            when = voice.text(TextId.JOBS_NEXT, time=local.strftime("%Y-%m-%d %H:%M %Z"))
+        line = voice.text(TextId.JOBS_LINE, id=job.id, schedule=describe(job), when=when)
+        paused = scheduler.is_paused(job.id)
+        lines.append(f"{line} {voice.text(TextId.JOBS_PAUSED)}" if paused else line)
+    remove = f"{voice.commands.form('jobs')} rm ID"
+    lines.append(voice.text(TextId.JOBS_REMOVE_HINT, command=remove))
     return "\n".join(lines)

@@ -1,7 +1,8 @@
 """The text catalog: shipped languages, operator overrides, placeholder checks, and rendering.
 
 Locale tags are parsed with Babel and durations are worded (and pluralised) by Babel, so a
-text reads "2 Minuten" or "2 минуты" without hand-rolled grammar.
+text reads "2 Minuten" or "2 минуты" without hand-rolled grammar; a text that counts something
+(``{count}``) ships one form per plural category and Babel's plural rules pick the form.
 """
 
 from __future__ import annotations
@@ -17,11 +18,11 @@ from babel.dates import format_timedelta
 from babel.units import format_unit
 
 from chatgate.texts import de, en, es, fr, ru
-from chatgate.texts.ids import TextId, placeholders
+from chatgate.texts.ids import Template, TextId, placeholders
 
 DEFAULT_LANGUAGE = "en"
 ANY_LANGUAGE = "*"  # an override that applies whatever the language
-LANGUAGES: dict[str, Mapping[TextId, str]] = {
+LANGUAGES: dict[str, Mapping[TextId, Template]] = {
     "en": en.TEXTS,
     "de": de.TEXTS,
     "es": es.TEXTS,
@@ -60,6 +61,24 @@ def template_problem(text_id: TextId, template: str) -> str | None:
     if missing:
         return f"missing placeholder {{{missing[0]}}}"
     return None
+
+
+def plural_category(language: str, count: int) -> str:
+    """Babel's plural category of ``count`` in ``language``: "one", "few", "many" or "other"."""
+    return str(Locale.parse(language).plural_form(abs(count)))
+
+
+def pick(template: Template, language: str, count: object = None) -> str:
+    """The form of a template for ``count`` (a single template serves every count)."""
+    if isinstance(template, str):
+        return template
+    category = plural_category(language, count) if isinstance(count, int) else "other"
+    return template.get(category) or template["other"]
+
+
+def forms(template: Template) -> list[str]:
+    """Every form of a template (one for a plain one)."""
+    return [template] if isinstance(template, str) else list(template.values())
 
 
 def format_wait(seconds: float, language: str) -> str:
@@ -104,7 +123,10 @@ class Catalog:
         language: str,
         channel: str | None = None,
         agent: str | None = None,
+        count: object = None,
     ) -> str:
+        """The template an override or the shipped catalog gives; for a counting text the
+        form for ``count`` (an override is one template for every count)."""
         scopes = [
             self.channel_overrides.get(channel, {}) if channel else {},
             self.agent_overrides.get(agent, {}) if agent else {},
@@ -116,8 +138,12 @@ class Catalog:
                 found = by_language.get(language) or by_language.get(ANY_LANGUAGE)
                 if found:
                     return found
-        shipped = LANGUAGES.get(language, LANGUAGES[DEFAULT_LANGUAGE])
-        return shipped.get(text_id) or LANGUAGES[DEFAULT_LANGUAGE][text_id]
+        if language not in LANGUAGES:
+            language = DEFAULT_LANGUAGE
+        found_shipped = LANGUAGES[language].get(text_id)
+        if not found_shipped:
+            language, found_shipped = DEFAULT_LANGUAGE, LANGUAGES[DEFAULT_LANGUAGE][text_id]
+        return pick(found_shipped, language, count)
 
     def render(
         self,
@@ -127,4 +153,5 @@ class Catalog:
         agent: str | None = None,
         **values: object,
     ) -> str:
-        return self.template(text_id, language, channel, agent).format(**values)
+        template = self.template(text_id, language, channel, agent, values.get("count"))
+        return template.format(**values)

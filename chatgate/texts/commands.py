@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 # (command name, help text id suffix) in the order help lists them
-HELP_ORDER = ("new", "stop", "status", "help")
+HELP_ORDER = ("new", "stop", "status", "jobs", "help")
 
 
 @dataclass(frozen=True)

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+from chatgate.texts.ids import Template
 from chatgate.texts.ids import TextId as T
 
-TEXTS: dict[T, str] = {
+TEXTS: dict[T, Template] = {
     T.FAILURE_SETUP: (
         "Entschuldigung, ich kann gerade wegen eines Problems auf meiner Seite nicht antworten. "
         "Bitte versuche es später noch einmal."
@@ -91,9 +92,10 @@ TEXTS: dict[T, str] = {
     T.MEDIA_TOO_LONG: (
         "{name} ist länger als {duration}; längere Aufnahmen schreibt dieser Bot nicht ab."
     ),
-    T.MEDIA_TOO_MANY: (
-        "{name} wurde übersprungen: Pro Nachricht werden höchstens {count} Dateien gelesen."
-    ),
+    T.MEDIA_TOO_MANY: {
+        "one": "{name} wurde übersprungen: Pro Nachricht wird höchstens {count} Datei gelesen.",
+        "other": "{name} wurde übersprungen: Pro Nachricht werden höchstens {count} Dateien gelesen.",
+    },
     T.MEDIA_TURN_TOTAL: (
         "{name} wurde übersprungen: Die Dateien einer Nachricht dürfen zusammen höchstens "
         "{max} groß sein."
@@ -144,3 +146,155 @@ TEXTS: dict[T, str] = {
     T.APPROVAL_TIMED_OUT: "⌛ {tool}: keine Antwort innerhalb von {wait}, daher nicht ausgeführt.",
     T.APPROVAL_CANCELLED: "✖️ {tool}: nicht mehr nötig.",
 }
+
+# Status, empty answers, menus and delivery notes (a dict: one form per plural category).
+TEXTS.update(
+    {
+        T.HELP_JOBS: "deine geplanten Nachrichten",
+        T.STATUS_UP: "Ich bin bereit.",
+        T.STATUS_AGENT: "Assistent: {assistant}",
+        T.STATUS_AGENT_MODEL: "Assistent: {assistant} ({model})",
+        T.STATUS_HISTORY: {
+            "one": "Dieses Gespräch: {count} Nachricht im Kontext",
+            "other": "Dieses Gespräch: {count} Nachrichten im Kontext",
+        },
+        T.STATUS_WORKING: "Ich arbeite gerade an deiner Nachricht.",
+        T.STATUS_WORKING_QUEUED: {
+            "one": "Ich arbeite gerade an deiner Nachricht, {count} weitere wartet.",
+            "other": "Ich arbeite gerade an deiner Nachricht, {count} weitere warten.",
+        },
+        T.EMPTY_REPLY: (
+            "Darauf habe ich keine Antwort – "
+            "formuliere deine Nachricht bitte um oder gib etwas mehr Details an."
+        ),
+        T.MENU_CHOOSE: "Wähle eine Option:",
+        T.MENU_OPEN_LIST: "Auswählen…",
+        T.DEGRADE_NOTE: "(Hinweis: {items}.)",
+        T.DEGRADE_LABELS_SHORTENED: {
+            "one": "{count} Beschriftung gekürzt",
+            "other": "{count} Beschriftungen gekürzt",
+        },
+        T.DEGRADE_MENUS_AS_TEXT: {
+            "one": "{count} Menü als Text dargestellt",
+            "other": "{count} Menüs als Text dargestellt",
+        },
+        T.DEGRADE_BUTTON_VALUES_SHORTENED: {
+            "one": "{count} Schaltflächenwert gekürzt",
+            "other": "{count} Schaltflächenwerte gekürzt",
+        },
+        T.DEGRADE_OPTION_VALUES_SHORTENED: {
+            "one": "{count} Optionswert gekürzt",
+            "other": "{count} Optionswerte gekürzt",
+        },
+        T.DEGRADE_BUTTONS_DROPPED: {
+            "one": "{count} Schaltfläche weggelassen",
+            "other": "{count} Schaltflächen weggelassen",
+        },
+        T.DEGRADE_OPTIONS_DROPPED: {
+            "one": "{count} Option weggelassen",
+            "other": "{count} Optionen weggelassen",
+        },
+        T.DEGRADE_OPTIONS_REPEATED: {
+            "one": "{count} Option mit doppeltem Wert weggelassen",
+            "other": "{count} Optionen mit doppeltem Wert weggelassen",
+        },
+        T.DEGRADE_FORMATTING_PLAIN: "Formatierung als reiner Text angezeigt",
+        T.DEGRADE_BUTTONS_AS_TEXT: {
+            "one": "{count} Schaltfläche als Text dargestellt",
+            "other": "{count} Schaltflächen als Text dargestellt",
+        },
+        T.DEGRADE_LINK_BUTTONS_AS_TEXT: {
+            "one": "{count} Link-Schaltfläche als Text dargestellt",
+            "other": "{count} Link-Schaltflächen als Text dargestellt",
+        },
+        T.DEGRADE_BUTTONS_AS_LIST: {
+            "one": "{count} Schaltfläche als Liste angezeigt",
+            "other": "{count} Schaltflächen als Liste angezeigt",
+        },
+        T.DEGRADE_SELECTS_AS_BUTTONS: {
+            "one": "{count} Auswahlmenü als Schaltflächen dargestellt",
+            "other": "{count} Auswahlmenüs als Schaltflächen dargestellt",
+        },
+        T.DEGRADE_SELECTS_AS_TEXT: {
+            "one": "{count} Auswahlmenü als Text dargestellt",
+            "other": "{count} Auswahlmenüs als Text dargestellt",
+        },
+        T.DEGRADE_TABLE_ROWS: {
+            "one": "Tabelle auf {kept} von {count} Zeile gekürzt",
+            "other": "Tabelle auf {kept} von {count} Zeilen gekürzt",
+        },
+        T.DEGRADE_TABLE_COLUMNS: {
+            "one": "Tabelle auf {kept} von {count} Spalte gekürzt",
+            "other": "Tabelle auf {kept} von {count} Spalten gekürzt",
+        },
+        T.DEGRADE_TABLES_AS_TEXT: {
+            "one": "{count} Tabelle als Text dargestellt",
+            "other": "{count} Tabellen als Text dargestellt",
+        },
+        T.DEGRADE_CHARTS_AS_TEXT: {
+            "one": "{count} Diagramm als Text dargestellt",
+            "other": "{count} Diagramme als Text dargestellt",
+        },
+        T.DEGRADE_IMAGES_AS_LINKS: {
+            "one": "{count} Bild als Link gesendet",
+            "other": "{count} Bilder als Links gesendet",
+        },
+        T.DEGRADE_FILES_UNSUPPORTED: {
+            "one": "{count} Datei nicht angehängt (dieser Chat nimmt keine Dateien an)",
+            "other": "{count} Dateien nicht angehängt (dieser Chat nimmt keine Dateien an)",
+        },
+        T.DEGRADE_FILES_TOO_LARGE: {
+            "one": "{count} Datei über der Größengrenze nicht angehängt",
+            "other": "{count} Dateien über der Größengrenze nicht angehängt",
+        },
+        T.DEGRADE_FILES_AS_DOCUMENTS: {
+            "one": "{count} Datei als Dokument gesendet",
+            "other": "{count} Dateien als Dokumente gesendet",
+        },
+        T.DEGRADE_VOICE_AS_AUDIO: {
+            "one": "{count} Sprachnachricht als Audio gesendet",
+            "other": "{count} Sprachnachrichten als Audio gesendet",
+        },
+        T.DEGRADE_IMAGES_AS_FILES: {
+            "one": "{count} Bild als Datei gesendet",
+            "other": "{count} Bilder als Dateien gesendet",
+        },
+        T.DEGRADE_CAPTIONS_AS_TEXT: {
+            "one": "{count} Bildunterschrift als Text gesendet",
+            "other": "{count} Bildunterschriften als Text gesendet",
+        },
+    }
+)
+
+# /jobs in chat.
+TEXTS.update(
+    {
+        T.JOBS_NONE: "Du hast keine geplanten Aufträge.",
+        T.JOBS_TITLE: "Deine geplanten Aufträge:",
+        T.JOBS_LINE: "• {id}: {schedule}, {when}",
+        T.JOBS_NEXT: "nächster Lauf {time}",
+        T.JOBS_NOT_SCHEDULED: "nicht geplant",
+        T.JOBS_PAUSED: "(pausiert)",
+        T.JOBS_REMOVE_HINT: "Entferne einen mit {command}.",
+        T.JOBS_REMOVED: "{id} entfernt.",
+        T.JOBS_UNKNOWN: "Du hast keinen Auftrag namens {id}.",
+    }
+)
+
+# What a renderer could not fit (one form per plural category).
+TEXTS.update(
+    {
+        T.RENDER_OPTIONS_HIDDEN: {
+            "one": "{count} weitere Option nicht angezeigt",
+            "other": "{count} weitere Optionen nicht angezeigt",
+        },
+        T.RENDER_ROWS_HIDDEN: {
+            "one": "{count} weitere Zeile nicht angezeigt",
+            "other": "{count} weitere Zeilen nicht angezeigt",
+        },
+        T.RENDER_COLUMNS_HIDDEN: {
+            "one": "{count} weitere Spalte nicht angezeigt",
+            "other": "{count} weitere Spalten nicht angezeigt",
+        },
+    }
+)

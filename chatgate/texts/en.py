@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+from chatgate.texts.ids import Template
 from chatgate.texts.ids import TextId as T
 
-TEXTS: dict[T, str] = {
+TEXTS: dict[T, Template] = {
     T.FAILURE_SETUP: (
         "Sorry, I can't answer right now because of a problem on my side. Please try again later."
     ),
@@ -69,7 +70,10 @@ TEXTS: dict[T, str] = {
         "download files of up to 20 MB); send a smaller file."
     ),
     T.MEDIA_TOO_LONG: "{name} is longer than {duration}, the most this bot transcribes.",
-    T.MEDIA_TOO_MANY: "{name} was skipped: at most {count} files per message are read.",
+    T.MEDIA_TOO_MANY: {
+        "one": "{name} was skipped: at most {count} file per message is read.",
+        "other": "{name} was skipped: at most {count} files per message are read.",
+    },
     T.MEDIA_TURN_TOTAL: "{name} was skipped: the files of one message may total {max}.",
     T.MEDIA_UNSUPPORTED: "{name}: this file type can't be read; only its name was passed on.",
     T.MEDIA_NO_VISION: "{name}: this assistant can't see images.",
@@ -108,3 +112,155 @@ TEXTS: dict[T, str] = {
     T.APPROVAL_TIMED_OUT: "⌛ {tool}: no answer within {wait}, so it was not run.",
     T.APPROVAL_CANCELLED: "✖️ {tool}: no longer needed.",
 }
+
+# Status, empty answers, menus and delivery notes (a dict: one form per plural category).
+TEXTS.update(
+    {
+        T.HELP_JOBS: "your scheduled messages",
+        T.STATUS_UP: "I'm up and running.",
+        T.STATUS_AGENT: "Agent: {assistant}",
+        T.STATUS_AGENT_MODEL: "Agent: {assistant} ({model})",
+        T.STATUS_HISTORY: {
+            "one": "This conversation: {count} message in context",
+            "other": "This conversation: {count} messages in context",
+        },
+        T.STATUS_WORKING: "Working on your message now.",
+        T.STATUS_WORKING_QUEUED: {
+            "one": "Working on your message now, {count} more waiting.",
+            "other": "Working on your message now, {count} more waiting.",
+        },
+        T.EMPTY_REPLY: (
+            "I don't have an answer to that — "
+            "try rephrasing your message or adding a bit more detail."
+        ),
+        T.MENU_CHOOSE: "Choose an option:",
+        T.MENU_OPEN_LIST: "Choose…",
+        T.DEGRADE_NOTE: "(Note: {items}.)",
+        T.DEGRADE_LABELS_SHORTENED: {
+            "one": "{count} label shortened",
+            "other": "{count} labels shortened",
+        },
+        T.DEGRADE_MENUS_AS_TEXT: {
+            "one": "{count} menu rendered as text",
+            "other": "{count} menus rendered as text",
+        },
+        T.DEGRADE_BUTTON_VALUES_SHORTENED: {
+            "one": "{count} button value shortened",
+            "other": "{count} button values shortened",
+        },
+        T.DEGRADE_OPTION_VALUES_SHORTENED: {
+            "one": "{count} option value shortened",
+            "other": "{count} option values shortened",
+        },
+        T.DEGRADE_BUTTONS_DROPPED: {
+            "one": "{count} button dropped",
+            "other": "{count} buttons dropped",
+        },
+        T.DEGRADE_OPTIONS_DROPPED: {
+            "one": "{count} option dropped",
+            "other": "{count} options dropped",
+        },
+        T.DEGRADE_OPTIONS_REPEATED: {
+            "one": "{count} option with a repeated value dropped",
+            "other": "{count} options with a repeated value dropped",
+        },
+        T.DEGRADE_FORMATTING_PLAIN: "formatting shown as plain text",
+        T.DEGRADE_BUTTONS_AS_TEXT: {
+            "one": "{count} button rendered as text",
+            "other": "{count} buttons rendered as text",
+        },
+        T.DEGRADE_LINK_BUTTONS_AS_TEXT: {
+            "one": "{count} link button rendered as text",
+            "other": "{count} link buttons rendered as text",
+        },
+        T.DEGRADE_BUTTONS_AS_LIST: {
+            "one": "{count} button shown as a list",
+            "other": "{count} buttons shown as a list",
+        },
+        T.DEGRADE_SELECTS_AS_BUTTONS: {
+            "one": "{count} select menu rendered as buttons",
+            "other": "{count} select menus rendered as buttons",
+        },
+        T.DEGRADE_SELECTS_AS_TEXT: {
+            "one": "{count} select menu rendered as text",
+            "other": "{count} select menus rendered as text",
+        },
+        T.DEGRADE_TABLE_ROWS: {
+            "one": "table truncated to {kept} of {count} row",
+            "other": "table truncated to {kept} of {count} rows",
+        },
+        T.DEGRADE_TABLE_COLUMNS: {
+            "one": "table truncated to {kept} of {count} column",
+            "other": "table truncated to {kept} of {count} columns",
+        },
+        T.DEGRADE_TABLES_AS_TEXT: {
+            "one": "{count} table rendered as text",
+            "other": "{count} tables rendered as text",
+        },
+        T.DEGRADE_CHARTS_AS_TEXT: {
+            "one": "{count} chart rendered as text",
+            "other": "{count} charts rendered as text",
+        },
+        T.DEGRADE_IMAGES_AS_LINKS: {
+            "one": "{count} image sent as a link",
+            "other": "{count} images sent as links",
+        },
+        T.DEGRADE_FILES_UNSUPPORTED: {
+            "one": "{count} file not attached (this chat takes no files)",
+            "other": "{count} files not attached (this chat takes no files)",
+        },
+        T.DEGRADE_FILES_TOO_LARGE: {
+            "one": "{count} file over the size limit not attached",
+            "other": "{count} files over the size limit not attached",
+        },
+        T.DEGRADE_FILES_AS_DOCUMENTS: {
+            "one": "{count} file sent as a document",
+            "other": "{count} files sent as documents",
+        },
+        T.DEGRADE_VOICE_AS_AUDIO: {
+            "one": "{count} voice note sent as audio",
+            "other": "{count} voice notes sent as audio",
+        },
+        T.DEGRADE_IMAGES_AS_FILES: {
+            "one": "{count} image sent as a file",
+            "other": "{count} images sent as files",
+        },
+        T.DEGRADE_CAPTIONS_AS_TEXT: {
+            "one": "{count} caption sent as text",
+            "other": "{count} captions sent as text",
+        },
+    }
+)
+
+# /jobs in chat.
+TEXTS.update(
+    {
+        T.JOBS_NONE: "You have no scheduled jobs.",
+        T.JOBS_TITLE: "Your scheduled jobs:",
+        T.JOBS_LINE: "• {id}: {schedule}, {when}",
+        T.JOBS_NEXT: "next {time}",
+        T.JOBS_NOT_SCHEDULED: "not scheduled",
+        T.JOBS_PAUSED: "(paused)",
+        T.JOBS_REMOVE_HINT: "Remove one with {command}.",
+        T.JOBS_REMOVED: "Removed {id}.",
+        T.JOBS_UNKNOWN: "You have no job called {id}.",
+    }
+)
+
+# What a renderer could not fit (one form per plural category).
+TEXTS.update(
+    {
+        T.RENDER_OPTIONS_HIDDEN: {
+            "one": "{count} more option not shown",
+            "other": "{count} more options not shown",
+        },
+        T.RENDER_ROWS_HIDDEN: {
+            "one": "{count} more row not shown",
+            "other": "{count} more rows not shown",
+        },
+        T.RENDER_COLUMNS_HIDDEN: {
+            "one": "{count} more column not shown",
+            "other": "{count} more columns not shown",
+        },
+    }
+)

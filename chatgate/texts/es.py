@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+from chatgate.texts.ids import Template
 from chatgate.texts.ids import TextId as T
 
-TEXTS: dict[T, str] = {
+TEXTS: dict[T, Template] = {
     T.FAILURE_SETUP: (
         "Lo siento, ahora no puedo responder por un problema de mi parte. "
         "Inténtalo de nuevo más tarde."
@@ -76,7 +77,10 @@ TEXTS: dict[T, str] = {
         "bots descargar archivos de hasta 20 MB); envía un archivo más pequeño."
     ),
     T.MEDIA_TOO_LONG: "{name} dura más de {duration}, lo máximo que transcribe este bot.",
-    T.MEDIA_TOO_MANY: "Omití {name}: leo como máximo {count} archivos por mensaje.",
+    T.MEDIA_TOO_MANY: {
+        "one": "Omití {name}: leo como máximo {count} archivo por mensaje.",
+        "other": "Omití {name}: leo como máximo {count} archivos por mensaje.",
+    },
     T.MEDIA_TURN_TOTAL: "Omití {name}: los archivos de un mensaje pueden sumar como máximo {max}.",
     T.MEDIA_UNSUPPORTED: "{name}: no puedo leer este tipo de archivo; solo pasé su nombre.",
     T.MEDIA_NO_VISION: "{name}: este asistente no puede ver imágenes.",
@@ -115,3 +119,155 @@ TEXTS: dict[T, str] = {
     T.APPROVAL_TIMED_OUT: "⌛ {tool}: sin respuesta en {wait}, así que no se ejecutó.",
     T.APPROVAL_CANCELLED: "✖️ {tool}: ya no hace falta.",
 }
+
+# Status, empty answers, menus and delivery notes (a dict: one form per plural category).
+TEXTS.update(
+    {
+        T.HELP_JOBS: "tus mensajes programados",
+        T.STATUS_UP: "Estoy en marcha.",
+        T.STATUS_AGENT: "Asistente: {assistant}",
+        T.STATUS_AGENT_MODEL: "Asistente: {assistant} ({model})",
+        T.STATUS_HISTORY: {
+            "one": "Esta conversación: {count} mensaje en contexto",
+            "other": "Esta conversación: {count} mensajes en contexto",
+        },
+        T.STATUS_WORKING: "Estoy trabajando en tu mensaje.",
+        T.STATUS_WORKING_QUEUED: {
+            "one": "Estoy trabajando en tu mensaje; {count} más en espera.",
+            "other": "Estoy trabajando en tu mensaje; {count} más en espera.",
+        },
+        T.EMPTY_REPLY: (
+            "No tengo una respuesta para eso. "
+            "Prueba a reformular tu mensaje o a añadir algo más de detalle."
+        ),
+        T.MENU_CHOOSE: "Elige una opción:",
+        T.MENU_OPEN_LIST: "Elegir…",
+        T.DEGRADE_NOTE: "(Nota: {items}.)",
+        T.DEGRADE_LABELS_SHORTENED: {
+            "one": "{count} etiqueta acortada",
+            "other": "{count} etiquetas acortadas",
+        },
+        T.DEGRADE_MENUS_AS_TEXT: {
+            "one": "{count} menú mostrado como texto",
+            "other": "{count} menús mostrados como texto",
+        },
+        T.DEGRADE_BUTTON_VALUES_SHORTENED: {
+            "one": "{count} valor de botón acortado",
+            "other": "{count} valores de botón acortados",
+        },
+        T.DEGRADE_OPTION_VALUES_SHORTENED: {
+            "one": "{count} valor de opción acortado",
+            "other": "{count} valores de opción acortados",
+        },
+        T.DEGRADE_BUTTONS_DROPPED: {
+            "one": "{count} botón omitido",
+            "other": "{count} botones omitidos",
+        },
+        T.DEGRADE_OPTIONS_DROPPED: {
+            "one": "{count} opción omitida",
+            "other": "{count} opciones omitidas",
+        },
+        T.DEGRADE_OPTIONS_REPEATED: {
+            "one": "{count} opción con un valor repetido omitida",
+            "other": "{count} opciones con un valor repetido omitidas",
+        },
+        T.DEGRADE_FORMATTING_PLAIN: "formato mostrado como texto sin formato",
+        T.DEGRADE_BUTTONS_AS_TEXT: {
+            "one": "{count} botón mostrado como texto",
+            "other": "{count} botones mostrados como texto",
+        },
+        T.DEGRADE_LINK_BUTTONS_AS_TEXT: {
+            "one": "{count} botón de enlace mostrado como texto",
+            "other": "{count} botones de enlace mostrados como texto",
+        },
+        T.DEGRADE_BUTTONS_AS_LIST: {
+            "one": "{count} botón mostrado como lista",
+            "other": "{count} botones mostrados como lista",
+        },
+        T.DEGRADE_SELECTS_AS_BUTTONS: {
+            "one": "{count} menú de selección mostrado como botones",
+            "other": "{count} menús de selección mostrados como botones",
+        },
+        T.DEGRADE_SELECTS_AS_TEXT: {
+            "one": "{count} menú de selección mostrado como texto",
+            "other": "{count} menús de selección mostrados como texto",
+        },
+        T.DEGRADE_TABLE_ROWS: {
+            "one": "tabla recortada a {kept} de {count} fila",
+            "other": "tabla recortada a {kept} de {count} filas",
+        },
+        T.DEGRADE_TABLE_COLUMNS: {
+            "one": "tabla recortada a {kept} de {count} columna",
+            "other": "tabla recortada a {kept} de {count} columnas",
+        },
+        T.DEGRADE_TABLES_AS_TEXT: {
+            "one": "{count} tabla mostrada como texto",
+            "other": "{count} tablas mostradas como texto",
+        },
+        T.DEGRADE_CHARTS_AS_TEXT: {
+            "one": "{count} gráfico mostrado como texto",
+            "other": "{count} gráficos mostrados como texto",
+        },
+        T.DEGRADE_IMAGES_AS_LINKS: {
+            "one": "{count} imagen enviada como enlace",
+            "other": "{count} imágenes enviadas como enlaces",
+        },
+        T.DEGRADE_FILES_UNSUPPORTED: {
+            "one": "{count} archivo no adjuntado (este chat no admite archivos)",
+            "other": "{count} archivos no adjuntados (este chat no admite archivos)",
+        },
+        T.DEGRADE_FILES_TOO_LARGE: {
+            "one": "{count} archivo por encima del límite de tamaño no adjuntado",
+            "other": "{count} archivos por encima del límite de tamaño no adjuntados",
+        },
+        T.DEGRADE_FILES_AS_DOCUMENTS: {
+            "one": "{count} archivo enviado como documento",
+            "other": "{count} archivos enviados como documentos",
+        },
+        T.DEGRADE_VOICE_AS_AUDIO: {
+            "one": "{count} nota de voz enviada como audio",
+            "other": "{count} notas de voz enviadas como audio",
+        },
+        T.DEGRADE_IMAGES_AS_FILES: {
+            "one": "{count} imagen enviada como archivo",
+            "other": "{count} imágenes enviadas como archivos",
+        },
+        T.DEGRADE_CAPTIONS_AS_TEXT: {
+            "one": "{count} pie de foto enviado como texto",
+            "other": "{count} pies de foto enviados como texto",
+        },
+    }
+)
+
+# /jobs in chat.
+TEXTS.update(
+    {
+        T.JOBS_NONE: "No tienes tareas programadas.",
+        T.JOBS_TITLE: "Tus tareas programadas:",
+        T.JOBS_LINE: "• {id}: {schedule}, {when}",
+        T.JOBS_NEXT: "próxima {time}",
+        T.JOBS_NOT_SCHEDULED: "sin programar",
+        T.JOBS_PAUSED: "(en pausa)",
+        T.JOBS_REMOVE_HINT: "Elimina una con {command}.",
+        T.JOBS_REMOVED: "Eliminé {id}.",
+        T.JOBS_UNKNOWN: "No tienes ninguna tarea llamada {id}.",
+    }
+)
+
+# What a renderer could not fit (one form per plural category).
+TEXTS.update(
+    {
+        T.RENDER_OPTIONS_HIDDEN: {
+            "one": "{count} opción más no mostrada",
+            "other": "{count} opciones más no mostradas",
+        },
+        T.RENDER_ROWS_HIDDEN: {
+            "one": "{count} fila más no mostrada",
+            "other": "{count} filas más no mostradas",
+        },
+        T.RENDER_COLUMNS_HIDDEN: {
+            "one": "{count} columna más no mostrada",
+            "other": "{count} columnas más no mostradas",
+        },
+    }
+)

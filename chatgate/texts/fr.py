@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+from chatgate.texts.ids import Template
 from chatgate.texts.ids import TextId as T
 
-TEXTS: dict[T, str] = {
+TEXTS: dict[T, Template] = {
     T.FAILURE_SETUP: (
         "Désolé, je ne peux pas répondre pour le moment à cause d'un problème de mon côté. "
         "Veuillez réessayer plus tard."
@@ -80,7 +81,10 @@ TEXTS: dict[T, str] = {
         "télécharger que des fichiers de 20 Mo au plus) ; envoyez un fichier plus petit."
     ),
     T.MEDIA_TOO_LONG: "{name} dure plus de {duration}, le maximum que ce bot transcrit.",
-    T.MEDIA_TOO_MANY: "{name} : non lu ; au plus {count} fichiers sont lus par message.",
+    T.MEDIA_TOO_MANY: {
+        "one": "{name} : non lu ; au plus {count} fichier est lu par message.",
+        "other": "{name} : non lu ; au plus {count} fichiers sont lus par message.",
+    },
     T.MEDIA_TURN_TOTAL: (
         "{name} : non lu ; les fichiers d'un même message ne peuvent dépasser {max} au total."
     ),
@@ -127,3 +131,155 @@ TEXTS: dict[T, str] = {
     T.APPROVAL_TIMED_OUT: "⌛ {tool} : pas de réponse en {wait}, l'outil n'a donc pas été lancé.",
     T.APPROVAL_CANCELLED: "✖️ {tool} : plus nécessaire.",
 }
+
+# Status, empty answers, menus and delivery notes (a dict: one form per plural category).
+TEXTS.update(
+    {
+        T.HELP_JOBS: "vos messages programmés",
+        T.STATUS_UP: "Je suis opérationnel.",
+        T.STATUS_AGENT: "Assistant : {assistant}",
+        T.STATUS_AGENT_MODEL: "Assistant : {assistant} ({model})",
+        T.STATUS_HISTORY: {
+            "one": "Cette conversation : {count} message en contexte",
+            "other": "Cette conversation : {count} messages en contexte",
+        },
+        T.STATUS_WORKING: "Je traite votre message.",
+        T.STATUS_WORKING_QUEUED: {
+            "one": "Je traite votre message ; {count} autre en attente.",
+            "other": "Je traite votre message ; {count} autres en attente.",
+        },
+        T.EMPTY_REPLY: (
+            "Je n'ai pas de réponse à cela. "
+            "Essayez de reformuler votre message ou d'ajouter quelques détails."
+        ),
+        T.MENU_CHOOSE: "Choisissez une option :",
+        T.MENU_OPEN_LIST: "Choisir…",
+        T.DEGRADE_NOTE: "(Remarque : {items}.)",
+        T.DEGRADE_LABELS_SHORTENED: {
+            "one": "{count} libellé raccourci",
+            "other": "{count} libellés raccourcis",
+        },
+        T.DEGRADE_MENUS_AS_TEXT: {
+            "one": "{count} menu affiché en texte",
+            "other": "{count} menus affichés en texte",
+        },
+        T.DEGRADE_BUTTON_VALUES_SHORTENED: {
+            "one": "{count} valeur de bouton raccourcie",
+            "other": "{count} valeurs de bouton raccourcies",
+        },
+        T.DEGRADE_OPTION_VALUES_SHORTENED: {
+            "one": "{count} valeur d'option raccourcie",
+            "other": "{count} valeurs d'option raccourcies",
+        },
+        T.DEGRADE_BUTTONS_DROPPED: {
+            "one": "{count} bouton retiré",
+            "other": "{count} boutons retirés",
+        },
+        T.DEGRADE_OPTIONS_DROPPED: {
+            "one": "{count} option retirée",
+            "other": "{count} options retirées",
+        },
+        T.DEGRADE_OPTIONS_REPEATED: {
+            "one": "{count} option à valeur répétée retirée",
+            "other": "{count} options à valeur répétée retirées",
+        },
+        T.DEGRADE_FORMATTING_PLAIN: "mise en forme affichée en texte brut",
+        T.DEGRADE_BUTTONS_AS_TEXT: {
+            "one": "{count} bouton affiché en texte",
+            "other": "{count} boutons affichés en texte",
+        },
+        T.DEGRADE_LINK_BUTTONS_AS_TEXT: {
+            "one": "{count} bouton de lien affiché en texte",
+            "other": "{count} boutons de lien affichés en texte",
+        },
+        T.DEGRADE_BUTTONS_AS_LIST: {
+            "one": "{count} bouton affiché en liste",
+            "other": "{count} boutons affichés en liste",
+        },
+        T.DEGRADE_SELECTS_AS_BUTTONS: {
+            "one": "{count} menu déroulant affiché en boutons",
+            "other": "{count} menus déroulants affichés en boutons",
+        },
+        T.DEGRADE_SELECTS_AS_TEXT: {
+            "one": "{count} menu déroulant affiché en texte",
+            "other": "{count} menus déroulants affichés en texte",
+        },
+        T.DEGRADE_TABLE_ROWS: {
+            "one": "tableau réduit à {kept} sur {count} ligne",
+            "other": "tableau réduit à {kept} sur {count} lignes",
+        },
+        T.DEGRADE_TABLE_COLUMNS: {
+            "one": "tableau réduit à {kept} sur {count} colonne",
+            "other": "tableau réduit à {kept} sur {count} colonnes",
+        },
+        T.DEGRADE_TABLES_AS_TEXT: {
+            "one": "{count} tableau affiché en texte",
+            "other": "{count} tableaux affichés en texte",
+        },
+        T.DEGRADE_CHARTS_AS_TEXT: {
+            "one": "{count} graphique affiché en texte",
+            "other": "{count} graphiques affichés en texte",
+        },
+        T.DEGRADE_IMAGES_AS_LINKS: {
+            "one": "{count} image envoyée sous forme de lien",
+            "other": "{count} images envoyées sous forme de liens",
+        },
+        T.DEGRADE_FILES_UNSUPPORTED: {
+            "one": "{count} fichier non joint (cette discussion n'accepte pas de fichiers)",
+            "other": "{count} fichiers non joints (cette discussion n'accepte pas de fichiers)",
+        },
+        T.DEGRADE_FILES_TOO_LARGE: {
+            "one": "{count} fichier trop volumineux non joint",
+            "other": "{count} fichiers trop volumineux non joints",
+        },
+        T.DEGRADE_FILES_AS_DOCUMENTS: {
+            "one": "{count} fichier envoyé comme document",
+            "other": "{count} fichiers envoyés comme documents",
+        },
+        T.DEGRADE_VOICE_AS_AUDIO: {
+            "one": "{count} message vocal envoyé en audio",
+            "other": "{count} messages vocaux envoyés en audio",
+        },
+        T.DEGRADE_IMAGES_AS_FILES: {
+            "one": "{count} image envoyée comme fichier",
+            "other": "{count} images envoyées comme fichiers",
+        },
+        T.DEGRADE_CAPTIONS_AS_TEXT: {
+            "one": "{count} légende envoyée en texte",
+            "other": "{count} légendes envoyées en texte",
+        },
+    }
+)
+
+# /jobs in chat.
+TEXTS.update(
+    {
+        T.JOBS_NONE: "Vous n'avez aucune tâche programmée.",
+        T.JOBS_TITLE: "Vos tâches programmées :",
+        T.JOBS_LINE: "• {id} : {schedule}, {when}",
+        T.JOBS_NEXT: "prochaine {time}",
+        T.JOBS_NOT_SCHEDULED: "non programmée",
+        T.JOBS_PAUSED: "(en pause)",
+        T.JOBS_REMOVE_HINT: "Supprimez-en une avec {command}.",
+        T.JOBS_REMOVED: "{id} supprimée.",
+        T.JOBS_UNKNOWN: "Vous n'avez aucune tâche nommée {id}.",
+    }
+)
+
+# What a renderer could not fit (one form per plural category).
+TEXTS.update(
+    {
+        T.RENDER_OPTIONS_HIDDEN: {
+            "one": "{count} autre option non affichée",
+            "other": "{count} autres options non affichées",
+        },
+        T.RENDER_ROWS_HIDDEN: {
+            "one": "{count} autre ligne non affichée",
+            "other": "{count} autres lignes non affichées",
+        },
+        T.RENDER_COLUMNS_HIDDEN: {
+            "one": "{count} autre colonne non affichée",
+            "other": "{count} autres colonnes non affichées",
+        },
+    }
+)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from enum import StrEnum
 
 
@@ -67,6 +68,60 @@ class TextId(StrEnum):
     APPROVAL_DENIED = "approval.denied"
     APPROVAL_TIMED_OUT = "approval.timed_out"
     APPROVAL_CANCELLED = "approval.cancelled"
+    # -- status, empty answers, menus and delivery notes --
+    HELP_JOBS = "help.jobs"
+    STATUS_UP = "status.up"
+    STATUS_AGENT = "status.agent"
+    STATUS_AGENT_MODEL = "status.agent_model"
+    STATUS_HISTORY = "status.history"
+    STATUS_WORKING = "status.working"
+    STATUS_WORKING_QUEUED = "status.working_queued"
+    EMPTY_REPLY = "reply.empty"
+    MENU_CHOOSE = "menu.choose"
+    MENU_OPEN_LIST = "menu.open_list"
+    DEGRADE_NOTE = "degrade.note"
+    DEGRADE_LABELS_SHORTENED = "degrade.labels_shortened"
+    DEGRADE_MENUS_AS_TEXT = "degrade.menus_as_text"
+    DEGRADE_BUTTON_VALUES_SHORTENED = "degrade.button_values_shortened"
+    DEGRADE_OPTION_VALUES_SHORTENED = "degrade.option_values_shortened"
+    DEGRADE_BUTTONS_DROPPED = "degrade.buttons_dropped"
+    DEGRADE_OPTIONS_DROPPED = "degrade.options_dropped"
+    DEGRADE_OPTIONS_REPEATED = "degrade.options_repeated"
+    DEGRADE_FORMATTING_PLAIN = "degrade.formatting_plain"
+    DEGRADE_BUTTONS_AS_TEXT = "degrade.buttons_as_text"
+    DEGRADE_LINK_BUTTONS_AS_TEXT = "degrade.link_buttons_as_text"
+    DEGRADE_BUTTONS_AS_LIST = "degrade.buttons_as_list"
+    DEGRADE_SELECTS_AS_BUTTONS = "degrade.selects_as_buttons"
+    DEGRADE_SELECTS_AS_TEXT = "degrade.selects_as_text"
+    DEGRADE_TABLE_ROWS = "degrade.table_rows"
+    DEGRADE_TABLE_COLUMNS = "degrade.table_columns"
+    DEGRADE_TABLES_AS_TEXT = "degrade.tables_as_text"
+    DEGRADE_CHARTS_AS_TEXT = "degrade.charts_as_text"
+    DEGRADE_IMAGES_AS_LINKS = "degrade.images_as_links"
+    DEGRADE_FILES_UNSUPPORTED = "degrade.files_unsupported"
+    DEGRADE_FILES_TOO_LARGE = "degrade.files_too_large"
+    DEGRADE_FILES_AS_DOCUMENTS = "degrade.files_as_documents"
+    DEGRADE_VOICE_AS_AUDIO = "degrade.voice_as_audio"
+    DEGRADE_IMAGES_AS_FILES = "degrade.images_as_files"
+    DEGRADE_CAPTIONS_AS_TEXT = "degrade.captions_as_text"
+    JOBS_NONE = "jobs.none"
+    JOBS_TITLE = "jobs.title"
+    JOBS_LINE = "jobs.line"
+    JOBS_NEXT = "jobs.next"
+    JOBS_NOT_SCHEDULED = "jobs.not_scheduled"
+    JOBS_PAUSED = "jobs.paused"
+    JOBS_REMOVE_HINT = "jobs.remove_hint"
+    JOBS_REMOVED = "jobs.removed"
+    JOBS_UNKNOWN = "jobs.unknown"
+    RENDER_OPTIONS_HIDDEN = "render.options_hidden"
+    RENDER_ROWS_HIDDEN = "render.rows_hidden"
+    RENDER_COLUMNS_HIDDEN = "render.columns_hidden"
+
+
+# A template, or for a text that counts something (``{count}``) one template per plural
+# category of the language ("one", "few", "many", "other"), picked by Babel's plural rules.
+Plural = Mapping[str, str]
+Template = str | Plural
 
 
 # The placeholders each template must use, in every language and every override.
@@ -99,7 +154,36 @@ PLACEHOLDERS: dict[TextId, frozenset[str]] = {
     TextId.APPROVAL_DENIED: frozenset({"tool", "name"}),
     TextId.APPROVAL_TIMED_OUT: frozenset({"tool", "wait"}),
     TextId.APPROVAL_CANCELLED: frozenset({"tool"}),
+    TextId.STATUS_AGENT: frozenset({"assistant"}),
+    TextId.STATUS_AGENT_MODEL: frozenset({"assistant", "model"}),
+    TextId.STATUS_HISTORY: frozenset({"count"}),
+    TextId.STATUS_WORKING_QUEUED: frozenset({"count"}),
+    TextId.DEGRADE_NOTE: frozenset({"items"}),
+    TextId.JOBS_LINE: frozenset({"id", "schedule", "when"}),
+    TextId.JOBS_NEXT: frozenset({"time"}),
+    TextId.JOBS_REMOVE_HINT: frozenset({"command"}),
+    TextId.JOBS_REMOVED: frozenset({"id"}),
+    TextId.JOBS_UNKNOWN: frozenset({"id"}),
+    TextId.RENDER_OPTIONS_HIDDEN: frozenset({"count"}),
+    TextId.RENDER_ROWS_HIDDEN: frozenset({"count"}),
+    TextId.RENDER_COLUMNS_HIDDEN: frozenset({"count"}),
+    TextId.DEGRADE_TABLE_ROWS: frozenset({"kept", "count"}),
+    TextId.DEGRADE_TABLE_COLUMNS: frozenset({"kept", "count"}),
+    **{
+        t: frozenset({"count"})
+        for t in TextId
+        if t.value.startswith("degrade.")
+        and t
+        not in (
+            TextId.DEGRADE_NOTE,
+            TextId.DEGRADE_FORMATTING_PLAIN,
+            TextId.DEGRADE_TABLE_ROWS,
+            TextId.DEGRADE_TABLE_COLUMNS,
+        )
+    },
 }
+# Texts whose wording follows ``{count}``: shipped with a form per plural category.
+PLURALS: frozenset[TextId] = frozenset(t for t, names in PLACEHOLDERS.items() if "count" in names)
 
 
 def placeholders(text_id: TextId) -> frozenset[str]:

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+from chatgate.texts.ids import Template
 from chatgate.texts.ids import TextId as T
 
-TEXTS: dict[T, str] = {
+TEXTS: dict[T, Template] = {
     T.FAILURE_SETUP: (
         "Извините, сейчас я не могу ответить из-за проблемы на моей стороне. "
         "Пожалуйста, попробуйте позже."
@@ -78,7 +79,12 @@ TEXTS: dict[T, str] = {
         "ботам скачивать файлы не больше 20 МБ); отправьте файл поменьше."
     ),
     T.MEDIA_TOO_LONG: "{name}: запись длиннее {duration} — больше этот бот не расшифровывает.",
-    T.MEDIA_TOO_MANY: "{name}: пропущено — из одного сообщения читается не больше {count} файлов.",
+    T.MEDIA_TOO_MANY: {
+        "one": "{name}: пропущено — из одного сообщения читается не больше {count} файла.",
+        "few": "{name}: пропущено — из одного сообщения читается не больше {count} файлов.",
+        "many": "{name}: пропущено — из одного сообщения читается не больше {count} файлов.",
+        "other": "{name}: пропущено — из одного сообщения читается не больше {count} файла.",
+    },
     T.MEDIA_TURN_TOTAL: (
         "{name}: пропущено — файлы одного сообщения вместе могут занимать не больше {max}."
     ),
@@ -122,3 +128,211 @@ TEXTS: dict[T, str] = {
     T.APPROVAL_TIMED_OUT: "⌛ {tool}: нет ответа за {wait}, поэтому не выполнено.",
     T.APPROVAL_CANCELLED: "✖️ {tool}: больше не нужно.",
 }
+
+# Status, empty answers, menus and delivery notes (a dict: one form per plural category).
+TEXTS.update(
+    {
+        T.HELP_JOBS: "ваши запланированные сообщения",
+        T.STATUS_UP: "Я на связи и работаю.",
+        T.STATUS_AGENT: "Ассистент: {assistant}",
+        T.STATUS_AGENT_MODEL: "Ассистент: {assistant} ({model})",
+        T.STATUS_HISTORY: {
+            "one": "В этом разговоре: {count} сообщение в контексте",
+            "few": "В этом разговоре: {count} сообщения в контексте",
+            "many": "В этом разговоре: {count} сообщений в контексте",
+            "other": "В этом разговоре: {count} сообщения в контексте",
+        },
+        T.STATUS_WORKING: "Работаю над вашим сообщением.",
+        T.STATUS_WORKING_QUEUED: {
+            "one": "Работаю над вашим сообщением, ещё {count} ждёт.",
+            "few": "Работаю над вашим сообщением, ещё {count} ждут.",
+            "many": "Работаю над вашим сообщением, ещё {count} ждут.",
+            "other": "Работаю над вашим сообщением, ещё {count} ждут.",
+        },
+        T.EMPTY_REPLY: (
+            "У меня нет ответа на это — "
+            "попробуйте переформулировать сообщение или добавить подробностей."
+        ),
+        T.MENU_CHOOSE: "Выберите вариант:",
+        T.MENU_OPEN_LIST: "Выбрать…",
+        T.DEGRADE_NOTE: "(Примечание: {items}.)",
+        T.DEGRADE_LABELS_SHORTENED: {
+            "one": "{count} подпись сокращена",
+            "few": "{count} подписи сокращены",
+            "many": "{count} подписей сокращено",
+            "other": "{count} подписи сокращено",
+        },
+        T.DEGRADE_MENUS_AS_TEXT: {
+            "one": "{count} меню показано текстом",
+            "few": "{count} меню показаны текстом",
+            "many": "{count} меню показано текстом",
+            "other": "{count} меню показано текстом",
+        },
+        T.DEGRADE_BUTTON_VALUES_SHORTENED: {
+            "one": "{count} значение кнопки сокращено",
+            "few": "{count} значения кнопок сокращены",
+            "many": "{count} значений кнопок сокращено",
+            "other": "{count} значения кнопок сокращено",
+        },
+        T.DEGRADE_OPTION_VALUES_SHORTENED: {
+            "one": "{count} значение варианта сокращено",
+            "few": "{count} значения вариантов сокращены",
+            "many": "{count} значений вариантов сокращено",
+            "other": "{count} значения вариантов сокращено",
+        },
+        T.DEGRADE_BUTTONS_DROPPED: {
+            "one": "{count} кнопка убрана",
+            "few": "{count} кнопки убраны",
+            "many": "{count} кнопок убрано",
+            "other": "{count} кнопки убрано",
+        },
+        T.DEGRADE_OPTIONS_DROPPED: {
+            "one": "{count} вариант убран",
+            "few": "{count} варианта убраны",
+            "many": "{count} вариантов убрано",
+            "other": "{count} варианта убрано",
+        },
+        T.DEGRADE_OPTIONS_REPEATED: {
+            "one": "{count} вариант с повторяющимся значением убран",
+            "few": "{count} варианта с повторяющимся значением убраны",
+            "many": "{count} вариантов с повторяющимся значением убрано",
+            "other": "{count} варианта с повторяющимся значением убрано",
+        },
+        T.DEGRADE_FORMATTING_PLAIN: "форматирование показано простым текстом",
+        T.DEGRADE_BUTTONS_AS_TEXT: {
+            "one": "{count} кнопка показана текстом",
+            "few": "{count} кнопки показаны текстом",
+            "many": "{count} кнопок показано текстом",
+            "other": "{count} кнопки показано текстом",
+        },
+        T.DEGRADE_LINK_BUTTONS_AS_TEXT: {
+            "one": "{count} кнопка-ссылка показана текстом",
+            "few": "{count} кнопки-ссылки показаны текстом",
+            "many": "{count} кнопок-ссылок показано текстом",
+            "other": "{count} кнопки-ссылки показано текстом",
+        },
+        T.DEGRADE_BUTTONS_AS_LIST: {
+            "one": "{count} кнопка показана списком",
+            "few": "{count} кнопки показаны списком",
+            "many": "{count} кнопок показано списком",
+            "other": "{count} кнопки показано списком",
+        },
+        T.DEGRADE_SELECTS_AS_BUTTONS: {
+            "one": "{count} меню выбора показано кнопками",
+            "few": "{count} меню выбора показаны кнопками",
+            "many": "{count} меню выбора показано кнопками",
+            "other": "{count} меню выбора показано кнопками",
+        },
+        T.DEGRADE_SELECTS_AS_TEXT: {
+            "one": "{count} меню выбора показано текстом",
+            "few": "{count} меню выбора показаны текстом",
+            "many": "{count} меню выбора показано текстом",
+            "other": "{count} меню выбора показано текстом",
+        },
+        T.DEGRADE_TABLE_ROWS: {
+            "one": "таблица сокращена до {kept} из {count} строки",
+            "few": "таблица сокращена до {kept} из {count} строк",
+            "many": "таблица сокращена до {kept} из {count} строк",
+            "other": "таблица сокращена до {kept} из {count} строки",
+        },
+        T.DEGRADE_TABLE_COLUMNS: {
+            "one": "таблица сокращена до {kept} из {count} столбца",
+            "few": "таблица сокращена до {kept} из {count} столбцов",
+            "many": "таблица сокращена до {kept} из {count} столбцов",
+            "other": "таблица сокращена до {kept} из {count} столбца",
+        },
+        T.DEGRADE_TABLES_AS_TEXT: {
+            "one": "{count} таблица показана текстом",
+            "few": "{count} таблицы показаны текстом",
+            "many": "{count} таблиц показано текстом",
+            "other": "{count} таблицы показано текстом",
+        },
+        T.DEGRADE_CHARTS_AS_TEXT: {
+            "one": "{count} диаграмма показана текстом",
+            "few": "{count} диаграммы показаны текстом",
+            "many": "{count} диаграмм показано текстом",
+            "other": "{count} диаграммы показано текстом",
+        },
+        T.DEGRADE_IMAGES_AS_LINKS: {
+            "one": "{count} изображение отправлено ссылкой",
+            "few": "{count} изображения отправлены ссылками",
+            "many": "{count} изображений отправлено ссылками",
+            "other": "{count} изображения отправлено ссылками",
+        },
+        T.DEGRADE_FILES_UNSUPPORTED: {
+            "one": "{count} файл не прикреплён (этот чат не принимает файлы)",
+            "few": "{count} файла не прикреплены (этот чат не принимает файлы)",
+            "many": "{count} файлов не прикреплено (этот чат не принимает файлы)",
+            "other": "{count} файла не прикреплено (этот чат не принимает файлы)",
+        },
+        T.DEGRADE_FILES_TOO_LARGE: {
+            "one": "{count} файл больше допустимого размера не прикреплён",
+            "few": "{count} файла больше допустимого размера не прикреплены",
+            "many": "{count} файлов больше допустимого размера не прикреплено",
+            "other": "{count} файла больше допустимого размера не прикреплено",
+        },
+        T.DEGRADE_FILES_AS_DOCUMENTS: {
+            "one": "{count} файл отправлен документом",
+            "few": "{count} файла отправлены документами",
+            "many": "{count} файлов отправлено документами",
+            "other": "{count} файла отправлено документами",
+        },
+        T.DEGRADE_VOICE_AS_AUDIO: {
+            "one": "{count} голосовое сообщение отправлено как аудио",
+            "few": "{count} голосовых сообщения отправлены как аудио",
+            "many": "{count} голосовых сообщений отправлено как аудио",
+            "other": "{count} голосового сообщения отправлено как аудио",
+        },
+        T.DEGRADE_IMAGES_AS_FILES: {
+            "one": "{count} изображение отправлено файлом",
+            "few": "{count} изображения отправлены файлами",
+            "many": "{count} изображений отправлено файлами",
+            "other": "{count} изображения отправлено файлами",
+        },
+        T.DEGRADE_CAPTIONS_AS_TEXT: {
+            "one": "{count} подпись отправлена текстом",
+            "few": "{count} подписи отправлены текстом",
+            "many": "{count} подписей отправлено текстом",
+            "other": "{count} подписи отправлено текстом",
+        },
+    }
+)
+
+# /jobs in chat.
+TEXTS.update(
+    {
+        T.JOBS_NONE: "У вас нет запланированных заданий.",
+        T.JOBS_TITLE: "Ваши запланированные задания:",
+        T.JOBS_LINE: "• {id}: {schedule}, {when}",
+        T.JOBS_NEXT: "следующий запуск {time}",
+        T.JOBS_NOT_SCHEDULED: "не запланировано",
+        T.JOBS_PAUSED: "(на паузе)",
+        T.JOBS_REMOVE_HINT: "Удалить задание: {command}.",
+        T.JOBS_REMOVED: "Задание {id} удалено.",
+        T.JOBS_UNKNOWN: "У вас нет задания {id}.",
+    }
+)
+
+# What a renderer could not fit (one form per plural category).
+TEXTS.update(
+    {
+        T.RENDER_OPTIONS_HIDDEN: {
+            "one": "ещё {count} вариант не показан",
+            "few": "ещё {count} варианта не показаны",
+            "many": "ещё {count} вариантов не показано",
+            "other": "ещё {count} варианта не показано",
+        },
+        T.RENDER_ROWS_HIDDEN: {
+            "one": "ещё {count} строка не показана",
+            "few": "ещё {count} строки не показаны",
+            "many": "ещё {count} строк не показано",
+            "other": "ещё {count} строки не показано",
+        },
+        T.RENDER_COLUMNS_HIDDEN: {
+            "one": "ещё {count} столбец не показан",
+            "few": "ещё {count} столбца не показаны",
+            "many": "ещё {count} столбцов не показано",
+            "other": "ещё {count} столбца не показано",
+        },
+    }
+)

@@ -6,7 +6,9 @@ audience rule (user text by default, operator detail only when ``verbose``) hold
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import Protocol
 
 from chatgate.policies.failure import FailureReply
 from chatgate.policies.media import KIND_NAMES, MediaNotice
@@ -43,8 +45,25 @@ _HELP_IDS = {
     "new": TextId.HELP_NEW,
     "stop": TextId.HELP_STOP,
     "status": TextId.HELP_STATUS,
+    "jobs": TextId.HELP_JOBS,
     "help": TextId.HELP_HELP,
 }
+
+
+class NoteItem(Protocol):
+    """One thing a channel could not show as sent (presentation's degrade report)."""
+
+    @property
+    def text_id(self) -> str: ...
+    @property
+    def count(self) -> int: ...
+    @property
+    def values(self) -> Mapping[str, object]: ...
+
+
+class NoteReport(Protocol):
+    @property
+    def items(self) -> tuple[NoteItem, ...]: ...
 
 
 def user_text(reply: FailureReply) -> TextId:
@@ -84,6 +103,31 @@ class Voice:
         lines = [self.text(TextId.HELP_TITLE)]
         lines += [f"{self.commands.form(n)} — {self.text(_HELP_IDS[n])}" for n in HELP_ORDER]
         return "\n".join(lines)
+
+    def status(
+        self, *, agent: str, model: str | None, history: int, queued: int, running: bool
+    ) -> str:
+        """The `/status` reply: the agent answering, the context size, and what runs now."""
+        lines = [self.text(TextId.STATUS_UP)]
+        if model:
+            lines.append(self.text(TextId.STATUS_AGENT_MODEL, assistant=agent, model=model))
+        else:
+            lines.append(self.text(TextId.STATUS_AGENT, assistant=agent))
+        lines.append(self.text(TextId.STATUS_HISTORY, count=history))
+        if running:
+            if queued:
+                lines.append(self.text(TextId.STATUS_WORKING_QUEUED, count=queued))
+            else:
+                lines.append(self.text(TextId.STATUS_WORKING))
+        return "\n".join(lines)
+
+    def degrade_note(self, report: NoteReport) -> str:
+        """The note under a reply naming what the channel could not show as sent."""
+        items = "; ".join(
+            self.text(TextId(item.text_id), count=item.count, **item.values)
+            for item in report.items
+        )
+        return self.text(TextId.DEGRADE_NOTE, items=items)
 
     def rate_limited(self, retry_after_s: float) -> str:
         return self.text(TextId.RATE_LIMITED, wait=self.wait(retry_after_s))

@@ -283,9 +283,40 @@ class FakeDiscord:
         self.dispatch("MESSAGE_CREATE", data)
         return data
 
-    def edit(self, message: JSONDict, text: str) -> None:
+    def edit(self, message: JSONDict, text: str) -> JSONDict:
         data = {**message, "content": text, "edited_timestamp": _now()}
         self.dispatch("MESSAGE_UPDATE", data)
+        return data
+
+    def react(
+        self,
+        message_id: int,
+        emoji: str = "\N{THUMBS UP SIGN}",
+        *,
+        user_id: int = 3000,
+        bot: bool = False,
+        name: str = "alice",
+    ) -> JSONDict:
+        """A reaction added to a message (MESSAGE_REACTION_ADD), naming its author as Discord
+        does (`message_author_id`); in a guild with the reacting member."""
+        message = self.messages[message_id]
+        channel_id = int(message["channel_id"])
+        data: JSONDict = {
+            "user_id": str(user_id),
+            "channel_id": str(channel_id),
+            "message_id": str(message_id),
+            "message_author_id": message["author"]["id"],
+            "emoji": {"id": None, "name": emoji},
+            "burst": False,
+            "burst_colors": [],
+            "type": 0,
+        }
+        guild_id = self._guild_of(channel_id)
+        if guild_id is not None:
+            data["guild_id"] = str(guild_id)
+            data["member"] = {**_member(), "user": _user(user_id, name, bot=bot)}
+        self.dispatch("MESSAGE_REACTION_ADD", data)
+        return data
 
     def press(
         self,
@@ -294,8 +325,10 @@ class FakeDiscord:
         *,
         user_id: int = 3000,
         values: list[str] | None = None,
+        locale: str = "en-US",
     ) -> JSONDict:
-        """A click on a component of one of the bot's messages (INTERACTION_CREATE)."""
+        """A click on a component of one of the bot's messages (INTERACTION_CREATE); `locale`
+        is the clicking user's client language, as Discord sends it."""
         message = self.messages[message_id]
         channel_id = int(message["channel_id"])
         guild_id = self._guild_of(channel_id)
@@ -313,7 +346,7 @@ class FakeDiscord:
             "channel": self._channel_payload(channel_id, guild_id),
             "message": message,
             "attachment_size_limit": 8_388_608,
-            "locale": "en-US",
+            "locale": locale,
             "app_permissions": "0",
             "entitlements": [],
         }

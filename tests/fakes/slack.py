@@ -535,15 +535,21 @@ class FakeSlack(SlackInbound):
         if is_bot:
             profile["bot_id"] = BOT_ID
         fields = {"id": user, "team_id": TEAM_ID, "name": name, "real_name": name.title()}
+        fields["locale"] = "en-US"
         return {**fields, "is_bot": is_bot, "deleted": False, "tz": "UTC", "profile": profile}
 
     def _users_info(self, params: JSONDict) -> JSONDict:
+        """As Slack: the user's ``locale`` only when asked with ``include_locale=true``."""
         user = str(params.get("user") or "")
         if user in self._users:
-            return {"user": copy.deepcopy(self._users[user])}
-        if not user.startswith(("U", "W")):
+            info = copy.deepcopy(self._users[user])
+        elif not user.startswith(("U", "W")):
             raise _ApiError("user_not_found")
-        return {"user": self._user_info(user)}
+        else:
+            info = self._user_info(user)
+        if str(params.get("include_locale")).lower() not in ("true", "1"):
+            info.pop("locale", None)
+        return {"user": info}
 
     def _content(self, params: JSONDict) -> tuple[str, list[Any] | None]:
         text, blocks = params.get("text"), params.get("blocks")

@@ -403,6 +403,33 @@ class SlackInbound:
             event.pop(key, None)
         return event
 
+    def edited_event(self, original: JSONDict, text: str) -> JSONDict:
+        """The ``message_changed`` event Slack sends when a user edits ``original``."""
+        channel, ts = str(original["channel"]), str(original["ts"])
+        before = {k: v for k, v in original.items() if k not in ("channel", "channel_type")}
+        before["type"] = "message"
+        changed = {**before, "text": text, "edited": {"user": original.get("user"), "ts": ""}}
+        changed["edited"]["ts"] = self.next_ts(channel)
+        self._messages[(channel, ts)] = changed
+        event: JSONDict = {"type": "message", "subtype": "message_changed", "hidden": True}
+        event.update(channel=channel, message=changed, previous_message=before)
+        event.update(ts=changed["edited"]["ts"], event_ts=changed["edited"]["ts"])
+        if original.get("channel_type"):
+            event["channel_type"] = original["channel_type"]
+        return event
+
+    def reaction_event(
+        self, channel: str, ts: str, reaction: str = "thumbsup", user: str = "U42"
+    ) -> JSONDict:
+        """A ``reaction_added`` event on the message ``ts``; ``item_user`` is its author."""
+        author = (self._messages.get((channel, ts)) or {}).get("user")
+        event: JSONDict = {"type": "reaction_added", "user": user, "reaction": reaction}
+        event["item"] = {"type": "message", "channel": channel, "ts": ts}
+        if author:
+            event["item_user"] = author
+        event["event_ts"] = self.next_ts(channel)
+        return event
+
     def block_actions_payload(
         self,
         action_id: str,

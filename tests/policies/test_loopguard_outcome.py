@@ -7,7 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from chatgate.policies.loopguard import BotLoopGuard, LoopPolicy
-from chatgate.policies.outcome import EMPTY_REPLY_FALLBACK, SILENCE_MARKERS, classify_final
+from chatgate.policies.outcome import SILENCE_MARKERS, classify_final
 from chatgate.policies.reasons import OutcomeKind
 
 BOT, HUMAN = True, False
@@ -113,7 +113,11 @@ def test_custom_markers() -> None:
     assert classify_final("  ", frozenset({""})) is OutcomeKind.EMPTY
 
 
-def test_defaults_and_fallback() -> None:
+@pytest.mark.parametrize("language", ["en", "de", "es", "fr", "ru"])
+def test_defaults_and_fallback(language: str) -> None:
+    from chatgate.texts import LANGUAGES, TextId
+
     assert frozenset({"NO_REPLY", "[SILENT]"}) == SILENCE_MARKERS
-    assert EMPTY_REPLY_FALLBACK.strip()
-    assert classify_final(EMPTY_REPLY_FALLBACK) is OutcomeKind.TEXT
+    fallback = LANGUAGES[language][TextId.EMPTY_REPLY]  # what an empty answer is replaced by
+    assert isinstance(fallback, str) and fallback.strip()
+    assert classify_final(fallback) is OutcomeKind.TEXT

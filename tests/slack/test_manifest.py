@@ -25,9 +25,10 @@ def test_the_manifest_subscribes_to_what_the_adapter_handles() -> None:
     assert {"chat:write", "reactions:write", "app_mentions:read", "im:history"} <= scopes
     assert {"channels:history", "groups:history", "mpim:history", "commands"} <= scopes
     assert "files:read" in scopes  # url_private downloads of the files users share
+    assert {"reactions:read", "users:read"} <= scopes  # reactions as input; users' locale
     commands = [c["command"] for c in data["features"]["slash_commands"]]  # type: ignore[index]
     assert commands == ["/chatgate"]  # SlackChannelConfig.slash_command's default
-    assert {"app_mention", "message.im", "message.channels"} <= events
+    assert {"app_mention", "message.im", "message.channels", "reaction_added"} <= events
     settings = data["settings"]
     assert settings["interactivity"]["is_enabled"] is True  # type: ignore[index]
     assert settings["socket_mode_enabled"] is True  # type: ignore[index]

@@ -9,12 +9,15 @@ from typing import Any
 import pytest
 from telegram import Update
 
-from chatgate.channels.telegram.inbound import EDIT_OF, Ignored, normalize
+from chatgate.channels.telegram.inbound import Ignored, normalize
+from chatgate.policies.edits import EDIT_MODE, EDIT_OF
 from chatgate.policies.reasons import DropReason
+from tests.fakes.clock import ManualClock
+from tests.fakes.clock import eventually as clock_eventually
 from tests.fakes.llm import FakeLLM
 from tests.fakes.telegram import FakeTelegram
 from tests.harness import running
-from tests.telegram.helpers_b import _BOT, ME
+from tests.telegram.helpers_b import _BOT, ME, settled
 from tests.telegram.support import telegram_config
 
 
@@ -34,7 +37,8 @@ def fake() -> FakeTelegram:
     [("ignore", "changed my mind", DropReason.EDITED_IGNORED),
      ("new_turn", "changed my mind", "turn"),
      ("new_turn", "/new", DropReason.EDITED_IGNORED),  # never replays a command
-     ("new_turn", " /stop now", DropReason.EDITED_IGNORED)],
+     ("new_turn", " /stop now", DropReason.EDITED_IGNORED),
+     ("replace", "changed my mind", "turn"), ("replace", "/stop", DropReason.EDITED_IGNORED)],
 )  # fmt: skip
 def test_edit_policy(fake: FakeTelegram, edits: str, text: str, outcome: object) -> None:
     fake.dm(42, "original")
@@ -43,6 +47,7 @@ def test_edit_policy(fake: FakeTelegram, edits: str, text: str, outcome: object)
         assert not isinstance(result, Ignored)
         assert result.text == text and not result.is_command  # type: ignore[union-attr]
         assert result.extra[EDIT_OF] == "telegram:42:10001"  # type: ignore[union-attr]
+        assert result.extra[EDIT_MODE] == edits  # type: ignore[union-attr]
         assert result.message_id.startswith("42:10001:edit:")  # type: ignore[union-attr]
     else:
         assert result == Ignored(outcome, "42")  # type: ignore[arg-type]
@@ -65,9 +70,43 @@ async def test_an_edit_is_answered_as_a_new_turn(
     )
     async with running(config):
         fake_tg.dm(42, "what is 2+3?")
-        await fake_tg.wait_for("sendMessage", timeout=15)
+        await fake_tg.wait_for("sendMessage", timeout=30)  # the first turn pays litellm's import
         fake_tg.edited(42, 42, "what is 2+4?")
         calls = await fake_tg.wait_for("sendMessage", count=2, timeout=15)
     assert calls[1].params["text"] == "echo: what is 2+4?"
     said = [m["content"] for m in fake_llm.requests[1].messages if m["role"] == "user"]
     assert said == ["what is 2+3?", "what is 2+4?"]
+
+
+async def test_replace_swaps_a_waiting_message_and_ignores_an_edit_after_the_answer(
+    tmp_path: Path, fake_tg: FakeTelegram, fake_llm: FakeLLM
+) -> None:
+    """The debounce window holds the first message's turn (an injected clock): its edit takes
+    its place; once answered, a further edit is recorded as edited_ignored, not answered."""
+    config = telegram_config(
+        tmp_path,
+        fake_tg,
+        fake_llm,
+        channel="    dm_policy: open\n    edits: replace\n    debounce_ms: 1000",
+    )
+    clock = ManualClock()
+    async with running(config, clock=clock) as gw:
+        fake_tg.dm(42, "what is 2+3?")
+        await clock_eventually(lambda: bool(clock.pending()), what="the burst wait")
+        first_edit = fake_tg.edited(42, 42, "what is 2+4?")
+        original = await settled(gw, "telegram:42:10001", timeout=15)
+        clock.advance(2.0)
+        [answer] = await fake_tg.wait_for("sendMessage", timeout=30)  # pays litellm's import
+        edit = await settled(gw, _key(first_edit), timeout=15)
+        late_edit = fake_tg.edited(42, 42, "what is 2+5?")
+        late = await settled(gw, _key(late_edit), timeout=15)
+    assert (original.stage, original.reason) == ("edit", "edit_replaced")
+    assert edit.state == "done" and answer.params["text"] == "echo: what is 2+4?"
+    assert [r.last_user_text for r in fake_llm.requests] == ["what is 2+4?"]
+    assert (late.stage, late.reason) == ("edit", "edited_ignored")
+
+
+def _key(update: dict[str, Any]) -> str:
+    msg = _parse(update, "replace")
+    assert not isinstance(msg, Ignored)
+    return msg.key  # type: ignore[attr-defined,no-any-return]

@@ -12,13 +12,16 @@ from chatgate.config.text_models import TextOverrides
 from chatgate.policies.failure import failure_reply
 from chatgate.policies.reasons import FailureReason
 from chatgate.texts import LANGUAGES, Catalog, TextId, negotiate, style_for, template_problem
-from chatgate.texts.catalog import ANY_LANGUAGE
+from chatgate.texts.catalog import ANY_LANGUAGE, forms
 from chatgate.texts.voice import Voice
 
 SAMPLE = {"wait": "5 s", "new": "/new", "hello": "Hi!", "code": "ABCD2345", "expires": "1 h",
           "name": "Ann", "max": "20 MB", "duration": "10 min", "count": 3, "text": "hi",
           "on": "/bot on",
-          "tool": "github.create_issue", "arguments": "title: x"}  # fmt: skip
+          "tool": "github.create_issue", "arguments": "title: x",
+          "assistant": "support", "model": "gpt", "items": "2 buttons dropped", "kept": 2,
+          "id": "nag", "schedule": "every 60s", "when": "soon", "time": "09:00",
+          "command": "/jobs rm ID"}  # fmt: skip
 # What a chat user must never read in the default mode: config keys, files, our CLI.
 OPERATOR_WORDS = re.compile(r"chatgate|gateway\.yaml|api_key|_file\b|\.ya?ml\b|`|config", re.I)
 
@@ -36,16 +39,17 @@ def test_every_id_has_a_text_in_every_language(language: str) -> None:
     ("language", "text_id"), [(lang, t) for lang in sorted(LANGUAGES) for t in TextId]
 )
 def test_placeholders_match_in_every_language(language: str, text_id: TextId) -> None:
-    template = LANGUAGES[language][text_id]
-    assert template_problem(text_id, template) is None
-    assert "{" not in template.format(**SAMPLE)  # renders fully
+    for template in forms(LANGUAGES[language][text_id]):
+        assert template_problem(text_id, template) is None
+        assert "{" not in template.format(**SAMPLE)  # renders fully
 
 
 @pytest.mark.parametrize(
     ("language", "text_id"), [(lang, t) for lang in sorted(LANGUAGES) for t in TextId]
 )
 def test_no_user_text_names_operator_things(language: str, text_id: TextId) -> None:
-    assert not OPERATOR_WORDS.search(LANGUAGES[language][text_id])
+    for template in forms(LANGUAGES[language][text_id]):
+        assert not OPERATOR_WORDS.search(template)
 
 
 @pytest.mark.parametrize("reason", list(FailureReason))
@@ -105,8 +109,8 @@ def test_command_forms(platform: str, slash: str | None, form: str) -> None:
 
 def test_slack_help_lists_no_command_slack_would_swallow() -> None:
     help_text = Voice(commands=style_for("slack", "/chatgate")).help()
-    assert not re.search(r"(^|\s)/(new|stop|status|help)\b", help_text)
-    assert help_text.count("/chatgate ") == 4
+    assert not re.search(r"(^|\s)/(new|stop|status|jobs|help)\b", help_text)
+    assert help_text.count("/chatgate ") == 5
 
 
 def test_language_choice_user_then_channel_then_gateway() -> None:

@@ -14,6 +14,8 @@ import asyncio
 import contextlib
 import logging
 import time
+from collections import OrderedDict
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -36,21 +38,33 @@ from chatgate.channels.discord.inbound import (
     Ignored,
     message_facts,
     normalize,
+    normalize_edit,
     normalize_press,
+    normalize_reaction,
     press_facts,
+    reaction_facts,
 )
 from chatgate.channels.discord.media import fetch_attachment
 from chatgate.channels.discord.outbound import DiscordOutbound
 from chatgate.channels.ordering import ChatOrder
-from chatgate.channels.types import Attachment, Capabilities, InboundMessage, chat_capabilities
+from chatgate.channels.types import (
+    USER_LANGUAGE,
+    Attachment,
+    Capabilities,
+    InboundMessage,
+    chat_capabilities,
+)
 from chatgate.config.base import secret_value
+from chatgate.policies.edits import EditMode
 from chatgate.policies.media import MediaReason
+from chatgate.policies.reactions import ReactionMode
 from chatgate.policies.reasons import DropReason, SendErrorKind
 from chatgate.presentation.chunking import utf16_len
 
 log = logging.getLogger("chatgate.discord")
 TYPING_REFRESH_S = 8.0  # Discord shows "typing…" for ~10 s per trigger
 PROBE_TIMEOUT_S = 10.0
+LOCALES_KEPT = 10_000  # users whose language an interaction told us (messages carry none)
 NO_TOKEN_HINT = (
     "set channels.discord.token (Developer Portal → your application → Bot → Reset Token) "
     "or token_file"
@@ -71,6 +85,7 @@ class DiscordChannel(DiscordOutbound):
         self._last_event = time.monotonic()
         self._order = ChatOrder()  # discord.py runs each event in its own task
         self.ignored: dict[str, int] = {}
+        self.locales: OrderedDict[str, str] = OrderedDict()  # user id -> their Discord locale
         self.counters = {"identify": 0, "resume": 0, "disconnect": 0, "connect": 0}
 
     # -- lifecycle --------------------------------------------------------------------------
@@ -240,8 +255,38 @@ class DiscordChannel(DiscordOutbound):
         )
         await self._submit(result)
 
-    async def on_edit(self, channel_id: int) -> None:
-        self._ignore(Ignored(DropReason.EDITED_IGNORED, str(channel_id)))
+    async def on_edit(self, payload: discord.RawMessageUpdateEvent) -> None:
+        """An edit per the channel's `edits` (an embed resolving under a link is no edit)."""
+        if self._sink is None or self.identity is None:
+            return
+        mode = EditMode(self.config.edits)
+        if mode is EditMode.IGNORE or not payload.data.get("edited_timestamp"):
+            if payload.data.get("edited_timestamp"):
+                self._ignore(Ignored(DropReason.EDITED_IGNORED, str(payload.channel_id)))
+            return
+        result = normalize_edit(
+            message_facts(payload.message),
+            self.identity,
+            self.name,
+            frozenset(self.config.allowed_guilds),
+            mode,
+        )
+        await self._submit(result)
+
+    async def on_reaction(self, payload: discord.RawReactionActionEvent) -> None:
+        """A reaction per the channel's `reactions` (only on the bot's own answers)."""
+        if self._sink is None or self.identity is None or self.client is None:
+            return
+        facts = reaction_facts(payload, self.client.get_channel(payload.channel_id))
+        result = normalize_reaction(
+            facts,
+            self.identity,
+            self.name,
+            frozenset(self.config.allowed_guilds),
+            ReactionMode(self.config.reactions),
+            self.answers,
+        )
+        await self._submit(result)
 
     async def on_interaction(self, interaction: discord.Interaction) -> None:
         """Acknowledged at once (Discord allows 3 s) while the press is journaled."""
@@ -273,11 +318,25 @@ class DiscordChannel(DiscordOutbound):
                 "could not acknowledge a Discord interaction", extra={"error": type(exc).__name__}
             )
 
+    def _language(self, msg: InboundMessage) -> InboundMessage:
+        """Discord tells a user's locale only with their interactions: remember the latest
+        (bounded) and apply it to their messages too."""
+        told = msg.extra.get(USER_LANGUAGE)
+        if isinstance(told, str) and told:
+            self.locales[msg.sender_id] = told
+            self.locales.move_to_end(msg.sender_id)
+            while len(self.locales) > LOCALES_KEPT:
+                self.locales.popitem(last=False)
+            return msg
+        known = self.locales.get(msg.sender_id)
+        return replace(msg, extra={**msg.extra, USER_LANGUAGE: known}) if known else msg
+
     async def _submit(self, result: InboundMessage | Ignored) -> None:
         if isinstance(result, Ignored):
             self._ignore(result)
             return
         assert self._sink is not None
+        result = self._language(result)
         async with self._order.turn(f"{result.chat_id}:{result.thread_id}"):
             try:
                 await self._sink.submit(result)

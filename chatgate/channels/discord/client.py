@@ -23,14 +23,18 @@ class Listener(Protocol):
     def ready(self) -> None: ...
     def shard_event(self, kind: str, shard_id: int) -> None: ...
     async def on_message(self, message: discord.Message) -> None: ...
-    async def on_edit(self, channel_id: int) -> None: ...
+    async def on_edit(self, payload: discord.RawMessageUpdateEvent) -> None: ...
+    async def on_reaction(self, payload: discord.RawReactionActionEvent) -> None: ...
     async def on_interaction(self, interaction: discord.Interaction) -> None: ...
 
 
 def intents(config: DiscordChannelConfig) -> discord.Intents:
-    """Guilds, guild messages and DMs always; the privileged ones as configured."""
+    """Guilds, guild messages and DMs always; reactions when they are input; the privileged
+    ones as configured."""
     wanted = discord.Intents.none()
     wanted.guilds = wanted.guild_messages = wanted.dm_messages = True
+    if config.reactions != "ignore":
+        wanted.guild_reactions = wanted.dm_reactions = True
     wanted.message_content = config.intents.message_content
     wanted.members = config.intents.members
     wanted.presences = config.intents.presences
@@ -94,8 +98,10 @@ class GatewayClient(discord.AutoShardedClient):
         await self.listener.on_message(message)
 
     async def on_raw_message_edit(self, payload: discord.RawMessageUpdateEvent) -> None:
-        if payload.data.get("edited_timestamp"):  # not an embed resolving under a link
-            await self.listener.on_edit(payload.channel_id)
+        await self.listener.on_edit(payload)
+
+    async def on_raw_reaction_add(self, payload: discord.RawReactionActionEvent) -> None:
+        await self.listener.on_reaction(payload)
 
     async def on_interaction(self, interaction: discord.Interaction) -> None:
         await self.listener.on_interaction(interaction)

@@ -48,6 +48,13 @@ class DiscordChannelConfig(ChatChannelConfig):
     allowed_chats: list[str] = Field(default_factory=list, alias="allowed_channels")
     allowed_guilds: list[str] = Field(default_factory=list)
     ack_reaction: str | None = None
+    edits: Literal["ignore", "replace", "new_turn"] = Field(
+        "ignore",
+        description="replace: an edit swaps its waiting message; new_turn: answered as a turn",
+    )
+    reactions: Literal["ignore", "context", "turn"] = Field(
+        "ignore", description="a reaction on an answer: context for the next turn, or a turn"
+    )
     shards: Literal["auto"] | int = Field(
         "auto", description="auto asks Discord (GET /gateway/bot)"
     )

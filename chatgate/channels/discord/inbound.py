@@ -16,10 +16,20 @@ from typing import Any
 
 from chatgate.channels.discord.ids import choice_of, interaction_key
 from chatgate.channels.discord.media import attachment_of
-from chatgate.channels.types import Attachment, InboundMessage, Target, default_target
+from chatgate.channels.types import (
+    USER_LANGUAGE,
+    Attachment,
+    InboundMessage,
+    Target,
+    default_target,
+)
+from chatgate.policies.edits import EDIT_MODE, EDIT_OF, EditMode, edit_wanted
+from chatgate.policies.reactions import CONTEXT_ONLY, ReactionMode, reaction_input, reaction_text
 from chatgate.policies.reasons import DropReason
 
 PLATFORM = "discord"
+REACTION_PREFIX = "rx:"  # a reaction has no message of its own: "rx:<message>:<user>:<emoji>"
+REACTION = "reaction"  # InboundMessage.extra key: the emoji of a reaction
 _USER_MENTION = re.compile(r"<@!?(\d+)>")
 _COMPONENT_INTERACTION = 3
 
@@ -68,6 +78,19 @@ class MessageFacts:
     replied_id: int | None = None
     attachments: tuple[Attachment, ...] = ()
     created_at: float = 0.0
+    edited_at: float = 0.0
+
+
+@dataclass(frozen=True)
+class ReactionFacts:
+    """A reaction added to a message (MESSAGE_REACTION_ADD)."""
+
+    message_id: int
+    place: Place
+    user_id: int
+    emoji: str
+    user_is_bot: bool = False
+    message_author_id: int | None = None  # Discord names it; None from older gateways
 
 
 @dataclass(frozen=True)
@@ -84,6 +107,7 @@ class PressFacts:
     user_is_bot: bool = False
     message_id: int | None = None
     created_at: float = 0.0
+    locale: str = ""
 
 
 def normalize(
@@ -121,6 +145,71 @@ def normalize(
     return replace(msg, reply_target=default_target(msg))
 
 
+def normalize_edit(
+    facts: MessageFacts,
+    bot: BotIdentity,
+    channel: str,
+    allowed_guilds: frozenset[str],
+    mode: EditMode,
+) -> InboundMessage | Ignored:
+    """An edited message (MESSAGE_UPDATE with an edit time; an embed resolving under a link
+    has none) tagged ``edit_of``: its own key per edit, and the answer still quotes the
+    message. An edit never replays a command."""
+    if mode is EditMode.IGNORE or not facts.edited_at:
+        return Ignored(DropReason.EDITED_IGNORED, facts.place.chat_id)
+    msg = normalize(facts, bot, channel, allowed_guilds)
+    if isinstance(msg, Ignored):
+        return msg
+    if not edit_wanted(mode, msg.text, msg.is_command):
+        return Ignored(DropReason.EDITED_IGNORED, msg.chat_id)
+    return replace(
+        msg,
+        message_id=f"{facts.id}:edit:{facts.edited_at:.3f}",
+        received_at=facts.edited_at,
+        extra={**msg.extra, EDIT_OF: msg.key, EDIT_MODE: mode.value},
+    )
+
+
+def normalize_reaction(
+    facts: ReactionFacts,
+    bot: BotIdentity,
+    channel: str,
+    allowed_guilds: frozenset[str],
+    mode: ReactionMode,
+    answers: frozenset[int] | set[int] = frozenset(),
+) -> InboundMessage | Ignored:
+    """A reaction per the channel's `reactions`: only a person's reaction on one of the bot's
+    answers counts (Discord names the message's author; ``answers`` holds ids the bot sent,
+    for gateways that do not). Another bot's reaction is never input."""
+    place = facts.place
+    if facts.user_id == bot.id:
+        return Ignored(DropReason.SELF_MESSAGE, place.chat_id)
+    if _guild_refused(place, allowed_guilds):
+        return Ignored(DropReason.GUILD_NOT_ALLOWED, place.chat_id)
+    author = facts.message_author_id
+    ours = author == bot.id if author is not None else facts.message_id in answers
+    decided = reaction_input(mode, facts.emoji, ours, facts.user_is_bot)
+    if decided is ReactionMode.IGNORE:
+        return Ignored(DropReason.REACTION_IGNORED, place.chat_id)
+    extra: dict[str, Any] = {**_extra(place), REACTION: facts.emoji}
+    if decided is ReactionMode.CONTEXT:
+        extra[CONTEXT_ONLY] = True
+    return InboundMessage(
+        channel=channel,
+        platform=PLATFORM,
+        chat_id=place.chat_id,
+        chat_kind="direct" if place.guild_id is None else "group",
+        sender_id=str(facts.user_id),
+        message_id=f"{REACTION_PREFIX}{facts.message_id}:{facts.user_id}:{facts.emoji}",
+        text=reaction_text(facts.emoji),
+        thread_id=place.thread_id,
+        is_mention=True,
+        reply_to=str(facts.message_id),
+        reply_target=Target(channel, place.chat_id, place.thread_id),
+        extra=extra,
+    )
+
+
 def normalize_press(
     facts: PressFacts, channel: str, allowed_guilds: frozenset[str]
 ) -> InboundMessage | Ignored:
@@ -149,7 +238,11 @@ def normalize_press(
         reply_to=str(facts.message_id) if facts.message_id else None,
         received_at=facts.created_at,
         reply_target=Target(channel, place.chat_id, place.thread_id),
-        extra={**_extra(place), "interaction_id": str(facts.id)},
+        extra={
+            **_extra(place),
+            "interaction_id": str(facts.id),
+            **({USER_LANGUAGE: facts.locale} if facts.locale else {}),
+        },
     )
 
 
@@ -209,6 +302,20 @@ def message_facts(message: Any) -> MessageFacts:
         replied_id=ref.message_id if ref is not None else None,
         attachments=tuple(attachment_of(a) for a in message.attachments),
         created_at=message.created_at.timestamp(),
+        edited_at=message.edited_at.timestamp() if message.edited_at else 0.0,
+    )
+
+
+def reaction_facts(payload: Any, channel: Any) -> ReactionFacts:
+    """From discord.py's RawReactionActionEvent (``channel``: the cached channel, if any)."""
+    member = getattr(payload, "member", None)
+    return ReactionFacts(
+        message_id=payload.message_id,
+        place=place_of(channel, payload.channel_id, payload.guild_id),
+        user_id=payload.user_id,
+        emoji=str(payload.emoji),
+        user_is_bot=bool(getattr(member, "bot", False)),
+        message_author_id=getattr(payload, "message_author_id", None),
     )
 
 
@@ -226,4 +333,5 @@ def press_facts(interaction: Any) -> PressFacts:
         user_is_bot=bool(interaction.user.bot),
         message_id=message.id if message is not None else None,
         created_at=interaction.created_at.timestamp(),
+        locale=str(getattr(interaction, "locale", "") or ""),
     )

@@ -12,6 +12,7 @@ import asyncio
 import contextlib
 import io
 import time
+from collections import deque
 from typing import Any
 
 import discord
@@ -22,6 +23,7 @@ from chatgate.channels.discord.ids import snowflake
 from chatgate.channels.discord.render import ButtonSpec, EmbedSpec, Row, SelectSpec, render
 from chatgate.channels.files import render_with_files, upload_of
 from chatgate.channels.types import InboundMessage, SendResult, Target
+from chatgate.channels.words import words_for
 from chatgate.policies.reasons import SendErrorKind
 from chatgate.presentation.model import OutboundMessage
 
@@ -46,6 +48,9 @@ _BUTTON_STYLES = {
 }
 
 
+ANSWERS_KEPT = 4096  # answers a reaction is recognised on when Discord does not name the author
+
+
 class DiscordOutbound(ChannelAdapter):
     """The sending half of the adapter; `DiscordChannel` adds the gateway on top."""
 
@@ -55,6 +60,8 @@ class DiscordOutbound(ChannelAdapter):
         super().__init__(ctx)
         self.client: discord.AutoShardedClient | None = None
         self.last_error: dict[str, Any] | None = None
+        self.answers: set[int] = set()  # ids this process sent (reactions on them count)
+        self._answer_order: deque[int] = deque()
 
     def note_error(self, error: str, hint: str) -> None:
         self.last_error = {"error": error, "hint": hint, "at": time.time()}
@@ -64,7 +71,12 @@ class DiscordOutbound(ChannelAdapter):
     def render(self, message: OutboundMessage) -> list[Rendered]:
         return render_with_files(
             message,
-            lambda m: render(m, max_lines=self.config.max_lines, shorten=self.shorten_choice),
+            lambda m: render(
+                m,
+                max_lines=self.config.max_lines,
+                shorten=self.shorten_choice,
+                words=words_for(self.ctx.kv, self.name),
+            ),
         )
 
     # -- sending ----------------------------------------------------------------------------
@@ -108,7 +120,14 @@ class DiscordOutbound(ChannelAdapter):
         if reference is not None:
             payload["reference"] = reference
         sent = await self._call(channel.send(**payload))
+        self._remember(sent.id)
         return SendResult.sent(str(sent.id))
+
+    def _remember(self, message_id: int) -> None:
+        self.answers.add(message_id)
+        self._answer_order.append(message_id)
+        if len(self._answer_order) > ANSWERS_KEPT:
+            self.answers.discard(self._answer_order.popleft())
 
     async def edit(self, target: Target, message_id: str, rendered: Rendered) -> SendResult:
         message = self._channel(target).get_partial_message(int(message_id))

@@ -15,10 +15,12 @@ from dataclasses import dataclass, field
 from chatgate.channels.base import Rendered
 from chatgate.channels.discord.ids import VALUE_MAX_BYTES, button_id, select_id
 from chatgate.channels.discord.markdown import markdown_to_discord
+from chatgate.channels.words import ENGLISH, RenderWords
 from chatgate.presentation.chunking import chunk_text, utf16_len
 from chatgate.presentation.degrade import callback_hash
 from chatgate.presentation.markdown import closes_fence, parse_fence
 from chatgate.presentation.model import (
+    DEFAULT_PLACEHOLDER,
     Block,
     Button,
     Buttons,
@@ -40,7 +42,7 @@ LABEL_MAX = 80
 OPTION_LABEL_MAX = 100
 PLACEHOLDER_MAX = 150
 CELL_MAX = 40
-BUTTONS_ONLY_TEXT = "Choose an option:"
+BUTTONS_ONLY_TEXT = ENGLISH.choose  # the text of a message of components only
 FORMAT = "discord-markdown"
 Shorten = Callable[[str], str]
 
@@ -90,15 +92,16 @@ def render(
     max_lines: int = 0,
     limit: int = MAX_TEXT,
     shorten: Shorten = callback_hash,
+    words: RenderWords = ENGLISH,
 ) -> list[Rendered]:
     sections = [_Section()]
     rows: list[Row] = []
     hidden = 0
     for block in message.blocks:
         if isinstance(block, Buttons | Select):
-            hidden += _add_rows(rows, block, shorten)
+            hidden += _add_rows(rows, block, shorten, words.open_list)
         elif isinstance(block, Table):
-            sections[-1].embeds.append(table_embed(block))
+            sections[-1].embeds.append(table_embed(block, words))
         elif isinstance(block, Image):
             sections[-1].embeds.append(EmbedSpec(image_url=block.url, footer=block.alt))
         else:
@@ -109,14 +112,14 @@ def render(
                 sections.append(_Section())
             sections[-1].text.append(text)
     if hidden:
-        sections[-1].text.append(f"-# (Note: {hidden} more option{'s' * (hidden != 1)} not shown.)")
+        sections[-1].text.append(f"-# {words.options_hidden(hidden)}")
     parts = [part for section in sections for part in _parts(section, limit, max_lines)]
     if rows and not parts:
-        parts.append((BUTTONS_ONLY_TEXT, ()))
+        parts.append((words.choose, ()))
     last = len(parts) - 1
     return [
         Rendered(
-            text or (BUTTONS_ONLY_TEXT if rows and i == last else ""),
+            text or (words.choose if rows and i == last else ""),
             FORMAT,
             # only the first message quotes the trigger; components ride on the last
             {"embeds": embeds, "rows": tuple(rows) if i == last else (), "reply": i == 0},
@@ -188,7 +191,7 @@ def split_lines(chunk: str, max_lines: int) -> list[str]:
     return ["\n".join(p).rstrip() for p in pieces if "".join(p).strip()]
 
 
-def table_embed(table: Table) -> EmbedSpec:
+def table_embed(table: Table, words: RenderWords = ENGLISH) -> EmbedSpec:
     """A monospace grid in the description; rows that do not fit are counted in the footer."""
     width = max([len(table.columns), *(len(r) for r in table.rows)])
     grid = [_cells(table.columns, width), *(_cells(r, width) for r in table.rows)]
@@ -202,7 +205,7 @@ def table_embed(table: Table) -> EmbedSpec:
     kept = len(body)
     while kept and len(_fenced(header + body[:kept])) > MAX_DESCRIPTION:
         kept -= 1
-    footer = f"{len(body) - kept} more rows not shown" if kept < len(body) else ""
+    footer = words.rows_hidden(len(body) - kept) if kept < len(body) else ""
     return EmbedSpec(_fenced(header + body[:kept]), footer=footer)
 
 
@@ -215,8 +218,11 @@ def _cells(row: tuple[str, ...], width: int) -> list[str]:
     return [c if len(c) <= CELL_MAX else c[: CELL_MAX - 1] + "…" for c in cells]
 
 
-def _add_rows(rows: list[Row], block: Buttons | Select, shorten: Shorten) -> int:
-    """Append action rows for one block; returns how many items found no room (5 rows max)."""
+def _add_rows(
+    rows: list[Row], block: Buttons | Select, shorten: Shorten, unnamed: str = DEFAULT_PLACEHOLDER
+) -> int:
+    """Append action rows for one block; returns how many items found no room (5 rows max).
+    ``unnamed`` is a select's placeholder when the message names none."""
     if isinstance(block, Select):
         if not block.options:
             return 0
@@ -229,7 +235,10 @@ def _add_rows(rows: list[Row], block: Buttons | Select, shorten: Shorten) -> int
         rows.append(
             SelectSpec(
                 select_id(index, block.action_id),
-                _clip(block.placeholder, PLACEHOLDER_MAX),
+                _clip(
+                    unnamed if block.placeholder == DEFAULT_PLACEHOLDER else block.placeholder,
+                    PLACEHOLDER_MAX,
+                ),
                 options,
             )
         )

@@ -51,14 +51,24 @@ from chatgate.channels.slack.inbound import (
     normalize,
     normalize_action,
     normalize_command,
+    normalize_reaction,
 )
 from chatgate.channels.slack.media import fetch_file
 from chatgate.channels.slack.outbound import SlackOutbound
 from chatgate.channels.slack.sdk_logs import quiet_dropped_sockets
-from chatgate.channels.types import AckMode, Attachment, Capabilities, InboundMessage
+from chatgate.channels.slack.users import SlackUser, SlackUsers
+from chatgate.channels.types import (
+    USER_LANGUAGE,
+    AckMode,
+    Attachment,
+    Capabilities,
+    InboundMessage,
+)
 from chatgate.config.base import secret_value
 from chatgate.http_input import BadInput
+from chatgate.policies.edits import EditMode
 from chatgate.policies.media import MediaReason
+from chatgate.policies.reactions import ReactionMode
 from chatgate.policies.reasons import DropReason, SendErrorKind
 
 log = logging.getLogger("chatgate.slack")
@@ -105,9 +115,11 @@ class SlackChannel(SlackOutbound):
         self._accepting = False
         self._order = ChatOrder()  # slack_sdk runs each envelope in its own task
         self._last_event = time.monotonic()
+        self.users = SlackUsers(ctx.clock)
         self.ignored: dict[str, int] = {}
         self.counters = {
             "events": 0,
+            "reactions": 0,
             "actions": 0,
             "commands": 0,
             "refused": 0,
@@ -193,6 +205,7 @@ class SlackChannel(SlackOutbound):
         )
         app.event("message")(self._on_event)
         app.event("app_mention")(self._on_event)
+        app.event("reaction_added")(self._on_reaction)
         app.action(_ANY)(self._on_action)
         app.command(_ANY)(self._on_command)
         app.event(_ANY)(self._on_other_event)
@@ -346,10 +359,55 @@ class SlackChannel(SlackOutbound):
         self.counters["events"] += 1
         if self.identity is None:
             return
-        result = normalize(event, self.identity, self.name, engaged=self.engaged)
+        result = normalize(
+            event, self.identity, self.name, engaged=self.engaged, edits=EditMode(self.config.edits)
+        )
         if isinstance(result, InboundMessage) and await self._continues_thread(result, event):
             result = replace(result, is_mention=True)
+        if isinstance(result, InboundMessage) and self._may_answer(result):
+            result = self._with_language(result, await self._user(result.sender_id))
         await self._submit(result)
+
+    def _may_answer(self, msg: InboundMessage) -> bool:
+        """Whether the sender's language can matter: a DM, a message addressing the bot, or
+        any channel message under `respond_all` (others are dropped or kept as context, so
+        no users.info call is spent on every passer-by in a busy channel)."""
+        return (
+            msg.chat_kind == "direct" or msg.is_mention or self.config.group_policy == "respond_all"
+        )
+
+    async def _on_reaction(self, event: dict[str, Any]) -> None:
+        """A person's reaction on one of our answers, per the channel's `reactions`."""
+        self._last_event = time.monotonic()
+        self.counters["reactions"] += 1
+        if self.identity is None:
+            return
+        mode = ReactionMode(self.config.reactions)
+        user = str(event.get("user") or "")
+        facts = (
+            await self._user(user)
+            if mode is not ReactionMode.IGNORE and user != self.identity.user_id
+            else SlackUser()
+        )
+        result = normalize_reaction(
+            event, self.identity, self.name, mode, self.answers, from_bot=facts.is_bot
+        )
+        if isinstance(result, InboundMessage):
+            result = self._with_language(result, facts)
+        await self._submit(result)
+
+    async def _user(self, user: str) -> SlackUser:
+        """The sender's locale and bot flag (users.info, cached); unknown on any failure."""
+        if not user or self.web is None:
+            return SlackUser()
+        web = self.web
+        return await self.users.get(user, lambda u: web.users_info(user=u, include_locale=True))
+
+    @staticmethod
+    def _with_language(msg: InboundMessage, user: SlackUser) -> InboundMessage:
+        if not user.locale:
+            return msg
+        return replace(msg, extra={**msg.extra, USER_LANGUAGE: user.locale})
 
     async def _continues_thread(self, msg: InboundMessage, event: dict[str, Any]) -> bool:
         """An unmentioned reply in a channel thread addresses the bot when that thread is a

@@ -32,6 +32,13 @@ class SlackChannelConfig(ChatChannelConfig):
         pattern=r"^/[a-z0-9_\-]{1,31}$",
         description="the app's slash command: `/chatgate new` is the gateway's /new",
     )
+    edits: Literal["ignore", "replace", "new_turn"] = Field(
+        "ignore",
+        description="replace: an edit swaps its waiting message; new_turn: answered as a turn",
+    )
+    reactions: Literal["ignore", "context", "turn"] = Field(
+        "ignore", description="a reaction on an answer: context for the next turn, or a turn"
+    )
     max_body_bytes: int = Field(1_048_576, ge=1024, le=16_777_216)
     request_timeout_s: float = Field(30.0, gt=0)
     ping_interval_s: float = Field(10.0, gt=0, description="Socket Mode ping cadence")

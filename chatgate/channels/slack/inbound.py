@@ -11,16 +11,21 @@ from __future__ import annotations
 
 import re
 from collections.abc import Collection, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from chatgate.channels.types import Attachment, InboundMessage, Target
 from chatgate.policies.admission import ChatKind
+from chatgate.policies.edits import EDIT_MODE, EDIT_OF, EditMode, edit_wanted
+from chatgate.policies.reactions import CONTEXT_ONLY, ReactionMode, reaction_input, reaction_text
 from chatgate.policies.reasons import DropReason
 
 PLATFORM = "slack"
 ACTION_PREFIX = "act"
 COMMAND_PREFIX = "cmd"
+REACTION_PREFIX = "rx"
+EDIT_PREFIX = "edit"
+REACTION = "reaction"  # InboundMessage.extra key: the emoji name of a reaction
 # Subtypes that are not something a person said to the bot.
 _SYSTEM_SUBTYPES = frozenset(
     {
@@ -73,7 +78,9 @@ def message_key(chat_id: str, ts: str) -> str:
 def ts_of(message_id: str) -> str | None:
     """The ts of one of our message ids, or None when it names no message (a button press)."""
     _, _, ts = message_id.rpartition(":")
-    return ts if ts and not ts.startswith((ACTION_PREFIX, COMMAND_PREFIX)) else None
+    return (
+        ts if ts and not ts.startswith((ACTION_PREFIX, COMMAND_PREFIX, REACTION_PREFIX)) else None
+    )
 
 
 def chat_kind(channel_type: str | None, channel_id: str) -> ChatKind:
@@ -88,6 +95,7 @@ def normalize(
     channel: str,
     *,
     engaged: Collection[str] = (),
+    edits: EditMode = EditMode.IGNORE,
 ) -> InboundMessage | Ignored:
     """One `message` or `app_mention` event. `engaged` holds "<channel>:<thread_ts>" of threads
     the bot has answered in: a reply there addresses the bot without naming it."""
@@ -95,6 +103,8 @@ def normalize(
     subtype = event.get("subtype")
     if not chat_id or not event.get("ts"):
         return Ignored(DropReason.MALFORMED_UPDATE, chat_id)
+    if subtype == "message_changed" and edits is not EditMode.IGNORE:
+        return _edit(event, bot, channel, engaged, edits)
     if subtype in _EDIT_SUBTYPES:
         return Ignored(DropReason.EDITED_IGNORED, chat_id)
     if subtype in _SYSTEM_SUBTYPES:
@@ -137,6 +147,85 @@ def normalize(
         received_at=_float(ts),
         reply_target=Target(channel, chat_id, thread_id),
         extra={"team_id": str(event.get("team") or bot.team_id)} if bot.team_id else {},
+    )
+
+
+def _edit(
+    event: Mapping[str, Any],
+    bot: BotIdentity,
+    channel: str,
+    engaged: Collection[str],
+    mode: EditMode,
+) -> InboundMessage | Ignored:
+    """A `message_changed` event: the changed message as input tagged ``edit_of`` (its own key
+    per edit, stable across Slack's retries). Slack also sends `message_changed` for link
+    unfurls and thread bookkeeping, where nobody edited anything: only a changed text counts.
+    An edit never replays a command."""
+    chat_id = str(event.get("channel") or "")
+    inner, before = _mapping(event.get("message")), _mapping(event.get("previous_message"))
+    stamp = str(_mapping(inner.get("edited")).get("ts") or "")
+    if not stamp or inner.get("subtype") or inner.get("text") == before.get("text", object()):
+        return Ignored(DropReason.EDITED_IGNORED, chat_id)
+    as_sent = {**inner, "type": "message", "channel": chat_id}
+    as_sent["channel_type"] = event.get("channel_type")
+    msg = normalize(as_sent, bot, channel, engaged=engaged)
+    if isinstance(msg, Ignored):
+        return msg
+    if not edit_wanted(mode, msg.text, msg.is_command):
+        return Ignored(DropReason.EDITED_IGNORED, chat_id)
+    ts = str(inner.get("ts") or "")
+    return replace(
+        msg,
+        message_id=message_key(chat_id, f"{EDIT_PREFIX}{stamp}:{ts}"),  # ts_of: the original
+        received_at=_float(stamp),
+        extra={**msg.extra, EDIT_OF: msg.key, EDIT_MODE: mode.value},
+    )
+
+
+def normalize_reaction(
+    event: Mapping[str, Any],
+    bot: BotIdentity,
+    channel: str,
+    mode: ReactionMode,
+    answers: Mapping[str, str | None],
+    *,
+    from_bot: bool = False,
+) -> InboundMessage | Ignored:
+    """A `reaction_added` event per the channel's `reactions`: only a person's reaction on one
+    of the bot's answers counts. `answers` maps the keys of answers this process sent to their
+    thread_ts: a channel answer the bot sent before a restart has no known thread (Slack's
+    event does not say), so a reaction on it is ignored; in a DM the DM is the conversation."""
+    item = _mapping(event.get("item"))
+    chat_id, ts = str(item.get("channel") or ""), str(item.get("ts") or "")
+    user, emoji = str(event.get("user") or ""), str(event.get("reaction") or "")
+    if item.get("type") != "message" or not chat_id or not ts or not user:
+        return Ignored(DropReason.REACTION_IGNORED, chat_id)
+    if user == bot.user_id:
+        return Ignored(DropReason.SELF_MESSAGE, chat_id)
+    key, kind = message_key(chat_id, ts), chat_kind(None, chat_id)
+    ours = event.get("item_user") == bot.user_id and (key in answers or kind == "direct")
+    decided = reaction_input(mode, emoji, ours, from_bot)
+    if decided is ReactionMode.IGNORE:
+        return Ignored(DropReason.REACTION_IGNORED, chat_id)
+    thread_id = answers.get(key)
+    stamp = str(event.get("event_ts") or "")
+    extra: dict[str, Any] = {REACTION: emoji}
+    if decided is ReactionMode.CONTEXT:
+        extra[CONTEXT_ONLY] = True
+    return InboundMessage(
+        channel=channel,
+        platform=PLATFORM,
+        chat_id=chat_id,
+        chat_kind=kind,
+        sender_id=user,
+        message_id=message_key(chat_id, f"{REACTION_PREFIX}{stamp}-{ts}-{emoji}"),
+        text=reaction_text(f":{emoji}:"),
+        thread_id=thread_id,
+        is_mention=True,
+        reply_to=key,
+        received_at=_float(stamp),
+        reply_target=Target(channel, chat_id, thread_id),
+        extra=extra,
     )
 
 

@@ -21,11 +21,13 @@ from chatgate.channels.slack.config import SlackChannelConfig
 from chatgate.channels.slack.inbound import message_key, ts_of
 from chatgate.channels.slack.render import render, split_rendered
 from chatgate.channels.types import InboundMessage, SendResult, Target
+from chatgate.channels.words import words_for
 from chatgate.policies.reasons import SendErrorKind
 from chatgate.presentation.model import File, OutboundMessage
 
 log = logging.getLogger("chatgate.slack")
 ENGAGED_MAX = 10_000  # threads remembered as "the bot answered here" (replies need no mention)
+ANSWERS_KEPT = 4096  # answers a reaction can still be recognised on, with their thread
 MAX_SPLITS = 4  # msg_too_long: halve at most this many times
 
 
@@ -39,6 +41,7 @@ class SlackOutbound(ChannelAdapter):
         self.web: Any = None  # slack_sdk AsyncWebClient once started
         self.last_error: dict[str, Any] | None = None
         self.engaged: OrderedDict[str, None] = OrderedDict()
+        self.answers: OrderedDict[str, str | None] = OrderedDict()  # answer key -> thread_ts
 
     def note_error(self, error: str, hint: str) -> None:
         self.last_error = {"error": error, "hint": hint, "at": time.time()}
@@ -54,7 +57,10 @@ class SlackOutbound(ChannelAdapter):
     # -- rendering --------------------------------------------------------------------------
 
     def render(self, message: OutboundMessage) -> list[Rendered]:
-        return render_with_files(message, lambda m: render(m, shorten=self.shorten_choice))
+        words = words_for(self.ctx.kv, self.name)
+        return render_with_files(
+            message, lambda m: render(m, shorten=self.shorten_choice, words=words)
+        )
 
     # -- Web API calls ------------------------------------------------------------------------
 
@@ -98,7 +104,11 @@ class SlackOutbound(ChannelAdapter):
                 return await self._send_split(target, rendered)
             raise
         self.engage(target.chat_id, target.thread_id or None)
-        return SendResult.sent(message_key(target.chat_id, str(answer["ts"])))
+        key = message_key(target.chat_id, str(answer["ts"]))
+        self.answers[key] = target.thread_id or None
+        if len(self.answers) > ANSWERS_KEPT:
+            self.answers.popitem(last=False)
+        return SendResult.sent(key)
 
     async def _upload(self, target: Target, file: File, data: bytes) -> SendResult:
         """files_upload_v2: an upload URL, the bytes, then the share into the chat or thread."""

@@ -23,6 +23,7 @@ from chatgate.channels.slack.ids import (
     fit_value,
     select_id,
 )
+from chatgate.channels.words import ENGLISH, RenderWords
 from chatgate.presentation.chunking import MIN_LIMIT, chunk_text
 from chatgate.presentation.degrade import callback_hash
 from chatgate.presentation.markdown import html_escape, markdown_to_slack_mrkdwn
@@ -54,7 +55,7 @@ ALT_MAX = 2000
 URL_MAX = 3000
 CELL_MAX = 40
 TABLE_COLS = 10
-BUTTONS_ONLY_TEXT = "Choose an option:"
+BUTTONS_ONLY_TEXT = ENGLISH.choose  # a notification text for a message of buttons only
 Shorten = Callable[[str], str]
 SlackBlock = dict[str, Any]
 
@@ -63,7 +64,11 @@ _STYLES = frozenset({"primary", "danger"})
 
 
 def render(
-    message: OutboundMessage, *, limit: int = MAX_TEXT, shorten: Shorten = callback_hash
+    message: OutboundMessage,
+    *,
+    limit: int = MAX_TEXT,
+    shorten: Shorten = callback_hash,
+    words: RenderWords = ENGLISH,
 ) -> list[Rendered]:
     """Slack messages for `message`; only the first quotes the trigger ("reply")."""
     if not any(_is_rich(block) for block in message.blocks):
@@ -72,9 +77,9 @@ def render(
             Rendered(chunk, FORMAT, {"blocks": (), "reply": i == 0})
             for i, chunk in enumerate(chunks(text, limit))
         ]
-    body, tail = _blocks(message, min(limit, MAX_TEXT), shorten)
+    body, tail = _blocks(message, min(limit, MAX_TEXT), shorten, words)
     return [
-        Rendered(fallback_text(batch), FORMAT, {"blocks": batch, "reply": i == 0})
+        Rendered(fallback_text(batch, words.choose), FORMAT, {"blocks": batch, "reply": i == 0})
         for i, batch in enumerate(_batches(body, tail))
     ]
 
@@ -130,7 +135,7 @@ def halve_text(text: str) -> list[str]:
     return [text]
 
 
-def fallback_text(blocks: Sequence[SlackBlock]) -> str:
+def fallback_text(blocks: Sequence[SlackBlock], choose: str = BUTTONS_ONLY_TEXT) -> str:
     """The notification text of a Block Kit message: its texts, clipped to MAX_TEXT."""
     parts: list[str] = []
     for block in blocks:
@@ -142,7 +147,7 @@ def fallback_text(blocks: Sequence[SlackBlock]) -> str:
             parts.append(html_escape(block["alt_text"]))
     text = "\n\n".join(p for p in parts if p.strip())
     if not text:
-        return BUTTONS_ONLY_TEXT if any(b["type"] == "actions" for b in blocks) else DIVIDER
+        return choose if any(b["type"] == "actions" for b in blocks) else DIVIDER
     pieces = chunks(text, MAX_TEXT - 2)
     return pieces[0] if len(pieces) == 1 else pieces[0] + "\n…"
 
@@ -167,11 +172,11 @@ def _mrkdwn(block: Block) -> str:
 
 
 def _blocks(
-    message: OutboundMessage, limit: int, shorten: Shorten
+    message: OutboundMessage, limit: int, shorten: Shorten, words: RenderWords
 ) -> tuple[list[SlackBlock], list[SlackBlock]]:
     """(body blocks in order, tail: the note and actions blocks that go on the last message)."""
     body: list[SlackBlock] = []
-    components = _Components(shorten)
+    components = _Components(shorten, words)
     pending: list[str] = []
 
     def flush() -> None:
@@ -193,7 +198,7 @@ def _blocks(
             case Image():
                 body.extend(_image(block, limit))
             case Table():
-                body.extend(table_blocks(block, limit))
+                body.extend(table_blocks(block, limit, words))
             case Buttons() | Select():
                 components.add(block)
     flush()
@@ -235,7 +240,9 @@ def _web_url(url: str) -> bool:
     return url.lower().startswith(("http://", "https://")) and len(url) <= URL_MAX
 
 
-def table_blocks(table: Table, limit: int = MAX_TEXT) -> list[SlackBlock]:
+def table_blocks(
+    table: Table, limit: int = MAX_TEXT, words: RenderWords = ENGLISH
+) -> list[SlackBlock]:
     """A monospace grid in a code block; rows and columns that do not fit are counted."""
     width = table_width(table)
     if width == 0:
@@ -250,8 +257,8 @@ def table_blocks(table: Table, limit: int = MAX_TEXT) -> list[SlackBlock]:
             lo = mid
         else:
             hi = mid - 1
-    notes = [f"{len(rows) - lo} more rows not shown"] if lo < len(rows) else []
-    notes += [f"{width - cols} more columns not shown"] if cols < width else []
+    notes = [words.rows_hidden(len(rows) - lo)] if lo < len(rows) else []
+    notes += [words.columns_hidden(width - cols)] if cols < width else []
     grid = _grid(header, rows[:lo])
     out = [_section(grid)] if (header or lo) and len(grid) <= limit else []
     return out + (_context("; ".join(notes), limit) if notes else [])
@@ -280,6 +287,7 @@ class _Components:
     """The actions blocks of one message; buttons and selects are numbered across it."""
 
     shorten: Shorten
+    words: RenderWords = ENGLISH
     blocks: list[SlackBlock] = field(default_factory=list)
     buttons: int = 0
     selects: int = 0
@@ -291,7 +299,7 @@ class _Components:
             if room <= 0:
                 self.hidden += len(block.options)
             elif block.options:
-                element = _select(block, self.selects, self.shorten)
+                element = _select(block, self.selects, self.shorten, self.words.open_list)
                 self.blocks.append({"type": "actions", "elements": [element]})
                 self.selects += 1
                 self.hidden += max(0, len(block.options) - MAX_OPTIONS)
@@ -312,8 +320,7 @@ class _Components:
         """The blocks for the last message: a note on what was not shown, then the actions."""
         if not self.hidden:
             return self.blocks
-        note = f"(Note: {self.hidden} more option{'s' * (self.hidden != 1)} not shown.)"
-        return _context(note, limit) + self.blocks
+        return _context(self.words.options_hidden(self.hidden), limit) + self.blocks
 
 
 def _button(button: Button, index: int, shorten: Shorten) -> SlackBlock | None:
@@ -337,7 +344,10 @@ def _button(button: Button, index: int, shorten: Shorten) -> SlackBlock | None:
     return element
 
 
-def _select(select: Select, index: int, shorten: Shorten) -> SlackBlock:
+def _select(
+    select: Select, index: int, shorten: Shorten, unnamed: str = DEFAULT_PLACEHOLDER
+) -> SlackBlock:
+    """A static select; ``unnamed`` is the placeholder when the message names none."""
     options = [
         {
             "text": _plain(o.label, LABEL_MAX),
@@ -348,7 +358,10 @@ def _select(select: Select, index: int, shorten: Shorten) -> SlackBlock:
     return {
         "type": "static_select",
         "action_id": select_id(index, select.action_id)[:ACTION_ID_MAX],
-        "placeholder": _plain(select.placeholder or DEFAULT_PLACEHOLDER, PLACEHOLDER_MAX),
+        "placeholder": _plain(
+            unnamed if select.placeholder in ("", DEFAULT_PLACEHOLDER) else select.placeholder,
+            PLACEHOLDER_MAX,
+        ),
         "options": options,
     }
 

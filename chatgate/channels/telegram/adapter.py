@@ -45,6 +45,7 @@ from chatgate.channels.types import (
     Target,
     chat_capabilities,
 )
+from chatgate.channels.words import words_for
 from chatgate.config.base import secret_value
 from chatgate.http_input import BadInput, read_json
 from chatgate.policies.reasons import SendErrorKind
@@ -272,7 +273,10 @@ class TelegramChannel(ChannelAdapter):
     # -- outbound ---------------------------------------------------------------------------
 
     def render(self, message: OutboundMessage) -> list[Rendered]:
-        return render_with_files(message, lambda m: render(m, shorten=self.shorten_choice))
+        words = words_for(self.ctx.kv, self.name)
+        return render_with_files(
+            message, lambda m: render(m, shorten=self.shorten_choice, words=words)
+        )
 
     def _bot(self) -> Bot:
         if self.bot is None:

@@ -22,8 +22,9 @@ class TelegramChannelConfig(ChatChannelConfig):
     api_base: str = Field("https://api.telegram.org", pattern=r"^https?://")
     webhook: TelegramWebhookConfig = Field(default_factory=TelegramWebhookConfig)
     ack_reaction: str | None = None
-    edits: Literal["ignore", "new_turn"] = Field(
-        "ignore", description="new_turn: an edited message is answered as a new turn"
+    edits: Literal["ignore", "replace", "new_turn"] = Field(
+        "ignore",
+        description="replace: an edit swaps its waiting message; new_turn: answered as a turn",
     )
     poll_timeout_s: int = Field(30, ge=0, le=50)
     stale_after_s: float = Field(120.0, gt=0)

@@ -10,8 +10,9 @@ from datetime import timedelta
 from typing import Literal
 
 from chatgate.channels.telegram.ids import message_key
-from chatgate.channels.types import EDIT_OF, Attachment, InboundMessage, default_target
+from chatgate.channels.types import Attachment, InboundMessage, default_target
 from chatgate.policies.admission import ChatKind
+from chatgate.policies.edits import EDIT_MODE, EDIT_OF, EditMode, edit_wanted
 from chatgate.policies.reasons import DropReason
 from telegram import Message, MessageEntity, Update
 from telegram.warnings import PTBDeprecationWarning
@@ -42,7 +43,7 @@ _KINDS: dict[str, ChatKind] = {
 }
 
 
-EditPolicy = Literal["ignore", "new_turn"]
+EditPolicy = Literal["ignore", "replace", "new_turn"]
 
 
 @dataclass(frozen=True)
@@ -80,27 +81,30 @@ def _normalize(
         edited = update.edited_message or update.edited_channel_post
         if edited is None or edits == "ignore":
             return Ignored(DropReason.EDITED_IGNORED, str(edited.chat.id) if edited else "")
-        return _edit(edited, bot, channel)
+        return _edit(edited, bot, channel, EditMode(edits))
     message = update.message or update.channel_post
     if message is None:
         return Ignored(DropReason.EMPTY_INPUT)
     return _message(message, bot, channel)
 
 
-def _edit(edited: Message, bot: BotIdentity, channel: str) -> InboundMessage | Ignored:
-    """An edited message as a new turn tagged ``edit_of`` (its own key per edit, stable across
-    redelivery). An edit never replays a command: a text that reads as one is ignored."""
+def _edit(
+    edited: Message, bot: BotIdentity, channel: str, mode: EditMode
+) -> InboundMessage | Ignored:
+    """An edited message tagged ``edit_of`` and the channel's mode (its own key per edit,
+    stable across redelivery). An edit never replays a command: a text that reads as one is
+    ignored."""
     msg = _message(edited, bot, channel)
     if isinstance(msg, Ignored):
         return msg
-    if msg.is_command or msg.text.lstrip().startswith("/"):
+    if not edit_wanted(mode, msg.text, msg.is_command):
         return Ignored(DropReason.EDITED_IGNORED, msg.chat_id)
     stamp = int(edited.edit_date.timestamp()) if edited.edit_date else 0
     version = f"{stamp}-{zlib.crc32(msg.text.encode()):08x}"
     return replace(
         msg,
         message_id=f"{msg.message_id}:edit:{version}",
-        extra={**msg.extra, EDIT_OF: msg.key},
+        extra={**msg.extra, EDIT_OF: msg.key, EDIT_MODE: mode.value},
         received_at=float(stamp) or msg.received_at,
     )
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from chatgate.channels.base import Rendered
+from chatgate.channels.words import ENGLISH, RenderWords
 from chatgate.presentation.chunking import chunk_text, utf16_len
 from chatgate.presentation.degrade import callback_hash
 from chatgate.presentation.markdown import markdown_to_plain, markdown_to_telegram_html
@@ -15,13 +16,16 @@ from telegram import InlineKeyboardButton, InlineKeyboardMarkup
 MAX_TEXT = 4096  # counted in UTF-16 code units after entity parsing
 ROW_CHARS = 30
 ROW_BUTTONS = 3
-BUTTONS_ONLY_TEXT = "Choose an option:"
+BUTTONS_ONLY_TEXT = ENGLISH.choose  # the text of a message of buttons only
 CALLBACK_MAX_BYTES = 64
 Shorten = Callable[[str], str]
 
 
 def render(
-    message: OutboundMessage, limit: int = MAX_TEXT, shorten: Shorten = callback_hash
+    message: OutboundMessage,
+    limit: int = MAX_TEXT,
+    shorten: Shorten = callback_hash,
+    words: RenderWords = ENGLISH,
 ) -> list[Rendered]:
     """HTML chunks; `shorten` maps callback data over 64 bytes to a short (ideally resolvable) id."""
     parts: list[str] = []
@@ -33,8 +37,8 @@ def render(
         text = block_to_markdown(block)
         if text:
             parts.append(text)
-    markdown = "\n\n".join(parts) or (BUTTONS_ONLY_TEXT if rows else "")
-    chunks = chunk_text(markdown, limit, length=utf16_len) or ([BUTTONS_ONLY_TEXT] if rows else [])
+    markdown = "\n\n".join(parts) or (words.choose if rows else "")
+    chunks = chunk_text(markdown, limit, length=utf16_len) or ([words.choose] if rows else [])
     keyboard = InlineKeyboardMarkup(rows) if rows else None
     out = []
     for index, chunk in enumerate(chunks):

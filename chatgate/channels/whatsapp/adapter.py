@@ -51,7 +51,7 @@ from chatgate.channels.whatsapp.graph import Graph, GraphError
 from chatgate.channels.whatsapp.inbound import REACTION, Ignored, Receipt, events
 from chatgate.channels.whatsapp.media import fetch_media
 from chatgate.channels.whatsapp.media_out import caption_after, media_payload
-from chatgate.channels.whatsapp.render import render
+from chatgate.channels.whatsapp.render import MenuWords, render
 from chatgate.channels.whatsapp.window import Windows, template_payload
 from chatgate.config.base import secret_value
 from chatgate.http_input import BadInput, parse_json
@@ -62,6 +62,7 @@ from chatgate.presentation.model import File, OutboundMessage
 from chatgate.secure_compare import secure_equals
 from chatgate.state.protocols import ChannelFacts
 from chatgate.state.records import receipt_key
+from chatgate.texts.ids import TextId
 
 SENT_IDS_KEPT = 4096  # answers a reaction can still be recognised on (in memory)
 log = logging.getLogger("chatgate.whatsapp")
@@ -315,7 +316,19 @@ class WhatsAppChannel(ChannelAdapter):
     # -- outbound -------------------------------------------------------------------------------
 
     def render(self, message: OutboundMessage) -> list[Rendered]:
-        return render_with_files(message, lambda m: render(m, shorten=self.shorten_choice))
+        words = self._menu_words()
+        return render_with_files(
+            message, lambda m: render(m, shorten=self.shorten_choice, words=words)
+        )
+
+    def _menu_words(self) -> MenuWords:
+        """The catalog's menu words in this channel's language (WhatsApp tells no user
+        language), English when the gateway gave no texts."""
+        voices = self.ctx.kv.get("voices")
+        if voices is None:
+            return MenuWords()
+        voice = voices.for_channel(self.name)
+        return MenuWords(voice.text(TextId.MENU_CHOOSE), voice.text(TextId.MENU_OPEN_LIST))
 
     async def send(self, target: Target, rendered: Rendered) -> SendResult:
         user = phone_id(target.chat_id)

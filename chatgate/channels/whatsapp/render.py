@@ -11,10 +11,10 @@ prompt: up to 3 choices as reply buttons, more as a list (10 rows).
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 from chatgate.channels.base import Rendered
-from chatgate.channels.whatsapp import texts
 from chatgate.channels.whatsapp.markdown import markdown_to_whatsapp
 from chatgate.presentation.chunking import chunk_text
 from chatgate.presentation.degrade import callback_hash
@@ -28,6 +28,8 @@ from chatgate.presentation.model import (
     Text,
 )
 from chatgate.presentation.render import block_to_markdown
+from chatgate.texts import en
+from chatgate.texts.ids import TextId
 
 FORMAT = "whatsapp"
 MAX_TEXT = 4096
@@ -42,7 +44,18 @@ Shorten = Callable[[str], str]
 Choice = tuple[str, str]  # (title, id)
 
 
-def render(message: OutboundMessage, *, shorten: Shorten = callback_hash) -> list[Rendered]:
+@dataclass(frozen=True)
+class MenuWords:
+    """The words a menu needs when the message gives none, in the reader's language (the
+    catalog's `menu.choose` and `menu.open_list`)."""
+
+    choose: str = str(en.TEXTS[TextId.MENU_CHOOSE])  # a menu body whose text went earlier
+    open_list: str = str(en.TEXTS[TextId.MENU_OPEN_LIST])  # the list's open button
+
+
+def render(
+    message: OutboundMessage, *, shorten: Shorten = callback_hash, words: MenuWords = MenuWords()
+) -> list[Rendered]:
     """Text chunks, the menu (if any) on the last message; only the first quotes the trigger."""
     parts: list[str] = []
     menu: Buttons | Select | None = None
@@ -57,10 +70,10 @@ def render(message: OutboundMessage, *, shorten: Shorten = callback_hash) -> lis
     chunks = chunk_text("\n\n".join(parts), MAX_TEXT)
     out = [_text_message(chunk) for chunk in chunks]
     if menu is not None:
-        body = chunks[-1] if chunks and len(chunks[-1]) <= MAX_BODY else _prompt(menu)
+        body = chunks[-1] if chunks and len(chunks[-1]) <= MAX_BODY else _prompt(menu, words)
         if chunks and body is chunks[-1]:
             out.pop()
-        out.append(_menu_message(menu, body, shorten))
+        out.append(_menu_message(menu, body, shorten, words))
     return [Rendered(r.text, r.format, {**r.native, "quote": i == 0}) for i, r in enumerate(out)]
 
 
@@ -83,10 +96,10 @@ def _text_message(chunk: str) -> Rendered:
     return Rendered(chunk, FORMAT, {"payload": payload, "plain": markdown_to_plain(chunk)})
 
 
-def _prompt(menu: Buttons | Select) -> str:
+def _prompt(menu: Buttons | Select, words: MenuWords) -> str:
     if isinstance(menu, Select) and menu.placeholder != DEFAULT_PLACEHOLDER:
         return _clip(menu.placeholder, MAX_BODY)
-    return texts.CHOOSE
+    return words.choose
 
 
 def _choices(menu: Buttons | Select, shorten: Shorten) -> list[Choice]:
@@ -104,7 +117,9 @@ def _choices(menu: Buttons | Select, shorten: Shorten) -> list[Choice]:
     return [(title, key) for key, title in seen.items()]
 
 
-def _menu_message(menu: Buttons | Select, body: str, shorten: Shorten) -> Rendered:
+def _menu_message(
+    menu: Buttons | Select, body: str, shorten: Shorten, words: MenuWords
+) -> Rendered:
     choices = _choices(menu, shorten)
     interactive: dict[str, Any]
     if len(choices) <= MAX_BUTTONS:
@@ -114,7 +129,8 @@ def _menu_message(menu: Buttons | Select, body: str, shorten: Shorten) -> Render
         ]
         interactive = {"type": "button", "action": {"buttons": buttons}}
     else:
-        label = menu.placeholder if isinstance(menu, Select) else DEFAULT_PLACEHOLDER
+        named = isinstance(menu, Select) and menu.placeholder != DEFAULT_PLACEHOLDER
+        label = menu.placeholder if isinstance(menu, Select) and named else words.open_list
         rows = [{"id": key, "title": _title(title, ROW_TITLE_MAX)} for title, key in choices]
         action = {"button": _title(label, LIST_BUTTON_MAX), "sections": [{"rows": rows[:MAX_ROWS]}]}
         interactive = {"type": "list", "action": action}

@@ -1,5 +1,5 @@
-"""The strings the WhatsApp channel puts in front of people (users and the model reading their
-messages), in one place so they can move into a texts catalog with translations."""
+"""The strings the WhatsApp channel puts in front of the model reading users' messages (what
+users themselves read, such as menu prompts, lives in the texts catalog, `menu.*`)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,3 @@ LOCATION = "Shared location: {place}{lat}, {lon} (https://maps.google.com/?q={la
 CONTACT = "Shared contact: {name}"
 CONTACT_DETAIL = "{name} ({details})"
 UNNAMED_CONTACT = "unnamed contact"
-
-# A menu (reply buttons or a list) whose text had to go in an earlier message.
-CHOOSE = "Choose an option:"
-LIST_BUTTON = "Choose…"  # the list's open button when the message names none

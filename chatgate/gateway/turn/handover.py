@@ -11,6 +11,7 @@ from chatgate.gateway.delivery import DeliveryReport
 from chatgate.gateway.runtime import Runtime
 from chatgate.gateway.session_queue import Job
 from chatgate.gateway.streaming import StreamingReply
+from chatgate.gateway.voices import Voices
 from chatgate.policies.reasons import DeliveryStatus
 from chatgate.presentation.model import OutboundMessage
 
@@ -20,6 +21,7 @@ log = logging.getLogger("chatgate.turn")
 class Handover:
     def __init__(self, rt: Runtime) -> None:
         self.rt = rt
+        self.voices = Voices(rt)
 
     async def deliver(
         self,
@@ -53,6 +55,7 @@ class Handover:
             on_first_send=first_send,
             edit_ids=edit_ids,
             still_mine=lambda: rt.journal.owns(job.msg.key),
+            describe=self.voices.for_message(job.msg, job.agent).degrade_note,
         )
 
     async def hand_off(self, job: Job) -> bool:

@@ -12,9 +12,10 @@ from typing import Any
 from chatgate.agents.base import AgentError, AgentReply, ChatMessage
 from chatgate.config.models import GatewaySection
 from chatgate.policies.failure import FailureReply, failure_reply
-from chatgate.policies.outcome import EMPTY_REPLY_FALLBACK, classify_final
+from chatgate.policies.outcome import classify_final
 from chatgate.policies.reasons import DeliveryStatus, FailureReason, OutcomeKind
 from chatgate.presentation.model import OutboundMessage, message_to_dict
+from chatgate.texts.ids import TextId
 from chatgate.texts.voice import Voice
 
 
@@ -66,7 +67,7 @@ def decide(
     if kind is OutcomeKind.SILENCE:
         return kind, None, kind.value
     if kind is OutcomeKind.EMPTY:  # also blocks with nothing visible: no answer is no answer
-        text = gateway.empty_reply_text or EMPTY_REPLY_FALLBACK
+        text = gateway.empty_reply_text or voice.text(TextId.EMPTY_REPLY)
         return kind, OutboundMessage.from_text(text), kind.value
     return (
         OutcomeKind.TEXT,

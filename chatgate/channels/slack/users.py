@@ -1,0 +1,62 @@
+"""What Slack tells about a user that the messages themselves do not: their locale (the
+language texts are written in) and whether the account is a bot (reactions from bots are never
+input). Fetched lazily with `users.info` (`include_locale=true`), cached per user in a bounded
+map; a failed lookup is retried after a short while and means "default language, a person"."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections import OrderedDict
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any
+
+from chatgate.clock import Clock
+
+log = logging.getLogger("chatgate.slack")
+USERS_KEPT = 10_000
+KNOWN_FOR_S = 24 * 3600.0  # a user changes their language rarely; a day-old answer is fine
+UNKNOWN_FOR_S = 300.0  # a failed lookup is tried again after this
+LOOKUP_TIMEOUT_S = 2.0  # the event waits for it before it is journaled (Slack allows 3 s)
+
+
+@dataclass(frozen=True)
+class SlackUser:
+    locale: str | None = None
+    is_bot: bool = False
+
+
+UNKNOWN = SlackUser()
+Fetch = Callable[[str], Awaitable[Any]]  # user id -> the users.info answer
+
+
+class SlackUsers:
+    def __init__(self, clock: Clock, kept: int = USERS_KEPT) -> None:
+        self._clock = clock
+        self._kept = kept
+        self._known: OrderedDict[str, tuple[SlackUser, float]] = OrderedDict()
+
+    def __len__(self) -> int:
+        return len(self._known)
+
+    async def get(self, user: str, fetch: Fetch) -> SlackUser:
+        """The cached facts about ``user``, looked up when missing or expired."""
+        now = self._clock.monotonic()
+        found = self._known.get(user)
+        if found is not None and found[1] > now:
+            self._known.move_to_end(user)
+            return found[0]
+        try:
+            answer = await asyncio.wait_for(fetch(user), LOOKUP_TIMEOUT_S)
+            info = answer.get("user") or {}
+            facts = SlackUser(str(info.get("locale") or "") or None, bool(info.get("is_bot")))
+            expires = now + KNOWN_FOR_S
+        except Exception as exc:  # the default language, and another try later
+            log.info("slack users.info failed", extra={"error": type(exc).__name__})
+            facts, expires = UNKNOWN, now + UNKNOWN_FOR_S
+        self._known[user] = (facts, expires)
+        self._known.move_to_end(user)
+        while len(self._known) > self._kept:
+            self._known.popitem(last=False)
+        return facts

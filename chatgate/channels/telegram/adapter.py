@@ -83,6 +83,7 @@ class TelegramChannel(ChannelAdapter):
         self._accepting = False
         self.ignored: dict[str, int] = {}
         self._last_update = time.monotonic()
+        self._files_bot: Bot | None = None  # fetch-only, for files while another replica polls
 
     # -- lifecycle --------------------------------------------------------------------------
 
@@ -149,6 +150,10 @@ class TelegramChannel(ChannelAdapter):
         if self.bot is not None:
             await _quiet_shutdown(self.bot)
             self.bot = None
+        files, self._files_bot = self._files_bot, None
+        if files is not None:
+            with contextlib.suppress(Exception):
+                await files.request.shutdown()
 
     def stale_after_s(self) -> float | None:
         return self.config.stale_after_s
@@ -351,7 +356,14 @@ class TelegramChannel(ChannelAdapter):
         return SendResult.sent(message_id)
 
     async def fetch(self, attachment: Attachment, dest: Path, max_bytes: int) -> int:
-        return await fetch_file(self._bot(), attachment, dest, max_bytes)
+        """getFile + download with the token: works on any replica, also while another one
+        polls (then through a fetch-only bot made on first use: no getUpdates, no webhook)."""
+        bot = self.bot
+        if bot is None:
+            bot = self._files_bot
+            if bot is None:
+                bot = self._files_bot = make_bot(self.config, fetch_only=True)
+        return await fetch_file(bot, attachment, dest, max_bytes)
 
     async def typing(self, target: Target) -> None:
         thread = int(target.thread_id) if target.thread_id else None
@@ -389,8 +401,13 @@ class TelegramChannel(ChannelAdapter):
         return kwargs
 
 
-def make_bot(config: TelegramChannelConfig, *, polling: bool = False) -> Bot:
-    """A PTB Bot for ``config`` (not yet initialised); the poller gets its own small pool."""
+def make_bot(
+    config: TelegramChannelConfig, *, polling: bool = False, fetch_only: bool = False
+) -> Bot:
+    """A PTB Bot for ``config`` (not yet initialised); the poller gets its own small pool. A
+    polling or fetch-only bot sends every call through one transport, so
+    ``bot.request.shutdown()`` closes all of it (`Bot.shutdown` skips a bot never initialised,
+    as a fetch-only one is)."""
     token = secret_value(config.token)
     if token is None:
         raise NotConfigured(
@@ -408,7 +425,7 @@ def make_bot(config: TelegramChannelConfig, *, polling: bool = False) -> Bot:
         base_url=f"{base}/bot",
         base_file_url=f"{base}/file/bot",
         request=request,
-        get_updates_request=request if polling else None,
+        get_updates_request=request if polling or fetch_only else None,
     )
 
 

@@ -79,6 +79,11 @@ class Attachment:
     duration_s: float | None = None  # voice/audio/video length, when the platform says
 
 
+# `InboundMessage.extra` key: the album (platform group id) whose files a message carries; the
+# parts of one album wait for one another to become one turn (`policies.bursts`).
+ALBUM_KEY = "media_group"
+
+
 @dataclass(frozen=True, slots=True)
 class InboundMessage:
     """A platform message normalised by its adapter; everything downstream reads only this."""

@@ -14,7 +14,7 @@ from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 
 from chatgate.channels.outcome import Stage, TurnResult
-from chatgate.channels.types import InboundMessage, RouteHint, Target
+from chatgate.channels.types import ALBUM_KEY, InboundMessage, RouteHint, Target
 from chatgate.gateway import commands as cmd
 from chatgate.gateway.commands import Command
 from chatgate.gateway.degraded import OwnerKind
@@ -22,6 +22,7 @@ from chatgate.gateway.runtime import Runtime
 from chatgate.gateway.session_queue import Job, JobKind, SessionScheduler
 from chatgate.gateway.voices import Voices
 from chatgate.policies.admission import AdmissionFacts, AdmissionPolicy, decide_admission
+from chatgate.policies.bursts import burst_window
 from chatgate.policies.failure import failure_reply
 from chatgate.policies.pairing import IssueOutcome
 from chatgate.policies.reactions import CONTEXT_ONLY
@@ -353,7 +354,9 @@ class Stages:
             ib.accepted,
             ephemeral=ib.hint.ephemeral,
             resumed=ib.resumed,
-            debounce_s=0.0 if ib.resumed else ib.policy.debounce_s,
+            debounce_s=0.0
+            if ib.resumed
+            else burst_window(ib.policy.debounce_s, ALBUM_KEY in ib.msg.extra),
         )
         if self.scheduler.enqueue(job, capped=not ib.resumed):
             return None

@@ -23,7 +23,7 @@ from chatgate.channels.base import (
 from chatgate.channels.files import render_with_files, upload_of
 from chatgate.channels.http_ingress import refuse
 from chatgate.channels.telegram import LIMITS, errors
-from chatgate.channels.telegram.albums import album_of, merge_album
+from chatgate.channels.telegram.albums import AddressedAlbums, album_of, merge_album
 from chatgate.channels.telegram.config import TelegramChannelConfig
 from chatgate.channels.telegram.ids import split_key
 from chatgate.channels.telegram.inbound import (
@@ -84,6 +84,7 @@ class TelegramChannel(ChannelAdapter):
         self.ignored: dict[str, int] = {}
         self._last_update = time.monotonic()
         self._files_bot: Bot | None = None  # fetch-only, for files while another replica polls
+        self._albums = AddressedAlbums(ctx.clock)
 
     # -- lifecycle --------------------------------------------------------------------------
 
@@ -235,6 +236,7 @@ class TelegramChannel(ChannelAdapter):
 
     async def _submit(self, msg: InboundMessage) -> None:
         assert self._sink is not None
+        msg = self._albums.mark(msg)
         if msg.choice is not None:
             msg = await self._answer_button(msg)
         await self._sink.submit(msg)

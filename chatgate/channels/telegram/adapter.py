@@ -15,6 +15,7 @@ from chatgate.channels.base import (
     ChannelAdapter,
     ChannelContext,
     ChannelError,
+    FetchError,
     InboundSink,
     NotConfigured,
     Rendered,
@@ -47,6 +48,7 @@ from chatgate.channels.types import (
 )
 from chatgate.config.base import secret_value
 from chatgate.http_input import BadInput, read_json
+from chatgate.policies.media import MediaReason
 from chatgate.policies.reasons import SendErrorKind
 from chatgate.presentation.chunking import utf16_len
 from chatgate.presentation.model import File, OutboundMessage
@@ -364,7 +366,10 @@ class TelegramChannel(ChannelAdapter):
         if bot is None:
             bot = self._files_bot
             if bot is None:
-                bot = self._files_bot = make_bot(self.config, fetch_only=True)
+                try:
+                    bot = self._files_bot = make_bot(self.config, fetch_only=True)
+                except NotConfigured:
+                    raise FetchError(MediaReason.DOWNLOAD_FAILED, "no bot token") from None
         return await fetch_file(bot, attachment, dest, max_bytes)
 
     async def typing(self, target: Target) -> None:

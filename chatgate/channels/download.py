@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import IO
 
@@ -56,3 +56,28 @@ async def write_bytes(dest: Path, data: bytes | bytearray) -> int:
     """Write an SDK's in-memory download to ``dest`` off the event loop."""
     await asyncio.to_thread(dest.write_bytes, data)
     return len(data)
+
+
+class FilesSession:
+    """A fetch-only aiohttp session, opened on first use and closed by ``close()``: files are
+    fetchable on any replica with the bot's credentials, also while another replica holds the
+    channel's connection (nothing is polled or listened to through it)."""
+
+    def __init__(self, factory: Callable[[], aiohttp.ClientSession]) -> None:
+        self._factory = factory
+        self._session: aiohttp.ClientSession | None = None
+
+    def get(self) -> aiohttp.ClientSession:
+        if self._session is None or self._session.closed:
+            self._session = self._factory()
+        return self._session
+
+    async def close(self) -> None:
+        session, self._session = self._session, None
+        if session is not None:
+            await session.close()
+
+
+def files_timeout(read_s: float) -> aiohttp.ClientTimeout:
+    """No total: the media step bounds a whole download (`download_timeout_s`)."""
+    return aiohttp.ClientTimeout(total=None, sock_connect=min(read_s, 10.0), sock_read=read_s)

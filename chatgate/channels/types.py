@@ -82,6 +82,9 @@ class Attachment:
 USER_LANGUAGE = (
     "language"  # InboundMessage.extra key: the sender's locale tag, as the platform says
 )
+# `InboundMessage.extra` key: the album (platform group id) whose files a message carries; the
+# parts of one album wait for one another to become one turn (`policies.bursts`).
+ALBUM_KEY = "media_group"
 
 
 @dataclass(frozen=True, slots=True)

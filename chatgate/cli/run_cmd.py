@@ -15,6 +15,7 @@ from chatgate.config.errors import EX_CONFIG, ConfigError
 from chatgate.config.loader import LoadedConfig
 from chatgate.gateway.event_loop import loop_factory
 from chatgate.gateway.logs import setup_logging
+from chatgate.gateway.malloc_tuning import tune_malloc
 from chatgate.state.factory import StoreUnreachable
 
 if TYPE_CHECKING:
@@ -38,6 +39,7 @@ def run_daemon(given: str | None, *, log_format: str | None, log_level: str | No
     )
     for warning in loaded.warnings:
         log.warning(warning)
+    tune_malloc()  # the daemon only: tests and tools keep the C library's defaults
     try:
         with asyncio.Runner(loop_factory=loop_factory(gw_cfg.event_loop)) as runner:
             return runner.run(_serve(loaded, logs.scrubber.update))

@@ -258,6 +258,17 @@ class ChannelDirectory:
             return s.adapter
         return None
 
+    async def file_source(self, name: str) -> ChannelAdapter | None:
+        """The adapter that fetches ``name``'s attachments. An exclusive channel's files open
+        with the bot's credentials on any replica (a fetch-only client), so its adapter serves
+        also in standby or while reconnecting; any other channel once it runs."""
+        s = self.channels.get(name)
+        if s is None:
+            return None
+        if s.lease is not None and not self.is_unavailable(name):
+            return s.adapter
+        return await self.ready_adapter(name)
+
     def serving(self) -> list[str]:
         """Channels this process can answer on (all but those another replica holds)."""
         return [n for n, st in self.statuses.items() if st.state is not ChannelState.STANDBY]

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from chatgate.channels.outcome import Stage, TurnResult
-from chatgate.channels.types import InboundMessage, RouteHint, Target
+from chatgate.channels.types import ALBUM_KEY, InboundMessage, RouteHint, Target
 from chatgate.gateway import commands as cmd
 from chatgate.gateway.commands import Command
 from chatgate.gateway.degraded import OwnerKind
@@ -23,6 +23,7 @@ from chatgate.gateway.runtime import Runtime
 from chatgate.gateway.session_queue import Job, JobKind, SessionScheduler
 from chatgate.gateway.voices import Voices
 from chatgate.policies.admission import AdmissionFacts, AdmissionPolicy, decide_admission
+from chatgate.policies.bursts import burst_window
 from chatgate.policies.edits import (
     EDIT_MODE,
     EDIT_OF,
@@ -423,7 +424,9 @@ class Stages:
             ib.accepted,
             ephemeral=ib.hint.ephemeral,
             resumed=ib.resumed,
-            debounce_s=0.0 if ib.resumed else ib.policy.debounce_s,
+            debounce_s=0.0
+            if ib.resumed
+            else burst_window(ib.policy.debounce_s, ALBUM_KEY in ib.msg.extra),
             observed=ib.observed,
         )
         if ib.replaces is not None:

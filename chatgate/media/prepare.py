@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
 import weakref
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -37,7 +38,7 @@ from chatgate.texts.voice import Voice
 
 log = logging.getLogger("chatgate.media")
 FETCH_ATTEMPTS = 2
-DECODES_AT_ONCE = 2
+MAX_DECODES_AT_ONCE = 2
 _TIMED = frozenset({AttachmentKind.VOICE, AttachmentKind.AUDIO})  # max_audio_s applies
 _DEFAULT_NAMES: dict[str, str] = {
     AttachmentKind.IMAGE: "photo",
@@ -151,13 +152,21 @@ def download_gate(limit: int) -> asyncio.Semaphore:
     return gate
 
 
+def decodes_at_once(cores: int | None = None) -> int:
+    """Images decoded at once: one per core the event loop leaves free, one to two. Each holds
+    a decoded bitmap (~28 MB for a 12 MP photo) in a worker thread; on two cores a second one
+    competes with the event loop and only adds memory, not speed."""
+    if cores is None:
+        cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else 1
+    return max(1, min(MAX_DECODES_AT_ONCE, cores - 1))
+
+
 def decode_gate() -> asyncio.Semaphore:
-    """The bound on images decoding at once on this event loop: each holds a decoded bitmap
-    (megabytes) in a worker thread, and more of them than cores only adds memory, not speed."""
+    """The bound on images decoding at once on this event loop (`decodes_at_once`)."""
     loop = asyncio.get_running_loop()
     gate = _DECODES.get(loop)
     if gate is None:
-        gate = _DECODES[loop] = asyncio.Semaphore(DECODES_AT_ONCE)
+        gate = _DECODES[loop] = asyncio.Semaphore(decodes_at_once())
     return gate
 
 

@@ -1,9 +1,13 @@
 """Bursts: a user's quick run of messages (several lines sent apart, an album, a long paste the
-platform split) becomes one turn when each arrives within the channel's debounce window."""
+platform split) becomes one turn when each arrives within the channel's debounce window. The
+parts of an album (Telegram sends each photo as its own message, possibly in separate polls or
+webhook requests) wait for one another even without a debounce window."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+
+ALBUM_WINDOW_S = 1.0  # Telegram delivers an album's parts within a few hundred milliseconds
 
 
 def burst_size(senders: Sequence[str | None]) -> int:
@@ -22,3 +26,11 @@ def burst_wait(newest_at: float, now: float, window_s: float) -> float:
     if window_s <= 0:
         return 0.0
     return max(0.0, newest_at + window_s - now)
+
+
+def burst_window(debounce_s: float, album: bool) -> float:
+    """How long a message waits for more of its burst: the channel's debounce window, or for an
+    album part without one, the album window."""
+    if debounce_s > 0 or not album:
+        return max(0.0, debounce_s)
+    return ALBUM_WINDOW_S

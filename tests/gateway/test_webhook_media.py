@@ -5,14 +5,19 @@ from __future__ import annotations
 
 import base64
 import json
+import os
 import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
 
+import pytest
 from aiohttp import web
 
+from chatgate.channels.base import FetchError
 from chatgate.channels.signatures import sign
+from chatgate.channels.webhook.media import DECODE_CHUNK, decode_to_file
+from chatgate.policies.media import MediaReason
 from tests.fakes.llm import FakeLLM
 from tests.harness import http, running, url, write_config
 
@@ -98,3 +103,29 @@ async def test_base64_and_allow_listed_urls_are_read_other_hosts_and_redirects_a
     assert "[file not available (media_download_failed): elsewhere.txt" in text
     assert "moved.txt could not be downloaded" in data["reply"]
     assert "elsewhere.txt could not be downloaded" in data["reply"]
+
+
+@pytest.mark.parametrize("size", [0, 1, 2, 3, DECODE_CHUNK * 3 // 4 * 3 + 2])
+def test_inline_base64_is_decoded_to_disk_in_chunks(tmp_path: Path, size: int) -> None:
+    data = os.urandom(size)
+    dest = tmp_path / "f"
+    assert decode_to_file(base64.b64encode(data).decode(), dest, size) == size
+    assert dest.read_bytes() == data
+
+
+@pytest.mark.parametrize(
+    ("text", "limit", "reason"),
+    [
+        (base64.b64encode(b"x" * 10).decode(), 9, MediaReason.TOO_LARGE),
+        ("abc", 100, MediaReason.CORRUPT),
+        ("a" * DECODE_CHUNK + "ab!=", 10**6, MediaReason.CORRUPT),  # bad in a later chunk
+    ],
+)
+def test_inline_base64_over_the_limit_or_invalid_is_refused(
+    tmp_path: Path, text: str, limit: int, reason: MediaReason
+) -> None:
+    with pytest.raises(FetchError) as err:
+        decode_to_file(text, tmp_path / "f", limit)
+    assert err.value.reason is reason
+    if reason is MediaReason.TOO_LARGE:
+        assert not (tmp_path / "f").exists()  # refused before anything is written

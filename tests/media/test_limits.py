@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from chatgate.media.prepare import decodes_at_once
 from chatgate.policies.media import (
     MB,
     FetchPlan,
@@ -121,3 +122,10 @@ def test_model_notes_carry_the_reason_code_and_facts() -> None:
     assert model_note(MediaReason.UNSUPPORTED_TYPE, "a.zip", "application/zip", 2048) == (
         "[file received: a.zip, application/zip, 2 KB; its content is not readable here]"
     )
+
+
+@pytest.mark.parametrize(("cores", "decodes"), [(1, 1), (2, 1), (3, 2), (16, 2)])
+def test_images_decode_one_per_core_the_event_loop_leaves_at_most_two(
+    cores: int, decodes: int
+) -> None:
+    assert decodes_at_once(cores) == decodes

@@ -5,7 +5,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from chatgate.channels.slack.adapter import SlackChannel
 from chatgate.channels.slack.media import token_host_ok
+from chatgate.channels.types import Attachment
 from tests.fakes.llm import FakeLLM
 from tests.fakes.slack import FakeSlack
 from tests.harness import running
@@ -41,3 +43,20 @@ def test_the_bot_token_goes_only_to_slack_file_hosts_or_the_api_host() -> None:
     assert not token_host_ok("https://files.slack.com.evil.example/x.png", api)
     assert not token_host_ok("https://evil.example/x.png", api)
     assert not token_host_ok("http://127.0.0.1:10/x.png", api)
+
+
+async def test_an_adapter_not_running_here_still_fetches_url_private_with_the_token(
+    tmp_path: Path, fake_slack: FakeSlack, fake_llm: FakeLLM
+) -> None:
+    """As on a replica where another holds the Socket Mode connection: never started, the
+    adapter fetches through its own files session (closed on stop)."""
+    sheet = fake_slack.files.add("F3", b"a,b\n1,2\n", "text/csv", "t.csv")
+    async with running(slack_config(tmp_path, fake_slack, fake_llm)) as gw:
+        standby = SlackChannel(gw.channels.channels["slack"].adapter.ctx)
+        attachment = Attachment("document", None, "t.csv", "text/csv", 8, sheet["url_private"])
+        try:
+            size = await standby.fetch(attachment, tmp_path / "t.csv", 1024)
+        finally:
+            await standby.stop()
+    assert size == 8 and (tmp_path / "t.csv").read_bytes() == b"a,b\n1,2\n"
+    assert fake_slack.files.downloads == ["F3"] and fake_slack.files.refused == 0

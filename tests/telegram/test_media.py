@@ -3,10 +3,15 @@ understood by the media step, seen by the fake model (image parts, transcripts, 
 
 from __future__ import annotations
 
+import asyncio
 import base64
 from pathlib import Path
+from typing import Any
 
+from chatgate.gateway.app import Gateway
+from chatgate.policies.bursts import ALBUM_WINDOW_S
 from chatgate.state import admin
+from tests.fakes.clock import ManualClock
 from tests.fakes.llm import FakeLLM
 from tests.fakes.telegram import FakeTelegram
 from tests.harness import running
@@ -109,26 +114,76 @@ async def test_pdf_text_and_refused_oversize_file_are_explained(
     assert 'reason="media_too_large"' in metrics
 
 
+def _album_part(tg: FakeTelegram, file_id: str, data: bytes, caption: str = "") -> dict[str, Any]:
+    """A photo of album ``album-7``, in the next getUpdates answer."""
+    tg.files.add(file_id, data, ext="png")
+    tg.stall_get_updates = True  # the album id is set before any poll can take the update
+    update = tg.media_message(42, "photo", _photo(file_id, len(data)), caption=caption)
+    update["message"]["media_group_id"] = "album-7"
+    tg.stall_get_updates = False
+    return update
+
+
+async def _journaled(gw: Gateway, count: int) -> None:
+    for _ in range(3000):
+        if len(await gw.rt.journal.find("telegram", sender_id="42", limit=10)) >= count:
+            return
+        await asyncio.sleep(0.01)
+    raise AssertionError(f"{count} messages not journaled")
+
+
 async def test_an_album_in_one_batch_of_updates_is_one_turn(
     tmp_path: Path, fake_tg: FakeTelegram, fake_llm: FakeLLM
 ) -> None:
     red, blue = png(color=(255, 0, 0)), png(color=(0, 0, 255))
-    fake_tg.files.add("al-1", red, ext="png")
-    fake_tg.files.add("al-2", blue, ext="png")
-    async with running(_config(tmp_path, fake_tg, fake_llm)):
+    clock = ManualClock()
+    async with running(_config(tmp_path, fake_tg, fake_llm), clock=clock) as gw:
         await fake_tg.wait_for("getUpdates")
         fake_tg.stall_get_updates = True  # both parts land in one getUpdates answer
         first = fake_tg.media_message(42, "photo", _photo("al-1", len(red)), caption="compare")
         second = fake_tg.media_message(42, "photo", _photo("al-2", len(blue)))
+        fake_tg.files.add("al-1", red, ext="png")
+        fake_tg.files.add("al-2", blue, ext="png")
         for update in (first, second):
             update["message"]["media_group_id"] = "album-7"
         fake_tg.stall_get_updates = False
+        await _journaled(gw, 1)
+        assert fake_llm.requests == []  # a later part may still come: the album window
+        clock.advance(ALBUM_WINDOW_S)
         await fake_tg.wait_for("sendMessage", timeout=30)
         await fake_llm.wait_for_requests(1)
     [request] = fake_llm.requests
     text, *images = request.messages[-1]["content"]
     assert text["text"] == "compare\n\n[image: photo, 32x24]\n\n[image: photo, 32x24]"
     assert len(images) == 2
+    assert len(fake_tg.calls_of("sendMessage")) == 1
+
+
+async def test_an_album_split_across_two_polls_is_one_turn_and_each_part_is_journaled(
+    tmp_path: Path, fake_tg: FakeTelegram, fake_llm: FakeLLM
+) -> None:
+    red, blue = png(color=(255, 0, 0)), png(color=(0, 0, 255))
+    clock = ManualClock()
+    async with running(_config(tmp_path, fake_tg, fake_llm), clock=clock) as gw:
+        await fake_tg.wait_for("getUpdates")
+        _album_part(fake_tg, "al-1", red, caption="compare")
+        await _journaled(gw, 1)  # taken by one poll and journaled
+        clock.advance(ALBUM_WINDOW_S * 0.6)
+        _album_part(fake_tg, "al-2", blue)
+        await _journaled(gw, 2)  # the next poll: the window starts again from this part
+        clock.advance(ALBUM_WINDOW_S * 0.6)  # past the first part's window, not the second's
+        await asyncio.sleep(0.2)
+        assert fake_llm.requests == []
+        clock.advance(ALBUM_WINDOW_S * 0.5)
+        await fake_tg.wait_for("sendMessage", timeout=30)
+        await fake_llm.wait_for_requests(1)
+        entries = await gw.rt.journal.find("telegram", sender_id="42", limit=10)
+    assert len(entries) == 2  # each part journaled as it came
+    [request] = fake_llm.requests
+    users = [m["content"] for m in request.messages if m["role"] == "user"]
+    assert [[p["type"] for p in u] for u in users] == [["text", "image_url"]] * 2
+    assert users[0][0]["text"] == "compare\n\n[image: photo, 32x24]"
+    assert users[1][0]["text"] == "[image: photo, 32x24]"
     assert len(fake_tg.calls_of("sendMessage")) == 1
 
 

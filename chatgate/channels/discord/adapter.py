@@ -25,7 +25,6 @@ import discord
 from chatgate.channels.base import (
     ChannelContext,
     ChannelError,
-    FetchError,
     InboundSink,
     NotConfigured,
     StateUnavailable,
@@ -45,7 +44,9 @@ from chatgate.channels.discord.inbound import (
     reaction_facts,
 )
 from chatgate.channels.discord.media import fetch_attachment
+from chatgate.channels.discord.net import build_connector
 from chatgate.channels.discord.outbound import DiscordOutbound
+from chatgate.channels.download import FilesSession, files_timeout
 from chatgate.channels.ordering import ChatOrder
 from chatgate.channels.types import (
     USER_LANGUAGE,
@@ -56,7 +57,6 @@ from chatgate.channels.types import (
 )
 from chatgate.config.base import secret_value
 from chatgate.policies.edits import EditMode
-from chatgate.policies.media import MediaReason
 from chatgate.policies.reactions import ReactionMode
 from chatgate.policies.reasons import DropReason, SendErrorKind
 from chatgate.presentation.chunking import utf16_len
@@ -84,6 +84,7 @@ class DiscordChannel(DiscordOutbound):
         self._stopping = False
         self._last_event = time.monotonic()
         self._order = ChatOrder()  # discord.py runs each event in its own task
+        self._files = FilesSession(self._files_session)  # CDN files, on any replica
         self.ignored: dict[str, int] = {}
         self.locales: OrderedDict[str, str] = OrderedDict()  # user id -> their Discord locale
         self.counters = {"identify": 0, "resume": 0, "disconnect": 0, "connect": 0}
@@ -166,6 +167,7 @@ class DiscordChannel(DiscordOutbound):
     async def stop(self) -> None:
         self._stopping = True
         await self._close()
+        await self._files.close()
 
     async def _close(self) -> None:
         client, runner = self.client, self._runner
@@ -185,9 +187,15 @@ class DiscordChannel(DiscordOutbound):
         return time.monotonic() - self._last_event
 
     async def fetch(self, attachment: Attachment, dest: Path, max_bytes: int) -> int:
-        if self.client is None:
-            raise FetchError(MediaReason.DOWNLOAD_FAILED, "channel not started")
-        return await fetch_attachment(self.client, attachment, dest, max_bytes)
+        """Also on a replica where another holds the gateway connection (no shard opened)."""
+        return await fetch_attachment(self._files.get(), attachment, dest, max_bytes)
+
+    def _files_session(self) -> aiohttp.ClientSession:
+        return aiohttp.ClientSession(
+            connector=build_connector(self.config),
+            timeout=files_timeout(self.config.request_timeout_s),
+            cookie_jar=aiohttp.DummyCookieJar(),
+        )
 
     async def probe(self) -> bool:
         """Every shard's socket open and a REST call answered."""

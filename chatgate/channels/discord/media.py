@@ -1,4 +1,5 @@
-"""Discord attachments: downloaded from Discord's CDN through discord.py's own HTTP client."""
+"""Discord attachments: streamed from Discord's CDN over a session built like discord.py's own
+(the same connector settings: `resolve`, `ca`); discord.py's `get_from_cdn` reads a file whole."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from urllib.parse import urlsplit
 import aiohttp
 
 from chatgate.channels.base import FetchError
-from chatgate.channels.download import write_bytes
+from chatgate.channels.download import stream_to_file
 from chatgate.channels.types import Attachment
 from chatgate.policies.media import MediaReason
 
@@ -27,19 +28,14 @@ def attachment_of(native: Any) -> Attachment:
     return Attachment(kind, None, native.filename, mime or None, native.size, native.url)
 
 
-async def fetch_attachment(client: Any, attachment: Attachment, dest: Path, max_bytes: int) -> int:
-    """discord.py reads a CDN file whole; the announced size bounds it beforehand."""
-    import discord
-
+async def fetch_attachment(
+    http: aiohttp.ClientSession, attachment: Attachment, dest: Path, max_bytes: int
+) -> int:
+    """The signed CDN URL (no token needed), streamed to ``dest`` in chunks; only Discord's CDN
+    hosts are fetched."""
     url = attachment.handle
     if not url or urlsplit(url).hostname not in CDN_HOSTS:
         raise FetchError(MediaReason.DOWNLOAD_FAILED, "not a Discord CDN URL")
     if attachment.size is not None and attachment.size > max_bytes:
         raise FetchError(MediaReason.TOO_LARGE, f"{attachment.size} bytes")
-    try:
-        data: bytes = await client.http.get_from_cdn(url)
-    except (discord.HTTPException, aiohttp.ClientError) as exc:
-        raise FetchError(MediaReason.DOWNLOAD_FAILED, type(exc).__name__) from None
-    if len(data) > max_bytes:
-        raise FetchError(MediaReason.TOO_LARGE, f"{len(data)} bytes")
-    return await write_bytes(dest, data)
+    return await stream_to_file(http, url, dest, max_bytes)

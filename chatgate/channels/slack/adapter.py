@@ -38,6 +38,7 @@ from chatgate.channels.base import (
     NotConfigured,
     StateUnavailable,
 )
+from chatgate.channels.download import FilesSession, files_timeout
 from chatgate.channels.http_ingress import STATE_RETRY_AFTER_S, read_request, refuse
 from chatgate.channels.ordering import ChatOrder
 from chatgate.channels.signatures import verify
@@ -109,6 +110,7 @@ class SlackChannel(SlackOutbound):
         self.team = ""
         self._sink: InboundSink | None = None
         self._http: aiohttp.ClientSession | None = None
+        self._files = FilesSession(self._files_session)  # url_private, on any replica
         self._bolt: AsyncApp | None = None
         self._socket: Any = None  # AsyncSocketModeHandler in socket mode
         self._route: str | None = None
@@ -249,6 +251,7 @@ class SlackChannel(SlackOutbound):
     async def stop(self) -> None:
         await self.stop_intake()
         await self._close()
+        await self._files.close()
 
     async def _close(self) -> None:
         if self._route is not None:
@@ -267,11 +270,20 @@ class SlackChannel(SlackOutbound):
         return time.monotonic() - self._last_event if self.config.mode == "socket" else None
 
     async def fetch(self, attachment: Attachment, dest: Path, max_bytes: int) -> int:
+        """``url_private`` with the bot token, through the files session: also on a replica
+        where another holds the Socket Mode connection (no socket opened for it)."""
         token = secret_value(self.config.bot_token)
-        if self._http is None or token is None:
-            raise FetchError(MediaReason.DOWNLOAD_FAILED, "channel not started")
+        if token is None:
+            raise FetchError(MediaReason.DOWNLOAD_FAILED, "no bot token")
         return await fetch_file(
-            self._http, token, self.config.api_base, attachment, dest, max_bytes
+            self._files.get(), token, self.config.api_base, attachment, dest, max_bytes
+        )
+
+    def _files_session(self) -> aiohttp.ClientSession:
+        return aiohttp.ClientSession(
+            connector=aiohttp.TCPConnector(limit=self.config.send_concurrency),
+            timeout=files_timeout(self.config.request_timeout_s),
+            cookie_jar=aiohttp.DummyCookieJar(),
         )
 
     async def probe(self) -> bool:

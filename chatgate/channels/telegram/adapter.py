@@ -15,6 +15,7 @@ from chatgate.channels.base import (
     ChannelAdapter,
     ChannelContext,
     ChannelError,
+    FetchError,
     InboundSink,
     NotConfigured,
     Rendered,
@@ -23,7 +24,7 @@ from chatgate.channels.base import (
 from chatgate.channels.files import render_with_files, upload_of
 from chatgate.channels.http_ingress import refuse
 from chatgate.channels.telegram import LIMITS, errors
-from chatgate.channels.telegram.albums import album_of, merge_album
+from chatgate.channels.telegram.albums import AddressedAlbums, album_of, merge_album
 from chatgate.channels.telegram.config import TelegramChannelConfig
 from chatgate.channels.telegram.ids import split_key
 from chatgate.channels.telegram.inbound import (
@@ -48,6 +49,7 @@ from chatgate.channels.types import (
 from chatgate.channels.words import words_for
 from chatgate.config.base import secret_value
 from chatgate.http_input import BadInput, read_json
+from chatgate.policies.media import MediaReason
 from chatgate.policies.reasons import SendErrorKind
 from chatgate.presentation.chunking import utf16_len
 from chatgate.presentation.model import File, OutboundMessage
@@ -84,6 +86,8 @@ class TelegramChannel(ChannelAdapter):
         self._accepting = False
         self.ignored: dict[str, int] = {}
         self._last_update = time.monotonic()
+        self._files_bot: Bot | None = None  # fetch-only, for files while another replica polls
+        self._albums = AddressedAlbums(ctx.clock)
 
     # -- lifecycle --------------------------------------------------------------------------
 
@@ -150,6 +154,10 @@ class TelegramChannel(ChannelAdapter):
         if self.bot is not None:
             await _quiet_shutdown(self.bot)
             self.bot = None
+        files, self._files_bot = self._files_bot, None
+        if files is not None:
+            with contextlib.suppress(Exception):
+                await files.request.shutdown()
 
     def stale_after_s(self) -> float | None:
         return self.config.stale_after_s
@@ -231,6 +239,7 @@ class TelegramChannel(ChannelAdapter):
 
     async def _submit(self, msg: InboundMessage) -> None:
         assert self._sink is not None
+        msg = self._albums.mark(msg)
         if msg.choice is not None:
             msg = await self._answer_button(msg)
         await self._sink.submit(msg)
@@ -355,7 +364,17 @@ class TelegramChannel(ChannelAdapter):
         return SendResult.sent(message_id)
 
     async def fetch(self, attachment: Attachment, dest: Path, max_bytes: int) -> int:
-        return await fetch_file(self._bot(), attachment, dest, max_bytes)
+        """getFile + download with the token: works on any replica, also while another one
+        polls (then through a fetch-only bot made on first use: no getUpdates, no webhook)."""
+        bot = self.bot
+        if bot is None:
+            bot = self._files_bot
+            if bot is None:
+                try:
+                    bot = self._files_bot = make_bot(self.config, fetch_only=True)
+                except NotConfigured:
+                    raise FetchError(MediaReason.DOWNLOAD_FAILED, "no bot token") from None
+        return await fetch_file(bot, attachment, dest, max_bytes)
 
     async def typing(self, target: Target) -> None:
         thread = int(target.thread_id) if target.thread_id else None
@@ -393,8 +412,13 @@ class TelegramChannel(ChannelAdapter):
         return kwargs
 
 
-def make_bot(config: TelegramChannelConfig, *, polling: bool = False) -> Bot:
-    """A PTB Bot for ``config`` (not yet initialised); the poller gets its own small pool."""
+def make_bot(
+    config: TelegramChannelConfig, *, polling: bool = False, fetch_only: bool = False
+) -> Bot:
+    """A PTB Bot for ``config`` (not yet initialised); the poller gets its own small pool. A
+    polling or fetch-only bot sends every call through one transport, so
+    ``bot.request.shutdown()`` closes all of it (`Bot.shutdown` skips a bot never initialised,
+    as a fetch-only one is)."""
     token = secret_value(config.token)
     if token is None:
         raise NotConfigured(
@@ -412,7 +436,7 @@ def make_bot(config: TelegramChannelConfig, *, polling: bool = False) -> Bot:
         base_url=f"{base}/bot",
         base_file_url=f"{base}/file/bot",
         request=request,
-        get_updates_request=request if polling else None,
+        get_updates_request=request if polling or fetch_only else None,
     )
 
 

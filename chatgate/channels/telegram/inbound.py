@@ -10,7 +10,7 @@ from datetime import timedelta
 from typing import Literal
 
 from chatgate.channels.telegram.ids import message_key
-from chatgate.channels.types import Attachment, InboundMessage, default_target
+from chatgate.channels.types import ALBUM_KEY, Attachment, InboundMessage, default_target
 from chatgate.policies.admission import ChatKind
 from chatgate.policies.edits import EDIT_MODE, EDIT_OF, EditMode, edit_wanted
 from chatgate.policies.reasons import DropReason
@@ -148,7 +148,7 @@ def _message(message: Message, bot: BotIdentity, channel: str) -> InboundMessage
         attachments=attachments,
         received_at=message.date.timestamp() if message.date else time.time(),
         extra=_language(message)
-        | ({"media_group": message.media_group_id} if message.media_group_id else {}),
+        | ({ALBUM_KEY: message.media_group_id} if message.media_group_id else {}),
     )
     return _targeted(msg)
 

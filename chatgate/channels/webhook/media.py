@@ -4,6 +4,7 @@ or base64 inside the signed body (bounded by the route's `max_body_bytes`)."""
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import binascii
 from collections.abc import Mapping
@@ -14,13 +15,14 @@ from urllib.parse import urlsplit
 import aiohttp
 
 from chatgate.channels.base import FetchError
-from chatgate.channels.download import stream_to_file, write_bytes
+from chatgate.channels.download import stream_to_file
 from chatgate.channels.types import Attachment
 from chatgate.channels.webhook.config import WebhookAttachmentsConfig, WebhookRouteConfig
 from chatgate.policies.media import MediaReason
 from chatgate.policies.webhook_filter import resolve_field
 
 URL, INLINE = "url", "base64"
+DECODE_CHUNK = 64 * 1024  # characters of base64 (a multiple of 4) per decoded chunk
 
 
 def payload_attachments(
@@ -65,16 +67,30 @@ async def fetch_payload_file(
     if spec is None:
         raise FetchError(MediaReason.DOWNLOAD_FAILED, "route no longer takes files")
     if kind == INLINE:
-        try:
-            data = base64.b64decode(value, validate=True)
-        except (binascii.Error, ValueError):
-            raise FetchError(MediaReason.CORRUPT, "invalid base64") from None
-        if len(data) > max_bytes:
-            raise FetchError(MediaReason.TOO_LARGE, f"{len(data)} bytes")
-        return await write_bytes(dest, data)
+        return await asyncio.to_thread(decode_to_file, value, dest, max_bytes)
     if kind != URL or not host_allowed(value, spec):
         raise FetchError(MediaReason.DOWNLOAD_FAILED, "host not in the route's allow_hosts")
     return await stream_to_file(http, value, dest, max_bytes, redirects=False)
+
+
+def decode_to_file(text: str, dest: Path, max_bytes: int) -> int:
+    """Strict base64 decoded into ``dest`` a chunk at a time (never a second whole copy of the
+    file in memory); refused past ``max_bytes`` before anything is written. Blocking."""
+    size = len(text) // 4 * 3 - len(text[-2:]) + len(text[-2:].rstrip("="))
+    if len(text) % 4:
+        raise FetchError(MediaReason.CORRUPT, "invalid base64")
+    if size > max_bytes:
+        raise FetchError(MediaReason.TOO_LARGE, f"{size} bytes")
+    written = 0
+    with dest.open("wb") as fh:
+        for start in range(0, len(text), DECODE_CHUNK):
+            try:
+                chunk = base64.b64decode(text[start : start + DECODE_CHUNK], validate=True)
+            except (binascii.Error, ValueError):
+                raise FetchError(MediaReason.CORRUPT, "invalid base64") from None
+            fh.write(chunk)
+            written += len(chunk)
+    return written
 
 
 def _kind(mime: str | None) -> str:

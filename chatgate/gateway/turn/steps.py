@@ -129,7 +129,7 @@ class TurnSteps:
             return None
         rt, last = self.rt, rec.last
         channel = last.msg.channel
-        fetcher = await rt.channels.ready_adapter(channel)
+        fetcher = await rt.channels.file_source(channel)
         msgs = [job.msg for job in rec.batch]
         agent_cfg = rt.config.agents[last.agent]
         rec.media = await prepare_turn_input(msgs, fetcher, agent_cfg, rt.state_dir)

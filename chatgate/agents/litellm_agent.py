@@ -296,7 +296,8 @@ class LiteLLMAgent:
         stream = self._config.stream and turn.on_delta is not None
         deadline = self._config.timeout_s + 5.0
         if not stream:
-            response = await asyncio.wait_for(litellm.acompletion(**kwargs), deadline)
+            async with asyncio.timeout(deadline):  # no task per call, unlike wait_for
+                response = await litellm.acompletion(**kwargs)
             message = response.choices[0].message
             calls = [
                 RequestedCall(
@@ -307,7 +308,8 @@ class LiteLLMAgent:
             text = message.content or ""
             return _step(text, calls, spec.model, _usage(response))
         kwargs["stream"] = True
-        return await asyncio.wait_for(self._stream(litellm, kwargs, spec, turn), deadline)
+        async with asyncio.timeout(deadline):
+            return await self._stream(litellm, kwargs, spec, turn)
 
     async def _stream(
         self, litellm: ModuleType, kwargs: dict[str, Any], spec: ModelSpec, turn: Turn

@@ -186,9 +186,12 @@ class ToolLoop:
             rounds += 1
             messages.append(dict(step.message))
             # The status line goes out while the tools run (its edit may wait out a rate limit).
-            results, _ = await asyncio.gather(
-                self._calls(step.calls, names, rounds), self._progress(step.calls, names)
-            )
+            if self._on_progress is None:
+                results = await self._calls(step.calls, names, rounds)
+            else:
+                results, _ = await asyncio.gather(
+                    self._calls(step.calls, names, rounds), self._progress(step.calls, names)
+                )
             fatal: AgentError | None = None
             for call, (text, error) in zip(step.calls, results, strict=True):
                 messages.append({"role": "tool", "tool_call_id": call.id, "content": text})
@@ -199,7 +202,7 @@ class ToolLoop:
     async def _calls(
         self, calls: Sequence[RequestedCall], names: Mapping[str, str], step: int
     ) -> list[tuple[str, AgentError | None]]:
-        if self._config.parallel:
+        if self._config.parallel and len(calls) > 1:
             return list(await asyncio.gather(*(self._call(c, names, step) for c in calls)))
         return [await self._call(c, names, step) for c in calls]
 

@@ -73,7 +73,7 @@ def _safe_name(name: str) -> str:
 
 
 DeltaCallback = Callable[[str], Awaitable[None]]
-ProgressCallback = Callable[[str], Awaitable[None]]  # a status line, never part of the answer
+ProgressCallback = Callable[[str], Awaitable[None]]  # what the agent does now (tools it runs)
 EventCallback = Callable[[str, Mapping[str, Any]], None]
 
 

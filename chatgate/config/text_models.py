@@ -70,6 +70,7 @@ class TextOverrides(StrictModel):
     media_name_sticker: Override | None = Field(None, alias="media.name.sticker")
     files_too_large: Override | None = Field(None, alias="files.too_large")
     files_not_attached: Override | None = Field(None, alias="files.not_attached")
+    tools_progress: Override | None = Field(None, alias="tools.progress")
 
     @field_validator("*")
     @classmethod

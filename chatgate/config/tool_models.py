@@ -36,7 +36,7 @@ class AgentToolsConfig(StrictModel):
         description="name → channel:chat_id[:thread_id] the gateway.send_message tool may use",
     )
     show_tool_progress: bool = Field(
-        True, description="show 'using server.tool…' in the streamed draft while tools run"
+        True, description="show 'using server.tool…' while tools run (draft or status message)"
     )
     native: bool = Field(
         False, description="assert the model calls tools natively (a provider chatgate can't tell)"

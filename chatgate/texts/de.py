@@ -123,4 +123,5 @@ TEXTS: dict[T, str] = {
     T.MEDIA_NAME_STICKER: "Sticker",
     T.FILE_TOO_LARGE: "📎 {name} konnte nicht angehängt werden: Die Datei ist größer als {max}.",
     T.FILE_NOT_ATTACHED: "📎 {name} konnte nicht angehängt werden.",
+    T.TOOL_PROGRESS: "verwende {tools}…",
 }

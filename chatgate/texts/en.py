@@ -89,4 +89,5 @@ TEXTS: dict[T, str] = {
     T.MEDIA_NAME_STICKER: "sticker",
     T.FILE_TOO_LARGE: "📎 {name} could not be attached: it is over the {max} limit.",
     T.FILE_NOT_ATTACHED: "📎 {name} could not be attached.",
+    T.TOOL_PROGRESS: "using {tools}…",
 }

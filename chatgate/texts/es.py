@@ -96,4 +96,5 @@ TEXTS: dict[T, str] = {
     T.MEDIA_NAME_STICKER: "sticker",
     T.FILE_TOO_LARGE: "📎 No pude adjuntar {name}: supera el límite de {max}.",
     T.FILE_NOT_ATTACHED: "📎 No pude adjuntar {name}.",
+    T.TOOL_PROGRESS: "usando {tools}…",
 }

@@ -106,4 +106,5 @@ TEXTS: dict[T, str] = {
     T.MEDIA_NAME_STICKER: "autocollant",
     T.FILE_TOO_LARGE: "📎 Impossible de joindre {name} : le fichier dépasse la limite de {max}.",
     T.FILE_NOT_ATTACHED: "📎 Impossible de joindre {name}.",
+    T.TOOL_PROGRESS: "j'utilise {tools}…",
 }

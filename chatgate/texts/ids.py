@@ -56,6 +56,7 @@ class TextId(StrEnum):
     MEDIA_NAME_STICKER = "media.name.sticker"
     FILE_TOO_LARGE = "files.too_large"
     FILE_NOT_ATTACHED = "files.not_attached"
+    TOOL_PROGRESS = "tools.progress"
 
 
 # The placeholders each template must use, in every language and every override.
@@ -81,6 +82,7 @@ PLACEHOLDERS: dict[TextId, frozenset[str]] = {
     TextId.MEDIA_HEARD: frozenset({"text"}),
     TextId.FILE_TOO_LARGE: frozenset({"name", "max"}),
     TextId.FILE_NOT_ATTACHED: frozenset({"name"}),
+    TextId.TOOL_PROGRESS: frozenset({"tools"}),
 }
 
 

@@ -101,4 +101,5 @@ TEXTS: dict[T, str] = {
     T.MEDIA_NAME_STICKER: "стикер",
     T.FILE_TOO_LARGE: "📎 Не удалось приложить {name}: файл больше {max}.",
     T.FILE_NOT_ATTACHED: "📎 Не удалось приложить {name}.",
+    T.TOOL_PROGRESS: "использую {tools}…",
 }

@@ -119,9 +119,9 @@ def tool_definitions(specs: Iterable[ToolSpec]) -> tuple[list[dict[str, Any]], d
 
 
 def progress_line(calls: Sequence[RequestedCall], names: Mapping[str, str]) -> str:
-    """``using github.search_issues, github.get_issue…`` for one step's calls."""
-    shown = list(dict.fromkeys(names.get(c.name, c.name) for c in calls))
-    return f"using {', '.join(shown)}…"
+    """``github.search_issues, github.get_issue`` for one step's calls (the gateway words it
+    as the catalog's ``tools.progress`` text in the chat's language)."""
+    return ", ".join(dict.fromkeys(names.get(c.name, c.name) for c in calls))
 
 
 class ToolLoop:

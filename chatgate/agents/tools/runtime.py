@@ -79,7 +79,7 @@ class TurnTools:
     ) -> None:
         self._runtime = runtime
         self._forward = forward
-        self.on_progress = progress  # the streamed draft's status line, when the turn streams
+        self.on_progress = progress  # the status line (draft or status message), if shown
         self.trail: list[dict[str, Any]] = []
         self.calls = 0
 

@@ -16,7 +16,8 @@ from chatgate.texts.catalog import ANY_LANGUAGE
 from chatgate.texts.voice import Voice
 
 SAMPLE = {"wait": "5 s", "new": "/new", "hello": "Hi!", "code": "ABCD2345", "expires": "1 h",
-          "name": "Ann", "max": "20 MB", "duration": "10 min", "count": 3, "text": "hi", "tools": "github.search"}  # fmt: skip
+          "name": "Ann", "max": "20 MB", "duration": "10 min", "count": 3, "text": "hi",
+          "tools": "github.search"}  # fmt: skip
 # What a chat user must never read in the default mode: config keys, files, our CLI.
 OPERATOR_WORDS = re.compile(r"chatgate|gateway\.yaml|api_key|_file\b|\.ya?ml\b|`|config", re.I)
 

@@ -44,6 +44,7 @@ from chatgate.media.files import sweep as sweep_media
 from chatgate.media.outgoing import refs_in, sweep_forever
 from chatgate.outage import OutageReporter
 from chatgate.presentation.model import OutboundMessage, message_from_dict
+from chatgate.schedules.agent_jobs import AgentJobs
 from chatgate.schedules.api import JobsApi, jobs_status
 from chatgate.schedules.chat import install as install_schedules
 from chatgate.schedules.runner import Scheduler
@@ -93,6 +94,11 @@ class Gateway:
         store = build_job_store(self.rt.config.gateway, self.rt.state_dir)
         self.schedules = Scheduler(self.rt, store, self.pipeline.submit)
         install_schedules(self.pipeline, self.schedules)
+        if self.rt.tools is not None:  # the agents' gateway.schedule tools
+            stages = self.pipeline.stages
+            self.rt.tools.hub.jobs = AgentJobs(
+                self.schedules, lambda address: stages.principals.get(address, address)
+            )
 
     # Components, by their everyday names.
     @property

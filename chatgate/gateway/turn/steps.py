@@ -12,7 +12,7 @@ import asyncio
 import logging
 from collections.abc import Awaitable, Callable
 
-from chatgate.agents.base import Agent, AgentError, AgentReply, ChatMessage, Turn
+from chatgate.agents.base import REPLY_TO, Agent, AgentError, AgentReply, ChatMessage, Turn
 from chatgate.agents.tools.runtime import TurnTools
 from chatgate.channels.outcome import Stage
 from chatgate.channels.types import AckMode
@@ -184,7 +184,11 @@ class TurnSteps:
             sender_id=last.msg.sender_id,
             on_delta=stream.delta if stream is not None else None,
             on_event=tools.on_event,
-            metadata={"chat_id": last.msg.chat_id, "thread_id": last.msg.thread_id},
+            metadata={
+                "chat_id": last.msg.chat_id,
+                "thread_id": last.msg.thread_id,
+                REPLY_TO: last.target.address if last.target is not None else "",
+            },
             on_progress=tools.on_progress,
             parts=rec.media.parts,
         )

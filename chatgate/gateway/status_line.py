@@ -36,10 +36,10 @@ class StatusLine(StreamingReply):
             return
         self._pending = line
         if self._waiting is None or self._waiting.done():
-            self._waiting = asyncio.ensure_future(self._later(remaining))
+            self._waiting = asyncio.ensure_future(self._later())
 
-    async def _later(self, delay: float) -> None:
-        await self.clock.sleep(delay)
+    async def _later(self) -> None:
+        await self.clock.sleep(self._last_edit + self.min_interval_s - self.clock.monotonic())
         line, self._pending = self._pending, None
         if line is not None and not self._broken:
             await self._edit(line)

@@ -55,6 +55,7 @@ async def test_agent_schedules_a_reminder_that_fires_into_the_chat(
     fake_llm.script(
         ToolCalls.of(ToolCall("gateway__schedule", remind)),
         "I will remind you at 10.",
+        ToolCalls.of(ToolCall("gateway__schedule", {"prompt": "again", "delay_s": 60})),
         "Time to call Bob!",
     )
     path = config(tmp_path, fake_llm, "{tz: Europe/Berlin}")
@@ -89,6 +90,8 @@ async def test_agent_schedules_a_reminder_that_fires_into_the_chat(
         assert run.last_user_text == "Remind the user to call Bob"
         contents = [m.get("content") for m in run.messages]
         assert "remind me in an hour to call Bob" in contents  # the run sees the conversation
+        assert tool_results(fake_llm)[-1] == "error: a scheduled run cannot schedule more jobs"
+        assert [j.id for j in gw.schedules.jobs()] == [job.id]
         [line] = (await gw.status())["jobs"]
         assert line["last"]["runs"][0]["outcome"] == "delivered"
         assert line["state"] == "finished"

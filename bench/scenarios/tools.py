@@ -8,8 +8,9 @@ the same on both sides, so the per-turn ratio bounds the gateway's overhead per 
 above (the difference is chatgate's own work: listing and filtering tools, limits, masking, the
 trail events and the turn's tool hook: per-tool metrics, the log line, the trail `why` shows).
 Both sides send the model the same messages (the assistant step as a plain dict). Wall time on a
-shared machine is noisy, so the bench process's CPU time per turn is measured too (the MCP
-servers are subprocesses of the same kind on both sides and not counted).
+shared machine is noisy, so the sides alternate in short blocks and the bench process's CPU
+time per turn is measured too (the MCP servers are subprocesses of the same kind on both sides
+and not counted).
 """
 
 from __future__ import annotations
@@ -38,6 +39,7 @@ ROOT = Path(__file__).resolve().parents[2]
 TURN_MS = Spec("tools_turn_ms", "tool turn (call → tool → answer), mean", "ms", "lower")
 CPU_MS = Spec("tools_turn_cpu_ms", "tool turn, bench-process CPU per turn", "ms", "lower")
 RATIO = Spec("tools_turn_ratio", "tool turn: chatgate / bare loop", "×", "lower", 1.2)
+BLOCKS = 10  # alternating blocks per repetition
 CPU_RATIO = Spec("tools_cpu_ratio", "tool turn CPU: chatgate / bare loop", "×", "lower", 1.2)
 
 
@@ -133,6 +135,22 @@ def _assistant(message: Any) -> dict[str, Any]:
     return {"role": "assistant", "content": message.content, "tool_calls": calls}
 
 
+async def _interleaved(
+    fake: FakeLLM, hub: McpHub, session: Any, turns: int
+) -> tuple[tuple[float, float], tuple[float, float]]:
+    """Both sides' (wall ms, CPU ms) per turn over ``turns`` each, run in short alternating
+    blocks (who goes first alternates too) so a shared machine's drift hits both alike."""
+    size = max(1, turns // BLOCKS)
+    ours, bare = [0.0, 0.0], [0.0, 0.0]
+    for block in range(BLOCKS):
+        sides = [(ours, _chatgate(fake, hub, size)), (bare, _floor(fake, session, size))]
+        for total, run in sides if block % 2 else sides[::-1]:
+            wall, cpu = await run
+            total[0] += wall / BLOCKS
+            total[1] += cpu / BLOCKS
+    return (ours[0], ours[1]), (bare[0], bare[1])
+
+
 async def scenario(ctx: Context) -> Outcome:
     from mcp.client.session import ClientSession
     from mcp.client.stdio import StdioServerParameters, stdio_client
@@ -148,21 +166,17 @@ async def scenario(ctx: Context) -> Outcome:
         await session.initialize()
         await _chatgate(fake, hub, 2)  # warm-up: litellm import, server start, first connection
         await _floor(fake, session, 2)
-        for rep in range(ctx.reps):  # alternate who goes first: the machine drifts
-            if rep % 2:
-                bare, bare_cpu = await _floor(fake, session, turns)
-                ours, ours_cpu = await _chatgate(fake, hub, turns)
-            else:
-                ours, ours_cpu = await _chatgate(fake, hub, turns)
-                bare, bare_cpu = await _floor(fake, session, turns)
-            table.add(TURN_MS, ours, bare)
-            table.add(CPU_MS, ours_cpu, bare_cpu)
-            table.add(RATIO, ours / bare)
-            table.add(CPU_RATIO, ours_cpu / bare_cpu)
+        for _ in range(ctx.reps):
+            ours, bare = await _interleaved(fake, hub, session, turns)
+            table.add(TURN_MS, ours[0], bare[0])
+            table.add(CPU_MS, ours[1], bare[1])
+            table.add(RATIO, ours[0] / bare[0])
+            table.add(CPU_RATIO, ours[1] / bare[1])
     params_out = {
         "turns": turns,
         "reps": ctx.reps,
         "turn": "model asks for fake.add → MCP stdio call → model answers (2 model calls)",
         "floor": "bare litellm acompletion + mcp ClientSession.call_tool loop, same fakes",
+        "blocks": BLOCKS,
     }
     return Outcome(table, params_out)

@@ -95,10 +95,11 @@ class Gateway:
         self.schedules = Scheduler(self.rt, store, self.pipeline.submit)
         install_schedules(self.pipeline, self.schedules)
         if self.rt.tools is not None:  # the agents' gateway.schedule tools
-            stages = self.pipeline.stages
-            self.rt.tools.hub.jobs = AgentJobs(
-                self.schedules, lambda address: stages.principals.get(address, address)
-            )
+            self.rt.tools.hub.jobs = AgentJobs(self.schedules, self._principal_of)
+
+    def _principal_of(self, address: str) -> str:
+        """The person behind ``channel:sender_id`` (configured alternate ids map to one)."""
+        return self.pipeline.stages.principals.get(address, address)
 
     # Components, by their everyday names.
     @property

@@ -98,3 +98,21 @@ def test_config_switch() -> None:
         AgentToolsConfig.model_validate({"schedule": {"min_interval_s": 5}})
     with pytest.raises(ValueError, match="not a time zone name"):
         AgentToolsConfig.model_validate({"schedule": {"tz": "Mars/Base"}})
+
+
+async def test_only_allowed_schedule_tools_are_offered_and_only_bound_to_a_turn() -> None:
+    from chatgate.agents.mcp.hub import McpHub
+    from tests.fakes.clock import ManualClock
+
+    hub = McpHub({}, ManualClock(wall_start=NOW))
+    config = AgentToolsConfig.model_validate({"allow": ["gateway.schedule"], "schedule": True})
+    tools = hub.source_for("llm", config)
+    assert await tools.tools() == []  # no turn, no chat: nothing to schedule for
+    bound = tools.bound(CTX)
+    assert [s.name for s in await bound.tools()] == [SCHEDULE]
+    refused = await bound.call(LIST_JOBS, {})
+    assert refused.is_error and "no built-in tool" in refused.text
+    unwired = await bound.call(SCHEDULE, {"prompt": "p", "delay_s": 60})
+    assert unwired.is_error and unwired.text == "error: scheduling is not available here"
+    off = hub.source_for("llm", AgentToolsConfig.model_validate({"allow": ["gateway.*"]}))
+    assert off.bound(CTX) is off and await off.bound(CTX).tools() == []

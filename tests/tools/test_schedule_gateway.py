@@ -1,14 +1,18 @@
 """The schedule tools through a real Gateway: the fake model asks for a job, the job is stored
 (owned by the user, listed by /jobs and /api/jobs), the manual clock fires it, and the run's
-answer reaches the chat through the normal path; list, cancel and the per-chat bound."""
+answer reaches the chat through the normal path; list, cancel and the per-chat bound; a webhook's
+agent (no chat of its own) only to a configured target."""
 
 from __future__ import annotations
 
 import asyncio
+import json
+import time
 from datetime import datetime
 from pathlib import Path
 from zoneinfo import ZoneInfo
 
+from chatgate.channels.signatures import sign
 from chatgate.gateway.app import Gateway
 from tests.fakes.clock import ManualClock
 from tests.fakes.llm import FakeLLM, ToolCall, ToolCalls
@@ -131,3 +135,58 @@ async def test_agent_lists_and_cancels_its_chat_jobs_within_the_bound(
         assert cancelled == f"cancelled {job.id}"
         assert gw.schedules.jobs() == []
         assert await gw.schedules.store.jobs() == []
+
+
+async def test_webhook_agent_schedules_only_for_a_configured_target(
+    tmp_path: Path, fake_llm: FakeLLM
+) -> None:
+    secret = "whsec-schedule-test"
+    path = write_config(
+        tmp_path,
+        f"""
+agents:
+  default:
+    backend: litellm
+    model: openai/fake-model
+    api_base: {fake_llm.base_url}
+    api_key: sk-schedule-test
+    timeout_s: 30
+    tools:
+      allow: [gateway.schedule]
+      schedule: {{targets: {{ops: "memory:ops-room"}}}}
+channels:
+  memory: {{dm_policy: open}}
+  webhook:
+    routes:
+      ci:
+        path: /hooks/ci
+        secret: {secret}
+        signature: github
+        prompt: "CI failed: {{payload.run}}"
+""",
+    )
+    follow_up = {"prompt": "Check whether run 7 is green now", "delay_s": 1800}
+    fake_llm.script(
+        ToolCalls.of(ToolCall("gateway__schedule", follow_up)),  # no chat of its own
+        ToolCalls.of(ToolCall("gateway__schedule", {**follow_up, "target": "ops"})),
+        "Will check again in 30 minutes.",
+        "Run 7 is green.",
+    )
+    clock = ManualClock(wall_start=time.time())
+    body = json.dumps({"run": 7}).encode()
+    headers = {"X-GitHub-Event": "check_run", "X-GitHub-Delivery": "d-sched-1"}
+    headers.update(sign("github", secret, body, time.time()))
+    async with running(path, clock=clock) as gw, http() as client:
+        async with client.post(url(gw, "/hooks/ci"), data=body, headers=headers) as resp:
+            assert resp.status == 200
+            assert (await resp.json())["reply"] == "Will check again in 30 minutes."
+        nowhere, scheduled = tool_results(fake_llm)
+        assert nowhere.startswith("error: this conversation has no chat to deliver to")
+        [job] = gw.schedules.jobs()
+        assert scheduled.startswith(f"scheduled {job.id}: at ")
+        assert job.spec.deliver.to == ["memory:ops-room"]
+        clock.advance(1800)
+        await gw.schedules.tick()
+        chat = memory(gw)
+        await chat.wait_sent(1)
+        assert chat.texts("ops-room") == ["Run 7 is green."]

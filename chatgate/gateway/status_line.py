@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+from collections.abc import Callable
 
 from chatgate.agents.base import ProgressCallback
 from chatgate.gateway.streaming import StreamingReply
@@ -67,10 +68,11 @@ class StatusLine(StreamingReply):
         await super().settle()
 
 
-def worded(show: ProgressCallback, voice: Voice) -> ProgressCallback:
-    """The tool loop's progress (tool names) as the catalog's text in the chat's language."""
+def worded(show: ProgressCallback, voice: Callable[[], Voice]) -> ProgressCallback:
+    """The tool loop's progress (tool names) as the catalog's text in the chat's language (the
+    voice is looked up only when a tool runs)."""
 
     async def progress(tools: str) -> None:
-        await show(voice.text(TextId.TOOL_PROGRESS, tools=tools))
+        await show(voice().text(TextId.TOOL_PROGRESS, tools=tools))
 
     return progress

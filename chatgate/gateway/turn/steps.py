@@ -174,7 +174,8 @@ class TurnSteps:
         shown = stream or rec.status
         progress = None
         if shown is not None:
-            progress = worded(shown.progress, self.voices.for_message(last.msg, last.agent))
+            voices = self.voices
+            progress = worded(shown.progress, lambda: voices.for_message(last.msg, last.agent))
         tools = rec.tools = TurnTools(self.rt.tools, self.providers.agent_event, progress)
         return Turn(
             session=last.session,

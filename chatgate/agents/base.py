@@ -74,7 +74,8 @@ def _safe_name(name: str) -> str:
 
 
 DeltaCallback = Callable[[str], Awaitable[None]]
-ProgressCallback = Callable[[str], Awaitable[None]]  # a status line, never part of the answer
+REPLY_TO = "reply_to"  # Turn.metadata: the address the answer goes to ("" when none)
+ProgressCallback = Callable[[str], Awaitable[None]]  # what the agent does now (tools it runs)
 EventCallback = Callable[[str, Mapping[str, Any]], None]
 
 

@@ -12,10 +12,10 @@ from dataclasses import dataclass, replace
 from types import ModuleType
 from typing import Any
 
-from chatgate.agents.base import AgentError, AgentReply, Turn, recent, with_parts
+from chatgate.agents.base import REPLY_TO, AgentError, AgentReply, Turn, recent, with_parts
 from chatgate.agents.litellm_errors import classify_model_error
 from chatgate.agents.tools.loop import ModelStep, RequestedCall, ToolLoop
-from chatgate.agents.tools.types import ToolSource
+from chatgate.agents.tools.types import ToolContext, ToolSource
 from chatgate.config.agent_models import LiteLLMAgentConfig
 from chatgate.config.base import secret_value
 from chatgate.policies.reasons import FailureReason
@@ -182,9 +182,13 @@ class LiteLLMAgent:
         if self._tools is None or self._config.tools is None:
             step = await self._complete(messages, None, tracked)
             return AgentReply(text=step.text, model=step.model, usage=step.usage)
+        source = self._tools
+        bind = getattr(source, "bound", None)  # a source with per-turn tools (gateway.schedule)
+        if bind is not None:
+            source = bind(tool_context(self.name, turn))
         loop = ToolLoop(
             self.name,
-            self._tools,
+            source,
             self._config.tools,
             secrets=[s.api_key for s in self._models if s.api_key],
             on_event=turn.on_event,
@@ -297,7 +301,8 @@ class LiteLLMAgent:
         stream = self._config.stream and turn.on_delta is not None
         deadline = self._config.timeout_s + 5.0
         if not stream:
-            response = await asyncio.wait_for(litellm.acompletion(**kwargs), deadline)
+            async with asyncio.timeout(deadline):  # no task per call, unlike wait_for
+                response = await litellm.acompletion(**kwargs)
             message = response.choices[0].message
             calls = [
                 RequestedCall(
@@ -308,7 +313,8 @@ class LiteLLMAgent:
             text = message.content or ""
             return _step(text, calls, spec.model, _usage(response))
         kwargs["stream"] = True
-        return await asyncio.wait_for(self._stream(litellm, kwargs, spec, turn), deadline)
+        async with asyncio.timeout(deadline):
+            return await self._stream(litellm, kwargs, spec, turn)
 
     async def _stream(
         self, litellm: ModuleType, kwargs: dict[str, Any], spec: ModelSpec, turn: Turn
@@ -330,6 +336,12 @@ class LiteLLMAgent:
             RequestedCall(c["id"], c["name"], c["arguments"]) for _, c in sorted(calls.items())
         ]
         return _step("".join(parts), requested, spec.model, {})
+
+
+def tool_context(agent: str, turn: Turn) -> ToolContext:
+    """Whose turn the tools run in: the agent, the sender and the chat the answer goes to."""
+    chat = turn.metadata.get(REPLY_TO)
+    return ToolContext(agent, turn.channel, turn.sender_id, chat if isinstance(chat, str) else "")
 
 
 def _merge_call_delta(calls: dict[int, dict[str, str]], piece: Any) -> None:

@@ -135,6 +135,7 @@ class TextOverrides(StrictModel):
     render_options_hidden: Override | None = Field(None, alias="render.options_hidden")
     render_rows_hidden: Override | None = Field(None, alias="render.rows_hidden")
     render_columns_hidden: Override | None = Field(None, alias="render.columns_hidden")
+    tools_progress: Override | None = Field(None, alias="tools.progress")
 
     @field_validator("*")
     @classmethod

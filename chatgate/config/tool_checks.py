@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Collection
 
 from chatgate.agents.tools.builtin import BUILTIN_SERVER
+from chatgate.agents.tools.schedule import SCHEDULE_TOOLS
 from chatgate.config.agent_models import LiteLLMAgentConfig
 from chatgate.config.errors import ConfigIssue, KeyPath
 from chatgate.config.models import GatewayConfig
@@ -66,6 +67,14 @@ def tool_issues(
                     )
                 )
         for index, pattern in enumerate(tools.allow):
+            if pattern in SCHEDULE_TOOLS and tools.schedule is None:
+                issues.append(
+                    src.issue(
+                        (*base, "tools", "allow", index),
+                        f"'{pattern}' needs agents.{name}.tools.schedule "
+                        "(`schedule: true` for the defaults)",
+                    )
+                )
             server = pattern.split(".", 1)[0]
             if _GLOB_CHARS.isdisjoint(server) and server not in servers | {BUILTIN_SERVER}:
                 listed = ", ".join(sorted(servers)) or "none configured"

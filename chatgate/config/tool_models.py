@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from typing import Annotated, Self
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from pydantic import Field, SecretStr, field_validator, model_validator
 
@@ -11,6 +12,30 @@ from chatgate.policies.tools import Approval
 
 SERVER_NAME = r"^[A-Za-z][A-Za-z0-9_-]*$"  # `gateway` is refused in tool_checks (built-ins)
 ADDRESS = r"^[a-z][a-z0-9_-]*:[^:\s]+(:[^:\s]+)?$"
+
+
+class ScheduleToolConfig(StrictModel):
+    """The built-in `gateway.schedule` tools: the agent schedules jobs for its chat, bounded."""
+
+    max_jobs: int = Field(5, ge=1, le=100, description="the agent's jobs kept per chat")
+    min_interval_s: float = Field(
+        3600.0, ge=60, description="a repeating job may not run more often than this"
+    )
+    max_ahead_days: float = Field(366.0, gt=0, description="how far ahead a one-shot job may be")
+    tz: str = Field("UTC", description="zone of cron times and of times given without an offset")
+    targets: dict[str, Annotated[str, Field(pattern=ADDRESS)]] = Field(
+        default_factory=dict,
+        description="other chats (name → channel:chat_id[:thread_id]) jobs may deliver to",
+    )
+
+    @field_validator("tz")
+    @classmethod
+    def _zone(cls, value: str) -> str:
+        try:
+            ZoneInfo(value)
+        except (ZoneInfoNotFoundError, ValueError):
+            raise ValueError(f"{value!r} is not a time zone name (e.g. Europe/Berlin)") from None
+        return value
 
 
 class AgentToolsConfig(StrictModel):
@@ -45,8 +70,11 @@ class AgentToolsConfig(StrictModel):
         default_factory=dict,
         description="name → channel:chat_id[:thread_id] the gateway.send_message tool may use",
     )
+    schedule: ScheduleToolConfig | None = Field(
+        None, description="enable gateway.schedule / list_jobs / cancel_job (`true` = defaults)"
+    )
     show_tool_progress: bool = Field(
-        True, description="show 'using server.tool…' in the streamed draft while tools run"
+        True, description="show 'using server.tool…' while tools run (draft or status message)"
     )
     native: bool = Field(
         False, description="assert the model calls tools natively (a provider chatgate can't tell)"
@@ -57,6 +85,14 @@ class AgentToolsConfig(StrictModel):
     def _list_is_allow(cls, value: object) -> object:
         """`tools: [github.*, search.web]` is short for `tools: {allow: [...]}`."""
         return {"allow": value} if isinstance(value, list) else value
+
+    @field_validator("schedule", mode="before")
+    @classmethod
+    def _schedule_switch(cls, value: object) -> object:
+        """`schedule: true` enables the schedule tools with their defaults."""
+        if value is True:
+            return {}
+        return None if value is False else value
 
 
 class McpServerConfig(StrictModel):

@@ -44,6 +44,7 @@ from chatgate.media.files import sweep as sweep_media
 from chatgate.media.outgoing import refs_in, sweep_forever
 from chatgate.outage import OutageReporter
 from chatgate.presentation.model import OutboundMessage, message_from_dict
+from chatgate.schedules.agent_jobs import AgentJobs
 from chatgate.schedules.api import JobsApi, jobs_status
 from chatgate.schedules.chat import install as install_schedules
 from chatgate.schedules.runner import Scheduler
@@ -97,6 +98,12 @@ class Gateway:
         install_schedules(self.pipeline, self.schedules)
         self.takeover = Takeover(self.pipeline)
         self.takeover.install()
+        if self.rt.tools is not None:  # the agents' gateway.schedule tools
+            self.rt.tools.hub.jobs = AgentJobs(self.schedules, self._principal_of)
+
+    def _principal_of(self, address: str) -> str:
+        """The person behind ``channel:sender_id`` (configured alternate ids map to one)."""
+        return self.pipeline.stages.principals.get(address, address)
 
     # Components, by their everyday names.
     @property

@@ -145,6 +145,7 @@ TEXTS: dict[T, Template] = {
     T.APPROVAL_DENIED: "❌ {tool}: abgelehnt von {name}.",
     T.APPROVAL_TIMED_OUT: "⌛ {tool}: keine Antwort innerhalb von {wait}, daher nicht ausgeführt.",
     T.APPROVAL_CANCELLED: "✖️ {tool}: nicht mehr nötig.",
+    T.TOOL_PROGRESS: "verwende {tools}…",
 }
 
 # Status, empty answers, menus and delivery notes (a dict: one form per plural category).

@@ -111,6 +111,7 @@ TEXTS: dict[T, Template] = {
     T.APPROVAL_DENIED: "❌ {tool}: denied by {name}.",
     T.APPROVAL_TIMED_OUT: "⌛ {tool}: no answer within {wait}, so it was not run.",
     T.APPROVAL_CANCELLED: "✖️ {tool}: no longer needed.",
+    T.TOOL_PROGRESS: "using {tools}…",
 }
 
 # Status, empty answers, menus and delivery notes (a dict: one form per plural category).

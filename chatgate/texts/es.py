@@ -118,6 +118,7 @@ TEXTS: dict[T, Template] = {
     T.APPROVAL_DENIED: "❌ {tool}: rechazado por {name}.",
     T.APPROVAL_TIMED_OUT: "⌛ {tool}: sin respuesta en {wait}, así que no se ejecutó.",
     T.APPROVAL_CANCELLED: "✖️ {tool}: ya no hace falta.",
+    T.TOOL_PROGRESS: "usando {tools}…",
 }
 
 # Status, empty answers, menus and delivery notes (a dict: one form per plural category).

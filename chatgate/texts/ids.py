@@ -116,6 +116,7 @@ class TextId(StrEnum):
     RENDER_OPTIONS_HIDDEN = "render.options_hidden"
     RENDER_ROWS_HIDDEN = "render.rows_hidden"
     RENDER_COLUMNS_HIDDEN = "render.columns_hidden"
+    TOOL_PROGRESS = "tools.progress"
 
 
 # A template, or for a text that counts something (``{count}``) one template per plural
@@ -181,6 +182,7 @@ PLACEHOLDERS: dict[TextId, frozenset[str]] = {
             TextId.DEGRADE_TABLE_COLUMNS,
         )
     },
+    TextId.TOOL_PROGRESS: frozenset({"tools"}),
 }
 # Texts whose wording follows ``{count}``: shipped with a form per plural category.
 PLURALS: frozenset[TextId] = frozenset(t for t, names in PLACEHOLDERS.items() if "count" in names)

@@ -127,6 +127,7 @@ TEXTS: dict[T, Template] = {
     T.APPROVAL_DENIED: "❌ {tool}: отклонено, {name}.",
     T.APPROVAL_TIMED_OUT: "⌛ {tool}: нет ответа за {wait}, поэтому не выполнено.",
     T.APPROVAL_CANCELLED: "✖️ {tool}: больше не нужно.",
+    T.TOOL_PROGRESS: "использую {tools}…",
 }
 
 # Status, empty answers, menus and delivery notes (a dict: one form per plural category).

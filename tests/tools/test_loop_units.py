@@ -68,7 +68,7 @@ def test_progress_line_names_each_tool_once() -> None:
         RequestedCall("2", "a__x", "{}"),
         RequestedCall("3", "zz", ""),
     ]
-    assert progress_line(calls, {"a__x": "a.x"}) == "using a.x, zz…"
+    assert progress_line(calls, {"a__x": "a.x"}) == "a.x, zz"
 
 
 class _Adder:

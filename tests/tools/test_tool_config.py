@@ -234,3 +234,20 @@ def test_unknown_approval_and_bad_approver_are_refused(tmp_path: Path) -> None:
     assert_issue(
         load_error(tmp_path, text), "agents.ops.tools.approval.*", 6, "'auto', 'ask' or 'deny'"
     )
+
+
+def test_schedule_tools_need_the_schedule_section(tmp_path: Path) -> None:
+    text = """
+    agents:
+      ops:
+        backend: litellm
+        model: openai/gpt-4o
+        tools:
+          allow: [gateway.send_message, gateway.schedule]
+    """
+    error = load_error(tmp_path, text)
+    assert_issue(error, "agents.ops.tools.allow[1]", 6, "needs agents.ops.tools.schedule")
+    enabled = text.replace("gateway.schedule]", "gateway.schedule]\n          schedule: true")
+    agent = load(tmp_path, enabled).config.agents["ops"]
+    assert isinstance(agent, LiteLLMAgentConfig) and agent.tools is not None
+    assert agent.tools.schedule is not None and agent.tools.schedule.max_jobs == 5

@@ -206,4 +206,4 @@ async def test_progress_line_per_step_unless_switched_off(
     )
     turn = replace(make_turn(), on_progress=progress)
     await tool_agent(fake.base_url, hub, show_tool_progress=show).run(turn)
-    assert lines == (["using fake.add, fake.echo…"] if show else [])
+    assert lines == (["fake.add, fake.echo"] if show else [])

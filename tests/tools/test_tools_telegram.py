@@ -58,3 +58,73 @@ async def test_two_step_tool_turn_streams_and_is_remembered(
     assert "using" not in texts[-1] and "using" not in third.messages[3]["content"]
     roles = [m["role"] for m in third.messages]
     assert roles == ["user", "assistant", "tool", "assistant", "user"]
+
+
+SERVERS = f"""mcp_servers:
+  fake:
+    command: {sys.executable}
+    args: [-m, tests.fakes.mcp_server, stdio]
+    cwd: {ROOT}
+    startup_timeout_s: 60
+"""
+
+
+def _status_config(tmp_path: Path, tg: FakeTelegram, llm: FakeLLM, tools: str) -> Path:
+    config = telegram_config(
+        tmp_path,
+        tg,
+        llm,
+        gateway=SERVERS,
+        agent=f"    tools: {tools}",
+        channel="    dm_policy: open\n    stream: {enabled: false, min_edit_interval_s: 0.2}",
+    )
+    config.write_text(config.read_text().replace("timeout_s: 10\n", "timeout_s: 60\n", 1))
+    return config
+
+
+async def test_status_line_without_streaming_is_edited_then_replaced_by_the_answer(
+    tmp_path: Path, fake_tg: FakeTelegram, fake_llm: FakeLLM
+) -> None:
+    config = _status_config(tmp_path, fake_tg, fake_llm, "[fake.slow, fake.echo]")
+    fake_llm.script(  # the slow call outlasts the edit interval: the next step's edit goes out
+        ToolCalls.of(ToolCall("fake__slow", {"seconds": 0.5})),
+        ToolCalls.of(ToolCall("fake__echo", {"text": "hi"})),
+        "It is 5.",
+    )
+    async with running(config):
+        fake_tg.dm(42, "what is 2+3?")
+        await fake_llm.wait_for_requests(3, timeout=60)
+        done = lambda c: c.params["text"] == "It is 5."  # noqa: E731
+        await fake_tg.wait_for("editMessageText", timeout=20, where=done)
+
+    [status] = fake_tg.calls_of("sendMessage")  # the answer did not come as a new message
+    assert status.params["text"] == "using fake.slow…"
+    edits = fake_tg.calls_of("editMessageText")
+    assert [e.params["text"] for e in edits] == ["using fake.echo…", "It is 5."]
+    assert len({e.params["message_id"] for e in edits}) == 1
+    assert fake_tg.calls_of("sendChatAction")  # typing goes on while tools run
+
+
+async def test_status_line_speaks_the_chat_language(
+    tmp_path: Path, fake_tg: FakeTelegram, fake_llm: FakeLLM
+) -> None:
+    config = _status_config(tmp_path, fake_tg, fake_llm, "[fake.add]")
+    fake_llm.script(ToolCalls.of(ToolCall("fake__add", {"a": 2, "b": 3})), "Es ist 5.")
+    async with running(config):
+        fake_tg.dm(42, "was ist 2+3?", language_code="de")
+        await fake_tg.wait_for("editMessageText", timeout=60)
+    assert [c.params["text"] for c in fake_tg.calls_of("sendMessage")] == ["verwende fake.add…"]
+    assert [c.params["text"] for c in fake_tg.calls_of("editMessageText")] == ["Es ist 5."]
+
+
+async def test_no_status_line_when_switched_off(
+    tmp_path: Path, fake_tg: FakeTelegram, fake_llm: FakeLLM
+) -> None:
+    tools = "{allow: [fake.add], show_tool_progress: false}"
+    config = _status_config(tmp_path, fake_tg, fake_llm, tools)
+    fake_llm.script(ToolCalls.of(ToolCall("fake__add", {"a": 2, "b": 3})), "It is 5.")
+    async with running(config):
+        fake_tg.dm(42, "what is 2+3?")
+        await fake_tg.wait_for("sendMessage", timeout=60)
+    assert [c.params["text"] for c in fake_tg.calls_of("sendMessage")] == ["It is 5."]
+    assert fake_tg.calls_of("editMessageText") == []

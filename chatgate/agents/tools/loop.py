@@ -157,9 +157,9 @@ def tool_definitions(specs: Iterable[ToolSpec]) -> tuple[list[dict[str, Any]], d
 
 
 def progress_line(calls: Sequence[RequestedCall], names: Mapping[str, str]) -> str:
-    """``using github.search_issues, github.get_issue…`` for one step's calls."""
-    shown = list(dict.fromkeys(names.get(c.name, c.name) for c in calls))
-    return f"using {', '.join(shown)}…"
+    """``github.search_issues, github.get_issue`` for one step's calls (the gateway words it
+    as the catalog's ``tools.progress`` text in the chat's language)."""
+    return ", ".join(dict.fromkeys(names.get(c.name, c.name) for c in calls))
 
 
 class ToolLoop:
@@ -229,9 +229,12 @@ class ToolLoop:
             rounds += 1
             messages.append(dict(step.message))
             # The status line goes out while the tools run (its edit may wait out a rate limit).
-            results, _ = await asyncio.gather(
-                self._calls(step.calls, names, rounds), self._progress(step.calls, names)
-            )
+            if self._on_progress is None:
+                results = await self._calls(step.calls, names, rounds)
+            else:
+                results, _ = await asyncio.gather(
+                    self._calls(step.calls, names, rounds), self._progress(step.calls, names)
+                )
             fatal: AgentError | None = None
             for call, (text, error) in zip(step.calls, results, strict=True):
                 messages.append({"role": "tool", "tool_call_id": call.id, "content": text})
@@ -242,7 +245,7 @@ class ToolLoop:
     async def _calls(
         self, calls: Sequence[RequestedCall], names: Mapping[str, str], step: int
     ) -> list[tuple[str, AgentError | None]]:
-        if self._config.parallel:
+        if self._config.parallel and len(calls) > 1:
             return list(await asyncio.gather(*(self._call(c, names, step) for c in calls)))
         return [await self._call(c, names, step) for c in calls]
 

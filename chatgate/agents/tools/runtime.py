@@ -48,6 +48,17 @@ class ToolMetrics:
             ["agent", "reason"],
             registry=registry,
         )
+        self._children: dict[tuple[str, str, str], tuple[Any, Any]] = {}
+
+    def observe(self, agent: str, tool: str, status: str, seconds: float) -> None:
+        """Count one call; label children are looked up once per (agent, tool, status)."""
+        key = (agent, tool, status)
+        children = self._children.get(key)
+        if children is None:
+            counted = self.calls.labels(agent=agent, tool=tool, status=status)
+            children = self._children[key] = (counted, self.seconds.labels(tool=tool))
+        children[0].inc()
+        children[1].observe(seconds)
 
 
 class ToolRuntime:
@@ -75,7 +86,7 @@ class TurnTools:
     ) -> None:
         self._runtime = runtime
         self._forward = forward
-        self.on_progress = progress  # the streamed draft's status line, when the turn streams
+        self.on_progress = progress  # the status line (draft or status message), if shown
         self.trail: list[dict[str, Any]] = []
         self.calls = 0
 
@@ -97,11 +108,12 @@ class TurnTools:
             self.trail.append(dict(data))
         log.info("tool call", extra=dict(data))  # arguments arrive masked
         if self._runtime is not None:
-            metrics, tool = self._runtime.metrics, str(data.get("tool"))
-            metrics.calls.labels(
-                agent=str(data.get("agent")), tool=tool, status=str(data.get("status"))
-            ).inc()
-            metrics.seconds.labels(tool=tool).observe(float(data.get("duration_ms", 0)) / 1000)
+            self._runtime.metrics.observe(
+                str(data.get("agent")),
+                str(data.get("tool")),
+                str(data.get("status")),
+                float(data.get("duration_ms", 0)) / 1000,
+            )
 
     def record(self, answered: dict[str, Any]) -> None:
         """Put the trail into the journaled answer (read back by ``chatgate why``)."""

@@ -100,3 +100,17 @@ class ToolCallRecord:
             **({"approval": self.approval} if self.approval else {}),
             **({"approver": self.approver} if self.approver else {}),
         }
+
+
+@dataclass(frozen=True)
+class ToolContext:
+    """Whose turn a tool call runs in: what the gateway's built-in tools are bound to.
+
+    ``chat`` is the address the turn's answer goes to (``channel:chat_id[:thread_id]``; empty
+    when it goes nowhere, e.g. a webhook answered in its HTTP response).
+    """
+
+    agent: str
+    channel: str = ""
+    sender_id: str = ""
+    chat: str = ""

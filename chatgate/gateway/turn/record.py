@@ -13,6 +13,7 @@ from chatgate.channels.base import ChannelAdapter
 from chatgate.gateway.delivery import DeliveryReport
 from chatgate.gateway.session_queue import CancelReason, Job, TurnControl
 from chatgate.gateway.sessions import WarmSession
+from chatgate.gateway.status_line import StatusLine
 from chatgate.gateway.streaming import StreamingReply
 from chatgate.gateway.turn.outcome import Outcome
 from chatgate.media.prepare import PreparedInput
@@ -53,6 +54,7 @@ class TurnRecord:
     tools: TurnTools | None = None  # the turn's tool hook (trail, metrics, progress)
     adapter: ChannelAdapter | None = None
     stream: StreamingReply | None = None
+    status: StatusLine | None = None  # the tools' status line when the reply is not streamed
     reacts: bool = False  # the adapter acknowledges with a reaction (and marks it done after)
     ack: asyncio.Future[None] | None = None
     agent_s: float = 0.0

@@ -12,12 +12,12 @@ import asyncio
 import logging
 from collections.abc import Awaitable, Callable
 
-from chatgate.agents.base import Agent, AgentError, AgentReply, ChatMessage, Turn
+from chatgate.agents.base import REPLY_TO, Agent, AgentError, AgentReply, ChatMessage, Turn
 from chatgate.agents.tools.runtime import TurnTools
 from chatgate.agents.tools.types import ApprovalAnswer, ApprovalAsk, Approve
 from chatgate.channels.outcome import Stage
 from chatgate.channels.types import AckMode
-from chatgate.config.agent_models import LiteLLMAgentConfig
+from chatgate.config.agent_models import AgentConfig, LiteLLMAgentConfig
 from chatgate.gateway.approvals import ApprovalDesk, AskContext
 from chatgate.gateway.delivery import DeliveryReport
 from chatgate.gateway.events import EventName
@@ -25,6 +25,7 @@ from chatgate.gateway.operator_notify import OperatorNotifier
 from chatgate.gateway.presence import typing_while
 from chatgate.gateway.runtime import Runtime
 from chatgate.gateway.session_queue import CancelReason, Job
+from chatgate.gateway.status_line import StatusLine, worded
 from chatgate.gateway.streaming import StreamingReply
 from chatgate.gateway.turn.handover import Handover
 from chatgate.gateway.turn.outcome import Outcome, answered, decide, failure_of, to_persist
@@ -44,6 +45,12 @@ from chatgate.state.records import JournalState
 
 log = logging.getLogger("chatgate.turn")
 Step = Callable[[TurnRecord], Awaitable[TurnExit | None]]
+
+
+def shows_tools(config: AgentConfig | None) -> bool:
+    """The agent runs tools and shows which (``show_tool_progress``)."""
+    tools = config.tools if isinstance(config, LiteLLMAgentConfig) else None
+    return tools is not None and tools.show_tool_progress
 
 
 def user_message(job: Job) -> ChatMessage:
@@ -109,15 +116,19 @@ class TurnSteps:
             self.rt.cache.release(rec.session)
 
     async def prepare(self, rec: TurnRecord) -> TurnExit | None:
-        """The reply's channel adapter, and a streaming draft where the channel edits in place."""
+        """The reply's channel adapter, and a streaming draft where the channel edits in place
+        (else, for an agent that shows its tools, a status line the answer replaces)."""
         target = rec.last.target
         adapter = await self.rt.channels.ready_adapter(target.channel) if target else None
         rec.adapter = adapter
         if adapter is not None and target is not None:
-            caps = adapter.capabilities
+            caps, rt = adapter.capabilities, self.rt
             if caps.stream and caps.edits:
-                rt = self.rt
                 rec.stream = StreamingReply(
+                    adapter, target, rt.delivery, rt.clock, caps.min_edit_interval_s
+                )
+            elif caps.edits and shows_tools(rt.config.agents.get(rec.last.agent)):
+                rec.status = StatusLine(
                     adapter, target, rt.delivery, rt.clock, caps.min_edit_interval_s
                 )
         return None
@@ -164,7 +175,11 @@ class TurnSteps:
     def _turn_for(self, rec: TurnRecord) -> Turn:
         last, session, stream = rec.last, rec.session, rec.stream
         assert session is not None
-        progress = stream.progress if stream is not None else None
+        shown = stream or rec.status
+        progress = None
+        if shown is not None:
+            voices = self.voices
+            progress = worded(shown.progress, lambda: voices.for_message(last.msg, last.agent))
         tools = rec.tools = TurnTools(self.rt.tools, self.providers.agent_event, progress)
         return Turn(
             session=last.session,
@@ -174,7 +189,11 @@ class TurnSteps:
             sender_id=last.msg.sender_id,
             on_delta=stream.delta if stream is not None else None,
             on_event=tools.on_event,
-            metadata={"chat_id": last.msg.chat_id, "thread_id": last.msg.thread_id},
+            metadata={
+                "chat_id": last.msg.chat_id,
+                "thread_id": last.msg.thread_id,
+                REPLY_TO: last.target.address if last.target is not None else "",
+            },
             on_progress=tools.on_progress,
             parts=rec.media.parts,
             approve=self._approver(rec),
@@ -308,7 +327,8 @@ class TurnSteps:
         if not outcome.final and await self.handover.hand_off(last):
             report = DeliveryReport(DeliveryStatus.HANDED_OFF)
         else:
-            report = await self.handover.deliver(last, outcome.shown, rec.agent_s, rec.stream)
+            drafted = rec.stream or rec.status  # the answer replaces what was shown
+            report = await self.handover.deliver(last, outcome.shown, rec.agent_s, drafted)
         rec.report = report
         if adapter is not None and rec.reacts:
             failed = outcome.kind is OutcomeKind.FAILURE or report.kind is not None

@@ -157,6 +157,7 @@ async def test_fail_after_answers_the_next_commands_with_an_error_in_order(
         got = await replies(reader, 4)
         assert got[0] == b"+EVALSHA" and got[3] == b"+GET"
         assert all(r.startswith(b"-ERR unknown command") for r in got[1:3])
+        assert len(fault.failed) == 2 and not fault.armed
         assert fault.failed == [[b"HSET", b"h", b"f", b"v"], [b"GET", b"a"]]
         assert [b"HSET", b"h", b"f", b"v"] not in proxy.commands
         writer.close()
@@ -165,11 +166,14 @@ async def test_fail_after_answers_the_next_commands_with_an_error_in_order(
 async def test_fail_after_can_close_the_connection_instead(upstream: Upstream) -> None:
     async with TcpProxy(upstream.port) as proxy:
         proxy.fail_after("SET", action="close")
+        hello = await connect(proxy)  # a connection's set-up is not what a fault fails
+        hello[1].write(resp("HELLO", "3"))
+        assert await replies(hello[0], 1) == [b"+HELLO"]
         reader, writer = await connect(proxy)
         writer.write(resp("SET", "a", "1") + resp("GET", "a") + resp("GET", "b"))
         assert await asyncio.wait_for(reader.read(), 5) in (b"", b"+SET\r\n")
         await eventually(lambda: bool(upstream.seen), 5, "the server reading the SET")
-        assert upstream.seen == [[b"SET", b"a", b"1"]]  # what came before still went through
+        assert upstream.seen[-1] == [b"SET", b"a", b"1"]  # what came before still went through
         reader, writer = await connect(proxy)  # only that one command failed
         writer.write(resp("GET", "a"))
         assert await replies(reader, 1) == [b"+GET"]

@@ -75,6 +75,13 @@ def _safe_name(name: str) -> str:
 DeltaCallback = Callable[[str], Awaitable[None]]
 ProgressCallback = Callable[[str], Awaitable[None]]  # a status line, never part of the answer
 EventCallback = Callable[[str, Mapping[str, Any]], None]
+# Awaited right before each model request; raises `TurnFenced` when the turn may no longer run.
+FenceCallback = Callable[[], Awaitable[None]]
+
+
+class TurnFenced(Exception):
+    """This turn lost its session's lock (its replica stalled past the lock's TTL): another turn
+    of the session may be running, so no model request may be made. Not a model failure."""
 
 
 @dataclass(frozen=True)
@@ -94,6 +101,7 @@ class Turn:
     # Content parts (vision ``image_url`` parts) per new message ``source``: this turn only,
     # never persisted (the transcript keeps a text reference instead).
     parts: Mapping[str, Sequence[Mapping[str, Any]]] = field(default_factory=dict)
+    before_model: FenceCallback | None = None  # the gateway's turn-lock check (see TurnFenced)
 
     @property
     def text(self) -> str:

@@ -4,7 +4,8 @@ Modes a test flips at any time: pass, ``delay_s`` per forwarded chunk, ``refuse(
 connections (the listener closes: connects fail at once), ``cut()`` every open connection (RST),
 and ``fail_after(...)``: client-to-server traffic is parsed as RESP command arrays, counted by
 name (and optionally by an argument substring); once the Nth matching command has gone through,
-the next ``count`` commands (on any connection) fail, either by closing that connection or with
+the next ``count`` commands (on any connection; a connection's set-up, HELLO and the like,
+still passes) fail, either by closing that connection or with
 a Redis ``-ERR`` (the command is swapped for an unknown one, so Redis itself answers the error
 in order, even inside a pipeline).
 """
@@ -18,6 +19,8 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 Action = Literal["close", "error"]
+# A new connection's set-up passes even while a fault is armed: the fault is for the traffic.
+HANDSHAKE = frozenset({b"HELLO", b"AUTH", b"SELECT", b"CLIENT"})
 UNKNOWN = b"*1\r\n$20\r\nCHATGATE-PROXY-FAULT\r\n"  # Redis answers: -ERR unknown command
 
 
@@ -207,7 +210,8 @@ class TcpProxy:
         out = bytearray()
         for raw, args in parsed:
             fault = self.fault
-            if fault is not None and fault.armed:
+            handshake = bool(args) and args[0].upper() in HANDSHAKE
+            if fault is not None and fault.armed and not handshake:
                 fault.failed.append(args)
                 if fault.action == "close":
                     return bytes(out), True

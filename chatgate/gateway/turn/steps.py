@@ -9,10 +9,11 @@ After the lock and session are released: hand_over → announce. Each step reads
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 from collections.abc import Awaitable, Callable
 
-from chatgate.agents.base import Agent, AgentError, AgentReply, ChatMessage, Turn
+from chatgate.agents.base import Agent, AgentError, AgentReply, ChatMessage, Turn, TurnFenced
 from chatgate.agents.tools.runtime import TurnTools
 from chatgate.channels.outcome import Stage
 from chatgate.channels.types import AckMode
@@ -81,7 +82,7 @@ class TurnSteps:
             rec.last.session, owner=rt.owner, ttl=rt.config.gateway.turn_lock.ttl_s
         )
         try:
-            await rec.held.enter_async_context(lock)
+            rec.lease = await rec.held.enter_async_context(lock)
         except StateUnavailable as exc:  # fail closed: never two turns of one session
             voice = self.voices.for_message(rec.last.msg, rec.last.agent)
             await lock_unavailable(rt, self.handover, rec.batch, exc, voice)
@@ -173,7 +174,19 @@ class TurnSteps:
             metadata={"chat_id": last.msg.chat_id, "thread_id": last.msg.thread_id},
             on_progress=tools.on_progress,
             parts=rec.media.parts,
+            before_model=functools.partial(self._fence, rec),
         )
+
+    async def _fence(self, rec: TurnRecord) -> None:
+        """Right before each model request: is the session's turn lock still this turn's? One
+        compare-and-extend in the lock's store. A replica that stalled past the lock's TTL finds
+        it lost (another replica may be running the session): no request, the batch goes back
+        through the open step (lock, ownership, session) instead."""
+        if rec.lease is None:
+            return
+        ttl = self.rt.config.gateway.turn_lock.ttl_s
+        if not await self.rt.turn_lock.renew(rec.lease, ttl):
+            raise TurnFenced(rec.lease.key)
 
     async def _run_agent(self, rec: TurnRecord, agent: Agent, turn: Turn) -> TurnExit | None:
         """The agent call itself (the slot for a tool loop). It runs inline, not in a task of its
@@ -193,6 +206,14 @@ class TurnSteps:
             if ended is not None:
                 return ended
             rec.failure = AgentError(FailureReason.CANCELLED, "stopped by /stop")
+        except TurnFenced:
+            log.warning(
+                "turn lock lost before a model request; running the batch again",
+                extra={"session": rec.last.session, "key": rec.last.msg.key},
+            )
+            return TurnExit.RETRY
+        except StateUnavailable:
+            raise  # fail closed, as when the lock cannot be taken: callers answer "retry later"
         except AgentError as exc:
             rec.failure = exc
         except TimeoutError:

@@ -53,6 +53,7 @@ class Handover:
             on_first_send=first_send,
             edit_ids=edit_ids,
             still_mine=lambda: rt.journal.owns(job.msg.key),
+            may_send=lambda: rt.journal.claim_send(job.msg.key),
         )
 
     async def hand_off(self, job: Job) -> bool:

@@ -105,7 +105,9 @@ def build_stores(gateway: GatewaySection, state_dir: Path) -> Stores:
         await beats.aclose()
 
     return Stores(
-        journal=RedisJournal(redis, keys, live.replica, live.join),
+        journal=RedisJournal(
+            redis, keys, live.replica, live.join, send_grace_s=gateway.redis.lease_ttl_s
+        ),
         dead_letters=RedisDeadLetters(redis, keys),
         dead_targets=RedisDeadTargets(redis, keys),
         pairing=RedisPairing(redis, keys),

@@ -243,8 +243,8 @@ class RedisJournal:
     async def claim_send(self, key: str) -> bool:
         """Whether this replica may send ``key``'s answer now; marks it as being sent. When
         another replica began sending it (and stalled, and this one adopted the entry), waits
-        up to the grace (the lease TTL) for that one to record the send, then sends only if it
-        did not: a stall shorter than adoption plus the grace repeats no reply."""
+        up to the grace (3 lease TTLs from its mark) for that one to record the send, then sends only if it
+        did not: a stall shorter than the grace repeats no reply."""
         while True:
             verdict = int(
                 await unavailable("journal")(self._begin_send)(

@@ -169,7 +169,7 @@ async def test_a_frozen_lease_holder_loses_no_reply_and_never_runs_two_turns_at_
             assert ratio < 2, f"takeover took {ratio:.2f} TTL"
             figures.append(
                 f"stall {stall_s:.1f}s (turn lock {lock_ttl_s}s): 0 users without an answer, "
-                f"{len(again) - len(repeats_before)} replies repeated, "
+                f"replies repeated: {len(again) - len(repeats_before)}, "
                 f"{len(fake_llm.requests) - calls - USERS * PER_USER} extra model calls, "
                 f"takeover {ratio:.2f} TTL, "
                 f"{len(overlaps)} overlapping requests of one session (a request written at the "

@@ -50,6 +50,7 @@ class TurnRecord:
     new: list[ChatMessage] = field(default_factory=list)
     session: WarmSession | None = None
     lease: LeaseToken | None = None  # the session's turn lock, confirmed before model requests
+    history_len: int = 0  # transcript messages the turn started from (an unsaved answer's key)
     agent: Agent | None = None
     deadline_s: float = 0.0  # bound of the agent call: timeout_s + 5 s, or the whole tool loop
     tools: TurnTools | None = None  # the turn's tool hook (trail, metrics, progress)

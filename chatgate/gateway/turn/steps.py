@@ -31,6 +31,7 @@ from chatgate.gateway.turn.persist import JournalWrite, TurnPersistence
 from chatgate.gateway.turn.provider import ProviderWatch
 from chatgate.gateway.turn.record import CANCEL_EXITS, TurnExit, TurnRecord
 from chatgate.gateway.turn.resume import lock_unavailable, still_open
+from chatgate.gateway.turn.unsaved import UnsavedAnswers
 from chatgate.gateway.voices import Voices
 from chatgate.media.outgoing import store_files
 from chatgate.media.speech import with_voice
@@ -63,6 +64,7 @@ class TurnSteps:
         self.providers = ProviderWatch(rt)
         self.voices = Voices(rt)
         self.notifier = OperatorNotifier(rt)
+        self.unsaved = UnsavedAnswers()
         self.held: tuple[Step, ...] = (
             self.open,
             self.prepare,
@@ -163,6 +165,7 @@ class TurnSteps:
         assert session is not None
         progress = stream.progress if stream is not None else None
         tools = rec.tools = TurnTools(self.rt.tools, self.providers.agent_event, progress)
+        rec.history_len = len(session.transcript)
         return Turn(
             session=last.session,
             history=tuple(session.transcript),
@@ -191,6 +194,14 @@ class TurnSteps:
     async def _run_agent(self, rec: TurnRecord, agent: Agent, turn: Turn) -> TurnExit | None:
         """The agent call itself (the slot for a tool loop). It runs inline, not in a task of its
         own: /stop and the interrupt policy cancel this task, which lands here."""
+        kept = self.unsaved.take([job.msg.key for job in rec.batch], rec.history_len)
+        if kept is not None:
+            log.info(
+                "answer kept from a run whose state write failed; the model is not asked again",
+                extra={"session": rec.last.session, "key": rec.last.msg.key},
+            )
+            rec.reply = kept
+            return None
         control = rec.control
         control.enter_agent()
         try:
@@ -267,7 +278,14 @@ class TurnSteps:
             delivery=outcome.unsent.value if final else None,
             delivery_ids=[] if final else None,
         )
-        await self.persistence.write(mark, session, persist)
+        try:
+            await self.persistence.write(mark, session, persist)
+        except StateUnavailable:  # the re-run (retry, resume) sends this answer, asks no model
+            if rec.reply is not None and rec.failure is None:
+                # keyed by the warm transcript as this failure leaves it (the lines may be held
+                # unflushed): a re-run that starts from exactly there reuses the answer
+                self.unsaved.keep(mark.keys, len(session.transcript), rec.reply)
+            raise
         return None
 
     def _tell_operator(self, rec: TurnRecord) -> None:

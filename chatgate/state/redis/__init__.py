@@ -111,7 +111,11 @@ def build_stores(gateway: GatewaySection, state_dir: Path) -> Stores:
 
     return Stores(
         journal=RedisJournal(
-            redis, keys, live.replica, live.join, send_grace_s=SEND_GRACE_TTLS * gateway.redis.lease_ttl_s
+            redis,
+            keys,
+            live.replica,
+            live.join,
+            send_grace_s=SEND_GRACE_TTLS * gateway.redis.lease_ttl_s,
         ),
         dead_letters=RedisDeadLetters(redis, keys),
         dead_targets=RedisDeadTargets(redis, keys),

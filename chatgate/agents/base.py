@@ -77,6 +77,13 @@ DeltaCallback = Callable[[str], Awaitable[None]]
 REPLY_TO = "reply_to"  # Turn.metadata: the address the answer goes to ("" when none)
 ProgressCallback = Callable[[str], Awaitable[None]]  # what the agent does now (tools it runs)
 EventCallback = Callable[[str, Mapping[str, Any]], None]
+# Awaited right before each model request; raises `TurnFenced` when the turn may no longer run.
+FenceCallback = Callable[[], Awaitable[None]]
+
+
+class TurnFenced(Exception):
+    """This turn lost its session's lock (its replica stalled past the lock's TTL): another turn
+    of the session may be running, so no model request may be made. Not a model failure."""
 
 
 @dataclass(frozen=True)
@@ -98,6 +105,7 @@ class Turn:
     parts: Mapping[str, Sequence[Mapping[str, Any]]] = field(default_factory=dict)
     # Asks the chat to approve a tool call whose rule is ``ask`` (None: such calls are denied).
     approve: Approve | None = None
+    before_model: FenceCallback | None = None  # the gateway's turn-lock check (see TurnFenced)
 
     @property
     def text(self) -> str:

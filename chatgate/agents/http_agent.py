@@ -50,6 +50,8 @@ class HttpAgent:
         if media:
             payload["media"] = media  # every file of the turn and what became of it
         timeout = aiohttp.ClientTimeout(total=self._config.timeout_s)
+        if turn.before_model is not None:
+            await turn.before_model()
         try:
             async with self._session.post(self._config.url, json=payload, timeout=timeout) as resp:
                 if resp.status >= 400:

@@ -219,6 +219,8 @@ class LiteLLMAgent:
         turn = tracked.turn
         last_error: AgentError | None = None
         for index, spec in enumerate(self._models):
+            if turn.before_model is not None:  # outside the try: a fenced turn is no model error
+                await turn.before_model()
             try:
                 return await self._call(spec, messages, turn, tools)
             except asyncio.CancelledError:

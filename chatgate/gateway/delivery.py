@@ -86,13 +86,16 @@ class Delivery:
         edit_ids: Sequence[str] = (),
         still_mine: Callable[[], Awaitable[bool]] | None = None,
         describe: Callable[[DegradedDelivery], str] | None = None,
+        may_send: Callable[[], Awaitable[bool]] | None = None,
     ) -> DeliveryReport:
         """Send ``message`` to ``target``; never raises for platform failures.
 
         With ``edit_ids`` (a streamed draft) the first chunks replace those messages in place.
-        ``still_mine`` is asked right before the first chunk goes out: False (another replica
-        adopted the message while this one stalled) sends nothing (`handed_off`). ``describe``
-        words the note on what the channel could not show, for the reader (their language).
+        ``may_send`` (else ``still_mine``) is asked right before the first chunk goes out: False
+        (another replica adopted the message while this one stalled, or its stalled first
+        replica sent it) sends nothing (`handed_off`); ``still_mine`` before dead-lettering.
+        ``describe`` words the note on what the channel could not show, for the reader (their
+        language).
         """
         adapter = await self.channels.ready_adapter(target.channel)
         if adapter is None:
@@ -125,7 +128,8 @@ class Delivery:
         ids: list[str] = []
         attempts_total = 0
         for index in range(first_chunk, len(chunks)):
-            if index == first_chunk and still_mine is not None and not await still_mine():
+            claim = may_send or still_mine
+            if index == first_chunk and claim is not None and not await claim():
                 return self._not_mine(target, inbound_key, session)
             if index == first_chunk and on_first_send is not None:
                 on_first_send()

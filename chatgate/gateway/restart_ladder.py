@@ -130,6 +130,9 @@ class RestartLadder:
     async def _run_once(self, s: Supervised, sink: InboundSink) -> BaseException | None:
         self.move(s, ChannelEvent.ATTEMPT)
         s.adapter.reset_failure()
+        # Cleared before the start, not after: a lease lost (or a restart asked for) while a slow
+        # start runs must stop the channel right after it, not leave it polling without a lease.
+        s.wake.clear()
         try:
             await s.adapter.start(sink)
         except asyncio.CancelledError:
@@ -142,7 +145,6 @@ class RestartLadder:
         s.ready.set()
         s.first_attempt.set()
         self.degraded.clear(OwnerKind.CHANNEL, s.status.name)
-        s.wake.clear()
         failed = s.adapter.failed()
         stalled = asyncio.ensure_future(self._watch_stall(s))
         woken = asyncio.ensure_future(s.wake.wait())

@@ -94,6 +94,13 @@ class Journal(Protocol):
         this one stalled); always True where one process owns the journal."""
         ...
 
+    async def claim_send(self, key: str) -> bool:
+        """Right before the answer's first chunk: ``owns``, and marks the answer as being sent
+        by this process. An adopted answer that its stalled previous owner began sending waits
+        for that one to record the send (bounded); False when it did. Always True where one
+        process owns the journal."""
+        ...
+
     async def get(self, key: str) -> JournalEntry | None: ...
 
     async def find(

@@ -223,6 +223,9 @@ class FakeLLM:
         self.group_of: Callable[[RecordedRequest], str] | None = None
         self.in_flight_by: Counter[str] = Counter()
         self.max_in_flight_by: Counter[str] = Counter()
+        # (group, request, answered at): each grouped request's time at the model, to tell which
+        # requests of one group overlapped
+        self.spans: list[tuple[str, RecordedRequest, float]] = []
         self.port = 0
         self._script: deque[Reply | Fault] = deque()
         self._next_faults: deque[Fault] = deque()
@@ -329,6 +332,18 @@ class FakeLLM:
             raise TimeoutError(f"expected {n} requests within {timeout}s, got {got}") from None
         return list(self.requests)
 
+    def overlaps(self) -> list[tuple[RecordedRequest, RecordedRequest]]:
+        """Pairs of requests of one group that were at the model at the same time."""
+        out = []
+        spans = sorted(self.spans, key=lambda s: s[1].at)
+        for i, (group, first, ended) in enumerate(spans):
+            for other_group, second, _ in spans[i + 1 :]:
+                if second.at >= ended:
+                    break
+                if other_group == group:
+                    out.append((first, second))
+        return out
+
     def stats(self) -> dict[str, int]:
         return {
             "requests": len(self.requests),
@@ -396,6 +411,7 @@ class FakeLLM:
         self.in_flight += 1
         self.max_in_flight = max(self.max_in_flight, self.in_flight)
         group: str | None = None
+        record: RecordedRequest | None = None
         try:
             record = self._record(request, body)
             if self.group_of is not None:
@@ -419,8 +435,9 @@ class FakeLLM:
             return web.json_response(self._completion(record, outcome))
         finally:
             self.in_flight -= 1
-            if group is not None:
+            if group is not None and record is not None:
                 self.in_flight_by[group] -= 1
+                self.spans.append((group, record, time.monotonic()))
 
     def _next_id(self) -> str:
         self._completion_ids += 1

@@ -54,6 +54,7 @@ class MemoryChannel(ChannelAdapter):
         self.typing_calls: list[Target] = []
         self.failures: deque[SendResult | BaseException] = deque()
         self.send_attempts = 0
+        self.start_gate: asyncio.Event | None = None
         self._ids = itertools.count(1)
         self._msg_ids = itertools.count(1)
         self._sent_event = asyncio.Event()
@@ -80,6 +81,8 @@ class MemoryChannel(ChannelAdapter):
     async def start(self, sink: InboundSink) -> None:
         self.sink = sink
         self.started += 1
+        if self.start_gate is not None:  # a slow start (a platform handshake under load)
+            await self.start_gate.wait()
 
     async def stop(self) -> None:
         self.sink = None

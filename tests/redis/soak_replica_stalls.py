@@ -25,7 +25,7 @@ from tests.daemon import Daemon
 from tests.fakes.llm import FakeLLM
 from tests.fakes.telegram import FakeTelegram
 from tests.redis.conftest import PrivateRedis
-from tests.redis.test_replicas import PREFIX, owner, session_of, until
+from tests.redis.replicas_support import PREFIX, owner, session_of, until, warnings
 from tests.telegram.support import telegram_config
 
 # Not collected by `make test` (the file name does not match test_*.py): about a minute, and a
@@ -34,17 +34,6 @@ pytestmark = [pytest.mark.slow, pytest.mark.redis]
 LEASE_TTL_S = 2.0
 LOCK_TTL_S = 8.0  # longer than the stall: the frozen replica's turns keep their sessions
 USERS, PER_USER = 8, 3
-
-
-def warnings(daemons: dict[str, Daemon]) -> str:
-    """The replicas' warnings and errors, to tell what happened when an assertion fails."""
-    return "\n".join(
-        f"{name}: {line[:300]}"
-        for name, daemon in daemons.items()
-        for line in daemon.logs().splitlines()
-        if '"warning"' in line or '"error"' in line
-        if "pairing notifier" not in line
-    )
 
 
 async def test_a_frozen_lease_holder_then_a_wiped_redis_lose_no_reply_and_never_two_pollers(

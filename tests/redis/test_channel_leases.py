@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
+import logging
 from collections.abc import AsyncIterator
 from pathlib import Path
 
@@ -16,7 +18,7 @@ from chatgate.config.loader import load_config
 from chatgate.gateway.app import Gateway
 from chatgate.gateway.builder import GatewayBuilder
 from tests.fakes.clock import eventually
-from tests.fakes.memory_channel import MemoryChannelConfig
+from tests.fakes.memory_channel import MemoryChannel, MemoryChannelConfig
 from tests.harness import write_config
 
 pytestmark = pytest.mark.redis
@@ -93,4 +95,27 @@ async def test_one_replica_runs_the_exclusive_channel_and_a_standby_takes_over(
         await eventually(lambda: state(a) is ChannelState.RUNNING, what="a runs it alone")
     assert await client.keys("chatgate:lease:*") == []
     assert await client.keys("chatgate:replica:*") == []
+    await client.aclose()
+
+
+async def test_a_lease_lost_during_a_slow_start_stops_the_channel_after_it(
+    tmp_path: Path, redis_db: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The start outlasts the lease's validity (a loaded machine): the channel must not run on
+    without a lease (a second poller) once the start returns; it goes back to standby."""
+    client = Redis.from_url(redis_db, decode_responses=True)
+    key = f"chatgate:lease:{LEASE}"
+    async with replica(tmp_path / "a", redis_db, "a") as a:
+        await eventually(lambda: state(a) is ChannelState.RUNNING, what="a running")
+        adapter = a.channels.adapters["memory"]
+        assert isinstance(adapter, MemoryChannel)
+        adapter.start_gate = asyncio.Event()
+        await a.channels.restart("memory")
+        await eventually(lambda: adapter.started == 2, what="a starting again")
+        caplog.set_level(logging.ERROR, logger="chatgate.leases")
+        await client.set(key, "someone-else", px=60_000)  # lost while the start hangs
+        await eventually(lambda: "lost to another replica" in caplog.text, what="the loss seen")
+        adapter.start_gate.set()
+        await eventually(lambda: state(a) is ChannelState.STANDBY, what="a back in standby")
+        assert await client.get(key) == "someone-else"
     await client.aclose()

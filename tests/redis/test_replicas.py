@@ -16,32 +16,14 @@ import pytest
 from redis.asyncio import Redis
 
 from tests.daemon import Daemon
-from tests.fakes.llm import FakeLLM, RecordedRequest
+from tests.fakes.llm import FakeLLM
 from tests.fakes.telegram import FakeTelegram
+from tests.redis.replicas_support import PREFIX, owner, session_of, until
 from tests.telegram.support import telegram_config
 
 pytestmark = [pytest.mark.slow, pytest.mark.redis]
 LEASE_TTL_S = 2.0
 USERS, PER_USER = 30, 10  # 300 messages across 30 sessions
-PREFIX = "mr:"
-
-
-def session_of(request: RecordedRequest) -> str:
-    return (request.last_user_text or "?").split()[0]
-
-
-async def owner(client: Redis) -> str | None:
-    keys = await client.keys(PREFIX + "lease:telegram:*")
-    value = await client.get(keys[0]) if keys else None
-    return None if value is None else str(value)
-
-
-async def until(check: object, timeout: float, what: str) -> None:
-    deadline = asyncio.get_running_loop().time() + timeout
-    while not await check():  # type: ignore[operator]
-        if asyncio.get_running_loop().time() > deadline:
-            raise AssertionError(f"timed out waiting for {what}")
-        await asyncio.sleep(0.1)
 
 
 async def test_kill_the_telegram_owner_mid_burst_loses_nothing_and_repeats_only_unmarked_sends(

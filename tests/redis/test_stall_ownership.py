@@ -3,6 +3,7 @@ adopted meanwhile is kept for the adopter (which sends it); its other outcome wr
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator
 
 import pytest
@@ -66,3 +67,32 @@ async def test_intake_settles_are_not_guarded(client: Redis) -> None:
     await a.settle("tg:m1", JournalState.DROPPED, NOW, stage="admission", reason="blocked")
     entry = await a.get("tg:m1")
     assert entry is not None and entry.state is JournalState.DROPPED
+
+
+async def test_an_adopted_answer_its_stalled_sender_sent_is_not_sent_again(
+    client: Redis,
+) -> None:
+    """a froze mid-send (past its send mark); b adopted the entry. b waits (up to the grace)
+    for a to record the send and then sends nothing; an answer a never recorded is sent by b
+    once the grace ran out, and a's late record is refused."""
+    a = RedisJournal(client, KEYS, "a")
+    b = RedisJournal(client, KEYS, "b", send_grace_s=30)
+    b_short = RedisJournal(client, KEYS, "b", send_grace_s=0.3)
+    await client.set(KEYS("replica", "b"), "{}", px=60_000)
+    for m in ("m1", "m2"):
+        await a.record(message(m), NOW, DAY)
+        await a.settle(f"tg:{m}", JournalState.ANSWERED, NOW, session="s1", reply=REPLY)
+        assert await a.claim_send(f"tg:{m}")  # a's send is under way, then a freezes
+    assert sorted(e.key for e in await b.orphaned(["tg"])) == ["tg:m1", "tg:m2"]
+    waiting = asyncio.ensure_future(b.claim_send("tg:m1"))
+    await asyncio.sleep(0.3)
+    assert not waiting.done()  # a may still record its send
+    await a.finish("tg:m1", NOW, stage="turn", reason="text", delivery="sent", delivery_ids=["1"])
+    assert await asyncio.wait_for(waiting, 10) is False  # a sent it: b does not
+    first = await b.get("tg:m1")
+    assert first is not None and first.state is JournalState.DONE and first.delivery_ids == ["1"]
+    assert await asyncio.wait_for(b_short.claim_send("tg:m2"), 10)  # a never recorded it
+    await a.finish("tg:m2", NOW, stage="turn", reason="text", delivery="sent", delivery_ids=[])
+    second = await b.get("tg:m2")
+    assert second is not None and second.state is JournalState.ANSWERED  # a's late write refused
+    assert not await a.claim_send("tg:m2")

@@ -13,8 +13,10 @@ import pytest
 from redis.asyncio import Redis
 
 from chatgate.channels.types import Target
+from chatgate.clock import SystemClock
 from chatgate.policies.reasons import SendErrorKind
-from chatgate.state.factory import Stores
+from chatgate.state import admin
+from chatgate.state.factory import Stores, build_state
 from chatgate.state.protocols import StateUnavailable
 from chatgate.state.redis import build_stores
 from chatgate.state.redis.client import Keys
@@ -23,7 +25,7 @@ from chatgate.state.redis.lock import RedisTurnLock
 from tests.fakes.clock import ManualClock
 from tests.fakes.llm import FakeLLM
 from tests.gateway.test_webhook_e2e import gh_config, gh_headers, issue_body
-from tests.harness import http, memory, running, url
+from tests.harness import http, load, memory, running, url
 from tests.redis.conftest import PrivateRedis
 from tests.redis.test_gateway_redis import config, on_redis
 from tests.redis.test_redis_faults import gateway
@@ -124,7 +126,26 @@ async def test_redis_lost_mid_turn_answers_503_with_retry_after_then_one_answer(
                             break
                         assert r.status == 503 and r.headers["Retry-After"].isdigit()
                     await asyncio.sleep(0.2)
-        assert 1 <= len(fake_llm.requests) <= 2  # the lost answer may be asked for again
+            assert len(fake_llm.requests) == 1  # the unsaved answer is kept for the retry
+            later = issue_body(title="Crash again")
+            hook = url(gw, "/hooks/gh")
+            async with web.post(hook, data=later, headers=gh_headers(later, delivery="d-2")) as r:
+                assert r.status == 200
+        # the next turn's history holds the first question and answer once
+        asked = [(m["role"], m["content"]) for m in fake_llm.requests[-1].messages[1:]]
+        assert asked == [
+            ("user", "New issue: Crash on start"),
+            ("assistant", "Triage: startup crash."),
+            ("user", "New issue: Crash again"),
+        ]
+    loaded = load(path)
+    state = build_state(loaded.config.gateway, loaded.state_dir, SystemClock())
+    await state.open()
+    try:
+        [session] = (await admin.sessions_list(state))["sessions"]
+        assert session["message_count"] == 4, "each question and answer once"
+    finally:
+        await state.close()
 
 
 async def test_a_restarted_replica_frees_only_its_own_leftover_turn_locks(client: Redis) -> None:

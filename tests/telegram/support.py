@@ -22,6 +22,7 @@ def telegram_config(
     gateway: str = "",
     agent: str = "",
     token: str = TOKEN,
+    api_key: str = "sk-telegram-test",
 ) -> Path:
     return write_config(
         tmp_path,
@@ -31,7 +32,7 @@ agents:
     backend: litellm
     model: openai/fake-model
     api_base: {llm.base_url}
-    api_key: sk-telegram-test
+    api_key: {api_key}
     timeout_s: 10
 {agent}
 channels:

@@ -56,6 +56,7 @@ class Handover:
             edit_ids=edit_ids,
             still_mine=lambda: rt.journal.owns(job.msg.key),
             describe=self.voices.for_message(job.msg, job.agent).degrade_note,
+            may_send=lambda: rt.journal.claim_send(job.msg.key),
         )
 
     async def hand_off(self, job: Job) -> bool:

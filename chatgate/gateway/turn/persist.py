@@ -71,7 +71,11 @@ class TurnPersistence:
             ]
             if messages or session.unflushed:
                 writes.append(self.append(session, messages))
-            await asyncio.gather(*writes)
+            # every write finishes before a failure propagates: the session is in its final
+            # state then (the transcript lines held unflushed), whatever the order
+            for result in await asyncio.gather(*writes, return_exceptions=True):
+                if isinstance(result, BaseException):
+                    raise result
             return
         pending = [*session.unflushed, *messages]
         failed = await journal.settle_turn(

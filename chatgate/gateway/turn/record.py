@@ -17,12 +17,14 @@ from chatgate.gateway.status_line import StatusLine
 from chatgate.gateway.streaming import StreamingReply
 from chatgate.gateway.turn.outcome import Outcome
 from chatgate.media.prepare import PreparedInput
+from chatgate.state.records import LeaseToken
 
 
 class TurnExit(Enum):
     """Why a turn stopped before its last step; a step returns one of these or None (go on)."""
 
-    RETRY = "retry"  # interrupted mid-agent: the batch runs again with the messages that came
+    RETRY = "retry"  # interrupted mid-agent, or fenced (the turn lock was lost before a model
+    # request): the batch runs again with the messages that came, from the open step
     LEFT_PENDING = "left_pending"  # shutting down: the journal keeps it, the next start resumes it
     SETTLED = "settled"  # answered without an agent call (lock unavailable, or nothing still open)
 
@@ -48,6 +50,8 @@ class TurnRecord:
     held: contextlib.AsyncExitStack
     new: list[ChatMessage] = field(default_factory=list)
     session: WarmSession | None = None
+    lease: LeaseToken | None = None  # the session's turn lock, confirmed before model requests
+    history_len: int = 0  # transcript messages the turn started from (an unsaved answer's key)
     agent: Agent | None = None
     deadline_s: float = 0.0  # bound of the agent call: timeout_s + 5 s, or the whole tool loop
     deadline: asyncio.Timeout | None = None  # that bound while the agent runs (approvals extend it)

@@ -9,10 +9,19 @@ After the lock and session are released: hand_over → announce. Each step reads
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 from collections.abc import Awaitable, Callable
 
-from chatgate.agents.base import REPLY_TO, Agent, AgentError, AgentReply, ChatMessage, Turn
+from chatgate.agents.base import (
+    REPLY_TO,
+    Agent,
+    AgentError,
+    AgentReply,
+    ChatMessage,
+    Turn,
+    TurnFenced,
+)
 from chatgate.agents.tools.runtime import TurnTools
 from chatgate.agents.tools.types import ApprovalAnswer, ApprovalAsk, Approve
 from chatgate.channels.outcome import Stage
@@ -33,6 +42,7 @@ from chatgate.gateway.turn.persist import JournalWrite, TurnPersistence
 from chatgate.gateway.turn.provider import ProviderWatch
 from chatgate.gateway.turn.record import CANCEL_EXITS, TurnExit, TurnRecord
 from chatgate.gateway.turn.resume import lock_unavailable, still_open
+from chatgate.gateway.turn.unsaved import UnsavedAnswers
 from chatgate.gateway.voices import USER_LANGUAGE_KEY, Voices
 from chatgate.media.outgoing import store_files
 from chatgate.media.speech import with_voice
@@ -73,6 +83,7 @@ class TurnSteps:
         self.voices = Voices(rt)
         self.notifier = OperatorNotifier(rt)
         self.approvals: ApprovalDesk | None = None  # asks the chat before `ask` tool calls
+        self.unsaved = UnsavedAnswers()
         self.held: tuple[Step, ...] = (
             self.open,
             self.prepare,
@@ -92,7 +103,7 @@ class TurnSteps:
             rec.last.session, owner=rt.owner, ttl=rt.config.gateway.turn_lock.ttl_s
         )
         try:
-            await rec.held.enter_async_context(lock)
+            rec.lease = await rec.held.enter_async_context(lock)
         except StateUnavailable as exc:  # fail closed: never two turns of one session
             voice = self.voices.for_message(rec.last.msg, rec.last.agent)
             await lock_unavailable(rt, self.handover, rec.batch, exc, voice)
@@ -181,6 +192,7 @@ class TurnSteps:
             voices = self.voices
             progress = worded(shown.progress, lambda: voices.for_message(last.msg, last.agent))
         tools = rec.tools = TurnTools(self.rt.tools, self.providers.agent_event, progress)
+        rec.history_len = len(session.transcript)
         return Turn(
             session=last.session,
             history=tuple(session.transcript),
@@ -197,6 +209,7 @@ class TurnSteps:
             on_progress=tools.on_progress,
             parts=rec.media.parts,
             approve=self._approver(rec),
+            before_model=functools.partial(self._fence, rec),
         )
 
     def _approver(self, rec: TurnRecord) -> Approve | None:
@@ -227,9 +240,28 @@ class TurnSteps:
 
         return approve
 
+    async def _fence(self, rec: TurnRecord) -> None:
+        """Right before each model request: is the session's turn lock still this turn's? One
+        compare-and-extend in the lock's store. A replica that stalled past the lock's TTL finds
+        it lost (another replica may be running the session): no request, the batch goes back
+        through the open step (lock, ownership, session) instead."""
+        if rec.lease is None:
+            return
+        ttl = self.rt.config.gateway.turn_lock.ttl_s
+        if not await self.rt.turn_lock.renew(rec.lease, ttl):
+            raise TurnFenced(rec.lease.key)
+
     async def _run_agent(self, rec: TurnRecord, agent: Agent, turn: Turn) -> TurnExit | None:
         """The agent call itself (the slot for a tool loop). It runs inline, not in a task of its
         own: /stop and the interrupt policy cancel this task, which lands here."""
+        kept = self.unsaved.take([job.msg.key for job in rec.batch], rec.history_len)
+        if kept is not None:
+            log.info(
+                "answer kept from a run whose state write failed; the model is not asked again",
+                extra={"session": rec.last.session, "key": rec.last.msg.key},
+            )
+            rec.reply = kept
+            return None
         control = rec.control
         control.enter_agent()
         try:
@@ -245,6 +277,14 @@ class TurnSteps:
             if ended is not None:
                 return ended
             rec.failure = AgentError(FailureReason.CANCELLED, "stopped by /stop")
+        except TurnFenced:
+            log.warning(
+                "turn lock lost before a model request; running the batch again",
+                extra={"session": rec.last.session, "key": rec.last.msg.key},
+            )
+            return TurnExit.RETRY
+        except StateUnavailable:
+            raise  # fail closed, as when the lock cannot be taken: callers answer "retry later"
         except AgentError as exc:
             rec.failure = exc
         except TimeoutError:
@@ -298,7 +338,14 @@ class TurnSteps:
             delivery=outcome.unsent.value if final else None,
             delivery_ids=[] if final else None,
         )
-        await self.persistence.write(mark, session, persist)
+        try:
+            await self.persistence.write(mark, session, persist)
+        except StateUnavailable:  # the re-run (retry, resume) sends this answer, asks no model
+            if rec.reply is not None and rec.failure is None:
+                # keyed by the warm transcript as this failure leaves it (the lines may be held
+                # unflushed): a re-run that starts from exactly there reuses the answer
+                self.unsaved.keep(mark.keys, len(session.transcript), rec.reply)
+            raise
         return None
 
     def _tell_operator(self, rec: TurnRecord) -> None:

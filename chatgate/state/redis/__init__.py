@@ -85,6 +85,11 @@ class Liveness:
                 await self._redis.delete(self._keys("replica", self.replica))
 
 
+# How long an adopter waits, from a stalled sender's send mark, for that sender to record the
+# send: the adoption alone takes up to one lease TTL, so this covers stalls up to ~3 TTL.
+SEND_GRACE_TTLS = 3
+
+
 def build_stores(gateway: GatewaySection, state_dir: Path) -> Stores:
     redis = connect(gateway)
     beats = connect(gateway, HEARTBEAT_CONNECTIONS)
@@ -108,7 +113,13 @@ def build_stores(gateway: GatewaySection, state_dir: Path) -> Stores:
         await beats.aclose()
 
     return Stores(
-        journal=RedisJournal(redis, keys, live.replica, live.join),
+        journal=RedisJournal(
+            redis,
+            keys,
+            live.replica,
+            live.join,
+            send_grace_s=SEND_GRACE_TTLS * gateway.redis.lease_ttl_s,
+        ),
         dead_letters=RedisDeadLetters(redis, keys),
         dead_targets=RedisDeadTargets(redis, keys),
         pairing=RedisPairing(redis, keys),

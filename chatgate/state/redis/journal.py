@@ -11,6 +11,7 @@ resumes each. An answered entry keeps its reply, so the resuming replica re-send
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import Awaitable, Callable, Collection, Sequence
 from dataclasses import dataclass
@@ -60,19 +61,41 @@ return 1
 """
 NOBODY = ""  # the owner of a handed-off entry: any replica serving its channel takes it
 # KEYS: entry, open. ARGV: me, guard, terminal (1: leave the open set), key, then field/value
-# pairs. Guard 1: only while the entry is mine; 2: or while it is still pending (an answer a
-# stalled replica made is kept for the replica that adopted it, which sends it). 0: not written.
+# pairs. Guard 1: only while the entry is mine, or while I hold its sending mark (a replica that
+# stalled mid-send records what it sent, so the adopter does not send it again); 2: or while it
+# is still pending (an answer a stalled replica made is kept for the replica that adopted it,
+# which sends it). 0: not written.
 SETTLE = """
 if ARGV[2] ~= '0' then
   local owner = redis.call('hget', KEYS[1], 'owner')
   if owner and owner ~= ARGV[1] then
-    if ARGV[2] ~= '2' or redis.call('hget', KEYS[1], 'state') ~= 'pending' then return 0 end
+    local ok = (ARGV[2] == '2' and redis.call('hget', KEYS[1], 'state') == 'pending')
+      or (ARGV[2] == '1' and redis.call('hget', KEYS[1], 'sending_by') == ARGV[1])
+    if not ok then return 0 end
   end
 end
 redis.call('hset', KEYS[1], unpack(ARGV, 5))
 if ARGV[3] == '1' then redis.call('zrem', KEYS[2], ARGV[4]) end
 return 1
 """
+# Right before an answer's first chunk. KEYS: entry; ARGV: me, grace (ms) → 1: send it (marked
+# as being sent by me, at Redis's time), 0: not mine, 2: done already (its previous owner sent
+# it), -N: wait N ms (another replica began sending it less than the grace ago and may still
+# record that it did).
+BEGIN_SEND = """
+local h = redis.call('hmget', KEYS[1], 'owner', 'state', 'sending_by', 'sending_at')
+if h[2] == 'done' then return 2 end
+if h[1] ~= ARGV[1] then return 0 end
+local t = redis.call('time')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+if h[3] and h[3] ~= ARGV[1] then
+  local left = tonumber(h[4]) + tonumber(ARGV[2]) - now
+  if left > 0 then return -left end
+end
+redis.call('hset', KEYS[1], 'sending_by', ARGV[1], 'sending_at', now)
+return 1
+"""
+SEND_POLL_S = 0.2
 # The outcome writes of a replica that may have stalled while another adopted its entry.
 GUARDS = {JournalState.ANSWERED: 2, JournalState.DONE: 1}
 
@@ -139,11 +162,14 @@ class RedisJournal:
         keys: Keys,
         owner: str,
         join: Callable[[], Awaitable[None]] = _nothing,
+        send_grace_s: float = 10.0,
     ) -> None:
         self._redis = redis
         self._keys = keys
         self._owner = owner
         self._join = join
+        self._send_grace_ms = int(send_grace_s * 1000)
+        self._begin_send = redis.register_script(BEGIN_SEND)
         self._settle = redis.register_script(SETTLE)
         self._record = redis.register_script(RECORD)
         self._claim = redis.register_script(CLAIM)
@@ -213,6 +239,21 @@ class RedisJournal:
         """Whether ``key`` is still this replica's to answer (asked every time: a liveness key
         can expire under a live process, and one round trip per answer is cheap)."""
         return await self._redis.hget(self._e(key), "owner") == self._owner
+
+    async def claim_send(self, key: str) -> bool:
+        """Whether this replica may send ``key``'s answer now; marks it as being sent. When
+        another replica began sending it (and stalled, and this one adopted the entry), waits
+        up to the grace (3 lease TTLs from its mark) for that one to record the send, then sends only if it
+        did not: a stall shorter than the grace repeats no reply."""
+        while True:
+            verdict = int(
+                await unavailable("journal")(self._begin_send)(
+                    keys=[self._e(key)], args=[self._owner, self._send_grace_ms]
+                )
+            )
+            if verdict >= 0:
+                return verdict == 1
+            await asyncio.sleep(min(-verdict / 1000, SEND_POLL_S))
 
     @unavailable("journal")
     async def finish(

@@ -183,6 +183,9 @@ class SqliteJournal:
     async def owns(self, key: str) -> bool:
         return True  # one daemon per state dir: every entry is its own
 
+    async def claim_send(self, key: str) -> bool:
+        return True
+
     async def get(self, key: str) -> JournalEntry | None:
         def read(conn: sqlite3.Connection) -> JournalEntry | None:
             row = conn.execute("SELECT * FROM inbound WHERE key = ?", (key,)).fetchone()

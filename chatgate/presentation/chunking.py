@@ -197,7 +197,12 @@ def _best_break(
 
 def _next_start(layout: _Layout, cut: int) -> int:
     """Where the next chunk starts: past blank lines, and past a closing fence line the
-    previous chunk already closed itself."""
+    previous chunk already closed itself, and past the rest of an opening fence line cut
+    inside its info string (the next chunk re-opens the fence itself)."""
+    if cut < len(layout.text):
+        k = layout.line(cut)
+        if layout.kinds[k] == "open" and cut > layout.starts[k]:
+            cut = layout.starts[k + 1] if k + 1 < len(layout.starts) else len(layout.text)
     pos = _skip_blank(layout.text, cut)
     if pos < len(layout.text):
         k = layout.line(pos)

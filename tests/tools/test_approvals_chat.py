@@ -68,13 +68,21 @@ async def test_telegram_approve_press_runs_the_tool_and_others_presses_are_ignor
         assert len(fake_llm.requests) == 1, "an ignored press resumed the turn"
 
         fake_tg.callback(42, 42, prompt_id, approve["callback_data"])
-        replies = await fake_tg.wait_for("sendMessage", count=2, timeout=TIMEOUT)
+        # once approved the tool's status line goes out, and the answer takes its place
+        [_, status] = await fake_tg.wait_for("sendMessage", count=2, timeout=TIMEOUT)
+        assert status.params["text"] == "using fake.add…"
+        await eventually(
+            lambda: any(
+                c.params["text"] == "It is 5." for c in fake_tg.calls_of("editMessageText")
+            ),
+            TIMEOUT,
+            "the answer in place of the status line",
+        )
         fake_tg.callback(42, 42, prompt_id, deny["callback_data"])  # too late: decided
         late = await settled(gw, "telegram:cb:cbq-3")
         metrics = gw.rt.metrics.render().decode()
         trails = (await admin.why(gw.rt.state, "telegram", None, "42"))["trails"]
 
-    assert replies[1].params["text"] == "It is 5."
     assert late.reason == "approval_already_decided"
     edits = [c.params["text"] for c in fake_tg.calls_of("editMessageText")]
     assert any("approved by" in t and "fake.add" in t for t in edits)

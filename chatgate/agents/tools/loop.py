@@ -187,6 +187,7 @@ class ToolLoop:
         self._limits = ToolLimits(config.max_steps, config.budget_tokens, config.budget_s)
         self._approvals = tuple(config.approval.items())
         self._approve = approve
+        self._shown: list[asyncio.Future[None]] = []  # status lines of approved calls
         self._asked: dict[str, int] = {}  # identical calls asked so far this turn
         self._budget = Stretch()  # the budget_s bound, paused while a person is asked
         self.trail: list[ToolCallRecord] = []
@@ -228,9 +229,13 @@ class ToolLoop:
                 raise AgentError(reason, f"after {rounds} tool steps, {tokens} tokens")
             rounds += 1
             messages.append(dict(step.message))
-            # The status line goes out while the tools run (its edit may wait out a rate limit).
-            if self._on_progress is None:
+            # The status line goes out while the tools run (its edit may wait out a rate limit);
+            # a call that needs approval shows it only once approved (after its prompt).
+            if self._on_progress is None or self._any_asked(step.calls, names):
                 results = await self._calls(step.calls, names, rounds)
+                if self._shown:
+                    await asyncio.gather(*self._shown)
+                    self._shown.clear()
             else:
                 results, _ = await asyncio.gather(
                     self._calls(step.calls, names, rounds), self._progress(step.calls, names)
@@ -248,6 +253,11 @@ class ToolLoop:
         if self._config.parallel and len(calls) > 1:
             return list(await asyncio.gather(*(self._call(c, names, step) for c in calls)))
         return [await self._call(c, names, step) for c in calls]
+
+    def _any_asked(self, calls: Sequence[RequestedCall], names: Mapping[str, str]) -> bool:
+        return any(
+            approval_for(names.get(c.name, c.name), self._approvals) is Approval.ASK for c in calls
+        )
 
     async def _ask(self, name: str, shown: Any) -> ApprovalAnswer:
         """Wait for the approval of one call; the wait does not count against the budget."""
@@ -319,6 +329,8 @@ class ToolLoop:
                 if answer.status is ToolCallStatus.APPROVAL_TIMEOUT:
                     return f"error: nobody approved the tool {name!r} in time; it did not run", None
                 return f"error: the user did not allow the tool {name!r} this time", None
+            if self._on_progress is not None:
+                self._shown.append(asyncio.ensure_future(self._progress([call], names)))
         if self._on_event is not None:
             self._on_event(TOOL_STARTED_EVENT, {"agent": self._agent, "tool": name})
         timeout = self._config.tool_timeout_s

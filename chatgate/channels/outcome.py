@@ -71,3 +71,15 @@ class Submission:
 def files_of(message: OutboundMessage | None) -> tuple[File, ...]:
     """The file blocks of an answer, in order."""
     return tuple(b for b in message.blocks if isinstance(b, File)) if message is not None else ()
+
+
+def press_notice(submission: Submission) -> str | None:
+    """What only the person who pressed a button should see, once its press is settled before
+    the queue: e.g. an approval that is not theirs to answer; None when there is nothing."""
+    result = submission.result
+    if submission.duplicate or not result.done() or result.cancelled():
+        return None
+    if result.exception() is not None:
+        return None
+    settled = result.result()
+    return settled.reply if settled.stage == Stage.APPROVAL and settled.reply else None

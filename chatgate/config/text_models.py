@@ -81,6 +81,7 @@ class TextOverrides(StrictModel):
     approval_denied: Override | None = Field(None, alias="approval.denied")
     approval_timed_out: Override | None = Field(None, alias="approval.timed_out")
     approval_cancelled: Override | None = Field(None, alias="approval.cancelled")
+    approval_not_yours: Override | None = Field(None, alias="approval.not_yours")
     # status, empty answers, menus and delivery notes
     help_jobs: Override | None = Field(None, alias="help.jobs")
     status_up: Override | None = Field(None, alias="status.up")

@@ -122,10 +122,18 @@ class ApprovalDesk:
             language=ctx.language,
         )
         record = await self.store.create(fresh)
-        if not record.state.decided and not record.prompt_ids:
-            await self._post(record, ctx)
-        async with ctx.deadline.paused(max(0.0, record.expires_at - now)):
-            record = await self._wait(record, ctx.control)
+        try:
+            if not record.state.decided and not record.prompt_ids:
+                await self._post(record, ctx)
+            async with ctx.deadline.paused(max(0.0, record.expires_at - now)):
+                record = await self._wait(record, ctx.control)
+        except BaseException:
+            # The turn ended first: /stop, a newer message, its deadline or budget, a crash.
+            # Only a shutdown keeps the prompt open (the next start runs the turn again).
+            control = ctx.control
+            if control is None or control.reason is not CancelReason.SHUTDOWN:
+                self._spawn(self._cancelled(fresh.id))  # this task may be cancelled: not here
+            raise
         waited = rt.clock.monotonic() - started
         reason = STATE_REASONS.get(record.state, ApprovalReason.TIMED_OUT)
         log.info(
@@ -168,21 +176,14 @@ class ApprovalDesk:
                         await self._close(record, "")
                     break
                 await _first(wake.wait(), rt.clock.sleep(min(RECHECK_S, record.expires_at - now)))
-        except asyncio.CancelledError:
-            if control is not None and control.reason in (
-                CancelReason.STOP,
-                CancelReason.INTERRUPT,
-            ):
-                self._spawn(self._cancelled(ident))  # this task is being cancelled: not here
-            raise
         finally:
             self._wake.pop(ident, None)
             self._controls.pop(ident, None)
         return record
 
     async def _cancelled(self, ident: str) -> None:
-        """The asking turn ended first (/stop, or a newer message interrupted it): close the
-        prompt, so a later press cannot look like it ran the tool. A shutdown keeps it open."""
+        """The asking turn ended before an answer: close the prompt (an undecided one only), so
+        a later press cannot look like it ran the tool."""
         assert self.store is not None
         try:
             record, changed = await self.store.decide(

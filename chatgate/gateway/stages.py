@@ -192,6 +192,9 @@ class Stages:
             return None
         if reason in (ApprovalReason.APPROVED, ApprovalReason.DENIED):
             return Verdict(Stage.APPROVAL, reason, state=JournalState.DONE, counted=False)
+        if reason is ApprovalReason.NOT_APPROVER:  # the adapter shows it to the presser only
+            notice = self.voices.for_message(ib.msg).text(TextId.APPROVAL_NOT_YOURS)
+            return Verdict(Stage.APPROVAL, reason, reply=notice)
         return Verdict(Stage.APPROVAL, reason)
 
     def admission(self, ib: Inbound) -> Awaitable[Verdict | None] | None:

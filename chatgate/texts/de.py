@@ -145,6 +145,7 @@ TEXTS: dict[T, Template] = {
     T.APPROVAL_DENIED: "❌ {tool}: abgelehnt von {name}.",
     T.APPROVAL_TIMED_OUT: "⌛ {tool}: keine Antwort innerhalb von {wait}, daher nicht ausgeführt.",
     T.APPROVAL_CANCELLED: "✖️ {tool}: nicht mehr nötig.",
+    T.APPROVAL_NOT_YOURS: "Nur die Person, die gefragt hat, kann das beantworten.",
     T.TOOL_PROGRESS: "verwende {tools}…",
 }
 

@@ -111,6 +111,7 @@ TEXTS: dict[T, Template] = {
     T.APPROVAL_DENIED: "❌ {tool}: denied by {name}.",
     T.APPROVAL_TIMED_OUT: "⌛ {tool}: no answer within {wait}, so it was not run.",
     T.APPROVAL_CANCELLED: "✖️ {tool}: no longer needed.",
+    T.APPROVAL_NOT_YOURS: "Only the person who asked can answer this.",
     T.TOOL_PROGRESS: "using {tools}…",
 }
 

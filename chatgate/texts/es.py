@@ -118,6 +118,7 @@ TEXTS: dict[T, Template] = {
     T.APPROVAL_DENIED: "❌ {tool}: rechazado por {name}.",
     T.APPROVAL_TIMED_OUT: "⌛ {tool}: sin respuesta en {wait}, así que no se ejecutó.",
     T.APPROVAL_CANCELLED: "✖️ {tool}: ya no hace falta.",
+    T.APPROVAL_NOT_YOURS: "Solo la persona que lo pidió puede responder a esto.",
     T.TOOL_PROGRESS: "usando {tools}…",
 }
 

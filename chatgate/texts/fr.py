@@ -130,6 +130,7 @@ TEXTS: dict[T, Template] = {
     T.APPROVAL_DENIED: "❌ {tool} : refusé par {name}.",
     T.APPROVAL_TIMED_OUT: "⌛ {tool} : pas de réponse en {wait}, l'outil n'a donc pas été lancé.",
     T.APPROVAL_CANCELLED: "✖️ {tool} : plus nécessaire.",
+    T.APPROVAL_NOT_YOURS: "Seule la personne qui a demandé peut répondre.",
     T.TOOL_PROGRESS: "j'utilise {tools}…",
 }
 

@@ -68,6 +68,7 @@ class TextId(StrEnum):
     APPROVAL_DENIED = "approval.denied"
     APPROVAL_TIMED_OUT = "approval.timed_out"
     APPROVAL_CANCELLED = "approval.cancelled"
+    APPROVAL_NOT_YOURS = "approval.not_yours"
     # -- status, empty answers, menus and delivery notes --
     HELP_JOBS = "help.jobs"
     STATUS_UP = "status.up"

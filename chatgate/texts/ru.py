@@ -127,6 +127,7 @@ TEXTS: dict[T, Template] = {
     T.APPROVAL_DENIED: "❌ {tool}: отклонено, {name}.",
     T.APPROVAL_TIMED_OUT: "⌛ {tool}: нет ответа за {wait}, поэтому не выполнено.",
     T.APPROVAL_CANCELLED: "✖️ {tool}: больше не нужно.",
+    T.APPROVAL_NOT_YOURS: "Ответить может только тот, кто спросил.",
     T.TOOL_PROGRESS: "использую {tools}…",
 }
 

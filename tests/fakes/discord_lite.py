@@ -484,7 +484,7 @@ class FakeDiscord:
             files=files,
         )
         self.calls.append(call)
-        is_interaction = path.startswith("/interactions/")
+        is_interaction = path.startswith(("/interactions/", "/webhooks/"))  # token in the path
         if not is_interaction and request.headers.get("Authorization") != f"Bot {self.token}":
             call.status = 401
             return _json({"message": "401: Unauthorized", "code": 0}, 401)
@@ -538,6 +538,28 @@ class FakeDiscord:
             "POST /interactions/"
         ):
             return _json({"interaction": {"id": parts[1], "type": 3}})
+        if route == "POST /webhooks/{id}/{token}":  # an interaction follow-up (not stored)
+            payload = call.json or {}
+            return _json(
+                {
+                    "id": str(next(self._ids)),
+                    "channel_id": "0",
+                    "type": 0,
+                    "content": payload.get("content") or "",
+                    "flags": payload.get("flags") or 0,
+                    "author": _user(BOT_ID, BOT_NAME, bot=True),
+                    "webhook_id": parts[1],
+                    "timestamp": _now(),
+                    "edited_timestamp": None,
+                    "tts": False,
+                    "mention_everyone": False,
+                    "mentions": [],
+                    "mention_roles": [],
+                    "attachments": [],
+                    "embeds": [],
+                    "pinned": False,
+                }
+            )
         call.status = 404
         return _json({"message": f"fake: no route {route}", "code": 0}, 404)
 

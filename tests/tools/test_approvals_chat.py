@@ -62,7 +62,8 @@ async def test_telegram_approve_press_runs_the_tool_and_others_presses_are_ignor
         prompt_id = fake_tg.sent[0]["message_id"]
 
         fake_tg.callback(77, 42, prompt_id, approve["callback_data"])  # not the session's user
-        await fake_tg.wait_for("answerCallbackQuery", timeout=TIMEOUT)
+        [told] = await fake_tg.wait_for("answerCallbackQuery", timeout=TIMEOUT)
+        assert told.params["text"] == "Only the person who asked can answer this."
         other = await settled(gw, "telegram:cb:cbq-1")
         assert (other.stage, other.reason) == ("approval", "approval_not_approver")
         assert len(fake_llm.requests) == 1, "an ignored press resumed the turn"
@@ -84,6 +85,8 @@ async def test_telegram_approve_press_runs_the_tool_and_others_presses_are_ignor
         trails = (await admin.why(gw.rt.state, "telegram", None, "42"))["trails"]
 
     assert late.reason == "approval_already_decided"
+    answers = fake_tg.calls_of("answerCallbackQuery")
+    assert [bool(c.params.get("text")) for c in answers] == [True, False, False]  # asker: none
     edits = [c.params["text"] for c in fake_tg.calls_of("editMessageText")]
     assert any("approved by" in t and "fake.add" in t for t in edits)
     second = fake_llm.requests[1]

@@ -251,7 +251,12 @@ class ToolLoop:
         self, calls: Sequence[RequestedCall], names: Mapping[str, str], step: int
     ) -> list[tuple[str, AgentError | None]]:
         if self._config.parallel and len(calls) > 1:
-            return list(await asyncio.gather(*(self._call(c, names, step) for c in calls)))
+            tasks = [asyncio.ensure_future(self._call(c, names, step)) for c in calls]
+            try:
+                return list(await asyncio.gather(*tasks))
+            finally:  # one that raised leaves none behind (a sibling's open prompt closes)
+                for task in tasks:
+                    task.cancel()
         return [await self._call(c, names, step) for c in calls]
 
     def _any_asked(self, calls: Sequence[RequestedCall], names: Mapping[str, str]) -> bool:

@@ -48,6 +48,7 @@ from chatgate.channels.discord.net import build_connector
 from chatgate.channels.discord.outbound import DiscordOutbound
 from chatgate.channels.download import FilesSession, files_timeout
 from chatgate.channels.ordering import ChatOrder
+from chatgate.channels.outcome import Submission, press_notice
 from chatgate.channels.types import (
     USER_LANGUAGE,
     Attachment,
@@ -311,12 +312,16 @@ class DiscordChannel(DiscordOutbound):
             )
             return
         ack = asyncio.ensure_future(self._defer(interaction))
+        notice: str | None = None
         try:
             if isinstance(result, InboundMessage):
                 result = await self.resolve_choice(result)
-            await self._submit(result)
+            submission = await self._submit(result)
+            notice = press_notice(submission) if submission is not None else None
         finally:
             await ack
+        if notice:
+            await self._tell_presser(interaction, notice)
 
     async def _defer(self, interaction: discord.Interaction) -> None:
         try:
@@ -324,6 +329,17 @@ class DiscordChannel(DiscordOutbound):
         except (discord.DiscordException, OSError) as exc:
             log.warning(
                 "could not acknowledge a Discord interaction", extra={"error": type(exc).__name__}
+            )
+
+    async def _tell_presser(self, interaction: discord.Interaction, notice: str) -> None:
+        """A refused press (an approval that is not theirs): an ephemeral follow-up only the
+        presser sees."""
+        try:
+            await interaction.followup.send(notice, ephemeral=True)
+        except (discord.DiscordException, OSError) as exc:
+            log.warning(
+                "could not tell a Discord user their press was refused",
+                extra={"error": type(exc).__name__},
             )
 
     def _language(self, msg: InboundMessage) -> InboundMessage:
@@ -339,21 +355,22 @@ class DiscordChannel(DiscordOutbound):
         known = self.locales.get(msg.sender_id)
         return replace(msg, extra={**msg.extra, USER_LANGUAGE: known}) if known else msg
 
-    async def _submit(self, result: InboundMessage | Ignored) -> None:
+    async def _submit(self, result: InboundMessage | Ignored) -> Submission | None:
         if isinstance(result, Ignored):
             self._ignore(result)
-            return
+            return None
         assert self._sink is not None
         result = self._language(result)
         async with self._order.turn(f"{result.chat_id}:{result.thread_id}"):
             try:
-                await self._sink.submit(result)
+                return await self._sink.submit(result)
             except StateUnavailable:  # the gateway event is not re-sent: say so, keep running
                 self.ctx.metrics.count("discord_refused_unwritable_state", channel=self.name)
                 log.warning(
                     "message not journaled (state not writable); it is lost",
                     extra={"chat": result.chat_id},
                 )
+                return None
 
     def _ignore(self, ignored: Ignored) -> None:
         self.ignored[ignored.reason.value] = self.ignored.get(ignored.reason.value, 0) + 1

@@ -23,6 +23,7 @@ from chatgate.channels.base import (
 )
 from chatgate.channels.files import render_with_files, upload_of
 from chatgate.channels.http_ingress import refuse
+from chatgate.channels.outcome import press_notice
 from chatgate.channels.telegram import LIMITS, errors
 from chatgate.channels.telegram.albums import AddressedAlbums, album_of, merge_album
 from chatgate.channels.telegram.config import TelegramChannelConfig
@@ -240,17 +241,23 @@ class TelegramChannel(ChannelAdapter):
     async def _submit(self, msg: InboundMessage) -> None:
         assert self._sink is not None
         msg = self._albums.mark(msg)
-        if msg.choice is not None:
-            msg = await self._answer_button(msg)
-        await self._sink.submit(msg)
+        if msg.choice is None:
+            await self._sink.submit(msg)
+            return
+        notice: str | None = None
+        try:
+            msg = await self.resolve_choice(msg)
+            notice = press_notice(await self._sink.submit(msg))
+        finally:
+            await self._answer_button(msg, notice)
 
-    async def _answer_button(self, msg: InboundMessage) -> InboundMessage:
-        """Stop the button's spinner at once and resolve a stored long payload."""
+    async def _answer_button(self, msg: InboundMessage, notice: str | None) -> None:
+        """Stop the button's spinner once the press is journaled; a refused press (an approval
+        that is not the presser's) shows its notice to the presser only."""
         query_id = msg.extra.get("callback_query_id")
         if self.bot is not None and query_id:
             with contextlib.suppress(tg.TelegramError):
-                await self.bot.answer_callback_query(str(query_id))
-        return await self.resolve_choice(msg)
+                await self.bot.answer_callback_query(str(query_id), text=notice)
 
     async def _webhook(self, request: web.Request) -> web.Response:
         expected = secret_value(self.config.webhook.secret_token)

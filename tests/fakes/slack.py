@@ -188,6 +188,7 @@ class FakeSlack(SlackInbound):
         self._calls: list[Call] = []
         self._posted: list[JSONDict] = []
         self._updates: list[JSONDict] = []
+        self.ephemerals: list[JSONDict] = []  # chat.postEphemeral calls, in order
         self._deletes: list[JSONDict] = []
         self._reactions: dict[tuple[str, str, str], str] = {}  # (channel, ts, name) -> user
         self._uploads: dict[str, JSONDict] = {}  # file id -> {filename, length, data}
@@ -485,6 +486,7 @@ class FakeSlack(SlackInbound):
             "chat.postMessage": self._post_message,
             "chat.update": self._update,
             "chat.delete": self._delete,
+            "chat.postEphemeral": self._post_ephemeral,
             "reactions.add": self._reaction_add,
             "reactions.remove": self._reaction_remove,
             "apps.connections.open": self._connections_open,
@@ -581,6 +583,14 @@ class FakeSlack(SlackInbound):
         self._messages[(channel, ts)] = message
         self._posted.append({"channel": channel, **copy.deepcopy(message)})
         return {"channel": channel, "ts": ts, "message": copy.deepcopy(message)}
+
+    def _post_ephemeral(self, params: JSONDict) -> JSONDict:
+        """A message only ``user`` sees: kept apart from the posts (it is never stored)."""
+        channel = self._channel(params)
+        if not params.get("user"):
+            raise _ApiError("user_not_in_channel")
+        self.ephemerals.append({"channel": channel, **copy.deepcopy(params)})
+        return {"message_ts": self.next_ts(channel)}
 
     def _own_message(self, params: JSONDict, denied: str) -> tuple[str, str, JSONDict]:
         """The bot's own stored message addressed by channel + ts (others can't be changed)."""

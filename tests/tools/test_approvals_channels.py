@@ -65,7 +65,10 @@ async def test_discord_approve_interaction_runs_the_tool_and_a_strangers_press_i
         assert len(fake_llm.requests) == 1, "a stranger's press resumed the turn"
 
         fake.press(prompt_id, approve["custom_id"])  # the asker
-        await fake.wait_for(SEND, 2, timeout=TIMEOUT, where=lambda c: "It is 5." in str(c.json))
+        # the status line goes out once approved, and the answer takes its place
+        [_, status] = await fake.wait_for(SEND, 2, timeout=TIMEOUT)
+        assert status.json["content"] == "using fake.add…"
+        await fake.wait_for(EDIT, timeout=TIMEOUT, where=lambda c: "It is 5." in str(c.json))
         await fake.wait_for(EDIT, timeout=TIMEOUT, where=lambda c: "approved by" in str(c.json))
     assert fake_llm.requests[1].messages[-1] == {
         **fake_llm.requests[1].messages[-1],
@@ -78,8 +81,9 @@ async def test_discord_approve_interaction_runs_the_tool_and_a_strangers_press_i
 async def test_whatsapp_approve_reply_button_runs_the_tool(
     tmp_path: Path, fake_wa: FakeWhatsApp, fake_llm: FakeLLM
 ) -> None:
-    config = slower(whatsapp_config(tmp_path, fake_wa, fake_llm, gateway=SERVERS, agents=""))
-    config.write_text(config.read_text().replace("timeout_s: 60\n", "timeout_s: 60\n" + ASK_ADD))
+    config = whatsapp_config(tmp_path, fake_wa, fake_llm, gateway=SERVERS)
+    default = "api_key: sk-whatsapp-test\n    timeout_s: 10\n"
+    config.write_text(config.read_text().replace(default, default.replace("10", "60") + ASK_ADD, 1))
     fake_llm.script(ADD, "It is 5.")
     async with running(config) as gw:
         hook = webhook_url(gw)

@@ -122,6 +122,15 @@ async def test_slack_deny_press_tells_the_model_and_the_tool_never_runs(
         approve, deny = elements
         assert approve["text"]["text"] == "Approve" and deny["text"]["text"] == "Deny"
         assert prompt["thread_ts"] == mention["ts"]
+        stranger = fake_slack.block_actions_payload(
+            approve["action_id"], approve["value"], user="U77", message_ts=prompt["ts"]
+        )
+        assert (await fake_slack.post_interactive(url, stranger))[0] == 200
+        await eventually(lambda: bool(fake_slack.ephemerals), TIMEOUT, "the stranger's notice")
+        [told] = fake_slack.ephemerals
+        assert (told["user"], told["thread_ts"]) == ("U77", mention["ts"])
+        assert told["text"] == "Only the person who asked can answer this."
+        assert len(fake_llm.requests) == 1 and not fake_slack.updates()
         press = fake_slack.block_actions_payload(
             deny["action_id"], deny["value"], message_ts=prompt["ts"]
         )
@@ -134,6 +143,7 @@ async def test_slack_deny_press_tells_the_model_and_the_tool_never_runs(
     result = fake_llm.requests[1].messages[-1]
     assert result["role"] == "tool" and "did not allow" in result["content"]
     assert any("denied by" in u.get("text", "") for u in fake_slack.updates())
+    assert len(fake_slack.ephemerals) == 1  # the asker's press needs no notice
     turn = next(t for t in trails if t.get("tools"))
     [call] = turn["tools"]["trail"]
     assert (call["status"], call["approval"], call["approver"]) == ("denied", "denied", "slack:U42")

@@ -180,3 +180,44 @@ async def test_stop_while_waiting_closes_the_prompt(tmp_path: Path, fake_llm: Fa
         "waiting for approval of gateway.send_message (asked in memory:c1)"
     )
     assert waiting["approvals"][0]["arguments"]["token"] == "***"
+
+
+@pytest.mark.parametrize(
+    ("tools", "reason"),
+    [
+        # the tool loop's budget runs out while the prompt waits (it pauses only for as long
+        # as the prompt may wait, and the injected clock never lets the prompt expire)
+        ("      approval_timeout_s: 0.1\n      budget_s: 1", "tool_budget"),
+        # the turn's own deadline: one model call and one tool call, each bounded
+        (
+            "      approval_timeout_s: 0.1\n      max_steps: 1\n      tool_timeout_s: 0.5",
+            "timeout",
+        ),
+    ],
+)
+async def test_a_turn_that_fails_while_waiting_closes_its_prompt(
+    tmp_path: Path, fake_llm: FakeLLM, tools: str, reason: str
+) -> None:
+    fake_llm.script(SEND)
+    path = config(tmp_path, fake_llm, tools=tools)
+    if reason == "timeout":  # bounds the turn at 2 × 3 + 0.5 + 5 s
+        path.write_text(path.read_text().replace("timeout_s: 20\n", "timeout_s: 3\n", 1))
+    async with running(path, clock=ManualClock()) as gw:
+        submission = await memory(gw).inject("tell ops", message_id="m1")
+        await memory(gw).wait_sent(1, timeout=20)
+        [pending] = await store(gw).pending_in("memory", "c1", gw.rt.clock.time())
+        result = await asyncio.wait_for(submission.result, 30)
+        await eventually(
+            lambda: "✖️ gateway.send_message: no longer needed." in memory(gw).texts(),
+            what="prompt closed",
+        )
+        late = await memory(gw).inject(
+            "Approve", message_id="press-1", choice=press_value(True, pending.id)
+        )
+        assert (await late.result).reason == "approval_already_decided"
+        metrics = gw.rt.metrics.render().decode()
+    assert result.reason == reason
+    assert memory(gw).texts("ops-room") == [] and len(fake_llm.requests) == 1
+    assert 'chatgate_tool_approvals_total{agent="default",reason="approval_cancelled"} 1.0' in (
+        metrics
+    )

@@ -176,3 +176,32 @@ async def test_waiting_for_a_person_pauses_the_bound_once_for_overlapping_waits(
         assert back - base == pytest.approx(stretch.paused_s)
     async with Stretch().paused(300):  # no bound: nothing to pause
         pass
+
+
+async def test_a_parallel_call_that_crashes_leaves_no_sibling_waiting_for_a_person() -> None:
+    cancelled: list[int] = []
+
+    async def approve(ask: ApprovalAsk) -> ApprovalAnswer:
+        if ask.arguments["a"] == 1:
+            raise RuntimeError("the approval store broke")
+        try:
+            await asyncio.Event().wait()  # nobody answers
+        except asyncio.CancelledError:
+            cancelled.append(ask.arguments["a"])
+            raise
+        raise AssertionError("unreachable")
+
+    both = ModelStep(
+        "",
+        (
+            RequestedCall("c1", "calc__add", '{"a": 1, "b": 1}'),
+            RequestedCall("c2", "calc__add", '{"a": 2, "b": 2}'),
+        ),
+        message={"role": "assistant", "content": None},
+    )
+    config = AgentToolsConfig(allow=["calc.*"], approval={"calc.*": Approval.ASK}, parallel=True)
+    loop = ToolLoop("a", _Adder(), config, approve=approve)
+    with pytest.raises(RuntimeError):
+        await loop.run([], _script(both, ModelStep("done")))
+    await asyncio.sleep(0)  # the sibling's cancellation lands
+    assert cancelled == [2], "the other call still waits for an answer nobody will use"

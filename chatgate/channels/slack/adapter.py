@@ -28,6 +28,7 @@ from slack_bolt.async_app import AsyncApp
 from slack_bolt.authorization import AuthorizeResult
 from slack_bolt.request.async_request import AsyncBoltRequest
 from slack_bolt.response import BoltResponse
+from slack_sdk.errors import SlackClientError
 from slack_sdk.web.async_client import AsyncWebClient
 
 from chatgate.channels.base import (
@@ -41,6 +42,7 @@ from chatgate.channels.base import (
 from chatgate.channels.download import FilesSession, files_timeout
 from chatgate.channels.http_ingress import STATE_RETRY_AFTER_S, read_request, refuse
 from chatgate.channels.ordering import ChatOrder
+from chatgate.channels.outcome import Submission, press_notice
 from chatgate.channels.signatures import verify
 from chatgate.channels.slack import LIMITS, errors
 from chatgate.channels.slack.config import SlackChannelConfig
@@ -436,8 +438,26 @@ class SlackChannel(SlackOutbound):
         result = normalize_action(body, choice_of(action), self.name)
         if isinstance(result, InboundMessage):
             result = await self.resolve_choice(result)
-        await self._submit(result)
+        submission = await self._submit(result)
         await ack()
+        notice = press_notice(submission) if submission is not None else None
+        if notice and isinstance(result, InboundMessage):
+            await self._tell_presser(result, notice)
+
+    async def _tell_presser(self, msg: InboundMessage, notice: str) -> None:
+        """A refused press (an approval that is not theirs): an ephemeral message only the
+        presser sees, in the conversation of the pressed message."""
+        if self.web is None:
+            return
+        try:
+            await self.web.chat_postEphemeral(
+                channel=msg.chat_id, user=msg.sender_id, text=notice, thread_ts=msg.thread_id
+            )
+        except (SlackClientError, OSError, TimeoutError) as exc:
+            log.warning(
+                "could not tell a Slack user their press was refused",
+                extra={"error": type(exc).__name__},
+            )
 
     async def _on_command(self, ack: Any, body: dict[str, Any]) -> None:
         """A slash command: journaled, then acknowledged with no text (the answer follows)."""
@@ -466,14 +486,14 @@ class SlackChannel(SlackOutbound):
         log.error("slack event failed", extra={"error": type(error).__name__})
         return None
 
-    async def _submit(self, result: InboundMessage | Ignored) -> None:
+    async def _submit(self, result: InboundMessage | Ignored) -> Submission | None:
         if isinstance(result, Ignored):
             self._ignore(result)
-            return
+            return None
         if not self._accepting or self._sink is None:
             raise Draining
         async with self._order.turn(f"{result.chat_id}:{result.thread_id}"):
-            await self._sink.submit(result)
+            return await self._sink.submit(result)
 
     def _ignore(self, ignored: Ignored) -> None:
         self.ignored[ignored.reason.value] = self.ignored.get(ignored.reason.value, 0) + 1

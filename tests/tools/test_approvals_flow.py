@@ -187,7 +187,7 @@ async def test_stop_while_waiting_closes_the_prompt(tmp_path: Path, fake_llm: Fa
     [
         # the tool loop's budget runs out while the prompt waits (it pauses only for as long
         # as the prompt may wait, and the injected clock never lets the prompt expire)
-        ("      approval_timeout_s: 0.1\n      budget_s: 1", "tool_budget"),
+        ("      approval_timeout_s: 0.1\n      budget_s: 5", "tool_budget"),
         # the turn's own deadline: one model call and one tool call, each bounded
         (
             "      approval_timeout_s: 0.1\n      max_steps: 1\n      tool_timeout_s: 0.5",

@@ -97,7 +97,8 @@ class Stretch:
             if self._active == 0 and self._base is not None:
                 waited = asyncio.get_running_loop().time() - self._began
                 self.paused_s += waited
-                timeout.reschedule(self._base + waited)
+                if not timeout.expired():  # it fired during the wait: the turn ends as timed out
+                    timeout.reschedule(self._base + waited)
 
 
 UNKNOWN_TOOL_NAME = "<unknown>"  # the trail's name for a tool the model made up

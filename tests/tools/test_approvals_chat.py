@@ -148,3 +148,45 @@ async def test_slack_deny_press_tells_the_model_and_the_tool_never_runs(
     [call] = turn["tools"]["trail"]
     assert (call["status"], call["approval"], call["approver"]) == ("denied", "denied", "slack:U42")
     assert json.dumps(call["arguments"]) == '{"a": 1, "b": 1}'
+
+
+async def test_a_streamed_draft_shows_the_status_line_only_once_approved(
+    tmp_path: Path, fake_tg: FakeTelegram, fake_llm: FakeLLM
+) -> None:
+    config = telegram_config(
+        tmp_path,
+        fake_tg,
+        fake_llm,
+        gateway=SERVERS,
+        agent="    stream: true\n" + ASK_ADD,
+        channel="    dm_policy: open\n    stream: {enabled: true, min_edit_interval_s: 0.2}",
+    )
+    config.write_text(config.read_text().replace("timeout_s: 10\n", "timeout_s: 60\n", 1))
+    fake_llm.script(
+        ToolCalls.of(ToolCall("fake__add", {"a": 2, "b": 3}), content="Let me add that. "),
+        "It is 5.",
+    )
+
+    def shown() -> list[str]:
+        calls = fake_tg.calls_of("sendMessage") + fake_tg.calls_of("editMessageText")
+        return [c.params["text"] for c in calls]
+
+    async with running(config):
+        fake_tg.dm(42, "what is 2+3?")
+
+        def prompts() -> list[Any]:
+            return [c for c in fake_tg.calls_of("sendMessage") if "reply_markup" in c.params]
+
+        await eventually(lambda: bool(prompts()), TIMEOUT, "the prompt")
+        [prompt] = prompts()
+        assert not any("using fake.add" in t for t in shown()), "status line before approval"
+        [approve, _] = keyboard(prompt.params)
+        prompt_id = next(m["message_id"] for m in fake_tg.sent if "reply_markup" in m)
+        fake_tg.callback(42, 42, prompt_id, approve["callback_data"])
+        await eventually(lambda: any("It is 5." in t for t in shown()), TIMEOUT, "the answer")
+        await eventually(lambda: any("approved by" in t for t in shown()), TIMEOUT, "closed")
+    texts = shown()
+    assert any("using fake.add…" in t for t in texts)  # the draft's status line, once approved
+    assert "Let me add that." in " ".join(texts)
+    assert "using" not in [t for t in texts if "It is 5." in t][-1]
+    assert fake_llm.requests[1].messages[-1]["content"] == "5"

@@ -190,3 +190,34 @@ async def test_a_streamed_draft_shows_the_status_line_only_once_approved(
     assert "Let me add that." in " ".join(texts)
     assert "using" not in [t for t in texts if "It is 5." in t][-1]
     assert fake_llm.requests[1].messages[-1]["content"] == "5"
+
+
+async def test_slack_approve_shows_the_status_line_in_the_thread_then_the_answer(
+    tmp_path: Path, fake_slack: FakeSlack, fake_llm: FakeLLM
+) -> None:
+    config = slack_config(tmp_path, fake_slack, fake_llm, gateway=SERVERS, agents="")
+    text = config.read_text().replace("timeout_s: 10\n", "timeout_s: 60\n" + ASK_ADD, 1)
+    config.write_text(text)
+    fake_llm.script(ToolCalls.of(ToolCall("fake__add", {"a": 2, "b": 3})), "It is 5.")
+    async with running(config) as gw:
+        url = events_url(gw)
+        mention = fake_slack.app_mention_event("add 2 and 3")
+        await fake_slack.post_event(url, mention)
+        [prompt] = await fake_slack.wait_posts(1, timeout=TIMEOUT)
+        approve = next(e for b in prompt["blocks"] if b["type"] == "actions" for e in b["elements"])
+        press = fake_slack.block_actions_payload(
+            approve["action_id"], approve["value"], message_ts=prompt["ts"]
+        )
+        assert (await fake_slack.post_interactive(url, press))[0] == 200
+        [_, status] = await fake_slack.wait_posts(2, timeout=TIMEOUT)
+        await eventually(
+            lambda: any(u.get("text") == "It is 5." for u in fake_slack.updates()),
+            TIMEOUT,
+            "the answer in place of the status line",
+        )
+        updates = fake_slack.updates()
+    assert status["text"] == "using fake.add…" and status["thread_ts"] == mention["ts"]
+    assert [u["text"] for u in updates if u["ts"] == status["ts"]][-1] == "It is 5."
+    assert any("approved by" in u["text"] for u in updates if u["ts"] == prompt["ts"])
+    assert not fake_slack.ephemerals
+    assert fake_llm.requests[1].messages[-1]["content"] == "5"

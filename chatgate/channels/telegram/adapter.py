@@ -71,6 +71,7 @@ log = logging.getLogger("chatgate.telegram")
 SECRET_HEADER = "X-Telegram-Bot-Api-Secret-Token"
 TYPING_REFRESH_S = 4.0  # Telegram shows "typing…" for ~5 s per sendChatAction
 MAX_UPDATE_BYTES = 1024 * 1024  # an update is a few kB; this bounds what a secret holder can send
+CALLBACK_TEXT_MAX = 200  # answerCallbackQuery shows at most this many characters
 
 
 class TelegramChannel(ChannelAdapter):
@@ -257,7 +258,9 @@ class TelegramChannel(ChannelAdapter):
         query_id = msg.extra.get("callback_query_id")
         if self.bot is not None and query_id:
             with contextlib.suppress(tg.TelegramError):
-                await self.bot.answer_callback_query(str(query_id), text=notice)
+                await self.bot.answer_callback_query(
+                    str(query_id), text=notice[:CALLBACK_TEXT_MAX] if notice else None
+                )
 
     async def _webhook(self, request: web.Request) -> web.Response:
         expected = secret_value(self.config.webhook.secret_token)

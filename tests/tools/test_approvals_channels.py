@@ -1,5 +1,5 @@
 """Tool approval on the other channels with buttons, end to end through each fake: Approve on
-Discord (a button interaction; a stranger's press gets an ephemeral notice), on WhatsApp (an
+Discord (a button interaction; a stranger's press gets an ephemeral notice in their language), on WhatsApp (an
 interactive reply button) and on the web chat (its press endpoint)."""
 
 from __future__ import annotations
@@ -56,12 +56,12 @@ async def test_discord_approve_interaction_runs_the_tool_and_a_strangers_press_i
         assert "fake.add" in prompt.json["content"]
         prompt_id = int(fake.created[0]["id"])
 
-        stranger = fake.press(prompt_id, approve["custom_id"], user_id=3001)
+        stranger = fake.press(prompt_id, approve["custom_id"], user_id=3001, locale="de")
         [notice] = await fake.wait_for(FOLLOWUP, timeout=TIMEOUT)
         other = await settled(gw, f"discord:ix:{stranger['id']}")
         assert (other.stage, other.reason) == ("approval", "approval_not_approver")
         assert notice.json["flags"] & 64, "the notice is ephemeral"
-        assert "Only the person who asked" in notice.json["content"]
+        assert notice.json["content"] == "Nur die Person, die gefragt hat, kann das beantworten."
         assert len(fake_llm.requests) == 1, "a stranger's press resumed the turn"
 
         fake.press(prompt_id, approve["custom_id"])  # the asker

@@ -1,6 +1,6 @@
 """Tool approval on the other channels with buttons, end to end through each fake: Approve on
-Discord (a button interaction; a stranger's press gets an ephemeral notice in their language), on WhatsApp (an
-interactive reply button) and on the web chat (its press endpoint)."""
+Discord (a button interaction; a stranger's press gets an ephemeral notice in their language),
+on WhatsApp (an interactive reply button) and on the web chat (its press endpoint)."""
 
 from __future__ import annotations
 

@@ -37,7 +37,7 @@ from chatgate.policies.approvals import (
     shown_arguments,
 )
 from chatgate.policies.edits import EDIT_OF
-from chatgate.policies.reasons import ApprovalReason, ToolCallStatus
+from chatgate.policies.reasons import ApprovalReason, DeliveryStatus, ToolCallStatus
 from chatgate.presentation.model import Button, Buttons, OutboundMessage, Text
 from chatgate.state.approvals import KV_NAME, ApprovalRecord, ApprovalStore
 from chatgate.state.protocols import StateUnavailable
@@ -56,6 +56,7 @@ _DECIDED = {
     ApprovalReason.APPROVED: ApprovalState.APPROVED,
     ApprovalReason.DENIED: ApprovalState.DENIED,
 }
+_UNSEEN = (DeliveryStatus.UNDELIVERED, DeliveryStatus.DEAD_TARGET)  # a prompt nobody sees
 _CLOSED_TEXT = {
     ApprovalState.APPROVED: TextId.APPROVAL_APPROVED,
     ApprovalState.DENIED: TextId.APPROVAL_DENIED,
@@ -123,8 +124,9 @@ class ApprovalDesk:
         )
         record = await self.store.create(fresh)
         try:
-            if not record.state.decided and not record.prompt_ids:
-                await self._post(record, ctx)
+            unposted = not record.state.decided and not record.prompt_ids
+            if unposted and not await self._post(record, ctx):
+                return await self._unseen(record, ctx)
             async with ctx.deadline.paused(max(0.0, record.expires_at - now)):
                 record = await self._wait(record, ctx.control)
         except BaseException:
@@ -200,7 +202,20 @@ class ApprovalDesk:
         self.tasks.add(task)
         task.add_done_callback(self.tasks.discard)
 
-    async def _post(self, record: ApprovalRecord, ctx: AskContext) -> None:
+    async def _unseen(self, record: ApprovalRecord, ctx: AskContext) -> ApprovalAnswer:
+        """The prompt could not be posted (the chat is gone, the channel is down): nobody can
+        answer it, so the call is denied now instead of after the whole timeout."""
+        assert self.store is not None
+        await self.store.decide(record.id, ApprovalState.CANCELLED, "", self.rt.clock.time())
+        self._count(record.agent, ApprovalReason.NO_APPROVER)
+        log.warning(
+            "approval prompt could not be posted; the call is denied",
+            extra={"tool": record.tool, "key": ctx.key, "reason": ApprovalReason.NO_APPROVER},
+        )
+        return ApprovalAnswer(ToolCallStatus.DENIED, ApprovalReason.NO_APPROVER.value)
+
+    async def _post(self, record: ApprovalRecord, ctx: AskContext) -> bool:
+        """Post the prompt; whether anyone can see it."""
         channel, chat, thread = record.prompt
         voice = self.voices.for_channel(channel, record.language, record.agent)
         adapter = await self.rt.channels.ready_adapter(channel)
@@ -210,9 +225,12 @@ class ApprovalDesk:
         if ctx.target is not None and ctx.target.address == target.address:
             target = ctx.target  # in the turn's own chat: quote the message that asked
         report = await self.rt.delivery.deliver(target, message, inbound_key=record.key)
+        if report.status in _UNSEEN:
+            return False
         self._count(record.agent, ApprovalReason.ASKED)
         if report.message_ids:
             await self._store_ids(record.id, report.message_ids)
+        return True
 
     async def _store_ids(self, ident: str, ids: list[str]) -> None:
         if self.store is not None:

@@ -14,7 +14,7 @@ from chatgate.state import admin
 from tests.fakes.clock import eventually
 from tests.fakes.llm import FakeLLM, ToolCall, ToolCalls
 from tests.fakes.slack import FakeSlack
-from tests.fakes.telegram import FakeTelegram
+from tests.fakes.telegram import FakeTelegram, FaultSpec
 from tests.harness import running
 from tests.slack.support import events_url, slack_config
 from tests.telegram.helpers_b import settled
@@ -221,3 +221,32 @@ async def test_slack_approve_shows_the_status_line_in_the_thread_then_the_answer
     assert any("approved by" in u["text"] for u in updates if u["ts"] == prompt["ts"])
     assert not fake_slack.ephemerals
     assert fake_llm.requests[1].messages[-1]["content"] == "5"
+
+
+async def test_a_prompt_nobody_can_see_denies_the_call_at_once(
+    tmp_path: Path, fake_tg: FakeTelegram, fake_llm: FakeLLM
+) -> None:
+    config = telegram_config(
+        tmp_path,
+        fake_tg,
+        fake_llm,
+        gateway=SERVERS,
+        agent=ASK_ADD,
+        channel="    dm_policy: open",
+    )
+    config.write_text(config.read_text().replace("timeout_s: 10\n", "timeout_s: 60\n", 1))
+    fake_llm.script(ToolCalls.of(ToolCall("fake__add", {"a": 2, "b": 3})), "I could not ask.")
+    fake_tg.fail("sendMessage", FaultSpec(403, "Forbidden: bot was blocked by the user"))
+    async with running(config) as gw:
+        update = fake_tg.dm(42, "what is 2+3?")
+        await fake_llm.wait_for_requests(2, timeout=TIMEOUT)  # not after approval_timeout_s
+        key = f"telegram:42:{update['message']['message_id']}"
+        entry = await settled(gw, key, TIMEOUT)
+        metrics = gw.rt.metrics.render().decode()
+    told = fake_llm.requests[1].messages[-1]
+    assert told["role"] == "tool" and "did not allow" in told["content"]
+    assert entry.reply is not None
+    [call] = entry.reply["tools"]["trail"]
+    assert (call["status"], call["approval"]) == ("denied", "approval_no_approver")
+    assert 'reason="approval_no_approver"} 1.0' in metrics
+    assert 'reason="approval_asked"' not in metrics

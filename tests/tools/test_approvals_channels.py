@@ -69,7 +69,10 @@ async def test_discord_approve_interaction_runs_the_tool_and_a_strangers_press_i
         [_, status] = await fake.wait_for(SEND, 2, timeout=TIMEOUT)
         assert status.json["content"] == "using fake.add…"
         await fake.wait_for(EDIT, timeout=TIMEOUT, where=lambda c: "It is 5." in str(c.json))
-        await fake.wait_for(EDIT, timeout=TIMEOUT, where=lambda c: "approved by" in str(c.json))
+        [closed] = await fake.wait_for(
+            EDIT, timeout=TIMEOUT, where=lambda c: "approved by" in str(c.json)
+        )
+    assert closed.json["components"] == [], "the closed prompt keeps its buttons"
     assert fake_llm.requests[1].messages[-1] == {
         **fake_llm.requests[1].messages[-1],
         "role": "tool",

@@ -66,9 +66,9 @@ async def test_redis_restarts_with_and_without_its_data_lose_nothing_accepted_an
             private_redis.start()  # wiped: no fence key, so a free lease waits out the fence
             await client.aclose()
             client = Redis.from_url(private_redis.url, decode_responses=True)
-            await until(lambda: owner(client), LEASE_TTL_S * 10, "a telegram owner again")
+            await until(lambda c=client: owner(c), LEASE_TTL_S * 10, "a telegram owner again")
             expected |= dms(fake_tg, f"after-wipe{wipe}")
-            await until(all_answered, 40, f"every answer (wipe: {wipe})\n{warnings(daemons)}")
+            await until(all_answered, 40, f"every answer (wipe: {wipe})")
         elapsed = time.monotonic() - started
         assert set(sent_texts(fake_tg)) == expected, warnings(daemons)
         assert max(sent_texts(fake_tg).values()) == 1, f"repeated\n{warnings(daemons)}"

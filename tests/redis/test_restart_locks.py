@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from redis.asyncio import Redis
 
-from tests.fakes.llm import Fault, FakeLLM
+from tests.fakes.llm import FakeLLM, Fault
 from tests.fakes.telegram import FakeTelegram
 from tests.redis.replicas_support import (
     PREFIX,

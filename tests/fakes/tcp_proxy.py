@@ -5,7 +5,7 @@ connections (the listener closes: connects fail at once), ``cut()`` every open c
 and ``fail_after(...)``: client-to-server traffic is parsed as RESP command arrays, counted by
 name (and optionally by an argument substring); once the Nth matching command has gone through,
 the next ``count`` commands (on any connection; a connection's set-up, HELLO and the like,
-still passes) fail, either by closing that connection or with
+and health-check PINGs, still passes) fail, either by closing that connection or with
 a Redis ``-ERR`` (the command is swapped for an unknown one, so Redis itself answers the error
 in order, even inside a pipeline). ``opened_for`` names, per accepted connection, the first
 command it carried past its set-up: what made the client dial.
@@ -21,7 +21,8 @@ from typing import Literal
 
 Action = Literal["close", "error"]
 # A new connection's set-up passes even while a fault is armed: the fault is for the traffic.
-HANDSHAKE = frozenset({b"HELLO", b"AUTH", b"SELECT", b"CLIENT"})
+# PING too: redis-py's health check, the first command on a new (or long idle) connection.
+HANDSHAKE = frozenset({b"HELLO", b"AUTH", b"SELECT", b"CLIENT", b"PING"})
 UNKNOWN = b"*1\r\n$20\r\nCHATGATE-PROXY-FAULT\r\n"  # Redis answers: -ERR unknown command
 
 
@@ -218,7 +219,7 @@ class TcpProxy:
 
     def _note_opener(self, index: int, parsed: list[tuple[bytes, list[bytes]]]) -> None:
         for _, args in parsed:
-            if args and args[0].upper() not in HANDSHAKE | {b"PING"}:  # PING: a health check
+            if args and args[0].upper() not in HANDSHAKE:
                 words = " ".join(a.decode(errors="replace")[:48] for a in args[:3])
                 self.opened_for[index] = self.opened_for[index] or words
                 self.last_sent[index] = words

@@ -93,7 +93,9 @@ class Gateway:
         self._opened = False
         self._stopped = asyncio.Event()
         self._reload_lock = asyncio.Lock()
-        store = build_job_store(self.rt.config.gateway, self.rt.state_dir)
+        store = build_job_store(
+            self.rt.config.gateway, self.rt.state_dir, self.rt.state.stores.client
+        )
         self.schedules = Scheduler(self.rt, store, self.pipeline.submit)
         install_schedules(self.pipeline, self.schedules)
         self.takeover = Takeover(self.pipeline)

@@ -11,6 +11,7 @@ from chatgate.schedules.jobs import RunRecord, ScheduledJob
 from chatgate.schedules.store import KEEP_RUNS
 from chatgate.state.redis.client import connect, maps_errors
 
+OWN_CONNECTIONS = 8  # a client of its own (the CLI): a few commands at a time
 # Compare and set: only the replica that read the current cursor moves it (values are repr()s).
 _ADVANCE = """
 if redis.call('HGET', KEYS[1], ARGV[1]) == ARGV[2] then
@@ -23,10 +24,11 @@ return 0
 
 @maps_errors("schedules")
 class RedisJobStore:
-    def __init__(self, gateway: GatewaySection) -> None:
+    def __init__(self, gateway: GatewaySection, client: object = None) -> None:
         self._gateway = gateway
         self._prefix = gateway.redis_prefix() + "sched:"
         self._redis: Redis | None = None
+        self._shared = client if isinstance(client, Redis) else None  # the stores' (they close it)
 
     def _r(self) -> Redis:
         if self._redis is None:
@@ -37,11 +39,11 @@ class RedisJobStore:
         return self._prefix + ":".join(parts)
 
     async def open(self) -> None:
-        self._redis = connect(self._gateway, max_connections=8)
+        self._redis = self._shared or connect(self._gateway, max_connections=OWN_CONNECTIONS)
 
     async def close(self) -> None:
         redis, self._redis = self._redis, None
-        if redis is not None:
+        if redis is not None and redis is not self._shared:
             await redis.aclose()
 
     async def save(self, job: ScheduledJob) -> bool:

@@ -49,6 +49,10 @@ class Stores:
     close: Callable[[], Awaitable[None]]
     # Further stores a channel reads by name from `ChannelContext.kv` (e.g. "webchat").
     kv: dict[str, object] = field(default_factory=dict)
+    # The backend's connection client (its pool), for the turn lock and the job store of the
+    # same process to share, so a replica keeps one bounded set of connections; closed by
+    # ``close``. None when the backend has no network client.
+    client: object | None = None
 
 
 @dataclass
@@ -109,7 +113,7 @@ class State:
 
 
 StoreFactory = Callable[[GatewaySection, Path], Stores]
-LockFactory = Callable[[GatewaySection, Clock], TurnLock]
+LockFactory = Callable[[GatewaySection, Clock, object | None], TurnLock]
 
 # backend name → "module:function" building it (imported only when that backend is chosen)
 STORE_BACKENDS: dict[str, str] = {
@@ -134,6 +138,8 @@ def _factory(table: dict[str, str], name: str, what: str) -> Callable[..., objec
 def build_state(gateway: GatewaySection, state_dir: Path, clock: Clock) -> State:
     """The configured backends, not yet opened."""
     stores = _factory(STORE_BACKENDS, gateway.store.backend, "store")(gateway, state_dir)
-    lock = _factory(LOCK_BACKENDS, gateway.turn_lock.backend, "turn lock")(gateway, clock)
+    lock = _factory(LOCK_BACKENDS, gateway.turn_lock.backend, "turn lock")(
+        gateway, clock, stores.client if isinstance(stores, Stores) else None
+    )
     assert isinstance(stores, Stores)
     return State(stores, lock)  # type: ignore[arg-type]

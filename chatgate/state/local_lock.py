@@ -135,7 +135,7 @@ class _Held:
             await self._lock.release(self._lease)
 
 
-def build_lock(gateway: GatewaySection, clock: Clock) -> LocalTurnLock:
+def build_lock(gateway: GatewaySection, clock: Clock, client: object = None) -> LocalTurnLock:
     return LocalTurnLock(clock)
 
 

@@ -5,9 +5,10 @@ connections (the listener closes: connects fail at once), ``cut()`` every open c
 and ``fail_after(...)``: client-to-server traffic is parsed as RESP command arrays, counted by
 name (and optionally by an argument substring); once the Nth matching command has gone through,
 the next ``count`` commands (on any connection; a connection's set-up, HELLO and the like,
-still passes) fail, either by closing that connection or with
+and health-check PINGs, still passes) fail, either by closing that connection or with
 a Redis ``-ERR`` (the command is swapped for an unknown one, so Redis itself answers the error
-in order, even inside a pipeline).
+in order, even inside a pipeline). ``opened_for`` names, per accepted connection, the first
+command it carried past its set-up: what made the client dial.
 """
 
 from __future__ import annotations
@@ -20,7 +21,8 @@ from typing import Literal
 
 Action = Literal["close", "error"]
 # A new connection's set-up passes even while a fault is armed: the fault is for the traffic.
-HANDSHAKE = frozenset({b"HELLO", b"AUTH", b"SELECT", b"CLIENT"})
+# PING too: redis-py's health check, the first command on a new (or long idle) connection.
+HANDSHAKE = frozenset({b"HELLO", b"AUTH", b"SELECT", b"CLIENT", b"PING"})
 UNKNOWN = b"*1\r\n$20\r\nCHATGATE-PROXY-FAULT\r\n"  # Redis answers: -ERR unknown command
 
 
@@ -103,6 +105,9 @@ class TcpProxy:
         self.commands: list[list[bytes]] = []  # every command forwarded, in order
         self.fault: Fault | None = None
         self.accepted = 0
+        self.opened_for: list[str] = []  # per connection: its first command past the set-up
+        self.last_sent: list[str] = []  # per connection: the last command it carried
+        self.closed: list[int] = []  # the connections the client side closed, in order
         self._server: asyncio.Server | None = None
         self._links: set[asyncio.StreamWriter] = set()
         self._tasks: set[asyncio.Task[None]] = set()
@@ -173,8 +178,12 @@ class TcpProxy:
         self._links.update((writer, up_writer))
         down = asyncio.ensure_future(self._pipe(up_reader, writer, None))
         self._tasks.add(down)
+        index = len(self.opened_for)
+        self.opened_for.append("")
+        self.last_sent.append("")
         try:
-            await self._pipe(reader, up_writer, bytearray())
+            await self._pipe(reader, up_writer, bytearray(), index)
+            self.closed.append(index)
         finally:
             down.cancel()
             self._tasks.discard(down)
@@ -187,6 +196,7 @@ class TcpProxy:
         reader: asyncio.StreamReader,
         writer: asyncio.StreamWriter,
         commands: bytearray | None,
+        index: int = -1,
     ) -> None:
         """Copy one direction; ``commands`` is the parse buffer of the client-to-server side."""
         with contextlib.suppress(OSError, asyncio.IncompleteReadError):
@@ -197,13 +207,22 @@ class TcpProxy:
                     writer.write(chunk)
                 else:
                     commands.extend(chunk)
-                    out, close = self._filter(parse_commands(commands))
+                    parsed = parse_commands(commands)
+                    self._note_opener(index, parsed)
+                    out, close = self._filter(parsed)
                     writer.write(out)
                     if close:  # what came before reaches the server; then the link closes
                         writer.close()
                         await writer.wait_closed()
                         return
                 await writer.drain()
+
+    def _note_opener(self, index: int, parsed: list[tuple[bytes, list[bytes]]]) -> None:
+        for _, args in parsed:
+            if args and args[0].upper() not in HANDSHAKE:
+                words = " ".join(a.decode(errors="replace")[:48] for a in args[:3])
+                self.opened_for[index] = self.opened_for[index] or words
+                self.last_sent[index] = words
 
     def _filter(self, parsed: list[tuple[bytes, list[bytes]]]) -> tuple[bytes, bool]:
         """What to forward of these commands, and whether to close the connection after it."""

@@ -234,6 +234,10 @@ async def test_redis_errors_after_the_journal_write_and_a_drop_mid_webhook_lose_
             assert fake_tg.max_in_flight["getupdates"] == 1, "two pollers on one token"
             failed = [f[0].decode() for f in errors.failed + closed.failed]
             figures.append(f"journal write then errors ({', '.join(failed)}): 0 lost, 0 repeated")
+            figures.append(
+                f"connections through the proxy: {proxy.accepted} for {len(expected)} turns of "
+                f"2 replicas ({len(closed.failed)} closed by the fault)"
+            )
 
             fake_llm.latency_s = 1.0
             base = daemons["r1"].base

@@ -11,6 +11,7 @@ from redis.asyncio import Redis
 from chatgate.state.protocols import StateUnavailable
 from chatgate.state.redis.lock import RedisTurnLock
 from tests.fakes.clock import ManualClock, eventually
+from tests.fakes.tcp_proxy import TcpProxy
 
 pytestmark = pytest.mark.redis
 PREFIX = "t:"
@@ -79,3 +80,32 @@ async def test_unreachable_redis_fails_closed() -> None:
         async with lock.hold("s1", owner="a", ttl=30):
             pytest.fail("a turn ran without the lock")
     await down.aclose()
+
+
+async def test_a_turn_ending_during_a_renewal_keeps_the_connection(redis_db: str) -> None:
+    """Cancelling a command mid-reply makes redis-py drop its connection (and the pool dial a new
+    one): a turn that ends while its lock's renewal is under way lets the renewal finish."""
+    entered, release = asyncio.Event(), asyncio.Event()
+
+    async def held(_: float) -> None:  # the proxy's delay: a chunk waits here until released
+        entered.set()
+        await release.wait()
+
+    async with TcpProxy(6379, sleep=held) as proxy:
+        redis = Redis.from_url(proxy.url(int(redis_db.rsplit("/", 1)[1])), decode_responses=True)
+        clock = ManualClock()
+        lock = RedisTurnLock(redis, PREFIX, clock)
+        try:
+            async with lock.hold("s1", owner="a", ttl=30):
+                dialled = proxy.accepted
+                await eventually(lambda: bool(clock.pending()), what="the keeper waiting")
+                proxy.delay_s = 1.0
+                clock.advance(10)  # the keeper renews; its command waits in the proxy
+                await asyncio.wait_for(entered.wait(), 10)
+                proxy.delay_s = 0.0
+                asyncio.get_running_loop().call_soon(release.set)  # answered as the turn ends
+            assert await redis.exists(PREFIX + "lock:s1") == 0
+            assert proxy.closed == [], "the renewal's connection was dropped"
+            assert proxy.accepted == dialled, "a connection was dialled anew"
+        finally:
+            await redis.aclose()

@@ -131,4 +131,5 @@ def build_stores(gateway: GatewaySection, state_dir: Path) -> Stores:
         open=open_all,
         close=close_all,
         kv={"webchat": RedisWebChat(redis, keys), APPROVALS: RedisApprovals(redis, keys)},
+        client=redis,  # the turn lock and the job store share it: one pool per replica
     )

@@ -1,10 +1,14 @@
 """The redis-py asyncio clients of a process, built from `gateway.store` / `gateway.redis`.
 
-Each client has a bounded, *blocking* pool: under a burst a command waits (up to
-``COMMAND_TIMEOUT_S``) for a free connection instead of failing at once (redis-py's default pool
-raises "Too many connections" past 100, which failed turns mid-way under load). Heartbeats
-(replica liveness, channel leases) get a client of their own, so a renewal never queues behind
-the data traffic of a busy replica.
+A replica has two: the data client, which every store, the turn lock and the job store share,
+and the heartbeat client (replica liveness, channel leases), so a renewal never queues behind the
+data traffic of a busy replica. Each has a small, bounded, *blocking* pool: a pool only dials when
+all its connections are busy, so its size is the most a replica ever opens; under a burst a
+command waits (up to ``COMMAND_TIMEOUT_S``) for a free connection instead of dialling another or
+failing at once. Redis runs one command at a time, so more connections than commands a replica
+has in flight would add sockets, not throughput; no chatgate command blocks or holds a
+connection across other awaits (no WATCH, no blocking pops), so a small pool cannot deadlock.
+The web chat relay's subscription holds one data connection while it listens.
 
 The URL carries the password, so it is never logged: errors name only the key prefix.
 """
@@ -27,8 +31,8 @@ from chatgate.state.protocols import StateUnavailable
 
 CONNECT_TIMEOUT_S = 2.0
 COMMAND_TIMEOUT_S = 5.0
-DATA_CONNECTIONS = 128
-LOCK_CONNECTIONS = 32
+DATA_CONNECTIONS = 16
+LOCK_CONNECTIONS = 8  # a turn lock on a client of its own (its stores are not on Redis)
 HEARTBEAT_CONNECTIONS = 4
 
 P = ParamSpec("P")

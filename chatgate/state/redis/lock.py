@@ -4,8 +4,9 @@
 compare-and-extend Lua scripts, so a stale token never frees or extends a later holder's lease.
 The token names the replica (`gateway.redis.replica_id`), so `redis-cli GET` tells an operator who
 holds a session. `hold` renews the lease every third of the TTL while the turn runs (sooner after
-a failed renewal); a dead replica's lease simply expires. Leaving `hold` stops the keeper without
-waiting on it: a renewal stuck in a dead connection cannot keep the turn (and the lock) open.
+a failed renewal); a dead replica's lease simply expires. Leaving `hold` stops the keeper, letting a
+renewal under way finish (its connection stays in the pool) but never longer than `STOP_WAIT_S`:
+a renewal stuck in a dead connection cannot keep the turn (and the lock) open.
 When Redis cannot be reached the lock fails closed (`StateUnavailable`): the turn gets the
 `unavailable` reply instead of risking two turns of one session at once.
 """
@@ -61,9 +62,16 @@ def _ms(seconds: float) -> int:
 
 class RedisTurnLock:
     def __init__(
-        self, redis: Redis, prefix: str, clock: Clock | None = None, replica: str | None = None
+        self,
+        redis: Redis,
+        prefix: str,
+        clock: Clock | None = None,
+        replica: str | None = None,
+        *,
+        owns_client: bool = True,
     ) -> None:
         self._redis = redis
+        self._owns_client = owns_client  # False: the stores' client, which they close
         self.replica = replica
         self._keys = Keys(prefix)
         self._clock = clock or SystemClock()
@@ -133,8 +141,9 @@ class RedisTurnLock:
         return freed
 
     async def aclose(self) -> None:
-        """Close this lock's own client and its connections (the stores have theirs)."""
-        await self._redis.aclose()
+        """Close this lock's own client and its connections (a shared one is the stores')."""
+        if self._owns_client:
+            await self._redis.aclose()
 
     @contextlib.asynccontextmanager
     async def hold(self, key: str, *, owner: str, ttl: float) -> AsyncIterator[LeaseToken]:
@@ -144,19 +153,32 @@ class RedisTurnLock:
         try:
             yield lease
         finally:
+            # A renewal under way finishes (cancelling a command mid-reply makes redis-py drop
+            # its connection, and the pool dial a new one); one stuck is cancelled after a bound.
             stop.set()
-            keeper.cancel()
-            # Bounded: the keeper ends at its next step even if a cancellation were swallowed.
             await asyncio.wait([keeper], timeout=STOP_WAIT_S)
+            if not keeper.done():
+                keeper.cancel()
+                await asyncio.wait([keeper], timeout=STOP_WAIT_S)
             await self.release(lease)
+
+    async def _stopped_within(self, stop: asyncio.Event, seconds: float) -> bool:
+        """Wait ``seconds`` on the injected clock or until ``stop``; whether it was stopped."""
+        sleeper = asyncio.ensure_future(self._clock.sleep(seconds))
+        stopper = asyncio.ensure_future(stop.wait())
+        try:
+            await asyncio.wait({sleeper, stopper}, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            sleeper.cancel()
+            stopper.cancel()
+        return stop.is_set()
 
     async def _keep(self, lease: LeaseToken, ttl: float, stop: asyncio.Event) -> None:
         """Renew every third of the TTL until ``stop``; a lost lease is logged loudly (another
         replica may now run this session; this turn still delivers the answer it produced)."""
         pause = ttl / 3
         while not stop.is_set():
-            await self._clock.sleep(pause)
-            if stop.is_set():
+            if await self._stopped_within(stop, pause):
                 return
             try:
                 if not await self.renew(lease, ttl):
@@ -170,6 +192,10 @@ class RedisTurnLock:
                 pause = ttl / RETRY_FRACTION
 
 
-def build_lock(gateway: GatewaySection, clock: Clock) -> RedisTurnLock:
-    redis = connect(gateway, LOCK_CONNECTIONS)
-    return RedisTurnLock(redis, gateway.redis_prefix(), clock, replica_id(gateway))
+def build_lock(gateway: GatewaySection, clock: Clock, client: object = None) -> RedisTurnLock:
+    """The lock on the stores' client when they are on Redis too (one pool per replica: the
+    lock's commands are short and never block), else on a client of its own."""
+    prefix, replica = gateway.redis_prefix(), replica_id(gateway)
+    if isinstance(client, Redis):
+        return RedisTurnLock(client, prefix, clock, replica, owns_client=False)
+    return RedisTurnLock(connect(gateway, LOCK_CONNECTIONS), prefix, clock, replica)

@@ -142,8 +142,9 @@ def _splits_cluster(text: str, b: int) -> bool:
     )
 
 
-def _hard_break(layout: _Layout, pos: int, end: int) -> int:
-    """A cut at or shortly before `end` that splits no character cluster and no fence line."""
+def _hard_break(layout: _Layout, pos: int, end: int) -> int | None:
+    """A cut at or shortly before `end` that splits no character cluster and no fence line,
+    or None when there is none."""
     text = layout.text
     k = layout.line(end)
     if end < len(text) and layout.kinds[k] in ("open", "close") and pos < layout.starts[k] < end:
@@ -151,7 +152,7 @@ def _hard_break(layout: _Layout, pos: int, end: int) -> int:
     for cut in range(end, max(pos, end - _MAX_BACKOFF), -1):
         if cut >= len(text) or (not _splits_cluster(text, cut) and layout.cut_ok(pos, cut)):
             return cut
-    return end
+    return None
 
 
 def min_chunk(limit: int) -> int:
@@ -269,8 +270,12 @@ def chunk_text(text: str, limit: int, *, length: Length = len) -> list[str]:
             end = _longest_fit(text, pos, budget - reserve, length)
             if end <= pos:
                 raise ValueError(f"limit {limit} cannot hold a single character of this text")
-            end = max(min(end, _tail_start(text, floor)), pos + 1)  # leave a tail worth sending
-            cut = _hard_break(layout, pos, end)
+            short = max(min(end, _tail_start(text, floor)), pos + 1)  # leave a tail worth sending
+            cut = _hard_break(layout, pos, short)
+            if cut is None:  # the tail floor would cut a fence line: a shorter tail it is
+                cut = _hard_break(layout, pos, end)
+            if cut is None:
+                cut = end
         chunks.append(prefix + text[pos:cut].rstrip() + _closer(layout.state(cut)))
         pos = _next_start(layout, cut)
     return chunks

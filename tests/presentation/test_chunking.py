@@ -6,7 +6,7 @@ import unicodedata
 from collections.abc import Callable
 
 import pytest
-from hypothesis import given
+from hypothesis import example, given
 from hypothesis import strategies as st
 
 from chatgate.presentation.chunking import chunk_text, utf16_len
@@ -162,6 +162,8 @@ def _documents(draw: st.DrawFn) -> str:
 
 
 @given(_documents(), _limits, _length)
+@example("```c++ title\n:", 16, len)  # cut inside the info string
+@example("```\n\n\n \n \n \n \n```", 16, len)  # the tail floor cut the opening fence line
 def test_markdown_chunks_are_balanced_and_lossless(
     text: str, limit: int, length: Callable[[str], int]
 ) -> None:

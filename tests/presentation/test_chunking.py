@@ -175,3 +175,22 @@ def test_markdown_chunks_are_balanced_and_lossless(
         candidates = [lines, lines[1:], lines[:-1], lines[1:-1]]
         assert any(c and "\n".join(c).strip() in text for c in candidates), chunk
     assert _solid(_drop_fences("\n".join(chunks))) == _solid(_drop_fences(text))
+
+
+@st.composite
+def _absurd_documents(draw: st.DrawFn) -> str:
+    """Documents with a fence too long to close and re-open within the limit (9+ backticks at
+    a limit of at most 22): the chunker keeps the text and gives up on balance."""
+    marker = "`" * draw(st.integers(9, 12))
+    lines = draw(st.lists(_code_line, max_size=6))
+    before = draw(_prose)
+    return "\n".join([*before, marker + draw(st.sampled_from(["", "py"])), *lines, marker])
+
+
+@given(_absurd_documents(), st.integers(16, 22), _length)
+def test_absurd_fences_keep_every_character(
+    text: str, limit: int, length: Callable[[str], int]
+) -> None:
+    chunks = chunk_text(text, limit, length=length)
+    assert all(length(c) <= limit and c.strip() for c in chunks)
+    assert _solid("".join(chunks)) == _solid(text)  # nothing added (no fences), nothing lost

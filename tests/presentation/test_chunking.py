@@ -130,12 +130,19 @@ def _drop_fences(text: str) -> str:
     return "\n".join(line for line in text.split("\n") if line not in fence_lines(text))
 
 
+def _has_fence_line(text: str) -> bool:
+    return any(line.lstrip().startswith(("```", "~~~")) for line in text.split("\n"))
+
+
 @given(st.text(max_size=400), _limits, _length)
+@example("_" + "~" * 18 + "_", 16, len)  # every cut in reach made the rest read as a fence
+@example("a " + "`" * 40 + " b", 16, len)
 def test_chunks_fit_for_any_text(text: str, limit: int, length: Callable[[str], int]) -> None:
     chunks = chunk_text(text, limit, length=length)
     assert all(length(c) <= limit and c.strip() for c in chunks)
-    if not any(line.lstrip().startswith(("```", "~~~")) for line in text.split("\n")):
+    if not _has_fence_line(text):  # nothing lost, and no cut turns a piece into a fence line
         assert _solid("".join(chunks)) == _solid(text)
+        assert not any(_has_fence_line(c) for c in chunks), chunks
 
 
 _WORDS = ["a", "bc", "déf", "😀😀", FAMILY, "中文字", "e\u0301", "**bold**", "snake_case", "end."]

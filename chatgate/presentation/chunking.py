@@ -241,7 +241,8 @@ def chunk_text(text: str, limit: int, *, length: Length = len) -> list[str]:
     when it alone is too long. A code block split across chunks is closed at the end of one
     chunk and re-opened with its info string at the start of the next. Whitespace at break
     points is dropped. `length` must be additive and count each character at least 1 (len,
-    utf16_len, UTF-8 bytes). Whitespace-only text gives [].
+    utf16_len, UTF-8 bytes). Whitespace-only text gives []. A fence too long to close and
+    re-open within `limit` is not tracked: the chunks then keep every character, unbalanced.
     """
     if limit < MIN_LIMIT:
         raise ValueError(f"limit must be >= {MIN_LIMIT}, got {limit}")

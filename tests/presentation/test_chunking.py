@@ -10,6 +10,7 @@ from hypothesis import example, given
 from hypothesis import strategies as st
 
 from chatgate.presentation.chunking import chunk_text, utf16_len
+from chatgate.presentation.markdown import Fence, closes_fence, parse_fence
 from tests.presentation.helpers import fence_lines, fences_balanced
 
 FAMILY = "👨\u200d👩\u200d👧"
@@ -201,3 +202,51 @@ def test_absurd_fences_keep_every_character(
     chunks = chunk_text(text, limit, length=length)
     assert all(length(c) <= limit and c.strip() for c in chunks)
     assert _solid("".join(chunks)) == _solid(text)  # nothing added (no fences), nothing lost
+
+
+def _code_and_prose(text: str) -> tuple[bool, str]:
+    """Whether a fence is left open, by the renderer's own fence rules (tilde, longer,
+    indented), and the visible characters of every line that is not a fence line."""
+    fence: Fence | None = None
+    kept: list[str] = []
+    for line in text.split("\n"):
+        if fence is None:
+            fence = parse_fence(line)
+            kept += [line] if fence is None else []
+        elif closes_fence(line, fence):
+            fence = None
+        else:
+            kept.append(line)
+    return fence is not None, _solid("".join(kept))
+
+
+@st.composite
+def _fence_dialect_documents(draw: st.DrawFn) -> str:
+    """Prose and code blocks with tilde, longer and indented fences, closers longer than their
+    openers, and code lines holding backticks and tildes."""
+    parts: list[str] = []
+    count = draw(st.integers(1, 5))
+    for index in range(count):
+        if draw(st.booleans()):
+            parts.append("\n".join(draw(_prose)))
+            continue
+        indent = draw(st.sampled_from(["", " ", "  ", "\t"]))
+        marker = draw(st.sampled_from(["```", "````", "~~~", "~~~~~"]))
+        lang = draw(st.sampled_from(["", "python", "c++ title", " js "]))
+        lines = draw(st.lists(st.text(alphabet=" ab(){}:#\t<&😀`~", max_size=30), max_size=8))
+        close = draw(st.sampled_from([marker, marker + marker[0], f"{indent}{marker} "]))
+        closed = index < count - 1 or draw(st.booleans())
+        parts.append("\n".join([f"{indent}{marker}{lang}", *lines, *([close] if closed else [])]))
+    return "\n\n".join(parts)
+
+
+# from 18 on every fence here closes and re-opens within the limit with room to spare
+@given(_fence_dialect_documents(), st.integers(18, 120), _length)
+@example("~~~~~\n~~~~~\n\n  ````", 18, len)
+def test_every_fence_dialect_stays_balanced(
+    text: str, limit: int, length: Callable[[str], int]
+) -> None:
+    chunks = chunk_text(text, limit, length=length)
+    assert all(length(c) <= limit and c.strip() for c in chunks)
+    assert not any(_code_and_prose(c)[0] for c in chunks), chunks
+    assert "".join(_code_and_prose(c)[1] for c in chunks) == _code_and_prose(text)[1]

@@ -1,4 +1,5 @@
-"""Suite-wide setup: no network egress, litellm offline, proxies cleared."""
+"""Suite-wide setup: no network egress, litellm offline, proxies cleared, hypothesis
+derandomized unless HYPOTHESIS_PROFILE says otherwise."""
 
 from __future__ import annotations
 
@@ -14,6 +15,13 @@ os.environ["NO_PROXY"] = "127.0.0.1,localhost"
 
 
 import pytest  # noqa: E402
+from hypothesis import settings  # noqa: E402
+
+# `make test` runs the same examples every time (a red CI run is a real regression, not a new
+# random draw); HYPOTHESIS_PROFILE=explore draws fresh examples and keeps failures in .hypothesis/.
+settings.register_profile("deterministic", derandomize=True, database=None, print_blob=True)
+settings.register_profile("explore", derandomize=False, print_blob=True)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "deterministic"))
 
 from tests.fakes.llm import FakeLLM  # noqa: E402
 

@@ -51,19 +51,19 @@ class _Layout:
             return self.inside[k]
         return self.opened[k]  # a cut inside an opening line still opens its fence
 
-    def cut_ok(self, pos: int, cut: int) -> bool:
+    def cut_ok(self, pos: int, cut: int, *, head_only: bool = False) -> bool:
         """Whether cutting a line at `cut` keeps fences intact: the piece ending this chunk and
-        the piece starting the next must not turn into a fence line of their own."""
+        (unless ``head_only``) the piece starting the next must not turn into a fence line."""
         text = self.text
         k = self.line(cut)
-        if cut >= len(text) or cut == self.starts[k]:
+        if cut == self.starts[k]:
             return True
         end = text.find("\n", cut)
         head, tail = text[max(self.starts[k], pos) : cut], text[cut : end if end >= 0 else None]
         kind, fence = self.kinds[k], self.inside[k] or self.opened[k]
         if fence is None:
-            return parse_fence(head) is None and parse_fence(tail) is None
-        if closes_fence(tail, fence):
+            return parse_fence(head) is None and (head_only or parse_fence(tail) is None)
+        if not head_only and closes_fence(tail, fence):
             return False
         if kind == "open":
             opening = parse_fence(head)
@@ -142,16 +142,18 @@ def _splits_cluster(text: str, b: int) -> bool:
     )
 
 
-def _hard_break(layout: _Layout, pos: int, end: int) -> int:
-    """A cut at or shortly before `end` that splits no character cluster and no fence line."""
+def _hard_break(layout: _Layout, pos: int, end: int, *, head_only: bool = False) -> int | None:
+    """A cut at or shortly before `end` that splits no character cluster and no fence line,
+    or None when there is none."""
     text = layout.text
     k = layout.line(end)
     if end < len(text) and layout.kinds[k] in ("open", "close") and pos < layout.starts[k] < end:
         return layout.starts[k]  # keep a fence line whole
     for cut in range(end, max(pos, end - _MAX_BACKOFF), -1):
-        if cut >= len(text) or (not _splits_cluster(text, cut) and layout.cut_ok(pos, cut)):
+        whole = cut >= len(text) or not _splits_cluster(text, cut)
+        if whole and layout.cut_ok(pos, cut, head_only=head_only):
             return cut
-    return end
+    return None
 
 
 def min_chunk(limit: int) -> int:
@@ -239,7 +241,8 @@ def chunk_text(text: str, limit: int, *, length: Length = len) -> list[str]:
     when it alone is too long. A code block split across chunks is closed at the end of one
     chunk and re-opened with its info string at the start of the next. Whitespace at break
     points is dropped. `length` must be additive and count each character at least 1 (len,
-    utf16_len, UTF-8 bytes). Whitespace-only text gives [].
+    utf16_len, UTF-8 bytes). Whitespace-only text gives []. A fence too long to close and
+    re-open within `limit` is not tracked: the chunks then keep every character, unbalanced.
     """
     if limit < MIN_LIMIT:
         raise ValueError(f"limit must be >= {MIN_LIMIT}, got {limit}")
@@ -255,9 +258,10 @@ def chunk_text(text: str, limit: int, *, length: Length = len) -> list[str]:
     chunks: list[str] = []
     floor = min_chunk(limit)
     pos = _skip_blank(text, 0)
+    forced = False  # the last cut left a piece that reads as a fence line: cut it short too
     while pos < len(text):
         prefix = _reopen(layout.state(pos), limit, reserve, length)
-        if len(text) - pos <= limit:  # cheap pre-check: every character counts at least 1
+        if not forced and len(text) - pos <= limit:  # every character counts at least 1
             final = prefix + text[pos:].rstrip() + _closer(layout.after_last)
             if length(final) <= limit:
                 chunks.append(final)
@@ -269,8 +273,15 @@ def chunk_text(text: str, limit: int, *, length: Length = len) -> list[str]:
             end = _longest_fit(text, pos, budget - reserve, length)
             if end <= pos:
                 raise ValueError(f"limit {limit} cannot hold a single character of this text")
-            end = max(min(end, _tail_start(text, floor)), pos + 1)  # leave a tail worth sending
-            cut = _hard_break(layout, pos, end)
+            short = max(min(end, _tail_start(text, floor)), pos + 1)  # leave a tail worth sending
+            cut = _hard_break(layout, pos, short)
+            if cut is None:  # the tail floor would cut a fence line: a shorter tail it is
+                cut = _hard_break(layout, pos, end)
+            forced = cut is None  # a run of fence characters longer than a chunk: the next
+            if cut is None:  # piece reads as a fence line, so it is cut short in turn
+                cut = _hard_break(layout, pos, end, head_only=True) or end
+        else:
+            forced = False
         chunks.append(prefix + text[pos:cut].rstrip() + _closer(layout.state(cut)))
         pos = _next_start(layout, cut)
     return chunks

@@ -26,8 +26,8 @@ def fuzz_settings(target: str, *, quick: int | None = None) -> settings:
     """The fuzz profile, with CHATGATE_FUZZ_EXAMPLES_<TARGET> overriding the example count;
     ``quick``: fewer examples in `make test` for targets that cost a daemon round trip each."""
     count = os.environ.get(f"CHATGATE_FUZZ_EXAMPLES_{target.upper()}")
-    if count:
-        return settings(FUZZ, max_examples=int(count))
+    if count:  # `make fuzz`: fresh random examples every run
+        return settings(FUZZ, max_examples=int(count), derandomize=False)
     if quick is not None and EXAMPLES == DEFAULT_EXAMPLES:
         return settings(FUZZ, max_examples=quick)
     return FUZZ

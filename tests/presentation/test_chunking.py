@@ -6,10 +6,11 @@ import unicodedata
 from collections.abc import Callable
 
 import pytest
-from hypothesis import given
+from hypothesis import example, given
 from hypothesis import strategies as st
 
 from chatgate.presentation.chunking import chunk_text, utf16_len
+from chatgate.presentation.markdown import Fence, closes_fence, parse_fence
 from tests.presentation.helpers import fence_lines, fences_balanced
 
 FAMILY = "👨\u200d👩\u200d👧"
@@ -130,12 +131,19 @@ def _drop_fences(text: str) -> str:
     return "\n".join(line for line in text.split("\n") if line not in fence_lines(text))
 
 
+def _has_fence_line(text: str) -> bool:
+    return any(line.lstrip().startswith(("```", "~~~")) for line in text.split("\n"))
+
+
 @given(st.text(max_size=400), _limits, _length)
+@example("_" + "~" * 18 + "_", 16, len)  # every cut in reach made the rest read as a fence
+@example("a " + "`" * 40 + " b", 16, len)
 def test_chunks_fit_for_any_text(text: str, limit: int, length: Callable[[str], int]) -> None:
     chunks = chunk_text(text, limit, length=length)
     assert all(length(c) <= limit and c.strip() for c in chunks)
-    if not any(line.lstrip().startswith(("```", "~~~")) for line in text.split("\n")):
+    if not _has_fence_line(text):  # nothing lost, and no cut turns a piece into a fence line
         assert _solid("".join(chunks)) == _solid(text)
+        assert not any(_has_fence_line(c) for c in chunks), chunks
 
 
 _WORDS = ["a", "bc", "déf", "😀😀", FAMILY, "中文字", "e\u0301", "**bold**", "snake_case", "end."]
@@ -162,6 +170,8 @@ def _documents(draw: st.DrawFn) -> str:
 
 
 @given(_documents(), _limits, _length)
+@example("```c++ title\n:", 16, len)  # cut inside the info string
+@example("```\n\n\n \n \n \n \n```", 16, len)  # the tail floor cut the opening fence line
 def test_markdown_chunks_are_balanced_and_lossless(
     text: str, limit: int, length: Callable[[str], int]
 ) -> None:
@@ -173,3 +183,70 @@ def test_markdown_chunks_are_balanced_and_lossless(
         candidates = [lines, lines[1:], lines[:-1], lines[1:-1]]
         assert any(c and "\n".join(c).strip() in text for c in candidates), chunk
     assert _solid(_drop_fences("\n".join(chunks))) == _solid(_drop_fences(text))
+
+
+@st.composite
+def _absurd_documents(draw: st.DrawFn) -> str:
+    """Documents with a fence too long to close and re-open within the limit (9+ backticks at
+    a limit of at most 22): the chunker keeps the text and gives up on balance."""
+    marker = "`" * draw(st.integers(9, 12))
+    lines = draw(st.lists(_code_line, max_size=6))
+    before = draw(_prose)
+    return "\n".join([*before, marker + draw(st.sampled_from(["", "py"])), *lines, marker])
+
+
+@given(_absurd_documents(), st.integers(16, 22), _length)
+def test_absurd_fences_keep_every_character(
+    text: str, limit: int, length: Callable[[str], int]
+) -> None:
+    chunks = chunk_text(text, limit, length=length)
+    assert all(length(c) <= limit and c.strip() for c in chunks)
+    assert _solid("".join(chunks)) == _solid(text)  # nothing added (no fences), nothing lost
+
+
+def _code_and_prose(text: str) -> tuple[bool, str]:
+    """Whether a fence is left open, by the renderer's own fence rules (tilde, longer,
+    indented), and the visible characters of every line that is not a fence line."""
+    fence: Fence | None = None
+    kept: list[str] = []
+    for line in text.split("\n"):
+        if fence is None:
+            fence = parse_fence(line)
+            kept += [line] if fence is None else []
+        elif closes_fence(line, fence):
+            fence = None
+        else:
+            kept.append(line)
+    return fence is not None, _solid("".join(kept))
+
+
+@st.composite
+def _fence_dialect_documents(draw: st.DrawFn) -> str:
+    """Prose and code blocks with tilde, longer and indented fences, closers longer than their
+    openers, and code lines holding backticks and tildes."""
+    parts: list[str] = []
+    count = draw(st.integers(1, 5))
+    for index in range(count):
+        if draw(st.booleans()):
+            parts.append("\n".join(draw(_prose)))
+            continue
+        indent = draw(st.sampled_from(["", " ", "  ", "\t"]))
+        marker = draw(st.sampled_from(["```", "````", "~~~", "~~~~~"]))
+        lang = draw(st.sampled_from(["", "python", "c++ title", " js "]))
+        lines = draw(st.lists(st.text(alphabet=" ab(){}:#\t<&😀`~", max_size=30), max_size=8))
+        close = draw(st.sampled_from([marker, marker + marker[0], f"{indent}{marker} "]))
+        closed = index < count - 1 or draw(st.booleans())
+        parts.append("\n".join([f"{indent}{marker}{lang}", *lines, *([close] if closed else [])]))
+    return "\n\n".join(parts)
+
+
+# from 18 on every fence here closes and re-opens within the limit with room to spare
+@given(_fence_dialect_documents(), st.integers(18, 120), _length)
+@example("~~~~~\n~~~~~\n\n  ````", 18, len)
+def test_every_fence_dialect_stays_balanced(
+    text: str, limit: int, length: Callable[[str], int]
+) -> None:
+    chunks = chunk_text(text, limit, length=length)
+    assert all(length(c) <= limit and c.strip() for c in chunks)
+    assert not any(_code_and_prose(c)[0] for c in chunks), chunks
+    assert "".join(_code_and_prose(c)[1] for c in chunks) == _code_and_prose(text)[1]

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from chatgate.channels.base import Rendered
@@ -119,6 +119,7 @@ BLOCKS = st.one_of(
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.lists(BLOCKS, max_size=12), st.integers(1, 30))
+@example([Context("~" * 18)], 1)  # halved at a cut that left "~~~_", a fence opener
 def test_every_rendered_message_is_one_slack_accepts(blocks: list[Block], repeat: int) -> None:
     message = OutboundMessage(tuple(blocks) * (repeat if len(blocks) <= 3 else 1))
     adapted, report = adapt(message, LIMITS)

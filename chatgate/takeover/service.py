@@ -98,6 +98,7 @@ class Takeover:
         self._held: set[tuple[str, float]] = set()  # pauses whose queued turns were held here
         self._wake = asyncio.Event()  # a new pause: its end may come before the next wake-up
         self.notifier = OperatorNotifier(self.rt)
+        self.next_resume_at: float | None = None  # when `run` next resumes a pause by itself
 
     @property
     def store(self) -> PauseStore:
@@ -278,6 +279,7 @@ class Takeover:
                 log.warning("pause check skipped: state unavailable", extra={"why": str(exc)})
             except Exception:
                 log.exception("pause check failed")
+            self.next_resume_at = wake_at
             now = self.rt.clock.time()
             delay = POLL_S if shared else None
             if wake_at is not None:

@@ -70,6 +70,7 @@ class TurnControl:
     reason: CancelReason | None = None
     _cancelled: bool = False
     _pending: CancelReason | None = None  # asked before the agent call began: lands there
+    _over: bool = False  # the agent call ended: nothing left to cancel in this turn
 
     def enter_agent(self) -> None:
         self.worker = asyncio.current_task()
@@ -79,6 +80,7 @@ class TurnControl:
     def leave_agent(self) -> None:
         """Called as soon as the agent call ended, before the worker awaits anything else."""
         worker, self.worker = self.worker, None
+        self._over = True
         if self._cancelled and worker is not None:
             worker.uncancel()  # our cancel is handled here; the worker itself goes on
             self._cancelled = False
@@ -86,9 +88,10 @@ class TurnControl:
     def cancel(self, reason: CancelReason, *, pending: bool = False) -> bool:
         """Cancel the agent call now; with ``pending``, also one that has not begun yet."""
         if self.worker is None:
-            if pending:
+            if pending and not self._over:
                 self._pending = reason
-            return pending
+                return True
+            return False
         self.reason = reason
         if not self._cancelled:
             self._cancelled = True

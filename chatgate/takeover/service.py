@@ -271,6 +271,7 @@ class Takeover:
             wake_at: float | None = None
             try:
                 pauses = await self.paused()
+                self._held &= {(p.chat, p.since) for p in pauses}  # resumed on another replica
                 for pause in pauses:
                     if (pause.chat, pause.since) not in self._held:
                         self._hold(pause)

@@ -136,3 +136,10 @@ async def test_a_pending_cancel_is_only_for_a_hold() -> None:
     control = TurnControl()
     assert control.cancel(CancelReason.STOP) is False  # /stop with no agent call: nothing
     assert control.cancel(CancelReason.HOLD, pending=True) is True
+
+
+async def test_nothing_to_hold_once_the_agent_call_ended() -> None:
+    control = TurnControl()
+    control.enter_agent()
+    control.leave_agent()  # the answer is being concluded and delivered: it goes out
+    assert control.cancel(CancelReason.HOLD, pending=True) is False

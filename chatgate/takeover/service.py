@@ -37,6 +37,7 @@ from chatgate.gateway.stages import Inbound, Verdict
 from chatgate.policies.admission import ChatKind
 from chatgate.policies.reasons import DeliveryStatus, TakeoverReason
 from chatgate.policies.routing import route
+from chatgate.policies.schedules import SCHEDULE_PLATFORM
 from chatgate.policies.takeover import (
     BotSwitch,
     Pause,
@@ -54,7 +55,6 @@ from chatgate.policies.takeover import (
     session_chat,
 )
 from chatgate.presentation.model import OutboundMessage, message_from_dict
-from chatgate.schedules.jobs import SCHEDULE_PLATFORM
 from chatgate.state.protocols import PauseStore, StateUnavailable
 from chatgate.state.records import DeadLetter, JournalState
 from chatgate.texts import TextId

@@ -13,6 +13,7 @@ from chatgate.channels.types import SendResult
 from chatgate.gateway.app import Gateway
 from chatgate.policies.reasons import SendErrorKind
 from chatgate.policies.takeover import ran_out_text
+from chatgate.state.admin import trail
 from tests.fakes.clock import ManualClock, eventually
 from tests.fakes.llm import FakeLLM, Fault
 from tests.gateway.test_chat_pipeline import chat_config
@@ -179,6 +180,9 @@ async def test_a_scheduled_run_aimed_at_a_paused_chat_is_held_not_run(tmp_path: 
         assert chat.sent == []  # the model was not asked and nothing went out
         [entry] = await gw.rt.journal.find("memory", sender_id="job:hourly", limit=5)
         assert (entry.stage, entry.reason, entry.state.value) == ("observe", "paused", "done")
+        assert trail(entry)["summary"] == (
+            "scheduled run held, not run (paused: a human took over the chat)"
+        )
         # the job's words are an instruction to the model, never said in the chat
         assert await gw.rt.state.sessions.transcript("default:memory:ops") in (None, [])
 

@@ -135,6 +135,11 @@ class TakeoverConfig(StrictModel):
     auto_resume_s: float = Field(
         3600.0, ge=0, description="a paused chat resumes by itself after this long; 0 = never"
     )
+    interrupt_running: bool = Field(
+        False,
+        description="a pause cancels the chat's answer being written (kept as context);"
+        " false: that answer is still sent",
+    )
 
 
 class GatewaySection(StrictModel):

@@ -178,6 +178,7 @@ class Gateway:
         self._spawn(self._purge_journal(), "journal-purge")
         self._spawn(self._adopt_orphans(), "journal-adopt")
         self._spawn(self._prewarm(), "prewarm")
+        self._spawn(self.takeover.run(), "takeover-resume")
         if rt.delivery.files is not None:
             self._spawn(sweep_forever(rt.delivery.files, rt.dead_letters, rt.clock), "files-sweep")
         self._gc.apply()
@@ -394,6 +395,7 @@ class Gateway:
             first_chunk=first,
         )
         rt.metrics.dlq_size.set(await rt.dead_letters.count())
+        await self.takeover.replayed(entry, report.status, report.message_ids)
         kind = report.kind.value if report.kind else None
         return {"found": True, "id": entry_id, "status": report.status.value, "kind": kind}
 

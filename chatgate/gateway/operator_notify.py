@@ -1,5 +1,6 @@
 """Sends failed turns' operator detail to ``gateway.operator_notify`` (a CHANNEL:CHAT),
-rate-limited per reason; delivery runs in the background and never delays a turn."""
+rate-limited per reason, and other operator events as they come (a chat's pause ran out);
+delivery runs in the background and never delays a turn."""
 
 from __future__ import annotations
 
@@ -35,6 +36,16 @@ class OperatorNotifier:
             return
         text = operator_text(failure.reason, failure.detail, where, agent, state.held_back)
         task = asyncio.create_task(self._send(Target.parse(gateway.operator_notify), text))
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    def tell(self, text: str) -> None:
+        """Send ``text`` to the operator chat as it is, in the background: an event the
+        operator acts on, each happening once (no rate limit)."""
+        where = self.rt.config.gateway.operator_notify
+        if where is None:
+            return
+        task = asyncio.create_task(self._send(Target.parse(where), text))
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
 

@@ -47,12 +47,14 @@ class Job:
     resumed: bool = False  # taken up from the journal (a restart, or a replica that died)
     debounce_s: float = 0.0  # the channel's burst window: wait this long for more from the sender
     observed: str = "observe"  # an OBSERVE job's reason code (e.g. paused: a human took over)
+    kept: bool = True  # an OBSERVE job's message joins the transcript (False: journaled only)
 
 
 class CancelReason(StrEnum):
     STOP = "stop"
     INTERRUPT = "interrupt"
     SHUTDOWN = "shutdown"
+    HOLD = "hold"  # the chat was paused (a human took over): the batch is kept, not answered
 
 
 @dataclass(eq=False)
@@ -67,19 +69,28 @@ class TurnControl:
     worker: asyncio.Task[Any] | None = None
     reason: CancelReason | None = None
     _cancelled: bool = False
+    _pending: CancelReason | None = None  # asked before the agent call began: lands there
+    _over: bool = False  # the agent call ended: nothing left to cancel in this turn
 
     def enter_agent(self) -> None:
         self.worker = asyncio.current_task()
+        if self._pending is not None:
+            self.cancel(self._pending)
 
     def leave_agent(self) -> None:
         """Called as soon as the agent call ended, before the worker awaits anything else."""
         worker, self.worker = self.worker, None
+        self._over = True
         if self._cancelled and worker is not None:
             worker.uncancel()  # our cancel is handled here; the worker itself goes on
             self._cancelled = False
 
-    def cancel(self, reason: CancelReason) -> bool:
+    def cancel(self, reason: CancelReason, *, pending: bool = False) -> bool:
+        """Cancel the agent call now; with ``pending``, also one that has not begun yet."""
         if self.worker is None:
+            if pending and not self._over:
+                self._pending = reason
+                return True
             return False
         self.reason = reason
         if not self._cancelled:
@@ -95,6 +106,11 @@ class SessionQueue:
     running: list[Job] | None = None
     control: TurnControl | None = None
     worker: asyncio.Task[None] | None = None
+    held: Callable[[Job], Job] | None = None  # a paused chat's jobs: what each turns into
+
+
+def _matches(job: Job, chat: Callable[[InboundMessage], bool]) -> bool:
+    return job.kind in (JobKind.TURN, JobKind.NEW_SESSION) and chat(job.msg)
 
 
 Executor = Callable[[list[Job], TurnControl], Awaitable[bool]]
@@ -182,6 +198,34 @@ class SessionScheduler:
         cancelled = q.control.cancel(CancelReason.STOP) if q.control is not None else False
         return cancelled, dropped
 
+    def hold(
+        self,
+        chat: Callable[[InboundMessage], bool],
+        held: Callable[[Job], Job],
+        *,
+        interrupt: bool,
+    ) -> tuple[int, int]:
+        """A chat was paused: every waiting turn (and /new) of a message ``chat`` matches is
+        replaced in place by ``held(job)``; with ``interrupt`` the running agent call of such a
+        turn is cancelled too (or, not begun yet, is cancelled as it begins) and its batch is
+        replaced the same way. Returns (waiting replaced, running interrupted)."""
+        replaced = interrupted = 0
+        for q in self._queues.values():
+            for index, job in enumerate(q.jobs):
+                if _matches(job, chat):
+                    q.jobs[index] = held(job)
+                    replaced += 1
+            running = q.running or []
+            if (
+                interrupt
+                and q.control is not None
+                and any(_matches(job, chat) for job in running)
+                and q.control.cancel(CancelReason.HOLD, pending=True)
+            ):
+                q.held = held
+                interrupted += 1
+        return replaced, interrupted
+
     def cancel_all(self) -> int:
         """Cancel every running agent call (shutdown past the drain timeout)."""
         return sum(
@@ -253,7 +297,10 @@ class SessionScheduler:
                 finally:
                     q.running = None
                 if not completed:
+                    if q.held is not None and q.control and q.control.reason is CancelReason.HOLD:
+                        batch = [q.held(job) for job in batch]
                     q.jobs.extendleft(reversed(batch))
+                q.held = None
         finally:
             q.worker = None
             q.control = None

@@ -15,6 +15,7 @@ from enum import StrEnum
 from typing import Protocol
 
 MAX_BACKLOG = 1000  # instants looked at per decision; older ones count as skipped
+SCHEDULE_PLATFORM = "schedule"  # InboundMessage.platform of a scheduled run (no adapter has it)
 
 
 class Misfire(StrEnum):

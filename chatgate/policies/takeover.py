@@ -1,13 +1,15 @@
 """A human takes over a chat: while a chat is paused the bot keeps every message as context and
 answers none; an operator resumes it, or it resumes by itself once its pause runs out.
 
-Pure decisions only: whether a pause holds now, when a new pause ends, who may switch the bot in a
-chat with ``/bot off`` / ``/bot on``, and how a chat's address reads from a session key.
+Pure decisions only: whether a pause holds now, when a new pause ends (and when the next one
+does), who may switch the bot in a chat with ``/bot off`` / ``/bot on``, what a paused chat keeps
+as context, how a chat's address reads from a session key, and how an operator's reply is keyed
+(so a DLQ replay still knows it is one).
 """
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping
+from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
@@ -94,3 +96,42 @@ def session_chat(session_key: str) -> tuple[str, str] | None:
     chat_addr = chat_address(channel, chat)
     reply = f"{chat_addr}:{rest[0]}" if len(rest) == 1 and rest[0] else chat_addr
     return chat_addr, reply
+
+
+def next_resume(pauses: Iterable[Pause]) -> float | None:
+    """When the earliest of ``pauses`` runs out (None: none ends by itself)."""
+    ends = [p.until for p in pauses if p.until is not None]
+    return min(ends) if ends else None
+
+
+def kept_as_context(scheduled: bool) -> bool:
+    """Whether a paused chat's message joins its transcript. A user's does (the model reads it
+    once the chat resumes); a scheduled run's does not: its text is an instruction to the model,
+    never said in the chat, so it is held (journaled ``paused``, not run, not made up later)."""
+    return not scheduled
+
+
+HUMAN_PREFIX = "human:"
+
+
+def human_key(by: str, unique: str) -> str:
+    """The key of an operator's reply (its transcript line's source and its delivery's inbound
+    key): ``human:<unique>:<by>``; ``unique`` has no colon, ``by`` may."""
+    return f"{HUMAN_PREFIX}{unique}:{by}"
+
+
+def human_by(key: str | None) -> str | None:
+    """Who wrote the operator reply keyed ``key`` (None: not an operator's reply)."""
+    if not key or not key.startswith(HUMAN_PREFIX):
+        return None
+    _, sep, by = key[len(HUMAN_PREFIX) :].partition(":")
+    return by if sep and by else None
+
+
+def ran_out_text(pause: Pause) -> str:
+    """The operator chat's notice that a pause ended by itself (config keys are fine here)."""
+    taken = pause.by or "an operator"
+    return (
+        f"chatgate: the pause of {pause.chat} (taken by {taken}) ran out; the bot answers there"
+        " again. Pause it again with `chatgate chats pause` if a human is still on it."
+    )

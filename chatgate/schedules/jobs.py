@@ -11,7 +11,6 @@ from chatgate.schedules.config import ScheduleConfig
 from chatgate.schedules.timing import Cron
 
 JobSource = Literal["config", "api", "chat"]
-SCHEDULE_PLATFORM = "schedule"  # InboundMessage.platform of a scheduled run (no adapter has it)
 
 
 @dataclass(frozen=True)

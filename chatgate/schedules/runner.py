@@ -27,9 +27,15 @@ from chatgate.channels.base import StateUnavailable
 from chatgate.channels.outcome import Submission
 from chatgate.channels.types import InboundMessage, RouteHint, Target
 from chatgate.gateway.runtime import Runtime
-from chatgate.policies.schedules import Misfire, ScheduleReason, next_after, plan_runs
+from chatgate.policies.schedules import (
+    SCHEDULE_PLATFORM,
+    Misfire,
+    ScheduleReason,
+    next_after,
+    plan_runs,
+)
 from chatgate.schedules.config import JOB_ID_PATTERN, ScheduleConfig
-from chatgate.schedules.jobs import SCHEDULE_PLATFORM, JobSource, RunRecord, ScheduledJob
+from chatgate.schedules.jobs import JobSource, RunRecord, ScheduledJob
 from chatgate.schedules.store import JobStore
 
 log = logging.getLogger("chatgate.schedules")

@@ -13,6 +13,7 @@ from typing import Any
 from chatgate.policies.approvals import ApprovalState
 from chatgate.policies.pairing import ApprovalOutcome
 from chatgate.policies.reasons import TakeoverReason
+from chatgate.policies.schedules import SCHEDULE_PLATFORM
 from chatgate.state.approvals import KV_NAME as APPROVALS
 from chatgate.state.approvals import ApprovalStore
 from chatgate.state.factory import State
@@ -150,6 +151,8 @@ def trail(entry: JournalEntry) -> dict[str, Any]:
     state, stage, reason, delivery = entry.state, entry.stage, entry.reason, entry.delivery
     if state is JournalState.DROPPED:
         summary = f"dropped at {stage}: {reason}"
+    elif reason == TakeoverReason.PAUSED and entry.message.platform == SCHEDULE_PLATFORM:
+        summary = "scheduled run held, not run (paused: a human took over the chat)"
     elif reason == TakeoverReason.PAUSED:
         summary = "kept as context, not answered (paused: a human took over the chat)"
     elif state is JournalState.DONE:

@@ -5,11 +5,20 @@ paused chat is journaled and kept in the transcript as context (an observed mess
 `paused`), never answered; an operator's `/bot off` / `/bot on` switches the chat. An operator's
 reply goes out through the gateway's delivery (retries, dead targets, DLQ) and, once sent, joins
 the session's transcript as an assistant line marked human, so the model reads it as its own
-words on the next turn. Pauses live in the state's `PauseStore` (SQLite, or Redis for replicas).
+words on the next turn (also when it is sent later, by a DLQ replay). Pauses live in the state's
+`PauseStore` (SQLite, or Redis for replicas).
+
+A pause also reaches work already in the session queue: the chat's waiting turns are held (kept
+as context, journaled `paused`), and with `gateway.takeover.interrupt_running` its running agent
+call is cancelled the same way. `run` resumes pauses as they run out, on the injected clock, and
+tells the operator chat; on Redis it also polls the store, so a pause taken on another replica
+holds this replica's queued turns too.
 """
 
 from __future__ import annotations
 
+import asyncio
+import dataclasses
 import logging
 import uuid
 from collections.abc import Awaitable
@@ -21,30 +30,40 @@ from prometheus_client import Counter
 from chatgate.agents.base import ChatMessage
 from chatgate.channels.outcome import Stage
 from chatgate.channels.types import Target
+from chatgate.gateway.operator_notify import OperatorNotifier
 from chatgate.gateway.pipeline import Pipeline
+from chatgate.gateway.session_queue import Job, JobKind
 from chatgate.gateway.stages import Inbound, Verdict
 from chatgate.policies.admission import ChatKind
 from chatgate.policies.reasons import DeliveryStatus, TakeoverReason
 from chatgate.policies.routing import route
+from chatgate.policies.schedules import SCHEDULE_PLATFORM
 from chatgate.policies.takeover import (
     BotSwitch,
     Pause,
     chat_address,
+    human_by,
+    human_key,
     is_paused,
+    kept_as_context,
     may_switch,
+    next_resume,
     parse_switch,
     pause_until,
+    ran_out_text,
     resume_due,
     session_chat,
 )
-from chatgate.presentation.model import OutboundMessage
+from chatgate.presentation.model import OutboundMessage, message_from_dict
 from chatgate.state.protocols import PauseStore, StateUnavailable
+from chatgate.state.records import DeadLetter, JournalState
 from chatgate.texts import TextId
 
 log = logging.getLogger("chatgate.takeover")
 HUMAN_META = "human"  # ChatMessage.meta key: who wrote this assistant line (not the model)
 RECENT_SESSIONS = 200  # how far back a reply looks for the chat's conversation
 MAX_TEXT = 20_000
+POLL_S = 15.0  # replicas: how often the store is read for pauses taken elsewhere
 
 
 class TakeoverError(ValueError):
@@ -76,6 +95,10 @@ class Takeover:
         # One process owns a SQLite state: its pauses are mirrored here, so a message in a chat
         # nobody paused costs no store read. Replicas (Redis) ask the store every time.
         self._mirror: dict[str, Pause] | None = None
+        self._held: set[tuple[str, float]] = set()  # pauses whose queued turns were held here
+        self._wake = asyncio.Event()  # a new pause: its end may come before the next wake-up
+        self.notifier = OperatorNotifier(self.rt)
+        self.next_resume_at: float | None = None  # when `run` next resumes a pause by itself
 
     @property
     def store(self) -> PauseStore:
@@ -105,21 +128,27 @@ class Takeover:
             return None
         return self._check(ib, chat)
 
-    async def _check(self, ib: Inbound, chat: str) -> None:
+    async def _check(self, ib: Inbound, chat: str) -> Verdict | None:
         pause = await self._get(chat)
         if pause is None:
-            return
+            return None
         now = self.rt.clock.time()
         if resume_due(pause, now):
             await self._ended(pause, TakeoverReason.AUTO_RESUME, "auto")
-            return
+            return None
+        self.counter.labels(channel=ib.msg.channel, reason=TakeoverReason.PAUSED.value).inc()
+        if not kept_as_context(ib.msg.platform == SCHEDULE_PLATFORM):
+            log.info("scheduled run held", extra={"chat": chat, "key": ib.msg.key})
+            return Verdict(
+                Stage.OBSERVE, TakeoverReason.PAUSED, state=JournalState.DONE, counted=False
+            )
         ib.observe = True
         ib.observed = TakeoverReason.PAUSED
-        self.counter.labels(channel=ib.msg.channel, reason=TakeoverReason.PAUSED.value).inc()
         log.info(
             "kept as context",
             extra={"chat": chat, "key": ib.msg.key, "reason": TakeoverReason.PAUSED.value},
         )
+        return None
 
     async def _switch(self, ib: Inbound, chat: str, switch: BotSwitch) -> Verdict:
         msg = ib.msg
@@ -164,7 +193,37 @@ class Takeover:
             self._mirror[chat] = pause
         self._count(chat, TakeoverReason.PAUSE)
         log.info("chat paused", extra={"chat": chat, "by": by, "until": pause.until})
+        self._hold(pause)
+        self._wake.set()
         return pause
+
+    def _hold(self, pause: Pause) -> None:
+        """The chat's turns already queued here are held (kept as context, not answered); its
+        running agent call too when `interrupt_running` says so."""
+        self._held.add((pause.chat, pause.since))
+        interrupt = self.rt.config.gateway.takeover.interrupt_running
+        waiting, running = self.pipeline.scheduler.hold(
+            lambda msg: chat_address(msg.channel, msg.chat_id) == pause.chat,
+            self._held_job,
+            interrupt=interrupt,
+        )
+        if waiting or running:
+            log.info(
+                "queued turns held",
+                extra={"chat": pause.chat, "waiting": waiting, "interrupted": running},
+            )
+
+    def _held_job(self, job: Job) -> Job:
+        """What a queued turn of a paused chat becomes: an observed message (reason `paused`)."""
+        self._count(chat_address(job.msg.channel, job.msg.chat_id), TakeoverReason.PAUSED)
+        return dataclasses.replace(
+            job,
+            kind=JobKind.OBSERVE,
+            target=None,
+            debounce_s=0.0,
+            observed=TakeoverReason.PAUSED.value,
+            kept=kept_as_context(job.msg.platform == SCHEDULE_PLATFORM),
+        )
 
     async def resume(self, address: str, by: str) -> bool:
         """Resume the chat; False when it was not paused."""
@@ -180,10 +239,13 @@ class Takeover:
         removed = await self.store.delete(pause.chat, pause.since if ran_out else None)
         if self._mirror is not None and self._mirror.get(pause.chat) == pause:
             del self._mirror[pause.chat]
+        self._held.discard((pause.chat, pause.since))
         if not removed:
             return  # resumed (or paused anew) elsewhere meanwhile
         self._count(pause.chat, reason)
         log.info("chat resumed", extra={"chat": pause.chat, "by": by, "reason": reason.value})
+        if ran_out:
+            self.notifier.tell(ran_out_text(pause))
 
     async def _get(self, chat: str) -> Pause | None:
         if self._mirror is not None:
@@ -199,6 +261,44 @@ class Takeover:
                 await self._ended(pause, TakeoverReason.AUTO_RESUME, "auto")
         return [p for p in found if is_paused(p, now)]
 
+    async def run(self) -> None:
+        """Resume each pause as it runs out (not only at the chat's next message), so status,
+        dashboard and metrics show it on time; on replicas, also hold queued turns of pauses
+        taken on another replica. Until cancelled."""
+        shared = self._mirror is None
+        while True:
+            self._wake.clear()
+            wake_at: float | None = None
+            try:
+                pauses = await self.paused()
+                self._held &= {(p.chat, p.since) for p in pauses}  # resumed on another replica
+                for pause in pauses:
+                    if (pause.chat, pause.since) not in self._held:
+                        self._hold(pause)
+                wake_at = next_resume(pauses)
+            except StateUnavailable as exc:
+                log.warning("pause check skipped: state unavailable", extra={"why": str(exc)})
+            except Exception:
+                log.exception("pause check failed")
+            self.next_resume_at = wake_at
+            now = self.rt.clock.time()
+            delay = POLL_S if shared else None
+            if wake_at is not None:
+                until_end = max(0.0, wake_at - now)
+                delay = until_end if delay is None else min(delay, until_end)
+            await self._sleep(delay)
+
+    async def _sleep(self, delay: float | None) -> None:
+        waker = asyncio.ensure_future(self._wake.wait())
+        waits: set[asyncio.Future[Any]] = {waker}
+        if delay is not None:
+            waits.add(asyncio.ensure_future(self.rt.clock.sleep(max(0.0, delay))))
+        try:
+            await asyncio.wait(waits, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            for waiting in waits:
+                waiting.cancel()
+
     async def reply(self, address: str, text: str, by: str) -> dict[str, Any]:
         """Send ``text`` to the chat as the bot; once sent, it joins the transcript as the
         assistant's line marked human."""
@@ -207,19 +307,13 @@ class Takeover:
         chat, target = self._chat(address)
         rt = self.rt
         session_key = await self._session_for(target)
+        key = human_key(by, uuid.uuid4().hex)
         report = await rt.delivery.deliver(
-            target, OutboundMessage.from_text(text), session=session_key
+            target, OutboundMessage.from_text(text), inbound_key=key, session=session_key
         )
         sent = report.status is DeliveryStatus.SENT
         if sent:
-            line = ChatMessage(
-                "assistant",
-                text,
-                None,
-                f"human:{uuid.uuid4().hex}",
-                {HUMAN_META: by, "message_ids": list(report.message_ids)},
-            )
-            await self._append(session_key, line)
+            await self._append(session_key, _human_line(key, text, by, report.message_ids))
         self._count(chat, TakeoverReason.HUMAN_REPLY)
         log.info(
             "human reply",
@@ -269,10 +363,27 @@ class Takeover:
         )
         return key
 
+    async def replayed(self, entry: DeadLetter, status: DeliveryStatus, ids: list[str]) -> bool:
+        """A dead letter was sent again (`chatgate dlq replay`): an operator's reply joins its
+        conversation's transcript now, as it would have when first sent. True when it did."""
+        by = human_by(entry.inbound_key)
+        if by is None or entry.session is None or status is not DeliveryStatus.SENT:
+            return False
+        assert entry.inbound_key is not None
+        text = message_from_dict(entry.message).plain_text
+        await self._append(entry.session, _human_line(entry.inbound_key, text, by, ids))
+        log.info(
+            "human reply replayed",
+            extra={"target": entry.target.address, "by": by, "session": entry.session},
+        )
+        return True
+
     async def _append(self, key: str, line: ChatMessage) -> None:
         rt = self.rt
         session = await rt.cache.acquire(key, rt.clock.time())
         try:
+            if any(m.source == line.source for m in session.transcript):
+                return  # already there (sent once before)
             await self.pipeline.runner.persistence.append(session, [line])
         finally:
             rt.cache.release(session)
@@ -315,3 +426,8 @@ class Takeover:
             return await self.view()
         except StateUnavailable:
             return {"paused": [], "recent": [], "unavailable": True, "now": self.rt.clock.time()}
+
+
+def _human_line(key: str, text: str, by: str, message_ids: list[str]) -> ChatMessage:
+    """An operator's reply as the transcript keeps it: the assistant's line, marked human."""
+    return ChatMessage("assistant", text, None, key, {HUMAN_META: by, "message_ids": message_ids})

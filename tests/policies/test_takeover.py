@@ -7,10 +7,15 @@ import pytest
 from chatgate.policies.takeover import (
     BotSwitch,
     Pause,
+    human_by,
+    human_key,
     is_paused,
+    kept_as_context,
     may_switch,
+    next_resume,
     parse_switch,
     pause_until,
+    ran_out_text,
     resume_due,
     session_chat,
 )
@@ -84,3 +89,33 @@ def test_session_chat(key: str, expected: tuple[str, str] | None) -> None:
 def test_a_pause_survives_its_dict_form() -> None:
     for pause in (FOREVER, HOUR):
         assert Pause.from_dict(pause.to_dict()) == pause
+
+
+@pytest.mark.parametrize(
+    ("pauses", "expected"),
+    [([], None), ([FOREVER], None), ([FOREVER, HOUR], NOW + 3600),
+     ([HOUR, Pause("slack:C1", NOW, NOW + 60, "cli")], NOW + 60)],
+)  # fmt: skip
+def test_next_resume_is_the_earliest_end(pauses: list[Pause], expected: float | None) -> None:
+    assert next_resume(pauses) == expected
+
+
+@pytest.mark.parametrize(
+    ("key", "by"),
+    [(human_key("cli", "ab12"), "cli"),
+     (human_key("telegram:7", "ab12"), "telegram:7"),  # the operator's address has a colon
+     ("human:ab12", None),  # a line of before the key carried who
+     ("human:ab12:", None), ("telegram:42:m1", None), ("", None), (None, None)],
+)  # fmt: skip
+def test_an_operator_reply_is_known_by_its_key(key: str | None, by: str | None) -> None:
+    assert human_by(key) == by
+
+
+@pytest.mark.parametrize(("scheduled", "kept"), [(False, True), (True, False)])
+def test_a_paused_chat_keeps_users_words_not_a_jobs_prompt(scheduled: bool, kept: bool) -> None:
+    assert kept_as_context(scheduled) is kept
+
+
+def test_the_operator_is_told_which_pause_ran_out() -> None:
+    text = ran_out_text(HOUR)
+    assert "telegram:42" in text and "dashboard" in text and "ran out" in text

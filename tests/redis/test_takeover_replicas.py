@@ -3,6 +3,7 @@ other instance reads, and a pause taken on replica A silences the chat on replic
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -14,7 +15,8 @@ from chatgate.gateway.app import Gateway
 from chatgate.policies.takeover import Pause
 from chatgate.state.redis.client import Keys
 from chatgate.state.redis.pauses import RedisPauses
-from tests.fakes.llm import FakeLLM
+from tests.fakes.clock import ManualClock
+from tests.fakes.llm import FakeLLM, Fault
 from tests.harness import http, memory, operator, running, url
 from tests.redis.conftest import PrivateRedis
 from tests.redis.test_gateway_redis import config, on_redis
@@ -92,3 +94,28 @@ async def test_with_redis_away_chat_changes_say_retry_later(
                     assert (await resp.json())["reason_code"] == "state_unavailable"
             async with session.get(url(gw, "/api/chats"), headers=operator(gw)) as resp:
                 assert resp.status == 503
+
+
+async def test_a_pause_on_replica_a_holds_the_turns_queued_on_replica_b(
+    tmp_path: Path, fake_llm: FakeLLM, redis_db: str
+) -> None:
+    fake_llm.fail_next(Fault.hang())  # B's first turn runs until released
+    clock_b = ManualClock()
+    one = config(tmp_path / "a", fake_llm, on_redis(redis_db, "a"))
+    two = config(tmp_path / "b", fake_llm, on_redis(redis_db, "b"))
+    async with running(one) as gw_a, running(two, clock=clock_b) as gw_b:
+        chat = memory(gw_b)
+        first = await chat.inject("first", message_id="q1")
+        await fake_llm.wait_for_requests(1, timeout=60)
+        second = await chat.inject("second", message_id="q2")  # queued on B
+        await post(gw_a, "/api/chats/pause", {"chat": "memory:c1", "for_s": 0})
+        for _ in range(200):  # B reads the store every 15 s of its clock
+            if second.result.done():
+                break
+            clock_b.advance(15)
+            await asyncio.sleep(0.02)
+        held = await second.result
+        assert (held.stage, held.reason) == ("observe", "paused")
+        fake_llm.release()
+        await first.result  # not interrupted (the default): it finishes as it would have
+        assert len(fake_llm.requests) == 1

@@ -37,6 +37,7 @@ class TurnExit(Enum):
 CANCEL_EXITS: dict[CancelReason, TurnExit] = {
     CancelReason.INTERRUPT: TurnExit.RETRY,
     CancelReason.SHUTDOWN: TurnExit.LEFT_PENDING,
+    CancelReason.HOLD: TurnExit.RETRY,  # the session queue keeps the batch as held jobs
 }
 """Where a cancelled agent call leaves the turn; a reason not here (/stop) is a failure reply."""
 

@@ -70,11 +70,12 @@ class TurnRunner:
 
     async def _observe(self, job: Job) -> None:
         rt = self.rt
-        session = await rt.cache.acquire(job.session, rt.clock.time())
-        try:
-            await self.persistence.append(session, [user_message(job)])
-        finally:
-            rt.cache.release(session)
+        if job.kept:
+            session = await rt.cache.acquire(job.session, rt.clock.time())
+            try:
+                await self.persistence.append(session, [user_message(job)])
+            finally:
+                rt.cache.release(session)
         report = DeliveryReport(DeliveryStatus.SUPPRESSED)
         # An observed message with a reason of its own (paused: a human took the chat over)
         # keeps its session on the trail, so `why` finds what the human answered after it.

@@ -6,7 +6,6 @@ token); without one, through `gateway.http` and `gateway.api_token` from the con
 
 from __future__ import annotations
 
-import argparse
 import json
 import urllib.error
 import urllib.request
@@ -109,13 +108,6 @@ def call(
             "CHATGATE_STATE_DIR / --config at the daemon's.",
             EX_UNAVAILABLE,
         )
-
-
-def json_flag() -> argparse.ArgumentParser:
-    """A parent parser with `--json`, for the actions of an /api command."""
-    out = argparse.ArgumentParser(add_help=False)
-    out.add_argument("--json", action="store_true", help="machine-readable output")
-    return out
 
 
 def show(

@@ -15,15 +15,12 @@ EX_USAGE, EX_UNAVAILABLE = 64, 69
 
 
 def add_parser(sub: Any, config: argparse.ArgumentParser, api: argparse.ArgumentParser) -> None:
-    from chatgate.cli.api_client import json_flag
+    from chatgate.cli.api_args import api_actions
 
-    out = json_flag()
-    chats = sub.add_parser("chats", help="take over a chat: pause the bot, reply as it, resume")
-    actions = chats.add_subparsers(dest="action", required=True, metavar="ACTION")
-    actions.add_parser("list", parents=[config, api, out], help="paused chats")
-    pause = actions.add_parser(
-        "pause", parents=[config, api, out], help="the bot stops answering in a chat"
-    )
+    what = "take over a chat: pause the bot, reply as it, resume"
+    actions, parents = api_actions(sub, "chats", what, config, api)
+    actions.add_parser("list", parents=parents, help="paused chats")
+    pause = actions.add_parser("pause", parents=parents, help="the bot stops answering in a chat")
     pause.add_argument("chat", metavar="CHANNEL:CHAT")
     pause.add_argument(
         "--for",
@@ -32,13 +29,9 @@ def add_parser(sub: Any, config: argparse.ArgumentParser, api: argparse.Argument
         metavar="SECONDS",
         help="resume by itself after this long (0: never; default gateway.takeover.auto_resume_s)",
     )
-    resume = actions.add_parser(
-        "resume", parents=[config, api, out], help="the bot answers in a chat again"
-    )
+    resume = actions.add_parser("resume", parents=parents, help="the bot answers in a chat again")
     resume.add_argument("chat", metavar="CHANNEL:CHAT")
-    reply = actions.add_parser(
-        "reply", parents=[config, api, out], help="send a message to a chat as the bot"
-    )
+    reply = actions.add_parser("reply", parents=parents, help="send a message to a chat as the bot")
     reply.add_argument("chat", metavar="CHANNEL:CHAT", help="channel:chat_id[:thread_id]")
     reply.add_argument("text")
 

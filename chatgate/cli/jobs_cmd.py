@@ -16,17 +16,16 @@ EX_USAGE, EX_DATAERR = 64, 65
 
 
 def add_parser(sub: Any, config: argparse.ArgumentParser, api: argparse.ArgumentParser) -> None:
-    from chatgate.cli.api_client import json_flag
+    from chatgate.cli.api_args import api_actions
 
-    out = json_flag()
-    jobs = sub.add_parser("jobs", help="scheduled jobs (cron, interval, one-shot)")
-    actions = jobs.add_subparsers(dest="action", required=True, metavar="ACTION")
-    actions.add_parser("list", parents=[config, api, out], help="jobs, next run, last outcome")
+    what = "scheduled jobs (cron, interval, one-shot)"
+    actions, parents = api_actions(sub, "jobs", what, config, api)
+    actions.add_parser("list", parents=parents, help="jobs, next run, last outcome")
     for name, what in (("show", "one job and its last runs"), ("history", "a job's runs")):
-        p = actions.add_parser(name, parents=[config, api, out], help=what)
+        p = actions.add_parser(name, parents=parents, help=what)
         p.add_argument("id")
         p.add_argument("--limit", type=int, default=20)
-    add = actions.add_parser("add", parents=[config, api, out], help="create a runtime job")
+    add = actions.add_parser("add", parents=parents, help="create a runtime job")
     add.add_argument("id")
     when = add.add_mutually_exclusive_group(required=True)
     when.add_argument("--cron", help="cron expression, e.g. '0 9 * * 1-5'")
@@ -44,7 +43,7 @@ def add_parser(sub: Any, config: argparse.ArgumentParser, api: argparse.Argument
         ("resume", [], "run a paused job again"),
         ("run", ["run-now"], "run a job now, outside its schedule"),
     ):
-        p = actions.add_parser(name, aliases=aliases, parents=[config, api, out], help=what)
+        p = actions.add_parser(name, aliases=aliases, parents=parents, help=what)
         p.add_argument("id")
 
 

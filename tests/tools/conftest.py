@@ -19,6 +19,16 @@ from tests.fakes.llm import FakeLLM
 ROOT = Path(__file__).resolve().parents[2]
 
 
+# The fake MCP server (as `stdio_server` below) as the `mcp_servers:` section of a gateway.yaml.
+SERVERS = f"""mcp_servers:
+  fake:
+    command: {sys.executable}
+    args: [-m, tests.fakes.mcp_server, stdio]
+    cwd: {ROOT}
+    startup_timeout_s: 60
+"""
+
+
 def stdio_server(**extra: Any) -> McpServerConfig:
     """The fake MCP server (tests/fakes/mcp_server.py) as a stdio `mcp_servers:` entry."""
     raw: dict[str, Any] = {

@@ -5,7 +5,6 @@ showing who decided."""
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -19,16 +18,9 @@ from tests.harness import running
 from tests.slack.support import events_url, slack_config
 from tests.telegram.helpers_b import settled
 from tests.telegram.support import telegram_config
-from tests.tools.conftest import ROOT
+from tests.tools.conftest import SERVERS
 
 TIMEOUT = 60
-SERVERS = f"""mcp_servers:
-  fake:
-    command: {sys.executable}
-    args: [-m, tests.fakes.mcp_server, stdio]
-    cwd: {ROOT}
-    startup_timeout_s: 60
-"""
 ASK_ADD = """    tools:
       allow: [fake.add]
       approval: {"fake.*": ask}

@@ -3,31 +3,23 @@ the next turn's model sees the tool steps kept in the session transcript."""
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 from tests.fakes.llm import FakeLLM, ToolCall, ToolCalls
 from tests.fakes.telegram import FakeTelegram
 from tests.harness import running
 from tests.telegram.support import telegram_config
-from tests.tools.conftest import ROOT
+from tests.tools.conftest import SERVERS
 
 
 async def test_two_step_tool_turn_streams_and_is_remembered(
     tmp_path: Path, fake_tg: FakeTelegram, fake_llm: FakeLLM
 ) -> None:
-    servers = f"""mcp_servers:
-  fake:
-    command: {sys.executable}
-    args: [-m, tests.fakes.mcp_server, stdio]
-    cwd: {ROOT}
-    startup_timeout_s: 60
-"""
     config = telegram_config(
         tmp_path,
         fake_tg,
         fake_llm,
-        gateway=servers,
+        gateway=SERVERS,
         agent="    stream: true\n    tools: [fake.add]",
         channel="    dm_policy: open\n    stream: {enabled: true, min_edit_interval_s: 0.2}",
     )
@@ -58,15 +50,6 @@ async def test_two_step_tool_turn_streams_and_is_remembered(
     assert "using" not in texts[-1] and "using" not in third.messages[3]["content"]
     roles = [m["role"] for m in third.messages]
     assert roles == ["user", "assistant", "tool", "assistant", "user"]
-
-
-SERVERS = f"""mcp_servers:
-  fake:
-    command: {sys.executable}
-    args: [-m, tests.fakes.mcp_server, stdio]
-    cwd: {ROOT}
-    startup_timeout_s: 60
-"""
 
 
 def _status_config(tmp_path: Path, tg: FakeTelegram, llm: FakeLLM, tools: str) -> Path:

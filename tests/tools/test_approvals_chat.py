@@ -17,8 +17,7 @@ from tests.fakes.telegram import FakeTelegram
 from tests.harness import running
 from tests.slack.support import events_url, slack_config
 from tests.telegram.helpers_b import settled
-from tests.telegram.support import telegram_config
-from tests.tools.conftest import SERVERS
+from tests.tools.conftest import SERVERS, telegram_tools_config
 
 TIMEOUT = 60
 ASK_ADD = """    tools:
@@ -35,15 +34,7 @@ def keyboard(params: dict[str, Any]) -> list[dict[str, str]]:
 async def test_telegram_approve_press_runs_the_tool_and_others_presses_are_ignored(
     tmp_path: Path, fake_tg: FakeTelegram, fake_llm: FakeLLM
 ) -> None:
-    config = telegram_config(
-        tmp_path,
-        fake_tg,
-        fake_llm,
-        gateway=SERVERS,
-        agent=ASK_ADD,
-        channel="    dm_policy: open",
-    )
-    config.write_text(config.read_text().replace("timeout_s: 10\n", "timeout_s: 60\n", 1))
+    config = telegram_tools_config(tmp_path, fake_tg, fake_llm, ASK_ADD, "    dm_policy: open")
     fake_llm.script(ToolCalls.of(ToolCall("fake__add", {"a": 2, "b": 3})), "It is 5.")
     async with running(config) as gw:
         fake_tg.dm(42, "what is 2+3?")

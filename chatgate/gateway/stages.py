@@ -78,6 +78,7 @@ class Inbound:
     session: str = ""
     resumed: bool = False
     observed: str = "observe"  # the reason code an observed message is journaled with
+    unaddressed: bool = False  # observed only because it did not address the bot (group policy)
     replaces: str | None = None  # the key of the waiting message this edit takes the place of
 
 
@@ -221,7 +222,7 @@ class Stages:
         if decision.issue_pairing_code:
             return await self._pairing_code(msg)
         if decision.observe:
-            ib.observe = True
+            ib.observe = ib.unaddressed = True
             return None
         if not decision.admit:
             return Verdict(Stage.ADMISSION, decision.reason)
@@ -428,6 +429,7 @@ class Stages:
             if ib.resumed
             else burst_window(ib.policy.debounce_s, ALBUM_KEY in ib.msg.extra),
             observed=ib.observed,
+            album=_album(ib),
         )
         if ib.replaces is not None:
             replaced = self.scheduler.replace(job, ib.replaces)
@@ -440,3 +442,11 @@ class Stages:
             return None
         text = self.voices.for_message(ib.msg, ib.agent).text(TextId.QUEUE_FULL)
         return Verdict(Stage.QUEUE, DropReason.QUEUE_FULL, text)
+
+
+def _album(ib: Inbound) -> str | None:
+    """The album of a part that is a turn's input or context only for not addressing the bot
+    (not one kept as context for another reason, e.g. a chat a human took over)."""
+    group = ib.msg.extra.get(ALBUM_KEY)
+    joins = not ib.observe or (ib.unaddressed and ib.observed == Stage.OBSERVE.value)
+    return f"{ib.msg.channel}:{ib.msg.chat_id}:{group}" if group and joins else None

@@ -1,7 +1,8 @@
 """Bursts: a user's quick run of messages (several lines sent apart, an album, a long paste the
 platform split) becomes one turn when each arrives within the channel's debounce window. The
 parts of an album (Telegram sends each photo as its own message, possibly in separate polls or
-webhook requests) wait for one another even without a debounce window."""
+webhook requests) wait for one another even without a debounce window; in a group, an album
+whose caption addresses the bot on a later part is one turn with the parts before it."""
 
 from __future__ import annotations
 
@@ -34,3 +35,20 @@ def burst_window(debounce_s: float, album: bool) -> float:
     if debounce_s > 0 or not album:
         return max(0.0, debounce_s)
     return ALBUM_WINDOW_S
+
+
+def album_run(albums: Sequence[str | None]) -> int:
+    """How many leading waiting jobs are parts of the first one's album (0: it is none)."""
+    if not albums or albums[0] is None:
+        return 0
+    n = 1
+    while n < len(albums) and albums[n] == albums[0]:
+        n += 1
+    return n
+
+
+def album_turn(albums: Sequence[str | None], addressed: Sequence[bool]) -> int:
+    """How many leading waiting jobs are one turn because they are parts of one album and one of
+    them addresses the bot (the others were kept as context); 0 when none does."""
+    size = album_run(albums)
+    return size if any(addressed[:size]) else 0

@@ -50,6 +50,8 @@ class Job:
     # An album part that is a turn's input, or context only because it did not address the bot:
     # the parts of one album become one turn when one of them addresses it.
     album: str | None = None
+    # An album part held only to join its album's turn: ends it (dropped) when none does.
+    unjoined: Callable[[], Awaitable[None]] | None = None
 
 
 class CancelReason(StrEnum):

@@ -10,6 +10,7 @@ single `settle` turns into journal, metrics, log line and result.
 from __future__ import annotations
 
 import asyncio
+import functools
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
@@ -79,6 +80,7 @@ class Inbound:
     resumed: bool = False
     observed: str = "observe"  # the reason code an observed message is journaled with
     unaddressed: bool = False  # observed only because it did not address the bot (group policy)
+    held: Verdict | None = None  # an album part that ends so unless it joins its album's turn
     replaces: str | None = None  # the key of the waiting message this edit takes the place of
 
 
@@ -224,6 +226,10 @@ class Stages:
         if decision.observe:
             ib.observe = ib.unaddressed = True
             return None
+        if decision.reason is AdmissionReason.GROUP_MENTION_ONLY and ALBUM_KEY in msg.extra:
+            ib.observe = ib.unaddressed = True  # a later part of its album may address the bot
+            ib.held = Verdict(Stage.ADMISSION, decision.reason)
+            return None
         if not decision.admit:
             return Verdict(Stage.ADMISSION, decision.reason)
         if msg.extra.get(CONTEXT_ONLY):  # e.g. a reaction kept as context: never answered
@@ -249,7 +255,7 @@ class Stages:
         """A chat a human took over: its messages are kept as context, not answered; an
         operator's `/bot off` / `/bot on` switches it (decided in `chatgate/takeover/`)."""
         gate = self.takeover_gate
-        return None if gate is None else gate(ib)
+        return None if gate is None or ib.held is not None else gate(ib)
 
     def stale(self, ib: Inbound) -> Verdict | None:
         """A message that waited past the channel's stale.after_s is skipped or noticed; it
@@ -430,6 +436,9 @@ class Stages:
             else burst_window(ib.policy.debounce_s, ALBUM_KEY in ib.msg.extra),
             observed=ib.observed,
             album=_album(ib),
+            unjoined=None
+            if ib.held is None
+            else functools.partial(self._settle, ib.msg, ib.future, ib.held),
         )
         if ib.replaces is not None:
             replaced = self.scheduler.replace(job, ib.replaces)

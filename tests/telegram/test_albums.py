@@ -1,6 +1,7 @@
 """Album parts in a group: a part is addressed when its album's caption addressed the bot, for a
-while after; other albums and plain messages are left as they are. Through the gateway (observe
-group policy), parts before the addressed one join its turn instead of staying context."""
+while after; other albums and plain messages are left as they are. Through the gateway, parts
+before the addressed one join its turn instead of staying context (observe) or being dropped
+(mention_only); an album nobody addressed is context, or dropped, as before."""
 
 from __future__ import annotations
 
@@ -83,12 +84,12 @@ async def _journaled(gw: Gateway, count: int) -> None:
 
 
 async def _album_turn(
-    tmp_path: Path, tg: FakeTelegram, llm: FakeLLM, captions: list[tuple[str, bool]]
+    tmp_path: Path, tg: FakeTelegram, llm: FakeLLM, policy: str, captions: list[tuple[str, bool]]
 ) -> list[list[str]]:
     """Send one album's parts (caption, mentions the bot) in separate polls; the part types of
     each user message of the one model request it makes."""
     media = "    media:\n      vision: true"
-    channel = "    group_policy: observe"
+    channel = f"    group_policy: {policy}"
     clock = ManualClock()
     config = telegram_config(tmp_path, tg, llm, agent=media, channel=channel)
     async with running(config, clock=clock) as gw:
@@ -110,11 +111,12 @@ async def _album_turn(
     return [[p["type"] for p in u] if isinstance(u, list) else ["text"] for u in users]
 
 
+@pytest.mark.parametrize("policy", ["observe", "mention_only"])
 async def test_parts_before_the_addressed_caption_are_in_its_turn(
-    tmp_path: Path, fake_tg: FakeTelegram, fake_llm: FakeLLM
+    tmp_path: Path, fake_tg: FakeTelegram, fake_llm: FakeLLM, policy: str
 ) -> None:
     parts = await _album_turn(
-        tmp_path, fake_tg, fake_llm, [("", False), ("", False), ("compare these", True)]
+        tmp_path, fake_tg, fake_llm, policy, [("", False), ("", False), ("compare these", True)]
     )
     assert parts == [["text", "image_url"]] * 3  # every photo reaches the model, none as context
 
@@ -139,3 +141,28 @@ async def test_an_album_addressing_nobody_stays_context(
     users = [m["content"] for m in request.messages if m["role"] == "user"]
     assert len(users) == 3 and all(isinstance(u, str) for u in users[:2])  # context: no images
     assert len(fake_tg.calls_of("sendMessage")) == 1
+
+
+async def test_an_album_addressing_nobody_is_dropped_under_mention_only(
+    tmp_path: Path, fake_tg: FakeTelegram, fake_llm: FakeLLM
+) -> None:
+    clock = ManualClock()
+    config = telegram_config(tmp_path, fake_tg, fake_llm, channel="    group_policy: mention_only")
+    async with running(config, clock=clock) as gw:
+        await fake_tg.wait_for("getUpdates")
+        for n in range(2):
+            photo = _photo(fake_tg, f"d-{n}", (9, 9, 9))
+            fake_tg.group_media_message(GROUP, USER, "photo", photo, album="album-4")
+            await _journaled(gw, n + 1)
+        clock.advance(ALBUM_WINDOW_S)
+        for _ in range(3000):
+            entries = await gw.rt.journal.find("telegram", sender_id=str(USER), limit=10)
+            if all(e.state == "dropped" for e in entries):
+                break
+            await asyncio.sleep(0.01)
+        fake_tg.group_message(GROUP, USER, "what did I send?", mention=True)
+        await fake_tg.wait_for("sendMessage", timeout=30)
+        await fake_llm.wait_for_requests(1)
+    assert sorted(e.reason for e in entries) == ["group_mention_only"] * 2
+    [request] = fake_llm.requests
+    assert [m["content"] for m in request.messages if m["role"] == "user"] == ["what did I send?"]

@@ -14,12 +14,7 @@ ALBUM_WINDOW_S = 1.0  # Telegram delivers an album's parts within a few hundred 
 def burst_size(senders: Sequence[str | None]) -> int:
     """How many leading waiting messages form the burst: the run from the first message's
     sender (None marks a message that is not a turn's input and ends the run)."""
-    if not senders or senders[0] is None:
-        return 0
-    n = 1
-    while n < len(senders) and senders[n] == senders[0]:
-        n += 1
-    return n
+    return _leading_run(senders)
 
 
 def burst_wait(newest_at: float, now: float, window_s: float) -> float:
@@ -39,12 +34,7 @@ def burst_window(debounce_s: float, album: bool) -> float:
 
 def album_run(albums: Sequence[str | None]) -> int:
     """How many leading waiting jobs are parts of the first one's album (0: it is none)."""
-    if not albums or albums[0] is None:
-        return 0
-    n = 1
-    while n < len(albums) and albums[n] == albums[0]:
-        n += 1
-    return n
+    return _leading_run(albums)
 
 
 def album_turn(albums: Sequence[str | None], addressed: Sequence[bool]) -> int:
@@ -52,3 +42,13 @@ def album_turn(albums: Sequence[str | None], addressed: Sequence[bool]) -> int:
     them addresses the bot (the others were kept as context); 0 when none does."""
     size = album_run(albums)
     return size if any(addressed[:size]) else 0
+
+
+def _leading_run(values: Sequence[str | None]) -> int:
+    """How many leading values equal the first (0 when it is None)."""
+    if not values or values[0] is None:
+        return 0
+    n = 1
+    while n < len(values) and values[n] == values[0]:
+        n += 1
+    return n

@@ -83,6 +83,16 @@ async def _journaled(gw: Gateway, count: int) -> None:
     raise AssertionError(f"{count} messages not journaled")
 
 
+async def _send_parts(gw: Gateway, tg: FakeTelegram, captions: list[tuple[str, bool]]) -> None:
+    """The parts of one album (caption, mentions the bot), each in a poll of its own."""
+    for n, (caption, mention) in enumerate(captions):
+        photo = _photo(tg, f"part-{n}", (80 * n, 0, 255 - 80 * n))
+        tg.group_media_message(
+            GROUP, USER, "photo", photo, caption=caption, mention=mention, album="album-9"
+        )
+        await _journaled(gw, n + 1)
+
+
 async def _album_turn(
     tmp_path: Path, tg: FakeTelegram, llm: FakeLLM, policy: str, captions: list[tuple[str, bool]]
 ) -> list[list[str]]:
@@ -94,13 +104,7 @@ async def _album_turn(
     config = telegram_config(tmp_path, tg, llm, agent=media, channel=channel)
     async with running(config, clock=clock) as gw:
         await tg.wait_for("getUpdates")
-        colors = [(255, 0, 0), (0, 0, 255), (0, 255, 0)]
-        for n, (caption, mention) in enumerate(captions):
-            photo = _photo(tg, f"gal-{n}", colors[n])
-            tg.group_media_message(
-                GROUP, USER, "photo", photo, caption=caption, mention=mention, album="album-9"
-            )
-            await _journaled(gw, n + 1)  # each part in a poll of its own
+        await _send_parts(gw, tg, captions)
         clock.advance(ALBUM_WINDOW_S)
         await tg.wait_for("sendMessage", timeout=30)
         await llm.wait_for_requests(1)
@@ -121,48 +125,26 @@ async def test_parts_before_the_addressed_caption_are_in_its_turn(
     assert parts == [["text", "image_url"]] * 3  # every photo reaches the model, none as context
 
 
-async def test_an_album_addressing_nobody_stays_context(
-    tmp_path: Path, fake_tg: FakeTelegram, fake_llm: FakeLLM
+@pytest.mark.parametrize(
+    ("policy", "state", "context"), [("observe", "done", 2), ("mention_only", "dropped", 0)]
+)
+async def test_an_album_addressing_nobody_is_context_or_dropped_as_before(
+    tmp_path: Path, fake_tg: FakeTelegram, fake_llm: FakeLLM, policy: str, state: str, context: int
 ) -> None:
-    channel = "    group_policy: observe"
     clock = ManualClock()
-    config = telegram_config(tmp_path, fake_tg, fake_llm, channel=channel)
+    config = telegram_config(tmp_path, fake_tg, fake_llm, channel=f"    group_policy: {policy}")
     async with running(config, clock=clock) as gw:
         await fake_tg.wait_for("getUpdates")
-        for n in range(2):
-            photo = _photo(fake_tg, f"q-{n}", (9, 9, 9))
-            fake_tg.group_media_message(GROUP, USER, "photo", photo, album="album-3")
-            await _journaled(gw, n + 1)
+        await _send_parts(gw, fake_tg, [("", False)] * 2)
         clock.advance(ALBUM_WINDOW_S)
-        fake_tg.group_message(GROUP, USER, "what did I send?", mention=True)
+        asked = fake_tg.group_message(GROUP, USER, "what did I send?", mention=True)
         await fake_tg.wait_for("sendMessage", timeout=30)
         await fake_llm.wait_for_requests(1)
+        entries = await gw.rt.journal.find("telegram", sender_id=str(USER), limit=10)
+    question = f":{asked['message']['message_id']}"
+    parts = [e for e in entries if not e.key.endswith(question)]
+    assert [e.state for e in parts] == [state] * 2, entries
     [request] = fake_llm.requests
     users = [m["content"] for m in request.messages if m["role"] == "user"]
-    assert len(users) == 3 and all(isinstance(u, str) for u in users[:2])  # context: no images
+    assert len(users) == context + 1 and all(isinstance(u, str) for u in users)  # no images
     assert len(fake_tg.calls_of("sendMessage")) == 1
-
-
-async def test_an_album_addressing_nobody_is_dropped_under_mention_only(
-    tmp_path: Path, fake_tg: FakeTelegram, fake_llm: FakeLLM
-) -> None:
-    clock = ManualClock()
-    config = telegram_config(tmp_path, fake_tg, fake_llm, channel="    group_policy: mention_only")
-    async with running(config, clock=clock) as gw:
-        await fake_tg.wait_for("getUpdates")
-        for n in range(2):
-            photo = _photo(fake_tg, f"d-{n}", (9, 9, 9))
-            fake_tg.group_media_message(GROUP, USER, "photo", photo, album="album-4")
-            await _journaled(gw, n + 1)
-        clock.advance(ALBUM_WINDOW_S)
-        for _ in range(3000):
-            entries = await gw.rt.journal.find("telegram", sender_id=str(USER), limit=10)
-            if all(e.state == "dropped" for e in entries):
-                break
-            await asyncio.sleep(0.01)
-        fake_tg.group_message(GROUP, USER, "what did I send?", mention=True)
-        await fake_tg.wait_for("sendMessage", timeout=30)
-        await fake_llm.wait_for_requests(1)
-    assert sorted(e.reason for e in entries) == ["group_mention_only"] * 2
-    [request] = fake_llm.requests
-    assert [m["content"] for m in request.messages if m["role"] == "user"] == ["what did I send?"]

@@ -197,7 +197,10 @@ class Scheduler:
     async def _run(
         self, job: ScheduledJob, instant: float, reason: ScheduleReason, now: float
     ) -> bool:
-        """Submit the run of ``instant`` to every target; True when this process recorded it."""
+        """Submit the run of ``instant`` to every target; True when this process recorded it.
+
+        Replicas racing for one instant may each win the dedupe of a different target; the one
+        that recorded the first target's message owns the run (its history line, its count)."""
         keys: list[str] = []
         new = False
         tag = f"{int(instant)}" if reason is not ScheduleReason.RUN_NOW else f"now-{now:.3f}"
@@ -205,7 +208,8 @@ class Scheduler:
             msg = run_message(job, target, index, tag, instant, reason, now)
             submission = await self._submit(msg)
             keys.append(msg.key)
-            new = new or not submission.duplicate
+            if index == 0:
+                new = not submission.duplicate
         if not new:
             self._count(job, ScheduleReason.DUPLICATE)
             return False

@@ -20,6 +20,7 @@ from chatgate.gateway.builder import GatewayBuilder
 from chatgate.gateway.local_api import read_endpoint
 from chatgate.gateway.memory_monitor import MemorySource
 from chatgate.state.sqlite import DB_FILE
+from tests.fakes.llm import FakeLLM
 from tests.fakes.memory_channel import MemoryChannel
 
 BASE = """
@@ -38,6 +39,15 @@ def write_config(tmp_path: Path, body: str, *, name: str = "gateway.yaml") -> Pa
     path = tmp_path / name
     path.write_text(text, encoding="utf-8")
     return path
+
+
+def fake_agent(llm: FakeLLM, api_key: str, timeout_s: float) -> str:
+    """The `agents:` section up to its agent `default` on the fake model `llm`; a config goes on
+    with more lines of that agent (indented by four) or another section."""
+    return (
+        "agents:\n  default:\n    backend: litellm\n    model: openai/fake-model\n"
+        f"    api_base: {llm.base_url}\n    api_key: {api_key}\n    timeout_s: {timeout_s}"
+    )
 
 
 def registry() -> ChannelRegistry:

@@ -9,10 +9,11 @@ from __future__ import annotations
 import json
 import urllib.error
 import urllib.request
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from chatgate.cli.common import EX_UNAVAILABLE, api_url, die
+from chatgate.cli.common import EX_UNAVAILABLE, EX_USAGE, api_url, die
 from chatgate.config.base import secret_value
 from chatgate.config.loader import LoadedConfig
 from chatgate.gateway.local_api import FILE_NAME, read_endpoint
@@ -107,3 +108,20 @@ def call(
             "CHATGATE_STATE_DIR / --config at the daemon's.",
             EX_UNAVAILABLE,
         )
+
+
+def show(
+    answer: dict[str, Any],
+    as_json: bool,
+    render: Callable[[], None],
+    error_code: Callable[[dict[str, Any]], int] = lambda _answer: EX_USAGE,
+) -> int:
+    """Print the daemon's answer (as JSON or through `render`) and return 0; exit with
+    `error_code(answer)` when it is an error."""
+    if "error" in answer:
+        die(str(answer["error"]), error_code(answer))
+    if as_json:
+        print(json.dumps(answer, indent=2, sort_keys=True))
+    else:
+        render()
+    return 0

@@ -15,14 +15,12 @@ EX_USAGE, EX_UNAVAILABLE = 64, 69
 
 
 def add_parser(sub: Any, config: argparse.ArgumentParser, api: argparse.ArgumentParser) -> None:
-    out = argparse.ArgumentParser(add_help=False)
-    out.add_argument("--json", action="store_true", help="machine-readable output")
-    chats = sub.add_parser("chats", help="take over a chat: pause the bot, reply as it, resume")
-    actions = chats.add_subparsers(dest="action", required=True, metavar="ACTION")
-    actions.add_parser("list", parents=[config, api, out], help="paused chats")
-    pause = actions.add_parser(
-        "pause", parents=[config, api, out], help="the bot stops answering in a chat"
-    )
+    from chatgate.cli.api_args import api_actions
+
+    what = "take over a chat: pause the bot, reply as it, resume"
+    actions, parents = api_actions(sub, "chats", what, config, api)
+    actions.add_parser("list", parents=parents, help="paused chats")
+    pause = actions.add_parser("pause", parents=parents, help="the bot stops answering in a chat")
     pause.add_argument("chat", metavar="CHANNEL:CHAT")
     pause.add_argument(
         "--for",
@@ -31,35 +29,31 @@ def add_parser(sub: Any, config: argparse.ArgumentParser, api: argparse.Argument
         metavar="SECONDS",
         help="resume by itself after this long (0: never; default gateway.takeover.auto_resume_s)",
     )
-    resume = actions.add_parser(
-        "resume", parents=[config, api, out], help="the bot answers in a chat again"
-    )
+    resume = actions.add_parser("resume", parents=parents, help="the bot answers in a chat again")
     resume.add_argument("chat", metavar="CHANNEL:CHAT")
-    reply = actions.add_parser(
-        "reply", parents=[config, api, out], help="send a message to a chat as the bot"
-    )
+    reply = actions.add_parser("reply", parents=parents, help="send a message to a chat as the bot")
     reply.add_argument("chat", metavar="CHANNEL:CHAT", help="channel:chat_id[:thread_id]")
     reply.add_argument("text")
 
 
 def run(loaded: LoadedConfig, args: argparse.Namespace) -> int:
-    from chatgate.cli.api_client import call
+    from chatgate.cli.api_client import call, show
     from chatgate.cli.common import die
 
     url = args.url
     if args.action == "list":
         answer = call(loaded, "/api/chats", url=url)
-        return _out(answer, args.json, lambda: _list(answer))
+        return show(answer, args.json, lambda: _list(answer))
     body: dict[str, Any] = {"chat": args.chat, "by": "cli"}
     if args.action == "pause":
         if args.for_s is not None:
             body["for_s"] = args.for_s
         answer = call(loaded, "/api/chats/pause", method="POST", body=body, url=url)
-        return _out(answer, args.json, lambda: print(paused_line(answer["pause"])))
+        return show(answer, args.json, lambda: print(paused_line(answer["pause"])))
     if args.action == "resume":
         answer = call(loaded, "/api/chats/resume", method="POST", body=body, url=url)
         said = "resumed" if answer.get("resumed") else "was not paused"
-        return _out(answer, args.json, lambda: print(f"{args.chat}: {said}"))
+        return show(answer, args.json, lambda: print(f"{args.chat}: {said}"))
     body["text"] = args.text
     answer = call(loaded, "/api/chats/reply", method="POST", body=body, url=url)
     if answer.get("http_status") == 502:
@@ -73,19 +67,7 @@ def run(loaded: LoadedConfig, args: argparse.Namespace) -> int:
     if "error" in answer:
         die(str(answer["error"]), EX_USAGE)
     ids = ", ".join(answer.get("message_ids") or [])
-    return _out(answer, args.json, lambda: print(f"sent to {answer['target']} as the bot: {ids}"))
-
-
-def _out(answer: dict[str, Any], as_json: bool, render: Any) -> int:
-    from chatgate.cli.common import die
-
-    if "error" in answer:
-        die(str(answer["error"]), EX_USAGE)
-    if as_json:
-        print(json.dumps(answer, indent=2, sort_keys=True))
-    else:
-        render()
-    return 0
+    return show(answer, args.json, lambda: print(f"sent to {answer['target']} as the bot: {ids}"))
 
 
 def _when(epoch: float | None) -> str:

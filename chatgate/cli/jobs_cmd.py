@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import argparse
 import datetime as dt
-import json
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
@@ -16,16 +16,16 @@ EX_USAGE, EX_DATAERR = 64, 65
 
 
 def add_parser(sub: Any, config: argparse.ArgumentParser, api: argparse.ArgumentParser) -> None:
-    out = argparse.ArgumentParser(add_help=False)
-    out.add_argument("--json", action="store_true", help="machine-readable output")
-    jobs = sub.add_parser("jobs", help="scheduled jobs (cron, interval, one-shot)")
-    actions = jobs.add_subparsers(dest="action", required=True, metavar="ACTION")
-    actions.add_parser("list", parents=[config, api, out], help="jobs, next run, last outcome")
+    from chatgate.cli.api_args import api_actions
+
+    what = "scheduled jobs (cron, interval, one-shot)"
+    actions, parents = api_actions(sub, "jobs", what, config, api)
+    actions.add_parser("list", parents=parents, help="jobs, next run, last outcome")
     for name, what in (("show", "one job and its last runs"), ("history", "a job's runs")):
-        p = actions.add_parser(name, parents=[config, api, out], help=what)
+        p = actions.add_parser(name, parents=parents, help=what)
         p.add_argument("id")
         p.add_argument("--limit", type=int, default=20)
-    add = actions.add_parser("add", parents=[config, api, out], help="create a runtime job")
+    add = actions.add_parser("add", parents=parents, help="create a runtime job")
     add.add_argument("id")
     when = add.add_mutually_exclusive_group(required=True)
     when.add_argument("--cron", help="cron expression, e.g. '0 9 * * 1-5'")
@@ -43,7 +43,7 @@ def add_parser(sub: Any, config: argparse.ArgumentParser, api: argparse.Argument
         ("resume", [], "run a paused job again"),
         ("run", ["run-now"], "run a job now, outside its schedule"),
     ):
-        p = actions.add_parser(name, aliases=aliases, parents=[config, api, out], help=what)
+        p = actions.add_parser(name, aliases=aliases, parents=parents, help=what)
         p.add_argument("id")
 
 
@@ -89,17 +89,15 @@ def _body(args: argparse.Namespace) -> dict[str, Any]:
     return body
 
 
-def _out(answer: dict[str, Any], as_json: bool, render: Any) -> int:
-    from chatgate.cli.common import die
+def _out(answer: dict[str, Any], as_json: bool, render: Callable[[], None]) -> int:
+    from chatgate.cli.api_client import show
 
-    if "error" in answer:
-        status = answer.get("http_status", 400)
-        die(str(answer["error"]), EX_USAGE if status in (400, 409) else EX_DATAERR)
-    if as_json:
-        print(json.dumps(answer, indent=2, sort_keys=True))
-    else:
-        render()
-    return 0
+    return show(answer, as_json, render, _error_code)
+
+
+def _error_code(answer: dict[str, Any]) -> int:
+    """A request the daemon refused is a usage error; anything else, bad data."""
+    return EX_USAGE if answer.get("http_status", 400) in (400, 409) else EX_DATAERR
 
 
 def _when(epoch: float | None) -> str:

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from pydantic import BaseModel, ConfigDict, SecretStr
+from pydantic import AfterValidator, BaseModel, ConfigDict, SecretStr
 
 
 class StrictModel(BaseModel):
@@ -39,3 +40,15 @@ def string_list(value: Any) -> Any:
             str(v) if isinstance(v, int | float) and not isinstance(v, bool) else v for v in value
         ]
     return value
+
+
+def time_zone(value: str) -> str:
+    """`value` when it names a time zone, so a bad `tz:` fails at load and not at a run."""
+    try:
+        ZoneInfo(value)
+    except (ZoneInfoNotFoundError, ValueError):
+        raise ValueError(f"{value!r} is not a time zone name (e.g. Europe/Berlin)") from None
+    return value
+
+
+TimeZone = Annotated[str, AfterValidator(time_zone)]

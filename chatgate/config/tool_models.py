@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 from typing import Annotated, Self
-from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from pydantic import Field, SecretStr, field_validator, model_validator
 
-from chatgate.config.base import StrictModel
+from chatgate.config.base import StrictModel, TimeZone
 from chatgate.policies.tools import Approval
 
 SERVER_NAME = r"^[A-Za-z][A-Za-z0-9_-]*$"  # `gateway` is refused in tool_checks (built-ins)
@@ -22,20 +21,13 @@ class ScheduleToolConfig(StrictModel):
         3600.0, ge=60, description="a repeating job may not run more often than this"
     )
     max_ahead_days: float = Field(366.0, gt=0, description="how far ahead a one-shot job may be")
-    tz: str = Field("UTC", description="zone of cron times and of times given without an offset")
+    tz: TimeZone = Field(
+        "UTC", description="zone of cron times and of times given without an offset"
+    )
     targets: dict[str, Annotated[str, Field(pattern=ADDRESS)]] = Field(
         default_factory=dict,
         description="other chats (name → channel:chat_id[:thread_id]) jobs may deliver to",
     )
-
-    @field_validator("tz")
-    @classmethod
-    def _zone(cls, value: str) -> str:
-        try:
-            ZoneInfo(value)
-        except (ZoneInfoNotFoundError, ValueError):
-            raise ValueError(f"{value!r} is not a time zone name (e.g. Europe/Berlin)") from None
-        return value
 
 
 class AgentToolsConfig(StrictModel):

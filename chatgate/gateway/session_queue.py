@@ -12,14 +12,14 @@ import asyncio
 import logging
 from collections import deque
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from typing import Any, Literal
 
 from chatgate.channels.outcome import TurnResult
 from chatgate.channels.types import InboundMessage, Target
 from chatgate.clock import Clock, SystemClock
-from chatgate.policies.bursts import burst_size, burst_wait
+from chatgate.policies.bursts import album_run, album_turn, burst_size, burst_wait
 from chatgate.state.protocols import StateUnavailable
 
 log = logging.getLogger("chatgate.sessions")
@@ -48,6 +48,11 @@ class Job:
     debounce_s: float = 0.0  # the channel's burst window: wait this long for more from the sender
     observed: str = "observe"  # an OBSERVE job's reason code (e.g. paused: a human took over)
     kept: bool = True  # an OBSERVE job's message joins the transcript (False: journaled only)
+    # An album part that is a turn's input, or context only because it did not address the bot:
+    # the parts of one album become one turn when one of them addresses it.
+    album: str | None = None
+    # An album part held only to join its album's turn: ends it (dropped) when none does.
+    unjoined: Callable[[], Awaitable[None]] | None = None
 
 
 class CancelReason(StrEnum):
@@ -248,9 +253,13 @@ class SessionScheduler:
             await asyncio.wait(workers, timeout=remaining)
 
     def _burst(self, q: SessionQueue) -> int:
-        """How many leading jobs are one sender's burst of turn messages (0: no debounce)."""
-        if q.jobs[0].debounce_s <= 0:
+        """How many leading jobs are one sender's burst of turn messages, or the parts of the
+        album of a first part kept as context (0: no debounce)."""
+        first = q.jobs[0]
+        if first.debounce_s <= 0:
             return 0
+        if first.kind is JobKind.OBSERVE:
+            return album_run([j.album for j in q.jobs])
         return burst_size([j.msg.sender_id if j.kind is JobKind.TURN else None for j in q.jobs])
 
     async def _await_burst(self, q: SessionQueue) -> None:
@@ -263,6 +272,8 @@ class SessionScheduler:
             await self._clock.sleep(wait)
 
     def _take(self, q: SessionQueue) -> list[Job]:
+        if q.jobs[0].kind is JobKind.OBSERVE:
+            return self._take_observed(q)
         size = self._burst(q)
         if size > 1:  # a burst is one turn whatever the mid-turn policy
             return [q.jobs.popleft() for _ in range(size)]
@@ -272,6 +283,21 @@ class SessionScheduler:
             while q.jobs and q.jobs[0].kind is JobKind.TURN:
                 batch.append(q.jobs.popleft())
         return batch
+
+    def _take_observed(self, q: SessionQueue) -> list[Job]:
+        """A message kept as context; when it is an album part and a later part of its album
+        addresses the bot, the whole album is that part's turn."""
+        albums = [j.album for j in q.jobs]
+        size = album_turn(albums, [j.kind is JobKind.TURN for j in q.jobs])
+        if not size:
+            return [q.jobs.popleft()]
+        parts = [q.jobs.popleft() for _ in range(size)]
+        return [
+            j
+            if j.kind is JobKind.TURN
+            else replace(j, kind=JobKind.TURN, target=j.msg.reply_target)
+            for j in parts
+        ]
 
     async def _work(self, q: SessionQueue) -> None:
         try:

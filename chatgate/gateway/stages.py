@@ -10,6 +10,7 @@ single `settle` turns into journal, metrics, log line and result.
 from __future__ import annotations
 
 import asyncio
+import functools
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
@@ -78,6 +79,8 @@ class Inbound:
     session: str = ""
     resumed: bool = False
     observed: str = "observe"  # the reason code an observed message is journaled with
+    unaddressed: bool = False  # observed only because it did not address the bot (group policy)
+    held: Verdict | None = None  # an album part that ends so unless it joins its album's turn
     replaces: str | None = None  # the key of the waiting message this edit takes the place of
 
 
@@ -224,7 +227,11 @@ class Stages:
         if decision.issue_pairing_code:
             return await self._pairing_code(msg)
         if decision.observe:
-            ib.observe = True
+            ib.observe = ib.unaddressed = True
+            return None
+        if decision.reason is AdmissionReason.GROUP_MENTION_ONLY and ALBUM_KEY in msg.extra:
+            ib.observe = ib.unaddressed = True  # a later part of its album may address the bot
+            ib.held = Verdict(Stage.ADMISSION, decision.reason)
             return None
         if not decision.admit:
             return Verdict(Stage.ADMISSION, decision.reason)
@@ -251,7 +258,7 @@ class Stages:
         """A chat a human took over: its messages are kept as context, not answered; an
         operator's `/bot off` / `/bot on` switches it (decided in `chatgate/takeover/`)."""
         gate = self.takeover_gate
-        return None if gate is None else gate(ib)
+        return None if gate is None or ib.held is not None else gate(ib)
 
     def stale(self, ib: Inbound) -> Verdict | None:
         """A message that waited past the channel's stale.after_s is skipped or noticed; it
@@ -431,6 +438,10 @@ class Stages:
             if ib.resumed
             else burst_window(ib.policy.debounce_s, ALBUM_KEY in ib.msg.extra),
             observed=ib.observed,
+            album=_album(ib),
+            unjoined=None
+            if ib.held is None
+            else functools.partial(self._settle, ib.msg, ib.future, ib.held),
         )
         if ib.replaces is not None:
             replaced = self.scheduler.replace(job, ib.replaces)
@@ -443,3 +454,11 @@ class Stages:
             return None
         text = self.voices.for_message(ib.msg, ib.agent).text(TextId.QUEUE_FULL)
         return Verdict(Stage.QUEUE, DropReason.QUEUE_FULL, text)
+
+
+def _album(ib: Inbound) -> str | None:
+    """The album of a part that is a turn's input or context only for not addressing the bot
+    (not one kept as context for another reason, e.g. a chat a human took over)."""
+    group = ib.msg.extra.get(ALBUM_KEY)
+    joins = not ib.observe or (ib.unaddressed and ib.observed == Stage.OBSERVE.value)
+    return f"{ib.msg.channel}:{ib.msg.chat_id}:{group}" if group and joins else None

@@ -5,11 +5,10 @@ from __future__ import annotations
 import re
 from datetime import datetime
 from typing import Literal
-from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from pydantic import Field, field_validator, model_validator
 
-from chatgate.config.base import StrictModel
+from chatgate.config.base import StrictModel, TimeZone
 from chatgate.config.channel_models import TARGET_PATTERN
 from chatgate.policies.schedules import Misfire
 from chatgate.schedules.timing import valid_cron
@@ -41,7 +40,7 @@ class ScheduleConfig(StrictModel):
     while no replica was up."""
 
     cron: str | None = None
-    tz: str = "UTC"
+    tz: TimeZone = "UTC"
     every_s: float | None = Field(None, ge=1)
     at: datetime | None = Field(None, description="one-shot: an ISO time with its UTC offset")
     prompt: str = Field(min_length=1)
@@ -69,13 +68,4 @@ class ScheduleConfig(StrictModel):
     def _cron(cls, value: str | None) -> str | None:
         if value is not None and not valid_cron(value):
             raise ValueError(f"{value!r} is not a cron expression (minute hour day month weekday)")
-        return value
-
-    @field_validator("tz")
-    @classmethod
-    def _zone(cls, value: str) -> str:
-        try:
-            ZoneInfo(value)
-        except (ZoneInfoNotFoundError, ValueError):
-            raise ValueError(f"{value!r} is not a time zone name (e.g. Europe/Berlin)") from None
         return value

@@ -20,6 +20,8 @@ import aiohttp
 from playwright.async_api import Browser, BrowserContext, Page, Playwright, Response, expect
 
 from tests.daemon import LIVE, ROOT, Daemon
+from tests.fakes.telegram import TOKEN as TELEGRAM_TOKEN
+from tests.fakes.telegram import FakeTelegram
 from tests.webchat.sse import Event, messages, read_events
 
 CHROMIUM = os.environ.get("CHATGATE_CHROMIUM", "/usr/bin/chromium")
@@ -44,6 +46,15 @@ async def launch(playwright: Playwright) -> Browser:
         )
     return await playwright.chromium.launch(
         executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS
+    )
+
+
+def telegram_section(tg: FakeTelegram) -> str:
+    """The `telegram:` entry of `channels:` on the fake Bot API `tg`, open to DMs."""
+    return (
+        f'  telegram:\n    token: "{TELEGRAM_TOKEN}"\n'
+        f"    api_base: {tg.base_url.removesuffix('/bot')}\n"
+        "    poll_timeout_s: 1\n    request_timeout_s: 5\n    dm_policy: open"
     )
 
 

@@ -30,12 +30,13 @@ from tests.browser.support import (
     say,
     start_daemon,
     stop_daemon,
+    telegram_section,
 )
 from tests.daemon import Daemon
 from tests.fakes.llm import FakeLLM
 from tests.fakes.telegram import TOKEN as TELEGRAM_TOKEN
 from tests.fakes.telegram import FakeTelegram, FaultSpec
-from tests.harness import write_config
+from tests.harness import fake_agent, write_config
 from tests.webchat.sse import read_events
 
 pytestmark = [
@@ -70,21 +71,10 @@ async def setup(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[Setup
         config = write_config(
             tmp_path_factory.mktemp("dashboard-page"),
             f"""  api_token: {API_TOKEN}
-agents:
-  default:
-    backend: litellm
-    model: openai/fake-model
-    api_base: {llm.base_url}
-    api_key: {LLM_KEY}
-    timeout_s: 20
+{fake_agent(llm, LLM_KEY, 20)}
   echo: {{backend: echo, prefix: "echo: "}}
 channels:
-  telegram:
-    token: "{TELEGRAM_TOKEN}"
-    api_base: {tg.base_url.removesuffix("/bot")}
-    poll_timeout_s: 1
-    request_timeout_s: 5
-    dm_policy: open
+{telegram_section(tg)}
   webchat: {{auth: token, token: {CHAT_TOKEN}, dm_policy: pairing, agent: echo}}
   webhook:
     routes:

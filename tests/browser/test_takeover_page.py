@@ -13,12 +13,18 @@ import pytest
 import pytest_asyncio
 from playwright.async_api import Browser, expect
 
-from tests.browser.support import Watched, api, open_dashboard, start_daemon, stop_daemon
+from tests.browser.support import (
+    Watched,
+    api,
+    open_dashboard,
+    start_daemon,
+    stop_daemon,
+    telegram_section,
+)
 from tests.daemon import Daemon
 from tests.fakes.llm import FakeLLM
-from tests.fakes.telegram import TOKEN as TELEGRAM_TOKEN
 from tests.fakes.telegram import FakeTelegram
-from tests.harness import write_config
+from tests.harness import fake_agent, write_config
 
 pytestmark = [pytest.mark.slow, pytest.mark.asyncio(loop_scope="module")]
 API_TOKEN = "Tk4vN2kLp4Rt9Wx1Yc5Bm8Hd3Gf6Js0Q"
@@ -40,20 +46,9 @@ async def setup(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[Setup
             tmp_path_factory.mktemp("takeover-page"),
             f"""  api_token: {API_TOKEN}
   takeover: {{auto_resume_s: 0}}
-agents:
-  default:
-    backend: litellm
-    model: openai/fake-model
-    api_base: {llm.base_url}
-    api_key: sk-takeover-page
-    timeout_s: 20
+{fake_agent(llm, "sk-takeover-page", 20)}
 channels:
-  telegram:
-    token: "{TELEGRAM_TOKEN}"
-    api_base: {tg.base_url.removesuffix("/bot")}
-    poll_timeout_s: 1
-    request_timeout_s: 5
-    dm_policy: open
+{telegram_section(tg)}
 """,
         )
         daemon = await start_daemon(config)

@@ -542,6 +542,29 @@ class FakeTelegram:
         message = self._inbound(chat, _user(user_id), **{field_name: media}, **extra)
         return self.enqueue({"message": message})
 
+    def group_media_message(
+        self,
+        chat_id: int,
+        user_id: int,
+        field_name: str,
+        media: JSONDict | list[JSONDict],
+        *,
+        caption: str = "",
+        mention: bool = False,
+        album: str | None = None,
+    ) -> JSONDict:
+        """A group message carrying ``media``; its caption mentions the bot when asked, and it is
+        a part of ``album`` (a media_group_id) when one is given."""
+        chat = self._chat(chat_id, "supergroup")
+        fields: JSONDict = {field_name: media}
+        if caption or mention:
+            fields["caption"], entities = _addressed(caption, mention=mention, text_mention=False)
+            if entities:
+                fields["caption_entities"] = entities
+        if album is not None:
+            fields["media_group_id"] = album
+        return self.enqueue({"message": self._inbound(chat, _user(user_id), **fields)})
+
     # recorded traffic
 
     def calls_of(self, method: str) -> list[Call]:

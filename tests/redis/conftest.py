@@ -95,6 +95,14 @@ async def redis_db() -> AsyncIterator[str]:
         await client.aclose()
 
 
+@pytest.fixture
+async def client(redis_db: str) -> AsyncIterator[Redis]:
+    """A client (decoding to str) on the test's claimed database."""
+    redis = Redis.from_url(redis_db, decode_responses=True)
+    yield redis
+    await redis.aclose()
+
+
 class PrivateRedis:
     """A redis-server of the test's own (free port, append-only file in tmp), to stop and start."""
 

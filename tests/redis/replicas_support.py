@@ -50,6 +50,15 @@ def warnings(daemons: dict[str, Daemon]) -> str:
     )
 
 
+def redis_lines(url: str, name: str, lease_ttl_s: float) -> str:
+    """The `gateway:` lines of an in-process replica `name` on Redis `url` (default prefix)."""
+    return (
+        f"  store: {{backend: redis, url: '{url}'}}\n"
+        "  turn_lock: {backend: redis}\n"
+        f"  redis: {{replica_id: {name}, lease_ttl_s: {lease_ttl_s}}}\n"
+    )
+
+
 def replica_gateway(url: str, name: str, lease_ttl_s: float, lock_ttl_s: float) -> str:
     """The `gateway:` lines of one replica (no rate limits: a burst is the point)."""
     return (

@@ -17,7 +17,8 @@ from chatgate.state.redis.approvals import RedisApprovals
 from chatgate.state.redis.client import Keys
 from tests.fakes.clock import eventually
 from tests.fakes.llm import FakeLLM, ToolCall, ToolCalls
-from tests.harness import memory, running, write_config
+from tests.harness import fake_agent, memory, running, write_config
+from tests.redis.replicas_support import redis_lines
 from tests.tools.approval_store_contract import check_contract
 
 pytestmark = pytest.mark.redis
@@ -28,17 +29,8 @@ SEND = ToolCalls.of(ToolCall("gateway__send_message", {"target": "ops", "text": 
 async def replica(directory: Path, url: str, name: str, llm: FakeLLM) -> AsyncIterator[Gateway]:
     path = write_config(
         directory,
-        f"""
-  store: {{backend: redis, url: '{url}'}}
-  turn_lock: {{backend: redis}}
-  redis: {{replica_id: {name}, lease_ttl_s: 2}}
-agents:
-  default:
-    backend: litellm
-    model: openai/fake-model
-    api_base: {llm.base_url}
-    api_key: sk-test
-    timeout_s: 30
+        f"""{redis_lines(url, name, 2)}
+{fake_agent(llm, "sk-test", 30)}
     tools:
       allow: [gateway.send_message]
       send_to: {{ops: "memory:ops-room"}}

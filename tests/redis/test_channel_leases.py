@@ -18,8 +18,10 @@ from chatgate.config.loader import load_config
 from chatgate.gateway.app import Gateway
 from chatgate.gateway.builder import GatewayBuilder
 from tests.fakes.clock import eventually
+from tests.fakes.llm import FakeLLM
 from tests.fakes.memory_channel import MemoryChannel, MemoryChannelConfig
-from tests.harness import write_config
+from tests.harness import fake_agent, write_config
+from tests.redis.replicas_support import redis_lines
 
 pytestmark = pytest.mark.redis
 TTL_S = 0.6
@@ -41,16 +43,14 @@ def registry() -> ChannelRegistry:
 
 
 @contextlib.asynccontextmanager
-async def replica(directory: Path, url: str, name: str) -> AsyncIterator[Gateway]:
+async def replica(
+    directory: Path, url: str, name: str, llm: FakeLLM | None = None
+) -> AsyncIterator[Gateway]:
+    """Replica `name` with the exclusive memory channel; with `llm`, an agent on that model."""
+    agent = f"{fake_agent(llm, 'sk-test', 30)}\n" if llm is not None else ""
     path = write_config(
         directory,
-        f"""
-  store: {{backend: redis, url: '{url}'}}
-  turn_lock: {{backend: redis}}
-  redis: {{replica_id: {name}, lease_ttl_s: {TTL_S}}}
-channels:
-  memory: {{dm_policy: open}}
-""",
+        redis_lines(url, name, TTL_S) + agent + "channels:\n  memory: {dm_policy: open}\n",
     )
     reg = registry()
     gateway = GatewayBuilder(load_config(path, env={}, catalog=reg)).registry(reg).build()

@@ -4,8 +4,6 @@ replayed by its holder; a standby replica says so instead of using the entry up.
 
 from __future__ import annotations
 
-import contextlib
-from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
@@ -13,44 +11,13 @@ from redis.asyncio import Redis
 
 from chatgate.channels.base import ChannelState
 from chatgate.channels.types import Target
-from chatgate.config.loader import load_config
-from chatgate.gateway.app import Gateway
-from chatgate.gateway.builder import GatewayBuilder
 from chatgate.policies.reasons import DeliveryStatus, SendErrorKind
 from tests.fakes.clock import eventually
 from tests.fakes.llm import FakeLLM, Fault
-from tests.harness import memory, write_config
-from tests.redis.test_channel_leases import LEASE, TTL_S, registry, state
+from tests.harness import memory
+from tests.redis.test_channel_leases import LEASE, replica, state
 
 pytestmark = pytest.mark.redis
-
-
-@contextlib.asynccontextmanager
-async def replica(directory: Path, url: str, name: str, llm: FakeLLM) -> AsyncIterator[Gateway]:
-    path = write_config(
-        directory,
-        f"""
-  store: {{backend: redis, url: '{url}'}}
-  turn_lock: {{backend: redis}}
-  redis: {{replica_id: {name}, lease_ttl_s: {TTL_S}}}
-agents:
-  default:
-    backend: litellm
-    model: openai/fake-model
-    api_base: {llm.base_url}
-    api_key: sk-test
-    timeout_s: 30
-channels:
-  memory: {{dm_policy: open}}
-""",
-    )
-    reg = registry()
-    gateway = GatewayBuilder(load_config(path, env={}, catalog=reg)).registry(reg).build()
-    await gateway.start()
-    try:
-        yield gateway
-    finally:
-        await gateway.stop()
 
 
 async def test_an_answer_for_a_channel_lost_mid_turn_is_sent_by_its_new_holder(

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import asyncio
 import re
-from collections.abc import AsyncIterator
 
 import pytest
 from redis.asyncio import Redis
@@ -71,13 +70,6 @@ def test_every_key_a_script_touches_is_declared_in_keys(name: str) -> None:
         assert re.fullmatch(r"KEYS\[\d+\]", first) or first in aliases, (
             f"{name}: {command} on {first!r}, not a declared key"
         )
-
-
-@pytest.fixture
-async def client(redis_db: str) -> AsyncIterator[Redis]:
-    redis = Redis.from_url(redis_db, decode_responses=True)
-    yield redis
-    await redis.aclose()
 
 
 def message(message_id: str) -> InboundMessage:

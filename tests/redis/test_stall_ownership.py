@@ -4,7 +4,6 @@ adopted meanwhile is kept for the adopter (which sends it); its other outcome wr
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
 
 import pytest
 from redis.asyncio import Redis
@@ -19,13 +18,6 @@ KEYS = Keys("st:")
 NOW = 1_800_000_000.0
 DAY = 86_400.0
 REPLY = {"outcome": "text", "message": {"blocks": [{"text": "done"}]}}
-
-
-@pytest.fixture
-async def client(redis_db: str) -> AsyncIterator[Redis]:
-    redis = Redis.from_url(redis_db, decode_responses=True)
-    yield redis
-    await redis.aclose()
 
 
 def message(message_id: str) -> InboundMessage:

@@ -5,7 +5,7 @@ answer)."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
@@ -33,13 +33,6 @@ from tests.redis.test_redis_faults import gateway
 pytestmark = pytest.mark.redis
 LEASE = "telegram:bot"
 NOW = 1_800_000_000.0
-
-
-@pytest.fixture
-async def client(redis_db: str) -> AsyncIterator[Redis]:
-    redis = Redis.from_url(redis_db, decode_responses=True)
-    yield redis
-    await redis.aclose()
 
 
 async def redis_ms(redis: Redis) -> int:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
 
 import pytest
 from redis.asyncio import Redis
@@ -25,13 +24,6 @@ pytestmark = pytest.mark.redis
 KEYS = Keys("cg:")
 NOW = 1_800_000_000.0
 DAY = 86_400.0
-
-
-@pytest.fixture
-async def client(redis_db: str) -> AsyncIterator[Redis]:
-    redis = Redis.from_url(redis_db, decode_responses=True)
-    yield redis
-    await redis.aclose()
 
 
 def message(message_id: str, sender: str = "u1") -> InboundMessage:

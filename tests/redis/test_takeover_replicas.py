@@ -4,7 +4,6 @@ other instance reads, and a pause taken on replica A silences the chat on replic
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -24,13 +23,6 @@ from tests.redis.test_gateway_redis import config, on_redis
 pytestmark = pytest.mark.redis
 KEYS = Keys("cg:")
 NOW = 1_800_000_000.0
-
-
-@pytest.fixture
-async def client(redis_db: str) -> AsyncIterator[Redis]:
-    redis = Redis.from_url(redis_db, decode_responses=True)
-    yield redis
-    await redis.aclose()
 
 
 async def test_a_pause_put_by_one_instance_is_read_by_another(client: Redis) -> None:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
 
 import pytest
 from redis.asyncio import Redis
@@ -15,13 +14,6 @@ from tests.fakes.tcp_proxy import TcpProxy
 
 pytestmark = pytest.mark.redis
 PREFIX = "t:"
-
-
-@pytest.fixture
-async def client(redis_db: str) -> AsyncIterator[Redis]:
-    redis = Redis.from_url(redis_db, decode_responses=True)
-    yield redis
-    await redis.aclose()
 
 
 async def test_second_holder_waits_until_release(client: Redis) -> None:

@@ -15,8 +15,30 @@ from chatgate.clock import SystemClock
 from chatgate.config.agent_models import LiteLLMAgentConfig
 from chatgate.config.tool_models import McpServerConfig
 from tests.fakes.llm import FakeLLM
+from tests.fakes.telegram import FakeTelegram
+from tests.telegram.support import telegram_config
 
 ROOT = Path(__file__).resolve().parents[2]
+
+
+# The fake MCP server (as `stdio_server` below) as the `mcp_servers:` section of a gateway.yaml.
+SERVERS = f"""mcp_servers:
+  fake:
+    command: {sys.executable}
+    args: [-m, tests.fakes.mcp_server, stdio]
+    cwd: {ROOT}
+    startup_timeout_s: 60
+"""
+
+
+def telegram_tools_config(
+    tmp_path: Path, tg: FakeTelegram, llm: FakeLLM, agent: str, channel: str
+) -> Path:
+    """A Telegram gateway.yaml with the fake MCP server and the agent lines `agent`; the model
+    call may take 60 s (tool turns on a loaded machine)."""
+    config = telegram_config(tmp_path, tg, llm, gateway=SERVERS, agent=agent, channel=channel)
+    config.write_text(config.read_text().replace("timeout_s: 10\n", "timeout_s: 60\n", 1))
+    return config
 
 
 def stdio_server(**extra: Any) -> McpServerConfig:

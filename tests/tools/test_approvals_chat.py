@@ -5,7 +5,6 @@ showing who decided."""
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -18,17 +17,9 @@ from tests.fakes.telegram import FakeTelegram, FaultSpec
 from tests.harness import running
 from tests.slack.support import events_url, slack_config
 from tests.telegram.helpers_b import settled
-from tests.telegram.support import telegram_config
-from tests.tools.conftest import ROOT
+from tests.tools.conftest import SERVERS, telegram_tools_config
 
 TIMEOUT = 60
-SERVERS = f"""mcp_servers:
-  fake:
-    command: {sys.executable}
-    args: [-m, tests.fakes.mcp_server, stdio]
-    cwd: {ROOT}
-    startup_timeout_s: 60
-"""
 ASK_ADD = """    tools:
       allow: [fake.add]
       approval: {"fake.*": ask}
@@ -43,15 +34,7 @@ def keyboard(params: dict[str, Any]) -> list[dict[str, str]]:
 async def test_telegram_approve_press_runs_the_tool_and_others_presses_are_ignored(
     tmp_path: Path, fake_tg: FakeTelegram, fake_llm: FakeLLM
 ) -> None:
-    config = telegram_config(
-        tmp_path,
-        fake_tg,
-        fake_llm,
-        gateway=SERVERS,
-        agent=ASK_ADD,
-        channel="    dm_policy: open",
-    )
-    config.write_text(config.read_text().replace("timeout_s: 10\n", "timeout_s: 60\n", 1))
+    config = telegram_tools_config(tmp_path, fake_tg, fake_llm, ASK_ADD, "    dm_policy: open")
     fake_llm.script(ToolCalls.of(ToolCall("fake__add", {"a": 2, "b": 3})), "It is 5.")
     async with running(config) as gw:
         fake_tg.dm(42, "what is 2+3?")
@@ -153,15 +136,13 @@ async def test_slack_deny_press_tells_the_model_and_the_tool_never_runs(
 async def test_a_streamed_draft_shows_the_status_line_only_once_approved(
     tmp_path: Path, fake_tg: FakeTelegram, fake_llm: FakeLLM
 ) -> None:
-    config = telegram_config(
+    config = telegram_tools_config(
         tmp_path,
         fake_tg,
         fake_llm,
-        gateway=SERVERS,
         agent="    stream: true\n" + ASK_ADD,
         channel="    dm_policy: open\n    stream: {enabled: true, min_edit_interval_s: 0.2}",
     )
-    config.write_text(config.read_text().replace("timeout_s: 10\n", "timeout_s: 60\n", 1))
     fake_llm.script(
         ToolCalls.of(ToolCall("fake__add", {"a": 2, "b": 3}), content="Let me add that. "),
         "It is 5.",
@@ -226,15 +207,13 @@ async def test_slack_approve_shows_the_status_line_in_the_thread_then_the_answer
 async def test_a_prompt_nobody_can_see_denies_the_call_at_once(
     tmp_path: Path, fake_tg: FakeTelegram, fake_llm: FakeLLM
 ) -> None:
-    config = telegram_config(
+    config = telegram_tools_config(
         tmp_path,
         fake_tg,
         fake_llm,
-        gateway=SERVERS,
         agent=ASK_ADD,
         channel="    dm_policy: open",
     )
-    config.write_text(config.read_text().replace("timeout_s: 10\n", "timeout_s: 60\n", 1))
     fake_llm.script(ToolCalls.of(ToolCall("fake__add", {"a": 2, "b": 3})), "I could not ask.")
     fake_tg.fail("sendMessage", FaultSpec(403, "Forbidden: bot was blocked by the user"))
     async with running(config) as gw:

@@ -14,7 +14,7 @@ from chatgate.state import admin
 from chatgate.state.approvals import KV_NAME, ApprovalStore
 from tests.fakes.clock import ManualClock, eventually
 from tests.fakes.llm import FakeLLM, ToolCall, ToolCalls
-from tests.harness import http, memory, running, url, write_config
+from tests.harness import fake_agent, http, memory, running, url, write_config
 
 SEND = ToolCalls.of(
     ToolCall("gateway__send_message", {"target": "ops", "text": "deploy v2 now", "token": "t-1"})
@@ -27,13 +27,7 @@ def config(
     return write_config(
         tmp_path,
         f"""
-agents:
-  default:
-    backend: litellm
-    model: openai/fake-model
-    api_base: {fake.base_url}
-    api_key: sk-approval-test
-    timeout_s: 20
+{fake_agent(fake, "sk-approval-test", 20)}
     tools:
       allow: [gateway.send_message]
       send_to: {{ops: "memory:ops-room"}}

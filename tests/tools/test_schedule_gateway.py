@@ -16,7 +16,7 @@ from chatgate.channels.signatures import sign
 from chatgate.gateway.app import Gateway
 from tests.fakes.clock import ManualClock
 from tests.fakes.llm import FakeLLM, ToolCall, ToolCalls
-from tests.harness import http, memory, operator, running, url, write_config
+from tests.harness import fake_agent, http, memory, operator, running, url, write_config
 
 T0 = datetime(2026, 6, 1, 9, 0, tzinfo=ZoneInfo("Europe/Berlin")).timestamp()
 
@@ -25,13 +25,7 @@ def config(tmp_path: Path, llm: FakeLLM, schedule: str) -> Path:
     return write_config(
         tmp_path,
         f"""
-agents:
-  default:
-    backend: litellm
-    model: openai/fake-model
-    api_base: {llm.base_url}
-    api_key: sk-schedule-test
-    timeout_s: 30
+{fake_agent(llm, "sk-schedule-test", 30)}
     tools:
       allow: [gateway.*]
       schedule: {schedule}
@@ -144,13 +138,7 @@ async def test_webhook_agent_schedules_only_for_a_configured_target(
     path = write_config(
         tmp_path,
         f"""
-agents:
-  default:
-    backend: litellm
-    model: openai/fake-model
-    api_base: {fake_llm.base_url}
-    api_key: sk-schedule-test
-    timeout_s: 30
+{fake_agent(fake_llm, "sk-schedule-test", 30)}
     tools:
       allow: [gateway.schedule]
       schedule: {{targets: {{ops: "memory:ops-room"}}}}

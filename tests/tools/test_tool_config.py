@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import textwrap
 from pathlib import Path
 
 from chatgate.config.agent_models import LiteLLMAgentConfig
 from chatgate.policies.tools import Approval
-from tests.config.support import assert_issue, load, load_error
+from tests.config.support import assert_issue, load, load_error, yaml_text
 
 GOOD = """
 mcp_servers:
@@ -33,6 +34,13 @@ agents:
       max_steps: 3
       budget_tokens: 20000
 """
+
+
+def ops_tools(tools: str, before: str = "", after: str = "") -> str:
+    """gateway.yaml with agent `ops` (litellm, openai/gpt-4o) whose `tools:` block is `tools`,
+    between the sections `before` and `after`."""
+    agent = "agents:\n  ops:\n    backend: litellm\n    model: openai/gpt-4o\n    tools:\n"
+    return yaml_text(before) + agent + textwrap.indent(yaml_text(tools), " " * 6) + yaml_text(after)
 
 
 def test_good_config_loads(tmp_path: Path) -> None:
@@ -84,16 +92,9 @@ def test_native_assertion_lets_an_unknown_provider_through(tmp_path: Path) -> No
 
 
 def test_allow_naming_an_unknown_server(tmp_path: Path) -> None:
-    text = """
-    mcp_servers:
-      github: {command: npx}
-    agents:
-      ops:
-        backend: litellm
-        model: openai/gpt-4o
-        tools:
-          allow: [github.*, jira.search]
-    """
+    text = ops_tools(
+        "allow: [github.*, jira.search]", before="mcp_servers:\n  github: {command: npx}\n"
+    )
     error = load_error(tmp_path, text)
     assert_issue(error, "agents.ops.tools.allow[1]", 8, "MCP server 'jira'")
 
@@ -157,17 +158,10 @@ def test_changed_mcp_servers_need_a_restart() -> None:
 
 
 def test_gateway_is_reserved_and_send_to_takes_addresses(tmp_path: Path) -> None:
-    text = """
-    mcp_servers:
-      gateway: {command: npx}
-    agents:
-      ops:
-        backend: litellm
-        model: openai/gpt-4o
-        tools:
-          allow: [gateway.send_message]
-          send_to: {ops: "not an address"}
-    """
+    text = ops_tools(
+        'allow: [gateway.send_message]\nsend_to: {ops: "not an address"}\n',
+        before="mcp_servers:\n  gateway: {command: npx}\n",
+    )
     error = load_error(tmp_path, text)
     assert_issue(error, "agents.ops.tools.send_to.ops", 9, "has the wrong format")
 
@@ -182,19 +176,13 @@ def test_gateway_server_name_is_refused(tmp_path: Path) -> None:
 
 
 def test_ask_approval_with_timeout_and_an_approver_chat(tmp_path: Path) -> None:
-    text = """
-    agents:
-      ops:
-        backend: litellm
-        model: openai/gpt-4o
-        tools:
-          allow: ["gateway.*"]
-          approval: {"gateway.send_message": ask, "*": auto}
-          approval_timeout_s: 120
-          approver: "webhook:ops-room"
-    channels:
-      webhook: {routes: {}}
+    tools = """
+    allow: ["gateway.*"]
+    approval: {"gateway.send_message": ask, "*": auto}
+    approval_timeout_s: 120
+    approver: "webhook:ops-room"
     """
+    text = ops_tools(tools, after="channels:\n  webhook: {routes: {}}\n")
     ops = load(tmp_path, text).config.agents["ops"]
     assert isinstance(ops, LiteLLMAgentConfig) and ops.tools is not None
     assert ops.tools.approval["gateway.send_message"] is Approval.ASK
@@ -208,46 +196,23 @@ def test_ask_approval_with_timeout_and_an_approver_chat(tmp_path: Path) -> None:
 
 
 def test_approver_must_name_a_configured_channel(tmp_path: Path) -> None:
-    text = """
-    agents:
-      ops:
-        backend: litellm
-        model: openai/gpt-4o
-        tools:
-          allow: ["gateway.*"]
-          approval: {"*": ask}
-          approver: "slack:COPS"
-    """
+    text = ops_tools('allow: ["gateway.*"]\napproval: {"*": ask}\napprover: "slack:COPS"\n')
     error = load_error(tmp_path, text)
     assert_issue(error, "agents.ops.tools.approver", 8, "channel 'slack'")
 
 
 def test_unknown_approval_and_bad_approver_are_refused(tmp_path: Path) -> None:
-    text = """
-    agents:
-      ops:
-        backend: litellm
-        model: openai/gpt-4o
-        tools:
-          approval: {"*": maybe}
-    """
+    text = ops_tools('approval: {"*": maybe}')
     assert_issue(
         load_error(tmp_path, text), "agents.ops.tools.approval.*", 6, "'auto', 'ask' or 'deny'"
     )
 
 
 def test_schedule_tools_need_the_schedule_section(tmp_path: Path) -> None:
-    text = """
-    agents:
-      ops:
-        backend: litellm
-        model: openai/gpt-4o
-        tools:
-          allow: [gateway.send_message, gateway.schedule]
-    """
+    text = ops_tools("allow: [gateway.send_message, gateway.schedule]\n")
     error = load_error(tmp_path, text)
     assert_issue(error, "agents.ops.tools.allow[1]", 6, "needs agents.ops.tools.schedule")
-    enabled = text.replace("gateway.schedule]", "gateway.schedule]\n          schedule: true")
+    enabled = ops_tools("allow: [gateway.send_message, gateway.schedule]\nschedule: true\n")
     agent = load(tmp_path, enabled).config.agents["ops"]
     assert isinstance(agent, LiteLLMAgentConfig) and agent.tools is not None
     assert agent.tools.schedule is not None and agent.tools.schedule.max_jobs == 5

@@ -3,35 +3,24 @@ the next turn's model sees the tool steps kept in the session transcript."""
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 from tests.fakes.llm import FakeLLM, ToolCall, ToolCalls
 from tests.fakes.telegram import FakeTelegram
 from tests.harness import running
-from tests.telegram.support import telegram_config
-from tests.tools.conftest import ROOT
+from tests.tools.conftest import telegram_tools_config
 
 
 async def test_two_step_tool_turn_streams_and_is_remembered(
     tmp_path: Path, fake_tg: FakeTelegram, fake_llm: FakeLLM
 ) -> None:
-    servers = f"""mcp_servers:
-  fake:
-    command: {sys.executable}
-    args: [-m, tests.fakes.mcp_server, stdio]
-    cwd: {ROOT}
-    startup_timeout_s: 60
-"""
-    config = telegram_config(
+    config = telegram_tools_config(
         tmp_path,
         fake_tg,
         fake_llm,
-        gateway=servers,
         agent="    stream: true\n    tools: [fake.add]",
         channel="    dm_policy: open\n    stream: {enabled: true, min_edit_interval_s: 0.2}",
     )
-    config.write_text(config.read_text().replace("timeout_s: 10\n", "timeout_s: 60\n", 1))
     fake_llm.script(
         ToolCalls.of(ToolCall("fake__add", {"a": 2, "b": 3}), content="Let me add that. "),
         "It is 5.",
@@ -60,26 +49,9 @@ async def test_two_step_tool_turn_streams_and_is_remembered(
     assert roles == ["user", "assistant", "tool", "assistant", "user"]
 
 
-SERVERS = f"""mcp_servers:
-  fake:
-    command: {sys.executable}
-    args: [-m, tests.fakes.mcp_server, stdio]
-    cwd: {ROOT}
-    startup_timeout_s: 60
-"""
-
-
 def _status_config(tmp_path: Path, tg: FakeTelegram, llm: FakeLLM, tools: str) -> Path:
-    config = telegram_config(
-        tmp_path,
-        tg,
-        llm,
-        gateway=SERVERS,
-        agent=f"    tools: {tools}",
-        channel="    dm_policy: open\n    stream: {enabled: false, min_edit_interval_s: 0.2}",
-    )
-    config.write_text(config.read_text().replace("timeout_s: 10\n", "timeout_s: 60\n", 1))
-    return config
+    channel = "    dm_policy: open\n    stream: {enabled: false, min_edit_interval_s: 0.2}"
+    return telegram_tools_config(tmp_path, tg, llm, f"    tools: {tools}", channel)
 
 
 async def test_status_line_without_streaming_is_edited_then_replaced_by_the_answer(

@@ -36,7 +36,9 @@ class TurnRunner:
         kind = batch[0].kind
         if kind is JobKind.TURN:
             return await self.turn(batch, control)
-        if kind is JobKind.OBSERVE:
+        if kind is JobKind.OBSERVE and batch[0].unjoined is not None:
+            await batch[0].unjoined()  # an album part no part of which addressed the bot
+        elif kind is JobKind.OBSERVE:
             await self._observe(batch[0])
         elif kind is JobKind.NEW_SESSION:
             await self._new_session(batch[0])

@@ -9,6 +9,7 @@ the Authorization header and never a cookie (the dashboard's CSRF rule). Bodies 
 from __future__ import annotations
 
 import math
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from aiohttp import web
@@ -16,14 +17,11 @@ from aiohttp import web
 from chatgate.config.redact import scrub
 from chatgate.gateway.http_app import DynamicRoutes
 from chatgate.http_input import BadInput, InputReason, read_json, utf8_clean
-from chatgate.policies.reasons import RefusalReason
-from chatgate.state.protocols import StateUnavailable
 from chatgate.takeover.service import Takeover, TakeoverError
 
 MAX_BODY = 64 * 1024
 MAX_FOR_S = 366 * 86_400.0
 BY_NAMES = frozenset({"cli", "dashboard", "api"})
-RETRY_AFTER_S = 5
 
 
 class ChatsApi:
@@ -40,59 +38,42 @@ class ChatsApi:
         return web.json_response(scrub(data, self.takeover.rt.loaded.secrets), status=status)
 
     async def list(self, request: web.Request) -> web.Response:
-        try:
-            return self._json(await self.takeover.view())
-        except StateUnavailable:
-            return _unavailable()
+        return self._json(await self.takeover.view())
 
     async def pause(self, request: web.Request) -> web.StreamResponse:
-        try:
+        async def act() -> web.Response:
             body = await _body(request, "chat")
             for_s = _for_s(body.get("for_s"))
             pause = await self.takeover.pause(body["chat"], _by(body), for_s)
-        except BadInput as bad:
-            return bad.answer()
-        except TakeoverError as exc:
-            return self._json({"error": str(exc), "reason_code": "invalid_request"}, 400)
-        except StateUnavailable:
-            return _unavailable()
-        return self._json({"paused": True, "pause": pause.to_dict()})
+            return self._json({"paused": True, "pause": pause.to_dict()})
+
+        return await self._refusing(act)
 
     async def resume(self, request: web.Request) -> web.StreamResponse:
-        try:
+        async def act() -> web.Response:
             body = await _body(request, "chat")
             resumed = await self.takeover.resume(body["chat"], _by(body))
-        except BadInput as bad:
-            return bad.answer()
-        except TakeoverError as exc:
-            return self._json({"error": str(exc), "reason_code": "invalid_request"}, 400)
-        except StateUnavailable:
-            return _unavailable()
-        return self._json({"resumed": resumed, "chat": body["chat"]})
+            return self._json({"resumed": resumed, "chat": body["chat"]})
+
+        return await self._refusing(act)
 
     async def reply(self, request: web.Request) -> web.StreamResponse:
-        try:
+        async def act() -> web.Response:
             body = await _body(request, "chat", "text")
             answer = await self.takeover.reply(body["chat"], body["text"], _by(body))
+            return self._json(answer, 200 if answer["delivered"] else 502)
+
+        return await self._refusing(act)
+
+    async def _refusing(self, act: Callable[[], Awaitable[web.Response]]) -> web.Response:
+        """A bad body or an unknown chat is a 400 naming it; a state store that is away is the
+        /api/ middleware's 503 with Retry-After."""
+        try:
+            return await act()
         except BadInput as bad:
             return bad.answer()
         except TakeoverError as exc:
             return self._json({"error": str(exc), "reason_code": "invalid_request"}, 400)
-        except StateUnavailable:
-            return _unavailable()
-        return self._json(answer, 200 if answer["delivered"] else 502)
-
-
-def _unavailable() -> web.Response:
-    """The state store cannot be read or written now (Redis away, disk full): retry later."""
-    return web.json_response(
-        {
-            "error": "the state store is unavailable; retry later",
-            "reason_code": RefusalReason.STATE_UNAVAILABLE.value,
-        },
-        status=503,
-        headers={"Retry-After": str(RETRY_AFTER_S)},
-    )
 
 
 async def _body(request: web.Request, *names: str) -> dict[str, Any]:

@@ -28,7 +28,6 @@ from slack_bolt.async_app import AsyncApp
 from slack_bolt.authorization import AuthorizeResult
 from slack_bolt.request.async_request import AsyncBoltRequest
 from slack_bolt.response import BoltResponse
-from slack_sdk.errors import SlackClientError
 from slack_sdk.web.async_client import AsyncWebClient
 
 from chatgate.channels.base import (
@@ -59,9 +58,8 @@ from chatgate.channels.slack.inbound import (
 from chatgate.channels.slack.media import fetch_file
 from chatgate.channels.slack.outbound import SlackOutbound
 from chatgate.channels.slack.sdk_logs import quiet_dropped_sockets
-from chatgate.channels.slack.users import SlackUser, SlackUsers
+from chatgate.channels.slack.users import SlackUser, SlackUsers, with_language
 from chatgate.channels.types import (
-    USER_LANGUAGE,
     AckMode,
     Attachment,
     Capabilities,
@@ -379,7 +377,7 @@ class SlackChannel(SlackOutbound):
         if isinstance(result, InboundMessage) and await self._continues_thread(result, event):
             result = replace(result, is_mention=True)
         if isinstance(result, InboundMessage) and self._may_answer(result):
-            result = self._with_language(result, await self._user(result.sender_id))
+            result = with_language(result, await self._user(result.sender_id))
         await self._submit(result)
 
     def _may_answer(self, msg: InboundMessage) -> bool:
@@ -407,7 +405,7 @@ class SlackChannel(SlackOutbound):
             event, self.identity, self.name, mode, self.answers, from_bot=facts.is_bot
         )
         if isinstance(result, InboundMessage):
-            result = self._with_language(result, facts)
+            result = with_language(result, facts)
         await self._submit(result)
 
     async def _user(self, user: str) -> SlackUser:
@@ -416,12 +414,6 @@ class SlackChannel(SlackOutbound):
             return SlackUser()
         web = self.web
         return await self.users.get(user, lambda u: web.users_info(user=u, include_locale=True))
-
-    @staticmethod
-    def _with_language(msg: InboundMessage, user: SlackUser) -> InboundMessage:
-        if not user.locale:
-            return msg
-        return replace(msg, extra={**msg.extra, USER_LANGUAGE: user.locale})
 
     async def _continues_thread(self, msg: InboundMessage, event: dict[str, Any]) -> bool:
         """An unmentioned reply in a channel thread addresses the bot when that thread is a
@@ -442,22 +434,7 @@ class SlackChannel(SlackOutbound):
         await ack()
         notice = press_notice(submission) if submission is not None else None
         if notice and isinstance(result, InboundMessage):
-            await self._tell_presser(result, notice)
-
-    async def _tell_presser(self, msg: InboundMessage, notice: str) -> None:
-        """A refused press (an approval that is not theirs): an ephemeral message only the
-        presser sees, in the conversation of the pressed message."""
-        if self.web is None:
-            return
-        try:
-            await self.web.chat_postEphemeral(
-                channel=msg.chat_id, user=msg.sender_id, text=notice, thread_ts=msg.thread_id
-            )
-        except (SlackClientError, OSError, TimeoutError) as exc:
-            log.warning(
-                "could not tell a Slack user their press was refused",
-                extra={"error": type(exc).__name__},
-            )
+            await self.tell_presser(result, notice)
 
     async def _on_command(self, ack: Any, body: dict[str, Any]) -> None:
         """A slash command: journaled, then acknowledged with no text (the answer follows)."""

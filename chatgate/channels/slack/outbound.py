@@ -14,6 +14,8 @@ import time
 from collections import OrderedDict
 from typing import Any
 
+from slack_sdk.errors import SlackClientError
+
 from chatgate.channels.base import ChannelAdapter, ChannelContext, ChannelError, Rendered
 from chatgate.channels.files import render_with_files, upload_of
 from chatgate.channels.slack import errors
@@ -53,6 +55,21 @@ class SlackOutbound(ChannelAdapter):
             self.engaged.move_to_end(key)
             while len(self.engaged) > ENGAGED_MAX:
                 self.engaged.popitem(last=False)
+
+    async def tell_presser(self, msg: InboundMessage, notice: str) -> None:
+        """A refused press (an approval that is not theirs): an ephemeral message only the
+        presser sees, in the conversation of the pressed message."""
+        if self.web is None:
+            return
+        try:
+            await self.web.chat_postEphemeral(
+                channel=msg.chat_id, user=msg.sender_id, text=notice, thread_ts=msg.thread_id
+            )
+        except (SlackClientError, OSError, TimeoutError) as exc:
+            log.warning(
+                "could not tell a Slack user their press was refused",
+                extra={"error": type(exc).__name__},
+            )
 
     # -- rendering --------------------------------------------------------------------------
 

@@ -9,9 +9,10 @@ import asyncio
 import logging
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
+from chatgate.channels.types import USER_LANGUAGE, InboundMessage
 from chatgate.clock import Clock
 
 log = logging.getLogger("chatgate.slack")
@@ -60,3 +61,10 @@ class SlackUsers:
         while len(self._known) > self._kept:
             self._known.popitem(last=False)
         return facts
+
+
+def with_language(msg: InboundMessage, user: SlackUser) -> InboundMessage:
+    """The message tagged with the sender's locale (texts are picked from it), when known."""
+    if not user.locale:
+        return msg
+    return replace(msg, extra={**msg.extra, USER_LANGUAGE: user.locale})

@@ -273,21 +273,27 @@ class ChannelDirectory:
         """Channels this process can answer on (all but those another replica holds)."""
         return [n for n, st in self.statuses.items() if st.state is not ChannelState.STANDBY]
 
-    async def held_elsewhere(self, name: str) -> bool:
-        """Whether another replica holds ``name``'s exclusive connection now: in standby, or
-        (parked, restarting after a lost lease) its lease names another holder."""
-        status = self.statuses.get(name)
-        if status is not None and status.state is ChannelState.STANDBY:
+    async def connection_left(self, name: str) -> bool:
+        """Whether ``name``'s exclusive connection has left this replica: another replica holds
+        it (standby), or the channel stopped here and its lease is no longer this replica's
+        (lost, taken, or wiped with Redis). An answer for it then goes back to the journal for
+        whichever replica serves the channel next, not to retries on a stopped client."""
+        s, keeper = self.channels.get(name), self.ladder.leases
+        if s is None or s.lease is None or keeper is None or not keeper.needed:
+            return False
+        state = s.status.state
+        if state is ChannelState.STANDBY:
             return True
-        supervised, keeper = self.channels.get(name), self.ladder.leases
-        if supervised is None or supervised.lease is None or keeper is None or not keeper.needed:
+        if state is ChannelState.RUNNING and s.ready.is_set() and not s.lease_lost:
             return False
         try:
-            holder = (await keeper.leases.holders()).get(supervised.lease)
+            holder = (await keeper.leases.holders()).get(s.lease)
         except Exception as exc:  # unknown: keep the answer here (retried, or the DLQ)
             log.warning("channel lease holders unavailable", extra={"error": type(exc).__name__})
             return False
-        return holder is not None and holder != keeper.leases.replica
+        if holder is not None:
+            return holder != keeper.leases.replica
+        return s.lease_lost or state is ChannelState.RUNNING  # stopping after losing it
 
     def standby(self) -> list[str]:
         """Channels whose exclusive connection another replica holds."""

@@ -33,6 +33,8 @@ MAX_CHAT_MOVES = 3  # a chat migrates once (group → supergroup); more means so
 class ChannelLookup(Protocol):
     async def ready_adapter(self, name: str) -> ChannelAdapter | None: ...
 
+    async def connection_left(self, name: str) -> bool: ...
+
 
 @dataclass
 class DeliveryReport:
@@ -87,6 +89,7 @@ class Delivery:
         still_mine: Callable[[], Awaitable[bool]] | None = None,
         describe: Callable[[DegradedDelivery], str] | None = None,
         may_send: Callable[[], Awaitable[bool]] | None = None,
+        hand_off: Callable[[], Awaitable[bool]] | None = None,
     ) -> DeliveryReport:
         """Send ``message`` to ``target``; never raises for platform failures.
 
@@ -95,7 +98,9 @@ class Delivery:
         (another replica adopted the message while this one stalled, or its stalled first
         replica sent it) sends nothing (`handed_off`); ``still_mine`` before dead-lettering.
         ``describe`` words the note on what the channel could not show, for the reader (their
-        language).
+        language). ``hand_off`` is asked when the first chunk failed because the channel's
+        connection left this replica mid-send (its lease moved): True leaves the answer to the
+        replica serving the channel next (`handed_off`), not the DLQ.
         """
         adapter = await self.channels.ready_adapter(target.channel)
         if adapter is None:
@@ -137,10 +142,13 @@ class Delivery:
             edit_id = edit_ids[index] if index < len(edit_ids) else None
             if upload_of(chunk) is not None:
                 chunk, edit_id = await self._with_bytes(adapter, target, chunk), None
+            left = hand_off is not None and index == first_chunk
             result, attempts, target = await self.send_chunk(
-                adapter, target, chunk, edit_id=edit_id
+                adapter, target, chunk, edit_id=edit_id, stop_if_left=left
             )
             attempts_total += attempts
+            if not result.ok and left and hand_off is not None and await hand_off():
+                return DeliveryReport(DeliveryStatus.HANDED_OFF, attempts=attempts_total)
             if not result.ok:
                 kind = result.kind or SendErrorKind.UNKNOWN
                 dead = kind in DEAD_TARGET_KINDS
@@ -226,8 +234,11 @@ class Delivery:
         chunk: Rendered,
         *,
         edit_id: str | None = None,
+        stop_if_left: bool = False,
     ) -> tuple[SendResult, int, Target]:
-        """Send (or edit in place) one chunk, retrying per SendErrorKind; returns the final target."""
+        """Send (or edit in place) one chunk, retrying per SendErrorKind; returns the final target.
+        ``stop_if_left``: no retry once the channel's connection has left this replica (its
+        client is stopped; another replica sends it)."""
         attempt = 0
         moves = 0
         upload = upload_of(chunk) is not None
@@ -260,6 +271,9 @@ class Delivery:
                 self.rng,
                 upload_timed_out=timed_out,
             )
+            left = stop_if_left and decision.retry
+            if left and await self.channels.connection_left(target.channel):
+                return result, attempt, target
             if not decision.retry:
                 if timed_out:
                     error = "the upload timed out and may have arrived; not sent again"

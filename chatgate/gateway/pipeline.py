@@ -144,6 +144,9 @@ class Pipeline:
             new, existing = await rt.journal.record(
                 msg, rt.clock.time(), rt.config.gateway.dedupe_window_s
             )
+        except asyncio.CancelledError:  # the adapter stopped: the write may have landed
+            self._background(self._take_up(msg.key))
+            raise
         except Exception as exc:
             refusal = self.guard.failed(exc)
             if refusal is None:
@@ -162,8 +165,12 @@ class Pipeline:
             sender_id=msg.sender_id,
             chat_kind=msg.chat_kind,
         )
+        ib = self._inbound(msg, future, accepted)
         try:
-            await self._walk(msg, future, accepted)
+            await self._walk(ib)
+        except asyncio.CancelledError:  # journaled: its walk goes on without the adapter
+            self._background(self._walk_on(ib))
+            raise
         except Exception as exc:
             self._release(msg.key, future)
             refusal = self.guard.failed(exc)
@@ -245,7 +252,7 @@ class Pipeline:
             self.scheduler.enqueue(job, front=False)
             return
         try:
-            await self._walk(msg, future, self.rt.clock.monotonic(), resumed=True)
+            await self._walk(self._inbound(msg, future, self.rt.clock.monotonic(), resumed=True))
         except Exception:
             self._release(entry.key, future)
             raise
@@ -270,16 +277,16 @@ class Pipeline:
 
     # -- the path ---------------------------------------------------------------------------
 
-    async def _walk(
+    def _inbound(
         self,
         msg: InboundMessage,
         future: asyncio.Future[TurnResult],
         accepted: float,
         *,
         resumed: bool = False,
-    ) -> None:
+    ) -> Inbound:
         self.rt.metrics.inbound.labels(channel=msg.channel).inc()
-        ib = Inbound(
+        return Inbound(
             msg=msg,
             future=future,
             accepted=accepted,
@@ -288,13 +295,43 @@ class Pipeline:
             command=parse_command(msg.text) if msg.is_command else None,
             resumed=resumed,
         )
-        for stage in self.stages.order():
-            verdict = stage(ib)
+
+    async def _walk(self, ib: Inbound) -> None:
+        """Run the stages from the one ``ib`` is at (a walk cut short by a stopping adapter
+        goes on from the stage it was in)."""
+        order = self.stages.order()
+        while ib.at < len(order):
+            verdict = order[ib.at](ib)
             if verdict is not None and not isinstance(verdict, Verdict):
                 verdict = await verdict  # a stage that waited for a store
             if verdict is not None:
-                await self.settle(msg, future, verdict)
+                await self.settle(ib.msg, ib.future, verdict)
+                ib.at = len(order)
                 return
+            ib.at += 1
+
+    async def _walk_on(self, ib: Inbound) -> None:
+        try:
+            await self._walk(ib)
+        except Exception as exc:
+            self._release(ib.msg.key, ib.future)
+            if self.guard.failed(exc) is None:
+                log.exception("message failed in the stages", extra={"key": ib.msg.key})
+
+    async def _take_up(self, key: str) -> None:
+        """Run ``key`` here if its journal write landed but the intake that wrote it was cut
+        short (nothing else would: its owner, this replica, is alive)."""
+        try:
+            entry = await self.rt.journal.get(key)
+            if entry is None or entry.state in TERMINAL or key in self._inflight:
+                return
+            if await self.rt.journal.owns(key):
+                await self._resume([entry])
+        except Exception as exc:  # the guard's probe resumes it once the state is back
+            log.warning(
+                "could not take up a cut-short message",
+                extra={"key": key, "error": type(exc).__name__},
+            )
 
     async def settle(
         self, msg: InboundMessage, future: asyncio.Future[TurnResult], verdict: Verdict

@@ -82,6 +82,7 @@ class Inbound:
     unaddressed: bool = False  # observed only because it did not address the bot (group policy)
     held: Verdict | None = None  # an album part that ends so unless it joins its album's turn
     replaces: str | None = None  # the key of the waiting message this edit takes the place of
+    at: int = 0  # the index of the stage it is in
 
 
 @dataclass(frozen=True)

@@ -10,6 +10,7 @@ import asyncio
 import itertools
 import time
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -55,6 +56,7 @@ class MemoryChannel(ChannelAdapter):
         self.failures: deque[SendResult | BaseException] = deque()
         self.send_attempts = 0
         self.start_gate: asyncio.Event | None = None
+        self.after_send: Callable[[], None] | None = None  # e.g. the state store dies right after
         self._ids = itertools.count(1)
         self._msg_ids = itertools.count(1)
         self._sent_event = asyncio.Event()
@@ -96,6 +98,8 @@ class MemoryChannel(ChannelAdapter):
             return failure
         self.sent.append(Sent(target, rendered.text, time.monotonic()))
         self._sent_event.set()
+        if self.after_send is not None:
+            self.after_send()
         return SendResult.sent(str(next(self._ids)))
 
     async def typing(self, target: Target) -> None:

@@ -11,9 +11,11 @@ from chatgate.gateway.delivery import DeliveryReport
 from chatgate.gateway.runtime import Runtime
 from chatgate.gateway.session_queue import Job
 from chatgate.gateway.streaming import StreamingReply
+from chatgate.gateway.turn.unsaved import UnrecordedDeliveries
 from chatgate.gateway.voices import Voices
 from chatgate.policies.reasons import DeliveryStatus
 from chatgate.presentation.model import OutboundMessage
+from chatgate.state.protocols import StateUnavailable
 
 log = logging.getLogger("chatgate.turn")
 
@@ -22,6 +24,7 @@ class Handover:
     def __init__(self, rt: Runtime) -> None:
         self.rt = rt
         self.voices = Voices(rt)
+        self.unrecorded = UnrecordedDeliveries()
 
     async def deliver(
         self,
@@ -30,7 +33,11 @@ class Handover:
         agent_s: float,
         stream: StreamingReply | None = None,
     ) -> DeliveryReport:
-        """Send ``message`` to the job's target (finishing a streamed draft in place)."""
+        """Send ``message`` to the job's target (finishing a streamed draft in place); a
+        delivery this process made but could not record is recorded, not made again."""
+        done = self.unrecorded.take(job.msg.key)
+        if done is not None:
+            return done
         edit_ids: list[str] = []
         if stream is not None and stream.started:
             await stream.settle()
@@ -57,20 +64,20 @@ class Handover:
             still_mine=lambda: rt.journal.owns(job.msg.key),
             describe=self.voices.for_message(job.msg, job.agent).degrade_note,
             may_send=lambda: rt.journal.claim_send(job.msg.key),
+            hand_off=lambda: self.hand_off(job),
         )
 
     async def hand_off(self, job: Job) -> bool:
-        """The reply's channel is held by another replica now (this one lost the lease while
-        the turn ran, or stalled): leave the answered entry to that replica, not the DLQ."""
+        """The reply's channel is no longer served here (this one lost the lease while the turn
+        ran or while sending, or stalled): leave the answered entry to the replica serving it
+        next, not the DLQ."""
         rt, target = self.rt, job.target
-        if target is None or await rt.channels.ready_adapter(target.channel) is not None:
-            return False  # (waits out a restart of the channel)
-        if not await rt.channels.held_elsewhere(target.channel):
+        if target is None or not await rt.channels.connection_left(target.channel):
             return False
         if not await rt.journal.hand_off(job.msg.key):
             return False
         log.warning(
-            "channel held by another replica; answer handed off",
+            "channel no longer served here; answer handed off",
             extra={"channel": target.channel, "key": job.msg.key, "session": job.session},
         )
         return True
@@ -89,17 +96,21 @@ class Handover:
         rt = self.rt
         now = rt.clock.time()
         failed = report.kind is not None
-        for job in () if journaled else batch:  # nothing downstream waits for the DONE mark
+        for index, job in enumerate(() if journaled else batch):
             if report.status is DeliveryStatus.HANDED_OFF and job is batch[-1]:
                 continue  # the replica holding the channel finishes it
-            await rt.journal.finish(
-                job.msg.key,
-                now,
-                stage=Stage.DELIVERY if failed else stage,
-                reason=report.kind.value if report.kind is not None else reason,
-                delivery=report.status.value,
-                delivery_ids=report.message_ids,
-            )
+            try:  # nothing downstream waits for the DONE mark
+                await rt.journal.finish(
+                    job.msg.key,
+                    now,
+                    stage=Stage.DELIVERY if failed else stage,
+                    reason=report.kind.value if report.kind is not None else reason,
+                    delivery=report.status.value,
+                    delivery_ids=report.message_ids,
+                )
+            except StateUnavailable:  # the resume records this delivery instead of repeating it
+                self.unrecorded.keep([j.msg.key for j in batch[index:]], report)
+                raise
         text = message.plain_text if message is not None else None
         for job in batch:
             if not job.future.done():

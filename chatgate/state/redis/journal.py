@@ -54,9 +54,13 @@ redis.call('hset', KEYS[1], 'owner', ARGV[2])
 return 1
 """
 # KEYS: entry; ARGV: me → 1 when the entry was mine and now belongs to no replica.
+# A send of mine that failed is not one the next sender waits for: the mark goes too.
 HAND_OFF = """
 if redis.call('hget', KEYS[1], 'owner') ~= ARGV[1] then return 0 end
 redis.call('hset', KEYS[1], 'owner', '')
+if redis.call('hget', KEYS[1], 'sending_by') == ARGV[1] then
+  redis.call('hdel', KEYS[1], 'sending_by', 'sending_at')
+end
 return 1
 """
 NOBODY = ""  # the owner of a handed-off entry: any replica serving its channel takes it
@@ -291,7 +295,7 @@ class RedisJournal:
 
     @unavailable("journal")
     async def hand_off(self, key: str) -> bool:
-        """Give up ``key`` (answered here, but its channel is now held by another replica): the
+        """Give up ``key`` (answered here, but its channel is no longer served here): the
         replica serving that channel claims it and sends the stored answer."""
         return bool(await self._hand_off(keys=[self._e(key)], args=[self._owner]))
 

@@ -89,6 +89,7 @@ class ApprovalDesk:
         self.store: ApprovalStore | None = store if isinstance(store, ApprovalStore) else None
         self._wake: dict[str, asyncio.Event] = {}
         self._controls: dict[str, TurnControl] = {}
+        self._released = False  # shutting down: a turn that comes to wait now stops at once
         self.tasks: set[asyncio.Task[None]] = set()  # prompt edits (drain waits for them)
 
     # -- the turn's side ----------------------------------------------------------------------
@@ -158,6 +159,8 @@ class ApprovalDesk:
         wake = self._wake.setdefault(ident, asyncio.Event())
         if control is not None:
             self._controls[ident] = control
+            if self._released:  # its prompt went out as the shutdown began
+                control.cancel(CancelReason.SHUTDOWN)
         try:
             while True:
                 wake.clear()  # before the read: an answer after it wakes the wait below
@@ -243,7 +246,9 @@ class ApprovalDesk:
 
     def release(self) -> int:
         """Shutdown: turns waiting for an answer stop now and stay journaled (the next start
-        runs them again and finds their prompts); returns how many."""
+        runs them again and finds their prompts), and any that comes to wait later; returns
+        how many were waiting."""
+        self._released = True
         controls = list(self._controls.values())
         return sum(1 for c in controls if c.cancel(CancelReason.SHUTDOWN))
 

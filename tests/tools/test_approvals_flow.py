@@ -12,6 +12,7 @@ import pytest
 from chatgate.policies.approvals import press_value
 from chatgate.state import admin
 from chatgate.state.approvals import KV_NAME, ApprovalStore
+from chatgate.state.records import TERMINAL
 from tests.fakes.clock import ManualClock, eventually
 from tests.fakes.llm import FakeLLM, ToolCall, ToolCalls
 from tests.harness import fake_agent, http, memory, running, url, write_config
@@ -215,3 +216,22 @@ async def test_a_turn_that_fails_while_waiting_closes_its_prompt(
     assert 'chatgate_tool_approvals_total{agent="default",reason="approval_cancelled"} 1.0' in (
         metrics
     )
+
+
+async def test_a_turn_that_comes_to_wait_as_shutdown_begins_is_released_too(
+    tmp_path: Path, fake_llm: FakeLLM
+) -> None:
+    """Shutdown releases the waiting turns; one whose prompt was going out at that moment (not
+    waiting yet) stops as soon as it would wait, instead of holding up the drain."""
+    fake_llm.script(SEND)
+    async with running(config(tmp_path, fake_llm)) as gw:
+        chat = memory(gw)
+        chat.after_send = gw.pipeline.approvals.release  # right after the prompt's send
+        submission = await chat.inject("tell ops", message_id="m1")
+        await chat.wait_sent(1, timeout=20)
+        assert await gw.pipeline.scheduler.wait_idle(10), "the turn waits for an answer"
+        [pending] = await store(gw).pending_in("memory", "c1", gw.rt.clock.time())
+        entry = await gw.rt.journal.get("memory:m1")
+        assert entry is not None and entry.state not in TERMINAL, "kept for the next start"
+    assert pending.tool == "gateway.send_message"
+    assert not submission.result.done() or submission.result.cancelled()

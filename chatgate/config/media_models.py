@@ -28,6 +28,9 @@ class AgentMediaConfig(StrictModel):
     max_concurrent_downloads: int = Field(
         8, ge=1, description="files downloading at once, all turns together"
     )
+    max_concurrent_transcriptions: int = Field(
+        4, ge=1, description="voice notes uploading to the transcriber at once, all turns together"
+    )
     vision: bool | None = Field(None, description="None: ask litellm whether the model sees images")
     vision_model: str | None = Field(
         None, description="describes images for a model without vision (agent's api_base/key)"

@@ -133,23 +133,33 @@ class MediaContext:
     describer: Describer | None = None
 
 
-_GATES: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[int, asyncio.Semaphore]] = (
-    weakref.WeakKeyDictionary()
-)
+_GATES: weakref.WeakKeyDictionary[
+    asyncio.AbstractEventLoop, dict[tuple[str, int], asyncio.Semaphore]
+] = weakref.WeakKeyDictionary()
 _DECODES: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, asyncio.Semaphore] = (
     weakref.WeakKeyDictionary()
 )
+
+
+def _gate(kind: str, limit: int) -> asyncio.Semaphore:
+    gates = _GATES.setdefault(asyncio.get_running_loop(), {})
+    gate = gates.get((kind, limit))
+    if gate is None:
+        gate = gates[(kind, limit)] = asyncio.Semaphore(limit)
+    return gate
 
 
 def download_gate(limit: int) -> asyncio.Semaphore:
     """The bound on files downloading at once across all turns of this event loop (turns of
     agents with the same `max_concurrent_downloads` share it): SDKs that read a file whole keep
     at most ``limit × max_bytes`` in memory."""
-    gates = _GATES.setdefault(asyncio.get_running_loop(), {})
-    gate = gates.get(limit)
-    if gate is None:
-        gate = gates[limit] = asyncio.Semaphore(limit)
-    return gate
+    return _gate("download", limit)
+
+
+def transcription_gate(limit: int) -> asyncio.Semaphore:
+    """The bound on voice notes at the transcriber at once, all turns of this event loop: the
+    SDK posts each file whole from memory."""
+    return _gate("transcription", limit)
 
 
 def decodes_at_once(cores: int | None = None) -> int:
@@ -358,7 +368,8 @@ async def _understand(
             return noted(MediaReason.TRANSCRIPTION_FAILED, "no endpoint")
         upload = att.name or f"{att.kind}.{mime.rsplit('/', 1)[-1]}"
         try:
-            heard = await transcribe(path, upload, ctx.speech)
+            async with transcription_gate(ctx.config.max_concurrent_transcriptions):
+                heard = await transcribe(path, upload, ctx.speech)
         except TranscriptionFailed as exc:
             return noted(MediaReason.TRANSCRIPTION_FAILED, str(exc))
         return done(MediaReason.TRANSCRIBED, f"[{name} transcript] {heard}")

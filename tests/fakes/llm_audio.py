@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections import deque
 from dataclasses import dataclass, field
 
@@ -20,9 +21,13 @@ class Transcription:
 
 @dataclass
 class FakeTranscriptions:
-    """Answers ``{"text": ...}``; ``fail_next(n)`` makes the next n requests answer 500."""
+    """Answers ``{"text": ...}``, after ``latency_s``; ``fail_next(n)`` makes the next n
+    requests answer 500. ``max_in_flight``: the most requests it held at once."""
 
     default_text: str = "this is what the voice note said"
+    latency_s: float = 0.0
+    in_flight: int = 0
+    max_in_flight: int = 0
     requests: list[Transcription] = field(default_factory=list)
     _script: deque[str] = field(default_factory=deque)
     _failures: int = 0
@@ -47,6 +52,12 @@ class FakeTranscriptions:
                 str(form.get("model") or ""), name, data, request.headers.get("Authorization", "")
             )
         )
+        self.in_flight += 1
+        self.max_in_flight = max(self.max_in_flight, self.in_flight)
+        try:
+            await asyncio.sleep(self.latency_s)
+        finally:
+            self.in_flight -= 1
         if self._failures > 0:
             self._failures -= 1
             return web.json_response(

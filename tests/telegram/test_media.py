@@ -206,3 +206,19 @@ async def test_a_refused_file_is_explained_in_the_chats_language(
         "Dateien bis 20 MB herunterladen); bitte schicke eine kleinere Datei.</i>"
     ) in call.params["text"]
     assert not fake_tg.calls_of("getFile")  # refused from the announced size
+
+
+async def test_voice_notes_of_many_chats_reach_the_transcriber_a_bounded_few_at_once(
+    tmp_path: Path, fake_tg: FakeTelegram, fake_llm: FakeLLM
+) -> None:
+    fake_tg.files.add("vo-1", OGG_OPUS, ext="oga")
+    fake_llm.audio.latency_s = 0.2
+    voice = {"file_id": "vo-1", "file_unique_id": "v", "duration": 3, "mime_type": "audio/ogg"}
+    agent = MEDIA + "\n      max_concurrent_transcriptions: 2"
+    path = telegram_config(tmp_path, fake_tg, fake_llm, channel="    dm_policy: open", agent=agent)
+    async with running(path):
+        for user in range(1, 7):
+            fake_tg.media_message(user, "voice", voice | {"file_size": len(OGG_OPUS)})
+        await fake_tg.wait_for("sendMessage", count=6, timeout=30)
+    assert len(fake_llm.audio.requests) == 6
+    assert fake_llm.audio.max_in_flight == 2  # each upload holds its file in memory

@@ -112,6 +112,15 @@ class InboundMessage:
     extra: Mapping[str, Any] = field(default_factory=dict)
 
     @property
+    def answers_elsewhere(self) -> bool:
+        """Whether its answer goes to another chat than its own (a webhook's `deliver.to`)."""
+        target = self.reply_target
+        return target is not None and (target.channel, target.chat_id) != (
+            self.channel,
+            self.chat_id,
+        )
+
+    @property
     def key(self) -> str:
         """Idempotency key: the same platform message always maps to the same key."""
         return f"{self.channel}:{self.message_id}"

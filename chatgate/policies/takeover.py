@@ -104,11 +104,13 @@ def next_resume(pauses: Iterable[Pause]) -> float | None:
     return min(ends) if ends else None
 
 
-def kept_as_context(scheduled: bool) -> bool:
+def kept_as_context(scheduled: bool, elsewhere: bool = False) -> bool:
     """Whether a paused chat's message joins its transcript. A user's does (the model reads it
     once the chat resumes); a scheduled run's does not: its text is an instruction to the model,
-    never said in the chat, so it is held (journaled ``paused``, not run, not made up later)."""
-    return not scheduled
+    never said in the chat, so it is held (journaled ``paused``, not run, not made up later).
+    Nor does work whose answer goes ``elsewhere``, into the paused chat from another channel (a
+    webhook's `deliver.to`): its payload is input for the model, not words said in that chat."""
+    return not scheduled and not elsewhere
 
 
 HUMAN_PREFIX = "human:"

@@ -153,6 +153,13 @@ def trail(entry: JournalEntry) -> dict[str, Any]:
         summary = f"dropped at {stage}: {reason}"
     elif reason == TakeoverReason.PAUSED and entry.message.platform == SCHEDULE_PLATFORM:
         summary = "scheduled run held, not run (paused: a human took over the chat)"
+    elif reason == TakeoverReason.PAUSED and entry.message.answers_elsewhere:
+        target = entry.message.reply_target
+        assert target is not None
+        summary = (
+            f"held, not run: its answer goes to {target.channel}:{target.chat_id}, "
+            "paused (a human took over the chat)"
+        )
     elif reason == TakeoverReason.PAUSED:
         summary = "kept as context, not answered (paused: a human took over the chat)"
     elif state is JournalState.DONE:

@@ -29,7 +29,7 @@ from prometheus_client import Counter
 
 from chatgate.agents.base import ChatMessage
 from chatgate.channels.outcome import Stage
-from chatgate.channels.types import Target
+from chatgate.channels.types import InboundMessage, Target
 from chatgate.gateway.operator_notify import OperatorNotifier
 from chatgate.gateway.pipeline import Pipeline
 from chatgate.gateway.session_queue import Job, JobKind
@@ -124,21 +124,29 @@ class Takeover:
             and may_switch(msg.channel, msg.sender_id, operators)
         ):
             return self._switch(ib, chat, switch)
-        if self._mirror is not None and chat not in self._mirror:
+        into = answers_into(msg)
+        mirror = self._mirror
+        if mirror is not None and chat not in mirror and into not in mirror:
             return None
-        return self._check(ib, chat)
+        return self._check(ib, [chat] if into == chat else [chat, into])
 
-    async def _check(self, ib: Inbound, chat: str) -> Verdict | None:
-        pause = await self._get(chat)
-        if pause is None:
-            return None
-        now = self.rt.clock.time()
-        if resume_due(pause, now):
-            await self._ended(pause, TakeoverReason.AUTO_RESUME, "auto")
-            return None
+    async def _check(self, ib: Inbound, chats: list[str]) -> Verdict | None:
+        """``chats``: the message's own chat and the one its answer goes to, when they differ
+        (a webhook delivering into a chat); a pause of either holds it."""
+        for chat in chats:
+            pause = await self._get(chat)
+            if pause is None:
+                continue
+            if resume_due(pause, self.rt.clock.time()):
+                await self._ended(pause, TakeoverReason.AUTO_RESUME, "auto")
+                continue
+            return self._paused(ib, chat)
+        return None
+
+    def _paused(self, ib: Inbound, chat: str) -> Verdict | None:
         self.counter.labels(channel=ib.msg.channel, reason=TakeoverReason.PAUSED.value).inc()
-        if not kept_as_context(ib.msg.platform == SCHEDULE_PLATFORM):
-            log.info("scheduled run held", extra={"chat": chat, "key": ib.msg.key})
+        if not kept_as_context(ib.msg.platform == SCHEDULE_PLATFORM, ib.msg.answers_elsewhere):
+            log.info("run into a paused chat held", extra={"chat": chat, "key": ib.msg.key})
             return Verdict(
                 Stage.OBSERVE, TakeoverReason.PAUSED, state=JournalState.DONE, counted=False
             )
@@ -203,7 +211,7 @@ class Takeover:
         self._held.add((pause.chat, pause.since))
         interrupt = self.rt.config.gateway.takeover.interrupt_running
         waiting, running = self.pipeline.scheduler.hold(
-            lambda msg: chat_address(msg.channel, msg.chat_id) == pause.chat,
+            lambda msg: pause.chat in (chat_address(msg.channel, msg.chat_id), answers_into(msg)),
             self._held_job,
             interrupt=interrupt,
         )
@@ -222,7 +230,7 @@ class Takeover:
             target=None,
             debounce_s=0.0,
             observed=TakeoverReason.PAUSED.value,
-            kept=kept_as_context(job.msg.platform == SCHEDULE_PLATFORM),
+            kept=kept_as_context(job.msg.platform == SCHEDULE_PLATFORM, job.msg.answers_elsewhere),
         )
 
     async def resume(self, address: str, by: str) -> bool:
@@ -431,3 +439,11 @@ class Takeover:
 def _human_line(key: str, text: str, by: str, message_ids: list[str]) -> ChatMessage:
     """An operator's reply as the transcript keeps it: the assistant's line, marked human."""
     return ChatMessage("assistant", text, None, key, {HUMAN_META: by, "message_ids": message_ids})
+
+
+def answers_into(msg: InboundMessage) -> str:
+    """The chat ``msg``'s answer goes to (its own, unless a route delivers it elsewhere)."""
+    target = msg.reply_target
+    if target is None:
+        return chat_address(msg.channel, msg.chat_id)
+    return chat_address(target.channel, target.chat_id)

@@ -17,7 +17,8 @@ from chatgate.state.admin import trail
 from tests.fakes.clock import ManualClock, eventually
 from tests.fakes.llm import FakeLLM, Fault
 from tests.gateway.test_chat_pipeline import chat_config
-from tests.harness import memory, running
+from tests.gateway.test_webhook_e2e import gh_config, gh_headers, issue_body
+from tests.harness import http, memory, running, url
 from tests.schedules.test_scheduler import HOURLY, T0
 from tests.schedules.test_scheduler import config as schedule_config
 
@@ -194,3 +195,40 @@ async def test_a_scheduled_run_aimed_at_a_paused_chat_is_held_not_run(tmp_path: 
         await gw.schedules.tick()
         await chat.wait_sent(1)
     assert chat.texts() == ["status report"]
+
+
+async def test_a_webhook_delivering_into_a_paused_chat_is_held_not_run(
+    tmp_path: Path, fake_llm: FakeLLM
+) -> None:
+    fake_llm.script("triaged")
+    route = """      gh-async:
+        path: /hooks/gh-async
+        secret: whsec-test-secret-value
+        signature: github
+        prompt: "Issue: {payload.issue.title}"
+        respond: async
+        deliver: {to: "memory:ops-room"}
+"""
+    path = gh_config(tmp_path, fake_llm, route_extra=route)
+    async with running(path) as gw, http() as client:
+        await gw.takeover.pause("memory:ops-room", "cli", for_s=0)
+
+        async def post(delivery: str) -> tuple[int, dict[str, Any]]:
+            body = issue_body()
+            headers = gh_headers(body, delivery=delivery)
+            async with client.post(url(gw, "/hooks/gh-async"), data=body, headers=headers) as r:
+                return r.status, await r.json()
+
+        status, held = await post("a1")  # decided at once: the caller is told why
+        assert (status, held["reason_code"]) == (200, "paused")
+        assert await gw.pipeline.scheduler.wait_idle(5.0)
+        entry = await gw.rt.journal.get("webhook:gh-async:id-a1")
+        assert entry is not None and (entry.reason, entry.state.value) == ("paused", "done")
+        assert trail(entry)["summary"] == (
+            "held, not run: its answer goes to memory:ops-room, paused (a human took over the chat)"
+        )
+        assert fake_llm.requests == [] and memory(gw).sent == []
+        await gw.takeover.resume("memory:ops-room", "cli")
+        assert (await post("a2"))[0] == 202
+        sent = await memory(gw).wait_sent(1)
+    assert [s.text for s in sent] == ["triaged"]

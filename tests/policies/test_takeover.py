@@ -111,9 +111,14 @@ def test_an_operator_reply_is_known_by_its_key(key: str | None, by: str | None) 
     assert human_by(key) == by
 
 
-@pytest.mark.parametrize(("scheduled", "kept"), [(False, True), (True, False)])
-def test_a_paused_chat_keeps_users_words_not_a_jobs_prompt(scheduled: bool, kept: bool) -> None:
-    assert kept_as_context(scheduled) is kept
+@pytest.mark.parametrize(
+    ("scheduled", "elsewhere", "kept"),
+    [(False, False, True), (True, False, False), (False, True, False), (True, True, False)],
+)
+def test_a_paused_chat_keeps_users_words_not_a_jobs_prompt_nor_a_webhooks_payload(
+    scheduled: bool, elsewhere: bool, kept: bool
+) -> None:
+    assert kept_as_context(scheduled, elsewhere) is kept
 
 
 def test_the_operator_is_told_which_pause_ran_out() -> None:

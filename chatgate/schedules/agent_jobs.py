@@ -2,13 +2,13 @@
 
 A job an agent makes is a ``chat`` job: owned by the user whose turn asked for it (so `/jobs`
 lists and removes it), run by the same agent, in the chat's session (the run sees the
-conversation), delivering to one chat. The per-chat bound is checked under a lock so two calls in
-one step cannot both take the last slot. A scheduled run cannot schedule more runs.
+conversation), delivering to one chat. The per-chat bound is checked by the job store as it saves
+the job, so two calls (in one step, or on two replicas) cannot both take the last place. A
+scheduled run cannot schedule more runs.
 """
 
 from __future__ import annotations
 
-import asyncio
 import secrets
 from collections.abc import Callable
 
@@ -17,6 +17,7 @@ from chatgate.agents.tools.types import ToolContext
 from chatgate.schedules.api import describe
 from chatgate.schedules.jobs import ScheduledJob
 from chatgate.schedules.runner import JobError, Scheduler
+from chatgate.schedules.store import CapReached, ChatCap
 
 AGENT_JOB_PREFIX = "chat-"
 RUN_SENDER_PREFIX = "job:"  # sender_id of a scheduled run (see runner.run_message)
@@ -26,7 +27,6 @@ class AgentJobs:
     def __init__(self, scheduler: Scheduler, principal_of: Callable[[str], str]) -> None:
         self._scheduler = scheduler
         self._principal_of = principal_of  # channel:sender_id → the person (alternate ids)
-        self._lock = asyncio.Lock()
 
     def _mine(self, to: str) -> list[ScheduledJob]:
         return [
@@ -57,17 +57,17 @@ class AgentJobs:
             assert request.at is not None
             body["at"] = request.at.isoformat()
         owner = self._principal_of(f"{ctx.channel}:{ctx.sender_id}")
-        async with self._lock:
-            if len(self._mine(request.to)) >= max_jobs:
-                raise JobRefused(
-                    f"this chat has {max_jobs} jobs already (the most allowed); "
-                    "cancel one first (gateway.list_jobs shows them)"
-                )
-            job_id = AGENT_JOB_PREFIX + secrets.token_hex(4)
-            try:
-                job = await self._scheduler.add(job_id, body, source="chat", owner=owner)
-            except JobError as exc:
-                raise JobRefused(str(exc)) from None
+        job_id = AGENT_JOB_PREFIX + secrets.token_hex(4)
+        cap = ChatCap(request.to, max_jobs)
+        try:
+            job = await self._scheduler.add(job_id, body, source="chat", owner=owner, cap=cap)
+        except JobError as exc:
+            raise JobRefused(str(exc)) from None
+        except CapReached:
+            raise JobRefused(
+                f"this chat has {max_jobs} jobs already (the most allowed); "
+                "cancel one first (gateway.list_jobs shows them)"
+            ) from None
         return self._view(job)
 
     async def cancel(self, to: str, job_id: str) -> bool:

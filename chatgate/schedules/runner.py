@@ -36,7 +36,7 @@ from chatgate.policies.schedules import (
 )
 from chatgate.schedules.config import JOB_ID_PATTERN, ScheduleConfig
 from chatgate.schedules.jobs import JobSource, RunRecord, ScheduledJob
-from chatgate.schedules.store import JobStore
+from chatgate.schedules.store import ChatCap, JobStore
 
 log = logging.getLogger("chatgate.schedules")
 STOP_WAIT_S = 5.0
@@ -249,8 +249,10 @@ class Scheduler:
         *,
         source: JobSource = "api",
         owner: str | None = None,
+        cap: ChatCap | None = None,
     ) -> ScheduledJob:
-        """Validate and store a runtime job; JobError says why not."""
+        """Validate and store a runtime job; JobError says why not, `CapReached` that ``cap``
+        (checked by the store, for every replica at once) is full."""
         if not re.fullmatch(JOB_ID_PATTERN, job_id):
             raise JobError(f"job id {job_id!r}: letters, digits, _ . - (at most 64)")
         try:
@@ -266,7 +268,7 @@ class Scheduler:
         first = next_after(job.timing, now)
         if first is None:
             raise JobError(f"at: {spec.at} is in the past")
-        if not await self.store.save(job):
+        if not await self.store.save(job, cap):
             raise JobError(f"job {job_id!r} exists")
         self._jobs[job_id] = job
         self._next[job_id] = first

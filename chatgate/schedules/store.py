@@ -8,9 +8,10 @@ import asyncio
 import json
 import sqlite3
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Protocol, TypeVar
+from typing import Any, Protocol, TypeVar
 
 from chatgate.schedules.jobs import RunRecord, ScheduledJob
 
@@ -28,11 +29,30 @@ CREATE INDEX IF NOT EXISTS sched_runs_job ON sched_runs(job_id, seq);
 """
 
 
+@dataclass(frozen=True)
+class ChatCap:
+    """At most ``most`` jobs an agent made (source `chat`) that deliver to ``to`` alone. The
+    store checks it where it saves the job, so replicas adding at the same moment cannot both
+    take the last place."""
+
+    to: str
+    most: int
+
+    def counts(self, data: Mapping[str, Any]) -> bool:
+        """Whether a stored job (its `to_dict`) takes one of the places."""
+        deliver = data.get("spec", {}).get("deliver", {})
+        return data.get("source") == "chat" and deliver.get("to") == [self.to]
+
+
+class CapReached(Exception):
+    """The chat has its ``ChatCap.most`` jobs already; nothing was saved."""
+
+
 class JobStore(Protocol):
     async def open(self) -> None: ...
     async def close(self) -> None: ...
-    async def save(self, job: ScheduledJob) -> bool:
-        """Store a runtime job; False when its id is taken."""
+    async def save(self, job: ScheduledJob, cap: ChatCap | None = None) -> bool:
+        """Store a runtime job; False when its id is taken; `CapReached` past ``cap``."""
         ...
 
     async def delete(self, job_id: str) -> bool:
@@ -104,16 +124,18 @@ class SqliteJobStore:
 
         return await asyncio.to_thread(run)
 
-    async def save(self, job: ScheduledJob) -> bool:
+    async def save(self, job: ScheduledJob, cap: ChatCap | None = None) -> bool:
         data = json.dumps(job.to_dict())
-        return await self._call(
-            lambda c: (
-                c.execute(
-                    "INSERT OR IGNORE INTO sched_jobs(id, data) VALUES (?, ?)", (job.id, data)
-                ).rowcount
-                == 1
-            )
-        )
+
+        def run(c: sqlite3.Connection) -> bool:
+            if cap is not None:
+                rows = c.execute("SELECT data FROM sched_jobs").fetchall()
+                if sum(cap.counts(json.loads(row[0])) for row in rows) >= cap.most:
+                    raise CapReached(job.id)
+            sql = "INSERT OR IGNORE INTO sched_jobs(id, data) VALUES (?, ?)"
+            return bool(c.execute(sql, (job.id, data)).rowcount == 1)
+
+        return await self._call(run)
 
     async def delete(self, job_id: str) -> bool:
         def run(c: sqlite3.Connection) -> bool:

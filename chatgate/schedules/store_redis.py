@@ -8,7 +8,7 @@ from redis.asyncio import Redis
 
 from chatgate.config.models import GatewaySection
 from chatgate.schedules.jobs import RunRecord, ScheduledJob
-from chatgate.schedules.store import KEEP_RUNS
+from chatgate.schedules.store import KEEP_RUNS, CapReached, ChatCap
 from chatgate.state.redis.client import connect, maps_errors
 
 OWN_CONNECTIONS = 8  # a client of its own (the CLI): a few commands at a time
@@ -19,6 +19,21 @@ if redis.call('HGET', KEYS[1], ARGV[1]) == ARGV[2] then
   return 1
 end
 return 0
+"""
+# Save a job unless its chat has its cap of agent-made jobs (ChatCap.counts, in Lua). KEYS: the
+# jobs hash; ARGV: id, data, the chat (`to`), the cap (0: none) → 1 saved, 0 id taken, -1 cap.
+_SAVE = """
+local most = tonumber(ARGV[4])
+if most > 0 then
+  local n = 0
+  for _, raw in ipairs(redis.call('HVALS', KEYS[1])) do
+    local job = cjson.decode(raw)
+    local to = job.source == 'chat' and job.spec and job.spec.deliver and job.spec.deliver.to
+    if type(to) == 'table' and #to == 1 and to[1] == ARGV[3] then n = n + 1 end
+  end
+  if n >= most then return -1 end
+end
+return redis.call('HSETNX', KEYS[1], ARGV[1], ARGV[2])
 """
 
 
@@ -46,9 +61,13 @@ class RedisJobStore:
         if redis is not None and redis is not self._shared:
             await redis.aclose()
 
-    async def save(self, job: ScheduledJob) -> bool:
-        added = await self._r().hsetnx(self._k("jobs"), job.id, json.dumps(job.to_dict()))
-        return bool(added)
+    async def save(self, job: ScheduledJob, cap: ChatCap | None = None) -> bool:
+        data = json.dumps(job.to_dict())
+        to, most = (cap.to, cap.most) if cap is not None else ("", 0)
+        saved = int(await self._r().eval(_SAVE, 1, self._k("jobs"), job.id, data, to, most))
+        if saved < 0:
+            raise CapReached(job.id)
+        return saved == 1
 
     async def delete(self, job_id: str) -> bool:
         r = self._r()

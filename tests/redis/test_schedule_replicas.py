@@ -10,7 +10,10 @@ from pathlib import Path
 
 import pytest
 
+from chatgate.agents.tools.schedule import JobRefused, JobRequest
+from chatgate.agents.tools.types import ToolContext
 from chatgate.gateway.app import Gateway
+from chatgate.schedules.agent_jobs import AgentJobs
 from tests.fakes.clock import ManualClock
 from tests.fakes.llm import FakeLLM
 from tests.harness import memory, running, write_config
@@ -82,3 +85,29 @@ async def test_three_replicas_run_each_instant_exactly_once(
     for history in histories:
         instants = [r.instant for r in history]
         assert len(instants) == len(set(instants)) == INSTANTS  # one history line per instant
+
+
+async def test_replicas_adding_a_chats_jobs_at_once_keep_its_cap(
+    tmp_path: Path, fake_llm: FakeLLM, redis_db: str
+) -> None:
+    clock = ManualClock(wall_start=1_780_000_000.0)
+    ctx = ToolContext(agent="default", channel="memory", sender_id="u1", chat="memory:c1")
+    request = JobRequest("say hi", "memory:c1", "UTC", cron="0 8 * * *")
+    async with contextlib.AsyncExitStack() as stack:
+        replicas = [
+            await stack.enter_async_context(
+                running(replica_config(tmp_path / name, fake_llm, redis_db, name), clock=clock)
+            )
+            for name in ("r1", "r2")
+        ]
+        desks = [AgentJobs(gw.schedules, str) for gw in replicas]
+        results = await asyncio.gather(
+            *(desk.add(ctx, request, 2) for desk in desks for _ in range(3)),
+            return_exceptions=True,
+        )
+        stored = await replicas[0].schedules.store.jobs()
+    added = [r for r in results if not isinstance(r, BaseException)]
+    refused = [r for r in results if isinstance(r, JobRefused)]
+    assert len(added) == 2 and len(refused) == 4, results
+    assert "2 jobs already" in str(refused[0])
+    assert sorted(j.id for j in stored if j.source == "chat") == sorted(j.id for j in added)

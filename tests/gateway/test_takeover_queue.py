@@ -17,7 +17,7 @@ from chatgate.state.admin import trail
 from tests.fakes.clock import ManualClock, eventually
 from tests.fakes.llm import FakeLLM, Fault
 from tests.gateway.test_chat_pipeline import chat_config
-from tests.gateway.test_webhook_e2e import gh_config, gh_headers, issue_body
+from tests.gateway.test_webhook_e2e import ASYNC_ROUTE, gh_config, gh_headers, issue_body
 from tests.harness import http, memory, running, url
 from tests.schedules.test_scheduler import HOURLY, T0
 from tests.schedules.test_scheduler import config as schedule_config
@@ -201,15 +201,7 @@ async def test_a_webhook_delivering_into_a_paused_chat_is_held_not_run(
     tmp_path: Path, fake_llm: FakeLLM
 ) -> None:
     fake_llm.script("triaged")
-    route = """      gh-async:
-        path: /hooks/gh-async
-        secret: whsec-test-secret-value
-        signature: github
-        prompt: "Issue: {payload.issue.title}"
-        respond: async
-        deliver: {to: "memory:ops-room"}
-"""
-    path = gh_config(tmp_path, fake_llm, route_extra=route)
+    path = gh_config(tmp_path, fake_llm, route_extra=ASYNC_ROUTE)
     async with running(path) as gw, http() as client:
         await gw.takeover.pause("memory:ops-room", "cli", for_s=0)
 

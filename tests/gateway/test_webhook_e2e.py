@@ -253,11 +253,7 @@ async def test_silence_is_recorded_and_empty_gets_fallback_text(
     assert 'outcome="silence"' in metrics and 'outcome="empty"' in metrics
 
 
-async def test_async_route_returns_202_and_delivers_to_target(
-    tmp_path: Path, fake_llm: FakeLLM
-) -> None:
-    fake_llm.script("triaged")
-    route = """      gh-async:
+ASYNC_ROUTE = """      gh-async:
         path: /hooks/gh-async
         secret: whsec-test-secret-value
         signature: github
@@ -265,6 +261,13 @@ async def test_async_route_returns_202_and_delivers_to_target(
         respond: async
         deliver: {to: "memory:ops-room"}
 """
+
+
+async def test_async_route_returns_202_and_delivers_to_target(
+    tmp_path: Path, fake_llm: FakeLLM
+) -> None:
+    fake_llm.script("triaged")
+    route = ASYNC_ROUTE
     async with running(gh_config(tmp_path, fake_llm, route_extra=route)) as gw, http() as client:
         body = issue_body()
         async with client.post(

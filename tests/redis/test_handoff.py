@@ -1,16 +1,22 @@
-"""A replica that loses an exclusive channel while a turn runs hands the answer to the replica
-now holding it: sent once, there, and not dead-lettered. A dead letter for such a channel is
+"""A replica that loses an exclusive channel while a turn runs, or while its send is failing on
+the stopping connection, hands the answer to the replica now holding it: sent once, there, and
+not dead-lettered. A dead letter for such a channel is
 replayed by its holder; a standby replica says so instead of using the entry up."""
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
+from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
 from redis.asyncio import Redis
 
 from chatgate.channels.base import ChannelState
-from chatgate.channels.types import Target
+from chatgate.channels.outcome import Submission
+from chatgate.channels.types import SendResult, Target
+from chatgate.gateway.app import Gateway
 from chatgate.policies.reasons import DeliveryStatus, SendErrorKind
 from tests.fakes.clock import eventually
 from tests.fakes.llm import FakeLLM, Fault
@@ -20,10 +26,13 @@ from tests.redis.test_channel_leases import LEASE, replica, state
 pytestmark = pytest.mark.redis
 
 
-async def test_an_answer_for_a_channel_lost_mid_turn_is_sent_by_its_new_holder(
+@contextlib.asynccontextmanager
+async def a_turn_at_the_model(
     tmp_path: Path, redis_db: str, fake_llm: FakeLLM
-) -> None:
-    fake_llm.fail_next(Fault.hang())  # the turn runs until released
+) -> AsyncIterator[tuple[Gateway, Gateway, Submission, Redis]]:
+    """Replica a holding the channel, b in standby, and a turn of a's held at the model (until
+    ``fake_llm.release()``); with a client on their Redis."""
+    fake_llm.fail_next(Fault.hang())
     client = Redis.from_url(redis_db, decode_responses=True)
     try:
         async with (
@@ -33,21 +42,47 @@ async def test_an_answer_for_a_channel_lost_mid_turn_is_sent_by_its_new_holder(
             await eventually(lambda: state(b) is ChannelState.STANDBY, what="b in standby")
             submission = await memory(a).inject("hello", message_id="m1")
             await fake_llm.wait_for_requests(1, timeout=30)
-            # a stalls past its lease (as on a busy loop) and b takes the connection over
-            await client.set(f"chatgate:lease:{LEASE}", "b", px=60_000)
-            await eventually(lambda: state(a) is ChannelState.STANDBY, what="a lost the channel")
-            await eventually(lambda: state(b) is ChannelState.RUNNING, what="b runs it")
-            fake_llm.release()  # the turn on a produces its answer now
-            result = await submission.result
-            assert result.delivery == DeliveryStatus.HANDED_OFF.value
-            await memory(b).wait_sent(1, timeout=30)
-            assert len(memory(b).texts()) == 1 and memory(a).texts() == []
-            assert await a.rt.dead_letters.count() == 0
-            assert len(fake_llm.requests) == 1, "the answer was produced again"
-            entry = await b.rt.journal.get(result.key)
-            assert entry is not None and entry.delivery == DeliveryStatus.SENT.value
+            yield a, b, submission, client
     finally:
         await client.aclose()
+
+
+async def sent_once_by_b(a: Gateway, b: Gateway, submission: Submission, llm: FakeLLM) -> None:
+    result = await asyncio.wait_for(submission.result, 30)
+    assert result.delivery == DeliveryStatus.HANDED_OFF.value
+    await memory(b).wait_sent(1, timeout=30)
+    assert len(memory(b).texts()) == 1 and memory(a).texts() == []
+    assert await a.rt.dead_letters.count() == 0, "dead-lettered instead of handed off"
+    assert len(llm.requests) == 1, "the answer was produced again"
+    entry = await b.rt.journal.get(result.key)
+    assert entry is not None and entry.delivery == DeliveryStatus.SENT.value
+
+
+async def test_an_answer_for_a_channel_lost_mid_turn_is_sent_by_its_new_holder(
+    tmp_path: Path, redis_db: str, fake_llm: FakeLLM
+) -> None:
+    async with a_turn_at_the_model(tmp_path, redis_db, fake_llm) as (a, b, submission, client):
+        # a stalls past its lease (as on a busy loop) and b takes the connection over
+        await client.set(f"chatgate:lease:{LEASE}", "b", px=60_000)
+        await eventually(lambda: state(a) is ChannelState.STANDBY, what="a lost the channel")
+        await eventually(lambda: state(b) is ChannelState.RUNNING, what="b runs it")
+        fake_llm.release()  # the turn on a produces its answer now
+        await sent_once_by_b(a, b, submission, fake_llm)
+
+
+async def test_a_send_retried_while_the_lease_moves_is_handed_to_the_new_holder(
+    tmp_path: Path, redis_db: str, fake_llm: FakeLLM
+) -> None:
+    async with a_turn_at_the_model(tmp_path, redis_db, fake_llm) as (a, b, submission, client):
+        # a's client is closing under it: every send fails as a network error would
+        memory(a).failures.extend(
+            [SendResult.failed(SendErrorKind.TRANSIENT, "connection closed")] * 20
+        )
+        fake_llm.release()
+        await eventually(lambda: memory(a).send_attempts >= 1, what="a's first send")
+        await client.set(f"chatgate:lease:{LEASE}", "b", px=60_000)  # b takes over
+        await sent_once_by_b(a, b, submission, fake_llm)
+        assert memory(a).send_attempts < 5, "kept retrying a channel it no longer serves"
 
 
 async def test_a_standby_replica_leaves_a_dead_letter_to_the_channels_holder(

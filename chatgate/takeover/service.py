@@ -124,8 +124,10 @@ class Takeover:
             and may_switch(msg.channel, msg.sender_id, operators)
         ):
             return self._switch(ib, chat, switch)
-        into = answers_into(msg)
         mirror = self._mirror
+        if mirror is not None and not mirror:  # nothing paused (the common case): no lookups
+            return None
+        into = answers_into(msg)
         if mirror is not None and chat not in mirror and into not in mirror:
             return None
         return self._check(ib, [chat] if into == chat else [chat, into])

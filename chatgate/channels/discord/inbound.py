@@ -124,15 +124,13 @@ def normalize(
     if not text and not facts.attachments:
         return Ignored(DropReason.EMPTY_INPUT, place.chat_id)
     mentioned = bot.id in facts.mention_ids or facts.replied_author_id == bot.id
-    msg = InboundMessage(
-        channel=channel,
-        platform=PLATFORM,
-        chat_id=place.chat_id,
-        chat_kind="direct" if place.guild_id is None else "group",
-        sender_id=str(facts.author_id),
-        message_id=str(facts.id),
-        text=text or f"[{facts.attachments[0].kind}]",
-        thread_id=place.thread_id,
+    msg = _in_place(
+        channel,
+        place,
+        facts.author_id,
+        str(facts.id),
+        text or f"[{facts.attachments[0].kind}]",
+        {},
         sender_name=facts.author_name,
         sender_is_bot=facts.author_is_bot,
         is_mention=mentioned,
@@ -140,7 +138,6 @@ def normalize(
         reply_to=str(facts.replied_id) if facts.replied_id else None,
         attachments=facts.attachments,
         received_at=facts.created_at,
-        extra=_extra(place),
     )
     return replace(msg, reply_target=default_target(msg))
 
@@ -191,22 +188,19 @@ def normalize_reaction(
     decided = reaction_input(mode, facts.emoji, ours, facts.user_is_bot)
     if decided is ReactionMode.IGNORE:
         return Ignored(DropReason.REACTION_IGNORED, place.chat_id)
-    extra: dict[str, Any] = {**_extra(place), REACTION: facts.emoji}
+    extra: dict[str, Any] = {REACTION: facts.emoji}
     if decided is ReactionMode.CONTEXT:
         extra[CONTEXT_ONLY] = True
-    return InboundMessage(
-        channel=channel,
-        platform=PLATFORM,
-        chat_id=place.chat_id,
-        chat_kind="direct" if place.guild_id is None else "group",
-        sender_id=str(facts.user_id),
-        message_id=f"{REACTION_PREFIX}{facts.message_id}:{facts.user_id}:{facts.emoji}",
-        text=reaction_text(facts.emoji),
-        thread_id=place.thread_id,
+    return _in_place(
+        channel,
+        place,
+        facts.user_id,
+        f"{REACTION_PREFIX}{facts.message_id}:{facts.user_id}:{facts.emoji}",
+        reaction_text(facts.emoji),
+        extra,
         is_mention=True,
         reply_to=str(facts.message_id),
         reply_target=Target(channel, place.chat_id, place.thread_id),
-        extra=extra,
     )
 
 
@@ -222,15 +216,16 @@ def normalize_press(
     choice = choice_of(facts.custom_id, facts.values)
     if not choice:
         return Ignored(DropReason.EMPTY_INPUT, place.chat_id)
-    return InboundMessage(
-        channel=channel,
-        platform=PLATFORM,
-        chat_id=place.chat_id,
-        chat_kind="direct" if place.guild_id is None else "group",
-        sender_id=str(facts.user_id),
-        message_id=interaction_key(facts.id),
-        text=choice,
-        thread_id=place.thread_id,
+    return _in_place(
+        channel,
+        place,
+        facts.user_id,
+        interaction_key(facts.id),
+        choice,
+        {
+            "interaction_id": str(facts.id),
+            **({USER_LANGUAGE: facts.locale} if facts.locale else {}),
+        },
         sender_name=facts.user_name,
         sender_is_bot=facts.user_is_bot,
         is_mention=True,
@@ -238,11 +233,30 @@ def normalize_press(
         reply_to=str(facts.message_id) if facts.message_id else None,
         received_at=facts.created_at,
         reply_target=Target(channel, place.chat_id, place.thread_id),
-        extra={
-            **_extra(place),
-            "interaction_id": str(facts.id),
-            **({USER_LANGUAGE: facts.locale} if facts.locale else {}),
-        },
+    )
+
+
+def _in_place(
+    channel: str,
+    place: Place,
+    sender_id: int,
+    message_id: str,
+    text: str,
+    extra: dict[str, Any],
+    **more: Any,
+) -> InboundMessage:
+    """A message from ``sender_id`` in ``place`` (a DM, or a guild channel or thread)."""
+    return InboundMessage(
+        channel=channel,
+        platform=PLATFORM,
+        chat_id=place.chat_id,
+        chat_kind="direct" if place.guild_id is None else "group",
+        sender_id=str(sender_id),
+        message_id=message_id,
+        text=text,
+        thread_id=place.thread_id,
+        extra={**_extra(place), **extra},
+        **more,
     )
 
 

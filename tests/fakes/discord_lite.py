@@ -540,48 +540,15 @@ class FakeDiscord:
             return _json({"interaction": {"id": parts[1], "type": 3}})
         if route == "POST /webhooks/{id}/{token}":  # an interaction follow-up (not stored)
             payload = call.json or {}
-            return _json(
-                {
-                    "id": str(next(self._ids)),
-                    "channel_id": "0",
-                    "type": 0,
-                    "content": payload.get("content") or "",
-                    "flags": payload.get("flags") or 0,
-                    "author": _user(BOT_ID, BOT_NAME, bot=True),
-                    "webhook_id": parts[1],
-                    "timestamp": _now(),
-                    "edited_timestamp": None,
-                    "tts": False,
-                    "mention_everyone": False,
-                    "mentions": [],
-                    "mention_roles": [],
-                    "attachments": [],
-                    "embeds": [],
-                    "pinned": False,
-                }
-            )
+            followup = _bot_message(next(self._ids), 0, payload)
+            followup.update(flags=payload.get("flags") or 0, webhook_id=parts[1])
+            return _json(followup)
         call.status = 404
         return _json({"message": f"fake: no route {route}", "code": 0}, 404)
 
     def _created(self, channel_id: int, payload: JSONDict) -> JSONDict:
         mid = next(self._ids)
-        message: JSONDict = {
-            "id": str(mid),
-            "channel_id": str(channel_id),
-            "type": 0,
-            "content": payload.get("content") or "",
-            "author": _user(BOT_ID, BOT_NAME, bot=True),
-            "timestamp": _now(),
-            "edited_timestamp": None,
-            "tts": False,
-            "mention_everyone": False,
-            "mentions": [],
-            "mention_roles": [],
-            "attachments": [],
-            "embeds": payload.get("embeds") or [],
-            "components": payload.get("components") or [],
-            "pinned": False,
-        }
+        message = _bot_message(mid, channel_id, payload)
         if payload.get("message_reference"):
             message["message_reference"] = payload["message_reference"]
         guild_id = self._guild_of(channel_id)
@@ -717,6 +684,27 @@ def _json(data: Any, status: int = 200, headers: dict[str, str] | None = None) -
 
 def _now() -> str:
     return time.strftime("%Y-%m-%dT%H:%M:%S+00:00", time.gmtime())
+
+
+def _bot_message(message_id: int, channel_id: int, payload: JSONDict) -> JSONDict:
+    """The Message object the bot's ``payload`` (content, embeds, components) became."""
+    return {
+        "id": str(message_id),
+        "channel_id": str(channel_id),
+        "type": 0,
+        "content": payload.get("content") or "",
+        "author": _user(BOT_ID, BOT_NAME, bot=True),
+        "timestamp": _now(),
+        "edited_timestamp": None,
+        "tts": False,
+        "mention_everyone": False,
+        "mentions": [],
+        "mention_roles": [],
+        "attachments": [],
+        "embeds": payload.get("embeds") or [],
+        "components": payload.get("components") or [],
+        "pinned": False,
+    }
 
 
 def _user(user_id: int, name: str, *, bot: bool = False) -> JSONDict:

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from chatgate.gateway.app import Gateway
 from chatgate.policies.approvals import press_value
 from chatgate.state import admin
 from chatgate.state.approvals import KV_NAME, ApprovalStore
@@ -44,6 +45,18 @@ def store(gw: object) -> ApprovalStore:
     found = gw.rt.state.stores.kv[KV_NAME]  # type: ignore[attr-defined]
     assert isinstance(found, ApprovalStore)
     return found
+
+
+async def closed_then_refused(gw: Gateway, approval_id: str) -> None:
+    """The prompt shows it is closed, and a press that comes after changes nothing."""
+    await eventually(
+        lambda: "✖️ gateway.send_message: no longer needed." in memory(gw).texts(),
+        what="prompt closed",
+    )
+    late = await memory(gw).inject(
+        "Approve", message_id="press-1", choice=press_value(True, approval_id)
+    )
+    assert (await late.result).reason == "approval_already_decided"
 
 
 async def test_no_answer_within_the_timeout_denies_the_call(
@@ -160,14 +173,7 @@ async def test_stop_while_waiting_closes_the_prompt(tmp_path: Path, fake_llm: Fa
         [waiting] = (await admin.why(gw.rt.state, "memory", "m1", None))["trails"]
         await memory(gw).inject("/stop", message_id="stop-1")
         result = await submission.result
-        await eventually(
-            lambda: "✖️ gateway.send_message: no longer needed." in memory(gw).texts(),
-            what="prompt closed",
-        )
-        late = await memory(gw).inject(
-            "Approve", message_id="press-1", choice=press_value(True, pending.id)
-        )
-        assert (await late.result).reason == "approval_already_decided"
+        await closed_then_refused(gw, pending.id)
     assert result.reason == "cancelled"
     assert memory(gw).texts("ops-room") == [] and len(fake_llm.requests) == 1
     assert waiting["summary"] == (
@@ -202,14 +208,7 @@ async def test_a_turn_that_fails_while_waiting_closes_its_prompt(
         await memory(gw).wait_sent(1, timeout=20)
         [pending] = await store(gw).pending_in("memory", "c1", gw.rt.clock.time())
         result = await asyncio.wait_for(submission.result, 30)
-        await eventually(
-            lambda: "✖️ gateway.send_message: no longer needed." in memory(gw).texts(),
-            what="prompt closed",
-        )
-        late = await memory(gw).inject(
-            "Approve", message_id="press-1", choice=press_value(True, pending.id)
-        )
-        assert (await late.result).reason == "approval_already_decided"
+        await closed_then_refused(gw, pending.id)
         metrics = gw.rt.metrics.render().decode()
     assert result.reason == reason
     assert memory(gw).texts("ops-room") == [] and len(fake_llm.requests) == 1

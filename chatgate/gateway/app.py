@@ -59,6 +59,7 @@ from chatgate.texts import TextId
 log = logging.getLogger("chatgate.gateway")
 PAIRING_POLL_S = 2.0
 PURGE_EVERY_S = 3600.0
+TASKS_STOP_S = 5.0  # the background loops, once cancelled, at stop
 
 
 @dataclass
@@ -198,6 +199,21 @@ class Gateway:
     def _spawn(self, coro: Coroutine[Any, Any, None], name: str) -> None:
         self._tasks.append(asyncio.create_task(coro, name=name))
 
+    async def _cancel_tasks(self) -> None:
+        """Cancel the background loops and wait for them, bounded: a loop whose cancellation
+        is absorbed (inside a client library's call) must not hold the stop, and it is named."""
+        for task in self._tasks:
+            task.cancel()
+        if not self._tasks:
+            return
+        done, stuck = await asyncio.wait(self._tasks, timeout=TASKS_STOP_S)
+        for task in done:
+            if not task.cancelled():
+                task.exception()  # retrieved: a loop's last error is not reported at exit
+        if stuck:
+            names = sorted(task.get_name() for task in stuck)
+            log.warning("background tasks did not stop in time", extra={"tasks": names})
+
     async def _serve_http(self) -> None:
         http = self.loaded.config.gateway.http
         install_accept_throttle()
@@ -243,9 +259,7 @@ class Gateway:
                     extra={"cancelled": cancelled},
                 )
                 await self.pipeline.drain(5.0)
-        for task in self._tasks:
-            task.cancel()
-        await asyncio.gather(*self._tasks, return_exceptions=True)
+        await self._cancel_tasks()
         await self.pipeline.guard.close()
         await rt.channels.stop_all()
         await rt.events.drain()

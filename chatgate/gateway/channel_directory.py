@@ -34,6 +34,7 @@ from chatgate.gateway.restart_ladder import (
     RestartLadder,
     Supervised,
     quiet_stop,
+    quiet_stop_intake,
 )
 from chatgate.policies.channel_states import ChannelEvent
 from chatgate.policies.supervision import RestartBudget
@@ -70,6 +71,7 @@ class ChannelDirectory:
         self.statuses: dict[str, ChannelStatus] = {}
         self._sink: InboundSink | None = None
         self._stopping = False
+        self._intake_stopped = False
 
     @property
     def adapters(self) -> dict[str, ChannelAdapter]:
@@ -80,6 +82,10 @@ class ChannelDirectory:
     @property
     def stopping(self) -> bool:
         return self._stopping
+
+    @property
+    def intake_stopped(self) -> bool:
+        return self._intake_stopped
 
     def failing(self) -> int:
         return sum(
@@ -218,12 +224,10 @@ class ChannelDirectory:
             await quiet_stop(s)
 
     async def stop_intake(self) -> None:
-        """Draining: adapters stop taking new input but can still send."""
-        for s in self.channels.values():
-            try:
-                await s.adapter.stop_intake()
-            except Exception:
-                log.exception("channel stop_intake failed", extra={"channel": s.status.name})
+        """Draining: adapters stop taking new input but can still send (one that is starting
+        now stops its intake as soon as its start returns)."""
+        self._intake_stopped = True
+        await asyncio.gather(*(quiet_stop_intake(s) for s in self.channels.values()))
 
     async def stop_all(self) -> None:
         self._stopping = True

@@ -49,6 +49,9 @@ class Fleet(Protocol):
     @property
     def stopping(self) -> bool: ...
 
+    @property
+    def intake_stopped(self) -> bool: ...
+
     def failing(self) -> int: ...
 
     def total(self) -> int: ...
@@ -140,6 +143,8 @@ class RestartLadder:
         except BaseException as exc:
             await quiet_stop(s)
             return exc
+        if self.fleet.intake_stopped:  # draining began while it started: take no input
+            await quiet_stop_intake(s)
         self.move(s, ChannelEvent.STARTED)
         s.running_since = self.clock.monotonic()
         s.ready.set()
@@ -342,6 +347,13 @@ class RestartLadder:
         self.metrics.channel_up.labels(channel=status.name).set(
             1 if state is ChannelState.RUNNING else 0
         )
+
+
+async def quiet_stop_intake(s: Supervised) -> None:
+    try:
+        await s.adapter.stop_intake()
+    except Exception:
+        log.exception("channel stop_intake failed", extra={"channel": s.status.name})
 
 
 async def quiet_stop(s: Supervised) -> None:

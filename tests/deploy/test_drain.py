@@ -11,6 +11,7 @@ from pathlib import Path
 from chatgate.cli.service_unit import render_unit
 from chatgate.config.models import GatewaySection
 from tests.deploy.test_manifests import WORKLOADS, pod
+from tests.fakes.clock import eventually
 from tests.harness import http, memory, running, url, write_config
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -45,6 +46,23 @@ channels:
         await stopping
         await submitted.result
     assert chat.texts() == ["re: slow one"]
+
+
+async def test_a_channel_still_starting_when_draining_begins_takes_no_input(
+    tmp_path: Path,
+) -> None:
+    """The drain stops every channel's intake; one whose (slow) start returns after that must
+    not begin polling then, or it takes messages the stopping gateway will not answer."""
+    path = write_config(tmp_path, "channels:\n  memory: {dm_policy: open}\n")
+    async with running(path) as gw:
+        chat = memory(gw)
+        chat.start_gate = asyncio.Event()
+        await gw.channels.restart("memory")
+        await eventually(lambda: chat.started == 2, what="a second, slow start")
+        await gw.channels.stop_intake()
+        assert not chat.intake_stopped  # nothing to stop yet: it is still starting
+        chat.start_gate.set()
+        await eventually(lambda: chat.intake_stopped, what="intake stopped after the start")
 
 
 def test_every_recipe_waits_longer_than_the_drain() -> None:

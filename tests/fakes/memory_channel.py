@@ -61,6 +61,8 @@ class MemoryChannel(ChannelAdapter):
         self._msg_ids = itertools.count(1)
         self._sent_event = asyncio.Event()
         self.started = 0
+        self.intake_stopped = False  # draining: a real platform would stop polling here
+        self._starting = False
         self._capabilities: tuple[MemoryChannelConfig, Capabilities] | None = None
 
     @property
@@ -83,8 +85,18 @@ class MemoryChannel(ChannelAdapter):
     async def start(self, sink: InboundSink) -> None:
         self.sink = sink
         self.started += 1
+        self.intake_stopped = False
         if self.start_gate is not None:  # a slow start (a platform handshake under load)
-            await self.start_gate.wait()
+            self._starting = True
+            try:
+                await self.start_gate.wait()
+            finally:
+                self._starting = False
+
+    async def stop_intake(self) -> None:
+        """Like a real poller: only input that has started can be stopped."""
+        if not self._starting:
+            self.intake_stopped = True
 
     async def stop(self) -> None:
         self.sink = None

@@ -12,7 +12,7 @@ from typing import Any
 
 from bench import configs
 from bench.stats import fmt
-from chatgate.gateway.event_loop import loop_factory
+from chatgate.gateway.process.event_loop import loop_factory
 
 RESULTS = Path(__file__).resolve().parent / "results"
 RESULTS_MD = Path(__file__).resolve().parent / "RESULTS.md"

@@ -17,8 +17,8 @@ from chatgate.clock import Clock
 from chatgate.config.loader import LoadedConfig, load_config
 from chatgate.gateway.app import Gateway
 from chatgate.gateway.builder import GatewayBuilder
-from chatgate.gateway.local_api import read_endpoint
-from chatgate.gateway.memory_monitor import MemorySource
+from chatgate.gateway.http.local_api import read_endpoint
+from chatgate.gateway.process.memory_monitor import MemorySource
 from chatgate.state.sqlite import DB_FILE
 from tests.fakes.llm import FakeLLM
 from tests.fakes.memory_channel import MemoryChannel

@@ -22,7 +22,7 @@ from bench.floors.ptb_echo import make_reply
 from chatgate.channels.discord.net import StaticResolver, ssl_context
 
 HOSTS = ("discord.com", "gateway.discord.gg")
-TYPING_AFTER_S = 0.5  # as chatgate.gateway.presence
+TYPING_AFTER_S = 0.5  # as chatgate.gateway.delivery.presence
 
 
 async def _typing_later(channel: discord.abc.Messageable) -> None:

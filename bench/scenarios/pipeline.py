@@ -22,18 +22,19 @@ import yaml
 from bench import configs
 from bench.runner import Context, Outcome
 from bench.stats import Spec, Table, latency_ms
-from chatgate.agents.base import ChatMessage, Turn
+from chatgate.agents.base import Turn
 from chatgate.agents.echo import EchoAgent
 from chatgate.channels.base import ChannelContext, Rendered
-from chatgate.channels.outcome import Submission
 from chatgate.channels.registry import ChannelRegistry
-from chatgate.channels.types import InboundMessage, default_target
 from chatgate.config.agent_models import EchoAgentConfig
 from chatgate.config.loader import load_config
 from chatgate.gateway.builder import GatewayBuilder
-from chatgate.gateway.event_loop import loop_factory
-from chatgate.gateway.http_app import DynamicRoutes
+from chatgate.gateway.http.app import DynamicRoutes
 from chatgate.gateway.logs import setup_logging
+from chatgate.gateway.process.event_loop import loop_factory
+from chatgate.model.chat import ChatMessage
+from chatgate.model.messages import InboundMessage, default_target
+from chatgate.model.results import Submission
 from tests.fakes.memory_channel import MemoryChannel, MemoryChannelConfig
 
 WAVE_MAX = 1000

@@ -26,13 +26,14 @@ from prometheus_client import CollectorRegistry
 
 from bench.runner import Context, Outcome
 from bench.stats import Spec, Table
-from chatgate.agents.base import ChatMessage, Turn
+from chatgate.agents.base import Turn
 from chatgate.agents.litellm_agent import LiteLLMAgent, litellm_module
 from chatgate.agents.mcp.hub import McpHub
 from chatgate.agents.tools.runtime import ToolRuntime, TurnTools
 from chatgate.clock import SystemClock
 from chatgate.config.agent_models import LiteLLMAgentConfig
 from chatgate.config.tool_models import McpServerConfig
+from chatgate.model.chat import ChatMessage
 from tests.fakes.llm import FakeLLM, ToolCall, ToolCalls
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -26,7 +26,7 @@ SIZE = 10 * 1024 * 1024
 CPU = Spec("upload_cpu_ms", "CPU per 10 MB file uploaded", "ms", "lower")
 RSS = Spec("upload_rss_mb", "RSS growth over the uploads", "MB", "lower")
 AGENT = f"""
-from chatgate.presentation.model import File, OutboundMessage
+from chatgate.model.outbound import File, OutboundMessage
 
 DATA = bytes(range(256)) * ({SIZE} // 256)
 

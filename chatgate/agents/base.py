@@ -4,58 +4,12 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal, Protocol
+from typing import Any, Protocol
 
 from chatgate.agents.tools.types import Approve
-from chatgate.policies.reasons import FailureReason
-from chatgate.presentation.model import OutboundMessage
-
-Role = Literal["system", "user", "assistant"]
-
-
-@dataclass(frozen=True, slots=True)
-class ChatMessage:
-    """One transcript entry. ``source`` is the inbound key that produced it (idempotent appends).
-
-    ``meta`` carries JSON-ready extras a later turn needs besides the text (media references, the
-    tool calls that led to an answer); stores keep it with the line, never raw bytes.
-    """
-
-    role: Role
-    content: str
-    name: str | None = None
-    source: str | None = None
-    meta: Mapping[str, Any] | None = None
-
-    def to_dict(self) -> dict[str, Any]:
-        """JSON-ready form (journal replies, spill files, the Redis session store)."""
-        out: dict[str, Any] = {
-            "role": self.role,
-            "content": self.content,
-            "name": self.name,
-            "source": self.source,
-        }
-        if self.meta:
-            out["meta"] = dict(self.meta)
-        return out
-
-    @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> ChatMessage:
-        """Inverse of `to_dict`; lines written before ``meta`` existed read back without it."""
-        meta = data.get("meta")
-        return cls(
-            data["role"],
-            data["content"],
-            data.get("name"),
-            data.get("source"),
-            meta if isinstance(meta, Mapping) and meta else None,
-        )
-
-    def to_openai(self) -> dict[str, str]:
-        out = {"role": self.role, "content": self.content}
-        if self.name and self.role == "user":
-            out["name"] = _safe_name(self.name)
-        return out
+from chatgate.model.chat import ChatMessage
+from chatgate.model.outbound import OutboundMessage
+from chatgate.model.reasons import FailureReason
 
 
 def with_parts(
@@ -66,11 +20,6 @@ def with_parts(
         return dict(message)
     text = [{"type": "text", "text": message["content"]}] if message["content"] else []
     return {**message, "content": [*text, *(dict(p) for p in parts)]}
-
-
-def _safe_name(name: str) -> str:
-    cleaned = "".join(c if c.isalnum() or c in "_-" else "_" for c in name)
-    return cleaned[:64] or "user"
 
 
 DeltaCallback = Callable[[str], Awaitable[None]]

@@ -12,9 +12,9 @@ from chatgate.agents.base import AgentError, AgentReply, Turn, recent, with_part
 from chatgate.agents.python_callable import coerce_reply
 from chatgate.config.agent_models import HttpAgentConfig
 from chatgate.config.base import secret_value
+from chatgate.model.outbound import File
+from chatgate.model.reasons import FailureReason
 from chatgate.policies.failure import parse_retry_after, reason_from_status
-from chatgate.policies.reasons import FailureReason
-from chatgate.presentation.model import File
 
 
 class HttpAgent:

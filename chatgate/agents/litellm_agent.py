@@ -18,7 +18,7 @@ from chatgate.agents.tools.loop import ModelStep, RequestedCall, ToolLoop
 from chatgate.agents.tools.types import ToolContext, ToolSource
 from chatgate.config.agent_models import LiteLLMAgentConfig
 from chatgate.config.base import secret_value
-from chatgate.policies.reasons import FailureReason
+from chatgate.model.reasons import FailureReason
 
 TOOL_STEPS_META = "tool_steps"  # ChatMessage.meta key: the tool calls and results behind an answer
 IMPORT_SWITCH_INTERVAL_S = 0.0005

@@ -5,8 +5,8 @@ from __future__ import annotations
 import time
 
 from chatgate.agents.base import AgentError
+from chatgate.model.reasons import FailureReason
 from chatgate.policies.failure import parse_retry_after, reason_from_status
-from chatgate.policies.reasons import FailureReason
 
 # Most specific first is implied: the exception's MRO is walked from its own class upward.
 _BY_CLASS: dict[str, FailureReason] = {

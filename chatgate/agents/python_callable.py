@@ -11,8 +11,8 @@ from typing import Any
 
 from chatgate.agents.base import AgentError, AgentReply, Turn, recent
 from chatgate.config.agent_models import PythonAgentConfig
-from chatgate.policies.reasons import FailureReason
-from chatgate.presentation.model import OutboundMessage, message_from_dict
+from chatgate.model.outbound import OutboundMessage, message_from_dict
+from chatgate.model.reasons import FailureReason
 
 
 def import_callable(spec: str) -> Callable[..., Any]:

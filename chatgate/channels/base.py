@@ -17,17 +17,16 @@ from typing import Any, ClassVar, Protocol
 from aiohttp import web
 from pydantic import BaseModel
 
-from chatgate.channels.outcome import StateUnavailable as StateUnavailable  # submit's refusal
-from chatgate.channels.outcome import Submission
-from chatgate.channels.types import Attachment, Capabilities, InboundMessage, SendResult, Target
+from chatgate.channels.capabilities import Capabilities
 from chatgate.clock import Clock, SystemClock
-from chatgate.policies.channel_states import ChannelState as ChannelState  # re-exported
-from chatgate.policies.media import MediaReason
-from chatgate.policies.reasons import DropReason, SendErrorKind
+from chatgate.model.errors import FetchError
+from chatgate.model.messages import Attachment, InboundMessage, SendResult, Target
+from chatgate.model.outbound import OutboundMessage
+from chatgate.model.reasons import DropReason, MediaReason, SendErrorKind
+from chatgate.model.results import Submission
 from chatgate.policies.send_errors import classify_status
 from chatgate.presentation.chunking import chunk_text
 from chatgate.presentation.degrade import REF_PREFIX, callback_hash
-from chatgate.presentation.model import OutboundMessage
 from chatgate.presentation.render import to_markdown
 
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
@@ -50,15 +49,6 @@ class ChannelError(Exception):
         self.fatal = fatal or conflict or kind is SendErrorKind.AUTH_FATAL
         self.conflict = conflict
         self.hint = hint
-
-
-class FetchError(Exception):
-    """An attachment could not be fetched; ``detail`` is operator-safe (no token, no URL)."""
-
-    def __init__(self, reason: MediaReason, detail: str = "") -> None:
-        super().__init__(f"{reason.value}: {detail}" if detail else reason.value)
-        self.reason = reason
-        self.detail = detail
 
 
 class NotConfigured(ChannelError):

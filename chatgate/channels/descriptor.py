@@ -17,10 +17,10 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel
 
-from chatgate.channels.types import RouteHint
 from chatgate.config.channel_models import ChatChannelConfig
 from chatgate.config.claims import AgentRef, Claim
 from chatgate.config.findings import Finding
+from chatgate.model.messages import RouteHint
 from chatgate.presentation.limits import PLAIN, PresentationLimits
 
 if TYPE_CHECKING:

@@ -9,8 +9,8 @@ from typing import IO
 
 import aiohttp
 
-from chatgate.channels.base import FetchError
-from chatgate.policies.media import MediaReason
+from chatgate.model.errors import FetchError
+from chatgate.model.reasons import MediaReason
 
 CHUNK = 64 * 1024
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from chatgate.channels.base import Rendered
-from chatgate.presentation.model import File, OutboundMessage
+from chatgate.model.outbound import File, OutboundMessage
 
 FILE_KEY = "file"
 DATA_KEY = "data"

@@ -9,8 +9,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from chatgate.model.text_ids import TextId
 from chatgate.texts.catalog import Catalog
-from chatgate.texts.ids import TextId
 
 _ENGLISH = Catalog()
 

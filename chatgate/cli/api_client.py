@@ -16,7 +16,7 @@ from typing import Any
 from chatgate.cli.common import EX_UNAVAILABLE, EX_USAGE, api_url, die
 from chatgate.config.base import secret_value
 from chatgate.config.loader import LoadedConfig
-from chatgate.gateway.local_api import FILE_NAME, read_endpoint
+from chatgate.gateway.http.local_api import FILE_NAME, read_endpoint
 
 
 class DaemonUnreachable(Exception):

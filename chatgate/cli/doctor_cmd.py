@@ -17,7 +17,7 @@ import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 
-from chatgate.agents.base import AgentError, ChatMessage, Turn
+from chatgate.agents.base import AgentError, Turn
 from chatgate.cli.common import config_path
 from chatgate.cli.doctor_mcp import check_mcp_servers
 from chatgate.cli.doctor_redis import check_redis
@@ -28,7 +28,8 @@ from chatgate.config.findings import Finding, Level
 from chatgate.config.loader import LoadedConfig, load_config
 from chatgate.config.migrate import migrate_file
 from chatgate.config.redact import scrub
-from chatgate.policies.reasons import FailureReason
+from chatgate.model.chat import ChatMessage
+from chatgate.model.reasons import FailureReason
 
 PROBE_TIMEOUT_S = 20.0
 _REACHABLE = frozenset(  # the model answered: it is reachable, the request itself was refused

@@ -13,9 +13,9 @@ from typing import TYPE_CHECKING
 from chatgate.cli.common import die, load_or_exit
 from chatgate.config.errors import EX_CONFIG, ConfigError
 from chatgate.config.loader import LoadedConfig
-from chatgate.gateway.event_loop import loop_factory
 from chatgate.gateway.logs import setup_logging
-from chatgate.gateway.malloc_tuning import tune_malloc
+from chatgate.gateway.process.event_loop import loop_factory
+from chatgate.gateway.process.malloc_tuning import tune_malloc
 from chatgate.state.factory import StoreUnreachable
 
 if TYPE_CHECKING:

@@ -45,7 +45,7 @@ def _ask(
 
 async def _offline(loaded: LoadedConfig, operation: Offline) -> dict[str, Any]:
     from chatgate.clock import SystemClock
-    from chatgate.gateway.state_lock import StateDirInUse, StateLock
+    from chatgate.gateway.process.state_lock import StateDirInUse, StateLock
     from chatgate.state.factory import build_state
 
     loaded.state_dir.mkdir(parents=True, exist_ok=True)

@@ -11,7 +11,7 @@ from chatgate.cli.api_client import call
 from chatgate.cli.common import EX_UNAVAILABLE, EX_USAGE, die
 from chatgate.config.errors import EX_CONFIG
 from chatgate.config.loader import LoadedConfig
-from chatgate.gateway.local_api import read_endpoint
+from chatgate.gateway.http.local_api import read_endpoint
 
 
 def run_status(loaded: LoadedConfig, *, as_json: bool, url: str | None) -> int:

@@ -11,10 +11,10 @@ from pydantic import Field, SecretStr, field_validator, model_validator
 from chatgate.config.agent_models import AgentConfig, EchoAgentConfig
 from chatgate.config.base import StrictModel
 from chatgate.config.channel_models import TARGET_PATTERN
+from chatgate.config.schedule_models import JOB_ID_PATTERN, ScheduleConfig
 from chatgate.config.text_models import FailureReplies, Language, TextOverrides
 from chatgate.config.tool_models import SERVER_NAME, McpServerConfig
 from chatgate.policies.operator_notify import DEFAULT_EVERY_S
-from chatgate.schedules.config import JOB_ID_PATTERN, ScheduleConfig
 
 CONFIG_VERSION = 1
 ADDRESS_PATTERN = r"^[a-z][a-z0-9_-]*:\S+$"

@@ -8,8 +8,8 @@ from typing import Literal
 from pydantic import ConfigDict, Field, ValidationInfo, field_validator
 
 from chatgate.config.base import StrictModel
+from chatgate.model.text_ids import TextId
 from chatgate.texts.catalog import ANY_LANGUAGE, Overrides, template_problem
-from chatgate.texts.ids import TextId
 
 Language = Literal["en", "de", "es", "fr", "ru"]
 FailureReplies = Literal["user", "verbose"]

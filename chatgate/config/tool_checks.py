@@ -8,12 +8,11 @@ from __future__ import annotations
 
 from collections.abc import Collection
 
-from chatgate.agents.tools.builtin import BUILTIN_SERVER
-from chatgate.agents.tools.schedule import SCHEDULE_TOOLS
 from chatgate.config.agent_models import LiteLLMAgentConfig
 from chatgate.config.errors import ConfigIssue, KeyPath
 from chatgate.config.models import GatewayConfig
 from chatgate.config.source import YamlSource
+from chatgate.config.tool_models import BUILTIN_SERVER, SCHEDULE_TOOLS
 from chatgate.policies.tools import native_tool_calls
 
 _GLOB_CHARS = frozenset("*?[")

@@ -9,6 +9,12 @@ from pydantic import Field, SecretStr, field_validator, model_validator
 from chatgate.config.base import StrictModel, TimeZone
 from chatgate.policies.tools import Approval
 
+BUILTIN_SERVER = "gateway"  # reserved: no MCP server may take this name
+SCHEDULE = f"{BUILTIN_SERVER}.schedule"
+LIST_JOBS = f"{BUILTIN_SERVER}.list_jobs"
+CANCEL_JOB = f"{BUILTIN_SERVER}.cancel_job"
+SCHEDULE_TOOLS = (SCHEDULE, LIST_JOBS, CANCEL_JOB)
+
 SERVER_NAME = r"^[A-Za-z][A-Za-z0-9_-]*$"  # `gateway` is refused in tool_checks (built-ins)
 ADDRESS = r"^[a-z][a-z0-9_-]*:[^:\s]+(:[^:\s]+)?$"
 

@@ -19,31 +19,32 @@ from aiohttp import web
 
 from chatgate import __version__
 from chatgate.channels.registry import ChannelRegistry
-from chatgate.channels.types import Target
 from chatgate.clock import Clock
 from chatgate.config.base import secret_value
 from chatgate.config.loader import LoadedConfig
 from chatgate.config.redact import scrub
-from chatgate.gateway.channel_directory import ChannelDirectory
-from chatgate.gateway.degraded import DegradedRegistry
 from chatgate.gateway.events import EventBus
-from chatgate.gateway.gc_tuning import GcTuning
-from chatgate.gateway.http_app import DynamicRoutes, build_app
-from chatgate.gateway.http_server import CappedTCPSite, install_accept_throttle, runner_options
-from chatgate.gateway.local_api import LocalApi
-from chatgate.gateway.memory_monitor import MemoryMonitor
+from chatgate.gateway.http.app import DynamicRoutes, build_app
+from chatgate.gateway.http.local_api import LocalApi
+from chatgate.gateway.http.server import CappedTCPSite, install_accept_throttle, runner_options
+from chatgate.gateway.http.status import Lifecycle, build_status
+from chatgate.gateway.intake.pipeline import Pipeline
 from chatgate.gateway.metrics import Metrics
-from chatgate.gateway.pipeline import Pipeline
+from chatgate.gateway.process.gc_tuning import GcTuning
+from chatgate.gateway.process.memory_monitor import MemoryMonitor
+from chatgate.gateway.process.sdnotify import Notifier
+from chatgate.gateway.process.state_lock import StateLock
 from chatgate.gateway.reload import apply_reload
 from chatgate.gateway.runtime import Runtime
-from chatgate.gateway.sdnotify import Notifier
-from chatgate.gateway.state_lock import StateLock
-from chatgate.gateway.status import Lifecycle, build_status
+from chatgate.gateway.supervision.degraded import DegradedRegistry
+from chatgate.gateway.supervision.directory import ChannelDirectory
 from chatgate.http_input.client_errors import install_client_error_log
 from chatgate.media.files import sweep as sweep_media
 from chatgate.media.outgoing import refs_in, sweep_forever
-from chatgate.outage import OutageReporter
-from chatgate.presentation.model import OutboundMessage, message_from_dict
+from chatgate.model.errors import StateUnavailable
+from chatgate.model.messages import Target
+from chatgate.model.outbound import OutboundMessage, message_from_dict
+from chatgate.model.text_ids import TextId
 from chatgate.schedules.agent_jobs import AgentJobs
 from chatgate.schedules.api import JobsApi, jobs_status
 from chatgate.schedules.chat import install as install_schedules
@@ -51,10 +52,9 @@ from chatgate.schedules.runner import Scheduler
 from chatgate.schedules.store import build_job_store
 from chatgate.secure_compare import secure_equals
 from chatgate.state import admin
-from chatgate.state.protocols import StateUnavailable
+from chatgate.state.outage import OutageReporter
 from chatgate.takeover.api import ChatsApi
 from chatgate.takeover.service import Takeover
-from chatgate.texts import TextId
 
 log = logging.getLogger("chatgate.gateway")
 PAIRING_POLL_S = 2.0

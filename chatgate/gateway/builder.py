@@ -21,35 +21,35 @@ from chatgate.agents.mcp.hub import McpHub
 from chatgate.agents.registry import build_agents
 from chatgate.agents.tools.runtime import ToolRuntime
 from chatgate.channels.registry import ChannelRegistry
-from chatgate.channels.types import Target
 from chatgate.clock import Clock, SystemClock
 from chatgate.config.loader import LoadedConfig
 from chatgate.gateway.app import Gateway, GatewayParts
-from chatgate.gateway.channel_directory import ChannelDirectory
-from chatgate.gateway.channel_lease import LeaseKeeper
-from chatgate.gateway.degraded import DegradedRegistry
-from chatgate.gateway.delivery import Delivery
+from chatgate.gateway.delivery.sender import Delivery
 from chatgate.gateway.events import EventBus, EventName
-from chatgate.gateway.file_downloads import download_handler
-from chatgate.gateway.http_app import DynamicRoutes
-from chatgate.gateway.liveness import LoopWatchdog
-from chatgate.gateway.memory_monitor import (
+from chatgate.gateway.http.app import DynamicRoutes
+from chatgate.gateway.http.file_downloads import download_handler
+from chatgate.gateway.intake.pipeline import Pipeline
+from chatgate.gateway.intake.voices import Voices
+from chatgate.gateway.metrics import Metrics
+from chatgate.gateway.process.liveness import LoopWatchdog
+from chatgate.gateway.process.memory_monitor import (
     MemoryMonitor,
     MemorySource,
     MemoryStatus,
     ProcMemorySource,
 )
-from chatgate.gateway.metrics import Metrics
-from chatgate.gateway.pipeline import Pipeline
+from chatgate.gateway.process.sdnotify import Notifier
+from chatgate.gateway.process.state_lock import StateLock
 from chatgate.gateway.runtime import Runtime, loop_guard, rate_spec, retry_policy
-from chatgate.gateway.sdnotify import Notifier
-from chatgate.gateway.sessions import SessionCache
-from chatgate.gateway.state_lock import StateLock
-from chatgate.gateway.voices import Voices
+from chatgate.gateway.supervision.degraded import DegradedRegistry
+from chatgate.gateway.supervision.directory import ChannelDirectory
+from chatgate.gateway.supervision.lease import LeaseKeeper
+from chatgate.gateway.turn.session_cache import SessionCache
 from chatgate.media.links import ROUTE, FileLinks
 from chatgate.media.outgoing import OutgoingFiles
+from chatgate.model.messages import Target
+from chatgate.model.outbound import OutboundMessage
 from chatgate.policies.ratelimit import RateLimiter
-from chatgate.presentation.model import OutboundMessage
 from chatgate.state.factory import build_state
 
 log = logging.getLogger("chatgate.gateway")

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import Any, TextIO
 
 from chatgate.config.masking import Masker
-from chatgate.gateway.log_handler import LoopBatchedHandler
+from chatgate.gateway.process.log_handler import LoopBatchedHandler
 
 REDACTED = "**********"
 _LINE = json.JSONEncoder(default=str, ensure_ascii=False)  # one encoder, not one per record

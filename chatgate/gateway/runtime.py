@@ -16,12 +16,12 @@ from chatgate.agents.tools.runtime import ToolRuntime
 from chatgate.clock import Clock
 from chatgate.config.loader import LoadedConfig
 from chatgate.config.models import GatewayConfig
-from chatgate.gateway.degraded import DegradedRegistry
-from chatgate.gateway.delivery import Delivery
+from chatgate.gateway.delivery.sender import Delivery
 from chatgate.gateway.events import EventBus
-from chatgate.gateway.liveness import LoopWatchdog
 from chatgate.gateway.metrics import Metrics
-from chatgate.gateway.sessions import SessionCache
+from chatgate.gateway.process.liveness import LoopWatchdog
+from chatgate.gateway.supervision.degraded import DegradedRegistry
+from chatgate.gateway.turn.session_cache import SessionCache
 from chatgate.gateway.turn_stats import TurnStats
 from chatgate.policies.loopguard import BotLoopGuard, LoopPolicy
 from chatgate.policies.ratelimit import BucketSpec, RateLimiter, RateLimitSpec
@@ -37,8 +37,8 @@ from chatgate.state.protocols import (
 )
 
 if TYPE_CHECKING:
-    from chatgate.gateway.channel_directory import ChannelDirectory
-    from chatgate.gateway.memory_monitor import MemoryMonitor, MemorySource
+    from chatgate.gateway.process.memory_monitor import MemoryMonitor, MemorySource
+    from chatgate.gateway.supervision.directory import ChannelDirectory
 
 
 @dataclass

@@ -25,10 +25,10 @@ import filetype
 from chatgate.agents.base import AgentReply
 from chatgate.clock import Clock
 from chatgate.media.links import FileLinks
+from chatgate.model.outbound import Block, File, OutboundMessage, Text
+from chatgate.model.text_ids import TextId
 from chatgate.presentation.file_rules import MB, human_size
-from chatgate.presentation.model import Block, File, OutboundMessage, Text
 from chatgate.state.protocols import DeadLetterStore
-from chatgate.texts.ids import TextId
 from chatgate.texts.voice import Voice
 
 log = logging.getLogger("chatgate.media.outgoing")

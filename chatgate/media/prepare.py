@@ -13,27 +13,27 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Protocol
 
-from chatgate.agents.base import ChatMessage
-from chatgate.channels.base import FetchError
-from chatgate.channels.types import Attachment, AttachmentKind, InboundMessage
 from chatgate.config.media_models import AgentMediaConfig
 from chatgate.media.describe import Describer, DescriptionFailed, describe
 from chatgate.media.documents import DocumentText, UnreadableDocument, pdf_text, text_file
 from chatgate.media.files import TurnFiles
 from chatgate.media.sniff import sniff
 from chatgate.media.transcribe import SpeechEndpoint, TranscriptionFailed, transcribe
+from chatgate.model.chat import ChatMessage
+from chatgate.model.errors import FetchError
+from chatgate.model.messages import Attachment, AttachmentKind, InboundMessage
+from chatgate.model.outbound import Context, OutboundMessage
+from chatgate.model.reasons import MediaReason
+from chatgate.model.text_ids import TextId
 from chatgate.policies.media import (
     MediaLimits,
     MediaNotice,
-    MediaReason,
     Treatment,
     model_note,
     plan_fetches,
     treatment,
     user_notice,
 )
-from chatgate.presentation.model import Context, OutboundMessage
-from chatgate.texts.ids import TextId
 from chatgate.texts.voice import Voice
 
 log = logging.getLogger("chatgate.media")

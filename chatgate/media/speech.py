@@ -18,9 +18,9 @@ from chatgate.agents.base import AgentReply
 from chatgate.agents.litellm_agent import litellm_module
 from chatgate.config.agent_models import LiteLLMAgentConfig
 from chatgate.config.base import secret_value
+from chatgate.model.outbound import File, OutboundMessage
 from chatgate.policies.voice_reply import SpeechReason, decide_voice
 from chatgate.presentation.markdown import markdown_to_plain
-from chatgate.presentation.model import File, OutboundMessage
 
 log = logging.getLogger("chatgate.speech")
 VOICE_NAME = "reply.ogg"

@@ -7,12 +7,12 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from chatgate.channels.types import InboundMessage
 from chatgate.config.base import secret_value
 from chatgate.config.media_models import AgentMediaConfig
 from chatgate.media.describe import Describer
 from chatgate.media.prepare import Fetcher, MediaContext, PreparedInput, prepare_attachments
 from chatgate.media.transcribe import SpeechEndpoint
+from chatgate.model.messages import InboundMessage
 
 log = logging.getLogger("chatgate.media")
 

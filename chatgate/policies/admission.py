@@ -9,9 +9,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-from chatgate.policies.reasons import AdmissionReason, Gate
+from chatgate.model.messages import ChatKind
+from chatgate.model.reasons import AdmissionReason, Gate
 
-ChatKind = Literal["direct", "group", "channel"]
 DmPolicy = Literal["open", "pairing", "allowlist", "disabled"]
 GroupPolicy = Literal["respond_all", "mention_only", "command_only", "observe"]
 

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
-from chatgate.policies.reasons import ApprovalReason
+from chatgate.model.reasons import ApprovalReason
 
 PRESS_PREFIX = "apv:"  # button values: "apv:y:<id>" / "apv:n:<id>" (fits Telegram's 64 bytes)
 ID_CHARS = 20

@@ -14,7 +14,7 @@ import math
 from dataclasses import dataclass
 from email.utils import parsedate_to_datetime
 
-from chatgate.policies.reasons import FailureReason
+from chatgate.model.reasons import FailureReason
 
 _OPERATOR_CHECK = "run `chatgate config check`"
 

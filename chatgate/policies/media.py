@@ -7,7 +7,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from enum import StrEnum
 
-from chatgate.texts.ids import TextId
+from chatgate.model.reasons import MediaReason
+from chatgate.model.text_ids import TextId
 
 MB = 1024 * 1024
 # Platform caps that no configuration can lift (Telegram's Bot API serves bots files of ≤ 20 MB).
@@ -40,27 +41,6 @@ SPEECH_MIMES = frozenset(
         "video/ogg",  # some sniffers read Opus-in-Ogg voice notes as video/ogg
     }
 )
-
-
-class MediaReason(StrEnum):
-    """What became of one attachment (journal, metrics, logs, the user's notice)."""
-
-    IMAGE_SENT = "image_sent"  # passed to the model as an image part
-    IMAGE_DESCRIBED = "image_described"  # described in words by the configured vision_model
-    TRANSCRIBED = "transcribed"  # voice/audio became text
-    DOCUMENT_TEXT = "document_text"  # text extracted (possibly truncated)
-    FILE_NOTED = "file_noted"  # the model got name, type and size only
-    TOO_LARGE = "media_too_large"
-    TOO_LONG = "media_too_long"  # a voice note/audio longer than max_audio_s
-    TOO_MANY = "media_too_many"
-    TURN_TOTAL = "media_turn_total"  # the turn's files together exceed max_total_bytes
-    UNSUPPORTED_TYPE = "media_unsupported_type"
-    NO_VISION = "media_no_vision"  # the model cannot see images
-    CORRUPT = "media_corrupt"  # unreadable image/PDF, or a decompression bomb
-    NO_TEXT = "media_no_text"  # a PDF without a text layer
-    DOWNLOAD_FAILED = "media_download_failed"
-    TRANSCRIPTION_FAILED = "media_transcription_failed"
-    DISABLED = "media_disabled"  # the agent has media understanding turned off
 
 
 class Treatment(StrEnum):

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from chatgate.policies.reasons import FailureReason
+from chatgate.model.reasons import FailureReason
 
 DEFAULT_EVERY_S = 600.0
 # Failures the user caused or chose: nothing for the operator to fix.

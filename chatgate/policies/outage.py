@@ -2,7 +2,7 @@
 ``remind_s`` while it stays down, once when it recovers; silence otherwise.
 
 A background loop that retries every few seconds would otherwise log (and trace back) every
-attempt: a 30 s Redis outage made 744 lines. This is the decision; `chatgate.outage` logs it.
+attempt: a 30 s Redis outage made 744 lines. This is the decision; `chatgate.state.outage` logs it.
 """
 
 from __future__ import annotations

@@ -10,7 +10,7 @@ import math
 from collections import OrderedDict
 from dataclasses import dataclass
 
-from chatgate.policies.reasons import DropReason
+from chatgate.model.reasons import DropReason
 
 # How many of the least recently used buckets to inspect for a full one before evicting LRU.
 _EVICTION_SCAN = 8

@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
-from chatgate.policies.admission import ChatKind
+from chatgate.model.messages import ChatKind
 
 
 class RouteFacts(Protocol):

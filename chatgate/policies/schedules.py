@@ -3,7 +3,7 @@ downtime (the misfire policy). Pure: the caller passes the job's timing, its cur
 instant already decided) and the current time; nothing here reads a clock.
 
 Interval and one-shot timings are plain arithmetic here; cron timings (croniter over zone-aware
-datetimes, DST gaps and repeats included) live in `chatgate.schedules.timing` and satisfy the
+datetimes, DST gaps and repeats included) live in `chatgate.config.cron` and satisfy the
 same `Timing` protocol.
 """
 

@@ -6,7 +6,7 @@ import math
 import random
 from dataclasses import dataclass
 
-from chatgate.policies.reasons import SendErrorKind
+from chatgate.model.reasons import SendErrorKind
 
 NON_RETRYABLE: frozenset[SendErrorKind] = frozenset(
     {

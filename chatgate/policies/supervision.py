@@ -12,7 +12,7 @@ import random
 from collections import deque
 from enum import StrEnum
 
-from chatgate.policies.reasons import SendErrorKind
+from chatgate.model.reasons import SendErrorKind
 
 
 class ExitClass(StrEnum):

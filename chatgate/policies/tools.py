@@ -12,7 +12,7 @@ from enum import StrEnum
 from fnmatch import fnmatchcase
 from typing import Any
 
-from chatgate.policies.reasons import FailureReason
+from chatgate.model.reasons import FailureReason
 
 MASK = "***"
 # Argument names whose values are never shown (logs, journal, `chatgate why`).

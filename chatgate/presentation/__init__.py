@@ -5,15 +5,7 @@ Pure code: no I/O, no asyncio. Flow: agent reply → `OutboundMessage` → `adap
 `chunk_text` for long text.
 """
 
-from chatgate.presentation.chunking import chunk_text, utf16_len
-from chatgate.presentation.degrade import CallbackStore, DegradedDelivery, adapt, with_note
-from chatgate.presentation.limits import PLAIN, PresentationLimits
-from chatgate.presentation.markdown import (
-    markdown_to_plain,
-    markdown_to_slack_mrkdwn,
-    markdown_to_telegram_html,
-)
-from chatgate.presentation.model import (
+from chatgate.model.outbound import (
     Block,
     Button,
     Buttons,
@@ -31,6 +23,14 @@ from chatgate.presentation.model import (
     Text,
     message_from_dict,
     message_to_dict,
+)
+from chatgate.presentation.chunking import chunk_text, utf16_len
+from chatgate.presentation.degrade import CallbackStore, DegradedDelivery, adapt, with_note
+from chatgate.presentation.limits import PLAIN, PresentationLimits
+from chatgate.presentation.markdown import (
+    markdown_to_plain,
+    markdown_to_slack_mrkdwn,
+    markdown_to_telegram_html,
 )
 from chatgate.presentation.render import to_markdown
 

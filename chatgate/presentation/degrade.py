@@ -14,11 +14,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Protocol
 
-from chatgate.policies.reasons import DegradeReason
-from chatgate.presentation.file_rules import fit_file
-from chatgate.presentation.limits import PresentationLimits
-from chatgate.presentation.markdown import markdown_to_plain
-from chatgate.presentation.model import (
+from chatgate.model.outbound import (
     DEFAULT_PLACEHOLDER,
     Block,
     Button,
@@ -33,6 +29,10 @@ from chatgate.presentation.model import (
     Table,
     Text,
 )
+from chatgate.model.reasons import DegradeReason
+from chatgate.presentation.file_rules import fit_file
+from chatgate.presentation.limits import PresentationLimits
+from chatgate.presentation.markdown import markdown_to_plain
 from chatgate.presentation.render import (
     block_to_markdown,
     chart_to_text,

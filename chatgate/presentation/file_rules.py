@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 
-from chatgate.policies.reasons import DegradeReason
-from chatgate.presentation.model import FILE_KINDS, File
+from chatgate.model.outbound import FILE_KINDS, File
+from chatgate.model.reasons import DegradeReason
 
 MB = 1024 * 1024
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
-from chatgate.presentation.model import (
+from chatgate.model.outbound import (
     DEFAULT_PLACEHOLDER,
     Block,
     Buttons,

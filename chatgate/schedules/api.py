@@ -12,8 +12,8 @@ from typing import Any
 from aiohttp import web
 
 from chatgate.config.redact import scrub
-from chatgate.gateway.http_app import DynamicRoutes
-from chatgate.policies.reasons import DeliveryStatus
+from chatgate.gateway.http.app import DynamicRoutes
+from chatgate.model.reasons import DeliveryStatus
 from chatgate.policies.schedules import Once, ScheduleReason
 from chatgate.schedules.jobs import RunRecord, ScheduledJob
 from chatgate.schedules.runner import JobError, Scheduler

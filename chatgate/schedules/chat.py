@@ -8,13 +8,13 @@ from datetime import datetime
 from functools import partial
 from zoneinfo import ZoneInfo
 
-from chatgate.channels.types import InboundMessage
-from chatgate.gateway.commands import Command
-from chatgate.gateway.pipeline import Pipeline
-from chatgate.gateway.voices import Voices
+from chatgate.gateway.intake.commands import Command
+from chatgate.gateway.intake.pipeline import Pipeline
+from chatgate.gateway.intake.voices import Voices
+from chatgate.model.messages import InboundMessage
+from chatgate.model.text_ids import TextId
 from chatgate.schedules.api import describe
 from chatgate.schedules.runner import Scheduler
-from chatgate.texts import TextId
 
 
 def install(pipeline: Pipeline, scheduler: Scheduler) -> None:

@@ -5,10 +5,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from chatgate.channels.types import Target
+from chatgate.config.cron import Cron
+from chatgate.config.schedule_models import ScheduleConfig
+from chatgate.model.messages import Target
 from chatgate.policies.schedules import Every, Once, Timing
-from chatgate.schedules.config import ScheduleConfig
-from chatgate.schedules.timing import Cron
 
 JobSource = Literal["config", "api", "chat"]
 

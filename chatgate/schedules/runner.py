@@ -23,10 +23,11 @@ from zoneinfo import ZoneInfo
 from prometheus_client import Counter
 from pydantic import ValidationError
 
-from chatgate.channels.base import StateUnavailable
-from chatgate.channels.outcome import Submission
-from chatgate.channels.types import InboundMessage, RouteHint, Target
+from chatgate.config.schedule_models import JOB_ID_PATTERN, ScheduleConfig
 from chatgate.gateway.runtime import Runtime
+from chatgate.model.errors import StateUnavailable
+from chatgate.model.messages import InboundMessage, RouteHint, Target
+from chatgate.model.results import Submission
 from chatgate.policies.schedules import (
     SCHEDULE_PLATFORM,
     Misfire,
@@ -34,7 +35,6 @@ from chatgate.policies.schedules import (
     next_after,
     plan_runs,
 )
-from chatgate.schedules.config import JOB_ID_PATTERN, ScheduleConfig
 from chatgate.schedules.jobs import JobSource, RunRecord, ScheduledJob
 from chatgate.schedules.store import ChatCap, JobStore
 

@@ -15,11 +15,11 @@ from typing import Any
 from aiohttp import web
 from prometheus_client import Counter
 
-from chatgate.channels.types import Target
 from chatgate.gateway.runtime import Runtime
+from chatgate.model.messages import Target
+from chatgate.model.outbound import OutboundMessage
+from chatgate.model.reasons import DeliveryStatus
 from chatgate.policies.ratelimit import BucketSpec, BucketState, take
-from chatgate.policies.reasons import DeliveryStatus
-from chatgate.presentation.model import OutboundMessage
 
 log = logging.getLogger("chatgate.send")
 SEND_BUCKET = BucketSpec(rate_per_s=1.0, burst=30)

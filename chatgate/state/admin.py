@@ -10,9 +10,9 @@ import time
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from chatgate.model.reasons import TakeoverReason
 from chatgate.policies.approvals import ApprovalState
 from chatgate.policies.pairing import ApprovalOutcome
-from chatgate.policies.reasons import TakeoverReason
 from chatgate.policies.schedules import SCHEDULE_PLATFORM
 from chatgate.state.approvals import KV_NAME as APPROVALS
 from chatgate.state.approvals import ApprovalStore

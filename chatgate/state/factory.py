@@ -26,6 +26,8 @@ from chatgate.state.protocols import (
     TurnLock,
 )
 
+SHARED_KV = "redis"  # ChannelContext.kv: the backend's client for channels' own stores
+
 
 class StoreUnreachable(Exception):
     """The configured store cannot be reached at start; the message names the key to check

@@ -11,11 +11,10 @@ from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
-from chatgate.agents.base import ChatMessage
-from chatgate.channels.outcome import StateUnavailable as StateUnavailable  # re-exported
-from chatgate.channels.types import InboundMessage, Target
+from chatgate.model.chat import ChatMessage
+from chatgate.model.messages import InboundMessage, Target
+from chatgate.model.reasons import SendErrorKind
 from chatgate.policies.pairing import ApprovalDecision, IssueDecision
-from chatgate.policies.reasons import SendErrorKind
 from chatgate.policies.takeover import Pause
 from chatgate.state.records import (
     Approved,

@@ -10,8 +10,8 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
-from chatgate.agents.base import ChatMessage
-from chatgate.channels.types import InboundMessage, Target
+from chatgate.model.chat import ChatMessage
+from chatgate.model.messages import InboundMessage, Target
 
 
 class JournalState(StrEnum):

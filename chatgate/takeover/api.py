@@ -15,7 +15,7 @@ from typing import Any
 from aiohttp import web
 
 from chatgate.config.redact import scrub
-from chatgate.gateway.http_app import DynamicRoutes
+from chatgate.gateway.http.app import DynamicRoutes
 from chatgate.http_input import BadInput, InputReason, read_json, utf8_clean
 from chatgate.takeover.service import Takeover, TakeoverError
 

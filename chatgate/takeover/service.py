@@ -1,6 +1,6 @@
 """A human takes over a chat: pause and resume it, reply in it as the bot, list paused chats.
 
-The message-path side is `gate`, the `taken_over` stage (`gateway/stages.py`): a message in a
+The message-path side is `gate`, the `taken_over` stage (`gateway/intake/stages.py`): a message in a
 paused chat is journaled and kept in the transcript as context (an observed message with reason
 `paused`), never answered; an operator's `/bot off` / `/bot on` switches the chat. An operator's
 reply goes out through the gateway's delivery (retries, dead targets, DLQ) and, once sent, joins
@@ -27,15 +27,17 @@ from typing import Any
 
 from prometheus_client import Counter
 
-from chatgate.agents.base import ChatMessage
-from chatgate.channels.outcome import Stage
-from chatgate.channels.types import InboundMessage, Target
-from chatgate.gateway.operator_notify import OperatorNotifier
-from chatgate.gateway.pipeline import Pipeline
-from chatgate.gateway.session_queue import Job, JobKind
-from chatgate.gateway.stages import Inbound, Verdict
-from chatgate.policies.admission import ChatKind
-from chatgate.policies.reasons import DeliveryStatus, TakeoverReason
+from chatgate.gateway.delivery.operator_notify import OperatorNotifier
+from chatgate.gateway.intake.pipeline import Pipeline
+from chatgate.gateway.intake.session_queue import Job, JobKind
+from chatgate.gateway.intake.stages import Inbound, Verdict
+from chatgate.model.chat import ChatMessage
+from chatgate.model.errors import StateUnavailable
+from chatgate.model.messages import ChatKind, InboundMessage, Target
+from chatgate.model.outbound import OutboundMessage, message_from_dict
+from chatgate.model.reasons import DeliveryStatus, TakeoverReason
+from chatgate.model.results import Stage
+from chatgate.model.text_ids import TextId
 from chatgate.policies.routing import route
 from chatgate.policies.schedules import SCHEDULE_PLATFORM
 from chatgate.policies.takeover import (
@@ -54,10 +56,8 @@ from chatgate.policies.takeover import (
     resume_due,
     session_chat,
 )
-from chatgate.presentation.model import OutboundMessage, message_from_dict
-from chatgate.state.protocols import PauseStore, StateUnavailable
+from chatgate.state.protocols import PauseStore
 from chatgate.state.records import DeadLetter, JournalState
-from chatgate.texts import TextId
 
 log = logging.getLogger("chatgate.takeover")
 HUMAN_META = "human"  # ChatMessage.meta key: who wrote this assistant line (not the model)

@@ -11,7 +11,7 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
-from chatgate.texts.ids import TextId
+from chatgate.model.text_ids import TextId
 
 if TYPE_CHECKING:
     from chatgate.texts.catalog import LANGUAGES, Catalog, negotiate, template_problem

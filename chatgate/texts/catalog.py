@@ -17,8 +17,8 @@ from babel import Locale, UnknownLocaleError
 from babel.dates import format_timedelta
 from babel.units import format_unit
 
+from chatgate.model.text_ids import Template, TextId, placeholders
 from chatgate.texts import de, en, es, fr, ru
-from chatgate.texts.ids import Template, TextId, placeholders
 
 DEFAULT_LANGUAGE = "en"
 ANY_LANGUAGE = "*"  # an override that applies whatever the language

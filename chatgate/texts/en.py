@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from chatgate.texts.ids import Template
-from chatgate.texts.ids import TextId as T
+from chatgate.model.text_ids import Template
+from chatgate.model.text_ids import TextId as T
 
 TEXTS: dict[T, Template] = {
     T.FAILURE_SETUP: (

@@ -10,12 +10,12 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Protocol
 
+from chatgate.model.reasons import FailureReason
+from chatgate.model.text_ids import TextId
 from chatgate.policies.failure import FailureReply
 from chatgate.policies.media import KIND_NAMES, MediaNotice
-from chatgate.policies.reasons import FailureReason
 from chatgate.texts.catalog import DEFAULT_LANGUAGE, Catalog, format_size, format_wait
 from chatgate.texts.commands import HELP_ORDER, PLAIN, CommandStyle
-from chatgate.texts.ids import TextId
 
 _SETUP = TextId.FAILURE_SETUP
 _USER_TEXTS: dict[FailureReason, TextId] = {

@@ -7,7 +7,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from chatgate.agents.base import ChatMessage, Turn
+from chatgate.agents.base import Turn
+from chatgate.model.chat import ChatMessage
 
 USER_TEXT = "hello there friend"
 

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from chatgate.agents.base import ChatMessage, Turn
+from chatgate.agents.base import Turn
 from chatgate.agents.echo import EchoAgent
 from chatgate.config.agent_models import EchoAgentConfig
+from chatgate.model.chat import ChatMessage
 from tests.agents.helpers import Recorder, make_turn
 
 

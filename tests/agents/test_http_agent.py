@@ -11,11 +11,12 @@ import pytest
 import pytest_asyncio
 from aiohttp import web
 
-from chatgate.agents.base import AgentError, ChatMessage, Turn
+from chatgate.agents.base import AgentError, Turn
 from chatgate.agents.http_agent import HttpAgent
 from chatgate.config.agent_models import HttpAgentConfig
-from chatgate.policies.reasons import FailureReason
-from chatgate.presentation.model import File, OutboundMessage, Text
+from chatgate.model.chat import ChatMessage
+from chatgate.model.outbound import File, OutboundMessage, Text
+from chatgate.model.reasons import FailureReason
 from tests.agents.helpers import closed_port, make_turn
 
 

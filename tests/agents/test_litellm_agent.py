@@ -6,10 +6,11 @@ from typing import Any
 
 import pytest
 
-from chatgate.agents.base import AgentError, ChatMessage
+from chatgate.agents.base import AgentError
 from chatgate.agents.litellm_agent import LiteLLMAgent
 from chatgate.config.agent_models import LiteLLMAgentConfig
-from chatgate.policies.reasons import FailureReason
+from chatgate.model.chat import ChatMessage
+from chatgate.model.reasons import FailureReason
 from tests.agents.helpers import USER_TEXT, Recorder, closed_port, make_turn
 from tests.fakes.llm import FakeLLM, Fault
 

@@ -8,11 +8,12 @@ from typing import Any
 
 import pytest
 
-from chatgate.agents.base import AgentError, AgentReply, ChatMessage
+from chatgate.agents.base import AgentError, AgentReply
 from chatgate.agents.python_callable import PythonAgent
 from chatgate.config.agent_models import PythonAgentConfig
-from chatgate.policies.reasons import FailureReason
-from chatgate.presentation.model import Button, Buttons, OutboundMessage, Text
+from chatgate.model.chat import ChatMessage
+from chatgate.model.outbound import Button, Buttons, OutboundMessage, Text
+from chatgate.model.reasons import FailureReason
 from tests.agents.callables import Gate
 from tests.agents.helpers import make_turn
 

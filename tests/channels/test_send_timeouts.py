@@ -12,8 +12,9 @@ import telegram.error as tg
 from chatgate.channels.discord import errors as discord_errors
 from chatgate.channels.slack import errors as slack_errors
 from chatgate.channels.telegram import errors as telegram_errors
-from chatgate.channels.types import SendErrorKind, SendResult
 from chatgate.channels.whatsapp import errors as whatsapp_errors
+from chatgate.model.messages import SendResult
+from chatgate.model.reasons import SendErrorKind
 
 Classify = Callable[[BaseException], SendResult]
 CLASSIFIERS: dict[str, Classify] = {

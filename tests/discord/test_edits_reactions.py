@@ -20,11 +20,12 @@ from chatgate.channels.discord.inbound import (
     normalize_press,
     normalize_reaction,
 )
-from chatgate.channels.types import USER_LANGUAGE, InboundMessage, Target
+from chatgate.model.messages import USER_LANGUAGE, InboundMessage, Target
+from chatgate.model.reasons import DropReason
+from chatgate.model.text_ids import TextId
 from chatgate.policies.edits import EDIT_MODE, EDIT_OF, EditMode
 from chatgate.policies.reactions import CONTEXT_ONLY, ReactionMode
-from chatgate.policies.reasons import DropReason
-from chatgate.texts import LANGUAGES, TextId
+from chatgate.texts import LANGUAGES
 from tests.discord.support import DM_CHANNEL, DM_USER, discord_config, section, settled
 from tests.fakes.clock import ManualClock
 from tests.fakes.clock import eventually as clock_eventually

@@ -11,7 +11,7 @@ import discord
 import pytest
 
 from chatgate.channels.discord.errors import classify, gateway_exit, is_unknown_message
-from chatgate.policies.reasons import SendErrorKind as K
+from chatgate.model.reasons import SendErrorKind as K
 from chatgate.policies.send_errors import DEAD_TARGET_KINDS, is_retryable
 
 

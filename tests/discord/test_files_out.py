@@ -13,7 +13,7 @@ from tests.harness import running
 
 SEND = "POST /channels/{id}/messages"
 AGENT = """
-from chatgate.presentation.model import File, OutboundMessage, Text
+from chatgate.model.outbound import File, OutboundMessage, Text
 
 def agent(turn):
     return OutboundMessage((

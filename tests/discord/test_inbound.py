@@ -16,8 +16,8 @@ from chatgate.channels.discord.inbound import (
     normalize,
     normalize_press,
 )
-from chatgate.channels.types import Attachment, InboundMessage, Target
-from chatgate.policies.reasons import DropReason
+from chatgate.model.messages import Attachment, InboundMessage, Target
+from chatgate.model.reasons import DropReason
 
 BOT = BotIdentity(2000, "fakebot")
 GUILD = Place(4000, guild_id=5000)

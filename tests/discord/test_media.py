@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from chatgate.channels.base import FetchError
 from chatgate.channels.discord.adapter import DiscordChannel
-from chatgate.channels.types import Attachment
-from chatgate.policies.media import MediaReason
+from chatgate.model.errors import FetchError
+from chatgate.model.messages import Attachment
+from chatgate.model.reasons import MediaReason
 from tests.discord.support import discord_config
 from tests.discord.test_basic import SEND
 from tests.fakes.discord_lite import FakeDiscord

@@ -17,9 +17,7 @@ from chatgate.channels.discord.render import (
     split_lines,
     table_embed,
 )
-from chatgate.presentation.chunking import utf16_len
-from chatgate.presentation.degrade import adapt, with_note
-from chatgate.presentation.model import (
+from chatgate.model.outbound import (
     Button,
     Buttons,
     Chart,
@@ -32,6 +30,8 @@ from chatgate.presentation.model import (
     Table,
     Text,
 )
+from chatgate.presentation.chunking import utf16_len
+from chatgate.presentation.degrade import adapt, with_note
 
 ZW = "\u200b"
 MARKDOWN = [

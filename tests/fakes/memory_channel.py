@@ -15,18 +15,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from chatgate.channels.base import ChannelAdapter, ChannelContext, InboundSink, Rendered
+from chatgate.channels.capabilities import AckMode, Capabilities
 from chatgate.channels.descriptor import ChannelDescriptor
-from chatgate.channels.outcome import Submission
-from chatgate.channels.types import (
-    AckMode,
-    Capabilities,
-    InboundMessage,
-    SendResult,
-    Target,
-    default_target,
-)
 from chatgate.config.channel_models import ChatChannelConfig
-from chatgate.policies.admission import ChatKind
+from chatgate.model.messages import ChatKind, InboundMessage, SendResult, Target, default_target
+from chatgate.model.results import Submission
 from chatgate.presentation.limits import PresentationLimits
 
 

@@ -18,7 +18,7 @@ from chatgate.channels.telegram.inbound import (
     Ignored,
     normalize,
 )
-from chatgate.channels.types import InboundMessage
+from chatgate.model.messages import InboundMessage
 from tests.fuzz.conftest import fuzz_settings
 
 BOT = BotIdentity(id=42, username="fuzzbot")

@@ -7,8 +7,8 @@ import time
 from dataclasses import replace
 from pathlib import Path
 
-from chatgate.channels.types import InboundMessage, default_target
 from chatgate.clock import SystemClock
+from chatgate.model.messages import InboundMessage, default_target
 from chatgate.state.factory import build_state
 from tests.fakes.llm import FakeLLM, Fault
 from tests.harness import http, load, memory, operator, running, sql, url, write_config
@@ -240,8 +240,8 @@ async def test_interrupt_policy_restarts_turn_with_all_messages(
 async def test_delivery_retries_rate_limit_and_dead_letters_forbidden(
     tmp_path: Path, fake_llm: FakeLLM
 ) -> None:
-    from chatgate.channels.types import SendResult
-    from chatgate.policies.reasons import SendErrorKind
+    from chatgate.model.messages import SendResult
+    from chatgate.model.reasons import SendErrorKind
 
     async with running(chat_config(tmp_path, fake_llm)) as gw:
         chat = memory(gw)

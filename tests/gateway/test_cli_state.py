@@ -7,10 +7,10 @@ from pathlib import Path
 import pytest
 
 from chatgate import __version__
-from chatgate.agents.base import ChatMessage
-from chatgate.channels.types import InboundMessage, Target
 from chatgate.cli.main import main
 from chatgate.clock import SystemClock
+from chatgate.model.chat import ChatMessage
+from chatgate.model.messages import InboundMessage, Target
 from chatgate.state.factory import build_state
 from chatgate.state.records import JournalState
 from tests.harness import load, write_config

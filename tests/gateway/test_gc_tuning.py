@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import gc
 
-from chatgate.gateway.gc_tuning import YOUNG_THRESHOLD, GcTuning
+from chatgate.gateway.process.gc_tuning import YOUNG_THRESHOLD, GcTuning
 
 
 def test_apply_then_undo_restores_the_collector() -> None:

@@ -10,8 +10,8 @@ from pathlib import Path
 import aiohttp
 from aiohttp import web
 
-from chatgate.gateway.http_app import DynamicRoutes
-from chatgate.gateway.http_server import AcceptErrorThrottle
+from chatgate.gateway.http.app import DynamicRoutes
+from chatgate.gateway.http.server import AcceptErrorThrottle
 from tests.fakes.llm import FakeLLM
 from tests.harness import http, operator, running, url, write_config
 

@@ -8,7 +8,7 @@ from collections.abc import AsyncIterator
 
 import pytest
 
-from chatgate.gateway.liveness import LoopWatchdog
+from chatgate.gateway.process.liveness import LoopWatchdog
 
 
 @pytest.fixture

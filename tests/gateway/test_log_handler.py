@@ -10,7 +10,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from chatgate.gateway.log_handler import LoopBatchedHandler
+from chatgate.gateway.process.log_handler import LoopBatchedHandler
 
 
 class CountingStream(io.StringIO):

@@ -8,13 +8,13 @@ import sys
 
 import pytest
 
-from chatgate.gateway.malloc_tuning import glibc
+from chatgate.gateway.process.malloc_tuning import glibc
 
 # Frees a 2 MB buffer (glibc then raises its threshold to 2 MB), makes 100 half-megabyte buffers
 # each followed by a small pinned one, frees the large ones: prints RSS growth kept, in MB.
 PROBE = """
 import sys
-from chatgate.gateway.malloc_tuning import tune_malloc
+from chatgate.gateway.process.malloc_tuning import tune_malloc
 
 def rss():
     with open("/proc/self/status") as fh:

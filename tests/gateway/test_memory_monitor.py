@@ -11,14 +11,14 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from chatgate.agents.base import ChatMessage
-from chatgate.gateway.memory_monitor import (
+from chatgate.gateway.process.memory_monitor import (
     DrivenMemorySource,
     MemoryMonitor,
     MemoryStatus,
     ProcMemorySource,
 )
-from chatgate.gateway.sessions import SessionCache
+from chatgate.gateway.turn.session_cache import SessionCache
+from chatgate.model.chat import ChatMessage
 from chatgate.policies.memory import MemorySample, WarmSessionFacts
 from chatgate.state.sqlite.db import Database
 from chatgate.state.sqlite.sessions import SqliteSessionStore

@@ -5,9 +5,10 @@ from __future__ import annotations
 import asyncio
 
 from chatgate.channels.base import ChannelAdapter, ChannelContext, InboundSink
-from chatgate.channels.types import AckMode, Capabilities, Target
+from chatgate.channels.capabilities import AckMode, Capabilities
 from chatgate.clock import SystemClock
-from chatgate.gateway.presence import typing_while
+from chatgate.gateway.delivery.presence import typing_while
+from chatgate.model.messages import Target
 from chatgate.presentation.limits import PLAIN
 
 

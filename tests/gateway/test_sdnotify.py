@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from chatgate.gateway.sdnotify import Notifier
+from chatgate.gateway.process.sdnotify import Notifier
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="AF_UNIX on Linux")
 

@@ -7,15 +7,15 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 
-from chatgate.channels.outcome import TurnResult
-from chatgate.channels.types import InboundMessage
-from chatgate.gateway.session_queue import (
+from chatgate.gateway.intake.session_queue import (
     CancelReason,
     Job,
     JobKind,
     SessionScheduler,
     TurnControl,
 )
+from chatgate.model.messages import InboundMessage
+from chatgate.model.results import TurnResult
 
 
 def job(chat: str, text: str, kind: JobKind = JobKind.TURN) -> Job:

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from chatgate.gateway.state_lock import LOCK_FILE, StateDirInUse, StateLock
+from chatgate.gateway.process.state_lock import LOCK_FILE, StateDirInUse, StateLock
 from tests.daemon import Daemon, run_cli
 from tests.fakes.llm import FakeLLM
 from tests.gateway.test_daemon import daemon_config

@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 
 from chatgate.gateway.app import Gateway
-from chatgate.gateway.state_guard import STATE_OWNER, unwritable
-from chatgate.state.protocols import StateUnavailable
+from chatgate.gateway.intake.state_guard import STATE_OWNER, unwritable
+from chatgate.model.errors import StateUnavailable
 from chatgate.state.sqlite.db import Database
 from tests.fakes.clock import ManualClock
 from tests.fakes.llm import FakeLLM

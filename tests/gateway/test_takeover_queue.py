@@ -9,9 +9,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from chatgate.channels.types import SendResult
 from chatgate.gateway.app import Gateway
-from chatgate.policies.reasons import SendErrorKind
+from chatgate.model.messages import SendResult
+from chatgate.model.reasons import SendErrorKind
 from chatgate.policies.takeover import ran_out_text
 from chatgate.state.admin import trail
 from tests.fakes.clock import ManualClock, eventually

@@ -7,7 +7,7 @@ import asyncio
 
 import pytest
 
-from chatgate.gateway.session_queue import CancelReason, TurnControl
+from chatgate.gateway.intake.session_queue import CancelReason, TurnControl
 
 
 async def _worker(control: TurnControl, seen: list[CancelReason | None]) -> int:

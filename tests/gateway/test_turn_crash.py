@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from chatgate.channels.signatures import sign
-from chatgate.policies.reasons import FailureReason
+from chatgate.model.reasons import FailureReason
 from tests.discord.support import python_agent
 from tests.harness import http, running, url, write_config
 

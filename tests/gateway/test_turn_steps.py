@@ -8,13 +8,14 @@ from pathlib import Path
 
 import pytest
 
-from chatgate.agents.base import AgentError, AgentReply, ChatMessage
+from chatgate.agents.base import AgentError, AgentReply
 from chatgate.config.models import GatewaySection
-from chatgate.gateway.session_queue import CancelReason
-from chatgate.gateway.turn.outcome import Outcome, answered, decide, to_persist
+from chatgate.gateway.intake.session_queue import CancelReason
+from chatgate.gateway.turn.conclusion import Outcome, answered, decide, to_persist
 from chatgate.gateway.turn.record import CANCEL_EXITS, TurnExit, TurnRecord
-from chatgate.policies.reasons import DeliveryStatus, FailureReason, OutcomeKind
-from chatgate.presentation.model import OutboundMessage
+from chatgate.model.chat import ChatMessage
+from chatgate.model.outbound import OutboundMessage
+from chatgate.model.reasons import DeliveryStatus, FailureReason, OutcomeKind
 from chatgate.texts.voice import Voice
 from tests.fakes.llm import FakeLLM
 from tests.gateway.test_chat_pipeline import chat_config

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from chatgate.agents.base import ChatMessage
-from chatgate.channels.types import InboundMessage
-from chatgate.gateway.sessions import SessionCache
+from chatgate.gateway.turn.session_cache import SessionCache
+from chatgate.model.chat import ChatMessage
+from chatgate.model.messages import InboundMessage
 from chatgate.state.local_lock import LocalTurnLock
 from chatgate.state.records import JournalState
 from chatgate.state.sqlite.db import Database
@@ -183,8 +183,8 @@ async def test_warm_cache_lru_never_evicts_in_flight_or_unflushed(db: Database) 
 
 
 async def test_dead_letter_get_leaves_the_entry_and_take_hands_it_out_once(db: Database) -> None:
-    from chatgate.channels.types import Target
-    from chatgate.policies.reasons import SendErrorKind
+    from chatgate.model.messages import Target
+    from chatgate.model.reasons import SendErrorKind
     from chatgate.state.sqlite.dead_letters import SqliteDeadLetters
 
     dlq = SqliteDeadLetters(db)

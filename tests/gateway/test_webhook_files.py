@@ -16,7 +16,7 @@ from tests.harness import http, running, url, write_config
 SECRET = "whsec-files-secret"
 PNG = bytes.fromhex("89504e470d0a1a0a0000000d49484452") + b"\0" * 32
 AGENT = """
-from chatgate.presentation.model import File, OutboundMessage, Text
+from chatgate.model.outbound import File, OutboundMessage, Text
 
 PNG = bytes.fromhex("89504e470d0a1a0a0000000d49484452") + b"\\0" * 32
 

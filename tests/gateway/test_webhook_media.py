@@ -14,10 +14,10 @@ from pathlib import Path
 import pytest
 from aiohttp import web
 
-from chatgate.channels.base import FetchError
 from chatgate.channels.signatures import sign
 from chatgate.channels.webhook.media import DECODE_CHUNK, decode_to_file
-from chatgate.policies.media import MediaReason
+from chatgate.model.errors import FetchError
+from chatgate.model.reasons import MediaReason
 from tests.fakes.llm import FakeLLM
 from tests.harness import http, running, url, write_config
 

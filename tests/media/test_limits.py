@@ -5,12 +5,12 @@ from __future__ import annotations
 import pytest
 
 from chatgate.media.prepare import decodes_at_once
+from chatgate.model.reasons import MediaReason
 from chatgate.policies.media import (
     MB,
     FetchPlan,
     MediaLimits,
     MediaNotice,
-    MediaReason,
     Treatment,
     model_note,
     plan_fetches,

@@ -10,7 +10,7 @@ import pytest
 from aiohttp import web
 
 from chatgate.media.outgoing import FileMissing, OutgoingFiles, refs_of
-from chatgate.presentation.model import File, OutboundMessage, Text
+from chatgate.model.outbound import File, OutboundMessage, Text
 from chatgate.texts.voice import Voice
 
 PNG = bytes.fromhex("89504e470d0a1a0a0000000d49484452") + b"\0" * 64
@@ -115,11 +115,11 @@ async def test_the_sweep_loop_spares_files_a_dlq_entry_still_needs(tmp_path: Pat
     import asyncio
     import time
 
-    from chatgate.channels.types import Target
     from chatgate.media.links import FileLinks
     from chatgate.media.outgoing import refs_in, sweep_forever
-    from chatgate.policies.reasons import SendErrorKind
-    from chatgate.presentation.model import message_to_dict
+    from chatgate.model.messages import Target
+    from chatgate.model.outbound import message_to_dict
+    from chatgate.model.reasons import SendErrorKind
     from chatgate.state.sqlite.db import Database
     from chatgate.state.sqlite.dead_letters import SqliteDeadLetters
     from tests.fakes.clock import ManualClock

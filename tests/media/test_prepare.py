@@ -9,14 +9,14 @@ from pathlib import Path
 
 from PIL import Image
 
-from chatgate.agents.base import ChatMessage
-from chatgate.channels.base import FetchError
-from chatgate.channels.types import Attachment, InboundMessage
 from chatgate.config.media_models import AgentMediaConfig
 from chatgate.media.describe import Describer
 from chatgate.media.files import sweep
 from chatgate.media.prepare import MediaContext, PreparedInput, prepare_attachments
-from chatgate.policies.media import MediaReason
+from chatgate.model.chat import ChatMessage
+from chatgate.model.errors import FetchError
+from chatgate.model.messages import Attachment, InboundMessage
+from chatgate.model.reasons import MediaReason
 from chatgate.texts.voice import Voice
 from tests.fakes.llm import FakeLLM
 from tests.media.samples import pdf, png

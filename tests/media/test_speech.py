@@ -5,8 +5,8 @@ from __future__ import annotations
 from chatgate.agents.base import AgentReply
 from chatgate.config.agent_models import LiteLLMAgentConfig
 from chatgate.media.speech import with_voice
+from chatgate.model.outbound import File, OutboundMessage, Text
 from chatgate.policies.voice_reply import SpeechReason
-from chatgate.presentation.model import File, OutboundMessage, Text
 
 
 def agent(mode: str) -> LiteLLMAgentConfig:

@@ -9,18 +9,18 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from chatgate.model.messages import ChatKind
+from chatgate.model.reasons import AdmissionReason as R
+from chatgate.model.reasons import Gate as G
 from chatgate.policies.admission import (
     AdmissionDecision,
     AdmissionFacts,
     AdmissionPolicy,
-    ChatKind,
     DmPolicy,
     GroupPolicy,
     decide_admission,
     normalize_chat_kind,
 )
-from chatgate.policies.reasons import AdmissionReason as R
-from chatgate.policies.reasons import Gate as G
 
 
 @pytest.mark.parametrize(

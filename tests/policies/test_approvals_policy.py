@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from chatgate.model.reasons import ApprovalReason
 from chatgate.policies.approvals import (
     ID_CHARS,
     Answer,
@@ -19,7 +20,6 @@ from chatgate.policies.approvals import (
     press_value,
     shown_arguments,
 )
-from chatgate.policies.reasons import ApprovalReason
 
 IDENT = "a" * ID_CHARS
 USER = Deciders("telegram", "42", "42")

@@ -8,6 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from chatgate.model.reasons import FailureReason as F
 from chatgate.policies.failure import (
     RETRYABLE_REASONS,
     FailureReply,
@@ -15,7 +16,6 @@ from chatgate.policies.failure import (
     parse_retry_after,
     reason_from_status,
 )
-from chatgate.policies.reasons import FailureReason as F
 
 # What each reply must mention (lower-case fragments): what happened, then the next step.
 REPLY_FRAGMENTS = {

@@ -6,9 +6,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from chatgate.model.reasons import OutcomeKind
+from chatgate.policies.final_reply import SILENCE_MARKERS, classify_final
 from chatgate.policies.loopguard import BotLoopGuard, LoopPolicy
-from chatgate.policies.outcome import SILENCE_MARKERS, classify_final
-from chatgate.policies.reasons import OutcomeKind
 
 BOT, HUMAN = True, False
 
@@ -115,7 +115,8 @@ def test_custom_markers() -> None:
 
 @pytest.mark.parametrize("language", ["en", "de", "es", "fr", "ru"])
 def test_defaults_and_fallback(language: str) -> None:
-    from chatgate.texts import LANGUAGES, TextId
+    from chatgate.model.text_ids import TextId
+    from chatgate.texts import LANGUAGES
 
     assert frozenset({"NO_REPLY", "[SILENT]"}) == SILENCE_MARKERS
     fallback = LANGUAGES[language][TextId.EMPTY_REPLY]  # what an empty answer is replaced by

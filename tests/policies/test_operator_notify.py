@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
+from chatgate.model.reasons import FailureReason as F
 from chatgate.policies.operator_notify import NotifyState, decide_notify, operator_text
-from chatgate.policies.reasons import FailureReason as F
 
 EVERY = 600.0
 

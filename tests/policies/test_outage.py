@@ -6,8 +6,8 @@ import logging
 
 import pytest
 
-from chatgate.outage import OutageReporter
 from chatgate.policies.outage import OutageEvent, OutageState, on_failure, on_success
+from chatgate.state.outage import OutageReporter
 
 REMIND = 60.0
 

@@ -8,6 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from chatgate.model.reasons import DropReason
 from chatgate.policies.ratelimit import (
     BucketSpec,
     BucketState,
@@ -16,7 +17,6 @@ from chatgate.policies.ratelimit import (
     RateLimitSpec,
     take,
 )
-from chatgate.policies.reasons import DropReason
 
 ONE_PER_S = BucketSpec(rate_per_s=1.0, burst=3)
 TWO_PER_S = BucketSpec(rate_per_s=2.0, burst=2)

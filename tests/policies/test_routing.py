@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from chatgate.channels.types import InboundMessage
+from chatgate.model.messages import InboundMessage
 from chatgate.policies.routing import Binding, resolve_agent, session_key
 
 

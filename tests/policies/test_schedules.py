@@ -7,6 +7,7 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
+from chatgate.config.cron import Cron
 from chatgate.policies.schedules import (
     MAX_BACKLOG,
     Every,
@@ -17,7 +18,6 @@ from chatgate.policies.schedules import (
     next_after,
     plan_runs,
 )
-from chatgate.schedules.timing import Cron
 
 BERLIN = ZoneInfo("Europe/Berlin")
 HOUR = 3600.0

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from chatgate.policies.reasons import SendErrorKind as K
+from chatgate.model.reasons import SendErrorKind as K
 from chatgate.policies.send_errors import (
     DEAD_TARGET_KINDS,
     GIVE_UP_MAX_ATTEMPTS,

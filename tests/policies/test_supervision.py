@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from chatgate.policies.reasons import SendErrorKind as K
+from chatgate.model.reasons import SendErrorKind as K
 from chatgate.policies.supervision import (
     ExitClass,
     FleetBreaker,

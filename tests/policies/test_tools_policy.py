@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from chatgate.policies.reasons import FailureReason
+from chatgate.model.reasons import FailureReason
 from chatgate.policies.tools import (
     MASK,
     Approval,

@@ -7,16 +7,7 @@ from dataclasses import dataclass
 import pytest
 
 from chatgate.channels.telegram import LIMITS as TELEGRAM
-from chatgate.policies.reasons import DegradeReason as R
-from chatgate.presentation.degrade import (
-    DegradedDelivery,
-    adapt,
-    callback_hash,
-    with_note,
-)
-from chatgate.presentation.file_rules import MB, FileLimits
-from chatgate.presentation.limits import PLAIN, PresentationLimits
-from chatgate.presentation.model import (
+from chatgate.model.outbound import (
     Block,
     Button,
     Buttons,
@@ -32,6 +23,15 @@ from chatgate.presentation.model import (
     Table,
     Text,
 )
+from chatgate.model.reasons import DegradeReason as R
+from chatgate.presentation.degrade import (
+    DegradedDelivery,
+    adapt,
+    callback_hash,
+    with_note,
+)
+from chatgate.presentation.file_rules import MB, FileLimits
+from chatgate.presentation.limits import PLAIN, PresentationLimits
 
 L = PresentationLimits
 NO_MD = L(supports_markdown=False)

@@ -7,11 +7,7 @@ from dataclasses import dataclass, field
 from hypothesis import given
 from hypothesis import strategies as st
 
-from chatgate.policies.reasons import DegradeReason as R
-from chatgate.presentation.degrade import DegradedDelivery, adapt
-from chatgate.presentation.limits import PresentationLimits
-from chatgate.presentation.markdown import markdown_to_plain
-from chatgate.presentation.model import (
+from chatgate.model.outbound import (
     Block,
     Button,
     Buttons,
@@ -26,6 +22,10 @@ from chatgate.presentation.model import (
     Table,
     Text,
 )
+from chatgate.model.reasons import DegradeReason as R
+from chatgate.presentation.degrade import DegradedDelivery, adapt
+from chatgate.presentation.limits import PresentationLimits
+from chatgate.presentation.markdown import markdown_to_plain
 from chatgate.presentation.render import to_markdown
 
 _letters = st.text(alphabet="abcdefghij", min_size=1, max_size=6)

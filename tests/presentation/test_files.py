@@ -10,17 +10,11 @@ from chatgate.channels.discord import LIMITS as DISCORD
 from chatgate.channels.slack import LIMITS as SLACK
 from chatgate.channels.telegram import LIMITS as TELEGRAM
 from chatgate.channels.whatsapp import LIMITS as WHATSAPP
-from chatgate.policies.reasons import DegradeReason as R
+from chatgate.model.outbound import File, OutboundMessage, Text, message_from_dict, message_to_dict
+from chatgate.model.reasons import DegradeReason as R
 from chatgate.presentation.degrade import adapt
 from chatgate.presentation.file_rules import MB, FileLimits, fit_file, human_size
 from chatgate.presentation.limits import PLAIN
-from chatgate.presentation.model import (
-    File,
-    OutboundMessage,
-    Text,
-    message_from_dict,
-    message_to_dict,
-)
 
 TG = TELEGRAM.files
 DC = DISCORD.files

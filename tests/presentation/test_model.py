@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from chatgate.presentation.model import (
+from chatgate.model.outbound import (
     Button,
     Buttons,
     Chart,

@@ -3,9 +3,7 @@
 from __future__ import annotations
 
 from chatgate.channels.telegram import LIMITS as TELEGRAM
-from chatgate.presentation.degrade import adapt, with_note
-from chatgate.presentation.markdown import markdown_to_telegram_html
-from chatgate.presentation.model import (
+from chatgate.model.outbound import (
     Button,
     Buttons,
     Chart,
@@ -19,6 +17,8 @@ from chatgate.presentation.model import (
     Table,
     Text,
 )
+from chatgate.presentation.degrade import adapt, with_note
+from chatgate.presentation.markdown import markdown_to_telegram_html
 from chatgate.presentation.render import to_markdown
 
 

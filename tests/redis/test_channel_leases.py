@@ -11,12 +11,12 @@ from pathlib import Path
 import pytest
 from redis.asyncio import Redis
 
-from chatgate.channels.base import ChannelState
 from chatgate.channels.descriptor import ChannelDescriptor
 from chatgate.channels.registry import ChannelRegistry
 from chatgate.config.loader import load_config
 from chatgate.gateway.app import Gateway
 from chatgate.gateway.builder import GatewayBuilder
+from chatgate.policies.channel_states import ChannelState
 from tests.fakes.clock import eventually
 from tests.fakes.llm import FakeLLM
 from tests.fakes.memory_channel import MemoryChannel, MemoryChannelConfig

@@ -9,8 +9,8 @@ import pytest
 from redis.asyncio import Redis
 
 from chatgate.clock import SystemClock
+from chatgate.model.reasons import FailureReason
 from chatgate.policies.failure import failure_reply
-from chatgate.policies.reasons import FailureReason
 from chatgate.state import admin
 from chatgate.state.factory import build_state
 from chatgate.texts.voice import Voice

@@ -13,11 +13,11 @@ from pathlib import Path
 import pytest
 from redis.asyncio import Redis
 
-from chatgate.channels.base import ChannelState
-from chatgate.channels.outcome import Submission
-from chatgate.channels.types import SendResult, Target
 from chatgate.gateway.app import Gateway
-from chatgate.policies.reasons import DeliveryStatus, SendErrorKind
+from chatgate.model.messages import SendResult, Target
+from chatgate.model.reasons import DeliveryStatus, SendErrorKind
+from chatgate.model.results import Submission
+from chatgate.policies.channel_states import ChannelState
 from tests.fakes.clock import eventually
 from tests.fakes.llm import FakeLLM, Fault
 from tests.harness import memory

@@ -9,7 +9,7 @@ import re
 import pytest
 from redis.asyncio import Redis
 
-from chatgate.channels.types import InboundMessage
+from chatgate.model.messages import InboundMessage
 from chatgate.state.records import JournalState
 from chatgate.state.redis import journal, lock, sessions
 from chatgate.state.redis.client import Keys

@@ -9,7 +9,7 @@ import pytest
 from redis.asyncio import Redis
 
 from chatgate.channels.telegram.polling import poll_timeout
-from chatgate.gateway.channel_lease import LeaseHold, LeaseKeeper
+from chatgate.gateway.supervision.lease import LeaseHold, LeaseKeeper
 from chatgate.state.redis.client import Keys
 from chatgate.state.redis.leases import RedisLeases
 from tests.fakes.clock import ManualClock, eventually

@@ -17,10 +17,10 @@ from pathlib import Path
 import pytest
 from redis.asyncio import Redis
 
-from chatgate.channels.base import ChannelState
 from chatgate.channels.descriptor import secret_lease
 from chatgate.channels.telegram.adapter import TelegramChannel
 from chatgate.gateway.app import Gateway
+from chatgate.policies.channel_states import ChannelState
 from tests.fakes.clock import eventually
 from tests.fakes.llm import FakeLLM, Fault
 from tests.fakes.telegram import TOKEN, FakeTelegram

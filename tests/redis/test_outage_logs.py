@@ -11,7 +11,7 @@ from pathlib import Path
 import aiohttp
 import pytest
 
-from chatgate.state.protocols import StateUnavailable
+from chatgate.model.errors import StateUnavailable
 from tests.harness import memory, running, url, write_config
 from tests.redis.conftest import PrivateRedis
 

@@ -11,11 +11,11 @@ from pathlib import Path
 import pytest
 from redis.asyncio import Redis
 
-from chatgate.channels.types import InboundMessage
 from chatgate.clock import SystemClock
 from chatgate.config.models import GatewaySection
-from chatgate.gateway.channel_lease import LeaseKeeper
-from chatgate.state.protocols import StateUnavailable
+from chatgate.gateway.supervision.lease import LeaseKeeper
+from chatgate.model.errors import StateUnavailable
+from chatgate.model.messages import InboundMessage
 from chatgate.state.records import JournalState
 from chatgate.state.redis import build_stores
 from chatgate.state.redis.client import DATA_CONNECTIONS, LOCK_CONNECTIONS, Keys
@@ -203,7 +203,7 @@ async def test_operator_api_answers_while_redis_is_down(
                 assert resp.status == 503, path_
                 assert resp.headers["Retry-After"].isdigit()
                 assert (await resp.json())["reason_code"] == "state_unavailable"
-        from chatgate.gateway.dashboard import snapshot
+        from chatgate.gateway.http.dashboard import snapshot
 
         data = await snapshot(gw)
         assert data["dlq"]["entries"] == [] and "redis" in data["dlq"]["error"]

@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 
 from chatgate.clock import SystemClock
+from chatgate.model.errors import StateUnavailable
 from chatgate.state import admin
 from chatgate.state.factory import build_state
-from chatgate.state.protocols import StateUnavailable
 from tests.fakes.llm import FakeLLM
 from tests.harness import load, memory, running
 from tests.redis.conftest import PrivateRedis

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 from redis.asyncio import Redis
 
-from chatgate.policies.reasons import DeliveryStatus
-from chatgate.state.protocols import StateUnavailable
+from chatgate.model.errors import StateUnavailable
+from chatgate.model.reasons import DeliveryStatus
 from chatgate.state.records import JournalState
 from tests.fakes.clock import ManualClock, eventually
 from tests.fakes.llm import FakeLLM

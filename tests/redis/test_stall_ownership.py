@@ -8,7 +8,7 @@ import asyncio
 import pytest
 from redis.asyncio import Redis
 
-from chatgate.channels.types import InboundMessage
+from chatgate.model.messages import InboundMessage
 from chatgate.state.records import JournalState
 from chatgate.state.redis.client import Keys
 from chatgate.state.redis.journal import RedisJournal

@@ -12,12 +12,12 @@ from typing import Any
 import pytest
 from redis.asyncio import Redis
 
-from chatgate.channels.types import Target
 from chatgate.clock import SystemClock
-from chatgate.policies.reasons import SendErrorKind
+from chatgate.model.errors import StateUnavailable
+from chatgate.model.messages import Target
+from chatgate.model.reasons import SendErrorKind
 from chatgate.state import admin
 from chatgate.state.factory import Stores, build_state
-from chatgate.state.protocols import StateUnavailable
 from chatgate.state.redis import build_stores
 from chatgate.state.redis.client import Keys
 from chatgate.state.redis.leases import FENCE_KEY, RedisLeases

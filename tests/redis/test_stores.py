@@ -7,10 +7,10 @@ import asyncio
 import pytest
 from redis.asyncio import Redis
 
-from chatgate.agents.base import ChatMessage
-from chatgate.channels.types import InboundMessage, Target
+from chatgate.model.chat import ChatMessage
+from chatgate.model.messages import InboundMessage, Target
+from chatgate.model.reasons import SendErrorKind
 from chatgate.policies.pairing import ApprovalOutcome, IssueOutcome
-from chatgate.policies.reasons import SendErrorKind
 from chatgate.state.records import JournalState
 from chatgate.state.redis.callbacks import RedisCallbacks
 from chatgate.state.redis.client import Keys

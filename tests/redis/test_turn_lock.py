@@ -7,7 +7,7 @@ import asyncio
 import pytest
 from redis.asyncio import Redis
 
-from chatgate.state.protocols import StateUnavailable
+from chatgate.model.errors import StateUnavailable
 from chatgate.state.redis.lock import RedisTurnLock
 from tests.fakes.clock import ManualClock, eventually
 from tests.fakes.tcp_proxy import TcpProxy

@@ -9,8 +9,8 @@ from collections.abc import Callable
 from redis.asyncio import Redis
 
 from chatgate.channels.webchat.outbox import Entry
+from chatgate.channels.webchat.store_redis import RedisOutbox, RedisWebChat
 from chatgate.state.redis.client import Keys
-from chatgate.state.redis.webchat import RedisOutbox, RedisWebChat
 
 
 async def until(check: Callable[[], bool]) -> None:

@@ -24,8 +24,8 @@ from pathlib import Path
 
 import aiohttp
 
+from chatgate.model.text_ids import TextId
 from chatgate.state.sqlite import DB_FILE
-from chatgate.texts import TextId
 from chatgate.texts.voice import Voice
 from tests.daemon import Daemon, post_signed_job
 from tests.fakes.llm import FakeLLM, RecordedRequest

@@ -9,8 +9,8 @@ import asyncio
 from collections import Counter
 from pathlib import Path
 
-from chatgate.channels.outcome import Submission
 from chatgate.gateway.app import Gateway
+from chatgate.model.results import Submission
 from tests.fakes.llm import FakeLLM
 from tests.harness import memory, running
 from tests.redis.test_gateway_redis import config

@@ -68,8 +68,8 @@ async def test_add_list_run_history_pause_remove(
 async def test_send_delivers_with_a_message_id_and_needs_the_token(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from chatgate.channels.types import Target
-    from chatgate.policies.reasons import SendErrorKind
+    from chatgate.model.messages import Target
+    from chatgate.model.reasons import SendErrorKind
     from tests.harness import http, operator, url
 
     path = config(tmp_path, "  {}\n")

@@ -10,9 +10,9 @@ from zoneinfo import ZoneInfo
 
 import aiohttp
 
-from chatgate.channels.types import Target
 from chatgate.gateway.app import Gateway
-from chatgate.policies.reasons import SendErrorKind
+from chatgate.model.messages import Target
+from chatgate.model.reasons import SendErrorKind
 from tests.fakes.clock import ManualClock, eventually
 from tests.harness import http, memory, operator, running, url, write_config
 

@@ -11,8 +11,8 @@ from typing import Any
 
 from chatgate.channels.base import Rendered
 from chatgate.channels.slack.render import FORMAT, MAX_TEXT, render
+from chatgate.model.outbound import OutboundMessage
 from chatgate.presentation.markdown import closes_fence, parse_fence
-from chatgate.presentation.model import OutboundMessage
 from tests.fakes.slack import MAX_TEXT as SLACK_MAX_TEXT
 from tests.fakes.slack import _block_errors
 

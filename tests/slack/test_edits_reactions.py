@@ -16,11 +16,12 @@ from chatgate.channels.slack.inbound import (
     normalize_reaction,
     ts_of,
 )
-from chatgate.channels.types import InboundMessage
+from chatgate.model.messages import InboundMessage
+from chatgate.model.reasons import DropReason
+from chatgate.model.text_ids import TextId
 from chatgate.policies.edits import EDIT_MODE, EDIT_OF, EditMode
 from chatgate.policies.reactions import CONTEXT_ONLY, ReactionMode
-from chatgate.policies.reasons import DropReason
-from chatgate.texts import LANGUAGES, TextId
+from chatgate.texts import LANGUAGES
 from tests.fakes.clock import ManualClock
 from tests.fakes.clock import eventually as clock_eventually
 from tests.fakes.llm import FakeLLM, Fault

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from chatgate.channels.slack.errors import classify_api, hint_for
-from chatgate.policies.reasons import SendErrorKind as K
+from chatgate.model.reasons import SendErrorKind as K
 
 
 @pytest.mark.parametrize(

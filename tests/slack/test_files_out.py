@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from chatgate.policies.reasons import DeliveryStatus
+from chatgate.model.reasons import DeliveryStatus
 from tests.discord.support import python_agent
 from tests.fakes.llm import FakeLLM
 from tests.fakes.slack import FakeSlack
@@ -15,7 +15,7 @@ from tests.slack.support import events_url, slack_config
 from tests.telegram.helpers_b import settled
 
 AGENT = """
-from chatgate.presentation.model import File, OutboundMessage, Text
+from chatgate.model.outbound import File, OutboundMessage, Text
 
 def agent(turn):
     return OutboundMessage((

@@ -16,8 +16,8 @@ from chatgate.channels.slack.inbound import (
     normalize_command,
     ts_of,
 )
-from chatgate.channels.types import InboundMessage, Target
-from chatgate.policies.reasons import DropReason
+from chatgate.model.messages import InboundMessage, Target
+from chatgate.model.reasons import DropReason
 
 BOT = BotIdentity("UBOT", "BBOT", "T1", "chatgate")
 

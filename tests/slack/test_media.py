@@ -7,7 +7,7 @@ from pathlib import Path
 
 from chatgate.channels.slack.adapter import SlackChannel
 from chatgate.channels.slack.media import token_host_ok
-from chatgate.channels.types import Attachment
+from chatgate.model.messages import Attachment
 from tests.fakes.llm import FakeLLM
 from tests.fakes.slack import FakeSlack
 from tests.harness import running

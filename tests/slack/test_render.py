@@ -16,7 +16,7 @@ from chatgate.channels.slack.render import (
     render,
     table_blocks,
 )
-from chatgate.presentation.model import (
+from chatgate.model.outbound import (
     Block,
     Button,
     Buttons,

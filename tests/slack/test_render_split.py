@@ -18,8 +18,7 @@ from chatgate.channels.slack.render import (
     render,
     split_rendered,
 )
-from chatgate.presentation.degrade import adapt, with_note
-from chatgate.presentation.model import (
+from chatgate.model.outbound import (
     Block,
     Button,
     Buttons,
@@ -34,6 +33,7 @@ from chatgate.presentation.model import (
     Table,
     Text,
 )
+from chatgate.presentation.degrade import adapt, with_note
 from tests.slack.blockkit import blocks_of, check, slack_errors
 
 

@@ -7,7 +7,8 @@ import asyncio
 import time
 from pathlib import Path
 
-from chatgate.texts import LANGUAGES, TextId
+from chatgate.model.text_ids import TextId
+from chatgate.texts import LANGUAGES
 from tests.fakes.llm import FakeLLM
 from tests.fakes.slack import FakeSlack
 from tests.harness import running

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import aiohttp
 
-from chatgate.channels.base import ChannelState
+from chatgate.policies.channel_states import ChannelState
 from tests.fakes.clock import ManualClock, eventually
 from tests.fakes.llm import FakeLLM
 from tests.fakes.telegram import TOKEN, FakeTelegram, FaultSpec

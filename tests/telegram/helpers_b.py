@@ -12,8 +12,8 @@ import pytest
 from telegram import Bot, Update
 
 from chatgate.channels.telegram.inbound import BotIdentity, Ignored, normalize
-from chatgate.channels.types import InboundMessage
 from chatgate.gateway.app import Gateway
+from chatgate.model.messages import InboundMessage
 from chatgate.state.records import TERMINAL, JournalEntry
 from tests.fakes.llm import FakeLLM
 from tests.fakes.telegram import BOT_ID, BOT_USERNAME, TOKEN, Call, FakeTelegram

@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 
 from chatgate.channels.telegram.albums import AddressedAlbums
-from chatgate.channels.types import ALBUM_KEY, Attachment, InboundMessage
 from chatgate.gateway.app import Gateway
+from chatgate.model.messages import ALBUM_KEY, Attachment, InboundMessage
 from chatgate.policies.bursts import ALBUM_WINDOW_S
 from tests.fakes.clock import ManualClock
 from tests.fakes.llm import FakeLLM

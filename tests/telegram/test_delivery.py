@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from chatgate.channels.types import Target
-from chatgate.policies.reasons import DeliveryStatus
-from chatgate.presentation.model import OutboundMessage
+from chatgate.model.messages import Target
+from chatgate.model.outbound import OutboundMessage
+from chatgate.model.reasons import DeliveryStatus
 from tests.fakes.llm import FakeLLM
 from tests.fakes.telegram import FakeTelegram, FaultSpec
 from tests.harness import running

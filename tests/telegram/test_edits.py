@@ -10,8 +10,8 @@ import pytest
 from telegram import Update
 
 from chatgate.channels.telegram.inbound import Ignored, normalize
+from chatgate.model.reasons import DropReason
 from chatgate.policies.edits import EDIT_MODE, EDIT_OF
-from chatgate.policies.reasons import DropReason
 from tests.fakes.clock import ManualClock
 from tests.fakes.clock import eventually as clock_eventually
 from tests.fakes.llm import FakeLLM

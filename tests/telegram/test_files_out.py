@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from chatgate.policies.reasons import DeliveryStatus
+from chatgate.model.reasons import DeliveryStatus
 from tests.discord.support import python_agent
 from tests.fakes.llm import FakeLLM
 from tests.fakes.telegram import FakeTelegram, FaultSpec
@@ -18,7 +18,7 @@ PNG = bytes.fromhex("89504e470d0a1a0a0000000d49484452") + b"\0" * 64
 OGG = b"OggS" + b"\0" * 60
 AGENT = """
 import base64
-from chatgate.presentation.model import File, OutboundMessage, Text
+from chatgate.model.outbound import File, OutboundMessage, Text
 
 PNG = bytes.fromhex("89504e470d0a1a0a0000000d49484452") + b"\\0" * 64
 OGG = b"OggS" + b"\\0" * 60

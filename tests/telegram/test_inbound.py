@@ -9,7 +9,7 @@ import pytest
 
 from chatgate.channels.telegram.ids import message_key, split_key
 from chatgate.channels.telegram.inbound import Ignored
-from chatgate.policies.reasons import DropReason
+from chatgate.model.reasons import DropReason
 from chatgate.policies.routing import session_key
 from tests.fakes.telegram import BOT_ID, BOT_USERNAME, FakeTelegram, bot_user
 from tests.telegram.helpers_b import inbound, parse

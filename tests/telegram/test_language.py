@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from chatgate.texts import LANGUAGES, TextId
+from chatgate.model.text_ids import TextId
+from chatgate.texts import LANGUAGES
 from tests.fakes.llm import FakeLLM
 from tests.fakes.telegram import FakeTelegram
 from tests.harness import running

@@ -10,7 +10,7 @@ import pytest
 from telegram import Update
 
 from chatgate.channels.telegram.inbound import BotIdentity, Ignored, normalize
-from chatgate.policies.reasons import DropReason
+from chatgate.model.reasons import DropReason
 from tests.fakes.llm import FakeLLM
 from tests.fakes.telegram import FakeTelegram
 from tests.harness import running

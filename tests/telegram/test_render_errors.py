@@ -13,9 +13,9 @@ from telegram import error as tg
 
 from chatgate.channels.telegram.errors import classify, is_not_modified, is_parse_error
 from chatgate.channels.telegram.render import BUTTONS_ONLY_TEXT, MAX_TEXT, render
-from chatgate.policies.reasons import SendErrorKind
+from chatgate.model.outbound import Button, Buttons, OutboundMessage, Text
+from chatgate.model.reasons import SendErrorKind
 from chatgate.presentation.chunking import utf16_len
-from chatgate.presentation.model import Button, Buttons, OutboundMessage, Text
 
 # Tags the Bot API accepts in parse_mode=HTML (the subset our renderer may emit).
 ALLOWED_TAGS = {"b", "i", "s", "u", "code", "pre", "a"}

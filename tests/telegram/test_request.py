@@ -17,7 +17,7 @@ from chatgate.channels.telegram.adapter import make_bot as channel_bot
 from chatgate.channels.telegram.config import TelegramChannelConfig
 from chatgate.channels.telegram.polling import Poller
 from chatgate.channels.telegram.request import BoundedRequest
-from chatgate.policies.reasons import SendErrorKind
+from chatgate.model.reasons import SendErrorKind
 from tests.fakes.telegram import TOKEN, FakeTelegram, FaultSpec
 from tests.fakes.tls import server_ssl_context, session_ca
 

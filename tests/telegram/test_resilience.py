@@ -9,7 +9,7 @@ from pathlib import Path
 import aiohttp
 import pytest
 
-from chatgate.channels.base import ChannelState
+from chatgate.policies.channel_states import ChannelState
 from tests.daemon import Daemon, run_cli
 from tests.fakes.llm import FakeLLM
 from tests.fakes.telegram import FakeTelegram

@@ -6,7 +6,8 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-from chatgate.texts import LANGUAGES, TextId
+from chatgate.model.text_ids import TextId
+from chatgate.texts import LANGUAGES
 from tests.fakes.clock import ManualClock
 from tests.fakes.llm import FakeLLM
 from tests.fakes.telegram import FakeTelegram

@@ -15,7 +15,8 @@ import pytest
 
 from chatgate.cli.main import main
 from chatgate.gateway.app import Gateway
-from chatgate.texts import LANGUAGES, TextId
+from chatgate.model.text_ids import TextId
+from chatgate.texts import LANGUAGES
 from tests.fakes.clock import ManualClock
 from tests.fakes.llm import FakeLLM
 from tests.fakes.telegram import FakeTelegram

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from chatgate.policies.reasons import DeliveryStatus
+from chatgate.model.reasons import DeliveryStatus
 from tests.fakes.llm import FakeLLM, Fault
 from tests.fakes.telegram import FakeTelegram
 from tests.harness import running

@@ -9,9 +9,10 @@ from pathlib import Path
 import pytest
 
 from chatgate.config.text_models import TextOverrides
+from chatgate.model.reasons import FailureReason
+from chatgate.model.text_ids import TextId
 from chatgate.policies.failure import failure_reply
-from chatgate.policies.reasons import FailureReason
-from chatgate.texts import LANGUAGES, Catalog, TextId, negotiate, style_for, template_problem
+from chatgate.texts import LANGUAGES, Catalog, negotiate, style_for, template_problem
 from chatgate.texts.catalog import ANY_LANGUAGE, forms
 from chatgate.texts.voice import Voice
 

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from chatgate.config.errors import EX_CONFIG
-from chatgate.gateway.voices import catalog_from
-from chatgate.texts import TextId
+from chatgate.gateway.intake.voices import catalog_from
+from chatgate.model.text_ids import TextId
 from tests.config.support import assert_issue, load, load_error
 
 

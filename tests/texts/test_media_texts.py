@@ -6,8 +6,10 @@ from __future__ import annotations
 import pytest
 
 from chatgate.config.text_models import TextOverrides
-from chatgate.policies.media import MB, MediaLimits, MediaNotice, MediaReason, user_notice
-from chatgate.texts import Catalog, TextId
+from chatgate.model.reasons import MediaReason
+from chatgate.model.text_ids import TextId
+from chatgate.policies.media import MB, MediaLimits, MediaNotice, user_notice
+from chatgate.texts import Catalog
 from chatgate.texts.voice import Voice
 
 LIMITS = MediaLimits(max_bytes=20 * MB, max_files=3, max_total_bytes=50 * MB, max_audio_s=600)

@@ -12,9 +12,7 @@ from babel import Locale
 
 from chatgate.channels.whatsapp.render import MenuWords, render
 from chatgate.config.text_models import TextOverrides
-from chatgate.presentation.degrade import adapt
-from chatgate.presentation.limits import PresentationLimits
-from chatgate.presentation.model import (
+from chatgate.model.outbound import (
     Button,
     Buttons,
     OutboundMessage,
@@ -23,9 +21,11 @@ from chatgate.presentation.model import (
     Table,
     Text,
 )
-from chatgate.texts import LANGUAGES, Catalog, TextId, style_for
+from chatgate.model.text_ids import PLURALS, TextId
+from chatgate.presentation.degrade import adapt
+from chatgate.presentation.limits import PresentationLimits
+from chatgate.texts import LANGUAGES, Catalog, style_for
 from chatgate.texts.catalog import plural_category
-from chatgate.texts.ids import PLURALS
 from chatgate.texts.voice import Voice
 from tests.texts.test_catalog import OPERATOR_WORDS
 

@@ -21,7 +21,7 @@ from chatgate.agents.tools.loop import (
 )
 from chatgate.agents.tools.types import ApprovalAnswer, ApprovalAsk, ToolOutcome, ToolSpec
 from chatgate.config.tool_models import AgentToolsConfig
-from chatgate.policies.reasons import ToolCallStatus
+from chatgate.model.reasons import ToolCallStatus
 from chatgate.policies.tools import Approval
 
 

@@ -14,7 +14,7 @@ from chatgate.agents.mcp.hub import McpHub
 from chatgate.agents.mcp.server import ServerState
 from chatgate.clock import SystemClock
 from chatgate.config.tool_models import AgentToolsConfig, McpServerConfig
-from chatgate.policies.reasons import FailureReason
+from chatgate.model.reasons import FailureReason
 from tests.agents.helpers import make_turn
 from tests.fakes.clock import eventually
 from tests.fakes.llm import FakeLLM, ToolCall, ToolCalls

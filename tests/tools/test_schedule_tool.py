@@ -8,16 +8,15 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
-from chatgate.agents.tools.schedule import (
+from chatgate.agents.tools.schedule import JobRequest, parse_request, schedule_specs
+from chatgate.agents.tools.types import ToolContext
+from chatgate.config.tool_models import (
     CANCEL_JOB,
     LIST_JOBS,
     SCHEDULE,
-    JobRequest,
-    parse_request,
-    schedule_specs,
+    AgentToolsConfig,
+    ScheduleToolConfig,
 )
-from chatgate.agents.tools.types import ToolContext
-from chatgate.config.tool_models import AgentToolsConfig, ScheduleToolConfig
 
 BERLIN = ZoneInfo("Europe/Berlin")
 NOW = datetime(2026, 6, 1, 12, 0, tzinfo=BERLIN).timestamp()

@@ -8,8 +8,9 @@ from pathlib import Path
 from typing import Any
 
 from chatgate.channels.base import ChannelAdapter, ChannelContext, Rendered
-from chatgate.channels.types import Capabilities, SendResult, Target
-from chatgate.gateway.status_line import StatusLine
+from chatgate.channels.capabilities import Capabilities
+from chatgate.gateway.delivery.status_line import StatusLine
+from chatgate.model.messages import SendResult, Target
 from chatgate.presentation.limits import PresentationLimits
 from tests.fakes.clock import ManualClock
 

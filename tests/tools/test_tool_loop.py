@@ -8,10 +8,11 @@ from typing import Any
 
 import pytest
 
-from chatgate.agents.base import AgentError, ChatMessage
+from chatgate.agents.base import AgentError
 from chatgate.agents.mcp.hub import McpHub
 from chatgate.agents.tools.types import TOOL_CALL_EVENT, TOOL_STARTED_EVENT
-from chatgate.policies.reasons import FailureReason, ToolCallStatus
+from chatgate.model.chat import ChatMessage
+from chatgate.model.reasons import FailureReason, ToolCallStatus
 from tests.agents.helpers import Recorder, make_turn
 from tests.fakes.llm import FakeLLM, ToolCall, ToolCalls
 from tests.tools.conftest import tool_agent

@@ -13,7 +13,7 @@ from tests.webchat.sse import messages, read_events
 from tests.webchat.test_http import CHAT_TOKEN, browser, send, sign_in
 
 AGENT = """
-from chatgate.presentation.model import File, OutboundMessage, Text
+from chatgate.model.outbound import File, OutboundMessage, Text
 
 PNG = bytes.fromhex("89504e470d0a1a0a0000000d49484452") + b"\\0" * 16
 

@@ -16,7 +16,7 @@ from chatgate.channels.webchat.outbox import Entry, Outbox
 from chatgate.channels.webchat.render import render
 from chatgate.config.claims import AgentRef, LoopbackOnly, PathClaim
 from chatgate.config.errors import EX_CONFIG
-from chatgate.presentation.model import (
+from chatgate.model.outbound import (
     Button,
     Buttons,
     Image,

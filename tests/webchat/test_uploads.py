@@ -13,8 +13,6 @@ from pathlib import Path
 import aiohttp
 import pytest
 
-from chatgate.channels.base import FetchError
-from chatgate.channels.types import Attachment
 from chatgate.channels.webchat.adapter import WebChatChannel
 from chatgate.channels.webchat.uploads import (
     MAX_LIVE_PER_SESSION,
@@ -23,7 +21,9 @@ from chatgate.channels.webchat.uploads import (
     _safe_name,
 )
 from chatgate.gateway.app import Gateway
-from chatgate.policies.media import MediaReason
+from chatgate.model.errors import FetchError
+from chatgate.model.messages import Attachment
+from chatgate.model.reasons import MediaReason
 from tests.fakes.clock import eventually
 from tests.fakes.llm import FakeLLM
 from tests.harness import running, url, write_config

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from chatgate.agents.base import Turn
-from chatgate.presentation.model import File, OutboundMessage, Text
+from chatgate.model.outbound import File, OutboundMessage, Text
 
 PNG = bytes.fromhex("89504e470d0a1a0a0000000d49484452") + b"\0" * 64
 OGG = b"OggS" + b"\0" * 60

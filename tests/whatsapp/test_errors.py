@@ -7,7 +7,7 @@ import pytest
 from chatgate.channels.whatsapp import errors
 from chatgate.channels.whatsapp.errors import classify_graph
 from chatgate.channels.whatsapp.graph import GraphError
-from chatgate.policies.reasons import SendErrorKind as K
+from chatgate.model.reasons import SendErrorKind as K
 
 CASES = [
     (400, 130429, K.RATE_LIMITED, 1.0),

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from chatgate.channels.types import Target
-from chatgate.policies.reasons import DeliveryStatus
-from chatgate.presentation.model import File, OutboundMessage
+from chatgate.model.messages import Target
+from chatgate.model.outbound import File, OutboundMessage
+from chatgate.model.reasons import DeliveryStatus
 from tests.fakes.llm import FakeLLM
 from tests.fakes.whatsapp import FakeWhatsApp, GraphFault
 from tests.harness import channel_status, running

@@ -6,9 +6,9 @@ from typing import Any
 
 import pytest
 
-from chatgate.channels.types import InboundMessage, Target
 from chatgate.channels.whatsapp.inbound import Ignored, Receipt, events, normalize, receipt
-from chatgate.policies.reasons import DropReason
+from chatgate.model.messages import InboundMessage, Target
+from chatgate.model.reasons import DropReason
 from tests.fakes.whatsapp import DISPLAY_NUMBER, PHONE_NUMBER_ID, envelope
 
 USER = "15551230001"

@@ -10,9 +10,9 @@ from chatgate.channels.base import Rendered
 from chatgate.channels.whatsapp import LIMITS
 from chatgate.channels.whatsapp.markdown import markdown_to_whatsapp
 from chatgate.channels.whatsapp.render import render
-from chatgate.policies.reasons import DegradeReason
+from chatgate.model.outbound import Button, Buttons, OutboundMessage, Select, SelectOption, Text
+from chatgate.model.reasons import DegradeReason
 from chatgate.presentation.degrade import adapt, with_note
-from chatgate.presentation.model import Button, Buttons, OutboundMessage, Select, SelectOption, Text
 
 
 class OneStore:

@@ -6,8 +6,8 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-from chatgate.channels.types import Target
-from chatgate.presentation.model import OutboundMessage
+from chatgate.model.messages import Target
+from chatgate.model.outbound import OutboundMessage
 from tests.fakes.llm import FakeLLM
 from tests.fakes.whatsapp import FakeWhatsApp, Template
 from tests.harness import channel_status, running

@@ -8,16 +8,16 @@ from fnmatch import fnmatchcase
 from typing import Any
 
 from chatgate.agents.mcp.server import McpServer, ServerStatus
-from chatgate.agents.tools.builtin import BUILTIN_SERVER, Sender, builtin_specs, call_builtin
-from chatgate.agents.tools.schedule import (
-    SCHEDULE_TOOLS,
-    JobBackend,
-    call_schedule_tool,
-    schedule_specs,
-)
+from chatgate.agents.tools.builtin import Sender, builtin_specs, call_builtin
+from chatgate.agents.tools.schedule import JobBackend, call_schedule_tool, schedule_specs
 from chatgate.agents.tools.types import ToolContext, ToolOutcome, ToolSpec, ToolUnavailable
 from chatgate.clock import Clock
-from chatgate.config.tool_models import AgentToolsConfig, McpServerConfig
+from chatgate.config.tool_models import (
+    BUILTIN_SERVER,
+    SCHEDULE_TOOLS,
+    AgentToolsConfig,
+    McpServerConfig,
+)
 from chatgate.policies.tools import tool_allowed
 
 

@@ -10,8 +10,8 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any
 
 from chatgate.agents.tools.types import ToolOutcome, ToolSpec
+from chatgate.config.tool_models import BUILTIN_SERVER
 
-BUILTIN_SERVER = "gateway"  # reserved: no MCP server may take this name
 SEND_MESSAGE = f"{BUILTIN_SERVER}.send_message"
 MAX_SEND_CHARS = 4000
 

@@ -29,7 +29,7 @@ from chatgate.agents.tools.types import (
     ToolUnavailable,
 )
 from chatgate.config.tool_models import AgentToolsConfig
-from chatgate.policies.reasons import ApprovalReason, FailureReason, ToolCallStatus
+from chatgate.model.reasons import ApprovalReason, FailureReason, ToolCallStatus
 from chatgate.policies.tools import (
     Approval,
     LoopUsage,

@@ -18,13 +18,14 @@ from typing import Any, Protocol
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from chatgate.agents.tools.types import ToolContext, ToolOutcome, ToolSpec
-from chatgate.config.tool_models import ScheduleToolConfig
-from chatgate.schedules.timing import Cron, valid_cron
+from chatgate.config.cron import Cron, valid_cron
+from chatgate.config.tool_models import (
+    CANCEL_JOB,
+    LIST_JOBS,
+    SCHEDULE,
+    ScheduleToolConfig,
+)
 
-SCHEDULE = "gateway.schedule"
-LIST_JOBS = "gateway.list_jobs"
-CANCEL_JOB = "gateway.cancel_job"
-SCHEDULE_TOOLS = (SCHEDULE, LIST_JOBS, CANCEL_JOB)
 MAX_PROMPT_CHARS = 1000
 CRON_GAPS_CHECKED = 48  # the next instants a cron's shortest gap is measured over
 

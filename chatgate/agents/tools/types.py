@@ -6,7 +6,7 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from chatgate.policies.reasons import ToolCallStatus
+from chatgate.model.reasons import ToolCallStatus
 
 TOOL_CALL_EVENT = "tool_call"  # one finished call: a ``ToolCallRecord.to_dict()``
 TOOL_STARTED_EVENT = "tool_started"  # a call begins: ``{"agent", "tool"}`` (progress)

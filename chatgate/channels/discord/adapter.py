@@ -22,13 +22,8 @@ from typing import Any
 import aiohttp
 
 import discord
-from chatgate.channels.base import (
-    ChannelContext,
-    ChannelError,
-    InboundSink,
-    NotConfigured,
-    StateUnavailable,
-)
+from chatgate.channels.base import ChannelContext, ChannelError, InboundSink, NotConfigured
+from chatgate.channels.capabilities import Capabilities, chat_capabilities
 from chatgate.channels.discord import LIMITS, errors
 from chatgate.channels.discord.client import GatewayClient, privileged
 from chatgate.channels.discord.config import DiscordChannelConfig
@@ -48,18 +43,13 @@ from chatgate.channels.discord.net import build_connector
 from chatgate.channels.discord.outbound import DiscordOutbound
 from chatgate.channels.download import FilesSession, files_timeout
 from chatgate.channels.ordering import ChatOrder
-from chatgate.channels.outcome import Submission, press_notice
-from chatgate.channels.types import (
-    USER_LANGUAGE,
-    Attachment,
-    Capabilities,
-    InboundMessage,
-    chat_capabilities,
-)
 from chatgate.config.base import secret_value
+from chatgate.model.errors import StateUnavailable
+from chatgate.model.messages import USER_LANGUAGE, Attachment, InboundMessage
+from chatgate.model.reasons import DropReason, SendErrorKind
+from chatgate.model.results import Submission, press_notice
 from chatgate.policies.edits import EditMode
 from chatgate.policies.reactions import ReactionMode
-from chatgate.policies.reasons import DropReason, SendErrorKind
 from chatgate.presentation.chunking import utf16_len
 
 log = logging.getLogger("chatgate.discord")

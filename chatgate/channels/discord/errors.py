@@ -15,8 +15,8 @@ import aiohttp
 
 import discord
 from chatgate.channels.base import ChannelError
-from chatgate.channels.types import SendResult
-from chatgate.policies.reasons import SendErrorKind
+from chatgate.model.messages import SendResult
+from chatgate.model.reasons import SendErrorKind
 
 PORTAL = "https://discord.com/developers/applications"
 REJECTED_TOKEN = "Discord rejected the bot token (401 Unauthorized)"

@@ -16,16 +16,16 @@ from typing import Any
 
 from chatgate.channels.discord.ids import choice_of, interaction_key
 from chatgate.channels.discord.media import attachment_of
-from chatgate.channels.types import (
+from chatgate.model.messages import (
     USER_LANGUAGE,
     Attachment,
     InboundMessage,
     Target,
     default_target,
 )
+from chatgate.model.reasons import DropReason
 from chatgate.policies.edits import EDIT_MODE, EDIT_OF, EditMode, edit_wanted
 from chatgate.policies.reactions import CONTEXT_ONLY, ReactionMode, reaction_input, reaction_text
-from chatgate.policies.reasons import DropReason
 
 PLATFORM = "discord"
 REACTION_PREFIX = "rx:"  # a reaction has no message of its own: "rx:<message>:<user>:<emoji>"

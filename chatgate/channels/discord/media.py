@@ -9,10 +9,10 @@ from urllib.parse import urlsplit
 
 import aiohttp
 
-from chatgate.channels.base import FetchError
 from chatgate.channels.download import stream_to_file
-from chatgate.channels.types import Attachment
-from chatgate.policies.media import MediaReason
+from chatgate.model.errors import FetchError
+from chatgate.model.messages import Attachment
+from chatgate.model.reasons import MediaReason
 
 CDN_HOSTS = frozenset({"cdn.discordapp.com", "media.discordapp.net"})
 

@@ -22,10 +22,10 @@ from chatgate.channels.discord.config import DiscordChannelConfig
 from chatgate.channels.discord.ids import snowflake
 from chatgate.channels.discord.render import ButtonSpec, EmbedSpec, Row, SelectSpec, render
 from chatgate.channels.files import render_with_files, upload_of
-from chatgate.channels.types import InboundMessage, SendResult, Target
 from chatgate.channels.words import words_for
-from chatgate.policies.reasons import SendErrorKind
-from chatgate.presentation.model import OutboundMessage
+from chatgate.model.messages import InboundMessage, SendResult, Target
+from chatgate.model.outbound import OutboundMessage
+from chatgate.model.reasons import SendErrorKind
 
 SEND_HINTS = {
     SendErrorKind.FORBIDDEN: (

@@ -16,10 +16,7 @@ from chatgate.channels.base import Rendered
 from chatgate.channels.discord.ids import VALUE_MAX_BYTES, button_id, select_id
 from chatgate.channels.discord.markdown import markdown_to_discord
 from chatgate.channels.words import ENGLISH, RenderWords
-from chatgate.presentation.chunking import chunk_text, utf16_len
-from chatgate.presentation.degrade import callback_hash
-from chatgate.presentation.markdown import closes_fence, parse_fence
-from chatgate.presentation.model import (
+from chatgate.model.outbound import (
     DEFAULT_PLACEHOLDER,
     Block,
     Button,
@@ -30,6 +27,9 @@ from chatgate.presentation.model import (
     Select,
     Table,
 )
+from chatgate.presentation.chunking import chunk_text, utf16_len
+from chatgate.presentation.degrade import callback_hash
+from chatgate.presentation.markdown import closes_fence, parse_fence
 from chatgate.presentation.render import block_to_markdown
 
 MAX_TEXT = 2000

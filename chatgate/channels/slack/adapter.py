@@ -30,18 +30,11 @@ from slack_bolt.request.async_request import AsyncBoltRequest
 from slack_bolt.response import BoltResponse
 from slack_sdk.web.async_client import AsyncWebClient
 
-from chatgate.channels.base import (
-    ChannelContext,
-    ChannelError,
-    FetchError,
-    InboundSink,
-    NotConfigured,
-    StateUnavailable,
-)
+from chatgate.channels.base import ChannelContext, ChannelError, InboundSink, NotConfigured
+from chatgate.channels.capabilities import AckMode, Capabilities
 from chatgate.channels.download import FilesSession, files_timeout
 from chatgate.channels.http_ingress import STATE_RETRY_AFTER_S, read_request, refuse
 from chatgate.channels.ordering import ChatOrder
-from chatgate.channels.outcome import Submission, press_notice
 from chatgate.channels.signatures import verify
 from chatgate.channels.slack import LIMITS, errors
 from chatgate.channels.slack.config import SlackChannelConfig
@@ -59,18 +52,14 @@ from chatgate.channels.slack.media import fetch_file
 from chatgate.channels.slack.outbound import SlackOutbound
 from chatgate.channels.slack.sdk_logs import quiet_dropped_sockets
 from chatgate.channels.slack.users import SlackUser, SlackUsers, with_language
-from chatgate.channels.types import (
-    AckMode,
-    Attachment,
-    Capabilities,
-    InboundMessage,
-)
 from chatgate.config.base import secret_value
 from chatgate.http_input import BadInput
+from chatgate.model.errors import FetchError, StateUnavailable
+from chatgate.model.messages import Attachment, InboundMessage
+from chatgate.model.reasons import DropReason, MediaReason, SendErrorKind
+from chatgate.model.results import Submission, press_notice
 from chatgate.policies.edits import EditMode
-from chatgate.policies.media import MediaReason
 from chatgate.policies.reactions import ReactionMode
-from chatgate.policies.reasons import DropReason, SendErrorKind
 
 log = logging.getLogger("chatgate.slack")
 sdk_log = logging.getLogger("slack_bolt")

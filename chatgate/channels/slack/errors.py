@@ -11,8 +11,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from chatgate.channels.base import ChannelError
-from chatgate.channels.types import SendResult
-from chatgate.policies.reasons import SendErrorKind
+from chatgate.model.messages import SendResult
+from chatgate.model.reasons import SendErrorKind
 
 APPS = "https://api.slack.com/apps"
 AUTH_ERRORS = frozenset(

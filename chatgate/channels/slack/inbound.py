@@ -14,11 +14,10 @@ from collections.abc import Collection, Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
-from chatgate.channels.types import Attachment, InboundMessage, Target
-from chatgate.policies.admission import ChatKind
+from chatgate.model.messages import Attachment, ChatKind, InboundMessage, Target
+from chatgate.model.reasons import DropReason
 from chatgate.policies.edits import EDIT_MODE, EDIT_OF, EditMode, edit_wanted
 from chatgate.policies.reactions import CONTEXT_ONLY, ReactionMode, reaction_input, reaction_text
-from chatgate.policies.reasons import DropReason
 
 PLATFORM = "slack"
 ACTION_PREFIX = "act"

@@ -22,10 +22,10 @@ from chatgate.channels.slack import errors
 from chatgate.channels.slack.config import SlackChannelConfig
 from chatgate.channels.slack.inbound import message_key, ts_of
 from chatgate.channels.slack.render import render, split_rendered
-from chatgate.channels.types import InboundMessage, SendResult, Target
 from chatgate.channels.words import words_for
-from chatgate.policies.reasons import SendErrorKind
-from chatgate.presentation.model import File, OutboundMessage
+from chatgate.model.messages import InboundMessage, SendResult, Target
+from chatgate.model.outbound import File, OutboundMessage
+from chatgate.model.reasons import SendErrorKind
 
 log = logging.getLogger("chatgate.slack")
 ENGAGED_MAX = 10_000  # threads remembered as "the bot answered here" (replies need no mention)

@@ -24,10 +24,7 @@ from chatgate.channels.slack.ids import (
     select_id,
 )
 from chatgate.channels.words import ENGLISH, RenderWords
-from chatgate.presentation.chunking import MIN_LIMIT, chunk_text
-from chatgate.presentation.degrade import callback_hash
-from chatgate.presentation.markdown import html_escape, markdown_to_slack_mrkdwn
-from chatgate.presentation.model import (
+from chatgate.model.outbound import (
     DEFAULT_PLACEHOLDER,
     Block,
     Button,
@@ -41,6 +38,9 @@ from chatgate.presentation.model import (
     Table,
     Text,
 )
+from chatgate.presentation.chunking import MIN_LIMIT, chunk_text
+from chatgate.presentation.degrade import callback_hash
+from chatgate.presentation.markdown import html_escape, markdown_to_slack_mrkdwn
 from chatgate.presentation.render import DIVIDER, block_to_markdown, image_to_text, table_width
 
 MAX_TEXT = 3000

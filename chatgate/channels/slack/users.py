@@ -12,8 +12,8 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, replace
 from typing import Any
 
-from chatgate.channels.types import USER_LANGUAGE, InboundMessage
 from chatgate.clock import Clock
+from chatgate.model.messages import USER_LANGUAGE, InboundMessage
 
 log = logging.getLogger("chatgate.slack")
 USERS_KEPT = 10_000

@@ -15,15 +15,13 @@ from chatgate.channels.base import (
     ChannelAdapter,
     ChannelContext,
     ChannelError,
-    FetchError,
     InboundSink,
     NotConfigured,
     Rendered,
-    StateUnavailable,
 )
+from chatgate.channels.capabilities import Capabilities, chat_capabilities
 from chatgate.channels.files import render_with_files, upload_of
 from chatgate.channels.http_ingress import refuse
-from chatgate.channels.outcome import press_notice
 from chatgate.channels.telegram import LIMITS, errors
 from chatgate.channels.telegram.albums import AddressedAlbums, album_of, merge_album
 from chatgate.channels.telegram.config import TelegramChannelConfig
@@ -39,21 +37,15 @@ from chatgate.channels.telegram.media import fetch_file
 from chatgate.channels.telegram.polling import REJECTED_TOKEN, TOKEN_HINT, Poller
 from chatgate.channels.telegram.render import render
 from chatgate.channels.telegram.request import BoundedRequest
-from chatgate.channels.types import (
-    Attachment,
-    Capabilities,
-    InboundMessage,
-    SendResult,
-    Target,
-    chat_capabilities,
-)
 from chatgate.channels.words import words_for
 from chatgate.config.base import secret_value
 from chatgate.http_input import BadInput, read_json
-from chatgate.policies.media import MediaReason
-from chatgate.policies.reasons import SendErrorKind
+from chatgate.model.errors import FetchError, StateUnavailable
+from chatgate.model.messages import Attachment, InboundMessage, SendResult, Target
+from chatgate.model.outbound import File, OutboundMessage
+from chatgate.model.reasons import MediaReason, SendErrorKind
+from chatgate.model.results import press_notice
 from chatgate.presentation.chunking import utf16_len
-from chatgate.presentation.model import File, OutboundMessage
 from chatgate.secure_compare import secure_equals
 from telegram import Bot, InputFile, ReactionTypeEmoji, ReplyParameters, Update
 from telegram import error as tg

@@ -8,8 +8,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import replace
 
-from chatgate.channels.types import ALBUM_KEY, InboundMessage
 from chatgate.clock import Clock
+from chatgate.model.messages import ALBUM_KEY, InboundMessage
 from chatgate.policies.bursts import ALBUM_WINDOW_S
 
 

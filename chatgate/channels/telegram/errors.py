@@ -5,8 +5,8 @@ from __future__ import annotations
 import datetime as dt
 import warnings
 
-from chatgate.channels.types import SendResult
-from chatgate.policies.reasons import SendErrorKind
+from chatgate.model.messages import SendResult
+from chatgate.model.reasons import SendErrorKind
 from telegram import error as tg
 
 _TARGET_GONE = (

@@ -10,10 +10,9 @@ from datetime import timedelta
 from typing import Literal
 
 from chatgate.channels.telegram.ids import message_key
-from chatgate.channels.types import ALBUM_KEY, Attachment, InboundMessage, default_target
-from chatgate.policies.admission import ChatKind
+from chatgate.model.messages import ALBUM_KEY, Attachment, ChatKind, InboundMessage, default_target
+from chatgate.model.reasons import DropReason
 from chatgate.policies.edits import EDIT_MODE, EDIT_OF, EditMode, edit_wanted
-from chatgate.policies.reasons import DropReason
 from telegram import Message, MessageEntity, Update
 from telegram.warnings import PTBDeprecationWarning
 

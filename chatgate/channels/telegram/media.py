@@ -5,11 +5,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from chatgate.channels.base import FetchError
 from chatgate.channels.download import write_bytes
 from chatgate.channels.telegram.request import BoundedRequest
-from chatgate.channels.types import Attachment
-from chatgate.policies.media import MediaReason
+from chatgate.model.errors import FetchError
+from chatgate.model.messages import Attachment
+from chatgate.model.reasons import MediaReason
 from telegram import Bot
 from telegram import error as tg
 

@@ -17,11 +17,12 @@ import random
 import time
 from collections.abc import Awaitable, Callable
 
-from chatgate.channels.base import ChannelError, StateUnavailable
+from chatgate.channels.base import ChannelError
 from chatgate.channels.telegram.errors import retry_after_seconds
 from chatgate.channels.telegram.inbound import ALLOWED_UPDATES
+from chatgate.model.errors import StateUnavailable
+from chatgate.model.reasons import SendErrorKind
 from chatgate.policies.lease_timing import poll_budget_s
-from chatgate.policies.reasons import SendErrorKind
 from telegram import Bot, Update
 from telegram import error as tg
 

@@ -6,10 +6,10 @@ from collections.abc import Callable
 
 from chatgate.channels.base import Rendered
 from chatgate.channels.words import ENGLISH, RenderWords
+from chatgate.model.outbound import Button, Buttons, OutboundMessage
 from chatgate.presentation.chunking import chunk_text, utf16_len
 from chatgate.presentation.degrade import callback_hash
 from chatgate.presentation.markdown import markdown_to_plain, markdown_to_telegram_html
-from chatgate.presentation.model import Button, Buttons, OutboundMessage
 from chatgate.presentation.render import block_to_markdown
 from telegram import InlineKeyboardButton, InlineKeyboardMarkup
 

@@ -6,9 +6,9 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from chatgate.channels.descriptor import CHAT_HOT_KEYS, ChannelDescriptor, chat_claims
-from chatgate.channels.types import RouteHint
 from chatgate.channels.webchat.config import WebChatChannelConfig
 from chatgate.config.claims import AgentRef, Claim, LoopbackOnly, PathClaim
+from chatgate.model.messages import RouteHint
 from chatgate.presentation.file_rules import MB, FileLimits
 from chatgate.presentation.limits import PresentationLimits
 

@@ -20,28 +20,19 @@ import logging
 import re
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from aiohttp import web
 
 from chatgate.channels.base import (
     ChannelAdapter,
     ChannelContext,
-    FetchError,
     InboundSink,
     NotConfigured,
     Rendered,
-    StateUnavailable,
 )
+from chatgate.channels.capabilities import AckMode, Capabilities
 from chatgate.channels.http_ingress import refuse
-from chatgate.channels.types import (
-    AckMode,
-    Attachment,
-    Capabilities,
-    InboundMessage,
-    SendResult,
-    Target,
-)
 from chatgate.channels.webchat import AGENT_ROUTE, LIMITS
 from chatgate.channels.webchat.config import WebChatChannelConfig
 from chatgate.channels.webchat.hub import Hub, serve_events
@@ -57,10 +48,15 @@ from chatgate.channels.webchat.uploads import UploadStore, receive
 from chatgate.channels.webui import StaticAssets, json_answer, same_origin
 from chatgate.config.base import secret_value
 from chatgate.http_input import BadInput, read_json
-from chatgate.policies.media import MediaReason
-from chatgate.policies.reasons import SendErrorKind
-from chatgate.presentation.model import OutboundMessage
+from chatgate.model.errors import FetchError, StateUnavailable
+from chatgate.model.messages import Attachment, InboundMessage, SendResult, Target
+from chatgate.model.outbound import OutboundMessage
+from chatgate.model.reasons import MediaReason, SendErrorKind
 from chatgate.secure_compare import secure_equals
+from chatgate.state.factory import SHARED_KV
+
+if TYPE_CHECKING:
+    from chatgate.state.redis.client import RedisShare
 
 log = logging.getLogger("chatgate.webchat")
 TYPING_EVERY_S = 3.0
@@ -130,7 +126,7 @@ class WebChatChannel(ChannelAdapter):
             )
         self._sink = sink
         self.hub = Hub(config.max_streams)
-        shared: SharedWebChat | None = self.ctx.kv.get("webchat")
+        shared = self._shared_store()
         outbox: MessageLog
         if shared is None:
             key = await asyncio.to_thread(load_install_key, self.ctx.state_dir)
@@ -170,6 +166,16 @@ class WebChatChannel(ChannelAdapter):
             self.ctx.http.add(method, config.path, self._dispatch, prefix=True)
         self._accepting = True
         log.info("web chat serving", extra={"path": config.path, "auth": config.auth})
+
+    def _shared_store(self) -> SharedWebChat | None:
+        """With replicas (a Redis store), the outboxes live on Redis so any replica serves any
+        browser; else None (this replica's own SQLite outbox)."""
+        share: RedisShare | None = self.ctx.kv.get(SHARED_KV)
+        if share is None:
+            return None
+        from chatgate.channels.webchat.store_redis import RedisWebChat
+
+        return RedisWebChat(share.client, share.keys)
 
     async def stop_intake(self) -> None:
         self._accepting = False
@@ -359,7 +365,7 @@ class WebChatChannel(ChannelAdapter):
         return json_answer({"message_id": msg.message_id, "duplicate": submission.duplicate}, 202)
 
     def _uploads_off(self) -> str:
-        if self.ctx.kv.get("webchat") is not None:
+        if self.ctx.kv.get(SHARED_KV) is not None:
             return NO_UPLOADS_REPLICAS
         if self.config.max_upload_bytes == 0:
             return "file uploads are off (max_upload_bytes: 0)"

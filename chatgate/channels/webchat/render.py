@@ -13,9 +13,7 @@ from typing import Any
 
 from chatgate.channels.base import Rendered
 from chatgate.media.links import SAFE_INLINE
-from chatgate.presentation.file_rules import human_size
-from chatgate.presentation.markdown import html_escape, markdown_to_telegram_html
-from chatgate.presentation.model import (
+from chatgate.model.outbound import (
     Block,
     Buttons,
     Context,
@@ -26,6 +24,8 @@ from chatgate.presentation.model import (
     Table,
     Text,
 )
+from chatgate.presentation.file_rules import human_size
+from chatgate.presentation.markdown import html_escape, markdown_to_telegram_html
 from chatgate.presentation.render import block_to_markdown, to_markdown
 
 _LINK_SCHEMES = ("http://", "https://", "mailto:")

@@ -24,9 +24,9 @@ from aiohttp import BodyPartReader, web
 from aiohttp.http_exceptions import HttpProcessingError
 from aiohttp.web_protocol import RequestPayloadError
 
-from chatgate.channels.types import AttachmentKind
 from chatgate.channels.webui import json_answer
 from chatgate.media.sniff import sniff
+from chatgate.model.messages import AttachmentKind
 
 log = logging.getLogger("chatgate.webchat")
 CHUNK = 256 * 1024

@@ -6,9 +6,9 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from chatgate.channels.descriptor import ChannelDescriptor
-from chatgate.channels.types import RouteHint
 from chatgate.channels.webhook.config import WebhookChannelConfig
 from chatgate.config.claims import AgentRef, ChannelRef, Claim, PathClaim
+from chatgate.model.messages import RouteHint
 from chatgate.presentation.limits import PresentationLimits
 
 # One large markdown document per answer, no interactive widgets.

@@ -21,21 +21,19 @@ from urllib.parse import parse_qsl
 import aiohttp
 from aiohttp import web
 
-from chatgate.channels.base import (
-    ChannelAdapter,
-    ChannelContext,
-    InboundSink,
-    StateUnavailable,
-)
+from chatgate.channels.base import ChannelAdapter, ChannelContext, InboundSink
+from chatgate.channels.capabilities import Capabilities
 from chatgate.channels.http_ingress import read_request, refuse
 from chatgate.channels.signatures import verify
-from chatgate.channels.types import Attachment, Capabilities, InboundMessage, Target
 from chatgate.channels.webhook import LIMITS
 from chatgate.channels.webhook.config import WebhookChannelConfig, WebhookRouteConfig
 from chatgate.channels.webhook.media import fetch_payload_file, payload_attachments
 from chatgate.config.base import secret_value
 from chatgate.http_input import MAX_JSON_DEPTH, BadInput, json_depth, utf8_clean
-from chatgate.policies.reasons import DropReason, IngressReason, RefusalReason
+from chatgate.model.errors import StateUnavailable
+from chatgate.model.messages import Attachment, InboundMessage, Target
+from chatgate.model.outbound import File
+from chatgate.model.reasons import DropReason, IngressReason, RefusalReason
 from chatgate.policies.webhook_filter import (
     Pieces,
     compile_template,
@@ -43,7 +41,6 @@ from chatgate.policies.webhook_filter import (
     render_pieces,
     template_fields,
 )
-from chatgate.presentation.model import File
 
 log = logging.getLogger("chatgate.webhook")
 DELIVERY_ID_HEADERS = ("X-GitHub-Delivery", "X-Request-Id", "X-Delivery-Id", "X-Webhook-Id")

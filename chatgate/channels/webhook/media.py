@@ -14,11 +14,11 @@ from urllib.parse import urlsplit
 
 import aiohttp
 
-from chatgate.channels.base import FetchError
 from chatgate.channels.download import stream_to_file
-from chatgate.channels.types import Attachment
 from chatgate.channels.webhook.config import WebhookAttachmentsConfig, WebhookRouteConfig
-from chatgate.policies.media import MediaReason
+from chatgate.model.errors import FetchError
+from chatgate.model.messages import Attachment
+from chatgate.model.reasons import MediaReason
 from chatgate.policies.webhook_filter import resolve_field
 
 URL, INLINE = "url", "base64"

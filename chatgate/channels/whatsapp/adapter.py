@@ -27,24 +27,15 @@ from chatgate.channels.base import (
     ChannelAdapter,
     ChannelContext,
     ChannelError,
-    FetchError,
     InboundSink,
     NotConfigured,
     Rendered,
-    StateUnavailable,
 )
+from chatgate.channels.capabilities import AckMode, Capabilities
 from chatgate.channels.files import render_with_files, upload_of
 from chatgate.channels.http_ingress import read_request, refuse
 from chatgate.channels.ordering import ChatOrder
 from chatgate.channels.signatures import verify
-from chatgate.channels.types import (
-    AckMode,
-    Attachment,
-    Capabilities,
-    InboundMessage,
-    SendResult,
-    Target,
-)
 from chatgate.channels.whatsapp import LIMITS, errors
 from chatgate.channels.whatsapp.config import WhatsAppChannelConfig, phone_id
 from chatgate.channels.whatsapp.graph import Graph, GraphError
@@ -55,14 +46,15 @@ from chatgate.channels.whatsapp.render import MenuWords, render
 from chatgate.channels.whatsapp.window import Windows, template_payload
 from chatgate.config.base import secret_value
 from chatgate.http_input import BadInput, parse_json
-from chatgate.policies.media import MediaReason
+from chatgate.model.errors import FetchError, StateUnavailable
+from chatgate.model.messages import Attachment, InboundMessage, SendResult, Target
+from chatgate.model.outbound import File, OutboundMessage
+from chatgate.model.reasons import DropReason, MediaReason, SendErrorKind
+from chatgate.model.text_ids import TextId
 from chatgate.policies.reactions import CONTEXT_ONLY, ReactionMode, reaction_input
-from chatgate.policies.reasons import DropReason, SendErrorKind
-from chatgate.presentation.model import File, OutboundMessage
 from chatgate.secure_compare import secure_equals
 from chatgate.state.protocols import ChannelFacts
 from chatgate.state.records import receipt_key
-from chatgate.texts.ids import TextId
 
 SENT_IDS_KEPT = 4096  # answers a reaction can still be recognised on (in memory)
 log = logging.getLogger("chatgate.whatsapp")

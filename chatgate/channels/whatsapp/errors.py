@@ -11,9 +11,9 @@ from __future__ import annotations
 import aiohttp
 
 from chatgate.channels.base import ChannelError
-from chatgate.channels.types import SendResult
 from chatgate.channels.whatsapp.graph import GraphError
-from chatgate.policies.reasons import SendErrorKind
+from chatgate.model.messages import SendResult
+from chatgate.model.reasons import SendErrorKind
 
 MANAGER = "https://business.facebook.com/settings/system-users"
 TOKEN_HINT = (

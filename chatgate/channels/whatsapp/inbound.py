@@ -14,10 +14,10 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from chatgate.channels.types import Attachment, InboundMessage, Target
 from chatgate.channels.whatsapp import texts
+from chatgate.model.messages import Attachment, InboundMessage, Target
+from chatgate.model.reasons import DropReason
 from chatgate.policies.reactions import reaction_text
-from chatgate.policies.reasons import DropReason
 
 PLATFORM = "whatsapp"
 MEDIA_KINDS = ("image", "audio", "video", "document", "sticker")

@@ -5,11 +5,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from chatgate.channels.base import FetchError
 from chatgate.channels.download import stream_to_file
-from chatgate.channels.types import Attachment
 from chatgate.channels.whatsapp.graph import Graph, GraphError
-from chatgate.policies.media import MediaReason
+from chatgate.model.errors import FetchError
+from chatgate.model.messages import Attachment
+from chatgate.model.reasons import MediaReason
 
 
 async def fetch_media(graph: Graph, attachment: Attachment, dest: Path, max_bytes: int) -> int:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from chatgate.presentation.model import File
+from chatgate.model.outbound import File
 
 MESSAGE_TYPES = {
     "image": "image",

@@ -16,10 +16,7 @@ from typing import Any
 
 from chatgate.channels.base import Rendered
 from chatgate.channels.whatsapp.markdown import markdown_to_whatsapp
-from chatgate.presentation.chunking import chunk_text
-from chatgate.presentation.degrade import callback_hash
-from chatgate.presentation.markdown import markdown_to_plain
-from chatgate.presentation.model import (
+from chatgate.model.outbound import (
     DEFAULT_PLACEHOLDER,
     Block,
     Buttons,
@@ -27,9 +24,12 @@ from chatgate.presentation.model import (
     Select,
     Text,
 )
+from chatgate.model.text_ids import TextId
+from chatgate.presentation.chunking import chunk_text
+from chatgate.presentation.degrade import callback_hash
+from chatgate.presentation.markdown import markdown_to_plain
 from chatgate.presentation.render import block_to_markdown
 from chatgate.texts import en
-from chatgate.texts.ids import TextId
 
 FORMAT = "whatsapp"
 MAX_TEXT = 4096

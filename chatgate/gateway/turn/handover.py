@@ -6,16 +6,16 @@ from __future__ import annotations
 import logging
 from collections.abc import Sequence
 
-from chatgate.channels.outcome import Stage, TurnResult, files_of
-from chatgate.gateway.delivery import DeliveryReport
+from chatgate.gateway.delivery.sender import DeliveryReport
+from chatgate.gateway.delivery.streaming import StreamingReply
+from chatgate.gateway.intake.session_queue import Job
+from chatgate.gateway.intake.voices import Voices
 from chatgate.gateway.runtime import Runtime
-from chatgate.gateway.session_queue import Job
-from chatgate.gateway.streaming import StreamingReply
 from chatgate.gateway.turn.unsaved import UnrecordedDeliveries
-from chatgate.gateway.voices import Voices
-from chatgate.policies.reasons import DeliveryStatus
-from chatgate.presentation.model import OutboundMessage
-from chatgate.state.protocols import StateUnavailable
+from chatgate.model.errors import StateUnavailable
+from chatgate.model.outbound import OutboundMessage
+from chatgate.model.reasons import DeliveryStatus
+from chatgate.model.results import Stage, TurnResult, files_of
 
 log = logging.getLogger("chatgate.turn")
 

@@ -10,11 +10,11 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, NamedTuple, TypeGuard
 
-from chatgate.agents.base import ChatMessage
-from chatgate.channels.outcome import Stage
 from chatgate.gateway.events import EventName
 from chatgate.gateway.runtime import Runtime
-from chatgate.gateway.sessions import WarmSession
+from chatgate.gateway.turn.session_cache import WarmSession
+from chatgate.model.chat import ChatMessage
+from chatgate.model.results import Stage
 from chatgate.state.protocols import TranscriptAppend, TurnJournal
 from chatgate.state.records import JournalState
 

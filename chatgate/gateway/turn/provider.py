@@ -8,10 +8,10 @@ from collections.abc import Mapping
 from typing import Any
 
 from chatgate.agents.base import AgentError, AgentReply
-from chatgate.gateway.degraded import OwnerKind
 from chatgate.gateway.events import EventName
 from chatgate.gateway.runtime import Runtime
-from chatgate.policies.reasons import FailureReason
+from chatgate.gateway.supervision.degraded import OwnerKind
+from chatgate.model.reasons import FailureReason
 
 log = logging.getLogger("chatgate.turn")
 AUTH_FAILURES = frozenset({FailureReason.AUTH_PERMANENT, FailureReason.AUTH_EXPIRED})

@@ -7,16 +7,17 @@ import contextlib
 from dataclasses import dataclass, field
 from enum import Enum
 
-from chatgate.agents.base import Agent, AgentError, AgentReply, ChatMessage
+from chatgate.agents.base import Agent, AgentError, AgentReply
 from chatgate.agents.tools.runtime import TurnTools
 from chatgate.channels.base import ChannelAdapter
-from chatgate.gateway.delivery import DeliveryReport
-from chatgate.gateway.session_queue import CancelReason, Job, TurnControl
-from chatgate.gateway.sessions import WarmSession
-from chatgate.gateway.status_line import StatusLine
-from chatgate.gateway.streaming import StreamingReply
-from chatgate.gateway.turn.outcome import Outcome
+from chatgate.gateway.delivery.sender import DeliveryReport
+from chatgate.gateway.delivery.status_line import StatusLine
+from chatgate.gateway.delivery.streaming import StreamingReply
+from chatgate.gateway.intake.session_queue import CancelReason, Job, TurnControl
+from chatgate.gateway.turn.conclusion import Outcome
+from chatgate.gateway.turn.session_cache import WarmSession
 from chatgate.media.prepare import PreparedInput
+from chatgate.model.chat import ChatMessage
 from chatgate.state.records import LeaseToken
 
 

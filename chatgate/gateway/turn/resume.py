@@ -8,14 +8,14 @@ import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import replace
 
-from chatgate.channels.outcome import Stage, TurnResult
+from chatgate.gateway.intake.session_queue import Job, JobKind
 from chatgate.gateway.runtime import Runtime
-from chatgate.gateway.session_queue import Job, JobKind
 from chatgate.gateway.turn.handover import Handover
+from chatgate.model.errors import StateUnavailable
+from chatgate.model.outbound import OutboundMessage
+from chatgate.model.reasons import DeliveryStatus, FailureReason, OutcomeKind
+from chatgate.model.results import Stage, TurnResult
 from chatgate.policies.failure import failure_reply
-from chatgate.policies.reasons import DeliveryStatus, FailureReason, OutcomeKind
-from chatgate.presentation.model import OutboundMessage
-from chatgate.state.protocols import StateUnavailable
 from chatgate.state.records import JournalState
 from chatgate.texts.voice import Voice
 

@@ -5,22 +5,22 @@ from __future__ import annotations
 
 import contextlib
 
-from chatgate.agents.base import ChatMessage
-from chatgate.channels.outcome import Stage
-from chatgate.gateway.approvals import ApprovalDesk
-from chatgate.gateway.delivery import DeliveryReport
+from chatgate.gateway.delivery.sender import DeliveryReport
+from chatgate.gateway.intake.approvals import ApprovalDesk
+from chatgate.gateway.intake.session_queue import Job, JobKind, TurnControl
 from chatgate.gateway.runtime import Runtime
-from chatgate.gateway.session_queue import Job, JobKind, TurnControl
 from chatgate.gateway.turn.handover import Handover
 from chatgate.gateway.turn.persist import TurnPersistence
 from chatgate.gateway.turn.record import TurnRecord
 from chatgate.gateway.turn.resume import turn_crashed
 from chatgate.gateway.turn.steps import TurnSteps, user_message
-from chatgate.policies.reasons import DeliveryStatus
-from chatgate.presentation.model import OutboundMessage, message_from_dict
-from chatgate.state.protocols import StateUnavailable
+from chatgate.model.chat import ChatMessage
+from chatgate.model.errors import StateUnavailable
+from chatgate.model.outbound import OutboundMessage, message_from_dict
+from chatgate.model.reasons import DeliveryStatus
+from chatgate.model.results import Stage
+from chatgate.model.text_ids import TextId
 from chatgate.state.records import JournalState
-from chatgate.texts import TextId
 
 
 class TurnRunner:

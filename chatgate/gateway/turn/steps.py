@@ -1,4 +1,4 @@
-"""The named steps of one agent turn, in order (the turn side of `gateway/stages.py`).
+"""The named steps of one agent turn, in order (the turn side of `gateway/intake/stages.py`).
 
 Steps run while the turn holds its lock and session: open → prepare → prepare_input →
 call_agent → conclude. A step returns None to go on, or a `TurnExit` that ends the turn there.
@@ -13,44 +13,37 @@ import functools
 import logging
 from collections.abc import Awaitable, Callable
 
-from chatgate.agents.base import (
-    REPLY_TO,
-    Agent,
-    AgentError,
-    AgentReply,
-    ChatMessage,
-    Turn,
-    TurnFenced,
-)
+from chatgate.agents.base import REPLY_TO, Agent, AgentError, AgentReply, Turn, TurnFenced
 from chatgate.agents.tools.runtime import TurnTools
 from chatgate.agents.tools.types import ApprovalAnswer, ApprovalAsk, Approve
-from chatgate.channels.outcome import Stage
-from chatgate.channels.types import AckMode
+from chatgate.channels.capabilities import AckMode
 from chatgate.config.agent_models import AgentConfig, LiteLLMAgentConfig
-from chatgate.gateway.approvals import ApprovalDesk, AskContext
-from chatgate.gateway.delivery import DeliveryReport
+from chatgate.gateway.delivery.operator_notify import OperatorNotifier
+from chatgate.gateway.delivery.presence import typing_while
+from chatgate.gateway.delivery.sender import DeliveryReport
+from chatgate.gateway.delivery.status_line import StatusLine, worded
+from chatgate.gateway.delivery.streaming import StreamingReply
 from chatgate.gateway.events import EventName
-from chatgate.gateway.operator_notify import OperatorNotifier
-from chatgate.gateway.presence import typing_while
+from chatgate.gateway.intake.approvals import ApprovalDesk, AskContext
+from chatgate.gateway.intake.session_queue import CancelReason, Job
+from chatgate.gateway.intake.voices import USER_LANGUAGE_KEY, Voices
 from chatgate.gateway.runtime import Runtime
-from chatgate.gateway.session_queue import CancelReason, Job
-from chatgate.gateway.status_line import StatusLine, worded
-from chatgate.gateway.streaming import StreamingReply
+from chatgate.gateway.turn.conclusion import Outcome, answered, decide, failure_of, to_persist
 from chatgate.gateway.turn.handover import Handover
-from chatgate.gateway.turn.outcome import Outcome, answered, decide, failure_of, to_persist
 from chatgate.gateway.turn.persist import JournalWrite, TurnPersistence
 from chatgate.gateway.turn.provider import ProviderWatch
 from chatgate.gateway.turn.record import CANCEL_EXITS, TurnExit, TurnRecord
 from chatgate.gateway.turn.resume import lock_unavailable, still_open
 from chatgate.gateway.turn.unsaved import UnsavedAnswers
-from chatgate.gateway.voices import USER_LANGUAGE_KEY, Voices
 from chatgate.media.outgoing import store_files
 from chatgate.media.speech import with_voice
 from chatgate.media.step import prepare_turn_input
-from chatgate.policies.reasons import DeliveryStatus, FailureReason, OutcomeKind
+from chatgate.model.chat import ChatMessage
+from chatgate.model.errors import StateUnavailable
+from chatgate.model.reasons import DeliveryStatus, FailureReason, OutcomeKind
+from chatgate.model.results import Stage
 from chatgate.policies.tools import Approval
 from chatgate.policies.voice_reply import SPEECH_FAILURES
-from chatgate.state.protocols import StateUnavailable
 from chatgate.state.records import JournalState
 
 log = logging.getLogger("chatgate.turn")

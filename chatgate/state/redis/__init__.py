@@ -19,14 +19,15 @@ from redis.asyncio import Redis
 from redis.exceptions import RedisError
 
 from chatgate.config.models import GatewaySection
-from chatgate.outage import OutageReporter
 from chatgate.state.approvals import KV_NAME as APPROVALS
-from chatgate.state.factory import Stores, StoreUnreachable
+from chatgate.state.factory import SHARED_KV, Stores, StoreUnreachable
+from chatgate.state.outage import OutageReporter
 from chatgate.state.redis.approvals import RedisApprovals
 from chatgate.state.redis.callbacks import RedisCallbacks
 from chatgate.state.redis.client import (
     HEARTBEAT_CONNECTIONS,
     Keys,
+    RedisShare,
     cancel_safe,
     connect,
     replica_id,
@@ -38,7 +39,6 @@ from chatgate.state.redis.leases import RedisLeases
 from chatgate.state.redis.pairing import RedisPairing
 from chatgate.state.redis.pauses import RedisPauses
 from chatgate.state.redis.sessions import RedisSessionStore
-from chatgate.state.redis.webchat import RedisWebChat
 
 log = logging.getLogger("chatgate.redis")
 
@@ -130,6 +130,6 @@ def build_stores(gateway: GatewaySection, state_dir: Path) -> Stores:
         pauses=RedisPauses(redis, keys),
         open=open_all,
         close=close_all,
-        kv={"webchat": RedisWebChat(redis, keys), APPROVALS: RedisApprovals(redis, keys)},
+        kv={SHARED_KV: RedisShare(redis, keys), APPROVALS: RedisApprovals(redis, keys)},
         client=redis,  # the turn lock and the job store share it: one pool per replica
     )

@@ -21,13 +21,14 @@ import inspect
 import os
 import socket
 from collections.abc import Awaitable, Callable, Coroutine
+from dataclasses import dataclass
 from typing import Any, ParamSpec, TypeVar
 
 from redis.asyncio import BlockingConnectionPool, Redis
 from redis.exceptions import RedisError
 
 from chatgate.config.models import GatewaySection
-from chatgate.state.protocols import StateUnavailable
+from chatgate.model.errors import StateUnavailable
 
 CONNECT_TIMEOUT_S = 2.0
 COMMAND_TIMEOUT_S = 5.0
@@ -123,3 +124,12 @@ class Keys:
 
     def __call__(self, *parts: str) -> str:
         return self.prefix + ":".join(parts)
+
+
+@dataclass(frozen=True)
+class RedisShare:
+    """The replica's Redis client and key space, for a channel that keeps a store of its own on
+    it (``ChannelContext.kv["redis"]``): the channel's folder owns the store, state owns the pool."""
+
+    client: Redis
+    keys: Keys

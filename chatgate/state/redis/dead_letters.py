@@ -11,8 +11,8 @@ from typing import Any
 
 from redis.asyncio import Redis
 
-from chatgate.channels.types import Target
-from chatgate.policies.reasons import SendErrorKind
+from chatgate.model.messages import Target
+from chatgate.model.reasons import SendErrorKind
 from chatgate.state.records import DeadLetter
 from chatgate.state.redis.client import Keys, maps_errors
 

@@ -20,7 +20,7 @@ from typing import Any
 from redis.asyncio import Redis
 from redis.typing import EncodableT
 
-from chatgate.channels.types import InboundMessage
+from chatgate.model.messages import InboundMessage
 from chatgate.state.records import TERMINAL, JournalEntry, JournalState
 from chatgate.state.redis.client import Keys, unavailable
 

@@ -24,7 +24,7 @@ from redis.exceptions import RedisError
 
 from chatgate.clock import Clock, SystemClock
 from chatgate.config.models import GatewaySection
-from chatgate.state.protocols import StateUnavailable
+from chatgate.model.errors import StateUnavailable
 from chatgate.state.records import LeaseToken
 from chatgate.state.redis.client import (
     LOCK_CONNECTIONS,

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 
 from redis.asyncio import Redis
 
-from chatgate.agents.base import ChatMessage
+from chatgate.model.chat import ChatMessage
 from chatgate.state.records import SessionInfo, StoredSession, TranscriptLine
 from chatgate.state.redis.client import Keys, maps_errors
 

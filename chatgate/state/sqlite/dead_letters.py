@@ -10,8 +10,8 @@ import json
 import sqlite3
 from typing import Any
 
-from chatgate.channels.types import Target
-from chatgate.policies.reasons import SendErrorKind
+from chatgate.model.messages import Target
+from chatgate.model.reasons import SendErrorKind
 from chatgate.state.records import DeadLetter
 from chatgate.state.sqlite.db import Database
 

@@ -12,7 +12,7 @@ import sqlite3
 from collections.abc import Collection, Sequence
 from typing import Any
 
-from chatgate.channels.types import InboundMessage
+from chatgate.model.messages import InboundMessage
 from chatgate.state.protocols import TranscriptAppend
 from chatgate.state.records import JournalEntry, JournalState
 from chatgate.state.sqlite.db import Database

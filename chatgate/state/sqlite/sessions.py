@@ -11,7 +11,7 @@ import json
 import sqlite3
 from collections.abc import Callable, Sequence
 
-from chatgate.agents.base import ChatMessage
+from chatgate.model.chat import ChatMessage
 from chatgate.state.records import SessionInfo, StoredSession, TranscriptLine
 from chatgate.state.sqlite.db import Database
 

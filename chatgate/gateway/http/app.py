@@ -1,0 +1,257 @@
+"""The single HTTP server: health, readiness, metrics, the operator API and channel routes.
+
+Channel routes (webhooks, Telegram webhook mode, Slack events) are mounted at runtime through
+DynamicRoutes, so a config reload can add or drop routes without rebuilding the app.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Awaitable, Callable
+from typing import Any, Protocol
+
+from aiohttp import web
+
+from chatgate.channels.base import Handler
+from chatgate.gateway.http import dashboard
+from chatgate.http_input import BadInput, InputReason, bounded_int, read_json, required, utf8_clean
+from chatgate.http_input.answers import refuse
+from chatgate.http_input.params import INT64_MAX
+from chatgate.model.errors import StateUnavailable
+from chatgate.model.reasons import RefusalReason
+
+MAX_BODY = 8 * 1024 * 1024  # routes enforce their own, smaller limits
+
+
+class DynamicRoutes:
+    """Path → method → handler table behind one catch-all aiohttp route.
+
+    Exact paths win; otherwise the longest prefix route whose path is a directory of the request
+    path serves it (web chat pages, static files, WebSockets are ordinary handlers).
+    """
+
+    def __init__(self) -> None:
+        self._routes: dict[str, dict[str, Handler]] = {}
+        self._prefixes: dict[str, dict[str, Handler]] = {}
+
+    def add(self, method: str, path: str, handler: Handler, *, prefix: bool = False) -> None:
+        table = self._prefixes if prefix else self._routes
+        key = path.rstrip("/") if prefix else path
+        table.setdefault(key, {})[method.upper()] = handler
+
+    def remove(self, path: str) -> None:
+        self._routes.pop(path, None)
+        self._prefixes.pop(path.rstrip("/"), None)
+
+    def _lookup(self, path: str) -> dict[str, Handler] | None:
+        methods = self._routes.get(path)
+        if methods is not None:
+            return methods
+        best: str | None = None
+        for prefix in self._prefixes:
+            if (path == prefix or path.startswith(prefix + "/")) and (
+                best is None or len(prefix) > len(best)
+            ):
+                best = prefix
+        return self._prefixes[best] if best is not None else None
+
+    async def dispatch(self, request: web.Request) -> web.StreamResponse:
+        methods = self._lookup(request.path)
+        if methods is None:
+            raise web.HTTPNotFound(
+                text=json.dumps({"error": "not found"}), content_type="application/json"
+            )
+        handler = methods.get(request.method) or methods.get("*")
+        if handler is None:
+            raise web.HTTPMethodNotAllowed(request.method, list(methods))
+        return await handler(request)
+
+
+class OperatorApi(Protocol):
+    """What the HTTP surface needs of the gateway (the Gateway lifecycle provides it)."""
+
+    @property
+    def api_token_configured(self) -> bool: ...
+
+    def accepts_token(self, given: str) -> bool: ...
+
+    def health(self) -> tuple[bool, dict[str, Any]]: ...
+
+    def readiness(self) -> tuple[bool, dict[str, Any]]: ...
+
+    def metrics_text(self) -> bytes: ...
+
+    async def status(self) -> dict[str, Any]: ...
+
+    async def reload(self) -> dict[str, Any]: ...
+
+    async def restart_channel(self, name: str) -> bool: ...
+
+    async def admin(self, action: str, **args: Any) -> dict[str, Any]: ...
+
+
+API_KEY = web.AppKey("operator_api", OperatorApi)
+_BEARER = re.compile(r"^\s*bearer\s+(\S+)\s*$", re.IGNORECASE)
+_READ_METHODS = frozenset({"GET", "HEAD"})
+
+
+def _api(request: web.Request) -> OperatorApi:
+    return request.app[API_KEY]
+
+
+def build_app(api: OperatorApi, routes: DynamicRoutes) -> web.Application:
+    app = web.Application(client_max_size=MAX_BODY, middlewares=[_api_auth, _store_down])
+    app[API_KEY] = api
+    app.router.add_get("/healthz", healthz)
+    app.router.add_get("/readyz", readyz)
+    app.router.add_get("/metrics", metrics)
+    app.router.add_get("/api/status", api_status)
+    app.router.add_get("/api/dlq", _action("dlq_list", query=("limit",)))
+    app.router.add_post("/api/dlq/{id}/replay", _action("dlq_replay", match=("id",), found=True))
+    app.router.add_delete("/api/dlq/{id}", _action("dlq_drop", match=("id",), found=True))
+    app.router.add_get("/api/pairing", _action("pairing_list"))
+    app.router.add_post(
+        "/api/pairing/approve", _action("pairing_approve", body=("channel", "code"))
+    )
+    app.router.add_post(
+        "/api/pairing/deny", _action("pairing_deny", body=("channel", "code"), found=True)
+    )
+    app.router.add_post(
+        "/api/pairing/revoke", _action("pairing_revoke", body=("channel", "sender_id"), found=True)
+    )
+    app.router.add_get("/api/sessions", _action("sessions_list"))
+    app.router.add_get("/api/sessions/show", _action("session_show", query=("key",), found=True))
+    app.router.add_post("/api/sessions/reset", _action("session_reset", body=("key",)))
+    app.router.add_get("/api/why", _action("why", query=("channel", "message_id", "user")))
+    app.router.add_get("/api/stats", _action("turn_stats"))
+    app.router.add_post("/api/reload", api_reload)
+    app.router.add_post("/api/channels/{name}/restart", api_channel_restart)
+    dashboard.add_routes(app, api)
+    app.router.add_route("*", "/{tail:.*}", routes.dispatch)
+    return app
+
+
+@web.middleware
+async def _api_auth(
+    request: web.Request, handler: Callable[[web.Request], Awaitable[web.StreamResponse]]
+) -> web.StreamResponse:
+    """Every /api/ call needs a token when one is configured; a call that changes something
+    always needs one (the configured token or the local one from the state directory), also on
+    loopback, since a same-host reverse proxy may forward every path."""
+    if request.path.startswith("/api/"):
+        api = _api(request)
+        match = _BEARER.match(request.headers.get("Authorization", ""))
+        given = match.group(1) if match else ""
+        needed = api.api_token_configured or request.method not in _READ_METHODS
+        if needed and not (given and api.accepts_token(given)):
+            return web.json_response({"error": "missing or wrong bearer token"}, status=401)
+    return await handler(request)
+
+
+# What an /api/ caller is told to wait for while the state store is away (the guard's probe
+# interval is a few seconds; a reconnecting Redis client is back within this).
+STORE_RETRY_AFTER_S = 5
+
+
+@web.middleware
+async def _store_down(
+    request: web.Request, handler: Callable[[web.Request], Awaitable[web.StreamResponse]]
+) -> web.StreamResponse:
+    """An operator action the state store cannot serve right now is a 503 with Retry-After
+    (nothing was changed), never a 500."""
+    try:
+        return await handler(request)
+    except StateUnavailable:
+        return refuse(
+            503,
+            "the state store is unavailable; try again shortly",
+            RefusalReason.STATE_UNAVAILABLE,
+            retry_after_s=STORE_RETRY_AFTER_S,
+        )
+
+
+async def healthz(request: web.Request) -> web.Response:
+    healthy, detail = _api(request).health()
+    return web.json_response(detail, status=200 if healthy else 503)
+
+
+async def readyz(request: web.Request) -> web.Response:
+    ready, detail = _api(request).readiness()
+    return web.json_response(detail, status=200 if ready else 503)
+
+
+async def metrics(request: web.Request) -> web.Response:
+    return web.Response(
+        body=_api(request).metrics_text(),
+        headers={"Content-Type": "text/plain; version=0.0.4; charset=utf-8"},
+    )
+
+
+async def api_status(request: web.Request) -> web.Response:
+    return web.json_response(await _api(request).status())
+
+
+MAX_API_BODY = 64 * 1024
+# Parameters that are numbers, and their bounds (anything else is text).
+_INT_PARAMS = {"id": (0, INT64_MAX), "limit": (1, 10_000)}
+# Query parameters an action can do without.
+_OPTIONAL = frozenset({"limit", "message_id", "user"})
+
+
+def _action(
+    action: str,
+    *,
+    match: tuple[str, ...] = (),
+    query: tuple[str, ...] = (),
+    body: tuple[str, ...] = (),
+    found: bool = False,
+) -> Handler:
+    """A handler for one operator action, its arguments from the path, the query or a JSON body;
+    with ``found``, an answer saying it found nothing is a 404. A missing or malformed argument
+    is a 400 naming it."""
+
+    async def handle(request: web.Request) -> web.StreamResponse:
+        try:
+            args = await _arguments(request, match, query, body)
+        except BadInput as bad:
+            return bad.answer()
+        result = await _api(request).admin(action, **args)
+        return web.json_response(result, status=404 if found and not result.get("found") else 200)
+
+    return handle
+
+
+async def _arguments(
+    request: web.Request, match: tuple[str, ...], query: tuple[str, ...], body: tuple[str, ...]
+) -> dict[str, Any]:
+    given: dict[str, str] = {k: request.match_info[k] for k in match}
+    given.update({k: request.query[k] for k in query if k in request.query})
+    if body:
+        data = await read_json(request, MAX_API_BODY)
+        if not isinstance(data, dict):
+            raise BadInput(400, InputReason.NOT_JSON, f"JSON body needs {', '.join(body)}")
+        for key in body:
+            if not isinstance(data.get(key), str):
+                raise BadInput(400, InputReason.MISSING_PARAMETER, f"JSON body needs {key}")
+            given[key] = data[key]
+    for key in (*match, *query, *body):
+        if key not in _OPTIONAL:
+            required(given, key)
+    utf8_clean(given.values(), "a parameter")
+    args: dict[str, Any] = dict(given)
+    for key, (low, high) in _INT_PARAMS.items():
+        if key in given:
+            args[key] = bounded_int(given[key], key, low=low, high=high)
+    return args
+
+
+async def api_reload(request: web.Request) -> web.Response:
+    result = await _api(request).reload()
+    return web.json_response(result, status=200 if result.get("ok") else 422)
+
+
+async def api_channel_restart(request: web.Request) -> web.Response:
+    name = request.match_info["name"]
+    found = await _api(request).restart_channel(name)
+    return web.json_response({"ok": found, "channel": name}, status=200 if found else 404)

@@ -1,0 +1,100 @@
+"""The operator dashboard: `/dashboard` (a static page) and `/api/stream` (live snapshots).
+
+The page is public but empty: everything it shows comes from the /api/*, which the API's
+bearer-token middleware guards (`gateway.api_token`, or the daemon's local token). The page keeps
+the token in sessionStorage and sends it as `Authorization: Bearer`, never as a cookie, so no
+other site can make the operator's browser act on the gateway (CSRF-safe by construction).
+`/api/stream` pushes the same data as `/api/status` plus the DLQ, pairing requests and the turn
+statistics as Server-Sent Events, read with fetch() because EventSource cannot send headers.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import time
+from collections.abc import Awaitable
+from typing import TYPE_CHECKING, Any
+
+from aiohttp import web
+
+from chatgate.channels.webui import SseStream, StaticAssets
+from chatgate.model.errors import StateUnavailable
+
+if TYPE_CHECKING:
+    from chatgate.gateway.http.app import OperatorApi
+
+PATH = "/dashboard"
+DEFAULT_EVERY_S = 2.0
+MIN_EVERY_S = 0.5
+MAX_EVERY_S = 30.0
+DLQ_SHOWN = 50
+TICK_S = 0.25
+_ASSETS: StaticAssets | None = None
+
+
+def assets() -> StaticAssets:
+    global _ASSETS
+    if _ASSETS is None:
+        _ASSETS = StaticAssets(__name__)
+    return _ASSETS
+
+
+async def snapshot(api: OperatorApi) -> dict[str, Any]:
+    """Everything the page shows, in one answer (secret-free: each part is scrubbed)."""
+    status = await api.status()
+    dlq = await _stored(api.admin("dlq_list", limit=DLQ_SHOWN), {"entries": []})
+    pairing = await _stored(api.admin("pairing_list"), {"pending": [], "approved": []})
+    stats = await api.admin("turn_stats")
+    return {"now": time.time(), "status": status, "dlq": dlq, "pairing": pairing, "stats": stats}
+
+
+async def _stored(read: Awaitable[dict[str, Any]], empty: dict[str, Any]) -> dict[str, Any]:
+    """A part read from the state store; empty, with the reason, while the store is away (the
+    status part says so too), so the page keeps updating through an outage."""
+    try:
+        return await read
+    except StateUnavailable as exc:
+        return {**empty, "error": str(exc)}
+
+
+def _every(request: web.Request) -> float:
+    try:
+        every = float(request.query.get("every", DEFAULT_EVERY_S))
+    except ValueError:
+        every = DEFAULT_EVERY_S
+    return min(MAX_EVERY_S, max(MIN_EVERY_S, every))
+
+
+def add_routes(app: web.Application, api: OperatorApi) -> None:
+    """Mount the page, its assets and the live stream on the gateway's app."""
+
+    async def page(request: web.Request) -> web.Response:
+        return assets().page("index.html", base=PATH)
+
+    async def static(request: web.Request) -> web.Response:
+        return assets().serve(request.match_info["name"], request)
+
+    async def stream(request: web.Request) -> web.StreamResponse:
+        """A snapshot now and every `every` seconds; a last one, then `bye`, when draining."""
+        every = _every(request)
+        sse = await SseStream.open(request)
+        with contextlib.suppress(ConnectionError):
+            while True:
+                data = await snapshot(api)
+                draining = bool(data["status"].get("draining"))
+                await sse.send("snapshot", data)
+                if draining:
+                    await sse.send("bye", {"reason": "the gateway is shutting down"})
+                    break
+                waited = 0.0
+                while waited < every and api.readiness()[1].get("status") != "draining":
+                    await asyncio.sleep(TICK_S)
+                    waited += TICK_S
+            await sse.response.write_eof()
+        return sse.response
+
+    app.router.add_get(PATH, page)
+    app.router.add_get(PATH + "/", page)
+    app.router.add_get(PATH + "/static/{name}", static)
+    app.router.add_get("/api/stream", stream)

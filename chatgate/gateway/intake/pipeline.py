@@ -1,0 +1,485 @@
+"""The inbound message path up to the session queue: dedupe + journal, then the stages.
+
+`submit` returns once the message is durably journaled and its fate decided (dropped, answered
+with a notice, or queued for a turn), so an adapter that awaits it may ack the platform. Every
+message that ends before a turn ends in `settle`: one place for journal, metrics, log and result.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Callable, Coroutine
+from typing import Any
+
+from chatgate.gateway.events import EventName
+from chatgate.gateway.intake.approvals import ApprovalDesk
+from chatgate.gateway.intake.commands import parse_command
+from chatgate.gateway.intake.session_queue import Job, JobKind, SessionScheduler, TurnControl
+from chatgate.gateway.intake.stages import ChannelPolicy, Inbound, Stages, Verdict
+from chatgate.gateway.intake.state_guard import StateGuard
+from chatgate.gateway.runtime import Runtime
+from chatgate.gateway.turn.runner import TurnRunner
+from chatgate.model.messages import InboundMessage, RouteHint, Target
+from chatgate.model.outbound import OutboundMessage, message_from_dict
+from chatgate.model.reasons import DropReason
+from chatgate.model.results import Stage, Submission, TurnResult, files_of
+from chatgate.policies.admission import AdmissionPolicy
+from chatgate.policies.routing import Binding, route
+from chatgate.policies.staleness import StaleAction, StalePolicy
+from chatgate.state.records import TERMINAL, JournalEntry, JournalState
+
+log = logging.getLogger("chatgate.pipeline")
+NO_HINT = RouteHint()
+DEFAULT_POLICY = ChannelPolicy(AdmissionPolicy(), "default")
+DUPLICATE_POLL_S = 0.5
+DUPLICATE_WATCH_POLLS = 1200  # ten minutes
+
+
+class Pipeline:
+    def __init__(self, rt: Runtime) -> None:
+        self.rt = rt
+        self.approvals = ApprovalDesk(rt)
+        self.runner = TurnRunner(rt, self.approvals)
+        sessions = rt.config.gateway.sessions
+        self.scheduler = SessionScheduler(
+            self._execute,
+            policy=sessions.mid_turn,
+            max_queued=sessions.max_queued,
+            clock=rt.clock,
+        )
+        self.stages = Stages(rt, self.scheduler, self.settle)
+        self.stages.approvals = self.approvals
+        self._inflight: dict[str, asyncio.Future[TurnResult]] = {}
+        self._policies: dict[str, ChannelPolicy] = {}
+        self._hints: dict[tuple[str, str], RouteHint] = {}
+        # Hints of work the gateway makes itself (scheduled runs), looked up by message.
+        self.hint_sources: list[Callable[[InboundMessage], RouteHint | None]] = []
+        self._tasks: set[asyncio.Task[None]] = set()
+        self._watchers: set[asyncio.Task[None]] = set()  # duplicates of work open elsewhere
+        self.guard = StateGuard(rt, self.resume_stranded)
+        self.apply_config()
+
+    def apply_config(self) -> None:
+        """Re-derive channel policies, route hints, bindings and identities from the config."""
+        rt = self.rt
+        self._policies = {}
+        self._hints = {}
+        for name, section in rt.loaded.channels.items():
+            chat = section.chat
+            if chat is not None:
+                self._policies[name] = ChannelPolicy(
+                    AdmissionPolicy(
+                        dm_policy=chat.dm_policy,
+                        group_policy=chat.group_policy,
+                        allowed_users=frozenset(chat.allowed_users),
+                        blocked_users=frozenset(chat.blocked_users),
+                        allowed_chats=frozenset(chat.allowed_chats),
+                    ),
+                    chat.agent,
+                    StalePolicy(chat.stale.after_s, StaleAction(chat.stale.action)),
+                    chat.debounce_ms / 1000,
+                )
+            descriptor = rt.channels.registry.descriptor(section.platform)
+            for route_name, hint in descriptor.route_hints(section.config).items():
+                self._hints[(name, route_name)] = hint
+        self.stages.bindings = tuple(
+            Binding(agent=b.agent, **b.match.model_dump()) for b in rt.config.routes
+        )
+        self.stages.principals = {
+            address: principal
+            for principal, addresses in rt.config.identities.items()
+            for address in addresses
+        }
+        sessions = rt.config.gateway.sessions
+        self.scheduler.policy = sessions.mid_turn
+        self.scheduler.max_queued = sessions.max_queued
+
+    async def _execute(self, batch: list[Job], control: TurnControl) -> bool:
+        """A turn whose state write failed leaves its messages journaled but unfinished: refuse
+        new work like a failed intake write, and let the guard's probe resume them."""
+        try:
+            return await self.runner.execute(batch, control)
+        except Exception as exc:
+            refusal = self.guard.failed(exc)
+            if refusal is None:
+                raise
+            raise refusal from exc
+
+    def policy(self, channel: str) -> ChannelPolicy:
+        return self._policies.get(channel, DEFAULT_POLICY)
+
+    def hint(self, msg: InboundMessage) -> RouteHint:
+        """What the operator configured for the route ``msg`` came in on (nothing, by default)."""
+        if msg.route is None:
+            return NO_HINT
+        hint = self._hints.get((msg.channel, msg.route))
+        for source in self.hint_sources if hint is None else ():
+            hint = source(msg)
+            if hint is not None:
+                break
+        return hint or NO_HINT
+
+    def route_of(self, msg: InboundMessage) -> tuple[str, str]:
+        """(agent, session key) of ``msg`` under the current config (as the route stage)."""
+        return route(
+            msg,
+            self.stages.bindings,
+            self.policy(msg.channel).agent,
+            self.hint(msg).agent,
+            per_user_in_groups=self.rt.config.gateway.sessions.per_user_in_groups,
+        )
+
+    # -- entry points (the InboundSink) ------------------------------------------------------
+
+    async def submit(self, msg: InboundMessage) -> Submission:
+        rt = self.rt
+        existing_future = self._inflight.get(msg.key)
+        if existing_future is not None:
+            self._count_duplicate(msg)
+            return Submission(msg.key, True, existing_future)
+        accepted = rt.clock.monotonic()
+        self.guard.check()  # raises StateUnavailable while the journal cannot write
+        try:
+            new, existing = await rt.journal.record(
+                msg, rt.clock.time(), rt.config.gateway.dedupe_window_s
+            )
+        except asyncio.CancelledError:  # the adapter stopped: the write may have landed
+            self._background(self._take_up(msg.key))
+            raise
+        except Exception as exc:
+            refusal = self.guard.failed(exc)
+            if refusal is None:
+                raise
+            raise refusal from exc
+        if not new:
+            self._count_duplicate(msg)
+            return Submission(msg.key, True, self._duplicate_future(msg, existing))
+        future = self._track(msg.key)
+        rt.events.emit(
+            EventName.MESSAGE_RECEIVED,
+            rt.clock.time(),
+            key=msg.key,
+            channel=msg.channel,
+            chat_id=msg.chat_id,
+            sender_id=msg.sender_id,
+            chat_kind=msg.chat_kind,
+        )
+        ib = self._inbound(msg, future, accepted)
+        try:
+            await self._walk(ib)
+        except asyncio.CancelledError:  # journaled: its walk goes on without the adapter
+            self._background(self._walk_on(ib))
+            raise
+        except Exception as exc:
+            self._release(msg.key, future)
+            refusal = self.guard.failed(exc)
+            if refusal is None:
+                raise
+            raise refusal from exc
+        return Submission(msg.key, False, future)
+
+    async def in_conversation(self, msg: InboundMessage) -> bool:
+        """Whether ``msg``'s conversation already has history (its session has a transcript),
+        read from the shared session store so it holds across restarts and replicas."""
+        stored = await self.rt.state.sessions.load(self.route_of(msg)[1], 1)
+        return bool(stored.messages)
+
+    def ignored(self, channel: str, reason: DropReason, *, chat_id: str = "") -> None:
+        """An adapter heard a platform event that is not a message for us (edit, join, ...)."""
+        self.rt.metrics.ignored.labels(channel=channel, reason=reason.value).inc()
+        # Slack and Discord echo every reply back as an event: counted, logged only at debug.
+        level = logging.DEBUG if reason is DropReason.SELF_MESSAGE else logging.INFO
+        log.log(
+            level, "ignored", extra={"channel": channel, "chat": chat_id, "reason": reason.value}
+        )
+
+    async def recover(self) -> int:
+        """Resume what a previous process journaled but did not finish; returns the count."""
+        entries = await self.rt.journal.unfinished()
+        await self._resume(entries)
+        if entries:
+            log.info("resumed unfinished messages from the journal", extra={"count": len(entries)})
+        return len(entries)
+
+    async def resume_stranded(self) -> int:
+        """After the state became writable again: resume journaled messages no turn of this
+        process holds (their later writes failed); those still in flight are left alone."""
+        entries = [e for e in await self.rt.journal.unfinished() if e.key not in self._inflight]
+        await self._resume(entries)
+        if entries:
+            log.info("resumed messages stranded by a state failure", extra={"count": len(entries)})
+        return len(entries)
+
+    async def adopt(self) -> int:
+        """Resume what another replica journaled and left behind when it died."""
+        entries = await self.rt.journal.orphaned(self.rt.channels.serving())
+        await self._resume(entries)
+        if entries:
+            log.warning(
+                "adopted a dead replica's unfinished messages", extra={"count": len(entries)}
+            )
+        return len(entries)
+
+    async def _resume(self, entries: list[JournalEntry]) -> None:
+        for entry in entries:
+            try:
+                await self._resume_one(entry)
+            except Exception as exc:
+                if self.guard.failed(exc) is None:
+                    raise
+                log.warning(
+                    "state failed while resuming; left for the next probe",
+                    extra={"key": entry.key, "error": type(exc).__name__},
+                )
+
+    async def _resume_one(self, entry: JournalEntry) -> None:
+        future = self._inflight.get(entry.key) or self._track(entry.key)
+        msg = entry.message
+        if entry.state is JournalState.ANSWERED and entry.reply is not None and entry.session:
+            hint = self.hint(msg)
+            job = Job(
+                JobKind.REDELIVER,
+                msg,
+                future,
+                entry.session,
+                self.route_of(msg)[0],
+                msg.reply_target,
+                self.rt.clock.monotonic(),
+                stored_reply=entry.reply,
+                ephemeral=hint.ephemeral,
+            )
+            self.scheduler.enqueue(job, front=False)
+            return
+        try:
+            await self._walk(self._inbound(msg, future, self.rt.clock.monotonic(), resumed=True))
+        except Exception:
+            self._release(entry.key, future)
+            raise
+
+    async def drain(self, within_s: float | None = None) -> bool:
+        """Let queued and running turns finish; False when ``within_s`` passed first."""
+        for watcher in list(self._watchers):  # their callers retry against another replica
+            watcher.cancel()
+        self.approvals.release()  # a turn waiting for a person stays journaled for the next start
+        finished = await self.scheduler.wait_idle(within_s)
+        if self._tasks or self.approvals.tasks:
+            await asyncio.wait(self._tasks | self.approvals.tasks, timeout=within_s)
+        return finished
+
+    def abandon(self) -> int:
+        """Shutdown past the drain timeout: waiting callers are released; the journal keeps the
+        messages pending so the next start answers them."""
+        cancelled = self.scheduler.cancel_all()
+        for future in list(self._inflight.values()):
+            future.cancel()
+        return cancelled
+
+    # -- the path ---------------------------------------------------------------------------
+
+    def _inbound(
+        self,
+        msg: InboundMessage,
+        future: asyncio.Future[TurnResult],
+        accepted: float,
+        *,
+        resumed: bool = False,
+    ) -> Inbound:
+        self.rt.metrics.inbound.labels(channel=msg.channel).inc()
+        return Inbound(
+            msg=msg,
+            future=future,
+            accepted=accepted,
+            hint=self.hint(msg),
+            policy=self.policy(msg.channel),
+            command=parse_command(msg.text) if msg.is_command else None,
+            resumed=resumed,
+        )
+
+    async def _walk(self, ib: Inbound) -> None:
+        """Run the stages from the one ``ib`` is at (a walk cut short by a stopping adapter
+        goes on from the stage it was in)."""
+        order = self.stages.order()
+        while ib.at < len(order):
+            verdict = order[ib.at](ib)
+            if verdict is not None and not isinstance(verdict, Verdict):
+                verdict = await verdict  # a stage that waited for a store
+            if verdict is not None:
+                await self.settle(ib.msg, ib.future, verdict)
+                ib.at = len(order)
+                return
+            ib.at += 1
+
+    async def _walk_on(self, ib: Inbound) -> None:
+        try:
+            await self._walk(ib)
+        except Exception as exc:
+            self._release(ib.msg.key, ib.future)
+            if self.guard.failed(exc) is None:
+                log.exception("message failed in the stages", extra={"key": ib.msg.key})
+
+    async def _take_up(self, key: str) -> None:
+        """Run ``key`` here if its journal write landed but the intake that wrote it was cut
+        short (nothing else would: its owner, this replica, is alive)."""
+        try:
+            entry = await self.rt.journal.get(key)
+            if entry is None or entry.state in TERMINAL or key in self._inflight:
+                return
+            if await self.rt.journal.owns(key):
+                await self._resume([entry])
+        except Exception as exc:  # the guard's probe resumes it once the state is back
+            log.warning(
+                "could not take up a cut-short message",
+                extra={"key": key, "error": type(exc).__name__},
+            )
+
+    async def settle(
+        self, msg: InboundMessage, future: asyncio.Future[TurnResult], verdict: Verdict
+    ) -> None:
+        """End ``msg`` here: journal, metrics, one log line, the notice and the caller's result."""
+        rt = self.rt
+        stage, reason = verdict.stage.value, str(verdict.reason)
+        if verdict.counted:
+            rt.metrics.dropped.labels(channel=msg.channel, stage=stage, reason=reason).inc()
+        await rt.journal.settle(msg.key, verdict.state, rt.clock.time(), stage=stage, reason=reason)
+        log.info(
+            "dropped" if verdict.notice is None else "notice",
+            extra={
+                "channel": msg.channel,
+                "chat": msg.chat_id,
+                "sender": msg.sender_id,
+                "key": msg.key,
+                "stage": stage,
+                "reason": reason,
+            },
+        )
+        target = msg.reply_target
+        if verdict.notice is not None and target is not None:
+            self._background(self._send_notice(msg, target, future, verdict))
+        elif not future.done():
+            future.set_result(TurnResult(msg.key, stage, reason, verdict.notice or verdict.reply))
+
+    async def _send_notice(
+        self,
+        msg: InboundMessage,
+        target: Target,
+        future: asyncio.Future[TurnResult],
+        verdict: Verdict,
+    ) -> None:
+        assert verdict.notice is not None
+        report = await self.rt.delivery.deliver(
+            target, OutboundMessage.from_text(verdict.notice), inbound_key=msg.key
+        )
+        await self.rt.journal.settle(
+            msg.key,
+            verdict.state,
+            self.rt.clock.time(),
+            delivery=report.status.value,
+            delivery_ids=report.message_ids,
+        )
+        if not future.done():
+            future.set_result(
+                TurnResult(
+                    msg.key,
+                    verdict.stage.value,
+                    str(verdict.reason),
+                    verdict.notice,
+                    None,
+                    report.status.value,
+                )
+            )
+
+    # -- bookkeeping -------------------------------------------------------------------------
+
+    def _track(self, key: str) -> asyncio.Future[TurnResult]:
+        future: asyncio.Future[TurnResult] = asyncio.get_running_loop().create_future()
+        self._inflight[key] = future
+        future.add_done_callback(lambda _: self._inflight.pop(key, None))
+        return future
+
+    def _release(self, key: str, future: asyncio.Future[TurnResult]) -> None:
+        """A stage failed before the message was settled or queued: drop the in-flight mark,
+        so the platform's re-delivery (or the guard's resume) runs it instead of being deduped
+        against work nobody is doing. The journal keeps it open."""
+        if self._inflight.get(key) is future:
+            del self._inflight[key]
+        if not future.done():
+            future.cancel()
+
+    def _duplicate_future(
+        self, msg: InboundMessage, entry: JournalEntry | None
+    ) -> asyncio.Future[TurnResult]:
+        pending = self._inflight.get(msg.key)
+        if pending is not None:
+            return pending
+        future: asyncio.Future[TurnResult] = asyncio.get_running_loop().create_future()
+        if entry is None or entry.state not in TERMINAL:
+            # Open in the journal but not in flight here: another replica's turn, or one this
+            # process has not resumed yet. Settled when the journal shows how it ended.
+            watcher = asyncio.ensure_future(self._watch(msg.key, future))
+            self._watchers.add(watcher)
+            watcher.add_done_callback(self._watchers.discard)
+            return future
+        future.set_result(_stored_result(msg.key, entry))
+        return future
+
+    async def _watch(self, key: str, future: asyncio.Future[TurnResult]) -> None:
+        """Poll the journal for ``key``'s outcome (or this process taking it up) for a while."""
+        rt = self.rt
+        watching = asyncio.current_task()
+        if watching is not None:
+            watching.add_done_callback(lambda t: t.cancelled() and future.cancel())
+        for _ in range(DUPLICATE_WATCH_POLLS):
+            await rt.clock.sleep(DUPLICATE_POLL_S)
+            if future.done():
+                return
+            mine = self._inflight.get(key)
+            if mine is not None:
+                mine.add_done_callback(lambda done: _copy(done, future))
+                return
+            try:
+                entry = await rt.journal.get(key)
+            except Exception:
+                continue
+            if entry is not None and entry.state in TERMINAL:
+                future.set_result(_stored_result(key, entry))
+                return
+        future.cancel()  # gave up: the caller answers "not finished, retry"
+
+    def _count_duplicate(self, msg: InboundMessage) -> None:
+        self.rt.metrics.dropped.labels(
+            channel=msg.channel, stage=Stage.DEDUPE.value, reason=DropReason.DUPLICATE
+        ).inc()
+        log.info(
+            "duplicate",
+            extra={"channel": msg.channel, "key": msg.key, "reason": DropReason.DUPLICATE.value},
+        )
+
+    def _background(self, coro: Coroutine[Any, Any, None]) -> None:
+        task = asyncio.ensure_future(coro)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+
+def _stored_result(key: str, entry: JournalEntry) -> TurnResult:
+    reply = entry.reply or {}
+    data = reply.get("message")
+    message = message_from_dict(data) if isinstance(data, dict) else None
+    text = message.plain_text if message is not None else None
+    stage = entry.stage or Stage.DEDUPE.value
+    return TurnResult(
+        key, stage, entry.reason or "", text, entry.session, entry.delivery, files_of(message)
+    )
+
+
+def _copy(source: asyncio.Future[TurnResult], target: asyncio.Future[TurnResult]) -> None:
+    if target.done():
+        return
+    if source.cancelled():
+        target.cancel()
+        return
+    error = source.exception()
+    if error is not None:
+        target.set_exception(error)
+    else:
+        target.set_result(source.result())

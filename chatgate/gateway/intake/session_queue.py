@@ -1,0 +1,334 @@
+"""Per-session FIFO: one turn at a time per session, concurrent across sessions.
+
+Messages arriving while a turn runs wait according to the mid-turn policy: `queue` (each its own
+turn, in order), `collect` (everything waiting becomes the next turn) or `interrupt` (the running
+agent call is cancelled and its messages join the waiting ones in the next turn). Only the agent
+call is ever cancelled, never persistence or delivery.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections import deque
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field, replace
+from enum import StrEnum
+from typing import Any, Literal
+
+from chatgate.clock import Clock, SystemClock
+from chatgate.model.errors import StateUnavailable
+from chatgate.model.messages import InboundMessage, Target
+from chatgate.model.results import TurnResult
+from chatgate.policies.bursts import album_run, album_turn, burst_size, burst_wait
+
+log = logging.getLogger("chatgate.sessions")
+MidTurnPolicy = Literal["queue", "collect", "interrupt"]
+
+
+class JobKind(StrEnum):
+    TURN = "turn"
+    OBSERVE = "observe"
+    NEW_SESSION = "new_session"
+    REDELIVER = "redeliver"
+
+
+@dataclass(eq=False)
+class Job:
+    kind: JobKind
+    msg: InboundMessage
+    future: asyncio.Future[TurnResult]
+    session: str
+    agent: str
+    target: Target | None
+    accepted_at: float
+    stored_reply: dict[str, Any] | None = None
+    ephemeral: bool = False  # a one-shot session (route hint): no transcript read or kept
+    resumed: bool = False  # taken up from the journal (a restart, or a replica that died)
+    debounce_s: float = 0.0  # the channel's burst window: wait this long for more from the sender
+    observed: str = "observe"  # an OBSERVE job's reason code (e.g. paused: a human took over)
+    kept: bool = True  # an OBSERVE job's message joins the transcript (False: journaled only)
+    # An album part that is a turn's input, or context only because it did not address the bot:
+    # the parts of one album become one turn when one of them addresses it.
+    album: str | None = None
+    # An album part held only to join its album's turn: ends it (dropped) when none does.
+    unjoined: Callable[[], Awaitable[None]] | None = None
+
+
+class CancelReason(StrEnum):
+    STOP = "stop"
+    INTERRUPT = "interrupt"
+    SHUTDOWN = "shutdown"
+    HOLD = "hold"  # the chat was paused (a human took over): the batch is kept, not answered
+
+
+@dataclass(eq=False)
+class TurnControl:
+    """Lets /stop and the interrupt policy cancel the agent call of the running turn.
+
+    The agent runs inline in the session worker, not in a task of its own: between
+    `enter_agent` and `leave_agent` the worker is suspended only inside the agent call, so
+    cancelling the worker then lands there and nowhere else (never in persistence or delivery).
+    """
+
+    worker: asyncio.Task[Any] | None = None
+    reason: CancelReason | None = None
+    _cancelled: bool = False
+    _pending: CancelReason | None = None  # asked before the agent call began: lands there
+    _over: bool = False  # the agent call ended: nothing left to cancel in this turn
+
+    def enter_agent(self) -> None:
+        self.worker = asyncio.current_task()
+        if self._pending is not None:
+            self.cancel(self._pending)
+
+    def leave_agent(self) -> None:
+        """Called as soon as the agent call ended, before the worker awaits anything else."""
+        worker, self.worker = self.worker, None
+        self._over = True
+        if self._cancelled and worker is not None:
+            worker.uncancel()  # our cancel is handled here; the worker itself goes on
+            self._cancelled = False
+
+    def cancel(self, reason: CancelReason, *, pending: bool = False) -> bool:
+        """Cancel the agent call now; with ``pending``, also one that has not begun yet."""
+        if self.worker is None:
+            if pending and not self._over:
+                self._pending = reason
+                return True
+            return False
+        self.reason = reason
+        if not self._cancelled:
+            self._cancelled = True
+            self.worker.cancel()
+        return True
+
+
+@dataclass(eq=False)
+class SessionQueue:
+    key: str
+    jobs: deque[Job] = field(default_factory=deque)
+    running: list[Job] | None = None
+    control: TurnControl | None = None
+    worker: asyncio.Task[None] | None = None
+    held: Callable[[Job], Job] | None = None  # a paused chat's jobs: what each turns into
+
+
+def _matches(job: Job, chat: Callable[[InboundMessage], bool]) -> bool:
+    return job.kind in (JobKind.TURN, JobKind.NEW_SESSION) and chat(job.msg)
+
+
+Executor = Callable[[list[Job], TurnControl], Awaitable[bool]]
+"""Runs a batch; returns False when it was interrupted and the batch must be retried."""
+
+
+class SessionScheduler:
+    def __init__(
+        self,
+        execute: Executor,
+        *,
+        policy: MidTurnPolicy,
+        max_queued: int,
+        clock: Clock | None = None,
+    ) -> None:
+        self._execute = execute
+        self._clock: Clock = clock or SystemClock()
+        self.policy: MidTurnPolicy = policy
+        self.max_queued = max_queued
+        self._queues: dict[str, SessionQueue] = {}
+
+    @property
+    def active(self) -> int:
+        return sum(1 for q in self._queues.values() if q.running)
+
+    @property
+    def queued(self) -> int:
+        return sum(len(q.jobs) for q in self._queues.values())
+
+    def depth(self, key: str) -> int:
+        q = self._queues.get(key)
+        return 0 if q is None else len(q.jobs) + (1 if q.running else 0)
+
+    def enqueue(self, job: Job, *, front: bool = False, capped: bool = True) -> bool:
+        """Queue ``job``; False when the session already has ``max_queued`` waiting.
+
+        ``capped=False`` is for messages resumed from the journal: the platform was already told
+        they were accepted, and the backlog is bounded by what was journaled, not by a live flood.
+        """
+        q = self._queues.get(job.session)
+        if q is None:
+            q = self._queues[job.session] = SessionQueue(job.session)
+        if capped and not front and len(q.jobs) >= self.max_queued:
+            return False
+        if front:
+            q.jobs.appendleft(job)
+        else:
+            q.jobs.append(job)
+        if (
+            self.policy == "interrupt"
+            and job.kind is JobKind.TURN
+            and q.running
+            and q.control is not None
+            and any(j.kind is JobKind.TURN for j in q.running)
+        ):
+            q.control.cancel(CancelReason.INTERRUPT)
+        if q.worker is None:
+            q.worker = asyncio.create_task(self._work(q), name=f"session:{job.session}")
+        return True
+
+    def waiting(self, key: str, message_key: str) -> bool:
+        """Whether the message ``message_key`` waits in session ``key`` (its turn not started)."""
+        q = self._queues.get(key)
+        return q is not None and any(j.msg.key == message_key for j in q.jobs)
+
+    def replace(self, job: Job, message_key: str) -> Job | None:
+        """Put ``job`` in the place of the waiting job for ``message_key`` (an edit of it) and
+        return that job; None when it is not waiting any more (its turn started or ended)."""
+        q = self._queues.get(job.session)
+        if q is None:
+            return None
+        for index, old in enumerate(q.jobs):
+            if old.msg.key == message_key and old.kind is JobKind.TURN:
+                q.jobs[index] = job
+                return old
+        return None
+
+    def stop(self, key: str) -> tuple[bool, list[Job]]:
+        """Cancel the running agent call and drop everything waiting (the /stop command)."""
+        q = self._queues.get(key)
+        if q is None:
+            return False, []
+        dropped = list(q.jobs)
+        q.jobs.clear()
+        cancelled = q.control.cancel(CancelReason.STOP) if q.control is not None else False
+        return cancelled, dropped
+
+    def hold(
+        self,
+        chat: Callable[[InboundMessage], bool],
+        held: Callable[[Job], Job],
+        *,
+        interrupt: bool,
+    ) -> tuple[int, int]:
+        """A chat was paused: every waiting turn (and /new) of a message ``chat`` matches is
+        replaced in place by ``held(job)``; with ``interrupt`` the running agent call of such a
+        turn is cancelled too (or, not begun yet, is cancelled as it begins) and its batch is
+        replaced the same way. Returns (waiting replaced, running interrupted)."""
+        replaced = interrupted = 0
+        for q in self._queues.values():
+            for index, job in enumerate(q.jobs):
+                if _matches(job, chat):
+                    q.jobs[index] = held(job)
+                    replaced += 1
+            running = q.running or []
+            if (
+                interrupt
+                and q.control is not None
+                and any(_matches(job, chat) for job in running)
+                and q.control.cancel(CancelReason.HOLD, pending=True)
+            ):
+                q.held = held
+                interrupted += 1
+        return replaced, interrupted
+
+    def cancel_all(self) -> int:
+        """Cancel every running agent call (shutdown past the drain timeout)."""
+        return sum(
+            1
+            for q in self._queues.values()
+            if q.control is not None and q.control.cancel(CancelReason.SHUTDOWN)
+        )
+
+    async def wait_idle(self, within_s: float | None = None) -> bool:
+        """Wait for every session worker to finish; False on timeout. Never cancels a worker."""
+        loop = asyncio.get_running_loop()
+        deadline = None if within_s is None else loop.time() + within_s
+        while True:
+            workers = [q.worker for q in self._queues.values() if q.worker is not None]
+            if not workers:
+                return True
+            remaining = None if deadline is None else deadline - loop.time()
+            if remaining is not None and remaining <= 0:
+                return False
+            await asyncio.wait(workers, timeout=remaining)
+
+    def _burst(self, q: SessionQueue) -> int:
+        """How many leading jobs are one sender's burst of turn messages, or the parts of the
+        album of a first part kept as context (0: no debounce)."""
+        first = q.jobs[0]
+        if first.debounce_s <= 0:
+            return 0
+        if first.kind is JobKind.OBSERVE:
+            return album_run([j.album for j in q.jobs])
+        return burst_size([j.msg.sender_id if j.kind is JobKind.TURN else None for j in q.jobs])
+
+    async def _await_burst(self, q: SessionQueue) -> None:
+        """Hold the first turn until its sender has been quiet for the debounce window."""
+        while q.jobs and (size := self._burst(q)):
+            newest = q.jobs[size - 1]
+            wait = burst_wait(newest.accepted_at, self._clock.monotonic(), newest.debounce_s)
+            if wait <= 0:
+                return
+            await self._clock.sleep(wait)
+
+    def _take(self, q: SessionQueue) -> list[Job]:
+        if q.jobs[0].kind is JobKind.OBSERVE:
+            return self._take_observed(q)
+        size = self._burst(q)
+        if size > 1:  # a burst is one turn whatever the mid-turn policy
+            return [q.jobs.popleft() for _ in range(size)]
+        first = q.jobs.popleft()
+        batch = [first]
+        if first.kind is JobKind.TURN and self.policy in ("collect", "interrupt"):
+            while q.jobs and q.jobs[0].kind is JobKind.TURN:
+                batch.append(q.jobs.popleft())
+        return batch
+
+    def _take_observed(self, q: SessionQueue) -> list[Job]:
+        """A message kept as context; when it is an album part and a later part of its album
+        addresses the bot, the whole album is that part's turn."""
+        albums = [j.album for j in q.jobs]
+        size = album_turn(albums, [j.kind is JobKind.TURN for j in q.jobs])
+        if not size:
+            return [q.jobs.popleft()]
+        parts = [q.jobs.popleft() for _ in range(size)]
+        return [
+            j
+            if j.kind is JobKind.TURN
+            else replace(j, kind=JobKind.TURN, target=j.msg.reply_target)
+            for j in parts
+        ]
+
+    async def _work(self, q: SessionQueue) -> None:
+        try:
+            while q.jobs:
+                await self._await_burst(q)
+                if not q.jobs:  # /stop dropped the burst meanwhile
+                    break
+                batch = self._take(q)
+                q.running = batch
+                q.control = TurnControl()
+                try:
+                    completed = await self._execute(batch, q.control)
+                except Exception as exc:
+                    log.exception("session worker failed", extra={"session": q.key})
+                    completed = True
+                    # state loss stays what it is, so callers answer "retry later" (503)
+                    error = exc if isinstance(exc, StateUnavailable) else None
+                    for job in batch:
+                        if not job.future.done():
+                            job.future.set_exception(
+                                error or RuntimeError("turn failed unexpectedly")
+                            )
+                finally:
+                    q.running = None
+                if not completed:
+                    if q.held is not None and q.control and q.control.reason is CancelReason.HOLD:
+                        batch = [q.held(job) for job in batch]
+                    q.jobs.extendleft(reversed(batch))
+                q.held = None
+        finally:
+            q.worker = None
+            q.control = None
+            if not q.jobs and self._queues.get(q.key) is q:
+                del self._queues[q.key]

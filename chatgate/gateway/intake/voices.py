@@ -1,0 +1,79 @@
+"""Which Voice answers a message: the catalog built from the current config, the user's or
+channel's language, and the channel's command form. Rebuilt when the config is reloaded."""
+
+from __future__ import annotations
+
+from chatgate.config.loader import LoadedConfig
+from chatgate.gateway.runtime import Runtime
+from chatgate.model.messages import InboundMessage
+from chatgate.texts import Catalog, style_for
+from chatgate.texts.commands import CommandStyle
+from chatgate.texts.voice import Voice
+
+USER_LANGUAGE_KEY = "language"  # InboundMessage.extra key an adapter sets from the platform
+
+
+def catalog_from(loaded: LoadedConfig) -> Catalog:
+    gateway = loaded.config.gateway
+    overrides = {}
+    languages = {}
+    for name, section in loaded.channels.items():
+        chat = section.chat
+        if chat is None:
+            continue
+        overrides[name] = chat.texts.as_overrides()
+        if chat.language:
+            languages[name] = chat.language
+    return Catalog(
+        agent_overrides={
+            name: agent.texts.as_overrides() for name, agent in loaded.config.agents.items()
+        },
+        default_language=gateway.language,
+        overrides=gateway.texts.as_overrides(),
+        channel_overrides=overrides,
+        channel_languages=languages,
+    )
+
+
+class Voices:
+    def __init__(self, rt: Runtime) -> None:
+        self.rt = rt
+        self._built_from: LoadedConfig | None = None
+        self._catalog = Catalog()
+        self._styles: dict[str, CommandStyle] = {}
+        self._integrations: frozenset[str] = frozenset()
+
+    def _refresh(self) -> None:
+        loaded = self.rt.loaded
+        if loaded is self._built_from:
+            return
+        self._catalog = catalog_from(loaded)
+        self._styles = {
+            name: style_for(section.platform, getattr(section.config, "slash_command", None))
+            for name, section in loaded.channels.items()
+        }
+        # A webhook's caller is a system the operator wired up: it gets the operator detail.
+        self._integrations = frozenset(
+            name for name, section in loaded.channels.items() if section.chat is None
+        )
+        self._built_from = loaded
+
+    def for_channel(
+        self, channel: str, user_language: str | None = None, agent: str | None = None
+    ) -> Voice:
+        self._refresh()
+        return Voice(
+            catalog=self._catalog,
+            language=self._catalog.language_for(channel, user_language),
+            channel=channel,
+            agent=agent or None,
+            commands=self._styles.get(channel, CommandStyle()),
+            verbose=self.rt.config.gateway.failure_replies == "verbose"
+            or channel in self._integrations,
+        )
+
+    def for_message(self, msg: InboundMessage, agent: str | None = None) -> Voice:
+        """The Voice answering ``msg``; ``agent`` once routing chose one (its overrides)."""
+        language = msg.extra.get(USER_LANGUAGE_KEY)
+        user = language if isinstance(language, str) else None
+        return self.for_channel(msg.channel, user, agent)

@@ -13,7 +13,7 @@ import contextlib
 import logging
 from collections.abc import Callable, Coroutine, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 from aiohttp import web
 
@@ -23,6 +23,7 @@ from chatgate.clock import Clock
 from chatgate.config.base import secret_value
 from chatgate.config.loader import LoadedConfig
 from chatgate.config.redact import scrub
+from chatgate.feature.base import Feature
 from chatgate.gateway.events import EventBus
 from chatgate.gateway.http.app import DynamicRoutes, build_app
 from chatgate.gateway.http.local_api import LocalApi
@@ -40,21 +41,14 @@ from chatgate.gateway.supervision.degraded import DegradedRegistry
 from chatgate.gateway.supervision.directory import ChannelDirectory
 from chatgate.http_input.client_errors import install_client_error_log
 from chatgate.media.files import sweep as sweep_media
-from chatgate.media.outgoing import refs_in, sweep_forever
+from chatgate.media.outgoing import refs_in
 from chatgate.model.errors import StateUnavailable
 from chatgate.model.messages import Target
 from chatgate.model.outbound import OutboundMessage, message_from_dict
 from chatgate.model.text_ids import TextId
-from chatgate.schedules.agent_jobs import AgentJobs
-from chatgate.schedules.api import JobsApi, jobs_status
-from chatgate.schedules.chat import install as install_schedules
-from chatgate.schedules.runner import Scheduler
-from chatgate.schedules.store import build_job_store
 from chatgate.secure_compare import secure_equals
 from chatgate.state import admin
 from chatgate.state.outage import OutageReporter
-from chatgate.takeover.api import ChatsApi
-from chatgate.takeover.service import Takeover
 
 log = logging.getLogger("chatgate.gateway")
 PAIRING_POLL_S = 2.0
@@ -73,7 +67,11 @@ class GatewayParts:
     env: Mapping[str, str]
     notifier: Notifier
     state_lock: StateLock
+    features: tuple[Feature, ...] = ()
     on_secrets: Callable[[frozenset[str]], None] | None = None
+
+
+F = TypeVar("F", bound=Feature)
 
 
 class Gateway:
@@ -86,6 +84,7 @@ class Gateway:
         self.notifier = parts.notifier
         self.state_lock = parts.state_lock
         self.on_secrets = parts.on_secrets
+        self.features = parts.features
         self.local_api = LocalApi(self.rt.state_dir)
         self.life = Lifecycle()
         self._gc = GcTuning()
@@ -94,19 +93,13 @@ class Gateway:
         self._opened = False
         self._stopped = asyncio.Event()
         self._reload_lock = asyncio.Lock()
-        store = build_job_store(
-            self.rt.config.gateway, self.rt.state_dir, self.rt.state.stores.client
-        )
-        self.schedules = Scheduler(self.rt, store, self.pipeline.submit)
-        install_schedules(self.pipeline, self.schedules)
-        self.takeover = Takeover(self.pipeline)
-        self.takeover.install()
-        if self.rt.tools is not None:  # the agents' gateway.schedule tools
-            self.rt.tools.hub.jobs = AgentJobs(self.schedules, self._principal_of)
 
-    def _principal_of(self, address: str) -> str:
-        """The person behind ``channel:sender_id`` (configured alternate ids map to one)."""
-        return self.pipeline.stages.principals.get(address, address)
+    def feature(self, kind: type[F]) -> F:
+        """The running feature of type ``kind`` (KeyError when the build did not add one)."""
+        for feature in self.features:
+            if isinstance(feature, kind):
+                return feature
+        raise KeyError(kind.__name__)
 
     # Components, by their everyday names.
     @property
@@ -155,9 +148,8 @@ class Gateway:
         await asyncio.to_thread(sweep_media, rt.state_dir)  # a crash's leftover downloads
         await rt.state.open()
         self._opened = True
-        await self.takeover.open()
-        if rt.delivery.files is not None and rt.delivery.files.links is not None:
-            await asyncio.to_thread(rt.delivery.files.links.load)
+        for feature in self.features:
+            await feature.open()
         rt.metrics.dlq_size.set(await rt.dead_letters.count())
         rt.events.load_plugins()
         rt.channels.build(rt.loaded.channels)
@@ -179,14 +171,12 @@ class Gateway:
         self._spawn(self._purge_journal(), "journal-purge")
         self._spawn(self._adopt_orphans(), "journal-adopt")
         self._spawn(self._prewarm(), "prewarm")
-        self._spawn(self.takeover.run(), "takeover-resume")
-        if rt.delivery.files is not None:
-            self._spawn(sweep_forever(rt.delivery.files, rt.dead_letters, rt.clock), "files-sweep")
+        for feature in self.features:
+            for name, task in feature.tasks().items():
+                self._spawn(task(), name)
         self._gc.apply()
-        await self.schedules.open()
-        JobsApi(self.schedules).mount(self.routes)
-        ChatsApi(self.takeover).mount(self.routes)
-        self.schedules.start()
+        for feature in self.features:
+            await feature.start()
         log.info(
             "chatgate ready",
             extra={
@@ -250,7 +240,8 @@ class Gateway:
         if self._opened:
             timeout = rt.config.gateway.drain_timeout_s
             log.info("draining", extra={"timeout_s": timeout})
-            await self.schedules.stop()
+            for feature in self.features:
+                await feature.stop()
             await rt.channels.stop_intake()
             if not await self.pipeline.drain(timeout):
                 cancelled = self.pipeline.abandon()
@@ -263,7 +254,6 @@ class Gateway:
         await self.pipeline.guard.close()
         await rt.channels.stop_all()
         await rt.events.drain()
-        await self.schedules.close()
         if self._runner is not None:
             await self._runner.cleanup()
         for agent in rt.agents.values():
@@ -271,8 +261,8 @@ class Gateway:
                 await agent.aclose()
         if rt.tools is not None:
             await rt.tools.stop()
-        if rt.delivery.files is not None:
-            await rt.delivery.files.close()
+        for feature in reversed(self.features):
+            await feature.close()
         await rt.state.close()
         self.state_lock.release()
         self._gc.undo()
@@ -286,9 +276,13 @@ class Gateway:
                 self.rt,
                 catalog=self.registry,
                 env=self.env,
-                followers=(self.pipeline.apply_config, self.schedules.apply_config),
+                followers=(self.pipeline.apply_config, self._features_follow),
                 on_secrets=self.on_secrets,
             )
+
+    def _features_follow(self) -> None:
+        for feature in self.features:
+            feature.apply_config(self.rt.loaded)
 
     # -- what the HTTP surface asks ----------------------------------------------------------
 
@@ -330,12 +324,12 @@ class Gateway:
 
     async def status(self) -> dict[str, Any]:
         status = await build_status(self.rt, self.pipeline.scheduler, self.life)
-        try:
-            status["jobs"] = scrub(await jobs_status(self.schedules), self.rt.loaded.secrets)
-        except StateUnavailable as exc:
-            status["jobs"] = []
-            status.setdefault("state_errors", []).append(str(exc))
-        status["chats"] = scrub(await self.takeover.status(), self.rt.loaded.secrets)
+        for feature in self.features:
+            sections = scrub(dict(await feature.status()), self.rt.loaded.secrets)
+            errors = sections.pop("state_errors", [])
+            status.update(sections)
+            if errors:
+                status.setdefault("state_errors", []).extend(errors)
         return status
 
     async def restart_channel(self, name: str) -> bool:
@@ -409,7 +403,8 @@ class Gateway:
             first_chunk=first,
         )
         rt.metrics.dlq_size.set(await rt.dead_letters.count())
-        await self.takeover.replayed(entry, report.status, report.message_ids)
+        for feature in self.features:
+            await feature.replayed(entry, report)
         kind = report.kind.value if report.kind else None
         return {"found": True, "id": entry_id, "status": report.status.value, "kind": kind}
 

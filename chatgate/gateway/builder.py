@@ -20,16 +20,19 @@ from functools import partial
 from chatgate.agents.mcp.hub import McpHub
 from chatgate.agents.registry import build_agents
 from chatgate.agents.tools.runtime import ToolRuntime
+from chatgate.approvals.feature import Approvals
 from chatgate.channels.registry import ChannelRegistry
 from chatgate.clock import Clock, SystemClock
 from chatgate.config.loader import LoadedConfig
+from chatgate.feature.base import Feature
+from chatgate.feature.voices import Voices
 from chatgate.gateway.app import Gateway, GatewayParts
 from chatgate.gateway.delivery.sender import Delivery
 from chatgate.gateway.events import EventBus, EventName
+from chatgate.gateway.features import feature_context
 from chatgate.gateway.http.app import DynamicRoutes
-from chatgate.gateway.http.file_downloads import download_handler
+from chatgate.gateway.http.file_downloads import ReplyFiles
 from chatgate.gateway.intake.pipeline import Pipeline
-from chatgate.gateway.intake.voices import Voices
 from chatgate.gateway.metrics import Metrics
 from chatgate.gateway.process.liveness import LoopWatchdog
 from chatgate.gateway.process.memory_monitor import (
@@ -45,12 +48,14 @@ from chatgate.gateway.supervision.degraded import DegradedRegistry
 from chatgate.gateway.supervision.directory import ChannelDirectory
 from chatgate.gateway.supervision.lease import LeaseKeeper
 from chatgate.gateway.turn.session_cache import SessionCache
-from chatgate.media.links import ROUTE, FileLinks
+from chatgate.media.links import FileLinks
 from chatgate.media.outgoing import OutgoingFiles
 from chatgate.model.messages import Target
 from chatgate.model.outbound import OutboundMessage
 from chatgate.policies.ratelimit import RateLimiter
+from chatgate.schedules.feature import Schedules
 from chatgate.state.factory import build_state
+from chatgate.takeover.feature import TakeoverFeature
 
 log = logging.getLogger("chatgate.gateway")
 
@@ -102,7 +107,6 @@ class GatewayBuilder:
         memory_source = self._memory_source or ProcMemorySource(gw.memory.limit_mb)
         links = FileLinks(loaded.state_dir)
         files = OutgoingFiles(loaded.state_dir / "outgoing", links=links)
-        routes.add("GET", ROUTE, download_handler(files, links, clock), prefix=True)
         channels = ChannelDirectory(
             registry,
             routes,
@@ -167,9 +171,21 @@ class GatewayBuilder:
         )
         events.subscribe(rt.turn_stats.on_event, EventName.TURN_FINISHED)
         channels.kv["voices"] = Voices(rt)  # channel-level texts (menu words) in its language
+        pipeline = Pipeline(rt)
+        context = feature_context(rt, pipeline)
+        features: tuple[Feature, ...] = (
+            ReplyFiles(files, links, state.dead_letters, clock),
+            Approvals(context),
+            Schedules(context),
+            TakeoverFeature(context),
+        )
+        pipeline.plug(features)
+        for feature in features:
+            feature.mount(routes)
         parts = GatewayParts(
             rt=rt,
-            pipeline=Pipeline(rt),
+            pipeline=pipeline,
+            features=features,
             registry=registry,
             routes=routes,
             env=env,

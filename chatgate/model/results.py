@@ -4,11 +4,13 @@ and, later, the turn's result."""
 from __future__ import annotations
 
 import asyncio
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
+from chatgate.model.messages import Target
 from chatgate.model.outbound import File, OutboundMessage
+from chatgate.model.reasons import DeliveryStatus, SendErrorKind
 
 
 class Stage(StrEnum):
@@ -78,3 +80,16 @@ def press_notice(submission: Submission) -> str | None:
         return None
     settled = result.result()
     return settled.reply if settled.stage == Stage.APPROVAL and settled.reply else None
+
+
+@dataclass
+class DeliveryReport:
+    """How one delivery ended: sent (with the platform's message ids), dead-lettered, or dropped."""
+
+    status: DeliveryStatus
+    message_ids: list[str] = field(default_factory=list)
+    kind: SendErrorKind | None = None
+    error: str = ""
+    attempts: int = 0
+    degraded: tuple[str, ...] = ()
+    target: Target | None = None

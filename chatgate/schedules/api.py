@@ -12,7 +12,7 @@ from typing import Any
 from aiohttp import web
 
 from chatgate.config.redact import scrub
-from chatgate.gateway.http.app import DynamicRoutes
+from chatgate.feature.ports import RouteTable
 from chatgate.model.reasons import DeliveryStatus
 from chatgate.policies.schedules import Once, ScheduleReason
 from chatgate.schedules.jobs import RunRecord, ScheduledJob
@@ -27,7 +27,7 @@ async def run_outcome(scheduler: Scheduler, record: RunRecord) -> dict[str, Any]
     line = record.to_dict()
     outcomes: list[dict[str, Any]] = []
     for key in record.keys:
-        entry = await scheduler.rt.journal.get(key)
+        entry = await scheduler.context.state.journal.get(key)
         if entry is None:
             outcomes.append({"key": key, "outcome": "purged"})
             continue
@@ -49,14 +49,14 @@ async def run_outcome(scheduler: Scheduler, record: RunRecord) -> dict[str, Any]
 
 async def problems(scheduler: Scheduler, job: ScheduledJob) -> list[str]:
     """Why a job cannot deliver (doctor and status): unknown agent, unknown or dead targets."""
-    rt = scheduler.rt
+    context = scheduler.context
     found = []
-    if job.spec.agent not in rt.agents:
+    if job.spec.agent not in context.agents():
         found.append(f"agent '{job.spec.agent}' is not configured")
     for target in job.targets:
-        if target.channel not in rt.loaded.channels:
+        if target.channel not in context.loaded.channels:
             found.append(f"{ScheduleReason.TARGET_UNKNOWN.value}: {target.address}")
-        elif await rt.dead_targets.kind(target) is not None:
+        elif await context.state.dead_targets.kind(target) is not None:
             found.append(f"{ScheduleReason.TARGET_DEAD.value}: {target.address}")
     return found
 
@@ -106,14 +106,14 @@ class JobsApi:
     def __init__(self, scheduler: Scheduler) -> None:
         self.scheduler = scheduler
 
-    def mount(self, routes: DynamicRoutes) -> None:
-        routes.add("POST", "/api/send", SendApi(self.scheduler.rt).handle)
+    def mount(self, routes: RouteTable) -> None:
+        routes.add("POST", "/api/send", SendApi(self.scheduler.context).handle)
         routes.add("GET", "/api/jobs", self.list)
         routes.add("POST", "/api/jobs", self.add)
         routes.add("*", "/api/jobs", self.one, prefix=True)
 
     def _json(self, data: dict[str, Any], status: int = 200) -> web.Response:
-        return web.json_response(scrub(data, self.scheduler.rt.loaded.secrets), status=status)
+        return web.json_response(scrub(data, self.scheduler.context.loaded.secrets), status=status)
 
     async def list(self, request: web.Request) -> web.Response:
         return self._json({"jobs": await jobs_status(self.scheduler)})

@@ -5,23 +5,15 @@ is worded by the catalog (`jobs.*`) in the user's language and command form."""
 from __future__ import annotations
 
 from datetime import datetime
-from functools import partial
 from zoneinfo import ZoneInfo
 
-from chatgate.gateway.intake.commands import Command
-from chatgate.gateway.intake.pipeline import Pipeline
-from chatgate.gateway.intake.voices import Voices
+from chatgate.feature.voices import Voices
 from chatgate.model.messages import InboundMessage
 from chatgate.model.text_ids import TextId
 from chatgate.schedules.api import describe
 from chatgate.schedules.runner import Scheduler
 
-
-def install(pipeline: Pipeline, scheduler: Scheduler) -> None:
-    """Wire the scheduler into the message path: its runs' route hints and the /jobs command."""
-    pipeline.hint_sources.append(scheduler.hint)
-    handler = partial(jobs_command, scheduler, pipeline.stages.voices)
-    pipeline.stages.command_handlers[Command.JOBS] = handler
+JOBS_COMMAND = "jobs"
 
 
 async def jobs_command(

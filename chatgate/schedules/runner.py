@@ -15,7 +15,6 @@ from __future__ import annotations
 import asyncio
 import logging
 import re
-from collections.abc import Awaitable, Callable
 from datetime import datetime
 from typing import Any
 from zoneinfo import ZoneInfo
@@ -24,10 +23,9 @@ from prometheus_client import Counter
 from pydantic import ValidationError
 
 from chatgate.config.schedule_models import JOB_ID_PATTERN, ScheduleConfig
-from chatgate.gateway.runtime import Runtime
+from chatgate.feature.context import FeatureContext
 from chatgate.model.errors import StateUnavailable
 from chatgate.model.messages import InboundMessage, RouteHint, Target
-from chatgate.model.results import Submission
 from chatgate.policies.schedules import (
     SCHEDULE_PLATFORM,
     Misfire,
@@ -43,7 +41,6 @@ STOP_WAIT_S = 5.0
 POLL_S = 15.0  # at most this long between ticks: picks up jobs other replicas added
 ROUTE_PREFIX = "job:"
 INSTANT_FIELD = "{scheduled_at}"  # in a prompt: the run's scheduled time (ISO, the job's zone)
-Submit = Callable[[InboundMessage], Awaitable[Submission]]
 
 
 class JobError(ValueError):
@@ -51,10 +48,10 @@ class JobError(ValueError):
 
 
 class Scheduler:
-    def __init__(self, rt: Runtime, store: JobStore, submit: Submit) -> None:
-        self.rt = rt
+    def __init__(self, context: FeatureContext, store: JobStore) -> None:
+        self.context = context
         self.store = store
-        self._submit = submit
+        self._submit = context.submit
         self._jobs: dict[str, ScheduledJob] = {}
         self._paused: set[str] = set()
         self._next: dict[str, float | None] = {}
@@ -65,7 +62,7 @@ class Scheduler:
             "chatgate_schedule_runs_total",
             "Scheduled job decisions by reason (due, catch_up, misfire_skipped, ...)",
             ["job", "reason"],
-            registry=rt.metrics.registry,
+            registry=context.metrics,
         )
 
     # -- lifecycle -------------------------------------------------------------------------
@@ -74,7 +71,7 @@ class Scheduler:
         """Open the store, load the jobs and start the cursors of jobs first seen now."""
         await self.store.open()
         await self.refresh()
-        now = self.rt.clock.time()
+        now = self.context.clock.time()
         for job in self._jobs.values():  # a job first seen now starts now (no backfill)
             await self.store.cursor(job.id, job.created_at or now)
 
@@ -96,7 +93,7 @@ class Scheduler:
         await self.store.close()
 
     def config_jobs(self) -> dict[str, ScheduledJob]:
-        specs: dict[str, ScheduleConfig] = getattr(self.rt.config, "schedules", {})
+        specs: dict[str, ScheduleConfig] = self.context.config.schedules
         return {name: ScheduledJob(name, spec) for name, spec in specs.items()}
 
     async def refresh(self) -> None:
@@ -128,9 +125,9 @@ class Scheduler:
             except Exception:
                 log.exception("schedule tick failed")
                 wake_at = None
-            now = self.rt.clock.time()
+            now = self.context.clock.time()
             delay = POLL_S if wake_at is None else min(POLL_S, max(0.0, wake_at - now))
-            sleeper = asyncio.ensure_future(self.rt.clock.sleep(delay))
+            sleeper = asyncio.ensure_future(self.context.clock.sleep(delay))
             waker = asyncio.ensure_future(self._wake.wait())
             try:
                 await asyncio.wait({sleeper, waker}, return_when=asyncio.FIRST_COMPLETED)
@@ -148,7 +145,7 @@ class Scheduler:
             return None
         agent = msg.extra.get("agent")
         return RouteHint(
-            agent=agent if isinstance(agent, str) and agent in self.rt.agents else None,
+            agent=agent if isinstance(agent, str) and agent in self.context.agents() else None,
             trusted=True,
             ephemeral=msg.extra.get("session") == "none",
         )
@@ -169,12 +166,12 @@ class Scheduler:
         return earliest
 
     async def _decide(self, job: ScheduledJob) -> float | None:
-        rt, spec = self.rt, job.spec
-        now = rt.clock.time()
+        spec = job.spec
+        now = self.context.clock.time()
         cursor = await self.store.cursor(job.id, job.created_at if job.created_at else now)
         if not spec.enabled or job.id in self._paused:
             return next_after(job.timing, max(cursor, now))
-        if spec.agent not in rt.agents:
+        if spec.agent not in self.context.agents():
             return None  # reported by status/doctor; runs would fail every time
         plan = plan_runs(
             job.timing,
@@ -192,7 +189,9 @@ class Scheduler:
             self._count(job, ScheduleReason.SKIPPED, plan.skipped)
             await self.store.add_run(
                 job.id,
-                RunRecord(plan.cursor, ScheduleReason.SKIPPED, now, rt.owner, count=plan.skipped),
+                RunRecord(
+                    plan.cursor, ScheduleReason.SKIPPED, now, self.context.owner, count=plan.skipped
+                ),
             )
             log.warning(
                 "missed scheduled runs skipped",
@@ -220,7 +219,7 @@ class Scheduler:
             self._count(job, ScheduleReason.DUPLICATE)
             return False
         self._count(job, reason)
-        await self.store.add_run(job.id, RunRecord(instant, reason, now, self.rt.owner, keys))
+        await self.store.add_run(job.id, RunRecord(instant, reason, now, self.context.owner, keys))
         log.info(
             "scheduled run",
             extra={"job": job.id, "instant": instant, "reason": reason.value, "keys": keys},
@@ -232,7 +231,7 @@ class Scheduler:
         job = self._jobs.get(job_id)
         if job is None:
             return {"found": False, "id": job_id}
-        now = self.rt.clock.time()
+        now = self.context.clock.time()
         await self._run(job, now, ScheduleReason.RUN_NOW, now)
         runs = await self.store.runs(job_id, 1)
         return {"found": True, "id": job_id, "run": runs[0].to_dict() if runs else None}
@@ -259,11 +258,11 @@ class Scheduler:
             spec = ScheduleConfig.model_validate(body)
         except ValidationError as exc:
             raise JobError(_first_error(exc)) from None
-        if spec.agent not in self.rt.agents:
+        if spec.agent not in self.context.agents():
             raise JobError(f"agent {spec.agent!r} is not configured")
         if job_id in self.config_jobs():
             raise JobError(f"job {job_id!r} is defined in the config file")
-        now = self.rt.clock.time()
+        now = self.context.clock.time()
         job = ScheduledJob(job_id, spec, source, owner, now)
         first = next_after(job.timing, now)
         if first is None:

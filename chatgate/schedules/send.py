@@ -15,7 +15,7 @@ from typing import Any
 from aiohttp import web
 from prometheus_client import Counter
 
-from chatgate.gateway.runtime import Runtime
+from chatgate.feature.context import FeatureContext
 from chatgate.model.messages import Target
 from chatgate.model.outbound import OutboundMessage
 from chatgate.model.reasons import DeliveryStatus
@@ -28,14 +28,14 @@ RATE_LIMITED = "send_rate_limited"
 
 
 class SendApi:
-    def __init__(self, rt: Runtime) -> None:
-        self.rt = rt
+    def __init__(self, context: FeatureContext) -> None:
+        self.context = context
         self._bucket: BucketState | None = None
         self.sends = Counter(
             "chatgate_operator_sends_total",
             "Messages sent through /api/send, by delivery status",
             ["status"],
-            registry=rt.metrics.registry,
+            registry=context.metrics,
         )
 
     async def handle(self, request: web.Request) -> web.Response:
@@ -43,13 +43,13 @@ class SendApi:
             body = await request.json()
         except ValueError:
             body = None
-        problem, target, text = _parse(body, self.rt.loaded.channels)
+        problem, target, text = _parse(body, self.context.loaded.channels)
         if problem is not None or target is None:
             return web.json_response(
                 {"error": problem, "reason_code": "invalid_request"}, status=400
             )
         allowed, self._bucket, retry_after = take(
-            SEND_BUCKET, self._bucket, self.rt.clock.monotonic()
+            SEND_BUCKET, self._bucket, self.context.clock.monotonic()
         )
         if not allowed:
             self.sends.labels(status=RATE_LIMITED).inc()
@@ -62,7 +62,7 @@ class SendApi:
                 status=429,
                 headers={"Retry-After": str(max(1, round(retry_after)))},
             )
-        report = await self.rt.delivery.deliver(target, OutboundMessage.from_text(text))
+        report = await self.context.deliver(target, OutboundMessage.from_text(text))
         delivered = report.status is DeliveryStatus.SENT and bool(report.message_ids)
         self.sends.labels(status=report.status.value).inc()
         log.info(

@@ -208,16 +208,3 @@ class SqliteJobStore:
             ).fetchall()
         )
         return [RunRecord.from_dict(json.loads(row[0])) for row in rows]
-
-
-def build_job_store(gateway: object, state_dir: Path, client: object = None) -> JobStore:
-    """The job store on the gateway's state backend (gateway.store.backend); ``client``: the
-    stores' connection client, shared rather than a pool of its own."""
-    from chatgate.config.models import GatewaySection
-
-    assert isinstance(gateway, GatewaySection)
-    if gateway.store.backend == "redis":
-        from chatgate.schedules.store_redis import RedisJobStore
-
-        return RedisJobStore(gateway, client)
-    return SqliteJobStore(state_dir / DB_FILE)

@@ -15,7 +15,7 @@ from typing import Any
 from aiohttp import web
 
 from chatgate.config.redact import scrub
-from chatgate.gateway.http.app import DynamicRoutes
+from chatgate.feature.ports import RouteTable
 from chatgate.http_input import BadInput, InputReason, read_json, utf8_clean
 from chatgate.takeover.service import Takeover, TakeoverError
 
@@ -28,14 +28,14 @@ class ChatsApi:
     def __init__(self, takeover: Takeover) -> None:
         self.takeover = takeover
 
-    def mount(self, routes: DynamicRoutes) -> None:
+    def mount(self, routes: RouteTable) -> None:
         routes.add("GET", "/api/chats", self.list)
         routes.add("POST", "/api/chats/pause", self.pause)
         routes.add("POST", "/api/chats/resume", self.resume)
         routes.add("POST", "/api/chats/reply", self.reply)
 
     def _json(self, data: dict[str, Any], status: int = 200) -> web.Response:
-        return web.json_response(scrub(data, self.takeover.rt.loaded.secrets), status=status)
+        return web.json_response(scrub(data, self.takeover.context.loaded.secrets), status=status)
 
     async def list(self, request: web.Request) -> web.Response:
         return self._json(await self.takeover.view())

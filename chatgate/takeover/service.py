@@ -1,6 +1,6 @@
 """A human takes over a chat: pause and resume it, reply in it as the bot, list paused chats.
 
-The message-path side is `gate`, the `taken_over` stage (`gateway/intake/stages.py`): a message in a
+The message-path side is `gate`, a gate right after admission: a message in a
 paused chat is journaled and kept in the transcript as context (an observed message with reason
 `paused`), never answered; an operator's `/bot off` / `/bot on` switches the chat. An operator's
 reply goes out through the gateway's delivery (retries, dead targets, DLQ) and, once sent, joins
@@ -18,27 +18,23 @@ holds this replica's queued turns too.
 from __future__ import annotations
 
 import asyncio
-import dataclasses
 import logging
 import uuid
 from collections.abc import Awaitable
-from dataclasses import dataclass
 from typing import Any
 
 from prometheus_client import Counter
 
-from chatgate.gateway.delivery.operator_notify import OperatorNotifier
-from chatgate.gateway.intake.pipeline import Pipeline
-from chatgate.gateway.intake.session_queue import Job, JobKind
-from chatgate.gateway.intake.stages import Inbound, Verdict
+from chatgate.feature.context import FeatureContext
+from chatgate.feature.intake import Inbound, Verdict
+from chatgate.feature.ports import HeldAs
 from chatgate.model.chat import ChatMessage
 from chatgate.model.errors import StateUnavailable
-from chatgate.model.messages import ChatKind, InboundMessage, Target
+from chatgate.model.messages import InboundMessage, Target
 from chatgate.model.outbound import OutboundMessage, message_from_dict
 from chatgate.model.reasons import DeliveryStatus, TakeoverReason
-from chatgate.model.results import Stage
+from chatgate.model.results import DeliveryReport, Stage
 from chatgate.model.text_ids import TextId
-from chatgate.policies.routing import route
 from chatgate.policies.schedules import SCHEDULE_PLATFORM
 from chatgate.policies.takeover import (
     BotSwitch,
@@ -70,54 +66,43 @@ class TakeoverError(ValueError):
     """An operator's request that cannot be done as asked (the message says why)."""
 
 
-@dataclass(frozen=True)
-class _ChatFacts:
-    """Route facts of a chat without a message (an operator's first words in it)."""
-
-    channel: str
-    chat_id: str
-    thread_id: str | None
-    sender_id: str = ""
-    chat_kind: ChatKind = "direct"
-
-
 class Takeover:
-    def __init__(self, pipeline: Pipeline) -> None:
-        self.pipeline = pipeline
-        self.rt = pipeline.rt
-        self.voices = pipeline.stages.voices
+    def __init__(self, context: FeatureContext) -> None:
+        self.context = context
+        self.voices = context.voices
         self.counter = Counter(
             "chatgate_takeover_total",
             "Human takeover: pauses, resumes, replies, and messages kept unanswered (paused)",
             ["channel", "reason"],
-            registry=self.rt.metrics.registry,
+            registry=context.metrics,
         )
         # One process owns a SQLite state: its pauses are mirrored here, so a message in a chat
         # nobody paused costs no store read. Replicas (Redis) ask the store every time.
         self._mirror: dict[str, Pause] | None = None
         self._held: set[tuple[str, float]] = set()  # pauses whose queued turns were held here
         self._wake = asyncio.Event()  # a new pause: its end may come before the next wake-up
-        self.notifier = OperatorNotifier(self.rt)
+        self.notifier = context.operators
         self.next_resume_at: float | None = None  # when `run` next resumes a pause by itself
 
     @property
     def store(self) -> PauseStore:
-        return self.rt.state.pauses
+        return self.context.state.pauses
 
     async def open(self) -> None:
-        if not self.rt.state.leases.shared:
+        if not self.context.state.leases.shared:
             self._mirror = {p.chat: p for p in await self.store.all()}
-
-    def install(self) -> None:
-        self.pipeline.stages.takeover_gate = self.gate
 
     # -- the message path -----------------------------------------------------------------
 
     def gate(self, ib: Inbound) -> Awaitable[Verdict | None] | None:
+        """A chat a human took over: its messages are kept as context, not answered; an
+        operator's `/bot off` / `/bot on` switches it."""
+        if ib.held is not None:  # an album part: its album's turn decides
+            return None
         msg = ib.msg
         chat = chat_address(msg.channel, msg.chat_id)
         switch = parse_switch(msg.text) if msg.text.startswith("/") else None
-        operators = self.rt.config.gateway.operators
+        operators = self.context.config.gateway.operators
         if (
             switch is not None
             and not msg.sender_is_bot
@@ -139,7 +124,7 @@ class Takeover:
             pause = await self._get(chat)
             if pause is None:
                 continue
-            if resume_due(pause, self.rt.clock.time()):
+            if resume_due(pause, self.context.clock.time()):
                 await self._ended(pause, TakeoverReason.AUTO_RESUME, "auto")
                 continue
             return self._paused(ib, chat)
@@ -147,7 +132,7 @@ class Takeover:
 
     def _paused(self, ib: Inbound, chat: str) -> Verdict | None:
         self.counter.labels(channel=ib.msg.channel, reason=TakeoverReason.PAUSED.value).inc()
-        if not kept_as_context(ib.msg.platform == SCHEDULE_PLATFORM, ib.msg.answers_elsewhere):
+        if not _kept(ib.msg):
             log.info("run into a paused chat held", extra={"chat": chat, "key": ib.msg.key})
             return Verdict(
                 Stage.OBSERVE, TakeoverReason.PAUSED, state=JournalState.DONE, counted=False
@@ -185,7 +170,7 @@ class Takeover:
             target = Target.parse(address)
         except ValueError as exc:
             raise TakeoverError(str(exc)) from None
-        if target.channel not in self.rt.loaded.channels:
+        if target.channel not in self.context.loaded.channels:
             raise TakeoverError(f"channel '{target.channel}' is not configured")
         return chat_address(target.channel, target.chat_id), target
 
@@ -194,9 +179,12 @@ class Takeover:
         if for_s is not None and for_s < 0:
             raise TakeoverError("for_s must be 0 (until resumed) or more seconds")
         chat, _ = self._chat(address)
-        now = self.rt.clock.time()
+        now = self.context.clock.time()
         pause = Pause(
-            chat, now, pause_until(now, for_s, self.rt.config.gateway.takeover.auto_resume_s), by
+            chat,
+            now,
+            pause_until(now, for_s, self.context.config.gateway.takeover.auto_resume_s),
+            by,
         )
         await self.store.put(pause)
         if self._mirror is not None:
@@ -211,10 +199,10 @@ class Takeover:
         """The chat's turns already queued here are held (kept as context, not answered); its
         running agent call too when `interrupt_running` says so."""
         self._held.add((pause.chat, pause.since))
-        interrupt = self.rt.config.gateway.takeover.interrupt_running
-        waiting, running = self.pipeline.scheduler.hold(
+        interrupt = self.context.config.gateway.takeover.interrupt_running
+        waiting, running = self.context.queue.hold(
             lambda msg: pause.chat in (chat_address(msg.channel, msg.chat_id), answers_into(msg)),
-            self._held_job,
+            HeldAs(TakeoverReason.PAUSED.value, _kept, self._on_held),
             interrupt=interrupt,
         )
         if waiting or running:
@@ -223,17 +211,8 @@ class Takeover:
                 extra={"chat": pause.chat, "waiting": waiting, "interrupted": running},
             )
 
-    def _held_job(self, job: Job) -> Job:
-        """What a queued turn of a paused chat becomes: an observed message (reason `paused`)."""
-        self._count(chat_address(job.msg.channel, job.msg.chat_id), TakeoverReason.PAUSED)
-        return dataclasses.replace(
-            job,
-            kind=JobKind.OBSERVE,
-            target=None,
-            debounce_s=0.0,
-            observed=TakeoverReason.PAUSED.value,
-            kept=kept_as_context(job.msg.platform == SCHEDULE_PLATFORM, job.msg.answers_elsewhere),
-        )
+    def _on_held(self, msg: InboundMessage) -> None:
+        self._count(chat_address(msg.channel, msg.chat_id), TakeoverReason.PAUSED)
 
     async def resume(self, address: str, by: str) -> bool:
         """Resume the chat; False when it was not paused."""
@@ -264,7 +243,7 @@ class Takeover:
 
     async def paused(self) -> list[Pause]:
         """The chats paused now (a pause that ran out resumes here)."""
-        now = self.rt.clock.time()
+        now = self.context.clock.time()
         found = list(self._mirror.values()) if self._mirror is not None else await self.store.all()
         for pause in found:
             if resume_due(pause, now):
@@ -291,7 +270,7 @@ class Takeover:
             except Exception:
                 log.exception("pause check failed")
             self.next_resume_at = wake_at
-            now = self.rt.clock.time()
+            now = self.context.clock.time()
             delay = POLL_S if shared else None
             if wake_at is not None:
                 until_end = max(0.0, wake_at - now)
@@ -302,7 +281,7 @@ class Takeover:
         waker = asyncio.ensure_future(self._wake.wait())
         waits: set[asyncio.Future[Any]] = {waker}
         if delay is not None:
-            waits.add(asyncio.ensure_future(self.rt.clock.sleep(max(0.0, delay))))
+            waits.add(asyncio.ensure_future(self.context.clock.sleep(max(0.0, delay))))
         try:
             await asyncio.wait(waits, return_when=asyncio.FIRST_COMPLETED)
         finally:
@@ -315,15 +294,16 @@ class Takeover:
         if not text.strip() or len(text) > MAX_TEXT:
             raise TakeoverError(f"text must be 1–{MAX_TEXT} characters")
         chat, target = self._chat(address)
-        rt = self.rt
         session_key = await self._session_for(target)
         key = human_key(by, uuid.uuid4().hex)
-        report = await rt.delivery.deliver(
+        report = await self.context.deliver(
             target, OutboundMessage.from_text(text), inbound_key=key, session=session_key
         )
         sent = report.status is DeliveryStatus.SENT
         if sent:
-            await self._append(session_key, _human_line(key, text, by, report.message_ids))
+            await self.context.transcripts.append(
+                session_key, _human_line(key, text, by, report.message_ids)
+            )
         self._count(chat, TakeoverReason.HUMAN_REPLY)
         log.info(
             "human reply",
@@ -350,7 +330,7 @@ class Takeover:
     async def _session_for(self, target: Target) -> str:
         """The chat's conversation: its most recent session, else the one its first message
         would open (the channel's agent, per the configured routes)."""
-        recent = await self.rt.state.sessions.recent(RECENT_SESSIONS)
+        recent = await self.context.state.sessions.recent(RECENT_SESSIONS)
         chat = chat_address(target.channel, target.chat_id)
         fallback: str | None = None
         for info in recent:
@@ -362,46 +342,27 @@ class Takeover:
             fallback = fallback or info.key
         if fallback is not None and target.thread_id is None:
             return fallback
-        pipeline = self.pipeline
-        facts = _ChatFacts(target.channel, target.chat_id, target.thread_id)
-        _, key = route(
-            facts,
-            pipeline.stages.bindings,
-            pipeline.policy(target.channel).agent,
-            None,
-            per_user_in_groups=False,
-        )
-        return key
+        return self.context.routing.session_for(target)
 
-    async def replayed(self, entry: DeadLetter, status: DeliveryStatus, ids: list[str]) -> bool:
+    async def replayed(self, entry: DeadLetter, report: DeliveryReport) -> None:
         """A dead letter was sent again (`chatgate dlq replay`): an operator's reply joins its
-        conversation's transcript now, as it would have when first sent. True when it did."""
+        conversation's transcript now, as it would have when first sent."""
         by = human_by(entry.inbound_key)
-        if by is None or entry.session is None or status is not DeliveryStatus.SENT:
-            return False
+        if by is None or entry.session is None or report.status is not DeliveryStatus.SENT:
+            return
         assert entry.inbound_key is not None
         text = message_from_dict(entry.message).plain_text
-        await self._append(entry.session, _human_line(entry.inbound_key, text, by, ids))
+        line = _human_line(entry.inbound_key, text, by, report.message_ids)
+        await self.context.transcripts.append(entry.session, line)
         log.info(
             "human reply replayed",
             extra={"target": entry.target.address, "by": by, "session": entry.session},
         )
-        return True
-
-    async def _append(self, key: str, line: ChatMessage) -> None:
-        rt = self.rt
-        session = await rt.cache.acquire(key, rt.clock.time())
-        try:
-            if any(m.source == line.source for m in session.transcript):
-                return  # already there (sent once before)
-            await self.pipeline.runner.persistence.append(session, [line])
-        finally:
-            rt.cache.release(session)
 
     async def recent_chats(self, limit: int = 30) -> list[dict[str, Any]]:
         """The chats of the most recent sessions (newest first), each once."""
         seen: dict[str, dict[str, Any]] = {}
-        for info in await self.rt.state.sessions.recent(RECENT_SESSIONS):
+        for info in await self.context.state.sessions.recent(RECENT_SESSIONS):
             found = session_chat(info.key)
             if found is None or found[1] in seen:
                 continue
@@ -421,13 +382,13 @@ class Takeover:
         for pause in paused:
             channel, _, chat_id = pause.chat.partition(":")
             key = await self._session_for(Target(channel, chat_id, None))
-            lines = await self.rt.state.sessions.transcript(key) or []
+            lines = await self.context.state.sessions.transcript(key) or []
             views.append(
                 pause.to_dict() | {"session": key, "tail": [x.to_dict() for x in lines[-6:]]}
             )
         chats = {p.chat for p in paused}
         recent = [r | {"paused": r["chat"] in chats} for r in await self.recent_chats()]
-        return {"paused": views, "recent": recent, "now": self.rt.clock.time()}
+        return {"paused": views, "recent": recent, "now": self.context.clock.time()}
 
     async def status(self) -> dict[str, Any]:
         """`view()` for `/api/status` and the dashboard, which must answer while the state
@@ -435,7 +396,12 @@ class Takeover:
         try:
             return await self.view()
         except StateUnavailable:
-            return {"paused": [], "recent": [], "unavailable": True, "now": self.rt.clock.time()}
+            return {
+                "paused": [],
+                "recent": [],
+                "unavailable": True,
+                "now": self.context.clock.time(),
+            }
 
 
 def _human_line(key: str, text: str, by: str, message_ids: list[str]) -> ChatMessage:
@@ -449,3 +415,9 @@ def answers_into(msg: InboundMessage) -> str:
     if target is None:
         return chat_address(msg.channel, msg.chat_id)
     return chat_address(target.channel, target.chat_id)
+
+
+def _kept(msg: InboundMessage) -> bool:
+    """Whether a message in a paused chat joins the transcript as context (a scheduled run or a
+    message answered elsewhere does not)."""
+    return kept_as_context(msg.platform == SCHEDULE_PLATFORM, msg.answers_elsewhere)

@@ -5,8 +5,8 @@ begun yet) and its batch comes back held."""
 from __future__ import annotations
 
 import asyncio
-import dataclasses
 
+from chatgate.feature.ports import HeldAs
 from chatgate.gateway.intake.session_queue import (
     CancelReason,
     Job,
@@ -33,8 +33,8 @@ def job(chat: str, text: str, kind: JobKind = JobKind.TURN) -> Job:
     return Job(kind, msg, future, f"default:memory:{chat}", "default", None, 0.0)
 
 
-def held(j: Job) -> Job:
-    return dataclasses.replace(j, kind=JobKind.OBSERVE, observed="paused")
+HELD_SEEN: list[str] = []
+held = HeldAs("paused", kept=lambda msg: True, on_held=lambda msg: HELD_SEEN.append(msg.text))
 
 
 def in_c1(msg: InboundMessage) -> bool:

@@ -13,7 +13,9 @@ from chatgate.gateway.app import Gateway
 from chatgate.model.messages import SendResult
 from chatgate.model.reasons import SendErrorKind
 from chatgate.policies.takeover import ran_out_text
+from chatgate.schedules.feature import Schedules
 from chatgate.state.admin import trail
+from chatgate.takeover.feature import TakeoverFeature
 from tests.fakes.clock import ManualClock, eventually
 from tests.fakes.llm import FakeLLM, Fault
 from tests.gateway.test_chat_pipeline import chat_config
@@ -61,7 +63,7 @@ async def test_a_pause_holds_queued_turns_and_lets_the_running_answer_finish(
         await fake_llm.wait_for_requests(1, timeout=60)
         second = await chat.inject("second")  # waits behind the running turn
         renew = await chat.inject("/new")  # a queued command is kept as text too
-        await gw.takeover.pause(CHAT, "cli", for_s=0)
+        await gw.feature(TakeoverFeature).service.pause(CHAT, "cli", for_s=0)
         fake_llm.release()
         answered, held, held_new = [await s.result for s in (first, second, renew)]
         assert (answered.stage, answered.reason) == ("turn", "text")
@@ -72,7 +74,7 @@ async def test_a_pause_holds_queued_turns_and_lets_the_running_answer_finish(
         metrics = gw.metrics_text().decode()
         assert 'chatgate_takeover_total{channel="memory",reason="paused"} 2.0' in metrics
 
-        assert await gw.takeover.resume(CHAT, "cli")
+        assert await gw.feature(TakeoverFeature).service.resume(CHAT, "cli")
         after = await (await chat.inject("third")).result
         assert after.reason == "text"
     assert said(fake_llm.requests[1]) == [
@@ -94,7 +96,7 @@ async def test_interrupt_running_cancels_the_answer_being_written_and_keeps_it_a
         first = await chat.inject("first")
         await fake_llm.wait_for_requests(1, timeout=60)
         second = await chat.inject("second")
-        await gw.takeover.pause(CHAT, "cli", for_s=0)
+        await gw.feature(TakeoverFeature).service.pause(CHAT, "cli", for_s=0)
         results = [await first.result, await second.result]  # the model is still hanging
         assert [(r.stage, r.reason) for r in results] == [("observe", "paused")] * 2
         assert await journal_of(gw, first.key) == ("observe", "paused", "done")
@@ -105,7 +107,7 @@ async def test_interrupt_running_cancels_the_answer_being_written_and_keeps_it_a
             ("user", "first"),
             ("user", "second"),
         ]
-        await gw.takeover.resume(CHAT, "cli")
+        await gw.feature(TakeoverFeature).service.resume(CHAT, "cli")
         await (await chat.inject("third")).result
     assert said(fake_llm.requests[-1]) == [("user", "first"), ("user", "second"), ("user", "third")]
 
@@ -117,9 +119,11 @@ async def test_a_pause_runs_out_on_the_clock_and_the_operator_is_told(
     gateway = "  operator_notify: memory:ops\n  takeover: {auto_resume_s: 600}\n"
     async with running(chat_config(tmp_path, fake_llm, gateway=gateway), clock=clock) as gw:
         chat = memory(gw)
-        pause = await gw.takeover.pause(CHAT, "cli")
+        pause = await gw.feature(TakeoverFeature).service.pause(CHAT, "cli")
         # the resume timer now waits for this pause's end
-        await eventually(lambda: gw.takeover.next_resume_at == pause.until, what="timer")
+        await eventually(
+            lambda: gw.feature(TakeoverFeature).service.next_resume_at == pause.until, what="timer"
+        )
         clock.advance(599)
         assert await gw.rt.state.pauses.all() == [pause]
         clock.advance(1.5)  # no message comes: the timer resumes the chat (float time: +0.5)
@@ -142,9 +146,11 @@ async def test_an_operator_reply_replayed_from_the_dlq_joins_the_transcript(
     async with running(chat_config(tmp_path, fake_llm)) as gw:
         chat = memory(gw)
         await (await chat.inject("where is my order?")).result
-        await gw.takeover.pause(CHAT, "cli", for_s=0)
+        await gw.feature(TakeoverFeature).service.pause(CHAT, "cli", for_s=0)
         chat.failures.append(SendResult.failed(SendErrorKind.INVALID_REQUEST, "bad gateway day"))
-        answer = await gw.takeover.reply(CHAT, "Ann here, checking.", "dashboard")
+        answer = await gw.feature(TakeoverFeature).service.reply(
+            CHAT, "Ann here, checking.", "dashboard"
+        )
         assert answer["delivered"] is False and answer["reason_code"] == "invalid_request"
         lines = await gw.rt.state.sessions.transcript(SESSION)
         assert lines is not None and [x.human for x in lines] == [None, None]  # not sent: not kept
@@ -160,7 +166,7 @@ async def test_an_operator_reply_replayed_from_the_dlq_joins_the_transcript(
             "Ann here, checking.",
             "dashboard",
         )
-        await gw.takeover.resume(CHAT, "cli")
+        await gw.feature(TakeoverFeature).service.resume(CHAT, "cli")
         await (await chat.inject("thanks")).result
     assert said(fake_llm.requests[-1])[-2:] == [
         ("assistant", "Ann here, checking."),
@@ -173,10 +179,10 @@ async def test_a_scheduled_run_aimed_at_a_paused_chat_is_held_not_run(tmp_path: 
     clock = ManualClock(wall_start=T0 - 10)
     async with running(schedule_config(tmp_path, jobs), clock=clock) as gw:
         chat = memory(gw)
-        await gw.schedules.tick()
-        await gw.takeover.pause("memory:ops", "cli", for_s=0)
+        await gw.feature(Schedules).scheduler.tick()
+        await gw.feature(TakeoverFeature).service.pause("memory:ops", "cli", for_s=0)
         clock.advance(10)
-        await gw.schedules.tick()
+        await gw.feature(Schedules).scheduler.tick()
         await gw.pipeline.scheduler.wait_idle(5.0)
         assert chat.sent == []  # the model was not asked and nothing went out
         [entry] = await gw.rt.journal.find("memory", sender_id="job:hourly", limit=5)
@@ -187,12 +193,14 @@ async def test_a_scheduled_run_aimed_at_a_paused_chat_is_held_not_run(tmp_path: 
         # the job's words are an instruction to the model, never said in the chat
         assert await gw.rt.state.sessions.transcript("default:memory:ops") in (None, [])
 
-        await gw.takeover.resume("memory:ops", "cli")  # held runs are not made up later
-        await gw.schedules.tick()
+        await gw.feature(TakeoverFeature).service.resume(
+            "memory:ops", "cli"
+        )  # held runs are not made up later
+        await gw.feature(Schedules).scheduler.tick()
         await gw.pipeline.scheduler.wait_idle(5.0)
         assert chat.sent == []
         clock.advance(3600)
-        await gw.schedules.tick()
+        await gw.feature(Schedules).scheduler.tick()
         await chat.wait_sent(1)
     assert chat.texts() == ["status report"]
 
@@ -203,7 +211,7 @@ async def test_a_webhook_delivering_into_a_paused_chat_is_held_not_run(
     fake_llm.script("triaged")
     path = gh_config(tmp_path, fake_llm, route_extra=ASYNC_ROUTE)
     async with running(path) as gw, http() as client:
-        await gw.takeover.pause("memory:ops-room", "cli", for_s=0)
+        await gw.feature(TakeoverFeature).service.pause("memory:ops-room", "cli", for_s=0)
 
         async def post(delivery: str) -> tuple[int, dict[str, Any]]:
             body = issue_body()
@@ -220,7 +228,7 @@ async def test_a_webhook_delivering_into_a_paused_chat_is_held_not_run(
             "held, not run: its answer goes to memory:ops-room, paused (a human took over the chat)"
         )
         assert fake_llm.requests == [] and memory(gw).sent == []
-        await gw.takeover.resume("memory:ops-room", "cli")
+        await gw.feature(TakeoverFeature).service.resume("memory:ops-room", "cli")
         assert (await post("a2"))[0] == 202
         sent = await memory(gw).wait_sent(1)
     assert [s.text for s in sent] == ["triaged"]

@@ -7,7 +7,7 @@ import asyncio
 
 import pytest
 
-from chatgate.gateway.intake.session_queue import CancelReason, TurnControl
+from chatgate.feature.turns import CancelReason, TurnControl
 
 
 async def _worker(control: TurnControl, seen: list[CancelReason | None]) -> int:

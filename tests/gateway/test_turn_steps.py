@@ -10,7 +10,7 @@ import pytest
 
 from chatgate.agents.base import AgentError, AgentReply
 from chatgate.config.models import GatewaySection
-from chatgate.gateway.intake.session_queue import CancelReason
+from chatgate.feature.turns import CancelReason
 from chatgate.gateway.turn.conclusion import Outcome, answered, decide, to_persist
 from chatgate.gateway.turn.record import CANCEL_EXITS, TurnExit, TurnRecord
 from chatgate.model.chat import ChatMessage

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 from redis.asyncio import Redis
 
+from chatgate.approvals.feature import Approvals
 from chatgate.gateway.app import Gateway
 from chatgate.policies.approvals import press_value
 from chatgate.state.approvals import KV_NAME, ApprovalStore
@@ -106,7 +107,7 @@ async def test_a_replica_that_leaves_while_waiting_hands_the_prompt_to_another(
             [pending] = await store.pending_in("memory", "c1", b.rt.clock.time())
             fake_llm.script(SEND, "Rolled back.")  # b's run of the turn asks for the same call
         await fake_llm.wait_for_requests(2, timeout=30)  # b adopted the turn and asked again
-        await eventually(lambda: b.pipeline.approvals.waiting == 1, what="b waiting")
+        await eventually(lambda: b.feature(Approvals).desk.waiting == 1, what="b waiting")
         press = await memory(b).inject(
             "Approve", message_id="press-1", choice=press_value(True, pending.id)
         )

@@ -14,6 +14,7 @@ from chatgate.agents.tools.schedule import JobRefused, JobRequest
 from chatgate.agents.tools.types import ToolContext
 from chatgate.gateway.app import Gateway
 from chatgate.schedules.agent_jobs import AgentJobs
+from chatgate.schedules.feature import Schedules
 from tests.fakes.clock import ManualClock
 from tests.fakes.llm import FakeLLM
 from tests.harness import memory, running, write_config
@@ -69,7 +70,7 @@ async def test_three_replicas_run_each_instant_exactly_once(
         for step in range(INSTANTS):
             clock.advance(EVERY_S)
             live = replicas if step != INSTANTS // 2 else replicas[:1]  # two miss a tick
-            await asyncio.gather(*(gw.schedules.tick() for gw in live))
+            await asyncio.gather(*(gw.feature(Schedules).scheduler.tick() for gw in live))
             await asyncio.gather(*(gw.pipeline.scheduler.wait_idle(10) for gw in replicas))
         sent = [s for gw in replicas for s in memory(gw).sent]
         histories = [await replicas[0].schedules.store.runs(job, 100) for job in ("every", "cron")]
@@ -100,7 +101,7 @@ async def test_replicas_adding_a_chats_jobs_at_once_keep_its_cap(
             )
             for name in ("r1", "r2")
         ]
-        desks = [AgentJobs(gw.schedules, str) for gw in replicas]
+        desks = [AgentJobs(gw.feature(Schedules).scheduler, str) for gw in replicas]
         results = await asyncio.gather(
             *(desk.add(ctx, request, 2) for desk in desks for _ in range(3)),
             return_exceptions=True,

@@ -14,6 +14,7 @@ from chatgate.gateway.app import Gateway
 from chatgate.policies.takeover import Pause
 from chatgate.state.redis.client import Keys
 from chatgate.state.redis.pauses import RedisPauses
+from chatgate.takeover.feature import TakeoverFeature
 from tests.fakes.clock import ManualClock
 from tests.fakes.llm import FakeLLM, Fault
 from tests.harness import http, memory, operator, running, url
@@ -74,7 +75,9 @@ async def test_with_redis_away_chat_changes_say_retry_later(
 ) -> None:
     async with running(config(tmp_path, fake_llm, on_redis(private_redis.url, "a"))) as gw:
         private_redis.kill()
-        assert (await gw.takeover.status())["unavailable"] is True  # the dashboard's part
+        assert (await gw.feature(TakeoverFeature).service.status())[
+            "unavailable"
+        ] is True  # the dashboard's part
         async with http() as session:
             for path, body in (
                 ("/api/chats/pause", {"chat": "memory:c1"}),

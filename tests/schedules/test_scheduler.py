@@ -13,6 +13,7 @@ import aiohttp
 from chatgate.gateway.app import Gateway
 from chatgate.model.messages import Target
 from chatgate.model.reasons import SendErrorKind
+from chatgate.schedules.feature import Schedules
 from tests.fakes.clock import ManualClock, eventually
 from tests.harness import http, memory, operator, running, url, write_config
 
@@ -54,10 +55,10 @@ async def test_cron_job_runs_at_its_instant_and_delivers_with_a_message_id(
     clock = ManualClock(wall_start=T0 - 10)
     async with running(config(tmp_path, HOURLY), clock=clock) as gw:
         chat = memory(gw)
-        await gw.schedules.tick()
+        await gw.feature(Schedules).scheduler.tick()
         assert chat.sent == []
         clock.advance(10)
-        await gw.schedules.tick()
+        await gw.feature(Schedules).scheduler.tick()
         await chat.wait_sent(1)
         await settle(gw)
         assert chat.sent[0].target == Target("memory", "ops")
@@ -69,7 +70,7 @@ async def test_cron_job_runs_at_its_instant_and_delivers_with_a_message_id(
         assert run["outcome"] == "delivered" and run["delivery_ids"]
         assert job["last"]["reason"] == "due"
         # Ticking again at the same instant runs nothing more.
-        await gw.schedules.tick()
+        await gw.feature(Schedules).scheduler.tick()
         await settle(gw)
         assert len(chat.sent) == 1
 
@@ -81,14 +82,14 @@ async def test_downtime_then_misfire_policy_decides_the_backlog(tmp_path: Path) 
     clock = ManualClock(wall_start=T0 - 10)
     path = config(tmp_path, jobs)
     async with running(path, clock=clock) as gw:
-        await gw.schedules.tick()  # first sight: the cursor starts now
+        await gw.feature(Schedules).scheduler.tick()  # first sight: the cursor starts now
     clock.advance(3.5 * HOUR)  # 10:00, 11:00, 12:00 missed (and 09:00)
     async with running(path, clock=clock) as gw:
         chat = memory(gw)
-        await gw.schedules.tick()
+        await gw.feature(Schedules).scheduler.tick()
         await chat.wait_sent(4)
         await settle(gw)
-        history = await gw.schedules.store.runs("hourly", 10)
+        history = await gw.feature(Schedules).scheduler.store.runs("hourly", 10)
     assert sorted(r.instant for r in history) == [T0 + k * HOUR for k in range(4)]
     assert {r.reason for r in history} == {"catch_up"}
 
@@ -98,12 +99,12 @@ async def test_skip_policy_records_the_skipped_count(tmp_path: Path) -> None:
     clock = ManualClock(wall_start=T0 - 10)
     path = config(tmp_path, jobs)
     async with running(path, clock=clock) as gw:
-        await gw.schedules.tick()
+        await gw.feature(Schedules).scheduler.tick()
         clock.advance(3.5 * HOUR)
-        await gw.schedules.tick()
+        await gw.feature(Schedules).scheduler.tick()
         await settle(gw)
         assert memory(gw).sent == []
-        [skipped] = await gw.schedules.store.runs("hourly", 10)
+        [skipped] = await gw.feature(Schedules).scheduler.store.runs("hourly", 10)
     assert (skipped.reason, skipped.count, skipped.instant) == ("misfire_skipped", 4, T0 + 3 * HOUR)
 
 
@@ -126,7 +127,7 @@ async def test_runtime_jobs_over_the_api_survive_a_restart(tmp_path: Path) -> No
     clock.advance(600)
     async with running(path, clock=clock) as gw, http() as client:
         chat = memory(gw)
-        await gw.schedules.tick()
+        await gw.feature(Schedules).scheduler.tick()
         await chat.wait_sent(1)
         await settle(gw)
         assert chat.texts("u1") == ["drink water"]
@@ -138,7 +139,7 @@ async def test_runtime_jobs_over_the_api_survive_a_restart(tmp_path: Path) -> No
         async with client.post(url(gw, "/api/jobs/nag/pause"), headers=headers) as resp:
             assert (await resp.json())["job"]["state"] == "paused"
         clock.advance(600)
-        await gw.schedules.tick()
+        await gw.feature(Schedules).scheduler.tick()
         await settle(gw)
         assert len(chat.sent) == 1
         async with client.post(url(gw, "/api/jobs/nag/run"), headers=headers) as resp:
@@ -157,7 +158,7 @@ async def test_job_to_a_dead_target_lands_in_the_dlq(tmp_path: Path) -> None:
         target = Target("memory", "ops")
         await gw.rt.dead_targets.mark(target, SendErrorKind.FORBIDDEN, "blocked", clock.time())
         clock.advance(10)
-        await gw.schedules.tick()
+        await gw.feature(Schedules).scheduler.tick()
         await settle(gw)
         await eventually(lambda: gw.rt.metrics.dlq_size._value.get() == 1, what="a DLQ entry")
         assert memory(gw).sent == []
@@ -178,7 +179,7 @@ async def test_chat_session_job_queues_behind_a_busy_turn_and_lands_in_context(
         chat = memory(gw)
         first = await chat.inject("hello", chat_id="c1")
         clock.advance(10)
-        await gw.schedules.tick()
+        await gw.feature(Schedules).scheduler.tick()
         await asyncio.wait_for(first.result, 5)
         await chat.wait_sent(2)
         await settle(gw)
@@ -254,7 +255,10 @@ async def test_users_see_and_remove_only_their_own_jobs(tmp_path: Path) -> None:
         assert await say("/jobs rm mine") == "Removed mine."
         assert await say("/jobs") == "You have no scheduled jobs."
         assert "theirs" in await say("/jobs", sender="u2")
-        assert [j.id for j in gw.schedules.jobs()] == ["hourly", "theirs"]  # the operator sees all
+        assert [j.id for j in gw.feature(Schedules).scheduler.jobs()] == [
+            "hourly",
+            "theirs",
+        ]  # the operator sees all
 
 
 async def test_one_shot_runs_once_and_reload_reconciles_config_jobs(tmp_path: Path) -> None:
@@ -263,26 +267,26 @@ async def test_one_shot_runs_once_and_reload_reconciles_config_jobs(tmp_path: Pa
     async with running(path, clock=clock) as gw:
         at = datetime.fromtimestamp(T0 + 90, ZoneInfo("UTC")).isoformat()
         body = {"at": at, "prompt": "once", "deliver": {"to": "memory:ops"}}
-        job = await gw.schedules.add("reminder", body)
-        assert gw.schedules.next_at(job.id) == T0 + 90
+        job = await gw.feature(Schedules).scheduler.add("reminder", body)
+        assert gw.feature(Schedules).scheduler.next_at(job.id) == T0 + 90
         past = {**body, "at": datetime.fromtimestamp(T0 - 1, ZoneInfo("UTC")).isoformat()}
         try:
-            await gw.schedules.add("late", past)
+            await gw.feature(Schedules).scheduler.add("late", past)
         except ValueError as exc:
             assert "in the past" in str(exc)
         else:
             raise AssertionError("a one-shot in the past was accepted")
         clock.advance(90)
-        await gw.schedules.tick()
+        await gw.feature(Schedules).scheduler.tick()
         clock.advance(3 * HOUR)
-        await gw.schedules.tick()
+        await gw.feature(Schedules).scheduler.tick()
         await settle(gw)
         assert memory(gw).texts().count("once") == 1
         views = {j["id"]: j for j in (await gw.status())["jobs"]}
         assert views["reminder"]["state"] == "finished"
         path.write_text(path.read_text().replace("hourly:", "nightly:"))
         assert (await gw.reload())["ok"]
-        assert [j.id for j in gw.schedules.jobs()] == ["nightly", "reminder"]
+        assert [j.id for j in gw.feature(Schedules).scheduler.jobs()] == ["nightly", "reminder"]
 
 
 async def test_a_run_journaled_before_its_job_was_removed_keeps_its_hint(tmp_path: Path) -> None:
@@ -291,9 +295,9 @@ async def test_a_run_journaled_before_its_job_was_removed_keeps_its_hint(tmp_pat
 
     async with running(config(tmp_path, "  {}\n"), clock=ManualClock(wall_start=T0)) as gw:
         body = {"every_s": 60, "prompt": "p", "session": "none", "deliver": {"to": "memory:u1"}}
-        job = await gw.schedules.add("gone", body)
+        job = await gw.feature(Schedules).scheduler.add("gone", body)
         msg = run_message(job, job.targets[0], 0, "1", T0, ScheduleReason.DUE, T0)
-        await gw.schedules.remove("gone")
+        await gw.feature(Schedules).scheduler.remove("gone")
         hint = gw.pipeline.hint(msg)
         forged = gw.pipeline.hint(replace(msg, platform="memory"))
     assert (hint.trusted, hint.agent, hint.ephemeral) == (True, "default", True)

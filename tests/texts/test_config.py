@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from chatgate.config.errors import EX_CONFIG
-from chatgate.gateway.intake.voices import catalog_from
+from chatgate.feature.voices import catalog_from
 from chatgate.model.text_ids import TextId
 from tests.config.support import assert_issue, load, load_error
 

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from chatgate.approvals.feature import Approvals
 from chatgate.gateway.app import Gateway
 from chatgate.policies.approvals import press_value
 from chatgate.state import admin
@@ -148,7 +149,7 @@ async def test_a_restart_while_waiting_then_a_press_resumes_the_turn(
     fake_llm.script(SEND, "Done, ops know.")
     async with running(path) as gw:
         await fake_llm.wait_for_requests(2, timeout=20)
-        await eventually(lambda: gw.pipeline.approvals.waiting == 1, what="turn waiting")
+        await eventually(lambda: gw.feature(Approvals).desk.waiting == 1, what="turn waiting")
         press = await memory(gw).inject(
             "Approve", message_id="press-1", choice=press_value(True, pending.id)
         )
@@ -225,7 +226,7 @@ async def test_a_turn_that_comes_to_wait_as_shutdown_begins_is_released_too(
     fake_llm.script(SEND)
     async with running(config(tmp_path, fake_llm)) as gw:
         chat = memory(gw)
-        chat.after_send = gw.pipeline.approvals.release  # right after the prompt's send
+        chat.after_send = gw.feature(Approvals).desk.release  # right after the prompt's send
         submission = await chat.inject("tell ops", message_id="m1")
         await chat.wait_sent(1, timeout=20)
         assert await gw.pipeline.scheduler.wait_idle(10), "the turn waits for an answer"

@@ -14,6 +14,7 @@ from zoneinfo import ZoneInfo
 
 from chatgate.channels.signatures import sign
 from chatgate.gateway.app import Gateway
+from chatgate.schedules.feature import Schedules
 from tests.fakes.clock import ManualClock
 from tests.fakes.llm import FakeLLM, ToolCall, ToolCalls
 from tests.harness import fake_agent, http, memory, operator, running, url, write_config
@@ -65,7 +66,7 @@ async def test_agent_schedules_a_reminder_that_fires_into_the_chat(
         assert names == ["gateway__schedule", "gateway__list_jobs", "gateway__cancel_job"]
         assert "Now is 2026-06-01T09:00+02:00" in first[0]["function"]["description"]
         [result] = tool_results(fake_llm)
-        [job] = gw.schedules.jobs()
+        [job] = gw.feature(Schedules).scheduler.jobs()
         assert result.startswith(f"scheduled {job.id}: at 2026-06-01T10:00:00+02:00")
         assert (job.source, job.owner, job.spec.agent) == ("chat", "memory:u1", "default")
         assert (job.spec.deliver.to, job.spec.session) == (["memory:c1"], "chat")
@@ -80,7 +81,7 @@ async def test_agent_schedules_a_reminder_that_fires_into_the_chat(
         ]
 
         clock.advance(3600)
-        await gw.schedules.tick()
+        await gw.feature(Schedules).scheduler.tick()
         await chat.wait_sent(3)
         await gw.pipeline.scheduler.wait_idle(5.0)
         assert chat.texts("c1")[-1] == "Time to call Bob!"
@@ -89,7 +90,7 @@ async def test_agent_schedules_a_reminder_that_fires_into_the_chat(
         contents = [m.get("content") for m in run.messages]
         assert "remind me in an hour to call Bob" in contents  # the run sees the conversation
         assert tool_results(fake_llm)[-1] == "error: a scheduled run cannot schedule more jobs"
-        assert [j.id for j in gw.schedules.jobs()] == [job.id]
+        assert [j.id for j in gw.feature(Schedules).scheduler.jobs()] == [job.id]
         [line] = (await gw.status())["jobs"]
         assert line["last"]["runs"][0]["outcome"] == "delivered"
         assert line["state"] == "finished"
@@ -109,7 +110,7 @@ async def test_agent_lists_and_cancels_its_chat_jobs_within_the_bound(
     path = config(tmp_path, fake_llm, "{max_jobs: 1, tz: Europe/Berlin}")
     async with running(path, clock=clock) as gw:
         await ask(gw, "greet me every morning")
-        [job] = gw.schedules.jobs()
+        [job] = gw.feature(Schedules).scheduler.jobs()
         scheduled, refused, unknown = tool_results(fake_llm)
         assert scheduled.startswith(f"scheduled {job.id}: cron '0 8 * * *' Europe/Berlin")
         assert "next run 2026-06-02T08:00+02:00" in scheduled
@@ -127,8 +128,8 @@ async def test_agent_lists_and_cancels_its_chat_jobs_within_the_bound(
         assert listing.startswith(f"{job.id}: cron '0 8 * * *' Europe/Berlin, next 2026-06-02")
         assert listing.endswith(": Say good morning")
         assert cancelled == f"cancelled {job.id}"
-        assert gw.schedules.jobs() == []
-        assert await gw.schedules.store.jobs() == []
+        assert gw.feature(Schedules).scheduler.jobs() == []
+        assert await gw.feature(Schedules).scheduler.store.jobs() == []
 
 
 async def test_webhook_agent_schedules_only_for_a_configured_target(
@@ -170,11 +171,11 @@ channels:
             assert (await resp.json())["reply"] == "Will check again in 30 minutes."
         nowhere, scheduled = tool_results(fake_llm)
         assert nowhere.startswith("error: this conversation has no chat to deliver to")
-        [job] = gw.schedules.jobs()
+        [job] = gw.feature(Schedules).scheduler.jobs()
         assert scheduled.startswith(f"scheduled {job.id}: at ")
         assert job.spec.deliver.to == ["memory:ops-room"]
         clock.advance(1801)  # past the instant (a datetime keeps whole microseconds only)
-        await gw.schedules.tick()
+        await gw.feature(Schedules).scheduler.tick()
         chat = memory(gw)
         await chat.wait_sent(1)
         assert chat.texts("ops-room") == ["Run 7 is green."]

@@ -10,7 +10,6 @@ from __future__ import annotations
 import logging
 import random
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass, field
 from typing import Protocol
 
 from chatgate.channels.base import ChannelAdapter, Rendered
@@ -22,6 +21,7 @@ from chatgate.media.outgoing import FileMissing, OutgoingFiles
 from chatgate.model.messages import SendResult, Target
 from chatgate.model.outbound import OutboundMessage, message_to_dict
 from chatgate.model.reasons import DegradeReason, DeliveryStatus, SendErrorKind
+from chatgate.model.results import DeliveryReport
 from chatgate.policies.send_errors import DEAD_TARGET_KINDS, RetryPolicy, decide_retry
 from chatgate.presentation.degrade import CallbackStore, DegradedDelivery, adapt, with_note
 from chatgate.state.protocols import DeadLetterStore, DeadTargetStore
@@ -34,17 +34,6 @@ class ChannelLookup(Protocol):
     async def ready_adapter(self, name: str) -> ChannelAdapter | None: ...
 
     async def connection_left(self, name: str) -> bool: ...
-
-
-@dataclass
-class DeliveryReport:
-    status: DeliveryStatus
-    message_ids: list[str] = field(default_factory=list)
-    kind: SendErrorKind | None = None
-    error: str = ""
-    attempts: int = 0
-    degraded: tuple[str, ...] = ()
-    target: Target | None = None
 
 
 class Delivery:

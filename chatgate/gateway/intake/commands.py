@@ -2,22 +2,16 @@
 
 from __future__ import annotations
 
-from enum import StrEnum
+from collections.abc import Collection
 
+from chatgate.feature.intake import Command
 from chatgate.policies.pairing import CODE_TTL_S
 from chatgate.texts.voice import Voice
 
 
-class Command(StrEnum):
-    NEW = "new"
-    STOP = "stop"
-    STATUS = "status"
-    HELP = "help"
-    JOBS = "jobs"  # answered by a handler the gateway registers (the scheduler's)
-
-
-def parse_command(text: str) -> Command | None:
-    """`/new`, `/stop@mybot` … → Command; anything else (including unknown commands) → None."""
+def parse_command(text: str, features: Collection[str] = ()) -> str | None:
+    """`/new`, `/stop@mybot` … → the built-in Command, or the name of a command a feature
+    answers (``features``); anything else (including unknown commands) → None."""
     if not text.startswith("/"):
         return None
     head = text[1:].split(maxsplit=1)[0] if len(text) > 1 else ""
@@ -25,7 +19,7 @@ def parse_command(text: str) -> Command | None:
     try:
         return Command(name)
     except ValueError:
-        return None
+        return name if name in features else None
 
 
 def pairing_text(voice: Voice, channel: str, code: str, name: str = "") -> str:

@@ -9,14 +9,24 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Callable, Coroutine
+from collections.abc import Coroutine, Sequence
 from typing import Any
 
+from chatgate.feature.base import Feature
+from chatgate.feature.intake import (
+    ChannelPolicy,
+    CommandHandler,
+    GateSlot,
+    HintSource,
+    Inbound,
+    StageFn,
+    Verdict,
+)
+from chatgate.feature.turns import ToolApprover, TurnControl
 from chatgate.gateway.events import EventName
-from chatgate.gateway.intake.approvals import ApprovalDesk
 from chatgate.gateway.intake.commands import parse_command
-from chatgate.gateway.intake.session_queue import Job, JobKind, SessionScheduler, TurnControl
-from chatgate.gateway.intake.stages import ChannelPolicy, Inbound, Stages, Verdict
+from chatgate.gateway.intake.session_queue import Job, JobKind, SessionScheduler
+from chatgate.gateway.intake.stages import Stages
 from chatgate.gateway.intake.state_guard import StateGuard
 from chatgate.gateway.runtime import Runtime
 from chatgate.gateway.turn.runner import TurnRunner
@@ -39,8 +49,8 @@ DUPLICATE_WATCH_POLLS = 1200  # ten minutes
 class Pipeline:
     def __init__(self, rt: Runtime) -> None:
         self.rt = rt
-        self.approvals = ApprovalDesk(rt)
-        self.runner = TurnRunner(rt, self.approvals)
+        self.runner = TurnRunner(rt)
+        self.approver: ToolApprover | None = None  # asks a person before a tool call runs
         sessions = rt.config.gateway.sessions
         self.scheduler = SessionScheduler(
             self._execute,
@@ -49,12 +59,11 @@ class Pipeline:
             clock=rt.clock,
         )
         self.stages = Stages(rt, self.scheduler, self.settle)
-        self.stages.approvals = self.approvals
         self._inflight: dict[str, asyncio.Future[TurnResult]] = {}
         self._policies: dict[str, ChannelPolicy] = {}
         self._hints: dict[tuple[str, str], RouteHint] = {}
-        # Hints of work the gateway makes itself (scheduled runs), looked up by message.
-        self.hint_sources: list[Callable[[InboundMessage], RouteHint | None]] = []
+        # Hints of work features submit themselves (scheduled runs), looked up by message.
+        self.hint_sources: tuple[HintSource, ...] = ()
         self._tasks: set[asyncio.Task[None]] = set()
         self._watchers: set[asyncio.Task[None]] = set()  # duplicates of work open elsewhere
         self.guard = StateGuard(rt, self.resume_stranded)
@@ -105,6 +114,20 @@ class Pipeline:
             if refusal is None:
                 raise
             raise refusal from exc
+
+    def plug(self, features: Sequence[Feature]) -> None:
+        """Take what the features contribute to the message path (the builder's seam)."""
+        gates: dict[GateSlot, tuple[StageFn, ...]] = {}
+        commands: dict[str, CommandHandler] = {}
+        for feature in features:
+            for slot, fns in feature.gates().items():
+                gates[slot] = (*gates.get(slot, ()), *fns)
+            commands.update(feature.commands())
+            self.hint_sources += tuple(feature.hint_sources())
+            approver = feature.tool_approver()
+            if approver is not None:
+                self.approver = self.runner.steps.approvals = approver
+        self.stages.plug(gates, commands)
 
     def policy(self, channel: str) -> ChannelPolicy:
         return self._policies.get(channel, DEFAULT_POLICY)
@@ -261,10 +284,13 @@ class Pipeline:
         """Let queued and running turns finish; False when ``within_s`` passed first."""
         for watcher in list(self._watchers):  # their callers retry against another replica
             watcher.cancel()
-        self.approvals.release()  # a turn waiting for a person stays journaled for the next start
+        approver = self.approver
+        if approver is not None:  # a turn waiting for a person stays journaled for the next start
+            approver.release()
         finished = await self.scheduler.wait_idle(within_s)
-        if self._tasks or self.approvals.tasks:
-            await asyncio.wait(self._tasks | self.approvals.tasks, timeout=within_s)
+        tasks = self._tasks | (approver.tasks if approver is not None else set())
+        if tasks:
+            await asyncio.wait(tasks, timeout=within_s)
         return finished
 
     def abandon(self) -> int:
@@ -292,7 +318,9 @@ class Pipeline:
             accepted=accepted,
             hint=self.hint(msg),
             policy=self.policy(msg.channel),
-            command=parse_command(msg.text) if msg.is_command else None,
+            command=parse_command(msg.text, self.stages.command_handlers)
+            if msg.is_command
+            else None,
             resumed=resumed,
         )
 

@@ -9,6 +9,7 @@ call is ever cancelled, never persistence or delivery.
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 from collections import deque
 from collections.abc import Awaitable, Callable
@@ -17,6 +18,8 @@ from enum import StrEnum
 from typing import Any, Literal
 
 from chatgate.clock import Clock, SystemClock
+from chatgate.feature.ports import HeldAs
+from chatgate.feature.turns import CancelReason, TurnControl
 from chatgate.model.errors import StateUnavailable
 from chatgate.model.messages import InboundMessage, Target
 from chatgate.model.results import TurnResult
@@ -53,55 +56,6 @@ class Job:
     album: str | None = None
     # An album part held only to join its album's turn: ends it (dropped) when none does.
     unjoined: Callable[[], Awaitable[None]] | None = None
-
-
-class CancelReason(StrEnum):
-    STOP = "stop"
-    INTERRUPT = "interrupt"
-    SHUTDOWN = "shutdown"
-    HOLD = "hold"  # the chat was paused (a human took over): the batch is kept, not answered
-
-
-@dataclass(eq=False)
-class TurnControl:
-    """Lets /stop and the interrupt policy cancel the agent call of the running turn.
-
-    The agent runs inline in the session worker, not in a task of its own: between
-    `enter_agent` and `leave_agent` the worker is suspended only inside the agent call, so
-    cancelling the worker then lands there and nowhere else (never in persistence or delivery).
-    """
-
-    worker: asyncio.Task[Any] | None = None
-    reason: CancelReason | None = None
-    _cancelled: bool = False
-    _pending: CancelReason | None = None  # asked before the agent call began: lands there
-    _over: bool = False  # the agent call ended: nothing left to cancel in this turn
-
-    def enter_agent(self) -> None:
-        self.worker = asyncio.current_task()
-        if self._pending is not None:
-            self.cancel(self._pending)
-
-    def leave_agent(self) -> None:
-        """Called as soon as the agent call ended, before the worker awaits anything else."""
-        worker, self.worker = self.worker, None
-        self._over = True
-        if self._cancelled and worker is not None:
-            worker.uncancel()  # our cancel is handled here; the worker itself goes on
-            self._cancelled = False
-
-    def cancel(self, reason: CancelReason, *, pending: bool = False) -> bool:
-        """Cancel the agent call now; with ``pending``, also one that has not begun yet."""
-        if self.worker is None:
-            if pending and not self._over:
-                self._pending = reason
-                return True
-            return False
-        self.reason = reason
-        if not self._cancelled:
-            self._cancelled = True
-            self.worker.cancel()
-        return True
 
 
 @dataclass(eq=False)
@@ -206,14 +160,15 @@ class SessionScheduler:
     def hold(
         self,
         chat: Callable[[InboundMessage], bool],
-        held: Callable[[Job], Job],
+        held_as: HeldAs,
         *,
         interrupt: bool,
     ) -> tuple[int, int]:
         """A chat was paused: every waiting turn (and /new) of a message ``chat`` matches is
-        replaced in place by ``held(job)``; with ``interrupt`` the running agent call of such a
-        turn is cancelled too (or, not begun yet, is cancelled as it begins) and its batch is
-        replaced the same way. Returns (waiting replaced, running interrupted)."""
+        replaced in place by an observed job as ``held_as`` says; with ``interrupt`` the running
+        agent call of such a turn is cancelled too (or, not begun yet, is cancelled as it
+        begins) and its batch is replaced the same way. Returns (waiting replaced, running interrupted)."""
+        held = functools.partial(_held, held_as)
         replaced = interrupted = 0
         for q in self._queues.values():
             for index, job in enumerate(q.jobs):
@@ -332,3 +287,16 @@ class SessionScheduler:
             q.control = None
             if not q.jobs and self._queues.get(q.key) is q:
                 del self._queues[q.key]
+
+
+def _held(held_as: HeldAs, job: Job) -> Job:
+    """What a queued turn of a held chat becomes: an observed message, kept as context or not."""
+    held_as.on_held(job.msg)
+    return replace(
+        job,
+        kind=JobKind.OBSERVE,
+        target=None,
+        debounce_s=0.0,
+        observed=held_as.observed,
+        kept=held_as.kept(job.msg),
+    )

@@ -1,7 +1,8 @@
 """The stages a journaled message walks, in order, until one settles it or it is queued.
 
-identify → revive target → loop guard → approval answers → admission → taken over → stale →
-rate limit → memory shed → route → edit → chat command → degraded owners → session queue.
+identify → revive target → loop guard → [features' gates before admission: approval answers] →
+admission → [features' gates after it: taken over] → stale → rate limit → memory shed → route →
+edit → chat command → degraded owners → session queue.
 Each stage reads and fills the message's `Inbound` record and returns None (go on) or a
 `Verdict` (the message ends here: dropped, or answered with a notice), which the pipeline's
 single `settle` turns into journal, metrics, log line and result.
@@ -12,20 +13,25 @@ from __future__ import annotations
 import asyncio
 import functools
 from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
 
+from chatgate.feature.intake import (
+    Command,
+    CommandHandler,
+    GateSlot,
+    Inbound,
+    StageFn,
+    Verdict,
+)
+from chatgate.feature.voices import Voices
 from chatgate.gateway.intake import commands as cmd
-from chatgate.gateway.intake.commands import Command
 from chatgate.gateway.intake.session_queue import Job, JobKind, SessionScheduler
-from chatgate.gateway.intake.voices import Voices
 from chatgate.gateway.runtime import Runtime
 from chatgate.gateway.supervision.degraded import OwnerKind
-from chatgate.model.messages import ALBUM_KEY, InboundMessage, RouteHint, Target
-from chatgate.model.reasons import AdmissionReason, ApprovalReason, DropReason, FailureReason
+from chatgate.model.messages import ALBUM_KEY, InboundMessage, Target
+from chatgate.model.reasons import AdmissionReason, DropReason, FailureReason
 from chatgate.model.results import Stage, TurnResult
 from chatgate.model.text_ids import TextId
-from chatgate.policies.admission import AdmissionFacts, AdmissionPolicy, decide_admission
+from chatgate.policies.admission import AdmissionFacts, decide_admission
 from chatgate.policies.bursts import burst_window
 from chatgate.policies.edits import (
     EDIT_MODE,
@@ -39,71 +45,12 @@ from chatgate.policies.failure import failure_reply
 from chatgate.policies.pairing import IssueOutcome
 from chatgate.policies.reactions import CONTEXT_ONLY
 from chatgate.policies.routing import Binding, route
-from chatgate.policies.staleness import StaleAction, StalePolicy, stale_action
+from chatgate.policies.staleness import StaleAction, stale_action
 from chatgate.state.records import JournalState
-
-if TYPE_CHECKING:
-    from chatgate.gateway.intake.approvals import ApprovalDesk
 
 RATE_NOTICE_EVERY_S = 60.0
 # Cheap commands a user must always be able to send, even while limited or shed.
 CONTROL_COMMANDS = frozenset({Command.STOP, Command.HELP, Command.STATUS})
-
-
-@dataclass(frozen=True)
-class ChannelPolicy:
-    admission: AdmissionPolicy
-    agent: str
-    stale: StalePolicy = field(default_factory=StalePolicy)
-    debounce_s: float = 0.0
-
-
-@dataclass(eq=False)
-class Inbound:
-    """One message on its way through the stages."""
-
-    msg: InboundMessage
-    future: asyncio.Future[TurnResult]
-    accepted: float
-    hint: RouteHint
-    policy: ChannelPolicy
-    command: Command | None
-    principal: str = ""
-    observe: bool = False
-    agent: str = ""
-    session: str = ""
-    resumed: bool = False
-    observed: str = "observe"  # the reason code an observed message is journaled with
-    unaddressed: bool = False  # observed only because it did not address the bot (group policy)
-    held: Verdict | None = None  # an album part that ends so unless it joins its album's turn
-    replaces: str | None = None  # the key of the waiting message this edit takes the place of
-    at: int = 0  # the index of the stage it is in
-
-
-@dataclass(frozen=True)
-class Verdict:
-    """The message ends at ``stage`` for ``reason``; ``notice`` is what the user is told.
-
-    ``state`` is the journal state (DROPPED, or DONE for an answered command); ``counted`` says
-    whether it counts in chatgate_dropped_total; ``reply`` is the text for a caller that has no
-    reply target (a webhook), when the notice cannot be delivered anywhere else.
-    """
-
-    stage: Stage
-    reason: str
-    notice: str | None = None
-    state: JournalState = JournalState.DROPPED
-    counted: bool = True
-    reply: str | None = None
-
-    @classmethod
-    def answered(cls, stage: Stage, reason: str, notice: str) -> Verdict:
-        return cls(stage, reason, notice, JournalState.DONE, counted=False)
-
-
-StageFn = Callable[[Inbound], Verdict | Awaitable[Verdict | None] | None]
-"""A stage answers at once, or (when it must wait for a store) with an awaitable answer: a stage
-that waits only sometimes returns a coroutine only then (creating and awaiting one costs)."""
 
 
 class Stages:
@@ -122,11 +69,17 @@ class Stages:
         self.bindings: tuple[Binding, ...] = ()
         self.principals: Mapping[str, str] = {}
         self._rate_notices: dict[str, float] = {}
-        # Commands another room answers: (message, principal) → the reply text.
-        self.command_handlers: dict[Command, Callable[[InboundMessage, str], Awaitable[str]]] = {}
-        # Whether a human took the chat over (the takeover room installs it; None: nobody can).
-        self.takeover_gate: StageFn | None = None
-        self.approvals: ApprovalDesk | None = None  # answers to tool approval prompts
+        # Commands a feature answers: (message, principal) → the reply text.
+        self.command_handlers: dict[str, CommandHandler] = {}
+        self.gates: dict[GateSlot, tuple[StageFn, ...]] = {}  # features' gates by their slot
+        self._order = self._stages()
+
+    def plug(
+        self, gates: dict[GateSlot, tuple[StageFn, ...]], commands: dict[str, CommandHandler]
+    ) -> None:
+        """Take the features' gates and commands (the builder's seam)."""
+        self.gates = gates
+        self.command_handlers = commands
         self._order = self._stages()
 
     def order(self) -> tuple[StageFn, ...]:
@@ -137,9 +90,9 @@ class Stages:
             self.identify,
             self.revive_target,
             self.loop_guard,
-            self.approval,
+            *self.gates.get(GateSlot.BEFORE_ADMISSION, ()),
             self.admission,
-            self.taken_over,
+            *self.gates.get(GateSlot.AFTER_ADMISSION, ()),
             self.stale,
             self.rate_limit,
             self.memory_shed,
@@ -176,25 +129,6 @@ class Stages:
         if msg.sender_is_bot and not allowed:
             return Verdict(Stage.LOOP_GUARD, DropReason.BOT_LOOP)
         return None
-
-    def approval(self, ib: Inbound) -> Awaitable[Verdict | None] | None:
-        """An approval press (or a yes/no reply to a pending prompt) is answered here, before
-        the session queue: the session's turn is busy waiting for exactly this answer."""
-        desk = self.approvals
-        if desk is None or ib.observe or not desk.wants(ib.msg, ib.command is not None):
-            return None
-        return self._approval(ib, desk)
-
-    async def _approval(self, ib: Inbound, desk: ApprovalDesk) -> Verdict | None:
-        reason = await desk.answer(ib.msg)
-        if reason is None:
-            return None
-        if reason in (ApprovalReason.APPROVED, ApprovalReason.DENIED):
-            return Verdict(Stage.APPROVAL, reason, state=JournalState.DONE, counted=False)
-        if reason is ApprovalReason.NOT_APPROVER:  # the adapter shows it to the presser only
-            notice = self.voices.for_message(ib.msg).text(TextId.APPROVAL_NOT_YOURS)
-            return Verdict(Stage.APPROVAL, reason, reply=notice)
-        return Verdict(Stage.APPROVAL, reason)
 
     def admission(self, ib: Inbound) -> Awaitable[Verdict | None] | None:
         """Blocklist → allowlist → pairing → group policy, unless a configured route trusts it."""
@@ -249,12 +183,6 @@ class Stages:
         return Verdict(
             Stage.ADMISSION, AdmissionReason.PAIRING_REQUIRED, text, JournalState.DONE, counted=True
         )
-
-    def taken_over(self, ib: Inbound) -> Verdict | Awaitable[Verdict | None] | None:
-        """A chat a human took over: its messages are kept as context, not answered; an
-        operator's `/bot off` / `/bot on` switches it (decided in `chatgate/takeover/`)."""
-        gate = self.takeover_gate
-        return None if gate is None or ib.held is not None else gate(ib)
 
     def stale(self, ib: Inbound) -> Verdict | None:
         """A message that waited past the channel's stale.after_s is skipped or noticed; it
@@ -351,13 +279,8 @@ class Stages:
         handler = self.command_handlers.get(ib.command)
         return None if handler is None else self._handled(ib, ib.command, handler)
 
-    async def _handled(
-        self,
-        ib: Inbound,
-        command: Command,
-        handler: Callable[[InboundMessage, str], Awaitable[str]],
-    ) -> Verdict:
-        return Verdict.answered(Stage.COMMAND, command.value, await handler(ib.msg, ib.principal))
+    async def _handled(self, ib: Inbound, command: str, handler: CommandHandler) -> Verdict:
+        return Verdict.answered(Stage.COMMAND, command, await handler(ib.msg, ib.principal))
 
     async def _stop(self, ib: Inbound) -> Verdict:
         cancelled, dropped = self.scheduler.stop(ib.session)

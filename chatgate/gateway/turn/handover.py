@@ -6,16 +6,15 @@ from __future__ import annotations
 import logging
 from collections.abc import Sequence
 
-from chatgate.gateway.delivery.sender import DeliveryReport
+from chatgate.feature.voices import Voices
 from chatgate.gateway.delivery.streaming import StreamingReply
 from chatgate.gateway.intake.session_queue import Job
-from chatgate.gateway.intake.voices import Voices
 from chatgate.gateway.runtime import Runtime
 from chatgate.gateway.turn.unsaved import UnrecordedDeliveries
 from chatgate.model.errors import StateUnavailable
 from chatgate.model.outbound import OutboundMessage
 from chatgate.model.reasons import DeliveryStatus
-from chatgate.model.results import Stage, TurnResult, files_of
+from chatgate.model.results import DeliveryReport, Stage, TurnResult, files_of
 
 log = logging.getLogger("chatgate.turn")
 

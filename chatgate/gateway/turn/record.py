@@ -10,14 +10,15 @@ from enum import Enum
 from chatgate.agents.base import Agent, AgentError, AgentReply
 from chatgate.agents.tools.runtime import TurnTools
 from chatgate.channels.base import ChannelAdapter
-from chatgate.gateway.delivery.sender import DeliveryReport
+from chatgate.feature.turns import CancelReason, TurnControl
 from chatgate.gateway.delivery.status_line import StatusLine
 from chatgate.gateway.delivery.streaming import StreamingReply
-from chatgate.gateway.intake.session_queue import CancelReason, Job, TurnControl
+from chatgate.gateway.intake.session_queue import Job
 from chatgate.gateway.turn.conclusion import Outcome
 from chatgate.gateway.turn.session_cache import WarmSession
 from chatgate.media.prepare import PreparedInput
 from chatgate.model.chat import ChatMessage
+from chatgate.model.results import DeliveryReport
 from chatgate.state.records import LeaseToken
 
 

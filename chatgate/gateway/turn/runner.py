@@ -5,9 +5,8 @@ from __future__ import annotations
 
 import contextlib
 
-from chatgate.gateway.delivery.sender import DeliveryReport
-from chatgate.gateway.intake.approvals import ApprovalDesk
-from chatgate.gateway.intake.session_queue import Job, JobKind, TurnControl
+from chatgate.feature.turns import TurnControl
+from chatgate.gateway.intake.session_queue import Job, JobKind
 from chatgate.gateway.runtime import Runtime
 from chatgate.gateway.turn.handover import Handover
 from chatgate.gateway.turn.persist import TurnPersistence
@@ -18,18 +17,17 @@ from chatgate.model.chat import ChatMessage
 from chatgate.model.errors import StateUnavailable
 from chatgate.model.outbound import OutboundMessage, message_from_dict
 from chatgate.model.reasons import DeliveryStatus
-from chatgate.model.results import Stage
+from chatgate.model.results import DeliveryReport, Stage
 from chatgate.model.text_ids import TextId
 from chatgate.state.records import JournalState
 
 
 class TurnRunner:
-    def __init__(self, rt: Runtime, approvals: ApprovalDesk | None = None) -> None:
+    def __init__(self, rt: Runtime) -> None:
         self.rt = rt
         self.handover = Handover(rt)
         self.persistence = TurnPersistence(rt)
         self.steps = TurnSteps(rt, self.handover, self.persistence, self._redeliver)
-        self.steps.approvals = approvals
 
     async def execute(self, batch: list[Job], control: TurnControl) -> bool:
         """Run ``batch``; False when it was interrupted and must run again."""

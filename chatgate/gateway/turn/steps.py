@@ -18,15 +18,14 @@ from chatgate.agents.tools.runtime import TurnTools
 from chatgate.agents.tools.types import ApprovalAnswer, ApprovalAsk, Approve
 from chatgate.channels.capabilities import AckMode
 from chatgate.config.agent_models import AgentConfig, LiteLLMAgentConfig
-from chatgate.gateway.delivery.operator_notify import OperatorNotifier
+from chatgate.feature.operator_notify import OperatorNotifier
+from chatgate.feature.turns import AskContext, CancelReason, ToolApprover
+from chatgate.feature.voices import USER_LANGUAGE_KEY, Voices
 from chatgate.gateway.delivery.presence import typing_while
-from chatgate.gateway.delivery.sender import DeliveryReport
 from chatgate.gateway.delivery.status_line import StatusLine, worded
 from chatgate.gateway.delivery.streaming import StreamingReply
 from chatgate.gateway.events import EventName
-from chatgate.gateway.intake.approvals import ApprovalDesk, AskContext
-from chatgate.gateway.intake.session_queue import CancelReason, Job
-from chatgate.gateway.intake.voices import USER_LANGUAGE_KEY, Voices
+from chatgate.gateway.intake.session_queue import Job
 from chatgate.gateway.runtime import Runtime
 from chatgate.gateway.turn.conclusion import Outcome, answered, decide, failure_of, to_persist
 from chatgate.gateway.turn.handover import Handover
@@ -41,7 +40,7 @@ from chatgate.media.step import prepare_turn_input
 from chatgate.model.chat import ChatMessage
 from chatgate.model.errors import StateUnavailable
 from chatgate.model.reasons import DeliveryStatus, FailureReason, OutcomeKind
-from chatgate.model.results import Stage
+from chatgate.model.results import DeliveryReport, Stage
 from chatgate.policies.tools import Approval
 from chatgate.policies.voice_reply import SPEECH_FAILURES
 from chatgate.state.records import JournalState
@@ -74,8 +73,8 @@ class TurnSteps:
         self.redeliver = redeliver  # sends an answer stored in the journal (no agent call)
         self.providers = ProviderWatch(rt)
         self.voices = Voices(rt)
-        self.notifier = OperatorNotifier(rt)
-        self.approvals: ApprovalDesk | None = None  # asks the chat before `ask` tool calls
+        self.notifier = OperatorNotifier(rt, rt.clock, rt.delivery.deliver)
+        self.approvals: ToolApprover | None = None  # asks the chat before `ask` tool calls
         self.unsaved = UnsavedAnswers()
         self.held: tuple[Step, ...] = (
             self.open,

@@ -14,7 +14,7 @@ from collections import OrderedDict
 from collections.abc import Sequence
 
 from chatgate.agents.base import AgentReply
-from chatgate.gateway.delivery.sender import DeliveryReport
+from chatgate.model.results import DeliveryReport
 
 KEEP = 256  # turns; the oldest go first (a store outage long enough to fill this is rare)
 

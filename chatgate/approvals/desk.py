@@ -15,14 +15,11 @@ import asyncio
 import contextlib
 import logging
 from collections.abc import Awaitable, Coroutine
-from dataclasses import dataclass, field
 from typing import Any
 
-from chatgate.agents.tools.loop import Stretch
 from chatgate.agents.tools.types import ApprovalAnswer, ApprovalAsk
-from chatgate.gateway.intake.session_queue import CancelReason, TurnControl
-from chatgate.gateway.intake.voices import Voices
-from chatgate.gateway.runtime import Runtime
+from chatgate.feature.context import FeatureContext
+from chatgate.feature.turns import AskContext, CancelReason, TurnControl
 from chatgate.model.errors import StateUnavailable
 from chatgate.model.messages import InboundMessage, Target
 from chatgate.model.outbound import Button, Buttons, OutboundMessage, Text
@@ -63,29 +60,11 @@ _CLOSED_TEXT = {
 }
 
 
-@dataclass
-class AskContext:
-    """The turn a prompt belongs to: its message, session, chat and sender, and its bounds."""
-
-    key: str
-    session: str
-    agent: str
-    channel: str
-    chat_id: str
-    sender_id: str
-    target: Target | None
-    language: str | None
-    timeout_s: float
-    approver: str | None
-    control: TurnControl | None = None
-    deadline: Stretch = field(default_factory=Stretch)  # the turn's bound, paused while waiting
-
-
 class ApprovalDesk:
-    def __init__(self, rt: Runtime) -> None:
-        self.rt = rt
-        self.voices = Voices(rt)
-        store = rt.state.stores.kv.get(KV_NAME)
+    def __init__(self, context: FeatureContext) -> None:
+        self.context = context
+        self.voices = context.voices
+        store = context.state.stores.kv.get(KV_NAME)
         self.store: ApprovalStore | None = store if isinstance(store, ApprovalStore) else None
         self._wake: dict[str, asyncio.Event] = {}
         self._controls: dict[str, TurnControl] = {}
@@ -96,8 +75,7 @@ class ApprovalDesk:
 
     async def ask(self, ctx: AskContext, ask: ApprovalAsk) -> ApprovalAnswer:
         """Post (or find) the prompt of one call and wait for its answer or its timeout."""
-        rt = self.rt
-        started = rt.clock.monotonic()
+        started = self.context.clock.monotonic()
         target = ctx.target
         reply_to = (target.channel, target.chat_id, target.thread_id) if target else None
         who = deciders_for(ctx.approver, (ctx.channel, ctx.chat_id), ctx.sender_id, reply_to)
@@ -109,7 +87,7 @@ class ApprovalDesk:
             )
             return ApprovalAnswer(ToolCallStatus.DENIED, ApprovalReason.NO_APPROVER.value)
         deciders, (channel, chat, thread) = who
-        now = rt.clock.time()
+        now = self.context.clock.time()
         fresh = ApprovalRecord(
             id=approval_id(ctx.key, ask.tool, ask.arguments, ask.occurrence),
             key=ctx.key,
@@ -137,7 +115,7 @@ class ApprovalDesk:
             if control is None or control.reason is not CancelReason.SHUTDOWN:
                 self._spawn(self._cancelled(fresh.id))  # this task may be cancelled: not here
             raise
-        waited = rt.clock.monotonic() - started
+        waited = self.context.clock.monotonic() - started
         reason = STATE_REASONS.get(record.state, ApprovalReason.TIMED_OUT)
         log.info(
             "tool approval",
@@ -155,7 +133,7 @@ class ApprovalDesk:
     async def _wait(self, record: ApprovalRecord, control: TurnControl | None) -> ApprovalRecord:
         """Until the record is decided (here, elsewhere) or expires (then this turn times it out)."""
         assert self.store is not None
-        rt, ident = self.rt, record.id
+        ident = record.id
         wake = self._wake.setdefault(ident, asyncio.Event())
         if control is not None:
             self._controls[ident] = control
@@ -170,7 +148,7 @@ class ApprovalDesk:
                     log.warning("approval store unreachable; still waiting", extra={"id": ident})
                 if record.state.decided:
                     break
-                now = rt.clock.time()
+                now = self.context.clock.time()
                 if now >= record.expires_at:
                     decided, changed = await self.store.decide(
                         ident, ApprovalState.TIMED_OUT, "", now
@@ -180,7 +158,9 @@ class ApprovalDesk:
                         self._count(record.agent, ApprovalReason.TIMED_OUT)
                         await self._close(record, "")
                     break
-                await _first(wake.wait(), rt.clock.sleep(min(RECHECK_S, record.expires_at - now)))
+                await _first(
+                    wake.wait(), self.context.clock.sleep(min(RECHECK_S, record.expires_at - now))
+                )
         finally:
             self._wake.pop(ident, None)
             self._controls.pop(ident, None)
@@ -192,7 +172,7 @@ class ApprovalDesk:
         assert self.store is not None
         try:
             record, changed = await self.store.decide(
-                ident, ApprovalState.CANCELLED, "", self.rt.clock.time()
+                ident, ApprovalState.CANCELLED, "", self.context.clock.time()
             )
             if changed and record is not None:
                 self._count(record.agent, ApprovalReason.CANCELLED)
@@ -209,7 +189,7 @@ class ApprovalDesk:
         """The prompt could not be posted (the chat is gone, the channel is down): nobody can
         answer it, so the call is denied now instead of after the whole timeout."""
         assert self.store is not None
-        await self.store.decide(record.id, ApprovalState.CANCELLED, "", self.rt.clock.time())
+        await self.store.decide(record.id, ApprovalState.CANCELLED, "", self.context.clock.time())
         self._count(record.agent, ApprovalReason.NO_APPROVER)
         log.warning(
             "approval prompt could not be posted; the call is denied",
@@ -221,13 +201,13 @@ class ApprovalDesk:
         """Post the prompt; whether anyone can see it."""
         channel, chat, thread = record.prompt
         voice = self.voices.for_channel(channel, record.language, record.agent)
-        adapter = await self.rt.channels.ready_adapter(channel)
+        adapter = await self.context.channels.ready_adapter(channel)
         buttons = adapter is not None and adapter.capabilities.limits.supports_buttons
-        message = prompt_message(record, voice, buttons, self.rt.clock.time())
+        message = prompt_message(record, voice, buttons, self.context.clock.time())
         target = Target(channel, chat, thread)
         if ctx.target is not None and ctx.target.address == target.address:
             target = ctx.target  # in the turn's own chat: quote the message that asked
-        report = await self.rt.delivery.deliver(target, message, inbound_key=record.key)
+        report = await self.context.deliver(target, message, inbound_key=record.key)
         if report.status in _UNSEEN:
             return False
         self._count(record.agent, ApprovalReason.ASKED)
@@ -266,7 +246,7 @@ class ApprovalDesk:
         """Decide a prompt with ``msg`` (a press, or a yes/no reply in a chat with a pending
         prompt); the reason it ended or was ignored, or None: not an answer, a normal message."""
         assert self.store is not None
-        now = self.rt.clock.time()
+        now = self.context.clock.time()
         edited = EDIT_OF in msg.extra
         press = parse_press(msg.choice)
         if press is not None:
@@ -325,10 +305,10 @@ class ApprovalDesk:
             text = voice.text(TextId.APPROVAL_CANCELLED, tool=record.tool)
         else:
             text = voice.text(_CLOSED_TEXT[record.state], tool=record.tool, name=name)
-        adapter = await self.rt.channels.ready_adapter(channel)
+        adapter = await self.context.channels.ready_adapter(channel)
         edits = adapter is not None and adapter.capabilities.edits
         with contextlib.suppress(Exception):  # the answer counts even if the edit fails
-            await self.rt.delivery.deliver(
+            await self.context.deliver(
                 Target(channel, chat, thread),
                 OutboundMessage((Text(text, markdown=False),)),
                 inbound_key=record.key,
@@ -336,7 +316,7 @@ class ApprovalDesk:
             )
 
     def _count(self, agent: str, reason: ApprovalReason) -> None:
-        tools = self.rt.tools
+        tools = self.context.tools
         if tools is not None:
             tools.metrics.approvals.labels(agent=agent or "-", reason=reason.value).inc()
 

@@ -4,7 +4,7 @@ channel's language, and the channel's command form. Rebuilt when the config is r
 from __future__ import annotations
 
 from chatgate.config.loader import LoadedConfig
-from chatgate.gateway.runtime import Runtime
+from chatgate.feature.ports import LiveConfig
 from chatgate.model.messages import InboundMessage
 from chatgate.texts import Catalog, style_for
 from chatgate.texts.commands import CommandStyle
@@ -36,15 +36,15 @@ def catalog_from(loaded: LoadedConfig) -> Catalog:
 
 
 class Voices:
-    def __init__(self, rt: Runtime) -> None:
-        self.rt = rt
+    def __init__(self, live: LiveConfig) -> None:
+        self.live = live
         self._built_from: LoadedConfig | None = None
         self._catalog = Catalog()
         self._styles: dict[str, CommandStyle] = {}
         self._integrations: frozenset[str] = frozenset()
 
     def _refresh(self) -> None:
-        loaded = self.rt.loaded
+        loaded = self.live.loaded
         if loaded is self._built_from:
             return
         self._catalog = catalog_from(loaded)
@@ -68,7 +68,7 @@ class Voices:
             channel=channel,
             agent=agent or None,
             commands=self._styles.get(channel, CommandStyle()),
-            verbose=self.rt.config.gateway.failure_replies == "verbose"
+            verbose=self.live.loaded.config.gateway.failure_replies == "verbose"
             or channel in self._integrations,
         )
 

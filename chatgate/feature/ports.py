@@ -1,0 +1,89 @@
+"""The narrow interfaces a feature is given onto the running gateway (`FeatureContext` holds
+them): each names one thing a feature may ask for, so a feature never sees the gateway itself."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
+from typing import Protocol
+
+from aiohttp import web
+
+from chatgate.channels.base import ChannelAdapter
+from chatgate.config.loader import LoadedConfig
+from chatgate.model.chat import ChatMessage
+from chatgate.model.messages import InboundMessage, Target
+from chatgate.model.outbound import OutboundMessage
+from chatgate.model.results import DeliveryReport, Submission
+
+Submit = Callable[[InboundMessage], Awaitable[Submission]]
+"""Put a message on the message path as if a channel had received it."""
+
+Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
+
+
+class LiveConfig(Protocol):
+    """Anything holding the current config (reloads replace ``loaded``)."""
+
+    @property
+    def loaded(self) -> LoadedConfig: ...
+
+
+class Deliver(Protocol):
+    """The gateway's way out (retries, dead targets, the DLQ)."""
+
+    def __call__(
+        self,
+        target: Target,
+        message: OutboundMessage,
+        *,
+        inbound_key: str | None = None,
+        session: str | None = None,
+        edit_ids: Sequence[str] = (),
+    ) -> Awaitable[DeliveryReport]: ...
+
+
+@dataclass(frozen=True)
+class HeldAs:
+    """What a queued turn of a held chat becomes: an observed message with reason ``observed``,
+    kept as context when ``kept(message)``; ``on_held`` hears of each one."""
+
+    observed: str
+    kept: Callable[[InboundMessage], bool]
+    on_held: Callable[[InboundMessage], None]
+
+
+class TurnQueue(Protocol):
+    def hold(
+        self, chat: Callable[[InboundMessage], bool], held: HeldAs, *, interrupt: bool
+    ) -> tuple[int, int]:
+        """Hold the queued turns of the chats ``chat`` matches (and the running agent call,
+        with ``interrupt``); returns (waiting, running) held."""
+        ...
+
+
+class Transcripts(Protocol):
+    async def append(self, key: str, line: ChatMessage) -> None:
+        """Add ``line`` to session ``key``'s transcript, once (a line from the same source
+        already there is not added again)."""
+        ...
+
+
+class Routing(Protocol):
+    def principal_of(self, address: str) -> str:
+        """The person behind ``channel:sender_id`` (configured alternate ids map to one)."""
+        ...
+
+    def session_for(self, target: Target) -> str:
+        """The session key a message in chat ``target`` would be routed to."""
+        ...
+
+
+class ChannelLookup(Protocol):
+    async def ready_adapter(self, name: str) -> ChannelAdapter | None:
+        """The channel's running adapter, waiting briefly while it (re)starts; None if absent."""
+        ...
+
+
+class RouteTable(Protocol):
+    def add(self, method: str, path: str, handler: Handler, *, prefix: bool = False) -> None: ...

@@ -44,10 +44,10 @@ from chatgate.gateway.process.memory_monitor import (
 from chatgate.gateway.process.sdnotify import Notifier
 from chatgate.gateway.process.state_lock import StateLock
 from chatgate.gateway.runtime import Runtime, loop_guard, rate_spec, retry_policy
+from chatgate.gateway.session_cache import SessionCache
 from chatgate.gateway.supervision.degraded import DegradedRegistry
 from chatgate.gateway.supervision.directory import ChannelDirectory
 from chatgate.gateway.supervision.lease import LeaseKeeper
-from chatgate.gateway.turn.session_cache import SessionCache
 from chatgate.media.links import FileLinks
 from chatgate.media.outgoing import OutgoingFiles
 from chatgate.model.messages import Target

@@ -20,8 +20,8 @@ from chatgate.gateway.delivery.sender import Delivery
 from chatgate.gateway.events import EventBus
 from chatgate.gateway.metrics import Metrics
 from chatgate.gateway.process.liveness import LoopWatchdog
+from chatgate.gateway.session_cache import SessionCache
 from chatgate.gateway.supervision.degraded import DegradedRegistry
-from chatgate.gateway.turn.session_cache import SessionCache
 from chatgate.gateway.turn_stats import TurnStats
 from chatgate.policies.loopguard import BotLoopGuard, LoopPolicy
 from chatgate.policies.ratelimit import BucketSpec, RateLimiter, RateLimitSpec

@@ -35,10 +35,12 @@ GATEWAY_FLOORS: tuple[frozenset[str], ...] = tuple(
         "metrics events process",
         "supervision",
         "delivery",
+        "session_cache turn_stats logs",
+        "runtime",
         "turn",
         "intake",
         "http",
-        "runtime turn_stats logs reload",
+        "reload",
         "app features",
         "builder",
     )

@@ -17,7 +17,7 @@ from chatgate.gateway.process.memory_monitor import (
     MemoryStatus,
     ProcMemorySource,
 )
-from chatgate.gateway.turn.session_cache import SessionCache
+from chatgate.gateway.session_cache import SessionCache
 from chatgate.model.chat import ChatMessage
 from chatgate.policies.memory import MemorySample, WarmSessionFacts
 from chatgate.state.sqlite.db import Database

@@ -7,13 +7,9 @@ from __future__ import annotations
 import asyncio
 
 from chatgate.feature.ports import HeldAs
-from chatgate.gateway.intake.session_queue import (
-    CancelReason,
-    Job,
-    JobKind,
-    SessionScheduler,
-    TurnControl,
-)
+from chatgate.feature.turns import CancelReason, TurnControl
+from chatgate.gateway.intake.session_queue import SessionScheduler
+from chatgate.gateway.turn.job import Job, JobKind
 from chatgate.model.messages import InboundMessage
 from chatgate.model.results import TurnResult
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from chatgate.gateway.turn.session_cache import SessionCache
+from chatgate.gateway.session_cache import SessionCache
 from chatgate.model.chat import ChatMessage
 from chatgate.model.messages import InboundMessage
 from chatgate.state.local_lock import LocalTurnLock

@@ -9,12 +9,13 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Awaitable, Callable
-from typing import Any, Protocol
+from typing import Any
 
 from aiohttp import web
 
 from chatgate.channels.base import Handler
 from chatgate.gateway.http import dashboard
+from chatgate.gateway.http.operator_api import OperatorApi
 from chatgate.http_input import BadInput, InputReason, bounded_int, read_json, required, utf8_clean
 from chatgate.http_input.answers import refuse
 from chatgate.http_input.params import INT64_MAX
@@ -66,29 +67,6 @@ class DynamicRoutes:
         if handler is None:
             raise web.HTTPMethodNotAllowed(request.method, list(methods))
         return await handler(request)
-
-
-class OperatorApi(Protocol):
-    """What the HTTP surface needs of the gateway (the Gateway lifecycle provides it)."""
-
-    @property
-    def api_token_configured(self) -> bool: ...
-
-    def accepts_token(self, given: str) -> bool: ...
-
-    def health(self) -> tuple[bool, dict[str, Any]]: ...
-
-    def readiness(self) -> tuple[bool, dict[str, Any]]: ...
-
-    def metrics_text(self) -> bytes: ...
-
-    async def status(self) -> dict[str, Any]: ...
-
-    async def reload(self) -> dict[str, Any]: ...
-
-    async def restart_channel(self, name: str) -> bool: ...
-
-    async def admin(self, action: str, **args: Any) -> dict[str, Any]: ...
 
 
 API_KEY = web.AppKey("operator_api", OperatorApi)

@@ -25,10 +25,11 @@ from chatgate.feature.intake import (
 from chatgate.feature.turns import ToolApprover, TurnControl
 from chatgate.gateway.events import EventName
 from chatgate.gateway.intake.commands import parse_command
-from chatgate.gateway.intake.session_queue import Job, JobKind, SessionScheduler
+from chatgate.gateway.intake.session_queue import SessionScheduler
 from chatgate.gateway.intake.stages import Stages
 from chatgate.gateway.intake.state_guard import StateGuard
 from chatgate.gateway.runtime import Runtime
+from chatgate.gateway.turn.job import Job, JobKind
 from chatgate.gateway.turn.runner import TurnRunner
 from chatgate.model.messages import InboundMessage, RouteHint, Target
 from chatgate.model.outbound import OutboundMessage, message_from_dict

@@ -24,9 +24,10 @@ from chatgate.feature.intake import (
 )
 from chatgate.feature.voices import Voices
 from chatgate.gateway.intake import commands as cmd
-from chatgate.gateway.intake.session_queue import Job, JobKind, SessionScheduler
+from chatgate.gateway.intake.session_queue import SessionScheduler
 from chatgate.gateway.runtime import Runtime
 from chatgate.gateway.supervision.degraded import OwnerKind
+from chatgate.gateway.turn.job import Job, JobKind
 from chatgate.model.messages import ALBUM_KEY, InboundMessage, Target
 from chatgate.model.reasons import AdmissionReason, DropReason, FailureReason
 from chatgate.model.results import Stage, TurnResult

@@ -8,8 +8,8 @@ from collections.abc import Sequence
 
 from chatgate.feature.voices import Voices
 from chatgate.gateway.delivery.streaming import StreamingReply
-from chatgate.gateway.intake.session_queue import Job
 from chatgate.gateway.runtime import Runtime
+from chatgate.gateway.turn.job import Job
 from chatgate.gateway.turn.unsaved import UnrecordedDeliveries
 from chatgate.model.errors import StateUnavailable
 from chatgate.model.outbound import OutboundMessage

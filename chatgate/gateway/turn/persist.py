@@ -12,7 +12,7 @@ from typing import Any, NamedTuple, TypeGuard
 
 from chatgate.gateway.events import EventName
 from chatgate.gateway.runtime import Runtime
-from chatgate.gateway.turn.session_cache import WarmSession
+from chatgate.gateway.session_cache import WarmSession
 from chatgate.model.chat import ChatMessage
 from chatgate.model.results import Stage
 from chatgate.state.protocols import TranscriptAppend, TurnJournal

@@ -13,9 +13,9 @@ from chatgate.channels.base import ChannelAdapter
 from chatgate.feature.turns import CancelReason, TurnControl
 from chatgate.gateway.delivery.status_line import StatusLine
 from chatgate.gateway.delivery.streaming import StreamingReply
-from chatgate.gateway.intake.session_queue import Job
+from chatgate.gateway.session_cache import WarmSession
 from chatgate.gateway.turn.conclusion import Outcome
-from chatgate.gateway.turn.session_cache import WarmSession
+from chatgate.gateway.turn.job import Job
 from chatgate.media.prepare import PreparedInput
 from chatgate.model.chat import ChatMessage
 from chatgate.model.results import DeliveryReport

@@ -8,9 +8,9 @@ import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import replace
 
-from chatgate.gateway.intake.session_queue import Job, JobKind
 from chatgate.gateway.runtime import Runtime
 from chatgate.gateway.turn.handover import Handover
+from chatgate.gateway.turn.job import Job, JobKind
 from chatgate.model.errors import StateUnavailable
 from chatgate.model.outbound import OutboundMessage
 from chatgate.model.reasons import DeliveryStatus, FailureReason, OutcomeKind

@@ -6,9 +6,9 @@ from __future__ import annotations
 import contextlib
 
 from chatgate.feature.turns import TurnControl
-from chatgate.gateway.intake.session_queue import Job, JobKind
 from chatgate.gateway.runtime import Runtime
 from chatgate.gateway.turn.handover import Handover
+from chatgate.gateway.turn.job import Job, JobKind
 from chatgate.gateway.turn.persist import TurnPersistence
 from chatgate.gateway.turn.record import TurnRecord
 from chatgate.gateway.turn.resume import turn_crashed

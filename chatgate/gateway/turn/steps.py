@@ -25,10 +25,10 @@ from chatgate.gateway.delivery.presence import typing_while
 from chatgate.gateway.delivery.status_line import StatusLine, worded
 from chatgate.gateway.delivery.streaming import StreamingReply
 from chatgate.gateway.events import EventName
-from chatgate.gateway.intake.session_queue import Job
 from chatgate.gateway.runtime import Runtime
 from chatgate.gateway.turn.conclusion import Outcome, answered, decide, failure_of, to_persist
 from chatgate.gateway.turn.handover import Handover
+from chatgate.gateway.turn.job import Job
 from chatgate.gateway.turn.persist import JournalWrite, TurnPersistence
 from chatgate.gateway.turn.provider import ProviderWatch
 from chatgate.gateway.turn.record import CANCEL_EXITS, TurnExit, TurnRecord

@@ -22,7 +22,7 @@ from chatgate.channels.webui import SseStream, StaticAssets
 from chatgate.model.errors import StateUnavailable
 
 if TYPE_CHECKING:
-    from chatgate.gateway.http.app import OperatorApi
+    from chatgate.gateway.http.operator_api import OperatorApi
 
 PATH = "/dashboard"
 DEFAULT_EVERY_S = 2.0

@@ -22,6 +22,7 @@ from chatgate.gateway.process.memory_monitor import MemorySource
 from chatgate.state.sqlite import DB_FILE
 from tests.fakes.llm import FakeLLM
 from tests.fakes.memory_channel import MemoryChannel
+from tests.support.waiting import eventually
 
 BASE = """
 config_version: 1
@@ -137,11 +138,12 @@ async def eventually_channel_state(
     gw: Gateway, name: str, state: str, timeout: float = 30
 ) -> dict[str, Any]:
     """The channel's status once it reaches ``state``; AssertionError after ``timeout``."""
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + timeout
-    while loop.time() < deadline:
+
+    def reached() -> dict[str, Any] | None:
         found = channel_status(gw, name)
-        if found["state"] == state:
-            return found
-        await asyncio.sleep(0.02)
-    raise AssertionError(f"{name} never reached {state}: {channel_status(gw, name)}")
+        return found if found["state"] == state else None
+
+    try:
+        return await eventually(reached, timeout, f"{name} to reach {state}")
+    except AssertionError:
+        raise AssertionError(f"{name} never reached {state}: {channel_status(gw, name)}") from None

@@ -38,6 +38,7 @@ from tests.fakes.discord_payloads import (
     snowflake_at,
 )
 from tests.fakes.tls import FakeResolver
+from tests.support.waiting import eventually
 
 SEND = "POST /channels/{channel_id}/messages"
 CALLBACK = "POST /interactions/{webhook_id}/{webhook_token}/callback"
@@ -114,14 +115,6 @@ def _intents(*, message_content: bool = True) -> discord.Intents:
 
 def _client(fake: FakeDiscord, **options: Any) -> Client:
     return Client(intents=options.pop("intents", _intents()), **fake.client_kwargs(**options))
-
-
-async def eventually(predicate: Callable[[], Any], timeout: float = 5.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not predicate():
-        if time.monotonic() > deadline:
-            raise AssertionError("condition not met within the timeout")
-        await asyncio.sleep(0.005)
 
 
 @contextlib.asynccontextmanager

@@ -7,6 +7,7 @@ import asyncio
 import discord
 
 from tests.fakes.discord_lite import TOKEN, FakeDiscord, rate_limited
+from tests.support.waiting import eventually
 
 
 class Recorder(discord.AutoShardedClient):
@@ -24,13 +25,6 @@ class Recorder(discord.AutoShardedClient):
         self.seen.append(message.content)
 
 
-async def _until(condition: object, timeout: float = 10.0) -> None:
-    deadline = asyncio.get_running_loop().time() + timeout
-    while not condition():  # type: ignore[operator]
-        assert asyncio.get_running_loop().time() < deadline, "condition not met"
-        await asyncio.sleep(0.01)
-
-
 async def test_bare_discord_py_logs_in_resumes_and_is_rate_limited_through_the_fake() -> None:
     async with FakeDiscord() as fake:
         fake.add_guild(5000, 4000)
@@ -40,10 +34,10 @@ async def test_bare_discord_py_logs_in_resumes_and_is_rate_limited_through_the_f
             await asyncio.wait_for(client.ready_once.wait(), 10)
             assert [g.id for g in client.guilds] == [5000]
             fake.post(4000, "one", guild_id=5000)
-            await _until(lambda: client.seen == ["one"])
+            await eventually(lambda: client.seen == ["one"])
             await fake.drop(4000)
             fake.post(4000, "two", guild_id=5000)  # logged for the session, replayed on RESUME
-            await _until(lambda: client.seen == ["one", "two"])
+            await eventually(lambda: client.seen == ["one", "two"])
             assert len(fake.resumes) == 1 and len(fake.identifies) == 1
             fake.fail("POST /channels/{id}/messages", rate_limited(0.1))
             channel = client.get_partial_messageable(4000)

@@ -8,8 +8,8 @@ from collections.abc import AsyncIterator
 
 import pytest
 
-from tests.fakes.clock import eventually
 from tests.fakes.tcp_proxy import UNKNOWN, TcpProxy, parse_commands
+from tests.support.waiting import eventually
 
 
 def resp(*args: str) -> bytes:

@@ -11,8 +11,8 @@ from pathlib import Path
 from chatgate.cli.service_unit import render_unit
 from chatgate.config.models import GatewaySection
 from tests.deploy.test_manifests import WORKLOADS, pod
-from tests.fakes.clock import eventually
 from tests.harness import http, memory, running, url, write_config
+from tests.support.waiting import eventually
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -28,11 +28,10 @@ from chatgate.policies.reactions import CONTEXT_ONLY, ReactionMode
 from chatgate.texts import LANGUAGES
 from tests.discord.support import DM_CHANNEL, DM_USER, discord_config, section, settled
 from tests.fakes.clock import ManualClock
-from tests.fakes.clock import eventually as clock_eventually
 from tests.fakes.discord_lite import FakeDiscord
 from tests.fakes.llm import FakeLLM, Fault
 from tests.harness import running
-from tests.telegram.helpers_b import eventually
+from tests.support.waiting import eventually
 
 BOT = BotIdentity(2000, "fakebot")
 GUILD = Place(4000, guild_id=5000)
@@ -192,7 +191,7 @@ async def test_replace_swaps_a_message_still_waiting_for_its_turn(
     config = discord_config(tmp_path, fake_discord, fake_llm, channel=channel)
     async with running(config, clock=clock) as gw:
         original = fake_discord.dm(DM_USER, "what is 2+3?")
-        await clock_eventually(lambda: bool(clock.pending()), what="the burst wait")
+        await eventually(lambda: bool(clock.pending()), what="the burst wait")
         fake_discord.edit(original, "what is 2+4?")
         replaced = await settled(gw, f"discord:{original['id']}")
         clock.advance(2.0)

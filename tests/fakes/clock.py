@@ -6,7 +6,6 @@ import asyncio
 import heapq
 import itertools
 import time
-from collections.abc import Callable
 
 
 class ManualClock:
@@ -39,14 +38,3 @@ class ManualClock:
 
     def pending(self) -> list[float]:
         return sorted(deadline - self._mono for deadline, _, f in self._sleepers if not f.done())
-
-
-async def eventually(
-    check: Callable[[], bool], timeout: float = 10.0, what: str = "condition"
-) -> None:
-    """Poll a condition in real time (the gateway's I/O still runs on the real loop)."""
-    deadline = time.monotonic() + timeout
-    while not check():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out waiting for {what}")
-        await asyncio.sleep(0.01)

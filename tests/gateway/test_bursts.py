@@ -5,9 +5,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tests.fakes.clock import ManualClock, eventually
+from tests.fakes.clock import ManualClock
 from tests.fakes.llm import FakeLLM
 from tests.harness import memory, running, write_config
+from tests.support.waiting import eventually
 
 
 def _config(tmp_path: Path, fake: FakeLLM) -> Path:

@@ -16,13 +16,14 @@ from chatgate.policies.takeover import ran_out_text
 from chatgate.schedules.feature import Schedules
 from chatgate.state.admin import trail
 from chatgate.takeover.feature import TakeoverFeature
-from tests.fakes.clock import ManualClock, eventually
+from tests.fakes.clock import ManualClock
 from tests.fakes.llm import FakeLLM, Fault
 from tests.gateway.test_chat_pipeline import chat_config
 from tests.gateway.test_webhook_e2e import ASYNC_ROUTE, gh_config, gh_headers, issue_body
 from tests.harness import http, memory, running, url
 from tests.schedules.test_scheduler import HOURLY, T0
 from tests.schedules.test_scheduler import config as schedule_config
+from tests.support.waiting import eventually
 
 CHAT = "memory:c1"
 SESSION = "default:memory:c1"

@@ -3,10 +3,9 @@ one answers 4xx now, and the web chat keeps serving new browsers after many fail
 
 from __future__ import annotations
 
-import asyncio
 import gzip
 import json
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator
 from pathlib import Path
 
 import aiohttp
@@ -15,6 +14,7 @@ import pytest
 from chatgate.gateway.app import Gateway
 from tests.harness import running, url, write_config
 from tests.http_input.raw import raw_request
+from tests.support.waiting import eventually
 
 API_TOKEN = "Zq8vN2kLp4Rt7Wx1Yc5Bm9Hd3Gf6Js0A"
 CHAT_TOKEN = "wc-7Hq2Lm9Xv4Rt8Kp1Zs6Yd3Nb5"
@@ -68,7 +68,7 @@ async def test_a_new_browser_is_served_after_1000_failed_streams_of_others(
                 r.close()  # the browser goes away at once
         assert seen <= {200, 503}  # 503: the cap, while slots of closed streams come back
         hub = gateway.channels.adapters["webchat"].hub  # type: ignore[attr-defined]
-        await eventually(lambda: hub.streams == 0)  # every slot came back
+        await eventually(lambda: hub.streams == 0, 30)  # every slot came back
         fresh, _ = await signed_in(gateway)
         async with fresh, fresh.get(url(gateway, "/chat/api/events")) as r:
             assert r.status == 200
@@ -77,14 +77,6 @@ async def test_a_new_browser_is_served_after_1000_failed_streams_of_others(
     finally:
         for client, _ in browsers:
             await client.close()
-
-
-async def eventually(check: Callable[[], bool], timeout: float = 30.0) -> None:
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + timeout
-    while not check():
-        assert loop.time() < deadline, "condition never held"
-        await asyncio.sleep(0.05)
 
 
 BOMB = gzip.compress(b"{" + b" " * (8 * 1024 * 1024) + b"}")  # 8 MiB of JSON in ~8 kB

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import asyncio
 from collections import Counter
-from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 from redis.asyncio import Redis
@@ -29,14 +28,6 @@ async def owner(client: Redis) -> str | None:
     keys = await client.keys(PREFIX + "lease:telegram:*")
     value = await client.get(keys[0]) if keys else None
     return None if value is None else str(value)
-
-
-async def until(check: Callable[[], Awaitable[object]], timeout: float, what: str) -> None:
-    deadline = asyncio.get_running_loop().time() + timeout
-    while not await check():
-        if asyncio.get_running_loop().time() > deadline:
-            raise AssertionError(f"timed out waiting for {what}")
-        await asyncio.sleep(0.1)
 
 
 def warnings(daemons: dict[str, Daemon]) -> str:

@@ -25,7 +25,8 @@ from tests.daemon import Daemon
 from tests.fakes.llm import FakeLLM
 from tests.fakes.telegram import FakeTelegram
 from tests.redis.conftest import PrivateRedis
-from tests.redis.replicas_support import PREFIX, owner, session_of, until, warnings
+from tests.redis.replicas_support import PREFIX, owner, session_of, warnings
+from tests.support.waiting import eventually
 from tests.telegram.support import telegram_config
 
 # Not collected by `make test` (the file name does not match test_*.py): about a minute, and a
@@ -57,7 +58,7 @@ async def test_a_frozen_lease_holder_then_a_wiped_redis_lose_no_reply_and_never_
         daemons[name] = await Daemon(path).start(timeout=60)
     frozen: Daemon | None = None
     try:
-        await until(lambda: owner(client), 20, "a telegram owner")
+        await eventually(lambda: owner(client), 20, "a telegram owner")
         first = await owner(client)
         assert first in daemons
         for i in range(PER_USER):
@@ -76,7 +77,7 @@ async def test_a_frozen_lease_holder_then_a_wiped_redis_lose_no_reply_and_never_
         async def moved() -> bool:
             return (await owner(client)) not in (None, first)
 
-        await until(moved, LEASE_TTL_S * 5, "another replica polling")
+        await eventually(moved, LEASE_TTL_S * 5, "another replica polling")
         takeover_s = time.monotonic() - stopped
         await asyncio.sleep(max(0.0, 2 * LEASE_TTL_S - takeover_s))
         frozen.proc.send_signal(signal.SIGCONT)
@@ -87,7 +88,7 @@ async def test_a_frozen_lease_holder_then_a_wiped_redis_lose_no_reply_and_never_
         async def all_answered() -> bool:
             return expected <= {c.params["text"] for c in fake_tg.calls_of("sendMessage")}
 
-        await until(all_answered, 90, f"all {total} answers")
+        await eventually(all_answered, 90, f"all {total} answers")
         await asyncio.sleep(LEASE_TTL_S * 2)  # a late duplicate from the resumed one shows here
         texts = Counter(c.params["text"] for c in fake_tg.calls_of("sendMessage"))
         dead = await client.hgetall(PREFIX + "dlq")
@@ -100,7 +101,7 @@ async def test_a_frozen_lease_holder_then_a_wiped_redis_lose_no_reply_and_never_
         private_redis.start()  # empty, and no fence key: the next take is fenced
         await client.aclose()
         client = Redis.from_url(private_redis.url, decode_responses=True)
-        await until(lambda: owner(client), LEASE_TTL_S * 10, "a telegram owner after the wipe")
+        await eventually(lambda: owner(client), LEASE_TTL_S * 10, "a telegram owner after the wipe")
         fake_tg.dm(1, "u1 after")
         await fake_tg.wait_for("sendMessage", count=sum(texts.values()) + 1, timeout=60)
         again = [t for t, n in texts.items() if n > 1]

@@ -16,10 +16,10 @@ from chatgate.policies.approvals import press_value
 from chatgate.state.approvals import KV_NAME, ApprovalStore
 from chatgate.state.redis.approvals import RedisApprovals
 from chatgate.state.redis.client import Keys
-from tests.fakes.clock import eventually
 from tests.fakes.llm import FakeLLM, ToolCall, ToolCalls
 from tests.harness import fake_agent, memory, running, write_config
 from tests.redis.replicas_support import redis_lines
+from tests.support.waiting import eventually
 from tests.tools.approval_store_contract import check_contract
 
 pytestmark = pytest.mark.redis

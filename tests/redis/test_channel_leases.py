@@ -17,11 +17,11 @@ from chatgate.config.loader import load_config
 from chatgate.gateway.app import Gateway
 from chatgate.gateway.builder import GatewayBuilder
 from chatgate.policies.channel_states import ChannelState
-from tests.fakes.clock import eventually
 from tests.fakes.llm import FakeLLM
 from tests.fakes.memory_channel import MemoryChannel, MemoryChannelConfig
 from tests.harness import fake_agent, write_config
 from tests.redis.replicas_support import redis_lines
+from tests.support.waiting import eventually
 
 pytestmark = pytest.mark.redis
 TTL_S = 0.6

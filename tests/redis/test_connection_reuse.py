@@ -25,8 +25,8 @@ from tests.redis.replicas_support import (
     sent_texts,
     start_telegram_replicas,
     stop_all,
-    until,
 )
+from tests.support.waiting import eventually
 
 pytestmark = [pytest.mark.slow, pytest.mark.redis]
 USERS = 10
@@ -49,7 +49,7 @@ async def answered(tg: FakeTelegram, expected: set[str], what: str) -> None:
     async def done() -> bool:
         return expected <= set(sent_texts(tg))
 
-    await until(done, 60, what)
+    await eventually(done, 60, what)
 
 
 async def test_a_hundred_turns_reuse_the_connections_opened_at_start(
@@ -66,7 +66,7 @@ async def test_a_hundred_turns_reuse_the_connections_opened_at_start(
             tmp_path, fake_tg, fake_llm, {"r1": proxy.url()}, lease_ttl_s=2.0, lock_ttl_s=10.0
         )
         try:
-            await until(lambda: owner(client), 20, "a telegram owner")
+            await eventually(lambda: owner(client), 20, "a telegram owner")
             await answered(fake_tg, await turns(fake_tg, "w", 2 * USERS), "the warm-up answers")
             at_start = proxy.accepted
             await answered(fake_tg, await turns(fake_tg, "m", TURNS), f"{TURNS} answers")

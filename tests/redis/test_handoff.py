@@ -18,10 +18,10 @@ from chatgate.model.messages import SendResult, Target
 from chatgate.model.reasons import DeliveryStatus, SendErrorKind
 from chatgate.model.results import Submission
 from chatgate.policies.channel_states import ChannelState
-from tests.fakes.clock import eventually
 from tests.fakes.llm import FakeLLM, Fault
 from tests.harness import memory
 from tests.redis.test_channel_leases import LEASE, replica, state
+from tests.support.waiting import eventually
 
 pytestmark = pytest.mark.redis
 

@@ -12,7 +12,8 @@ from chatgate.channels.telegram.polling import poll_timeout
 from chatgate.gateway.supervision.lease import LeaseHold, LeaseKeeper
 from chatgate.state.redis.client import Keys
 from chatgate.state.redis.leases import RedisLeases
-from tests.fakes.clock import ManualClock, eventually
+from tests.fakes.clock import ManualClock
+from tests.support.waiting import eventually
 
 
 @pytest.mark.parametrize(

@@ -8,10 +8,9 @@ adapter (a fetch-only bot: getFile + download, no getUpdates) and the model stil
 
 from __future__ import annotations
 
-import asyncio
 import base64
 import contextlib
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
@@ -21,11 +20,11 @@ from chatgate.channels.descriptor import secret_lease
 from chatgate.channels.telegram.adapter import TelegramChannel
 from chatgate.gateway.app import Gateway
 from chatgate.policies.channel_states import ChannelState
-from tests.fakes.clock import eventually
 from tests.fakes.llm import FakeLLM, Fault
 from tests.fakes.telegram import TOKEN, FakeTelegram
 from tests.harness import running
 from tests.media.samples import png
+from tests.support.waiting import eventually
 from tests.telegram.support import telegram_config
 
 pytestmark = pytest.mark.redis
@@ -60,14 +59,6 @@ def adapter(gateway: Gateway) -> TelegramChannel:
     return found
 
 
-async def until(check: Callable[[], Awaitable[bool]], what: str, timeout: float = 20) -> None:
-    deadline = asyncio.get_running_loop().time() + timeout
-    while not await check():
-        if asyncio.get_running_loop().time() > deadline:
-            raise AssertionError(f"timed out waiting for {what}")
-        await asyncio.sleep(0.02)
-
-
 def photo(file_id: str, size: int) -> list[dict[str, object]]:
     return [
         {"file_id": file_id, "file_unique_id": "u", "width": 32, "height": 24, "file_size": size}
@@ -93,7 +84,9 @@ async def test_a_replica_that_lost_the_polling_lease_still_fetches_the_photo_of_
                 async def both_journaled() -> bool:
                     return len(await a.rt.journal.unfinished()) == 2
 
-                await until(both_journaled, "the photo journaled by a, queued behind hello")
+                await eventually(
+                    both_journaled, 20, "the photo journaled by a, queued behind hello"
+                )
                 assert not fake_tg.calls_of("getFile")
                 # a stalls past its lease and b takes the polling over; a keeps its turns
                 await client.set(LEASE_KEY, "b", px=60_000)

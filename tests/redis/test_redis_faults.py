@@ -21,12 +21,13 @@ from chatgate.state.redis import build_stores
 from chatgate.state.redis.client import DATA_CONNECTIONS, LOCK_CONNECTIONS, Keys
 from chatgate.state.redis.leases import RedisLeases
 from chatgate.state.redis.lock import build_lock
-from tests.fakes.clock import ManualClock, eventually
+from tests.fakes.clock import ManualClock
 from tests.fakes.llm import FakeLLM
 from tests.gateway.test_webhook_e2e import gh_config, gh_headers, issue_body
 from tests.harness import http, running, url
 from tests.redis.conftest import PrivateRedis
 from tests.redis.test_gateway_redis import on_redis
+from tests.support.waiting import eventually
 
 pytestmark = pytest.mark.redis
 NOW = 1_800_000_000.0

@@ -21,9 +21,9 @@ from tests.redis.replicas_support import (
     sent_texts,
     start_telegram_replicas,
     stop_all,
-    until,
     warnings,
 )
+from tests.support.waiting import eventually
 
 pytestmark = [pytest.mark.slow, pytest.mark.redis]
 LEASE_TTL_S = 1.2
@@ -52,9 +52,9 @@ async def test_redis_restarts_with_and_without_its_data_lose_nothing_accepted_an
         return expected <= set(sent_texts(fake_tg))
 
     try:
-        await until(lambda: owner(client), 20, "a telegram owner")
+        await eventually(lambda: owner(client), 20, "a telegram owner")
         expected |= dms(fake_tg, "before")
-        await until(all_answered, 30, "the answers before the restarts")
+        await eventually(all_answered, 30, "the answers before the restarts")
         started = time.monotonic()
         for wipe in (False, True):
             private_redis.kill()
@@ -66,9 +66,9 @@ async def test_redis_restarts_with_and_without_its_data_lose_nothing_accepted_an
             private_redis.start()  # wiped: no fence key, so a free lease waits out the fence
             await client.aclose()
             client = Redis.from_url(private_redis.url, decode_responses=True)
-            await until(lambda c=client: owner(c), LEASE_TTL_S * 10, "a telegram owner again")
+            await eventually(lambda c=client: owner(c), LEASE_TTL_S * 10, "a telegram owner again")
             expected |= dms(fake_tg, f"after-wipe{wipe}")
-            await until(all_answered, 40, f"every answer (wipe: {wipe})")
+            await eventually(all_answered, 40, f"every answer (wipe: {wipe})")
         elapsed = time.monotonic() - started
         assert set(sent_texts(fake_tg)) == expected, warnings(daemons)
         assert max(sent_texts(fake_tg).values()) == 1, f"repeated\n{warnings(daemons)}"

@@ -26,7 +26,6 @@ from redis.asyncio import Redis
 
 from chatgate.channels.signatures import sign
 from tests.daemon import Daemon
-from tests.fakes.clock import eventually
 from tests.fakes.llm import FakeLLM
 from tests.fakes.tcp_proxy import TcpProxy
 from tests.fakes.telegram import FakeTelegram
@@ -39,9 +38,9 @@ from tests.redis.replicas_support import (
     sent_texts,
     start_telegram_replicas,
     stop_all,
-    until,
     warnings,
 )
+from tests.support.waiting import eventually
 
 pytestmark = [pytest.mark.slow, pytest.mark.redis]
 LEASE_TTL_S = 1.2
@@ -71,7 +70,7 @@ async def settled(client: Redis, tg: FakeTelegram, expected: set[str]) -> None:
     async def done() -> bool:
         return expected <= set(sent_texts(tg)) and await client.zcard(PREFIX + "journal:open") == 0
 
-    await until(done, 40, f"all {len(expected)} answers and an empty open journal")
+    await eventually(done, 40, f"all {len(expected)} answers and an empty open journal")
 
 
 def repeated(tg: FakeTelegram) -> list[str]:
@@ -116,7 +115,7 @@ async def test_a_frozen_lease_holder_loses_no_reply_and_never_runs_two_turns_at_
     repeats_before: list[str] = []
     try:
         for n, stall_s in enumerate(stalls):
-            await until(lambda: owner(client), 20, "a telegram owner")
+            await eventually(lambda: owner(client), 20, "a telegram owner")
             sent, calls = len(fake_tg.calls_of("sendMessage")), len(fake_llm.requests)
             expected |= burst(fake_tg, f"s{n}m")
             await fake_tg.wait_for("sendMessage", count=sent + USERS // 2, timeout=30)
@@ -132,7 +131,7 @@ async def test_a_frozen_lease_holder_loses_no_reply_and_never_runs_two_turns_at_
             async def moved(was: str | None = first) -> bool:
                 return (await owner(client)) not in (None, was)
 
-            await until(moved, LEASE_TTL_S * 5, "another replica polling")
+            await eventually(moved, LEASE_TTL_S * 5, "another replica polling")
             takeover_s = time.monotonic() - stopped
             await asyncio.sleep(max(0.0, stall_s - takeover_s))
             frozen.proc.send_signal(signal.SIGCONT)
@@ -216,7 +215,7 @@ async def test_redis_errors_after_the_journal_write_and_a_drop_mid_webhook_lose_
             tmp_path, fake_tg, fake_llm, urls, lease_ttl_s=2.0, lock_ttl_s=4.0, extra=WEBHOOK
         )
         try:
-            await until(lambda: owner(client), 20, "a telegram owner")
+            await eventually(lambda: owner(client), 20, "a telegram owner")
             record = b"journal:sender:"  # a key only the journal's record script names
             errors = proxy.fail_after("EVALSHA", contains=record, nth=2, count=8)
             expected = burst(fake_tg, "e")

@@ -18,7 +18,8 @@ from redis.asyncio import Redis
 from tests.daemon import Daemon
 from tests.fakes.llm import FakeLLM
 from tests.fakes.telegram import FakeTelegram
-from tests.redis.replicas_support import PREFIX, owner, session_of, until
+from tests.redis.replicas_support import PREFIX, owner, session_of
+from tests.support.waiting import eventually
 from tests.telegram.support import telegram_config
 
 pytestmark = [pytest.mark.slow, pytest.mark.redis]
@@ -46,7 +47,7 @@ async def test_kill_the_telegram_owner_mid_burst_loses_nothing_and_repeats_only_
         )
         daemons[name] = await Daemon(path).start(timeout=60)
     try:
-        await until(lambda: owner(client), 20, "a telegram owner")
+        await eventually(lambda: owner(client), 20, "a telegram owner")
         first = await owner(client)
         assert first in daemons
         for i in range(PER_USER):
@@ -63,7 +64,7 @@ async def test_kill_the_telegram_owner_mid_burst_loses_nothing_and_repeats_only_
         async def moved() -> bool:
             return (await owner(client)) not in (None, first)
 
-        await until(moved, LEASE_TTL_S * 5, "another replica polling")
+        await eventually(moved, LEASE_TTL_S * 5, "another replica polling")
         total = USERS * PER_USER
         await fake_tg.wait_for("sendMessage", count=total, timeout=90)
         await asyncio.sleep(LEASE_TTL_S)  # a late duplicate would show up here

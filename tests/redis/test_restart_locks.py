@@ -17,8 +17,8 @@ from tests.redis.replicas_support import (
     sent_texts,
     start_telegram_replicas,
     stop_all,
-    until,
 )
+from tests.support.waiting import eventually
 
 pytestmark = [pytest.mark.slow, pytest.mark.redis]
 LOCK_TTL_S = 120.0  # far longer than the test may take: only freeing the lock lets it finish
@@ -35,7 +35,7 @@ async def test_a_replica_restarted_after_a_kill_frees_its_leftover_turn_lock(
     )
     replica = daemons["r1"]
     try:
-        await until(lambda: owner(client), 20, "a telegram owner")
+        await eventually(lambda: owner(client), 20, "a telegram owner")
         fake_tg.dm(1, "u1 first")
         await fake_llm.wait_for_requests(1, timeout=30)
         replica.kill9()
@@ -46,7 +46,7 @@ async def test_a_replica_restarted_after_a_kill_frees_its_leftover_turn_lock(
         assert await client.pttl(lock) > (LOCK_TTL_S - 30) * 1000
 
         await replica.start(timeout=60)
-        await until(
+        await eventually(
             lambda: _answered(fake_tg, "re: u1 first"), 40, "the resumed turn's answer (lock freed)"
         )
         assert "freed turn locks left by this replica's last run" in replica.logs()

@@ -21,7 +21,7 @@ from redis.asyncio import Redis
 from tests.daemon import ROOT, Daemon
 from tests.fakes.telegram import TOKEN, FakeTelegram
 from tests.harness import write_config
-from tests.redis.test_replicas import until
+from tests.support.waiting import eventually
 from tests.telegram.support import api_base
 
 pytestmark = [pytest.mark.slow, pytest.mark.redis]
@@ -72,7 +72,7 @@ async def test_three_replicas_kill9_each_instant_delivered_exactly_once(
         )
         daemons[name] = await Daemon(write_config(tmp_path / name, body), env=env).start(60)
     try:
-        await until(lambda: owner(client), 20, "a telegram owner")
+        await eventually(lambda: owner(client), 20, "a telegram owner")
         await fake_tg.wait_for("sendMessage", 3, timeout=30)
         holder = await owner(client)
         victim = next(name for name in daemons if name != holder)

@@ -73,7 +73,10 @@ async def test_three_replicas_run_each_instant_exactly_once(
             await asyncio.gather(*(gw.feature(Schedules).scheduler.tick() for gw in live))
             await asyncio.gather(*(gw.pipeline.scheduler.wait_idle(10) for gw in replicas))
         sent = [s for gw in replicas for s in memory(gw).sent]
-        histories = [await replicas[0].schedules.store.runs(job, 100) for job in ("every", "cron")]
+        histories = [
+            await replicas[0].feature(Schedules).scheduler.store.runs(job, 100)
+            for job in ("every", "cron")
+        ]
     # each instant: "tick" once, "cron" once per target; at the model and on the wire
     asked = Counter(r.last_user_text for r in fake_llm.requests)
     assert asked == {"tick": INSTANTS, "cron": 2 * INSTANTS}
@@ -106,7 +109,7 @@ async def test_replicas_adding_a_chats_jobs_at_once_keep_its_cap(
             *(desk.add(ctx, request, 2) for desk in desks for _ in range(3)),
             return_exceptions=True,
         )
-        stored = await replicas[0].schedules.store.jobs()
+        stored = await replicas[0].feature(Schedules).scheduler.store.jobs()
     added = [r for r in results if not isinstance(r, BaseException)]
     refused = [r for r in results if isinstance(r, JobRefused)]
     assert len(added) == 2 and len(refused) == 4, results

@@ -12,12 +12,13 @@ from redis.asyncio import Redis
 from chatgate.model.errors import StateUnavailable
 from chatgate.model.reasons import DeliveryStatus
 from chatgate.state.records import JournalState
-from tests.fakes.clock import ManualClock, eventually
+from tests.fakes.clock import ManualClock
 from tests.fakes.llm import FakeLLM
 from tests.harness import memory, running
 from tests.redis.conftest import PrivateRedis
 from tests.redis.test_gateway_redis import config, on_redis
 from tests.reliability.test_cut_intake import answered_once_wherever_cut
+from tests.support.waiting import eventually
 
 pytestmark = pytest.mark.redis
 

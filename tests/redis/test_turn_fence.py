@@ -11,10 +11,10 @@ from pathlib import Path
 import pytest
 from redis.asyncio import Redis
 
-from tests.fakes.clock import eventually
 from tests.fakes.llm import FakeLLM, Fault
 from tests.harness import memory, running
 from tests.redis.test_gateway_redis import config, on_redis
+from tests.support.waiting import eventually
 
 pytestmark = pytest.mark.redis
 FENCED = "turn lock lost before a model request"

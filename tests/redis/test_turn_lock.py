@@ -9,8 +9,9 @@ from redis.asyncio import Redis
 
 from chatgate.model.errors import StateUnavailable
 from chatgate.state.redis.lock import RedisTurnLock
-from tests.fakes.clock import ManualClock, eventually
+from tests.fakes.clock import ManualClock
 from tests.fakes.tcp_proxy import TcpProxy
+from tests.support.waiting import eventually
 
 pytestmark = pytest.mark.redis
 PREFIX = "t:"

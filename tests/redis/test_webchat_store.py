@@ -3,22 +3,12 @@
 
 from __future__ import annotations
 
-import asyncio
-from collections.abc import Callable
-
 from redis.asyncio import Redis
 
 from chatgate.channels.webchat.outbox import Entry
 from chatgate.channels.webchat.store_redis import RedisOutbox, RedisWebChat
 from chatgate.state.redis.client import Keys
-
-
-async def until(check: Callable[[], bool]) -> None:
-    for _ in range(500):
-        if check():
-            return
-        await asyncio.sleep(0.01)
-    raise AssertionError("the relay delivered nothing")
+from tests.support.waiting import eventually
 
 
 async def test_two_replicas_share_the_key_and_see_each_others_writes(redis_db: str) -> None:
@@ -42,7 +32,7 @@ async def test_two_replicas_share_the_key_and_see_each_others_writes(redis_db: s
         await writer.typing("s1", 5.0)
         assert (first.seq, draft.seq, final.seq) == (1, 2, 3)
         assert final.id == draft.id == "m2" and final.pos == draft.pos == 2  # edited in place
-        await until(lambda: len(seen) == 3 and bool(typing))
+        await eventually(lambda: len(seen) == 3 and bool(typing))
         assert [e.seq for e in seen] == [1, 2, 3] and seen[-1].body == {"blocks": ["done"]}
         assert typing == [("s1", 5.0)]
         replay = await reader.since("s1", 0)

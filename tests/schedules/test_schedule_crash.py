@@ -3,7 +3,6 @@ from the journal and delivers it once."""
 
 from __future__ import annotations
 
-import asyncio
 from collections import Counter
 from pathlib import Path
 
@@ -12,17 +11,10 @@ import pytest
 from tests.daemon import ROOT, Daemon
 from tests.fakes.telegram import TOKEN, FakeTelegram
 from tests.harness import write_config
+from tests.support.waiting import eventually
 from tests.telegram.support import api_base
 
 pytestmark = pytest.mark.slow
-
-
-async def until(check: object, timeout: float, what: str) -> None:
-    deadline = asyncio.get_running_loop().time() + timeout
-    while not check():  # type: ignore[operator]
-        if asyncio.get_running_loop().time() > deadline:
-            raise AssertionError(f"timed out waiting for {what}")
-        await asyncio.sleep(0.05)
 
 
 async def test_kill9_during_a_run_runs_it_once_after_restart(
@@ -50,7 +42,7 @@ schedules:
     (tmp_path / "hang").touch()  # the first run hangs at the agent
     env = {"SCHEDULE_TEST_LEDGER": str(ledger), "PYTHONPATH": str(ROOT)}
     daemon = await Daemon(path, env=env).start(timeout=60)
-    await until(ledger.exists, 30, "the first run at the agent")
+    await eventually(ledger.exists, 30, "the first run at the agent")
     first = ledger.read_text().splitlines()[0]
     daemon.kill9()
     await daemon.wait()

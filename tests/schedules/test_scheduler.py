@@ -14,8 +14,9 @@ from chatgate.gateway.app import Gateway
 from chatgate.model.messages import Target
 from chatgate.model.reasons import SendErrorKind
 from chatgate.schedules.feature import Schedules
-from tests.fakes.clock import ManualClock, eventually
+from tests.fakes.clock import ManualClock
 from tests.harness import http, memory, operator, running, url, write_config
+from tests.support.waiting import eventually
 
 HOUR = 3600.0
 T0 = datetime(2026, 6, 1, 9, 0, tzinfo=ZoneInfo("Europe/Berlin")).timestamp()

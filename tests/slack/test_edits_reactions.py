@@ -23,12 +23,12 @@ from chatgate.policies.edits import EDIT_MODE, EDIT_OF, EditMode
 from chatgate.policies.reactions import CONTEXT_ONLY, ReactionMode
 from chatgate.texts import LANGUAGES
 from tests.fakes.clock import ManualClock
-from tests.fakes.clock import eventually as clock_eventually
 from tests.fakes.llm import FakeLLM, Fault
 from tests.fakes.slack import BOT_USER_ID, FakeSlack
 from tests.harness import running
 from tests.slack.support import events_url, section, slack_config
-from tests.telegram.helpers_b import eventually, settled
+from tests.support.waiting import eventually
+from tests.telegram.helpers_b import settled
 
 BOT = BotIdentity("UBOT", "BBOT", "T1", "chatgate")
 
@@ -234,7 +234,7 @@ async def test_replace_swaps_a_message_still_waiting_for_its_turn(
         url = events_url(gw)
         original = fake_slack.message_event("what is 2+3?", channel="D1")
         assert (await fake_slack.post_event(url, original))[0] == 200
-        await clock_eventually(lambda: bool(clock.pending()), what="the burst wait")
+        await eventually(lambda: bool(clock.pending()), what="the burst wait")
         edit = fake_slack.edited_event(original, "what is 2+4?")
         assert (await fake_slack.post_event(url, edit))[0] == 200
         replaced = await settled(gw, f"slack:D1:{original['ts']}", timeout=15)

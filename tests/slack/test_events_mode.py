@@ -11,7 +11,8 @@ from tests.fakes.llm import FakeLLM
 from tests.fakes.slack import BOT_USER_ID, FakeSlack
 from tests.harness import running
 from tests.slack.support import events_url, section, slack_config
-from tests.telegram.helpers_b import eventually, settled
+from tests.support.waiting import eventually
+from tests.telegram.helpers_b import settled
 
 
 async def test_a_dm_is_answered_in_the_dm(

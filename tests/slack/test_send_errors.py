@@ -17,7 +17,8 @@ from tests.fakes.telegram import TOKEN as TG_TOKEN
 from tests.fakes.telegram import FakeTelegram
 from tests.harness import running, url
 from tests.slack.support import events_url, eventually_state, section, slack_config
-from tests.telegram.helpers_b import eventually, settled
+from tests.support.waiting import eventually
+from tests.telegram.helpers_b import settled
 from tests.telegram.support import api_base
 
 

@@ -14,7 +14,8 @@ from tests.fakes.slack import FakeSlack
 from tests.gateway.test_state_unwritable import disk_full
 from tests.harness import running
 from tests.slack.support import eventually_state, section, slack_config
-from tests.telegram.helpers_b import eventually, settled
+from tests.support.waiting import eventually
+from tests.telegram.helpers_b import settled
 
 
 async def test_a_dm_over_the_socket_is_acked_and_answered(

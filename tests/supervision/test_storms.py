@@ -9,10 +9,11 @@ from pathlib import Path
 import aiohttp
 
 from chatgate.policies.channel_states import ChannelState
-from tests.fakes.clock import ManualClock, eventually
+from tests.fakes.clock import ManualClock
 from tests.fakes.llm import FakeLLM
 from tests.fakes.telegram import TOKEN, FakeTelegram, FaultSpec
 from tests.harness import operator, running, url, write_config
+from tests.support.waiting import eventually
 
 PING_ROUTE = """  webhook:
     routes:

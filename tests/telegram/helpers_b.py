@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import asyncio
 import textwrap
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +15,7 @@ from chatgate.model.messages import InboundMessage
 from chatgate.state.records import TERMINAL, JournalEntry
 from tests.fakes.llm import FakeLLM
 from tests.fakes.telegram import BOT_ID, BOT_USERNAME, TOKEN, Call, FakeTelegram
+from tests.support.waiting import eventually
 from tests.telegram.support import telegram_config
 
 ME = BotIdentity(BOT_ID, BOT_USERNAME)
@@ -40,23 +39,6 @@ def key_of(update: dict[str, Any]) -> str:
     """The journal key the gateway files a fake message update under."""
     message = update.get("message") or update["channel_post"]
     return f"telegram:{message['chat']['id']}:{message['message_id']}"
-
-
-async def eventually(
-    probe: Callable[[], Any], *, timeout: float = 10.0, every: float = 0.02
-) -> Any:
-    """Poll an async or sync probe until it returns something truthy."""
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + timeout
-    while True:
-        value = probe()
-        if asyncio.iscoroutine(value):
-            value = await value
-        if value:
-            return value
-        if loop.time() > deadline:
-            raise AssertionError(f"condition not met within {timeout}s")
-        await asyncio.sleep(every)
 
 
 async def settled(gw: Gateway, key: str, timeout: float = 10.0) -> JournalEntry:

@@ -14,13 +14,8 @@ from chatgate.model.reasons import DeliveryStatus
 from tests.fakes.llm import FakeLLM
 from tests.fakes.telegram import FakeTelegram, FaultSpec
 from tests.harness import running
-from tests.telegram.helpers_b import (
-    eventually,
-    key_of,
-    platform_calls,
-    settled,
-    telegram_section,
-)
+from tests.support.waiting import eventually
+from tests.telegram.helpers_b import key_of, platform_calls, settled, telegram_section
 from tests.telegram.support import telegram_config
 
 OPEN = "    dm_policy: open"

@@ -13,10 +13,10 @@ from chatgate.channels.telegram.inbound import Ignored, normalize
 from chatgate.model.reasons import DropReason
 from chatgate.policies.edits import EDIT_MODE, EDIT_OF
 from tests.fakes.clock import ManualClock
-from tests.fakes.clock import eventually as clock_eventually
 from tests.fakes.llm import FakeLLM
 from tests.fakes.telegram import FakeTelegram
 from tests.harness import running
+from tests.support.waiting import eventually
 from tests.telegram.helpers_b import _BOT, ME, settled
 from tests.telegram.support import telegram_config
 
@@ -92,7 +92,7 @@ async def test_replace_swaps_a_waiting_message_and_ignores_an_edit_after_the_ans
     clock = ManualClock()
     async with running(config, clock=clock) as gw:
         fake_tg.dm(42, "what is 2+3?")
-        await clock_eventually(lambda: bool(clock.pending()), what="the burst wait")
+        await eventually(lambda: bool(clock.pending()), what="the burst wait")
         first_edit = fake_tg.edited(42, 42, "what is 2+4?")
         original = await settled(gw, "telegram:42:10001", timeout=15)
         clock.advance(2.0)

@@ -12,11 +12,11 @@ import aiohttp
 import pytest
 
 from tests.discord.support import discord_config
-from tests.fakes.clock import eventually
 from tests.fakes.discord_lite import FakeDiscord
 from tests.fakes.llm import FakeLLM, ToolCall, ToolCalls
 from tests.fakes.whatsapp import FakeWhatsApp
 from tests.harness import running, url, write_config
+from tests.support.waiting import eventually
 from tests.telegram.helpers_b import settled
 from tests.tools.test_approvals_chat import ASK_ADD, SERVERS, TIMEOUT
 from tests.webchat.sse import messages, read_events

@@ -15,9 +15,10 @@ from chatgate.policies.approvals import press_value
 from chatgate.state import admin
 from chatgate.state.approvals import KV_NAME, ApprovalStore
 from chatgate.state.records import TERMINAL
-from tests.fakes.clock import ManualClock, eventually
+from tests.fakes.clock import ManualClock
 from tests.fakes.llm import FakeLLM, ToolCall, ToolCalls
 from tests.harness import fake_agent, http, memory, running, url, write_config
+from tests.support.waiting import eventually
 
 SEND = ToolCalls.of(
     ToolCall("gateway__send_message", {"target": "ops", "text": "deploy v2 now", "token": "t-1"})

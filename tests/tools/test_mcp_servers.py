@@ -16,8 +16,8 @@ from chatgate.clock import SystemClock
 from chatgate.config.tool_models import AgentToolsConfig, McpServerConfig
 from chatgate.model.reasons import FailureReason
 from tests.agents.helpers import make_turn
-from tests.fakes.clock import eventually
 from tests.fakes.llm import FakeLLM, ToolCall, ToolCalls
+from tests.support.waiting import eventually
 from tests.tools.conftest import ROOT, stdio_server, tool_agent
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")

@@ -24,10 +24,10 @@ from chatgate.gateway.app import Gateway
 from chatgate.model.errors import FetchError
 from chatgate.model.messages import Attachment
 from chatgate.model.reasons import MediaReason
-from tests.fakes.clock import eventually
 from tests.fakes.llm import FakeLLM
 from tests.harness import running, url, write_config
 from tests.media.samples import png
+from tests.support.waiting import eventually
 from tests.webchat.test_http import CHAT_TOKEN, browser, sign_in
 
 MAX_UPLOAD = 64 * 1024

@@ -11,7 +11,8 @@ from tests.fakes.clock import ManualClock
 from tests.fakes.llm import FakeLLM
 from tests.fakes.whatsapp import FakeWhatsApp, GraphFault
 from tests.harness import eventually_channel_state, memory, running
-from tests.telegram.helpers_b import eventually, settled
+from tests.support.waiting import eventually
+from tests.telegram.helpers_b import settled
 from tests.whatsapp.support import USER, webhook_url, whatsapp_config
 
 

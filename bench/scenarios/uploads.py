@@ -20,7 +20,7 @@ from bench.stats import Spec, Table
 from tests.fakes.llm import FakeLLM
 from tests.fakes.telegram import TOKEN, FakeTelegram
 from tests.harness import running
-from tests.telegram.support import api_base, telegram_config
+from tests.channels.telegram.support import api_base, telegram_config
 
 SIZE = 10 * 1024 * 1024
 CPU = Spec("upload_cpu_ms", "CPU per 10 MB file uploaded", "ms", "lower")

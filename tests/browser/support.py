@@ -19,10 +19,10 @@ from pathlib import Path
 import aiohttp
 from playwright.async_api import Browser, BrowserContext, Page, Playwright, Response, expect
 
+from tests.channels.webchat.sse import Event, messages, read_events
 from tests.daemon import LIVE, ROOT, Daemon
 from tests.fakes.telegram import TOKEN as TELEGRAM_TOKEN
 from tests.fakes.telegram import FakeTelegram
-from tests.webchat.sse import Event, messages, read_events
 
 CHROMIUM = os.environ.get("CHATGATE_CHROMIUM", "/usr/bin/chromium")
 CHROMIUM_ARGS = [

@@ -32,12 +32,12 @@ from tests.browser.support import (
     stop_daemon,
     telegram_section,
 )
+from tests.channels.webchat.sse import read_events
 from tests.daemon import Daemon
 from tests.fakes.llm import FakeLLM
 from tests.fakes.telegram import TOKEN as TELEGRAM_TOKEN
 from tests.fakes.telegram import FakeTelegram, FaultSpec
 from tests.harness import fake_agent, write_config
-from tests.webchat.sse import read_events
 
 pytestmark = [
     pytest.mark.slow,

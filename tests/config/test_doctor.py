@@ -9,10 +9,10 @@ import pytest
 from chatgate.cli.doctor_cmd import Finding, Level, diagnose, exit_code, render
 from chatgate.cli.main import main
 from chatgate.config.errors import EX_CONFIG
+from tests.channels.telegram.support import api_base
 from tests.fakes.llm import FakeLLM, Fault
 from tests.fakes.telegram import TOKEN, FakeTelegram
 from tests.harness import write_config
-from tests.telegram.support import api_base
 
 API_KEY = "sk-doctor-SECRET-4242"
 HOOK_SECRET = "whsec-doctor-SECRET-77"

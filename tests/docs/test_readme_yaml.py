@@ -1,5 +1,5 @@
 """Every YAML block in the README is a config `chatgate config check` accepts (blocks fenced as
-```yaml manifest are Slack app manifests, checked in tests/slack/test_manifest.py)."""
+```yaml manifest are Slack app manifests, checked in tests/channels/slack/test_manifest.py)."""
 
 from __future__ import annotations
 

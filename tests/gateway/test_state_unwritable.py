@@ -15,12 +15,12 @@ from chatgate.gateway.app import Gateway
 from chatgate.gateway.intake.state_guard import STATE_OWNER, unwritable
 from chatgate.model.errors import StateUnavailable
 from chatgate.state.sqlite.db import Database
+from tests.channels.telegram.support import telegram_config
 from tests.fakes.clock import ManualClock
 from tests.fakes.llm import FakeLLM
 from tests.fakes.telegram import Call, FakeTelegram
 from tests.gateway.test_webhook_e2e import gh_config, gh_headers, issue_body
 from tests.harness import http, operator, running, url
-from tests.telegram.support import telegram_config
 
 
 def _database(gw: Gateway) -> Database:
@@ -185,7 +185,7 @@ async def test_telegram_batch_not_confirmed_while_unwritable_then_answered_once(
 async def test_telegram_webhook_update_refused_with_503_then_answered_once(
     tmp_path: Path, fake_tg: FakeTelegram, fake_llm: FakeLLM
 ) -> None:
-    from tests.telegram.test_webhook_mode import CHANNEL, post
+    from tests.channels.telegram.test_webhook_mode import CHANNEL, post
 
     clock = ManualClock()
     config = telegram_config(tmp_path, fake_tg, fake_llm, channel=CHANNEL)

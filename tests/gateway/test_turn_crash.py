@@ -9,7 +9,7 @@ import pytest
 
 from chatgate.channels.signatures import sign
 from chatgate.model.reasons import FailureReason
-from tests.discord.support import python_agent
+from tests.channels.discord.support import python_agent
 from tests.harness import http, running, url, write_config
 
 SECRET = "s3cret-crash-route"

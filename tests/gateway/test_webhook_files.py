@@ -10,7 +10,7 @@ import pytest
 
 from chatgate.channels.signatures import sign
 from chatgate.media.links import FileLinks
-from tests.discord.support import python_agent
+from tests.channels.discord.support import python_agent
 from tests.harness import http, running, url, write_config
 
 SECRET = "whsec-files-secret"

@@ -9,10 +9,10 @@ from pathlib import Path
 import aiohttp
 import pytest
 
+from tests.channels.telegram.support import telegram_config
 from tests.fakes.llm import FakeLLM
 from tests.fakes.telegram import FakeTelegram
 from tests.harness import running, url
-from tests.telegram.support import telegram_config
 
 SECRET = "s3cret-token"
 HOOK = "/tg/hook"

@@ -10,10 +10,10 @@ from pathlib import Path
 
 from redis.asyncio import Redis
 
+from tests.channels.telegram.support import telegram_config
 from tests.daemon import Daemon
 from tests.fakes.llm import FakeLLM, RecordedRequest
 from tests.fakes.telegram import FakeTelegram
-from tests.telegram.support import telegram_config
 
 PREFIX = "mr:"
 

@@ -21,13 +21,13 @@ from pathlib import Path
 import pytest
 from redis.asyncio import Redis
 
+from tests.channels.telegram.support import telegram_config
 from tests.daemon import Daemon
 from tests.fakes.llm import FakeLLM
 from tests.fakes.telegram import FakeTelegram
 from tests.redis.conftest import PrivateRedis
 from tests.redis.replicas_support import PREFIX, owner, session_of, warnings
 from tests.support.waiting import eventually
-from tests.telegram.support import telegram_config
 
 # Not collected by `make test` (the file name does not match test_*.py): about a minute, and a
 # stall can still repeat a reply (see README). `make soak` runs it by path.

@@ -20,12 +20,12 @@ from chatgate.channels.descriptor import secret_lease
 from chatgate.channels.telegram.adapter import TelegramChannel
 from chatgate.gateway.app import Gateway
 from chatgate.policies.channel_states import ChannelState
+from tests.channels.telegram.support import telegram_config
 from tests.fakes.llm import FakeLLM, Fault
 from tests.fakes.telegram import TOKEN, FakeTelegram
 from tests.harness import running
 from tests.media.samples import png
 from tests.support.waiting import eventually
-from tests.telegram.support import telegram_config
 
 pytestmark = pytest.mark.redis
 TTL_S = 3.0  # long enough that a loaded machine does not lose leases by itself

@@ -15,12 +15,12 @@ from pathlib import Path
 import pytest
 from redis.asyncio import Redis
 
+from tests.channels.telegram.support import telegram_config
 from tests.daemon import Daemon
 from tests.fakes.llm import FakeLLM
 from tests.fakes.telegram import FakeTelegram
 from tests.redis.replicas_support import PREFIX, owner, session_of
 from tests.support.waiting import eventually
-from tests.telegram.support import telegram_config
 
 pytestmark = [pytest.mark.slow, pytest.mark.redis]
 LEASE_TTL_S = 2.0

@@ -18,11 +18,11 @@ from pathlib import Path
 import pytest
 from redis.asyncio import Redis
 
+from tests.channels.telegram.support import api_base
 from tests.daemon import ROOT, Daemon
 from tests.fakes.telegram import TOKEN, FakeTelegram
 from tests.harness import write_config
 from tests.support.waiting import eventually
-from tests.telegram.support import api_base
 
 pytestmark = [pytest.mark.slow, pytest.mark.redis]
 PREFIX = "sd:"

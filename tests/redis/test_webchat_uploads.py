@@ -7,8 +7,8 @@ from pathlib import Path
 import aiohttp
 import pytest
 
+from tests.channels.webchat.test_http import CHAT_TOKEN, browser, sign_in
 from tests.harness import running, url, write_config
-from tests.webchat.test_http import CHAT_TOKEN, browser, sign_in
 
 pytestmark = pytest.mark.redis
 

@@ -27,10 +27,10 @@ import aiohttp
 from chatgate.model.text_ids import TextId
 from chatgate.state.sqlite import DB_FILE
 from chatgate.texts.voice import Voice
+from tests.channels.telegram.support import telegram_config
 from tests.daemon import Daemon, post_signed_job
 from tests.fakes.llm import FakeLLM, RecordedRequest
 from tests.fakes.telegram import FakeTelegram
-from tests.telegram.support import telegram_config
 
 SECRET = "whsec-kill-loop-7f3a"
 HOOK_CHAT = 9000  # where the async webhook replies go

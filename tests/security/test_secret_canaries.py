@@ -18,13 +18,13 @@ import aiohttp
 import pytest
 
 from chatgate.channels.signatures import sign
+from tests.channels.telegram.support import api_base
 from tests.daemon import ROOT, Daemon, run_cli
 from tests.fakes.llm import FakeLLM, Fault
 from tests.fakes.slack import FakeSlack
 from tests.fakes.telegram import FakeTelegram, FaultSpec
 from tests.fakes.whatsapp import PHONE_NUMBER_ID, FakeWhatsApp
 from tests.harness import write_config
-from tests.telegram.support import api_base
 
 pytestmark = pytest.mark.slow
 

@@ -14,9 +14,9 @@ from chatgate.agents.mcp.hub import McpHub
 from chatgate.clock import SystemClock
 from chatgate.config.agent_models import LiteLLMAgentConfig
 from chatgate.config.tool_models import McpServerConfig
+from tests.channels.telegram.support import telegram_config
 from tests.fakes.llm import FakeLLM
 from tests.fakes.telegram import FakeTelegram
-from tests.telegram.support import telegram_config
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -11,16 +11,16 @@ from typing import Any
 import aiohttp
 import pytest
 
-from tests.discord.support import discord_config
+from tests.channels.discord.support import discord_config
+from tests.channels.telegram.helpers_b import settled
+from tests.channels.webchat.sse import messages, read_events
+from tests.channels.whatsapp.support import USER, webhook_url, whatsapp_config
 from tests.fakes.discord_lite import FakeDiscord
 from tests.fakes.llm import FakeLLM, ToolCall, ToolCalls
 from tests.fakes.whatsapp import FakeWhatsApp
 from tests.harness import running, url, write_config
 from tests.support.waiting import eventually
-from tests.telegram.helpers_b import settled
 from tests.tools.test_approvals_chat import ASK_ADD, SERVERS, TIMEOUT
-from tests.webchat.sse import messages, read_events
-from tests.whatsapp.support import USER, webhook_url, whatsapp_config
 
 ADD = ToolCalls.of(ToolCall("fake__add", {"a": 2, "b": 3}))
 SEND = "POST /channels/{id}/messages"

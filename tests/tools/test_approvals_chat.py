@@ -10,13 +10,13 @@ from typing import Any
 
 from chatgate.cli.state_cmds import tool_line
 from chatgate.state import admin
+from tests.channels.slack.support import events_url, slack_config
+from tests.channels.telegram.helpers_b import settled
 from tests.fakes.llm import FakeLLM, ToolCall, ToolCalls
 from tests.fakes.slack import FakeSlack
 from tests.fakes.telegram import FakeTelegram, FaultSpec
 from tests.harness import running
-from tests.slack.support import events_url, slack_config
 from tests.support.waiting import eventually
-from tests.telegram.helpers_b import settled
 from tests.tools.conftest import SERVERS, telegram_tools_config
 
 TIMEOUT = 60

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 from pathlib import Path
 
 from tests.channels.discord.support import discord_config, section, settled
@@ -25,10 +24,10 @@ async def test_a_429_is_honoured_and_the_reply_delivered_once(
     tmp_path: Path, fake_discord: FakeDiscord, fake_llm: FakeLLM
 ) -> None:
     fake_discord.fail(SEND, rate_limited(0.3))
-    async with running(discord_config(tmp_path, fake_discord, fake_llm)):
+    async with running(discord_config(tmp_path, fake_discord, fake_llm)) as gw:
         fake_discord.dm(3000, "hello")
         [sent] = await fake_discord.wait_for(SEND)
-        await asyncio.sleep(0.3)
+        assert await gw.pipeline.scheduler.wait_idle(10)  # every turn, and any duplicate, has run
     attempts = [c for c in fake_discord.calls if c.route == SEND]
     assert [c.status for c in attempts] == [429, 200]
     assert attempts[1].at - attempts[0].at >= 0.3
@@ -96,10 +95,10 @@ async def test_a_5k_answer_arrives_in_chunks_under_2000_with_an_intact_code_bloc
     answer = f"{prose}\n\n```python\n{code}\n```\n\n{prose}"
     assert len(answer) >= 5000
     fake_llm.script(answer)
-    async with running(discord_config(tmp_path, fake_discord, fake_llm)):
+    async with running(discord_config(tmp_path, fake_discord, fake_llm)) as gw:
         fake_discord.post(4000, "the long one", guild_id=5000, mention=True)
         await fake_discord.wait_for(SEND, 3)
-        await asyncio.sleep(0.3)
+        assert await gw.pipeline.scheduler.wait_idle(10)  # every turn, and any duplicate, has run
     sent = fake_discord.sent()
     code_seen = ""
     for call in sent:

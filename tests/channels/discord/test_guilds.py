@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 from pathlib import Path
 
 import pytest
@@ -90,7 +89,7 @@ async def test_edits_are_ignored_with_a_reason_and_other_bots_pass_the_loop_guar
                 4001, f"bot chatter {n}", guild_id=5000, user_id=9000, bot=True, mention=True
             )
         await fake_discord.wait_for(SEND, 3)
-        await asyncio.sleep(0.3)  # room for a third bot answer, were the guard not working
+        assert await gw.pipeline.scheduler.wait_idle(10)  # every turn, and any duplicate, has run
         ignored = section(gw)["ignored"]
     to_bots = [c for c in fake_discord.sent() if c.path == "/channels/4001/messages"]
     assert len(to_bots) == 2

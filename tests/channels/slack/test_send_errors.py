@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import json
 import logging
 from pathlib import Path
@@ -49,7 +48,7 @@ async def test_a_dead_channel_goes_to_the_dlq_once_with_its_fix_in_status(
         entry = await settled(gw, f"slack:C1:{event['ts']}", timeout=15)
         dlq = await gw.rt.dead_letters.list()
         status = section(gw)
-        await asyncio.sleep(0.3)  # room for a retry storm to show
+        assert await gw.pipeline.scheduler.wait_idle(10)  # every turn, and any duplicate, has run
     assert len(fake_slack.calls("chat.postMessage")) == 1  # no retries against a dead target
     assert [d.kind for d in dlq] == [
         ("target_not_found" if error == "channel_not_found" else "forbidden")

@@ -3,7 +3,6 @@ socket; every envelope is acked only once it is journaled."""
 
 from __future__ import annotations
 
-import asyncio
 import logging
 from pathlib import Path
 
@@ -71,7 +70,7 @@ async def test_a_socket_dropped_mid_burst_reconnects_losing_and_doubling_nothing
         await fake_slack.wait_posts(n, timeout=30)
         for event in events:
             await settled(gw, f"slack:{event['channel']}:{event['ts']}", timeout=15)
-        await asyncio.sleep(0.3)  # room for a stray duplicate to show up
+        assert await gw.pipeline.scheduler.wait_idle(10)  # every turn, and any duplicate, has run
         assert section(gw)["counters"]["hello"] >= 2
         redelivered = [e for e in fake_slack.envelopes if e.deliveries > 1]
     texts = sorted(p["text"] for p in fake_slack.posted())

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 from pathlib import Path
 
 from tests.channels.telegram.support import telegram_config
@@ -57,10 +56,10 @@ async def test_a_10000_char_answer_arrives_in_chunks_within_limits_with_intact_c
                 self.in_pre += data
 
     config = telegram_config(tmp_path, fake_tg, fake_llm, channel="    dm_policy: open")
-    async with running(config):
+    async with running(config) as gw:
         fake_tg.dm(42, "write the long one")
         await fake_tg.wait_for("sendMessage", count=3, timeout=20)
-        await asyncio.sleep(0.3)
+        assert await gw.pipeline.scheduler.wait_idle(10)  # every turn, and any duplicate, has run
     sent = [c.params["text"] for c in fake_tg.calls_of("sendMessage")]
     code_seen = ""
     for text in sent:

@@ -223,8 +223,8 @@ def test_the_redis_password_is_not_in_the_deployment_file() -> None:
 
 @pytest.mark.parametrize("path", WORKLOADS, ids=lambda p: p.name)
 def test_everything_the_pod_reads_is_created_by_the_file_or_the_readme(path: Path) -> None:
-    """Applying the file after the README's commands gives a pod that can start."""
-    readme = (ROOT / "README.md").read_text()
+    """Applying the file after the manual's commands gives a pod that can start."""
+    readme = (ROOT / "docs" / "deployment.md").read_text()
     created = {(d["kind"], d["metadata"]["name"]) for p in MANIFESTS for d in docs(p)}
     created |= {("ConfigMap", n) for n in re.findall(r"create configmap ([\w-]+)", readme)}
     created |= {("Secret", n) for n in re.findall(r"create secret generic ([\w-]+)", readme)}

@@ -40,7 +40,7 @@ docs: $(STAMP)
 typecheck: $(STAMP)
 	$(BIN)/mypy
 
-test: $(STAMP) lint
+test: $(STAMP) lint docs
 	$(BIN)/pytest -q -n 2 --dist loadfile
 
 # ≥ 100,000 fuzz inputs in ≤ 15 minutes on one core (counts per target: --hypothesis-show-statistics)

@@ -13,6 +13,7 @@ import yaml
 from pydantic import BaseModel
 
 from chatgate.channels.registry import ChannelRegistry
+from chatgate.config.channel_models import ChatChannelConfig
 from chatgate.config.models import GatewayConfig
 from tests.docs.manual import DOCS
 
@@ -70,9 +71,11 @@ def data_paths(annotation: Any, data: Any, prefix: str, out: set[str]) -> None:
         elif (model := _model(member)) is not None and isinstance(data, dict):
             fields = {_key(n, f): f for n, f in model.model_fields.items()}
             fields |= {n: f for n, f in model.model_fields.items()}
-            if not set(data) <= set(fields):
+            keys = {k: k.removesuffix("_file") if k not in fields else k for k in data}
+            if not set(keys.values()) <= set(fields):
                 continue  # another member of the union
-            for key, value in data.items():
+            for written, value in data.items():
+                key = keys[written]
                 path = f"{prefix}.{_key(key, fields[key])}".lstrip(".")
                 out.add(path)
                 data_paths(fields[key].annotation, value, path, out)
@@ -82,6 +85,22 @@ def _channels() -> dict[str, type[BaseModel]]:
     return dict(ChannelRegistry(plugins=False).config_models())
 
 
+SHARED = set(ChatChannelConfig.model_fields)
+
+
+def _shared(paths: set[str]) -> set[str]:
+    """Keys every chat channel shares are documented once, as `channels.<chat>.KEY`."""
+    chats = {n for n, m in _channels().items() if issubclass(m, ChatChannelConfig)}
+
+    def one(path: str) -> str:
+        parts = path.split(".")
+        if len(parts) > 2 and parts[0] == "channels" and parts[1] in chats and parts[2] in SHARED:
+            return ".".join(["channels", "<chat>", *parts[2:]])
+        return path
+
+    return {one(p) for p in paths}
+
+
 def every_key() -> set[str]:
     out: set[str] = set()
     model_paths(GatewayConfig, "", out, frozenset())
@@ -89,7 +108,7 @@ def every_key() -> set[str]:
     for name, model in _channels().items():
         out.add(f"channels.{name}")
         model_paths(model, f"channels.{name}", out, frozenset())
-    return {p for p in out if not SKIPPED.search(p)}
+    return _shared({p for p in out if not SKIPPED.search(p)})
 
 
 def documented_keys(pages: list[Path]) -> set[str]:
@@ -103,7 +122,7 @@ def documented_keys(pages: list[Path]) -> set[str]:
                 out |= {"channels", f"channels.{name}"}
                 if name in channels:
                     data_paths(channels[name], section, f"channels.{name}", out)
-    return out
+    return _shared(out)
 
 
 def test_the_reference_names_every_key() -> None:
@@ -114,6 +133,7 @@ def test_the_walk_sees_nested_and_named_keys() -> None:
     keys = every_key()
     assert {"gateway.http.port", "agents.*.tools.max_steps", "schedules.*.deliver"} <= keys
     assert {"channels.whatsapp.api_base", "channels.webhook.routes.*.signature"} <= keys
+    assert {"channels.<chat>.dm_policy", "channels.discord.ca"} <= keys
 
 
 def test_a_key_left_out_of_the_reference_is_found(tmp_path: Path) -> None:

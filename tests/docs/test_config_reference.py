@@ -36,7 +36,9 @@ def _members(annotation: Any) -> list[Any]:
 
 
 def _model(annotation: Any) -> type[BaseModel] | None:
-    return annotation if isinstance(annotation, type) and issubclass(annotation, BaseModel) else None
+    return (
+        annotation if isinstance(annotation, type) and issubclass(annotation, BaseModel) else None
+    )
 
 
 def _key(name: str, field: Any) -> str:

@@ -68,11 +68,13 @@ def broken_links(site: Path) -> list[str]:
             target = (page.parent / unquote(parts.path)).resolve() if parts.path else page
             if target.is_dir():
                 target = target / "index.html"
-            if not target.exists():
+            missing = not target.exists() or (
+                bool(parts.fragment)
+                and target in parsed
+                and unquote(parts.fragment) not in parsed[target].ids
+            )
+            if missing:
                 broken.append(f"{page.relative_to(site)} → {href}")
-            elif parts.fragment and target in parsed:
-                if unquote(parts.fragment) not in parsed[target].ids:
-                    broken.append(f"{page.relative_to(site)} → {href}")
     return broken
 
 
@@ -100,7 +102,9 @@ def _anchors(markdown: str) -> set[str]:
     """The ids MkDocs' toc extension gives the headings of a page."""
     from markdown.extensions.toc import slugify
 
-    headings = re.findall(r"^#{1,6} (.+?)\s*$", re.sub(r"```.*?```", "", markdown, flags=re.S), re.M)
+    headings = re.findall(
+        r"^#{1,6} (.+?)\s*$", re.sub(r"```.*?```", "", markdown, flags=re.S), re.M
+    )
     return {slugify(re.sub(r"[`*]", "", h), "-") for h in headings}
 
 
@@ -112,9 +116,10 @@ def test_every_link_in_the_readme_leads_into_the_repository() -> None:
             continue
         path, _, fragment = href.partition("#")
         target = (ROOT / path) if path else ROOT / "README.md"
-        if not target.exists():
-            broken.append(href)
-        elif fragment and fragment not in _anchors(target.read_text(encoding="utf-8")):
+        missing = not target.exists() or (
+            bool(fragment) and fragment not in _anchors(target.read_text(encoding="utf-8"))
+        )
+        if missing:
             broken.append(href)
     assert broken == []
 

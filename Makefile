@@ -35,7 +35,7 @@ lint: $(STAMP)
 
 # The manual (docs/, mkdocs.yml) as a site in build/site; a warning (broken link or anchor) fails it.
 docs: $(STAMP)
-	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --quiet
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict
 
 typecheck: $(STAMP)
 	$(BIN)/mypy

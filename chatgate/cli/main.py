@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import re
 import sys
 from collections.abc import Sequence
 
@@ -143,8 +144,34 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
+_NEGATIVE_ID = re.compile(r"^-\d+(:\S*)?$")
+_VALUED = frozenset({"--user", "--url", "--config", "-c"})  # options of `why` that take a value
+
+
+def _negative_ids(argv: Sequence[str]) -> list[str]:
+    """`why telegram -100123:45`: a Telegram group's message id starts with a minus, which
+    argparse reads as an option. Then the options go first and the words after a `--`."""
+    words = list(argv)
+    if "why" not in words or "--" in words:
+        return words
+    at = words.index("why")
+    options: list[str] = []
+    positional: list[str] = []
+    rest = iter(words[at + 1 :])
+    for word in rest:
+        if word in _VALUED:
+            options += [word, next(rest, "")]
+        elif word.startswith("-") and not _NEGATIVE_ID.match(word):
+            options.append(word)
+        else:
+            positional.append(word)
+    if not any(_NEGATIVE_ID.match(w) for w in positional):
+        return words
+    return [*words[: at + 1], *options, "--", *positional]
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    args = _parser().parse_args(argv)
+    args = _parser().parse_args(_negative_ids(sys.argv[1:] if argv is None else argv))
     command = args.command
     if command == "run":
         from chatgate.cli.run_cmd import run_daemon

@@ -144,3 +144,11 @@ def test_the_image_installs_the_pinned_constraints() -> None:
     }
     pinned = {name.replace("_", "-") for name in names}
     assert direct <= pinned, sorted(direct - pinned)
+
+
+def test_the_image_ships_compiled_bytecode() -> None:
+    """The runtime cannot write .pyc (read-only root, PYTHONDONTWRITEBYTECODE): the build stage
+    compiles them, or every start compiles the dependencies again."""
+    text = (ROOT / "Dockerfile").read_text()
+    assert "--compile" in text and "--no-compile" not in text
+    assert "PYTHONDONTWRITEBYTECODE=1" in text

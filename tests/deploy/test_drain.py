@@ -67,7 +67,7 @@ async def test_a_channel_still_starting_when_draining_begins_takes_no_input(
 
 def test_every_recipe_waits_longer_than_the_drain() -> None:
     drain = GatewaySection().drain_timeout_s
-    readme = (ROOT / "README.md").read_text()
+    readme = (ROOT / "docs" / "deployment.md").read_text()
     docker = re.findall(r"--stop-timeout (\d+)", readme)
     assert docker and all(int(t) > drain for t in docker)  # docker's 10 s default kills a turn
     unit = re.search(r"^TimeoutStopSec=(\d+)$", render_unit(), re.M)

@@ -223,8 +223,8 @@ def test_the_redis_password_is_not_in_the_deployment_file() -> None:
 
 @pytest.mark.parametrize("path", WORKLOADS, ids=lambda p: p.name)
 def test_everything_the_pod_reads_is_created_by_the_file_or_the_readme(path: Path) -> None:
-    """Applying the file after the README's commands gives a pod that can start."""
-    readme = (ROOT / "README.md").read_text()
+    """Applying the file after the manual's commands gives a pod that can start."""
+    readme = (ROOT / "docs" / "deployment.md").read_text()
     created = {(d["kind"], d["metadata"]["name"]) for p in MANIFESTS for d in docs(p)}
     created |= {("ConfigMap", n) for n in re.findall(r"create configmap ([\w-]+)", readme)}
     created |= {("Secret", n) for n in re.findall(r"create secret generic ([\w-]+)", readme)}
@@ -237,3 +237,17 @@ def test_everything_the_pod_reads_is_created_by_the_file_or_the_readme(path: Pat
         needed |= {("Secret", e["secretRef"]["name"]) for e in container.get("envFrom", [])}
     assert needed - created == set()
     assert f"apply -f deploy/k8s/{path.name}" in readme
+
+
+def test_the_replicas_network_policy_allows_http_in_and_dns_redis_https_out() -> None:
+    path = K8S / "chatgate-replicas.yaml"
+    policy = kind(path, "NetworkPolicy")["spec"]
+    labels = kind(path, "Deployment")["spec"]["template"]["metadata"]["labels"]
+    assert policy["podSelector"] == {"matchLabels": labels}
+    assert policy["policyTypes"] == ["Ingress", "Egress"]
+    [container] = pod(path)["containers"]
+    http = {p["containerPort"] for p in container["ports"]}
+    assert [p["port"] for rule in policy["ingress"] for p in rule["ports"]] == sorted(http)
+    out = {(p["protocol"], p["port"]) for rule in policy["egress"] for p in rule["ports"]}
+    assert out == {("UDP", 53), ("TCP", 53), ("TCP", 6379), ("TCP", 443)}
+    assert all(rule.get("ports") for rule in policy["egress"] + policy["ingress"])  # no allow-all

@@ -38,6 +38,11 @@ async def seeded(tmp_path: Path) -> Path:
     await state.journal.settle(
         dropped.key, JournalState.DROPPED, 1001.0, stage="admission", reason="group_mention_only"
     )
+    grouped = InboundMessage("telegram", "telegram", "-100123", "group", "8", "-100123:56", "hi")
+    await state.journal.record(grouped, 1000.0, 60)
+    await state.journal.settle(
+        grouped.key, JournalState.DROPPED, 1001.0, stage="admission", reason="group_mention_only"
+    )
     await state.sessions.append(
         "default:telegram:42", 0, [ChatMessage("user", "hello", "Ann")], 1000.0
     )
@@ -94,6 +99,32 @@ def test_why_explains_a_dropped_message(seeded: Path, capsys: pytest.CaptureFixt
     code, out, _ = run(capsys, "why", "telegram", "--user", "8", "--config", str(seeded))
     assert "telegram:55" in out
     assert run(capsys, "why", "telegram", "404", "--config", str(seeded))[0] == 1
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ("why", "telegram", "-100123:56", "--config"),
+        ("why", "--json", "telegram", "-100123:56", "--config"),
+        ("why", "telegram", "-100123:56", "--json", "--config"),
+    ],
+)
+def test_why_takes_a_group_message_id_that_starts_with_a_minus(
+    seeded: Path, capsys: pytest.CaptureFixture[str], args: tuple[str, ...]
+) -> None:
+    code, out, err = run(capsys, *args, str(seeded))
+    assert code == 0, err
+    assert "group_mention_only" in out and "-100123:56" in out
+
+
+def test_a_negative_user_id_after_user_stays_its_value() -> None:
+    from chatgate.cli.main import _negative_ids
+
+    assert _negative_ids(["why", "telegram", "--user", "-5"]) == ["why", "telegram", "--user", "-5"]
+    assert _negative_ids(["jobs", "-1"]) == ["jobs", "-1"]
+    assert _negative_ids(["why", "telegram", "-5:1", "--json"]) == [
+        "why", "--json", "--", "telegram", "-5:1"
+    ]  # fmt: skip
 
 
 def test_sessions_list_show_and_reset(seeded: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -152,6 +152,6 @@ def test_override_model_knows_every_id() -> None:
     assert aliases == {t.value for t in TextId}
 
 
-def test_the_readme_lists_every_text_id() -> None:
-    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
+def test_the_manual_lists_every_text_id() -> None:
+    readme = (Path(__file__).resolve().parents[2] / "docs" / "texts.md").read_text(encoding="utf-8")
     assert [t.value for t in TextId if f"| `{t.value}` |" not in readme] == []

@@ -124,7 +124,7 @@ class WhatsAppChannel(ChannelAdapter):
             await self._close()
             if isinstance(exc, asyncio.CancelledError):
                 raise
-            error = errors.start_error(exc, self.config.phone_number_id)
+            error = errors.start_error(exc, self.config.phone_number_id, self.config.api_base)
             self.note_error(str(error), error.hint)
             raise error from None
         self._route = self.config.webhook_path
@@ -298,7 +298,7 @@ class WhatsAppChannel(ChannelAdapter):
         if kind is SendErrorKind.OUTSIDE_WINDOW:
             self.windows.closed(receipt.recipient)
         what = f"delivery failed after sending: {receipt.code}: {receipt.error}"
-        self.note_error(what, errors.hint(receipt.code, kind))
+        self.note_error(what, errors.hint(receipt.code, kind, self.config.api_base))
         self.ctx.metrics.count("whatsapp_delivery_failed", channel=self.name)
         log.warning(
             "whatsapp delivery failed",
@@ -430,7 +430,7 @@ class WhatsAppChannel(ChannelAdapter):
             ChannelError(
                 f"WhatsApp refused the call ({exc.code}: {exc.message})",
                 kind=SendErrorKind.AUTH_FATAL,
-                hint=errors.hint(exc.code, kind),
+                hint=errors.hint(exc.code, kind, self.config.api_base),
             )
         )
 
@@ -463,7 +463,10 @@ class WhatsAppChannel(ChannelAdapter):
         result = errors.classify(exc)
         kind = result.kind or SendErrorKind.UNKNOWN
         code = exc.code if isinstance(exc, GraphError) else None
-        self.note_error(f"send failed: {kind.value}: {result.error}", errors.hint(code, kind))
+        self.note_error(
+            f"send failed: {kind.value}: {result.error}",
+            errors.hint(code, kind, self.config.api_base),
+        )
         log.warning("whatsapp send failed", extra={"kind": kind.value, "error": result.error})
         return result
 

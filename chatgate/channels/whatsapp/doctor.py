@@ -39,7 +39,7 @@ async def check(name: str, config: WhatsAppChannelConfig, offline: bool) -> list
                 check_id,
                 Level.FAIL,
                 f"no answer from {config.api_base} within {PROBE_TIMEOUT_S:.0f} s",
-                errors.NETWORK_HINT,
+                errors.network_hint(config.api_base),
                 key,
             )
         ]

@@ -8,6 +8,8 @@ the channel until the token is fixed. `classify_graph` is pure over (status, cod
 
 from __future__ import annotations
 
+from urllib.parse import urlsplit
+
 import aiohttp
 
 from chatgate.channels.base import ChannelError
@@ -48,6 +50,17 @@ MEDIA_HINT = (
     "MP4/3GP video to 16 MB, documents to 100 MB; the reply is in `chatgate dlq list`"
 )
 NETWORK_HINT = "check network access to graph.facebook.com (443/tcp)"
+
+
+def network_hint(api_base: str | None = None) -> str:
+    """The network fix naming the host chatgate really calls (a relay when `api_base` says so)."""
+    if not api_base:
+        return NETWORK_HINT
+    parts = urlsplit(api_base)
+    port = parts.port or (80 if parts.scheme == "http" else 443)
+    return f"check network access to {parts.hostname or api_base} ({port}/tcp, channels.whatsapp.api_base)"
+
+
 PHONE_ID_HINT = (
     "check channels.whatsapp.phone_number_id (WhatsApp → API Setup → Phone number ID, not the "
     "phone number itself) and that the token's system user was given that WhatsApp account"
@@ -92,8 +105,9 @@ def classify_graph(status: int | None, code: int | None, message: str = "") -> S
     return SendResult.failed(SendErrorKind.INVALID_REQUEST, error)
 
 
-def hint(code: int | None, kind: SendErrorKind | None) -> str:
-    """The fix for a failure, by Meta's code first, else by its kind."""
+def hint(code: int | None, kind: SendErrorKind | None, api_base: str | None = None) -> str:
+    """The fix for a failure, by Meta's code first, else by its kind (`api_base`: the Graph URL
+    configured, named by the network hint)."""
     for codes, text in (
         (AUTH_CODES, TOKEN_HINT),
         (PERMISSION_CODES, PERMISSION_HINT),
@@ -107,7 +121,7 @@ def hint(code: int | None, kind: SendErrorKind | None) -> str:
             return text
     return {
         SendErrorKind.AUTH_FATAL: TOKEN_HINT,
-        SendErrorKind.TRANSIENT: NETWORK_HINT,
+        SendErrorKind.TRANSIENT: network_hint(api_base),
         SendErrorKind.RATE_LIMITED: "WhatsApp asked chatgate to slow down; replies wait and retry",
         SendErrorKind.TARGET_NOT_FOUND: "that number is not on WhatsApp (or its app is too old); "
         "the reply is in `chatgate dlq list`",
@@ -125,7 +139,9 @@ def classify(exc: BaseException) -> SendResult:
     return SendResult.failed(SendErrorKind.UNKNOWN, type(exc).__name__)
 
 
-def start_error(exc: BaseException, phone_number_id: str | None) -> ChannelError:
+def start_error(
+    exc: BaseException, phone_number_id: str | None, api_base: str | None = None
+) -> ChannelError:
     """Why the channel could not start, with its fix; only network trouble is worth retrying."""
     if isinstance(exc, GraphError):
         result = classify_graph(exc.status, exc.code, exc.message)
@@ -144,10 +160,10 @@ def start_error(exc: BaseException, phone_number_id: str | None) -> ChannelError
             )
         if result.kind is not SendErrorKind.TRANSIENT:
             return ChannelError(
-                str(exc), kind=result.kind, fatal=True, hint=hint(exc.code, result.kind)
+                str(exc), kind=result.kind, fatal=True, hint=hint(exc.code, result.kind, api_base)
             )
     return ChannelError(
         f"cannot reach the Graph API ({type(exc).__name__})",
         kind=SendErrorKind.TRANSIENT,
-        hint=NETWORK_HINT,
+        hint=network_hint(api_base),
     )

@@ -1,4 +1,4 @@
-"""The Slack app manifest in the README asks for exactly what the adapter uses."""
+"""The Slack app manifest in the manual asks for exactly what the adapter uses."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from pathlib import Path
 
 import yaml
 
-README = Path(__file__).resolve().parents[3] / "README.md"
+README = Path(__file__).resolve().parents[3] / "docs" / "channels" / "slack.md"
 
 
 def manifest() -> dict[str, object]:

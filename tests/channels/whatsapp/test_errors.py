@@ -52,3 +52,23 @@ def test_start_errors_park_only_what_a_restart_cannot_fix() -> None:
     assert unknown.fatal and "phone number id 42" in str(unknown)
     network = errors.start_error(ConnectionResetError(), "1")
     assert not network.fatal and network.kind is K.TRANSIENT
+
+
+@pytest.mark.parametrize(
+    ("api_base", "named"),
+    [
+        (None, "graph.facebook.com (443/tcp)"),
+        ("https://graph.facebook.com", "graph.facebook.com (443/tcp"),
+        ("https://relay.internal:8443/graph", "relay.internal (8443/tcp"),
+        ("http://127.0.0.1:9000", "127.0.0.1 (9000/tcp"),
+        ("http://wa-relay", "wa-relay (80/tcp"),
+    ],
+)
+def test_the_network_hint_names_the_configured_graph_host(api_base: str | None, named: str) -> None:
+    assert f"check network access to {named}" in errors.network_hint(api_base)
+    assert errors.hint(None, K.TRANSIENT, api_base) == errors.network_hint(api_base)
+
+
+def test_a_start_that_cannot_reach_a_relay_names_the_relay() -> None:
+    error = errors.start_error(ConnectionRefusedError(), "1065", "https://relay.internal")
+    assert "relay.internal" in (error.hint or "") and "graph.facebook.com" not in (error.hint or "")

@@ -1,5 +1,6 @@
-"""Every YAML block in the README is a config `chatgate config check` accepts (blocks fenced as
-```yaml manifest are Slack app manifests, checked in tests/channels/slack/test_manifest.py)."""
+"""Every YAML block in the manual (README.md, docs/) is a config `chatgate config check` accepts
+(blocks fenced as ```yaml manifest are Slack app manifests, checked in
+tests/channels/slack/test_manifest.py)."""
 
 from __future__ import annotations
 
@@ -9,9 +10,13 @@ from pathlib import Path
 import pytest
 
 from chatgate.cli.main import main
+from tests.docs.manual import ROOT, pages
 
-README = Path(__file__).resolve().parents[2] / "README.md"
-BLOCKS = re.findall(r"```ya?ml\n(.*?)```", README.read_text(encoding="utf-8"), re.S)
+BLOCKS = [
+    (f"{page.relative_to(ROOT)}#{i}", block)
+    for page in pages()
+    for i, block in enumerate(re.findall(r"```ya?ml\n(.*?)```", page.read_text("utf-8"), re.S))
+]
 ENV = {
     "CHATGATE_API_TOKEN": "Zq8vN2kLp4Rt7Wx1Yc5Bm9Hd3Gf6Js0A",
     "CHATGATE_WEBCHAT_TOKEN": "Wc8vN2kLp4Rt7Wx1Yc5Bm9Hd3Gf6Js0B",
@@ -29,12 +34,12 @@ ENV = {
 }
 
 
-def test_the_readme_has_yaml_blocks() -> None:
-    assert BLOCKS
+def test_the_manual_has_yaml_blocks() -> None:
+    assert len(BLOCKS) >= 10
 
 
-@pytest.mark.parametrize("block", BLOCKS, ids=[f"block{i}" for i in range(len(BLOCKS))])
-def test_readme_yaml_block_passes_config_check(
+@pytest.mark.parametrize("block", [b for _, b in BLOCKS], ids=[name for name, _ in BLOCKS])
+def test_manual_yaml_block_passes_config_check(
     block: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     for name, value in ENV.items():

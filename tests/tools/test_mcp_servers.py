@@ -67,6 +67,31 @@ async def test_crash_mid_call_fails_the_turn_and_the_server_restarts(fake: FakeL
         await hub.stop()
 
 
+async def test_a_stdio_server_gets_the_safe_default_env_and_only_the_names_passed_through(
+    fake: FakeLLM, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("CHATGATE_TEST_PASSED", "passed-value")
+    monkeypatch.setenv("CHATGATE_TEST_HIDDEN", "hidden-value")
+    config = stdio_server(env_passthrough=["CHATGATE_TEST_PASSED", "CHATGATE_TEST_ABSENT"])
+    hub = McpHub({"fake": config}, SystemClock())
+    try:
+        fake.script(
+            ToolCalls.of(
+                ToolCall("fake__whoami", {"variable": "CHATGATE_TEST_PASSED"}, id="a"),
+                ToolCall("fake__whoami", {"variable": "CHATGATE_TEST_HIDDEN"}, id="b"),
+                ToolCall("fake__whoami", {"variable": "PATH"}, id="c"),
+            ),
+            "ok",
+        )
+        await tool_agent(fake.base_url, hub).run(make_turn())
+        passed, hidden, path = (m["content"] for m in fake.requests[-1].messages[-3:])
+        assert "CHATGATE_TEST_PASSED=passed-value" in passed
+        assert "CHATGATE_TEST_HIDDEN=<unset>" in hidden  # the daemon's env is not inherited
+        assert "PATH=<unset>" not in path  # the SDK's safe default set is
+    finally:
+        await hub.stop()
+
+
 async def test_unstartable_server_is_parked_and_the_agent_keeps_answering(
     fake: FakeLLM,
 ) -> None:
@@ -121,3 +146,16 @@ async def test_wrong_header_parks_without_leaking_it(http_port: int) -> None:
         assert "wrong-canary-777" not in str(status)
     finally:
         await hub.stop()
+
+
+async def test_passed_through_variables_that_look_secret_are_masked_like_env(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("CHATGATE_TEST_API_KEY", "passed-key-6d1e")
+    monkeypatch.setenv("CHATGATE_TEST_REGION", "eu-west")
+    config = stdio_server(
+        env={"OWN_TOKEN": "own-token-2b7c"},
+        env_passthrough=["CHATGATE_TEST_API_KEY", "CHATGATE_TEST_REGION"],
+    )
+    hub = McpHub({"fake": config}, SystemClock())
+    assert sorted(hub.secrets()) == ["own-token-2b7c", "passed-key-6d1e"]

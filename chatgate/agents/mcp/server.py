@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import os
 import random
 from collections.abc import AsyncIterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -20,6 +21,7 @@ from typing import Any
 from chatgate.agents.tools.types import ToolOutcome, ToolSpec, ToolUnavailable
 from chatgate.clock import Clock
 from chatgate.config.base import secret_value
+from chatgate.config.secrets import is_secret_env
 from chatgate.config.tool_models import McpServerConfig
 from chatgate.policies.supervision import RestartBudget, backoff_delay
 
@@ -98,7 +100,19 @@ class McpServer:
 
     def secrets(self) -> list[str]:
         values = [*self._config.env.values(), *self._config.headers.values()]
-        return [v for v in (secret_value(s) for s in values) if v]
+        found = [v for v in (secret_value(s) for s in values) if v]
+        passed = self._passed_through()
+        return found + [v for k, v in passed.items() if v and is_secret_env(k)]
+
+    def _passed_through(self) -> dict[str, str]:
+        """The daemon's variables named in ``env_passthrough`` (those that are set)."""
+        return {k: os.environ[k] for k in self._config.env_passthrough if k in os.environ}
+
+    def _env(self) -> dict[str, str]:
+        """What the server gets on top of the SDK's safe default set (HOME, LOGNAME, PATH,
+        SHELL, TERM, USER): the names passed through, then ``env`` (which wins)."""
+        configured = {k: secret_value(v) or "" for k, v in self._config.env.items()}
+        return self._passed_through() | configured
 
     async def tools(self) -> Sequence[ToolSpec]:
         """The server's tools, starting it first if needed; empty while it is down."""
@@ -231,9 +245,8 @@ class McpServer:
         if cfg.command is not None:
             from mcp.client.stdio import StdioServerParameters, stdio_client
 
-            env = {k: secret_value(v) or "" for k, v in cfg.env.items()}
             params = StdioServerParameters(
-                command=cfg.command, args=list(cfg.args), env=env or None, cwd=cfg.cwd
+                command=cfg.command, args=list(cfg.args), env=self._env() or None, cwd=cfg.cwd
             )
             async with stdio_client(params) as streams:
                 yield streams[0], streams[1]

@@ -13,6 +13,14 @@ from typing import Any
 
 from chatgate.agents.base import AgentReply
 from chatgate.config.masking import Masker, masker_for
+from chatgate.gateway.runtime import Runtime
+
+
+def turn_secrets(rt: Runtime) -> frozenset[str]:
+    """The configured secrets, and MCP variables passed through whose names look secret."""
+    if rt.tools is None:
+        return rt.loaded.secrets
+    return rt.loaded.secrets | frozenset(rt.tools.hub.secrets())
 
 
 def masked(value: Any, mask: Masker) -> Any:

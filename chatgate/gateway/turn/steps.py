@@ -29,7 +29,7 @@ from chatgate.gateway.intake.session_queue import Job
 from chatgate.gateway.runtime import Runtime
 from chatgate.gateway.turn.conclusion import Outcome, answered, decide, failure_of, to_persist
 from chatgate.gateway.turn.handover import Handover
-from chatgate.gateway.turn.masking import masked_reply
+from chatgate.gateway.turn.masking import masked_reply, turn_secrets
 from chatgate.gateway.turn.persist import JournalWrite, TurnPersistence
 from chatgate.gateway.turn.provider import ProviderWatch
 from chatgate.gateway.turn.record import CANCEL_EXITS, TurnExit, TurnRecord
@@ -203,7 +203,7 @@ class TurnSteps:
             parts=rec.media.parts,
             approve=self._approver(rec),
             before_model=functools.partial(self._fence, rec),
-            secrets=self.rt.loaded.secrets,
+            secrets=turn_secrets(self.rt),
         )
 
     def _approver(self, rec: TurnRecord) -> Approve | None:

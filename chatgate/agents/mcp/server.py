@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
+from chatgate.agents.mcp.stderr import StderrTail, wrapped
 from chatgate.agents.tools.types import ToolOutcome, ToolSpec, ToolUnavailable
 from chatgate.clock import Clock
 from chatgate.config.base import secret_value
@@ -85,6 +86,7 @@ class McpServer:
         self._task: asyncio.Task[None] | None = None
         self._ready = asyncio.Event()  # set when READY, PARKED or STOPPED (waiters stop waiting)
         self._broken = asyncio.Event()
+        self._stderr: StderrTail | None = None  # the current stdio process's stderr
 
     # -- reading ------------------------------------------------------------------------------
 
@@ -166,9 +168,9 @@ class McpServer:
             self._session = None
         self.state = state
         self.error = error
-        if state in (ServerState.STARTING, ServerState.RESTARTING):
-            self._ready.clear()  # a waiter keeps waiting across a failed first attempt
-        else:
+        if state is ServerState.STARTING:
+            self._ready.clear()
+        else:  # a failed attempt releases the waiters at once: the turn goes on without tools
             self._ready.set()
 
     def _mark_broken(self, why: str) -> None:
@@ -195,7 +197,7 @@ class McpServer:
             )
             self._set(ServerState.RESTARTING, error)
             await self._clock.sleep(delay)
-            self.state = ServerState.STARTING
+            self._set(ServerState.STARTING, error)
 
     async def _serve_once(self) -> str:
         """One connection's life; the operator-safe reason it ended."""
@@ -218,10 +220,14 @@ class McpServer:
         except TimeoutError:
             return f"no answer within startup_timeout_s={self._config.startup_timeout_s:g}"
         except Exception as exc:
-            return _describe(exc)
+            return self._ended() or _describe(exc)
         finally:
             self._session = None
             self._tools = ()
+
+    def _ended(self) -> str:
+        """How the last stdio process ended (exit status, last stderr lines), if it did."""
+        return self._stderr.describe() if self._stderr is not None else ""
 
     async def _watch(self, session: Any) -> None:
         """Return once the connection is broken: a failed call or a failed ping."""
@@ -245,11 +251,16 @@ class McpServer:
         if cfg.command is not None:
             from mcp.client.stdio import StdioServerParameters, stdio_client
 
+            command, args = wrapped(cfg.command, list(cfg.args))
             params = StdioServerParameters(
-                command=cfg.command, args=list(cfg.args), env=self._env() or None, cwd=cfg.cwd
+                command=command, args=args, env=self._env() or None, cwd=cfg.cwd
             )
-            async with stdio_client(params) as streams:
-                yield streams[0], streams[1]
+            self._stderr = tail = StderrTail(self.name)
+            try:
+                async with stdio_client(params, errlog=tail.file) as streams:
+                    yield streams[0], streams[1]
+            finally:
+                await tail.close()
             return
         from mcp.client.streamable_http import streamable_http_client
         from mcp.shared._httpx_utils import create_mcp_http_client

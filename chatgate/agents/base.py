@@ -55,6 +55,8 @@ class Turn:
     # Asks the chat to approve a tool call whose rule is ``ask`` (None: such calls are denied).
     approve: Approve | None = None
     before_model: FenceCallback | None = None  # the gateway's turn-lock check (see TurnFenced)
+    # Every configured secret: masked in what a tool loop shows (approval prompts, the trail).
+    secrets: frozenset[str] = frozenset()
 
     @property
     def text(self) -> str:

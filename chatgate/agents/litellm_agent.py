@@ -190,7 +190,7 @@ class LiteLLMAgent:
             self.name,
             source,
             self._config.tools,
-            secrets=[s.api_key for s in self._models if s.api_key],
+            secrets=[*(s.api_key for s in self._models if s.api_key), *turn.secrets],
             on_event=turn.on_event,
             on_progress=turn.on_progress,
             approve=turn.approve,

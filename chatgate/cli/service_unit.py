@@ -57,6 +57,9 @@ NotifyAccess=main
 WatchdogSec=30
 {account}Environment=CHATGATE_CONFIG={CONFIG_DIR}/gateway.yaml
 Environment=CHATGATE_STATE_DIR={STATE_DIR}
+# A home the SDKs can name (slack_sdk calls Path.home() at import): a DynamicUser= uid has no
+# passwd entry where libnss-systemd is not installed (minimal Debian), and then no home at all.
+Environment=HOME={STATE_DIR}
 EnvironmentFile=-{CONFIG_DIR}/env
 ExecStart={spec.exec_path} run
 ExecReload=/bin/kill -HUP $MAINPID

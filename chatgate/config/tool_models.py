@@ -17,6 +17,7 @@ SCHEDULE_TOOLS = (SCHEDULE, LIST_JOBS, CANCEL_JOB)
 
 SERVER_NAME = r"^[A-Za-z][A-Za-z0-9_-]*$"  # `gateway` is refused in tool_checks (built-ins)
 ADDRESS = r"^[a-z][a-z0-9_-]*:[^:\s]+(:[^:\s]+)?$"
+ENV_NAME = r"^[A-Za-z_][A-Za-z0-9_]*$"
 
 
 class ScheduleToolConfig(StrictModel):
@@ -99,6 +100,10 @@ class McpServerConfig(StrictModel):
     command: str | None = None
     args: list[str] = Field(default_factory=list)
     env: dict[str, SecretStr] = Field(default_factory=dict, description="stdio: extra env")
+    env_passthrough: list[Annotated[str, Field(pattern=ENV_NAME)]] = Field(
+        default_factory=list,
+        description="stdio: names of the daemon's env variables the server also gets",
+    )
     cwd: str | None = Field(None, description="stdio: working directory of the server")
     url: str | None = Field(None, pattern=r"^https?://", description="streamable HTTP endpoint")
     headers: dict[str, SecretStr] = Field(
@@ -113,8 +118,10 @@ class McpServerConfig(StrictModel):
     def _one_transport(self) -> Self:
         if (self.command is None) == (self.url is None):
             raise ValueError("give exactly one of `command` (stdio) or `url` (streamable HTTP)")
-        if self.url is not None and (self.args or self.env or self.cwd):
-            raise ValueError("`args`, `env` and `cwd` apply to a stdio `command`, not to `url`")
+        if self.url is not None and (self.args or self.env or self.env_passthrough or self.cwd):
+            raise ValueError(
+                "`args`, `env`, `env_passthrough` and `cwd` apply to a stdio `command`, not to `url`"
+            )
         if self.command is not None and self.headers:
             raise ValueError("`headers` apply to a `url` server, not to a stdio `command`")
         return self

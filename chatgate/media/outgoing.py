@@ -17,7 +17,7 @@ from collections.abc import Mapping
 from dataclasses import replace
 from enum import StrEnum
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 import aiohttp
 import filetype
@@ -37,6 +37,9 @@ FETCH_TIMEOUT_S = 30.0
 _REF = re.compile(r"^[0-9a-f]{32}$")
 DLQ_SCAN = 10_000
 _GENERIC = frozenset({"", "application/octet-stream"})
+_CHUNK = 64 * 1024
+_FLUSH_BYTES = 1024 * 1024  # buffered chunks written to the file in one thread hop
+_SNIFF_BYTES = 8192  # what type sniffing reads of a file's start
 
 
 class StoreRefusal(StrEnum):
@@ -164,24 +167,30 @@ class OutgoingFiles:
     # -- internals ----------------------------------------------------------------------------
 
     async def _store_one(self, file: File) -> File:
+        if file.url and file.data is None and not file.path:
+            return await self._store_url(file)
         if file.data is not None:
             data = file.data
-        elif file.path:
-            data = await asyncio.to_thread(self._read_path, file.path)
         else:
-            data = await self._fetch(file.url)
-        if len(data) > self.max_bytes:
-            raise _Refused(
-                StoreRefusal.TOO_LARGE,
-                f"it is {human_size(len(data))}, over the {human_size(self.max_bytes)} limit",
-            )
-        mime = file.mime
-        if mime in _GENERIC:
-            guessed = filetype.guess_mime(data)
-            mime = guessed or "application/octet-stream"
+            data = await asyncio.to_thread(self._read_path, file.path)
+        self._check_size(len(data))
         ref = secrets.token_hex(16)
         await asyncio.to_thread(self._write, ref, data)
-        return replace(file, ref=ref, size=len(data), mime=mime, data=None, path="", url="")
+        return self._stored(file, ref, len(data), data)
+
+    def _check_size(self, size: int) -> None:
+        if size > self.max_bytes:
+            raise _Refused(
+                StoreRefusal.TOO_LARGE,
+                f"it is {human_size(size)}, over the {human_size(self.max_bytes)} limit",
+            )
+
+    @staticmethod
+    def _stored(file: File, ref: str, size: int, head: bytes) -> File:
+        mime = file.mime
+        if mime in _GENERIC:
+            mime = filetype.guess_mime(head[:_SNIFF_BYTES]) or "application/octet-stream"
+        return replace(file, ref=ref, size=size, mime=mime, data=None, path="", url="")
 
     def _read_path(self, path: str) -> bytes:
         try:
@@ -191,23 +200,66 @@ class OutgoingFiles:
             raise _Refused(StoreRefusal.UNREADABLE, exc.strerror or "unreadable") from None
         return data
 
-    async def _fetch(self, url: str) -> bytes:
+    async def _store_url(self, file: File) -> File:
+        """Stream the URL's body into the store; the cap holds across chunks, so a body over it
+        is refused whole (never kept cut short)."""
+        url = file.url
         if not url.startswith(("http://", "https://")):
             raise _Refused(StoreRefusal.FETCH_FAILED, "only http(s) URLs can be fetched")
         if self._http is None:
             self._http = aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=FETCH_TIMEOUT_S))
+        ref = secrets.token_hex(16)
+        tmp = await asyncio.to_thread(self._open_tmp, ref)
+        try:
+            size, head = await self._download(url, tmp)
+            await asyncio.to_thread(self._commit, tmp, ref)
+        except BaseException:
+            await asyncio.to_thread(self._abandon, tmp)
+            raise
+        return self._stored(file, ref, size, head)
+
+    async def _download(self, url: str, tmp: BinaryIO) -> tuple[int, bytes]:
+        assert self._http is not None
+        size, head, pending = 0, b"", bytearray()
         try:
             async with self._http.get(url) as resp:
                 if resp.status >= 400:
                     raise _Refused(
                         StoreRefusal.FETCH_FAILED, f"the URL answered HTTP {resp.status}"
                     )
-                data = await resp.content.read(self.max_bytes + 1)
+                if resp.content_length is not None:
+                    self._check_size(resp.content_length)
+                async for chunk in resp.content.iter_chunked(_CHUNK):
+                    size += len(chunk)
+                    self._check_size(size)
+                    if len(head) < _SNIFF_BYTES:
+                        head += chunk[: _SNIFF_BYTES - len(head)]
+                    pending += chunk
+                    if len(pending) >= _FLUSH_BYTES:
+                        await asyncio.to_thread(tmp.write, bytes(pending))
+                        pending.clear()
         except (aiohttp.ClientError, TimeoutError) as exc:
             raise _Refused(
                 StoreRefusal.FETCH_FAILED, f"fetching it failed ({type(exc).__name__})"
             ) from None
-        return data
+        if pending:
+            await asyncio.to_thread(tmp.write, bytes(pending))
+        return size, head
+
+    def _open_tmp(self, ref: str) -> BinaryIO:
+        self.root.mkdir(parents=True, exist_ok=True, mode=0o700)
+        return open(self.root / f".{ref}.tmp", "wb")
+
+    def _commit(self, tmp: BinaryIO, ref: str) -> None:
+        with tmp:
+            tmp.flush()
+            os.fsync(tmp.fileno())
+        os.replace(tmp.name, self.root / ref)
+
+    @staticmethod
+    def _abandon(tmp: BinaryIO) -> None:
+        tmp.close()
+        Path(tmp.name).unlink(missing_ok=True)
 
     def _write(self, ref: str, data: bytes) -> None:
         self.root.mkdir(parents=True, exist_ok=True, mode=0o700)

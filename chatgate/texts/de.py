@@ -45,6 +45,22 @@ TEXTS: dict[T, Template] = {
     T.FAILURE_UNKNOWN: (
         "Beim Antworten ist etwas schiefgegangen. Bitte sende deine Nachricht noch einmal."
     ),
+    T.FAILURE_TOOL_LIMIT: (
+        "Dafür wären mehr Schritte nötig, als ich für eine Nachricht machen kann, deshalb habe "
+        "ich abgebrochen. Bitte teile deine Anfrage in kleinere Teile auf."
+    ),
+    T.FAILURE_TOOL_TIMEOUT: (
+        "Ein Werkzeug, das ich benutzt habe, hat zu lange gebraucht, deshalb habe ich "
+        "abgebrochen. Bitte versuche es in einer Minute noch einmal."
+    ),
+    T.FAILURE_TOOL_BUDGET: (
+        "Dafür wäre mehr Arbeit nötig, als ich für eine Nachricht leisten kann, deshalb habe "
+        "ich abgebrochen. Bitte frage nach weniger auf einmal."
+    ),
+    T.FAILURE_TOOL_FAILED: (
+        "Ein Werkzeug, das ich benutzt habe, funktioniert gerade nicht, deshalb konnte ich "
+        "nicht fertig werden. Bitte versuche es in einer Minute noch einmal."
+    ),
     T.HELP_TITLE: "Befehle:",
     T.HELP_NEW: "eine neue Unterhaltung beginnen",
     T.HELP_STOP: "die laufende Antwort abbrechen",

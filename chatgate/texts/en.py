@@ -35,6 +35,20 @@ TEXTS: dict[T, Template] = {
     ),
     T.FAILURE_OVERLOADED_HERE: "I'm busy right now, please resend in a minute.",
     T.FAILURE_UNKNOWN: "Something went wrong while answering. Please resend your message.",
+    T.FAILURE_TOOL_LIMIT: (
+        "That needed more steps than I can take for one message, so I stopped. "
+        "Please split your request into smaller parts."
+    ),
+    T.FAILURE_TOOL_TIMEOUT: (
+        "A tool I was using took too long to answer, so I stopped. Please try again in a minute."
+    ),
+    T.FAILURE_TOOL_BUDGET: (
+        "That needed more work than I can do for one message, so I stopped. "
+        "Please ask for less at once."
+    ),
+    T.FAILURE_TOOL_FAILED: (
+        "A tool I was using stopped working, so I couldn't finish. Please try again in a minute."
+    ),
     T.HELP_TITLE: "Commands:",
     T.HELP_NEW: "start a fresh conversation",
     T.HELP_STOP: "cancel the answer in progress",

@@ -37,6 +37,22 @@ TEXTS: dict[T, Template] = {
     ),
     T.FAILURE_OVERLOADED_HERE: "Estoy ocupado ahora mismo, vuelve a enviarlo en un minuto.",
     T.FAILURE_UNKNOWN: "Algo salió mal al responder. Vuelve a enviar tu mensaje.",
+    T.FAILURE_TOOL_LIMIT: (
+        "Eso necesitaba más pasos de los que puedo dar por un mensaje, así que me detuve. "
+        "Divide tu solicitud en partes más pequeñas."
+    ),
+    T.FAILURE_TOOL_TIMEOUT: (
+        "Una herramienta que estaba usando tardó demasiado en responder, así que me detuve. "
+        "Inténtalo de nuevo en un minuto."
+    ),
+    T.FAILURE_TOOL_BUDGET: (
+        "Eso necesitaba más trabajo del que puedo hacer por un mensaje, así que me detuve. "
+        "Pide menos cosas a la vez."
+    ),
+    T.FAILURE_TOOL_FAILED: (
+        "Una herramienta que estaba usando dejó de funcionar, así que no pude terminar. "
+        "Inténtalo de nuevo en un minuto."
+    ),
     T.HELP_TITLE: "Comandos:",
     T.HELP_NEW: "empezar una conversación nueva",
     T.HELP_STOP: "cancelar la respuesta en curso",

@@ -40,6 +40,22 @@ TEXTS: dict[T, Template] = {
     T.FAILURE_UNKNOWN: (
         "Un problème est survenu pendant la réponse. Veuillez renvoyer votre message."
     ),
+    T.FAILURE_TOOL_LIMIT: (
+        "Il fallait plus d'étapes que je ne peux en faire pour un message, alors je me suis "
+        "arrêté. Découpez votre demande en parties plus petites."
+    ),
+    T.FAILURE_TOOL_TIMEOUT: (
+        "Un outil que j'utilisais a mis trop de temps à répondre, alors je me suis arrêté. "
+        "Réessayez dans une minute."
+    ),
+    T.FAILURE_TOOL_BUDGET: (
+        "Il fallait plus de travail que je ne peux en faire pour un message, alors je me suis "
+        "arrêté. Demandez moins de choses à la fois."
+    ),
+    T.FAILURE_TOOL_FAILED: (
+        "Un outil que j'utilisais a cessé de fonctionner, je n'ai donc pas pu terminer. "
+        "Réessayez dans une minute."
+    ),
     T.HELP_TITLE: "Commandes :",
     T.HELP_NEW: "commencer une nouvelle conversation",
     T.HELP_STOP: "annuler la réponse en cours",

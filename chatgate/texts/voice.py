@@ -32,6 +32,10 @@ _USER_TEXTS: dict[FailureReason, TextId] = {
     FailureReason.FORMAT_ERROR: TextId.FAILURE_INVALID,
     FailureReason.UNAVAILABLE: TextId.FAILURE_UNAVAILABLE,
     FailureReason.MEMORY_PRESSURE: TextId.FAILURE_OVERLOADED_HERE,
+    FailureReason.TOOL_LIMIT: TextId.FAILURE_TOOL_LIMIT,
+    FailureReason.TOOL_TIMEOUT: TextId.FAILURE_TOOL_TIMEOUT,
+    FailureReason.TOOL_BUDGET: TextId.FAILURE_TOOL_BUDGET,
+    FailureReason.TOOL_FAILED: TextId.FAILURE_TOOL_FAILED,
     FailureReason.UNKNOWN: TextId.FAILURE_UNKNOWN,
 }
 # The user text naming a concrete wait, used instead when a retry-after figure is known.
@@ -68,7 +72,7 @@ class NoteReport(Protocol):
 
 def user_text(reply: FailureReply) -> TextId:
     """The catalog text a chat user reads for a failure (the variant naming a wait if known)."""
-    text_id = _USER_TEXTS.get(reply.reason, TextId.FAILURE_UNKNOWN)
+    text_id = _USER_TEXTS[reply.reason]
     return _WAIT_TEXTS.get(text_id, text_id) if reply.wait_s is not None else text_id
 
 

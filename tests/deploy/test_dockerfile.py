@@ -12,10 +12,12 @@ import socket
 import subprocess
 import sys
 import tomllib
+from importlib import metadata
 from pathlib import Path
 from subprocess import DEVNULL
 
 from aiohttp import web
+from packaging.requirements import Requirement
 
 from chatgate.config.models import HttpConfig
 from tests.requires import missing
@@ -136,14 +138,45 @@ def test_the_image_installs_the_pinned_constraints() -> None:
     names = {pin.split("==")[0].lower() for pin in pins}
     assert {"aiohttp", "litellm", "redis", "pydantic"} <= names
     assert "-c deploy/constraints.txt" in (ROOT / "Makefile").read_text()
-    # Every direct runtime dependency is pinned (a new one needs `make constraints` or a pin).
+    # Every runtime dependency is pinned, direct or pulled in (a new one: `make constraints`).
     project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
-    direct = {
-        re.split(r"[<>=!~;\[ ]", dep, maxsplit=1)[0].lower().replace("_", "-")
-        for dep in project["dependencies"]
-    }
-    pinned = {name.replace("_", "-") for name in names}
-    assert direct <= pinned, sorted(direct - pinned)
+    direct = {canonical(Requirement(dep).name) for dep in project["dependencies"]}
+    pinned = {canonical(pin.split("==")[0]): pin.split("==")[1] for pin in pins}
+    resolved = runtime_set()
+    assert direct <= set(resolved), sorted(direct - set(resolved))
+    assert set(resolved) - set(pinned) == set(), sorted(set(resolved) - set(pinned))
+    # ...at the version this venv (installed with the constraints) runs
+    differ = {n: (v, pinned[n]) for n, v in resolved.items() if v != pinned[n]}
+    assert differ == {}, differ
+
+
+def canonical(name: str) -> str:
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+def runtime_set() -> dict[str, str]:
+    """Every distribution chatgate's runtime dependencies pull in, with its installed version:
+    a walk of the installed metadata from chatgate's requirements (markers evaluated here, the
+    extras each requirement asks for followed, chatgate's own extras such as dev left out)."""
+    found: dict[str, str] = {}
+    todo: list[tuple[str, frozenset[str]]] = [("chatgate", frozenset())]
+    seen: set[tuple[str, frozenset[str]]] = set()
+    while todo:
+        name, extras = todo.pop()
+        if (name, extras) in seen:
+            continue
+        seen.add((name, extras))
+        for line in metadata.requires(name) or []:
+            req = Requirement(line)
+            wanted = extras or frozenset({""})
+            if req.marker is not None and not any(
+                req.marker.evaluate({"extra": extra}) for extra in wanted
+            ):
+                continue
+            dep = canonical(req.name)
+            found[dep] = metadata.version(req.name)
+            todo.append((req.name, frozenset(req.extras)))
+    return found
 
 
 def test_the_image_ships_compiled_bytecode() -> None:

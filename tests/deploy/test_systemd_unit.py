@@ -5,6 +5,7 @@ sets the limits, restart policy and hardening the daemon needs."""
 from __future__ import annotations
 
 import os
+import pwd
 import re
 import shutil
 import subprocess
@@ -14,7 +15,7 @@ from pathlib import Path, PurePosixPath
 import pytest
 
 from chatgate.cli.service_cmd import unreadable_parents
-from chatgate.cli.service_unit import UnitSpec, render_unit
+from chatgate.cli.service_unit import STATE_DIR, UnitSpec, render_unit
 from tests.requires import missing
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -123,3 +124,31 @@ def test_a_venv_the_service_user_cannot_enter_is_named(tmp_path: Path) -> None:
     assert closed in unreadable_parents(entry)
     os.chmod(closed, 0o755)
     assert closed not in unreadable_parents(entry)
+
+
+NO_PASSWD_UID = 61234  # like a DynamicUser= uid on a system without libnss-systemd
+
+
+@pytest.mark.parametrize("spec", [UnitSpec(dynamic_user=True), UnitSpec()], ids=["dynamic", "user"])
+def test_the_unit_gives_the_daemon_a_home_a_uid_without_passwd_entry_can_start_with(
+    spec: UnitSpec,
+) -> None:
+    """slack_sdk calls Path.home() at import; without HOME and without a passwd entry for the
+    uid (DynamicUser= without libnss-systemd) that raises and the daemon crash-loops."""
+    unit_env = dict(e.split("=", 1) for e in service(render_unit(spec))["Environment"])
+    assert unit_env["HOME"] == str(STATE_DIR)
+    if os.getuid() != 0:
+        missing("switching to a uid without a passwd entry needs root", "run the tests as root")
+    setpriv = shutil.which("setpriv")
+    if setpriv is None:
+        missing("setpriv is not installed", "apt-get install util-linux")
+    with pytest.raises(KeyError):
+        pwd.getpwuid(NO_PASSWD_UID)
+    as_dynamic_user = [setpriv, f"--reuid={NO_PASSWD_UID}", f"--regid={NO_PASSWD_UID}"]
+    done = subprocess.run(
+        [*as_dynamic_user, "--clear-groups", sys.executable, "-c",
+         "import chatgate.channels.slack.adapter"],
+        env={"PATH": os.environ.get("PATH", "/usr/bin:/bin"), **unit_env},
+        capture_output=True, text=True, timeout=60, cwd="/",
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr

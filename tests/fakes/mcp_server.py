@@ -49,9 +49,10 @@ def build() -> Any:
     def crash() -> str:
         os._exit(3)
 
-    @server.tool(description="The server's tag and working directory.")
-    def whoami() -> str:
-        return f"tag={os.environ.get('FAKE_MCP_TAG', '')} cwd={os.getcwd()}"
+    @server.tool(description="The server's tag and working directory (and one env variable).")
+    def whoami(variable: str = "") -> str:
+        seen = f" {variable}={os.environ.get(variable, '<unset>')}" if variable else ""
+        return f"tag={os.environ.get('FAKE_MCP_TAG', '')} cwd={os.getcwd()}{seen}"
 
     return server
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import os
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -155,3 +156,56 @@ async def test_a_refused_file_notice_is_in_the_chats_language_without_the_detail
     [block] = (await store.store(message, Voice(language="de"))).blocks
     assert isinstance(block, Text)
     assert block.text == "📎 gone.txt konnte nicht angehängt werden."  # errno stays in the log
+
+
+MB3 = bytes(range(256)) * (3 * 4096)  # 3 MB, every byte position distinguishable
+
+
+@pytest.fixture
+async def slow_server() -> AsyncIterator[str]:
+    """Serves MB3 in 64 kB chunks with a pause between them, with and without a length."""
+
+    async def slow(request: web.Request) -> web.StreamResponse:
+        resp = web.StreamResponse()
+        if request.query.get("length"):
+            resp.content_length = len(MB3)
+        await resp.prepare(request)
+        for start in range(0, len(MB3), 65536):
+            await resp.write(MB3[start : start + 65536])
+            await asyncio.sleep(0.001)
+        await resp.write_eof()
+        return resp
+
+    app = web.Application()
+    app.router.add_get("/manual.pdf", slow)
+    runner = web.AppRunner(app)
+    await runner.setup()
+    site = web.TCPSite(runner, "127.0.0.1", 0)
+    await site.start()
+    yield f"http://127.0.0.1:{runner.addresses[0][1]}"
+    await runner.cleanup()
+
+
+async def test_a_large_url_file_served_slowly_is_stored_whole(
+    tmp_path: Path, slow_server: str
+) -> None:
+    store = OutgoingFiles(tmp_path / "out")
+    out = await store.store(OutboundMessage((File("manual.pdf", url=f"{slow_server}/manual.pdf"),)))
+    await store.close()
+    [block] = out.blocks
+    assert isinstance(block, File) and block.size == len(MB3)
+    assert await store.read(block.ref) == MB3
+    assert [p.name for p in store.root.iterdir()] == [block.ref]  # no temporary left behind
+
+
+@pytest.mark.parametrize("query", ["", "?length=1"])
+async def test_a_url_file_over_the_cap_is_a_notice_never_cut_bytes(
+    tmp_path: Path, slow_server: str, query: str
+) -> None:
+    store = OutgoingFiles(tmp_path / "out", max_bytes=1024 * 1024)
+    url = f"{slow_server}/manual.pdf{query}"
+    out = await store.store(OutboundMessage((File("manual.pdf", url=url),)))
+    await store.close()
+    [block] = out.blocks
+    assert isinstance(block, Text) and "over the 1 MB limit" in block.text
+    assert not store.root.exists() or list(store.root.iterdir()) == []

@@ -14,7 +14,7 @@ from chatgate.model.text_ids import TextId
 from chatgate.policies.failure import failure_reply
 from chatgate.texts import LANGUAGES, Catalog, negotiate, style_for, template_problem
 from chatgate.texts.catalog import ANY_LANGUAGE, forms
-from chatgate.texts.voice import Voice
+from chatgate.texts.voice import Voice, user_text
 
 SAMPLE = {"wait": "5 s", "new": "/new", "hello": "Hi!", "code": "ABCD2345", "expires": "1 h",
           "name": "Ann", "max": "20 MB", "duration": "10 min", "count": 3, "text": "hi",
@@ -61,6 +61,18 @@ def test_failure_replies_for_users_are_plain(reason: FailureReason, platform: st
     typed = text.replace(voice.commands.form("new"), "")  # a command the user can type is fine
     assert not OPERATOR_WORDS.search(typed), text
     assert "{" not in text and "Next step for the operator" not in text
+
+
+@pytest.mark.parametrize("reason", [r for r in FailureReason if r is not FailureReason.UNKNOWN])
+@pytest.mark.parametrize("language", sorted(LANGUAGES))
+def test_every_reason_a_turn_can_end_with_has_its_own_user_text(
+    reason: FailureReason, language: str
+) -> None:
+    """No reason falls back to the generic "something went wrong" text."""
+    voice = Voice(language=language)
+    generic = voice.text(TextId.FAILURE_UNKNOWN)
+    assert user_text(failure_reply(reason)) is not TextId.FAILURE_UNKNOWN
+    assert voice.failure(failure_reply(reason)) != generic
 
 
 def test_verbose_keeps_the_operator_detail() -> None:

@@ -11,11 +11,12 @@ import pytest_asyncio
 
 from chatgate.agents.base import AgentError
 from chatgate.agents.mcp.hub import McpHub
-from chatgate.agents.mcp.server import ServerState
+from chatgate.agents.mcp.server import McpServer, ServerState
 from chatgate.clock import SystemClock
 from chatgate.config.tool_models import AgentToolsConfig, McpServerConfig
 from chatgate.model.reasons import FailureReason
 from tests.agents.helpers import make_turn
+from tests.fakes.clock import ManualClock
 from tests.fakes.llm import FakeLLM, ToolCall, ToolCalls
 from tests.support.waiting import eventually
 from tests.tools.conftest import ROOT, stdio_server, tool_agent
@@ -67,6 +68,54 @@ async def test_crash_mid_call_fails_the_turn_and_the_server_restarts(fake: FakeL
         await hub.stop()
 
 
+async def test_a_stdio_server_gets_the_safe_default_env_and_only_the_names_passed_through(
+    fake: FakeLLM, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("CHATGATE_TEST_PASSED", "passed-value")
+    monkeypatch.setenv("CHATGATE_TEST_HIDDEN", "hidden-value")
+    config = stdio_server(env_passthrough=["CHATGATE_TEST_PASSED", "CHATGATE_TEST_ABSENT"])
+    hub = McpHub({"fake": config}, SystemClock())
+    try:
+        fake.script(
+            ToolCalls.of(
+                ToolCall("fake__whoami", {"variable": "CHATGATE_TEST_PASSED"}, id="a"),
+                ToolCall("fake__whoami", {"variable": "CHATGATE_TEST_HIDDEN"}, id="b"),
+                ToolCall("fake__whoami", {"variable": "PATH"}, id="c"),
+            ),
+            "ok",
+        )
+        await tool_agent(fake.base_url, hub).run(make_turn())
+        passed, hidden, path = (m["content"] for m in fake.requests[-1].messages[-3:])
+        assert "CHATGATE_TEST_PASSED=passed-value" in passed
+        assert "CHATGATE_TEST_HIDDEN=<unset>" in hidden  # the daemon's env is not inherited
+        assert "PATH=<unset>" not in path  # the SDK's safe default set is
+    finally:
+        await hub.stop()
+
+
+DIES = "import sys; sys.stderr.write('boom: GITHUB_TOKEN is not set\\n'); sys.exit(3)"
+
+
+async def test_a_server_that_dies_at_start_releases_the_waiting_turn_and_says_why() -> None:
+    """The waiting call ends with the first failed attempt, not after startup_timeout_s (the
+    restart backoff sleeps on a manual clock that never moves: no second attempt happens)."""
+    config = McpServerConfig(command=sys.executable, args=["-c", DIES], startup_timeout_s=600)
+    server = McpServer("dead", config, ManualClock())
+    waiting = asyncio.ensure_future(server.tools())
+    try:
+        await eventually(lambda: server.state is ServerState.RESTARTING, 30, "the first attempt")
+        for _ in range(5):
+            await asyncio.sleep(0)
+        assert waiting.done() and waiting.result() == ()
+        assert server.restarts == 1
+        error = server.status().error
+        assert "exited with status 3" in error and "boom: GITHUB_TOKEN is not set" in error
+        assert await server.tools() == ()  # a later turn does not wait either
+    finally:
+        waiting.cancel()
+        await server.stop()
+
+
 async def test_unstartable_server_is_parked_and_the_agent_keeps_answering(
     fake: FakeLLM,
 ) -> None:
@@ -76,8 +125,10 @@ async def test_unstartable_server_is_parked_and_the_agent_keeps_answering(
         reply = await tool_agent(fake.base_url, hub).run(make_turn("hi"))
         assert reply.text == "echo: hi"
         assert "tools" not in fake.requests[0].body  # nothing offered while the server is down
-        status = hub.statuses()[0]
-        assert status.state is ServerState.PARKED and status.tools == ()
+        server = hub.servers["fake"]
+        await eventually(lambda: server.state is ServerState.PARKED, 30, "parked")
+        status = server.status()
+        assert status.tools == ()
         assert "command not found" in status.error and "budget" in status.error
     finally:
         await hub.stop()
@@ -116,8 +167,23 @@ async def test_wrong_header_parks_without_leaking_it(http_port: int) -> None:
     try:
         tools = await hub.source_for("a", AgentToolsConfig(allow=["web.*"])).tools()
         assert tools == []
+        parked = hub.servers["web"]
+        await eventually(lambda: parked.state is ServerState.PARKED, 30, "parked")
         status = hub.statuses()[0].to_dict()
         assert status["state"] == "parked"
         assert "wrong-canary-777" not in str(status)
     finally:
         await hub.stop()
+
+
+async def test_passed_through_variables_that_look_secret_are_masked_like_env(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("CHATGATE_TEST_API_KEY", "passed-key-6d1e")
+    monkeypatch.setenv("CHATGATE_TEST_REGION", "eu-west")
+    config = stdio_server(
+        env={"OWN_TOKEN": "own-token-2b7c"},
+        env_passthrough=["CHATGATE_TEST_API_KEY", "CHATGATE_TEST_REGION"],
+    )
+    hub = McpHub({"fake": config}, SystemClock())
+    assert sorted(hub.secrets()) == ["own-token-2b7c", "passed-key-6d1e"]

@@ -11,15 +11,18 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import os
 import random
 from collections.abc import AsyncIterator, Mapping, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
+from chatgate.agents.mcp.stderr import StderrTail, wrapped
 from chatgate.agents.tools.types import ToolOutcome, ToolSpec, ToolUnavailable
 from chatgate.clock import Clock
 from chatgate.config.base import secret_value
+from chatgate.config.secrets import is_secret_env
 from chatgate.config.tool_models import McpServerConfig
 from chatgate.policies.supervision import RestartBudget, backoff_delay
 
@@ -83,6 +86,7 @@ class McpServer:
         self._task: asyncio.Task[None] | None = None
         self._ready = asyncio.Event()  # set when READY, PARKED or STOPPED (waiters stop waiting)
         self._broken = asyncio.Event()
+        self._stderr: StderrTail | None = None  # the current stdio process's stderr
 
     # -- reading ------------------------------------------------------------------------------
 
@@ -98,7 +102,19 @@ class McpServer:
 
     def secrets(self) -> list[str]:
         values = [*self._config.env.values(), *self._config.headers.values()]
-        return [v for v in (secret_value(s) for s in values) if v]
+        found = [v for v in (secret_value(s) for s in values) if v]
+        passed = self._passed_through()
+        return found + [v for k, v in passed.items() if v and is_secret_env(k)]
+
+    def _passed_through(self) -> dict[str, str]:
+        """The daemon's variables named in ``env_passthrough`` (those that are set)."""
+        return {k: os.environ[k] for k in self._config.env_passthrough if k in os.environ}
+
+    def _env(self) -> dict[str, str]:
+        """What the server gets on top of the SDK's safe default set (HOME, LOGNAME, PATH,
+        SHELL, TERM, USER): the names passed through, then ``env`` (which wins)."""
+        configured = {k: secret_value(v) or "" for k, v in self._config.env.items()}
+        return self._passed_through() | configured
 
     async def tools(self) -> Sequence[ToolSpec]:
         """The server's tools, starting it first if needed; empty while it is down."""
@@ -152,9 +168,9 @@ class McpServer:
             self._session = None
         self.state = state
         self.error = error
-        if state in (ServerState.STARTING, ServerState.RESTARTING):
-            self._ready.clear()  # a waiter keeps waiting across a failed first attempt
-        else:
+        if state is ServerState.STARTING:
+            self._ready.clear()
+        else:  # a failed attempt releases the waiters at once: the turn goes on without tools
             self._ready.set()
 
     def _mark_broken(self, why: str) -> None:
@@ -181,7 +197,7 @@ class McpServer:
             )
             self._set(ServerState.RESTARTING, error)
             await self._clock.sleep(delay)
-            self.state = ServerState.STARTING
+            self._set(ServerState.STARTING, error)
 
     async def _serve_once(self) -> str:
         """One connection's life; the operator-safe reason it ended."""
@@ -204,10 +220,14 @@ class McpServer:
         except TimeoutError:
             return f"no answer within startup_timeout_s={self._config.startup_timeout_s:g}"
         except Exception as exc:
-            return _describe(exc)
+            return self._ended() or _describe(exc)
         finally:
             self._session = None
             self._tools = ()
+
+    def _ended(self) -> str:
+        """How the last stdio process ended (exit status, last stderr lines), if it did."""
+        return self._stderr.describe() if self._stderr is not None else ""
 
     async def _watch(self, session: Any) -> None:
         """Return once the connection is broken: a failed call or a failed ping."""
@@ -231,12 +251,16 @@ class McpServer:
         if cfg.command is not None:
             from mcp.client.stdio import StdioServerParameters, stdio_client
 
-            env = {k: secret_value(v) or "" for k, v in cfg.env.items()}
+            command, args = wrapped(cfg.command, list(cfg.args))
             params = StdioServerParameters(
-                command=cfg.command, args=list(cfg.args), env=env or None, cwd=cfg.cwd
+                command=command, args=args, env=self._env() or None, cwd=cfg.cwd
             )
-            async with stdio_client(params) as streams:
-                yield streams[0], streams[1]
+            self._stderr = tail = StderrTail(self.name)
+            try:
+                async with stdio_client(params, errlog=tail.file) as streams:
+                    yield streams[0], streams[1]
+            finally:
+                await tail.close()
             return
         from mcp.client.streamable_http import streamable_http_client
         from mcp.shared._httpx_utils import create_mcp_http_client

@@ -29,6 +29,7 @@ from chatgate.gateway.runtime import Runtime
 from chatgate.gateway.turn.conclusion import Outcome, answered, decide, failure_of, to_persist
 from chatgate.gateway.turn.handover import Handover
 from chatgate.gateway.turn.job import Job
+from chatgate.gateway.turn.masking import masked_reply, turn_secrets
 from chatgate.gateway.turn.persist import JournalWrite, TurnPersistence
 from chatgate.gateway.turn.provider import ProviderWatch
 from chatgate.gateway.turn.record import CANCEL_EXITS, TurnExit, TurnRecord
@@ -202,6 +203,7 @@ class TurnSteps:
             parts=rec.media.parts,
             approve=self._approver(rec),
             before_model=functools.partial(self._fence, rec),
+            secrets=turn_secrets(self.rt),
         )
 
     def _approver(self, rec: TurnRecord) -> Approve | None:
@@ -258,7 +260,7 @@ class TurnSteps:
         control.enter_agent()
         try:
             async with asyncio.timeout(rec.deadline_s) as rec.deadline:
-                reply = await agent.run(turn)
+                reply = masked_reply(await agent.run(turn), turn.secrets)
             reply = await self._spoken(rec, reply)  # its own timeout; never fails the turn
             voice = self.voices.for_message(rec.last.msg, rec.last.agent)
             rec.reply = await store_files(reply, self.rt.delivery.files, voice)

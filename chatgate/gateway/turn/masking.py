@@ -1,0 +1,44 @@
+"""Configured secrets masked out of what a turn writes: the answer, its transcript lines and the
+journal entry (tool trail included), before any of it is stored or sent.
+
+The secrets are every configured credential (model keys, MCP ``env`` and ``headers`` values,
+channel tokens): a model that passes one to a tool, or a tool that hands one back, must not get it
+into the chat, the journal or the state dir.
+"""
+
+from __future__ import annotations
+
+from dataclasses import fields, is_dataclass, replace
+from typing import Any
+
+from chatgate.agents.base import AgentReply
+from chatgate.config.masking import Masker, masker_for
+from chatgate.gateway.runtime import Runtime
+
+
+def turn_secrets(rt: Runtime) -> frozenset[str]:
+    """The configured secrets, and MCP variables passed through whose names look secret."""
+    if rt.tools is None:
+        return rt.loaded.secrets
+    return rt.loaded.secrets | frozenset(rt.tools.hub.secrets())
+
+
+def masked(value: Any, mask: Masker) -> Any:
+    """``value`` with every string in it masked: plain data and frozen dataclasses (bytes kept)."""
+    if isinstance(value, str):
+        return mask.mask(value)
+    if isinstance(value, dict):
+        return {k: masked(v, mask) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        items = [masked(v, mask) for v in value]
+        return items if isinstance(value, list) else tuple(items)
+    if is_dataclass(value) and not isinstance(value, type):
+        changes = {f.name: masked(getattr(value, f.name), mask) for f in fields(value) if f.init}
+        return replace(value, **changes)
+    return value
+
+
+def masked_reply(reply: AgentReply, secrets: frozenset[str]) -> AgentReply:
+    """The agent's answer (text, blocks and the tool steps kept in ``meta``) with secrets masked."""
+    result: AgentReply = masked(reply, masker_for(secrets))
+    return result

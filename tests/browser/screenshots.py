@@ -1,4 +1,4 @@
-"""Screenshots of the web chat and the dashboard for the README (`make screenshots`).
+"""Screenshots of the web chat and the dashboard for the manual (`make screenshots`).
 
 Runs the real daemon against the fakes: a model that streams markdown, one Telegram bot whose
 token was revoked (parked, with its fix) and one a user blocked (a DLQ entry), a visitor

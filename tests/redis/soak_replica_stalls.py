@@ -30,7 +30,7 @@ from tests.redis.replicas_support import PREFIX, owner, session_of, warnings
 from tests.support.waiting import eventually
 
 # Not collected by `make test` (the file name does not match test_*.py): about a minute, and a
-# stall can still repeat a reply (see README). `make soak` runs it by path.
+# stall can still repeat a reply (see docs/replicas.md). `make soak` runs it by path.
 pytestmark = [pytest.mark.slow, pytest.mark.redis]
 LEASE_TTL_S = 2.0
 LOCK_TTL_S = 8.0  # longer than the stall: the frozen replica's turns keep their sessions

@@ -29,7 +29,7 @@ from chatgate.gateway.intake.session_queue import Job
 from chatgate.gateway.runtime import Runtime
 from chatgate.gateway.turn.conclusion import Outcome, answered, decide, failure_of, to_persist
 from chatgate.gateway.turn.handover import Handover
-from chatgate.gateway.turn.persist import JournalWrite, TurnPersistence
+from chatgate.gateway.turn.persist import TurnPersistence
 from chatgate.gateway.turn.provider import ProviderWatch
 from chatgate.gateway.turn.record import CANCEL_EXITS, TurnExit, TurnRecord
 from chatgate.gateway.turn.resume import lock_unavailable, still_open
@@ -43,7 +43,7 @@ from chatgate.model.reasons import DeliveryStatus, FailureReason, OutcomeKind
 from chatgate.model.results import DeliveryReport, Stage
 from chatgate.policies.tools import Approval
 from chatgate.policies.voice_reply import SPEECH_FAILURES
-from chatgate.state.records import JournalState
+from chatgate.state.records import JournalMark, JournalState
 
 log = logging.getLogger("chatgate.turn")
 Step = Callable[[TurnRecord], Awaitable[TurnExit | None]]
@@ -320,10 +320,11 @@ class TurnSteps:
         reply = answered(outcome, persist) | rec.media.journal_fields()
         if rec.tools is not None:
             rec.tools.record(reply)  # the tool trail `chatgate why` shows
-        mark = JournalWrite(
-            keys=[j.msg.key for j in rec.batch],
-            state=JournalState.DONE if final else JournalState.ANSWERED,
-            now=rt.clock.time(),
+        keys = [j.msg.key for j in rec.batch]
+        mark = JournalMark(
+            JournalState.DONE if final else JournalState.ANSWERED,
+            rt.clock.time(),
+            stage=Stage.TURN.value,
             session=last.session,
             reason=reason,
             reply=reply,
@@ -331,12 +332,12 @@ class TurnSteps:
             delivery_ids=[] if final else None,
         )
         try:
-            await self.persistence.write(mark, session, persist)
+            await self.persistence.write(keys, mark, session, persist)
         except StateUnavailable:  # the re-run (retry, resume) sends this answer, asks no model
             if rec.reply is not None and rec.failure is None:
                 # keyed by the warm transcript as this failure leaves it (the lines may be held
                 # unflushed): a re-run that starts from exactly there reuses the answer
-                self.unsaved.keep(mark.keys, len(session.transcript), rec.reply)
+                self.unsaved.keep(keys, len(session.transcript), rec.reply)
             raise
         return None
 

@@ -10,6 +10,7 @@ from chatgate.channels.telegram.config import TelegramChannelConfig
 from chatgate.config.claims import Claim, PathClaim
 from chatgate.presentation.file_rules import MB, FileLimits
 from chatgate.presentation.limits import PresentationLimits
+from chatgate.presentation.markdown import markdown_to_html
 
 # Bot API: 4096 UTF-16 units per message, callback_data 1-64 bytes, no select widget; bot
 # uploads up to 50 MB, photos up to 10 MB, captions 1024 characters.
@@ -37,6 +38,7 @@ DESCRIPTOR = ChannelDescriptor(
     config_model=TelegramChannelConfig,
     adapter="chatgate.channels.telegram.adapter:TelegramChannel",
     limits=LIMITS,
+    markdown=markdown_to_html,
     claims=_claims,
     doctor="chatgate.channels.telegram.doctor:check",
     noisy_loggers=("telegram",),

@@ -146,7 +146,9 @@ class TurnSteps:
         fetcher = await rt.channels.file_source(channel)
         msgs = [job.msg for job in rec.batch]
         agent_cfg = rt.config.agents[last.agent]
-        rec.media = await prepare_turn_input(msgs, fetcher, agent_cfg, rt.state_dir)
+        files = rt.channels.registry.descriptor(last.msg.platform).limits.files
+        cap = files.max_download_bytes if files is not None else None
+        rec.media = await prepare_turn_input(msgs, fetcher, agent_cfg, rt.state_dir, cap)
         rec.new = rec.media.apply(rec.new)
         for o in rec.media.outcomes:
             rt.metrics.media.labels(channel=channel, kind=o.kind, reason=o.reason.value).inc()

@@ -33,9 +33,8 @@ from slack_sdk.web.async_client import AsyncWebClient
 from chatgate.channels.base import ChannelContext, ChannelError, InboundSink, NotConfigured
 from chatgate.channels.capabilities import AckMode, Capabilities
 from chatgate.channels.download import FilesSession, files_timeout
-from chatgate.channels.http_ingress import STATE_RETRY_AFTER_S, read_request, refuse
+from chatgate.channels.http_ingress import STATE_RETRY_AFTER_S, signed_ingress
 from chatgate.channels.ordering import ChatOrder
-from chatgate.channels.signatures import verify
 from chatgate.channels.slack import LIMITS, errors
 from chatgate.channels.slack.config import SlackChannelConfig
 from chatgate.channels.slack.events_body import check_events_body
@@ -320,17 +319,23 @@ class SlackChannel(SlackOutbound):
     # -- Events API route -------------------------------------------------------------------
 
     async def _events(self, request: web.Request) -> web.StreamResponse:
-        body = await read_request(request, self.config.max_body_bytes)
+        def refused(why: str) -> None:
+            self.ctx.metrics.count("slack_bad_signature", channel=self.name)
+            log.warning("slack request refused", extra={"why": why, "peer": request.remote})
+
+        body = await signed_ingress(
+            request,
+            limit=self.config.max_body_bytes,
+            kind="slack",
+            secret=secret_value(self.config.signing_secret),
+            now=self.ctx.clock.time,
+            refused=refused,
+            accepting=lambda: self._accepting and self._bolt is not None,
+            error="invalid request",
+        )
         if isinstance(body, web.Response):
             return body
-        secret = secret_value(self.config.signing_secret)
-        problem = verify("slack", secret, body, request.headers, self.ctx.clock.time())
-        if problem is not None:
-            self.ctx.metrics.count("slack_bad_signature", channel=self.name)
-            log.warning("slack request refused", extra={"why": problem, "peer": request.remote})
-            return web.json_response({"error": "invalid request"}, status=401)
-        if not self._accepting or self._bolt is None:
-            return refuse("shutting down")
+        assert self._bolt is not None
         try:
             text = check_events_body(body, request.content_type)
         except BadInput as bad:

@@ -33,9 +33,8 @@ from chatgate.channels.base import (
 )
 from chatgate.channels.capabilities import AckMode, Capabilities
 from chatgate.channels.files import render_with_files, upload_of
-from chatgate.channels.http_ingress import read_request, refuse
+from chatgate.channels.http_ingress import refuse, signed_ingress
 from chatgate.channels.ordering import ChatOrder
-from chatgate.channels.signatures import verify
 from chatgate.channels.whatsapp import LIMITS, errors
 from chatgate.channels.whatsapp.config import WhatsAppChannelConfig, phone_id
 from chatgate.channels.whatsapp.graph import Graph, GraphError
@@ -210,18 +209,21 @@ class WhatsAppChannel(ChannelAdapter):
         return web.Response(text=request.query.get("hub.challenge", ""))
 
     async def _webhook(self, request: web.Request) -> web.Response:
-        body = await read_request(request, self.config.max_body_bytes)
+        def refused(why: str) -> None:
+            self.ctx.metrics.count("whatsapp_bad_signature", channel=self.name)
+            log.warning("whatsapp post refused", extra={"why": why, "peer": request.remote})
+
+        body = await signed_ingress(
+            request,
+            limit=self.config.max_body_bytes,
+            kind="github",  # Meta signs like GitHub: "sha256=" + HMAC-SHA256(app secret, body)
+            secret=secret_value(self.config.app_secret),
+            now=self.ctx.clock.time,
+            refused=refused,
+            accepting=lambda: self._accepting and self._sink is not None,
+        )
         if isinstance(body, web.Response):
             return body
-        secret = secret_value(self.config.app_secret)
-        # Meta signs like GitHub: "sha256=" + HMAC-SHA256(app secret, raw body)
-        problem = verify("github", secret, body, request.headers, self.ctx.clock.time())
-        if problem is not None:
-            self.ctx.metrics.count("whatsapp_bad_signature", channel=self.name)
-            log.warning("whatsapp post refused", extra={"why": problem, "peer": request.remote})
-            return web.json_response({"error": "invalid signature"}, status=401)
-        if not self._accepting or self._sink is None:
-            return refuse("shutting down")
         try:
             payload = parse_json(body)
         except BadInput as bad:

@@ -89,6 +89,7 @@ def capabilities(config: SlackChannelConfig) -> Capabilities:
 
 
 class SlackChannel(SlackOutbound):
+    COUNTERS = ("events", "reactions", "actions", "commands", "refused", "hello", "disconnect")
     platform = "slack"
 
     def __init__(self, ctx: ChannelContext) -> None:
@@ -106,16 +107,6 @@ class SlackChannel(SlackOutbound):
         self._order = ChatOrder()  # slack_sdk runs each envelope in its own task
         self._last_event = time.monotonic()
         self.users = SlackUsers(ctx.clock)
-        self.ignored: dict[str, int] = {}
-        self.counters = {
-            "events": 0,
-            "reactions": 0,
-            "actions": 0,
-            "commands": 0,
-            "refused": 0,
-            "hello": 0,
-            "disconnect": 0,
-        }
 
     # -- lifecycle --------------------------------------------------------------------------
 
@@ -310,10 +301,7 @@ class SlackChannel(SlackOutbound):
         }
         if self.identity is not None:  # nothing to summarise before the first auth.test
             detail["summary"] = f"@{bot} · {self.team or '?'} · {where}"
-        if self.ignored:
-            detail["ignored"] = dict(self.ignored)
-        if self.last_error is not None:
-            detail["last_error"] = dict(self.last_error)
+        detail.update(self.tallies())
         return detail
 
     # -- Events API route -------------------------------------------------------------------
@@ -467,9 +455,7 @@ class SlackChannel(SlackOutbound):
             return await self._sink.submit(result)
 
     def _ignore(self, ignored: Ignored) -> None:
-        self.ignored[ignored.reason.value] = self.ignored.get(ignored.reason.value, 0) + 1
-        if self._sink is not None:
-            self._sink.ignored(self.name, ignored.reason, chat_id=ignored.chat_id)
+        self.note_ignored(ignored.reason, ignored.chat_id, self._sink)
 
 
 __all__ = ["SlackChannel"]

@@ -16,7 +16,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import time
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -24,7 +23,6 @@ from typing import Any
 from aiohttp import web
 
 from chatgate.channels.base import (
-    ChannelAdapter,
     ChannelContext,
     ChannelError,
     InboundSink,
@@ -35,6 +33,7 @@ from chatgate.channels.capabilities import AckMode, Capabilities
 from chatgate.channels.files import render_with_files, upload_of
 from chatgate.channels.http_ingress import refuse, signed_ingress
 from chatgate.channels.ordering import ChatOrder
+from chatgate.channels.tallies import TallyingAdapter
 from chatgate.channels.whatsapp import LIMITS, errors
 from chatgate.channels.whatsapp.config import WhatsAppChannelConfig, phone_id
 from chatgate.channels.whatsapp.graph import Graph, GraphError
@@ -75,7 +74,16 @@ def capabilities(config: WhatsAppChannelConfig) -> Capabilities:
     return Capabilities(limits=LIMITS, ack=ack, typing_every_s=TYPING_REFRESH_S)
 
 
-class WhatsAppChannel(ChannelAdapter):
+class WhatsAppChannel(TallyingAdapter):
+    COUNTERS = (
+        "messages",
+        "receipts",
+        "failed_receipts",
+        "templates",
+        "outside_window",
+        "refused",
+        "uploads",
+    )
     platform = "whatsapp"
 
     def __init__(self, ctx: ChannelContext) -> None:
@@ -85,20 +93,6 @@ class WhatsAppChannel(ChannelAdapter):
         self.number: dict[str, Any] = {}
         self.facts: ChannelFacts | None = ctx.kv.get("facts")
         self.windows = Windows(ctx.name, self.facts, ctx.clock)
-        self.last_error: dict[str, Any] | None = None
-        self.ignored: dict[str, int] = {}
-        self.counters = dict.fromkeys(
-            (
-                "messages",
-                "receipts",
-                "failed_receipts",
-                "templates",
-                "outside_window",
-                "refused",
-                "uploads",
-            ),
-            0,
-        )
         self._sink: InboundSink | None = None
         self._route: str | None = None
         self._accepting = False
@@ -169,9 +163,6 @@ class WhatsAppChannel(ChannelAdapter):
         super().reconfigure(config)
         self.config = config
 
-    def note_error(self, error: str, hint: str) -> None:
-        self.last_error = {"error": error, "hint": hint, "at": time.time()}
-
     def status(self) -> dict[str, Any]:
         phone = self.number.get("display_phone_number")
         detail: dict[str, Any] = {
@@ -187,10 +178,7 @@ class WhatsAppChannel(ChannelAdapter):
             detail["summary"] = (
                 f"{phone} ({name}) · quality {quality} · webhook {self.config.webhook_path}"
             )
-        if self.ignored:
-            detail["ignored"] = dict(self.ignored)
-        if self.last_error is not None:
-            detail["last_error"] = dict(self.last_error)
+        detail.update(self.tallies())
         return detail
 
     # -- webhook ------------------------------------------------------------------------------
@@ -240,8 +228,7 @@ class WhatsAppChannel(ChannelAdapter):
     async def _handle(self, event: InboundMessage | Receipt | Ignored) -> None:
         assert self._sink is not None
         if isinstance(event, Ignored):
-            self.ignored[event.reason.value] = self.ignored.get(event.reason.value, 0) + 1
-            self._sink.ignored(self.name, event.reason, chat_id=event.chat_id)
+            self.note_ignored(event.reason, event.chat_id, self._sink)
         elif isinstance(event, Receipt):
             await self._receipt(event)
         else:

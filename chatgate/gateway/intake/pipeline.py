@@ -369,9 +369,8 @@ class Pipeline:
         stage, reason = verdict.stage.value, str(verdict.reason)
         if verdict.counted:
             rt.metrics.dropped.labels(channel=msg.channel, stage=stage, reason=reason).inc()
-        await rt.journal.settle(
-            msg.key, JournalMark(verdict.state, rt.clock.time(), stage=stage, reason=reason)
-        )
+        mark = JournalMark(verdict.state, rt.clock.time(), stage=stage, reason=reason)
+        await rt.journal.settle(msg.key, mark)
         log.info(
             "dropped" if verdict.notice is None else "notice",
             extra={

@@ -2,9 +2,10 @@
 
 Each package under `chatgate/channels/` exports a `DESCRIPTOR`: its config model, the keys a
 running adapter takes live, what its section claims (HTTP paths, agents, other channels), its
-`doctor` check, its noisy SDK loggers, its presentation limits and the route hints its config
-grants. The gateway, config loader, reload, doctor and logging read these; none names a platform.
-Importing a descriptor must stay cheap: the adapter (and its SDK) is referenced by import path.
+`doctor` check, its noisy SDK loggers, its presentation limits, its markdown converter and the
+route hints its config grants. The gateway, config loader, reload, doctor and logging read these;
+none names a platform. Importing a descriptor must stay cheap: the adapter (and its SDK) is
+referenced by import path.
 """
 
 from __future__ import annotations
@@ -58,6 +59,11 @@ def not_exclusive(section: Any) -> str | None:
     return None
 
 
+def markdown_as_is(md: str) -> str:
+    """A platform that shows our reply dialect as written (the default `render`)."""
+    return md
+
+
 def secret_lease(platform: str, secret: Any) -> str:
     """A lease name for a connection identified by a secret (a bot token), without the secret."""
     value = secret.get_secret_value() if hasattr(secret, "get_secret_value") else str(secret)
@@ -72,6 +78,8 @@ class ChannelDescriptor:
     config_model: type[BaseModel]
     adapter: str  # "package.module:Class", imported only when the channel is built
     limits: PresentationLimits = PLAIN
+    # Our reply dialect → the platform's own text markup (pure; lives in the channel's folder).
+    markdown: Callable[[str], str] = markdown_as_is
     hot_keys: frozenset[str] = CHAT_HOT_KEYS
     claims: Callable[[Any], Iterable[Claim]] = chat_claims
     route_hints: Callable[[Any], Mapping[str, RouteHint]] = no_hints

@@ -1,12 +1,15 @@
 """Pieces HTTP ingress routes share (webhooks, Telegram webhook mode, Slack's Events API, web
-chat): reading the body, and refusing a request the state cannot store right now."""
+chat): reading the body, the signed-webhook intake, and refusing a request the state cannot
+store right now."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from aiohttp import web
 
+from chatgate.channels.signatures import SignatureKind, verify
 from chatgate.http_input import BadInput, read_body
 from chatgate.http_input import refuse as refuse_input
 
@@ -27,3 +30,30 @@ async def read_request(request: web.Request, limit: int) -> bytes | web.Response
         return await read_body(request, limit)
     except BadInput as bad:
         return bad.answer()
+
+
+async def signed_ingress(
+    request: web.Request,
+    *,
+    limit: int,
+    kind: SignatureKind,
+    secret: str | None,
+    now: Callable[[], float],
+    refused: Callable[[str], None],
+    accepting: Callable[[], bool] | None = None,
+    error: str = "invalid signature",
+) -> bytes | web.Response:
+    """The intake every signed webhook shares: the body within ``limit`` (else its 4xx), its
+    signature checked at ``now()`` (else 401 with ``error``; ``refused`` hears why, for the
+    log line and the metric; the sender never does), then, when given, whether the channel still
+    takes input (else 503 with Retry-After). The body, or the answer to send."""
+    body = await read_request(request, limit)
+    if isinstance(body, web.Response):
+        return body
+    problem = verify(kind, secret, body, request.headers, now())
+    if problem is not None:
+        refused(problem)
+        return web.json_response({"error": error}, status=401)
+    if accepting is not None and not accepting():
+        return refuse("shutting down")
+    return body

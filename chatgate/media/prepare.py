@@ -126,7 +126,7 @@ class MediaContext:
     """What the step needs besides the messages: the agent's media settings and capabilities."""
 
     config: AgentMediaConfig
-    platform: str
+    download_cap: int | None  # the platform's own cap on what a bot downloads (channel FileLimits)
     state_dir: Path
     vision: bool
     speech: SpeechEndpoint | None
@@ -202,7 +202,7 @@ async def prepare_attachments(
     if not items:
         return PreparedInput()
     holders = {m.key: p for m in messages if (p := placeholder(m)) is not None}
-    limits = ctx.config.limits().for_platform(ctx.platform)
+    limits = ctx.config.limits().capped(ctx.download_cap)
     if not ctx.config.enabled:
         outcomes = [_outcome(k, a, MediaReason.DISABLED) for k, a in items]
         return _assemble(outcomes, {}, {}, ctx, limits, holders)
@@ -247,7 +247,7 @@ def _assemble(
                 model_note(o.reason, o.name, o.mime, o.size)
             )
         own_name = "" if o.name == _DEFAULT_NAMES.get(o.kind) else o.name
-        notice = user_notice(o.reason, own_name, ctx.platform, limits, o.kind)
+        notice = user_notice(o.reason, own_name, ctx.download_cap, limits, o.kind)
         if notice is not None:
             notices.append(notice)
         log.info("attachment", extra={"key": o.message, "kind": o.kind, "reason": o.reason.value})

@@ -18,16 +18,21 @@ log = logging.getLogger("chatgate.media")
 
 
 async def prepare_turn_input(
-    messages: Sequence[InboundMessage], fetcher: Fetcher | None, agent_cfg: Any, state_dir: Path
+    messages: Sequence[InboundMessage],
+    fetcher: Fetcher | None,
+    agent_cfg: Any,
+    state_dir: Path,
+    download_cap: int | None = None,
 ) -> PreparedInput:
     """Fetch, check and understand the attachments of a turn's messages for agent ``agent_cfg``
-    (no attachments: an empty result, nothing imported or awaited)."""
+    (no attachments: an empty result, nothing imported or awaited); ``download_cap`` is the
+    channel's own cap on downloads (its `FileLimits.max_download_bytes`)."""
     if not any(m.attachments for m in messages):
         return PreparedInput()
     media: AgentMediaConfig = agent_cfg.media
     ctx = MediaContext(
         config=media,
-        platform=messages[-1].platform,
+        download_cap=download_cap,
         state_dir=state_dir,
         vision=media.vision if media.vision is not None else await model_sees_images(agent_cfg),
         speech=speech_endpoint(agent_cfg),

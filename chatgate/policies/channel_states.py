@@ -17,6 +17,8 @@ class ChannelState(StrEnum):
     STANDBY = "standby"  # another replica holds this channel's exclusive connection
     PARKED = "parked"
     STOPPED = "stopped"
+    RESTARTING = "restarting"  # an operator restart: the run ends (if any) and the next begins
+    LEASE_LOST = "lease_lost"  # the exclusive connection's lease lapsed: stop, then wait for it
 
 
 class ChannelEvent(StrEnum):
@@ -30,6 +32,8 @@ class ChannelEvent(StrEnum):
     UNCONFIGURED = "unconfigured"  # ladder: the adapter lacks what it needs to start
     LEASE_ELSEWHERE = "lease_elsewhere"  # lease keeper: another replica holds the connection
     STOPPED = "stopped"  # directory: the gateway stops
+    RESTART = "restart"  # directory: the operator restarts (or un-parks) the channel
+    LEASE_LOST = "lease_lost"  # lease keeper: this replica's lease lapsed during a run
 
 
 @dataclass(frozen=True, slots=True)
@@ -40,19 +44,24 @@ class Transition:
 
 _S = ChannelState
 _LIVE = frozenset({_S.STARTING, _S.RUNNING})
+_ENDING = frozenset({_S.RESTARTING, _S.LEASE_LOST})  # a run ends to start again
 _WAITING = frozenset({_S.STOPPED, _S.BACKOFF, _S.STANDBY, _S.PARKED, _S.NOT_CONFIGURED})
 
 TRANSITIONS: Mapping[ChannelEvent, Transition] = {
-    # From RUNNING too: an operator restart or a lost lease ends the run and starts the next one.
-    ChannelEvent.ATTEMPT: Transition(_S.STARTING, _WAITING | {_S.RUNNING}),
+    ChannelEvent.ATTEMPT: Transition(_S.STARTING, _ENDING | {_S.STOPPED, _S.BACKOFF, _S.STANDBY}),
     ChannelEvent.STARTED: Transition(_S.RUNNING, frozenset({_S.STARTING})),
-    # From BACKOFF too: each retry (and a breaker hold) re-marks it with the next retry time.
-    ChannelEvent.FAILED: Transition(_S.BACKOFF, _LIVE | {_S.BACKOFF}),
+    # From BACKOFF too: each retry (and a breaker hold) re-marks it with the next retry time;
+    # from RESTARTING: a restart during a breaker hold holds again.
+    ChannelEvent.FAILED: Transition(_S.BACKOFF, _LIVE | {_S.BACKOFF, _S.RESTARTING}),
     ChannelEvent.FATAL: Transition(_S.PARKED, _LIVE),
-    ChannelEvent.BUDGET_SPENT: Transition(_S.PARKED, frozenset({_S.BACKOFF})),
+    ChannelEvent.BUDGET_SPENT: Transition(_S.PARKED, frozenset({_S.BACKOFF, _S.RESTARTING})),
     ChannelEvent.UNCONFIGURED: Transition(_S.NOT_CONFIGURED, _LIVE),
-    ChannelEvent.LEASE_ELSEWHERE: Transition(_S.STANDBY, _WAITING | _LIVE),
-    ChannelEvent.STOPPED: Transition(_S.STOPPED, _LIVE | {_S.BACKOFF}),
+    ChannelEvent.LEASE_ELSEWHERE: Transition(_S.STANDBY, _WAITING | _LIVE | _ENDING),
+    ChannelEvent.STOPPED: Transition(_S.STOPPED, _LIVE | _ENDING | {_S.BACKOFF}),
+    ChannelEvent.RESTART: Transition(
+        _S.RESTARTING, _LIVE | {_S.BACKOFF, _S.PARKED, _S.NOT_CONFIGURED}
+    ),
+    ChannelEvent.LEASE_LOST: Transition(_S.LEASE_LOST, _LIVE | {_S.RESTARTING}),
 }
 
 

@@ -11,8 +11,6 @@ from chatgate.model.reasons import MediaReason
 from chatgate.model.text_ids import TextId
 
 MB = 1024 * 1024
-# Platform caps that no configuration can lift (Telegram's Bot API serves bots files of ≤ 20 MB).
-PLATFORM_MAX_BYTES = {"telegram": 20 * MB}
 TEXT_MIMES = frozenset(
     {
         "application/json",
@@ -62,11 +60,11 @@ class MediaLimits:
     max_total_bytes: int = 50 * MB
     max_audio_s: float = 600.0
 
-    def for_platform(self, platform: str) -> MediaLimits:
-        cap = PLATFORM_MAX_BYTES.get(platform)
-        if cap is None or cap >= self.max_bytes:
+    def capped(self, download_cap: int | None) -> MediaLimits:
+        """Within the platform's own download cap (its channel's `FileLimits`), if it has one."""
+        if download_cap is None or download_cap >= self.max_bytes:
             return self
-        return replace(self, max_bytes=cap)
+        return replace(self, max_bytes=download_cap)
 
 
 @dataclass(frozen=True, slots=True)
@@ -165,15 +163,20 @@ _NOTICES: dict[MediaReason, TextId] = {
 
 
 def user_notice(
-    reason: MediaReason, name: str, platform: str, limits: MediaLimits, kind: str = ""
+    reason: MediaReason,
+    name: str,
+    download_cap: int | None,
+    limits: MediaLimits,
+    kind: str = "",
 ) -> MediaNotice | None:
     """The short visible explanation for a refused or failed attachment (None: nothing to say);
-    ``name`` empty means the file has none of its own (the kind's word is used)."""
+    ``name`` empty means the file has none of its own (the kind's word is used);
+    ``download_cap`` is the platform's own cap (only Telegram's Bot API has one)."""
     text_id = _NOTICES.get(reason)
     if text_id is None:
         return None
-    bot_api_cap = platform == "telegram" and PLATFORM_MAX_BYTES[platform] <= limits.max_bytes
-    if text_id is TextId.MEDIA_TOO_LARGE and bot_api_cap:  # name the Bot API's 20 MB cap
+    platform_cap = download_cap is not None and download_cap <= limits.max_bytes
+    if text_id is TextId.MEDIA_TOO_LARGE and platform_cap:  # name the platform's cap
         text_id = TextId.MEDIA_TOO_LARGE_TELEGRAM
     max_bytes = limits.max_total_bytes if reason is MediaReason.TURN_TOTAL else limits.max_bytes
     return MediaNotice(

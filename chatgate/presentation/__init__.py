@@ -27,11 +27,7 @@ from chatgate.model.outbound import (
 from chatgate.presentation.chunking import chunk_text, utf16_len
 from chatgate.presentation.degrade import CallbackStore, DegradedDelivery, adapt, with_note
 from chatgate.presentation.limits import PLAIN, PresentationLimits
-from chatgate.presentation.markdown import (
-    markdown_to_plain,
-    markdown_to_slack_mrkdwn,
-    markdown_to_telegram_html,
-)
+from chatgate.presentation.markdown import markdown_to_html, markdown_to_plain
 from chatgate.presentation.render import to_markdown
 
 __all__ = [
@@ -56,9 +52,8 @@ __all__ = [
     "Text",
     "adapt",
     "chunk_text",
+    "markdown_to_html",
     "markdown_to_plain",
-    "markdown_to_slack_mrkdwn",
-    "markdown_to_telegram_html",
     "message_from_dict",
     "message_to_dict",
     "to_markdown",

@@ -28,6 +28,8 @@ class FileLimits:
     max_media_bytes: int | None = None
     # image types shown as pictures (None: any); other images go as documents
     image_mimes: frozenset[str] | None = None
+    # the most a bot may download from the platform, whatever the config says (None: no cap)
+    max_download_bytes: int | None = None
 
     def __post_init__(self) -> None:
         if self.max_bytes < 1 or self.max_caption_chars < 0:

@@ -1,8 +1,9 @@
-"""Our reply dialect (CommonMark-ish markdown from LLMs) → plain text, Telegram HTML, Slack mrkdwn.
+"""Our reply dialect (CommonMark-ish markdown from LLMs) → plain text and chat HTML, and the line
+model every platform's converter (in its channel folder) builds on.
 
 Block structure is line-based: fenced code blocks (``` or ~~~, any indentation, unclosed
 fences run to the end), ATX headings, list/quote prefixes kept literally; everything else is
-inline markdown parsed per line by `_inline`. Renderers work on flat styled runs, so their
+inline markdown parsed per line by `inline_markdown`. Renderers work on flat styled runs, so their
 output is balanced by construction. Inline formatting never spans lines.
 """
 
@@ -12,15 +13,16 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 
-from chatgate.presentation._inline import Run, parse_inline
+from chatgate.presentation.inline_markdown import Run, parse_inline
 
 _FENCE_OPEN = re.compile(r"^([ \t]*)(`{3,}|~{3,})(.*)$")
 _THEMATIC = re.compile(r"^[ \t]*([-*_])(?:[ \t]*\1){2,}[ \t]*$")
 _HEADING = re.compile(r"^[ \t]{0,3}(#{1,6})(?:[ \t]+(.*?))?(?:[ \t]+#+)?[ \t]*$")
 _PREFIX = re.compile(r"^([ \t]*(?:>[ \t]?)*[ \t]*)((?:[-*+]|\d{1,9}[.)])(?:[ \t]+|$))?")
-_LANG = re.compile(r"^[A-Za-z0-9_+#.\-]{1,32}$")
+LANG = re.compile(r"^[A-Za-z0-9_+#.\-]{1,32}$")
 _SAFE_SCHEMES = ("http://", "https://", "mailto:", "tg://")
-_BOLD = frozenset({"b"})
+BOLD = frozenset({"b"})  # a heading's runs
+EDGES = re.compile(r"^(\s*)(.*?)(\s*)$", re.DOTALL)  # a run's lead, core and trail
 
 
 @dataclass(frozen=True)
@@ -61,13 +63,13 @@ def closes_fence(line: str, fence: Fence) -> bool:
 
 
 @dataclass(frozen=True)
-class _CodeBlock:
+class CodeBlock:
     fence: Fence
     lines: tuple[str, ...]
 
 
 @dataclass(frozen=True)
-class _Line:
+class Line:
     prefix: str  # indentation and quote markers, literal
     marker: str  # list marker with its trailing whitespace, or ""
     body: str
@@ -82,9 +84,9 @@ def _dedent(line: str, width: int) -> str:
     return line[n:]
 
 
-def _segments(md: str) -> list[_Line | _CodeBlock]:
+def segments(md: str) -> list[Line | CodeBlock]:
     lines = md.replace("\r\n", "\n").split("\n")
-    out: list[_Line | _CodeBlock] = []
+    out: list[Line | CodeBlock] = []
     i = 0
     while i < len(lines):
         fence = parse_fence(lines[i])
@@ -96,24 +98,24 @@ def _segments(md: str) -> list[_Line | _CodeBlock]:
         while j < len(lines) and not closes_fence(lines[j], fence):
             j += 1
         body = tuple(_dedent(line, len(fence.indent)) for line in lines[i + 1 : j])
-        out.append(_CodeBlock(fence, body))
+        out.append(CodeBlock(fence, body))
         i = j + 1
     return out
 
 
-def _parse_line(line: str) -> _Line:
+def _parse_line(line: str) -> Line:
     if _THEMATIC.match(line):
-        return _Line(line, "", "", literal=True)
+        return Line(line, "", "", literal=True)
     m = _PREFIX.match(line)
     prefix, marker = (m.group(1), m.group(2) or "") if m else ("", "")
     rest = line[len(prefix) + len(marker) :]
     heading = _HEADING.match(rest)
     if heading:
-        return _Line(prefix, marker, heading.group(2) or "", heading=True)
-    return _Line(prefix, marker, rest)
+        return Line(prefix, marker, heading.group(2) or "", heading=True)
+    return Line(prefix, marker, rest)
 
 
-def _resolve_links(runs: list[Run], keep: Callable[[str], bool]) -> list[Run]:
+def resolve_links(runs: list[Run], keep: Callable[[str], bool]) -> list[Run]:
     """Unlink runs whose URL the target cannot link, appending " (url)" after the label."""
     out: list[Run] = []
     label: list[str] = []
@@ -132,11 +134,11 @@ def _resolve_links(runs: list[Run], keep: Callable[[str], bool]) -> list[Run]:
     return out
 
 
-def _safe_url(url: str) -> bool:
+def safe_url(url: str) -> bool:
     return url.lower().startswith(_SAFE_SCHEMES)
 
 
-def _encode_url(url: str) -> str:
+def encode_url(url: str) -> str:
     """Percent-encode characters a chat platform will not accept inside a link target."""
     return re.sub(r"[\s<>|\"]", lambda m: "".join(f"%{b:02X}" for b in m[0].encode()), url)
 
@@ -144,17 +146,17 @@ def _encode_url(url: str) -> str:
 # --- plain --------------------------------------------------------------------------------
 
 
-def _plain_line(line: _Line) -> str:
+def _plain_line(line: Line) -> str:
     if line.literal:
         return line.prefix
-    runs = _resolve_links(parse_inline(line.body), lambda _url: False)
+    runs = resolve_links(parse_inline(line.body), lambda _url: False)
     return line.prefix + line.marker + "".join(r.text for r in runs)
 
 
 def _to_plain(md: str) -> str:
     parts = [
-        "\n".join(seg.lines) if isinstance(seg, _CodeBlock) else _plain_line(seg)
-        for seg in _segments(md)
+        "\n".join(seg.lines) if isinstance(seg, CodeBlock) else _plain_line(seg)
+        for seg in segments(md)
     ]
     return "\n".join(parts)
 
@@ -167,11 +169,11 @@ def markdown_to_plain(md: str) -> str:
         return md
 
 
-# --- Telegram HTML ------------------------------------------------------------------------
+# --- chat HTML (Telegram, web chat) ------------------------------------------------------------------------
 
 
 def html_escape(text: str) -> str:
-    """Escape the three characters Telegram requires outside tags."""
+    """Escape the three characters chat HTML (and Slack) require outside tags."""
     return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
 
 
@@ -179,7 +181,7 @@ def _attr(text: str) -> str:
     return html_escape(text).replace('"', "&quot;")
 
 
-def _bullet(marker: str) -> str:
+def bullet(marker: str) -> str:
     return "•" + marker[1:] if marker[:1] in ("-", "*", "+") else marker
 
 
@@ -189,7 +191,7 @@ _Tag = tuple[str, str]  # (name, opening tag); link tags carry their id in the n
 def _html_tags(run: Run) -> list[_Tag]:
     tags: list[_Tag] = []
     if run.link is not None:
-        href = _attr(_encode_url(run.link.url))
+        href = _attr(encode_url(run.link.url))
         tags.append((f"a#{run.link.ident}", f'<a href="{href}">'))
     elif run.code:
         return [("code", "<code>")]
@@ -200,7 +202,7 @@ def _html_tags(run: Run) -> list[_Tag]:
 def _html_runs(runs: list[Run]) -> str:
     out: list[str] = []
     stack: list[_Tag] = []
-    for run in _resolve_links(runs, _safe_url):
+    for run in resolve_links(runs, safe_url):
         want = _html_tags(run)
         keep = 0  # still-wanted tags at the bottom of the stack stay open
         while keep < len(stack) and stack[keep] in want:
@@ -215,114 +217,34 @@ def _html_runs(runs: list[Run]) -> str:
     return "".join(out)
 
 
-def _html_code(block: _CodeBlock) -> str:
+def _html_code(block: CodeBlock) -> str:
     if not block.lines:
         return ""
     body = html_escape("\n".join(block.lines))
     lang = block.fence.lang
-    if _LANG.match(lang):
+    if LANG.match(lang):
         return f'<pre><code class="language-{lang}">{body}</code></pre>'
     return f"<pre>{body}</pre>"
 
 
-def _html_line(line: _Line) -> str:
+def _html_line(line: Line) -> str:
     if line.literal:
         return html_escape(line.prefix)
-    runs = parse_inline(line.body, _BOLD if line.heading else frozenset())
-    return html_escape(line.prefix + _bullet(line.marker)) + _html_runs(runs)
+    runs = parse_inline(line.body, BOLD if line.heading else frozenset())
+    return html_escape(line.prefix + bullet(line.marker)) + _html_runs(runs)
 
 
-def _to_telegram_html(md: str) -> str:
+def _to_html(md: str) -> str:
     parts = [
-        _html_code(seg) if isinstance(seg, _CodeBlock) else _html_line(seg) for seg in _segments(md)
+        _html_code(seg) if isinstance(seg, CodeBlock) else _html_line(seg) for seg in segments(md)
     ]
     return "\n".join(parts)
 
 
-def markdown_to_telegram_html(md: str) -> str:
-    """Telegram Bot API HTML: b/i/s/code/pre/a only, balanced and nested; never raises."""
+def markdown_to_html(md: str) -> str:
+    """The chat HTML subset (Telegram's Bot API): b/i/s/code/pre/a only, balanced and nested;
+    never raises."""
     try:
-        return _to_telegram_html(md)
+        return _to_html(md)
     except Exception:  # fall back to the literal text, which is always valid
-        return html_escape(md)
-
-
-# --- Slack mrkdwn -------------------------------------------------------------------------
-
-_SLACK_MARKS = (("b", "*"), ("i", "_"), ("s", "~"))
-_EDGES = re.compile(r"^(\s*)(.*?)(\s*)$", re.DOTALL)
-
-
-def _slack_url(url: str) -> str:
-    return _encode_url(url).replace("&", "&amp;")
-
-
-def _slack_styled(run: Run) -> str:
-    if run.code:  # mrkdwn cannot show a backtick inside code: fall back to plain text
-        return html_escape(run.text) if "`" in run.text else f"`{html_escape(run.text)}`"
-    m = _EDGES.match(run.text)
-    lead, core, trail = (m.group(1), m.group(2), m.group(3)) if m else ("", run.text, "")
-    marks = "".join(mark for style, mark in _SLACK_MARKS if style in run.styles)
-    if not core or not marks:
-        return html_escape(run.text)
-    return f"{lead}{marks}{html_escape(core)}{marks[::-1]}{trail}"
-
-
-def _slack_runs(runs: list[Run]) -> str:
-    out: list[str] = []
-    runs = _resolve_links(runs, _safe_url)
-    i = 0
-    while i < len(runs):
-        link = runs[i].link
-        if link is None:
-            out.append(_slack_styled(runs[i]))
-            i += 1
-            continue
-        j = i
-        while j < len(runs) and runs[j].link == link:
-            j += 1
-        label = "".join(r.text for r in runs[i:j])
-        url = _slack_url(link.url)
-        out.append(f"<{url}>" if label == link.url else f"<{url}|{html_escape(label)}>")
-        i = j
-    return "".join(out)
-
-
-def _slack_line(line: _Line) -> str:
-    if line.literal:
-        return html_escape(line.prefix)
-    runs = parse_inline(line.body, _BOLD if line.heading else frozenset())
-    return html_escape(line.prefix + _bullet(line.marker)) + _slack_runs(runs)
-
-
-def _slack_code(block: _CodeBlock) -> str:
-    """A ``` block; a ``` inside would end it early, so a zero-width space breaks it up."""
-    body = re.sub(r"(?<=``)`", "\u200b`", html_escape("\n".join(block.lines)))
-    return f"```\n{body}\n```" if block.lines else ""
-
-
-def _slack_text_line(line: _Line) -> str:
-    """A text line that came out looking like a fence (from escapes) gets a zero-width space in
-    front; elsewhere in a line a run of three or more backticks is broken up, since Slack would
-    start a code block there and the chunker would see an unbalanced fence."""
-    text = _slack_line(line)
-    if parse_fence(text) is None:
-        return re.sub(r"(?<=``)`", "\u200b`", text)
-    indent = len(text) - len(text.lstrip(" \t"))
-    return text[:indent] + "\u200b" + text[indent:]
-
-
-def _to_slack_mrkdwn(md: str) -> str:
-    parts = [
-        _slack_code(seg) if isinstance(seg, _CodeBlock) else _slack_text_line(seg)
-        for seg in _segments(md)
-    ]
-    return "\n".join(parts)
-
-
-def markdown_to_slack_mrkdwn(md: str) -> str:
-    """Slack mrkdwn: *b*, _i_, ~s~, `code`, ```pre```, <url|text>; & < > escaped."""
-    try:
-        return _to_slack_mrkdwn(md)
-    except Exception:  # fall back to the literal text
         return html_escape(md)

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Collection, Sequence
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, Protocol
 
 from chatgate.model.chat import ChatMessage
 from chatgate.model.messages import InboundMessage, Target
@@ -20,7 +20,7 @@ from chatgate.state.records import (
     Approved,
     DeadLetter,
     JournalEntry,
-    JournalState,
+    JournalMark,
     LeaseToken,
     PendingRequest,
     SessionInfo,
@@ -43,20 +43,13 @@ class Journal(Protocol):
         """Append ``msg`` durably; (False, existing) when it is a duplicate within the window."""
         ...
 
-    async def settle(
-        self,
-        key: str,
-        state: JournalState,
-        now: float,
-        *,
-        stage: str | None = None,
-        reason: str | None = None,
-        session: str | None = None,
-        reply: dict[str, Any] | None = None,
-        delivery: str | None = None,
-        delivery_ids: list[str] | None = None,
-    ) -> None:
-        """Move ``key`` to ``state`` durably, recording whichever trail fields are given."""
+    async def settle(self, key: str, mark: JournalMark) -> None:
+        """Write ``mark`` to ``key`` durably."""
+        ...
+
+    def turn_writer(self) -> TurnWriter | None:
+        """The one-write path for a turn where the backend keeps the session store in the same
+        database; None where the journal and the transcript are written side by side."""
         ...
 
     async def finish(
@@ -127,24 +120,12 @@ class TranscriptAppend:
     messages: Sequence[ChatMessage]
 
 
-@runtime_checkable
-class TurnJournal(Protocol):
-    """Optional, for a Journal whose backend keeps the session store in the same database: a
-    turn's journal marks and its transcript lines in one write (one round trip, one commit)."""
+class TurnWriter(Protocol):
+    """A turn's journal marks and its transcript lines in one write (one round trip, one
+    commit), for a backend that keeps both in the same database (`Journal.turn_writer`)."""
 
     async def settle_turn(
-        self,
-        keys: Sequence[str],
-        state: JournalState,
-        now: float,
-        *,
-        stage: str,
-        reason: str,
-        session: str,
-        reply: dict[str, Any],
-        delivery: str | None,
-        delivery_ids: list[str] | None,
-        transcript: TranscriptAppend | None,
+        self, keys: Sequence[str], mark: JournalMark, transcript: TranscriptAppend | None
     ) -> BaseException | None:
         """`settle` every key alike (raises when that fails) and append ``transcript``; a failed
         append is returned, not raised, and does not undo the journal marks."""

@@ -6,6 +6,7 @@ reads the same shapes whether it asks the daemon or opens the store itself.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
@@ -22,6 +23,21 @@ class JournalState(StrEnum):
 
 
 TERMINAL = frozenset({JournalState.DONE, JournalState.DROPPED})
+
+
+@dataclass(frozen=True, slots=True)
+class JournalMark:
+    """One write to a journal entry: the state it moves to, when, and whichever trail fields
+    it records (None leaves a field as it was)."""
+
+    state: JournalState
+    now: float
+    stage: str | None = None
+    reason: str | None = None
+    session: str | None = None
+    reply: dict[str, Any] | None = None
+    delivery: str | None = None
+    delivery_ids: Sequence[str] | None = None
 
 
 @dataclass(frozen=True)

@@ -62,3 +62,18 @@ def test_webhook_routes_claim_paths_agents_and_targets_and_grant_hints() -> None
     hints = descriptor.route_hints(section)
     assert hints["gh"].trusted and hints["gh"].ephemeral and hints["gh"].agent == "ops"
     assert hints["once"].trusted and not hints["once"].ephemeral
+
+
+@pytest.mark.parametrize(
+    ("platform", "native"),
+    [
+        ("telegram", '<b>hi</b> <a href="https://e.x">doc</a>'),
+        ("webchat", '<b>hi</b> <a href="https://e.x">doc</a>'),
+        ("slack", "*hi* <https://e.x|doc>"),
+        ("discord", "**hi** [doc](https://e.x)"),
+        ("whatsapp", "*hi* doc (https://e.x)"),
+        ("webhook", "**hi** [doc](https://e.x)"),  # a markdown document: as written
+    ],
+)
+def test_the_descriptor_names_the_platforms_markdown(platform: str, native: str) -> None:
+    assert REGISTRY.descriptor(platform).markdown("**hi** [doc](https://e.x)") == native

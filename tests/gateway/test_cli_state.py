@@ -12,7 +12,7 @@ from chatgate.clock import SystemClock
 from chatgate.model.chat import ChatMessage
 from chatgate.model.messages import InboundMessage, Target
 from chatgate.state.factory import build_state
-from chatgate.state.records import JournalState
+from chatgate.state.records import JournalMark, JournalState
 from tests.harness import load, write_config
 
 
@@ -36,7 +36,8 @@ async def seeded(tmp_path: Path) -> Path:
     dropped = InboundMessage("telegram", "telegram", "-5", "group", "8", "55", "chatter")
     await state.journal.record(dropped, 1000.0, 60)
     await state.journal.settle(
-        dropped.key, JournalState.DROPPED, 1001.0, stage="admission", reason="group_mention_only"
+        dropped.key,
+        JournalMark(JournalState.DROPPED, 1001.0, stage="admission", reason="group_mention_only"),
     )
     grouped = InboundMessage("telegram", "telegram", "-100123", "group", "8", "-100123:56", "hi")
     await state.journal.record(grouped, 1000.0, 60)

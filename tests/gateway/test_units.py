@@ -12,7 +12,8 @@ from chatgate.gateway.session_cache import SessionCache
 from chatgate.model.chat import ChatMessage
 from chatgate.model.messages import InboundMessage
 from chatgate.state.local_lock import LocalTurnLock
-from chatgate.state.records import JournalState
+from chatgate.state.protocols import TranscriptAppend
+from chatgate.state.records import JournalMark, JournalState
 from chatgate.state.sqlite.db import Database
 from chatgate.state.sqlite.journal import SqliteJournal as Journal
 from chatgate.state.sqlite.sessions import SqliteSessionStore
@@ -157,11 +158,35 @@ async def test_journal_dedupes_within_window_and_accepts_after(db: Database) -> 
     assert (await journal.record(m, 1000.0, 60))[0] is True
     new, existing = await journal.record(m, 1030.0, 60)
     assert new is False and existing is not None and existing.state is JournalState.PENDING
-    await journal.settle(m.key, JournalState.DONE, 1031.0, stage="turn", reason="text")
+    await journal.settle(m.key, JournalMark(JournalState.DONE, 1031.0, stage="turn", reason="text"))
     assert (await journal.record(m, 1200.0, 60))[0] is True  # outside the window: a new message
     assert [e.key for e in await journal.unfinished()] == [m.key]
-    await journal.settle(m.key, JournalState.DROPPED, 1201.0, stage="admission", reason="blocked")
+    await journal.settle(
+        m.key, JournalMark(JournalState.DROPPED, 1201.0, stage="admission", reason="blocked")
+    )
     assert await journal.purge(2000.0) == 1
+
+
+async def test_sqlite_turn_writer_marks_every_key_and_appends_in_one_call(db: Database) -> None:
+    journal, store = Journal(db), SqliteSessionStore(db)
+    first, second = msg(message_id="1"), msg(message_id="2")
+    for m in (first, second):
+        await journal.record(m, 1000.0, 60)
+    await journal.settle(first.key, JournalMark(JournalState.PENDING, 1000.5, stage="intake"))
+    writer = journal.turn_writer()
+    assert writer is not None
+    mark = JournalMark(JournalState.ANSWERED, 1001.0, session="s", reason="text", reply={"a": 1})
+    lines = [ChatMessage("user", "hi", source=first.key)]
+    failed = await writer.settle_turn(
+        [first.key, second.key], mark, TranscriptAppend("s", 0, lines)
+    )
+    assert failed is None
+    entries = [await journal.get(m.key) for m in (first, second)]
+    assert [(e.state, e.session, e.reply) for e in entries if e] == [
+        (JournalState.ANSWERED, "s", {"a": 1})
+    ] * 2
+    assert entries[0] is not None and entries[0].stage == "intake"  # None leaves a field as it was
+    assert [m.content for m in (await store.load("s", 10)).messages] == ["hi"]
 
 
 async def test_warm_cache_lru_never_evicts_in_flight_or_unflushed(db: Database) -> None:

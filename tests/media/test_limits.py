@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from chatgate.channels.telegram import FILES as TELEGRAM_FILES
 from chatgate.media.prepare import decodes_at_once
 from chatgate.model.reasons import MediaReason
 from chatgate.policies.media import (
@@ -26,6 +27,8 @@ def _said(notice: object, language: str = "en") -> str | None:
     return None if notice is None else Voice(language=language).media(notice)
 
 
+TELEGRAM_CAP = TELEGRAM_FILES.max_download_bytes  # the Bot API's 20 MB, from the descriptor
+SLACK_CAP = None  # Slack's files API caps nothing below the config
 LIMITS = MediaLimits(max_bytes=10 * MB, max_files=3, max_total_bytes=15 * MB)
 
 PLANS = [
@@ -60,14 +63,14 @@ def test_a_voice_note_longer_than_max_audio_s_is_refused_before_download() -> No
     limits = MediaLimits(max_audio_s=60)
     plans = plan_fetches([1000, 1000, 1000], limits, [59.0, 61.0, None])
     assert [p.refused for p in plans] == [None, MediaReason.TOO_LONG, None]
-    text = _said(user_notice(MediaReason.TOO_LONG, "", "telegram", limits, "voice"))
+    text = _said(user_notice(MediaReason.TOO_LONG, "", TELEGRAM_CAP, limits, "voice"))
     assert text == "voice message is longer than 60 seconds, the most this bot transcribes."
 
 
 def test_telegram_caps_files_at_20_mb_whatever_the_config_says() -> None:
-    assert MediaLimits(max_bytes=50 * MB).for_platform("telegram").max_bytes == 20 * MB
-    assert MediaLimits(max_bytes=5 * MB).for_platform("telegram").max_bytes == 5 * MB
-    assert MediaLimits(max_bytes=50 * MB).for_platform("slack").max_bytes == 50 * MB
+    assert MediaLimits(max_bytes=50 * MB).capped(TELEGRAM_CAP).max_bytes == 20 * MB
+    assert MediaLimits(max_bytes=5 * MB).capped(TELEGRAM_CAP).max_bytes == 5 * MB
+    assert MediaLimits(max_bytes=50 * MB).capped(SLACK_CAP).max_bytes == 50 * MB
 
 
 TYPES = [
@@ -99,20 +102,20 @@ def test_every_refusal_has_a_visible_notice_and_successes_have_none() -> None:
         MediaReason.FILE_NOTED,
     }
     for reason in MediaReason:
-        text = _said(user_notice(reason, "a.pdf", "slack", LIMITS))
+        text = _said(user_notice(reason, "a.pdf", SLACK_CAP, LIMITS))
         assert (text is None) == (reason in silent), reason
         if text is not None:
             assert "a.pdf" in text
 
 
 def test_telegram_notice_names_the_bot_api_limit() -> None:
-    limits = MediaLimits().for_platform("telegram")
-    text = _said(user_notice(MediaReason.TOO_LARGE, "big.mov", "telegram", limits))
+    limits = MediaLimits().capped(TELEGRAM_CAP)
+    text = _said(user_notice(MediaReason.TOO_LARGE, "big.mov", TELEGRAM_CAP, limits))
     assert text == (
         "big.mov is larger than 20 MB, the most this bot accepts (Telegram lets bots "
         "download files of up to 20 MB); send a smaller file."
     )
-    assert "Telegram" not in str(_said(user_notice(MediaReason.TOO_LARGE, "x", "slack", LIMITS)))
+    assert "Telegram" not in str(_said(user_notice(MediaReason.TOO_LARGE, "x", SLACK_CAP, LIMITS)))
 
 
 def test_model_notes_carry_the_reason_code_and_facts() -> None:

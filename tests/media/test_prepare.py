@@ -9,6 +9,7 @@ from pathlib import Path
 
 from PIL import Image
 
+from chatgate.channels.telegram import FILES as TELEGRAM_FILES
 from chatgate.config.media_models import AgentMediaConfig
 from chatgate.media.describe import Describer
 from chatgate.media.files import sweep
@@ -40,6 +41,9 @@ class MemoryFiles:
         return len(data)
 
 
+TELEGRAM_CAP = TELEGRAM_FILES.max_download_bytes
+
+
 def _msg(*attachments: Attachment, text: str = "") -> InboundMessage:
     return InboundMessage(
         "tg", "telegram", "1", "direct", "1", "m1", text or f"[{attachments[0].kind}]",
@@ -53,7 +57,7 @@ def _said(prepared: PreparedInput, voice: Voice | None = None) -> tuple[str, ...
 
 
 def _ctx(tmp_path: Path, **media: object) -> MediaContext:
-    return MediaContext(AgentMediaConfig(**media), "telegram", tmp_path, True, None)  # type: ignore[arg-type]
+    return MediaContext(AgentMediaConfig(**media), TELEGRAM_CAP, tmp_path, True, None)  # type: ignore[arg-type]
 
 
 async def _run(

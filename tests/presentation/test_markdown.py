@@ -8,15 +8,14 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from chatgate.channels.slack.markdown import _to_slack_mrkdwn, markdown_to_slack_mrkdwn
 from chatgate.presentation.markdown import (
     Fence,
+    _to_html,
     _to_plain,
-    _to_slack_mrkdwn,
-    _to_telegram_html,
     closes_fence,
+    markdown_to_html,
     markdown_to_plain,
-    markdown_to_slack_mrkdwn,
-    markdown_to_telegram_html,
     parse_fence,
 )
 from tests.presentation.helpers import telegram_html_errors
@@ -178,7 +177,7 @@ CASES = [
 @pytest.mark.parametrize(("md", "plain", "html", "slack"), CASES, ids=[c[0][:30] for c in CASES])
 def test_conversions(md: str, plain: str, html: str | None, slack: str | None) -> None:
     assert markdown_to_plain(md) == plain
-    rendered = markdown_to_telegram_html(md)
+    rendered = markdown_to_html(md)
     assert telegram_html_errors(rendered) == []
     if html is not None:
         assert rendered == html
@@ -211,9 +210,9 @@ _markdownish = st.lists(_MD_ALPHABET, max_size=60).map("".join)
 
 @given(st.one_of(_markdownish, st.text(max_size=80)))
 def test_telegram_html_is_always_valid(md: str) -> None:
-    html = _to_telegram_html(md)
+    html = _to_html(md)
     assert telegram_html_errors(html) == []
-    assert markdown_to_telegram_html(md) == html
+    assert markdown_to_html(md) == html
 
 
 @given(st.one_of(_markdownish, st.text(max_size=80)))
@@ -243,7 +242,7 @@ def test_plain_keeps_every_letter_in_order(md: str) -> None:
 
 def test_pathological_input_stays_valid() -> None:
     md = "*a " * 3000 + "[" * 2000 + "`" * 999 + "_b" * 3000 + "](" * 500 + "[a](" * 2000
-    html = markdown_to_telegram_html(md)
+    html = markdown_to_html(md)
     assert telegram_html_errors(html) == []
     nested = "*a " * 500 + "b" + " c*" * 500
-    assert "<i>" in markdown_to_telegram_html(nested)
+    assert "<i>" in markdown_to_html(nested)

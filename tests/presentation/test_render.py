@@ -18,7 +18,7 @@ from chatgate.model.outbound import (
     Text,
 )
 from chatgate.presentation.degrade import adapt, with_note
-from chatgate.presentation.markdown import markdown_to_telegram_html
+from chatgate.presentation.markdown import markdown_to_html
 from chatgate.presentation.render import to_markdown
 
 
@@ -65,6 +65,6 @@ def test_degradation_note_renders_as_italic_telegram_html() -> None:
     adapted, report = adapt(message, TELEGRAM)
     text = to_markdown(with_note(adapted, report))
     assert text.endswith("_(Note: 1 table rendered as text.)_")
-    html = markdown_to_telegram_html(text)
+    html = markdown_to_html(text)
     assert html.endswith("<i>(Note: 1 table rendered as text.)</i>")
     assert "| k | v |" in html

@@ -10,7 +10,7 @@ import pytest
 from redis.asyncio import Redis
 
 from chatgate.model.messages import InboundMessage
-from chatgate.state.records import JournalState
+from chatgate.state.records import JournalMark, JournalState
 from chatgate.state.redis import journal, lock, sessions
 from chatgate.state.redis.client import Keys
 from chatgate.state.redis.journal import NOBODY, OpenEntry, RedisJournal, claimable
@@ -85,7 +85,9 @@ async def test_an_answer_handed_off_goes_to_exactly_one_replica_serving_its_chan
         await client.set(KEYS("replica", name), "{}")  # all four alive
     msg = message("m1")
     await a.record(msg, NOW, 60)
-    await a.settle(msg.key, JournalState.ANSWERED, NOW, session="s", reply={"message": None})
+    await a.settle(
+        msg.key, JournalMark(JournalState.ANSWERED, NOW, session="s", reply={"message": None})
+    )
     assert not await b.hand_off(msg.key), "only the owner can give an entry away"
     assert await a.hand_off(msg.key)
     assert not await a.hand_off(msg.key)

@@ -16,7 +16,7 @@ from chatgate.config.models import GatewaySection
 from chatgate.gateway.supervision.lease import LeaseKeeper
 from chatgate.model.errors import StateUnavailable
 from chatgate.model.messages import InboundMessage
-from chatgate.state.records import JournalState
+from chatgate.state.records import JournalMark, JournalState
 from chatgate.state.redis import build_stores
 from chatgate.state.redis.client import DATA_CONNECTIONS, LOCK_CONNECTIONS, Keys
 from chatgate.state.redis.leases import RedisLeases
@@ -87,7 +87,7 @@ async def test_journal_errors_surface_as_state_unavailable(
         with pytest.raises(StateUnavailable, match="journal: redis unreachable"):
             await stores.journal.record(message(1), NOW, 60)
         with pytest.raises(StateUnavailable):
-            await stores.journal.settle("k", JournalState.DONE, NOW)
+            await stores.journal.settle("k", JournalMark(JournalState.DONE, NOW))
         with pytest.raises(StateUnavailable):
             await stores.journal.unfinished()
     finally:

@@ -9,7 +9,7 @@ import pytest
 from redis.asyncio import Redis
 
 from chatgate.model.messages import InboundMessage
-from chatgate.state.records import JournalState
+from chatgate.state.records import JournalMark, JournalState
 from chatgate.state.redis.client import Keys
 from chatgate.state.redis.journal import RedisJournal
 
@@ -36,13 +36,15 @@ async def test_a_stalled_replica_cannot_write_the_outcome_of_an_adopted_entry(
     assert sorted(e.key for e in await b.orphaned(["tg"])) == ["tg:m1", "tg:m2"]
     assert not await a.owns("tg:m1") and await b.owns("tg:m1")
     # a's answer to a pending entry is kept for b, which sends it (no second model call)
-    await a.settle("tg:m1", JournalState.ANSWERED, NOW, session="s1", reply=REPLY)
+    await a.settle("tg:m1", JournalMark(JournalState.ANSWERED, NOW, session="s1", reply=REPLY))
     await a.finish("tg:m2", NOW, stage="turn", reason="text", delivery="sent", delivery_ids=[])
     first, second = await b.get("tg:m1"), await b.get("tg:m2")
     assert first is not None and first.state is JournalState.ANSWERED and first.reply == REPLY
     assert second is not None and second.state is JournalState.PENDING  # a's DONE: refused
     other = {"outcome": "text", "message": {"blocks": [{"text": "again"}]}}
-    await a.settle("tg:m1", JournalState.ANSWERED, NOW, session="s1", reply=other)  # refused
+    await a.settle(
+        "tg:m1", JournalMark(JournalState.ANSWERED, NOW, session="s1", reply=other)
+    )  # refused
     first = await b.get("tg:m1")
     assert first is not None and first.reply == REPLY
     await b.finish("tg:m1", NOW, stage="turn", reason="text", delivery="sent", delivery_ids=[])
@@ -56,7 +58,9 @@ async def test_intake_settles_are_not_guarded(client: Redis) -> None:
     """Drops and notices before a turn are written by whoever holds the message."""
     a = RedisJournal(client, KEYS, "a")
     await a.record(message("m1"), NOW, DAY)
-    await a.settle("tg:m1", JournalState.DROPPED, NOW, stage="admission", reason="blocked")
+    await a.settle(
+        "tg:m1", JournalMark(JournalState.DROPPED, NOW, stage="admission", reason="blocked")
+    )
     entry = await a.get("tg:m1")
     assert entry is not None and entry.state is JournalState.DROPPED
 
@@ -73,7 +77,9 @@ async def test_an_adopted_answer_its_stalled_sender_sent_is_not_sent_again(
     await client.set(KEYS("replica", "b"), "{}", px=60_000)
     for m in ("m1", "m2"):
         await a.record(message(m), NOW, DAY)
-        await a.settle(f"tg:{m}", JournalState.ANSWERED, NOW, session="s1", reply=REPLY)
+        await a.settle(
+            f"tg:{m}", JournalMark(JournalState.ANSWERED, NOW, session="s1", reply=REPLY)
+        )
         assert await a.claim_send(f"tg:{m}")  # a's send is under way, then a freezes
     assert sorted(e.key for e in await b.orphaned(["tg"])) == ["tg:m1", "tg:m2"]
     waiting = asyncio.ensure_future(b.claim_send("tg:m1"))

@@ -11,7 +11,7 @@ from chatgate.model.chat import ChatMessage
 from chatgate.model.messages import InboundMessage, Target
 from chatgate.model.reasons import SendErrorKind
 from chatgate.policies.pairing import ApprovalOutcome, IssueOutcome
-from chatgate.state.records import JournalState
+from chatgate.state.records import JournalMark, JournalState
 from chatgate.state.redis.callbacks import RedisCallbacks
 from chatgate.state.redis.client import Keys
 from chatgate.state.redis.dead_letters import RedisDeadLetters, RedisDeadTargets
@@ -76,7 +76,7 @@ async def test_dedupe_is_cluster_wide(client: Redis) -> None:
     a, b = RedisJournal(client, KEYS, "a"), RedisJournal(client, KEYS, "b")
     results = await asyncio.gather(*(j.record(message("m1"), NOW, DAY) for j in (a, b, a, b)))
     assert sorted(new for new, _ in results) == [False, False, False, True]
-    await a.settle("tg:m1", JournalState.DROPPED, NOW, stage="policy", reason="r")
+    await a.settle("tg:m1", JournalMark(JournalState.DROPPED, NOW, stage="policy", reason="r"))
     new, existing = await b.record(message("m1"), NOW + 10, DAY)
     assert not new and existing is not None and existing.state is JournalState.DROPPED
     assert (await b.record(message("m1"), NOW + 2 * DAY, DAY))[0]  # outside the window: new
@@ -92,7 +92,7 @@ async def test_a_dead_replicas_open_messages_are_claimed_by_exactly_one_other(
     await a.record(message("m2"), NOW, DAY)
     await a.record(message("m3"), NOW, DAY)
     reply = {"outcome": "text", "message": {"blocks": [{"text": "done"}]}}
-    await a.settle("tg:m2", JournalState.ANSWERED, NOW, session="s1", reply=reply)
+    await a.settle("tg:m2", JournalMark(JournalState.ANSWERED, NOW, session="s1", reply=reply))
     await a.finish("tg:m3", NOW, stage="turn", reason="text", delivery="sent", delivery_ids=[])
     assert await b.unfinished() == []  # a is alive: its messages are its own
     assert await a.orphaned(["tg"]) == []  # nor are a live replica's own messages orphans

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 
+from chatgate.channels.telegram import FILES as TELEGRAM_FILES
 from chatgate.config.text_models import TextOverrides
 from chatgate.model.reasons import MediaReason
 from chatgate.model.text_ids import TextId
@@ -31,14 +32,14 @@ LIMITS = MediaLimits(max_bytes=20 * MB, max_files=3, max_total_bytes=50 * MB, ma
 def test_notices_are_worded_in_the_users_language(
     reason: MediaReason, name: str, kind: str, language: str, text: str
 ) -> None:
-    notice = user_notice(reason, name, "telegram", LIMITS, kind)
+    notice = user_notice(reason, name, TELEGRAM_FILES.max_download_bytes, LIMITS, kind)
     assert notice is not None
     assert Voice(language=language).media(notice) == text
 
 
 @pytest.mark.parametrize("reason", list(MediaReason))
 def test_every_notice_renders_in_every_language(reason: MediaReason) -> None:
-    notice = user_notice(reason, "", "slack", LIMITS, "voice")
+    notice = user_notice(reason, "", None, LIMITS, "voice")
     for language in ("en", "de", "es", "fr", "ru"):
         text = "" if notice is None else Voice(language=language).media(notice)
         assert "{" not in text and (notice is None or text)

@@ -7,6 +7,7 @@ from typing import Any
 
 from chatgate.channels.descriptor import CHAT_HOT_KEYS, ChannelDescriptor, secret_lease
 from chatgate.channels.discord.config import DiscordChannelConfig
+from chatgate.channels.discord.markdown import markdown_to_discord
 from chatgate.presentation.file_rules import MB, FileLimits
 from chatgate.presentation.limits import PresentationLimits
 
@@ -41,6 +42,7 @@ DESCRIPTOR = ChannelDescriptor(
     config_model=DiscordChannelConfig,
     adapter="chatgate.channels.discord.adapter:DiscordChannel",
     limits=LIMITS,
+    markdown=markdown_to_discord,
     hot_keys=CHAT_HOT_KEYS | {"allowed_guilds", "max_lines", "request_timeout_s", "stale_after_s"},
     doctor="chatgate.channels.discord.doctor:check",
     noisy_loggers=("discord",),

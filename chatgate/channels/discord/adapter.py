@@ -63,6 +63,7 @@ NO_TOKEN_HINT = (
 
 
 class DiscordChannel(DiscordOutbound):
+    COUNTERS = ("identify", "resume", "disconnect", "connect")
     platform = "discord"
 
     def __init__(self, ctx: ChannelContext) -> None:
@@ -76,9 +77,7 @@ class DiscordChannel(DiscordOutbound):
         self._last_event = time.monotonic()
         self._order = ChatOrder()  # discord.py runs each event in its own task
         self._files = FilesSession(self._files_session)  # CDN files, on any replica
-        self.ignored: dict[str, int] = {}
         self.locales: OrderedDict[str, str] = OrderedDict()  # user id -> their Discord locale
-        self.counters = {"identify": 0, "resume": 0, "disconnect": 0, "connect": 0}
 
     # -- lifecycle --------------------------------------------------------------------------
 
@@ -227,10 +226,7 @@ class DiscordChannel(DiscordOutbound):
             f"shard{'s' * (len(shards) != 1)} · {guilds} guild{'s' * (guilds != 1)} · latency "
             + (f"{latency} ms" if latency is not None else "-"),
         }
-        if self.ignored:
-            detail["ignored"] = dict(self.ignored)
-        if self.last_error is not None:
-            detail["last_error"] = dict(self.last_error)
+        detail.update(self.tallies())
         return detail
 
     # -- events from the client ---------------------------------------------------------------
@@ -242,7 +238,7 @@ class DiscordChannel(DiscordOutbound):
         self._ready.set()
 
     def shard_event(self, kind: str, shard_id: int) -> None:
-        self.counters[kind] = self.counters.get(kind, 0) + 1
+        self.count(kind)
         self.ctx.metrics.count(f"discord_shard_{kind}", channel=self.name)
         log.info("discord shard %s", kind, extra={"shard": shard_id})
 
@@ -363,9 +359,7 @@ class DiscordChannel(DiscordOutbound):
                 return None
 
     def _ignore(self, ignored: Ignored) -> None:
-        self.ignored[ignored.reason.value] = self.ignored.get(ignored.reason.value, 0) + 1
-        if self._sink is not None:
-            self._sink.ignored(self.name, ignored.reason, chat_id=ignored.chat_id)
+        self.note_ignored(ignored.reason, ignored.chat_id, self._sink)
 
 
 def _ms(seconds: float) -> int | None:

@@ -11,21 +11,21 @@ from __future__ import annotations
 
 import re
 
-from chatgate.presentation._inline import Run, parse_inline
+from chatgate.presentation.inline_markdown import Run, parse_inline
 from chatgate.presentation.markdown import (
-    _EDGES,
-    _LANG,
-    _CodeBlock,
-    _encode_url,
-    _Line,
-    _resolve_links,
-    _segments,
+    BOLD,
+    EDGES,
+    LANG,
+    CodeBlock,
+    Line,
+    encode_url,
+    resolve_links,
+    segments,
 )
 
 # A bare URL is left as typed (Discord links it; an escape would change it), else markup is escaped.
 _SPECIAL = re.compile(r"(https?://[^\s<>]+)|([\\*_~`|])", re.IGNORECASE)
 _LINE_START = re.compile(r"^-#(?=\s)")
-_BOLD = frozenset({"b"})
 _MARKS = (("b", "**"), ("s", "~~"), ("i", "*"))
 _MARK_CHARS = frozenset("*~")
 _SAFE_SCHEMES = ("http://", "https://")
@@ -54,7 +54,7 @@ def _code_span(text: str) -> str:
 def _styled(run: Run) -> str:
     if run.code:
         return _code_span(run.text)
-    m = _EDGES.match(run.text)
+    m = EDGES.match(run.text)
     lead, core, trail = (m.group(1), m.group(2), m.group(3)) if m else ("", run.text, "")
     marks = "".join(mark for style, mark in _MARKS if style in run.styles)
     if not core or not marks:
@@ -66,7 +66,7 @@ def _link(runs: list[Run]) -> str:
     link = runs[0].link
     assert link is not None
     label = "".join(r.text for r in runs)
-    url = _encode_url(link.url).replace("(", "%28").replace(")", "%29")
+    url = encode_url(link.url).replace("(", "%28").replace(")", "%29")
     if label == link.url:
         return url  # Discord links bare URLs itself; escaping would break them
     text = "".join(_styled(r) for r in runs).replace("[", "\\[").replace("]", "\\]")
@@ -81,7 +81,7 @@ def _join(out: list[str], piece: str) -> None:
 
 def _runs(runs: list[Run]) -> str:
     out: list[str] = []
-    runs = _resolve_links(runs, _safe_url)
+    runs = resolve_links(runs, _safe_url)
     i = 0
     while i < len(runs):
         link = runs[i].link
@@ -96,31 +96,31 @@ def _runs(runs: list[Run]) -> str:
     return "".join(out)
 
 
-def _line(line: _Line) -> str:
+def _line(line: Line) -> str:
     if line.literal:
         return line.prefix[: len(line.prefix) - len(line.prefix.lstrip())] + DIVIDER
     if line.heading:
         if not line.prefix.strip() and not line.marker:
             body = _runs(parse_inline(line.body))
             return line.prefix + HEADING + body if body else line.prefix
-        return line.prefix + line.marker + _runs(parse_inline(line.body, _BOLD))
+        return line.prefix + line.marker + _runs(parse_inline(line.body, BOLD))
     body = _runs(parse_inline(line.body))
     if not line.marker and _LINE_START.match(body):
         body = "\\" + body  # "-# x" in the middle of text stays literal
     return line.prefix + line.marker + body
 
 
-def _code(block: _CodeBlock) -> str:
+def _code(block: CodeBlock) -> str:
     if not block.lines:
         return ""
-    lang = block.fence.lang if _LANG.match(block.fence.lang) else ""
+    lang = block.fence.lang if LANG.match(block.fence.lang) else ""
     # a ``` inside would end the block early: break every backtick run after its second
     body = re.sub(r"(?<=``)`", _ZWSP + "`", "\n".join(block.lines))
     return f"```{lang}\n{body}\n```"
 
 
 def _to_discord(md: str) -> str:
-    parts = [_code(seg) if isinstance(seg, _CodeBlock) else _line(seg) for seg in _segments(md)]
+    parts = [_code(seg) if isinstance(seg, CodeBlock) else _line(seg) for seg in segments(md)]
     return "\n".join(parts)
 
 

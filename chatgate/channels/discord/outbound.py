@@ -11,17 +11,17 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import io
-import time
 from collections import deque
 from typing import Any
 
 import discord
-from chatgate.channels.base import ChannelAdapter, ChannelContext, ChannelError, Rendered
+from chatgate.channels.base import ChannelContext, ChannelError, Rendered
 from chatgate.channels.discord import errors
 from chatgate.channels.discord.config import DiscordChannelConfig
 from chatgate.channels.discord.ids import snowflake
 from chatgate.channels.discord.render import ButtonSpec, EmbedSpec, Row, SelectSpec, render
 from chatgate.channels.files import render_with_files, upload_of
+from chatgate.channels.tallies import TallyingAdapter
 from chatgate.channels.words import words_for
 from chatgate.model.messages import InboundMessage, SendResult, Target
 from chatgate.model.outbound import OutboundMessage
@@ -51,7 +51,7 @@ _BUTTON_STYLES = {
 ANSWERS_KEPT = 4096  # answers a reaction is recognised on when Discord does not name the author
 
 
-class DiscordOutbound(ChannelAdapter):
+class DiscordOutbound(TallyingAdapter):
     """The sending half of the adapter; `DiscordChannel` adds the gateway on top."""
 
     config: DiscordChannelConfig
@@ -59,12 +59,8 @@ class DiscordOutbound(ChannelAdapter):
     def __init__(self, ctx: ChannelContext) -> None:
         super().__init__(ctx)
         self.client: discord.AutoShardedClient | None = None
-        self.last_error: dict[str, Any] | None = None
         self.answers: set[int] = set()  # ids this process sent (reactions on them count)
         self._answer_order: deque[int] = deque()
-
-    def note_error(self, error: str, hint: str) -> None:
-        self.last_error = {"error": error, "hint": hint, "at": time.time()}
 
     # -- rendering --------------------------------------------------------------------------
 

@@ -8,6 +8,7 @@ from typing import Any
 
 from chatgate.channels.descriptor import CHAT_HOT_KEYS, ChannelDescriptor, chat_claims, secret_lease
 from chatgate.channels.slack.config import SlackChannelConfig
+from chatgate.channels.slack.markdown import markdown_to_slack_mrkdwn
 from chatgate.config.claims import Claim, PathClaim
 from chatgate.presentation.file_rules import MB, FileLimits
 from chatgate.presentation.limits import PresentationLimits
@@ -51,6 +52,7 @@ DESCRIPTOR = ChannelDescriptor(
     config_model=SlackChannelConfig,
     adapter="chatgate.channels.slack.adapter:SlackChannel",
     limits=LIMITS,
+    markdown=markdown_to_slack_mrkdwn,
     hot_keys=CHAT_HOT_KEYS | {"done_reaction", "failed_reaction", "stale_after_s"},
     claims=_claims,
     doctor="chatgate.channels.slack.doctor:check",

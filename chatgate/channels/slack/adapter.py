@@ -33,9 +33,8 @@ from slack_sdk.web.async_client import AsyncWebClient
 from chatgate.channels.base import ChannelContext, ChannelError, InboundSink, NotConfigured
 from chatgate.channels.capabilities import AckMode, Capabilities
 from chatgate.channels.download import FilesSession, files_timeout
-from chatgate.channels.http_ingress import STATE_RETRY_AFTER_S, read_request, refuse
+from chatgate.channels.http_ingress import STATE_RETRY_AFTER_S, signed_ingress
 from chatgate.channels.ordering import ChatOrder
-from chatgate.channels.signatures import verify
 from chatgate.channels.slack import LIMITS, errors
 from chatgate.channels.slack.config import SlackChannelConfig
 from chatgate.channels.slack.events_body import check_events_body
@@ -90,6 +89,7 @@ def capabilities(config: SlackChannelConfig) -> Capabilities:
 
 
 class SlackChannel(SlackOutbound):
+    COUNTERS = ("events", "reactions", "actions", "commands", "refused", "hello", "disconnect")
     platform = "slack"
 
     def __init__(self, ctx: ChannelContext) -> None:
@@ -107,16 +107,6 @@ class SlackChannel(SlackOutbound):
         self._order = ChatOrder()  # slack_sdk runs each envelope in its own task
         self._last_event = time.monotonic()
         self.users = SlackUsers(ctx.clock)
-        self.ignored: dict[str, int] = {}
-        self.counters = {
-            "events": 0,
-            "reactions": 0,
-            "actions": 0,
-            "commands": 0,
-            "refused": 0,
-            "hello": 0,
-            "disconnect": 0,
-        }
 
     # -- lifecycle --------------------------------------------------------------------------
 
@@ -311,26 +301,29 @@ class SlackChannel(SlackOutbound):
         }
         if self.identity is not None:  # nothing to summarise before the first auth.test
             detail["summary"] = f"@{bot} · {self.team or '?'} · {where}"
-        if self.ignored:
-            detail["ignored"] = dict(self.ignored)
-        if self.last_error is not None:
-            detail["last_error"] = dict(self.last_error)
+        detail.update(self.tallies())
         return detail
 
     # -- Events API route -------------------------------------------------------------------
 
     async def _events(self, request: web.Request) -> web.StreamResponse:
-        body = await read_request(request, self.config.max_body_bytes)
+        def refused(why: str) -> None:
+            self.ctx.metrics.count("slack_bad_signature", channel=self.name)
+            log.warning("slack request refused", extra={"why": why, "peer": request.remote})
+
+        body = await signed_ingress(
+            request,
+            limit=self.config.max_body_bytes,
+            kind="slack",
+            secret=secret_value(self.config.signing_secret),
+            now=self.ctx.clock.time,
+            refused=refused,
+            accepting=lambda: self._accepting and self._bolt is not None,
+            error="invalid request",
+        )
         if isinstance(body, web.Response):
             return body
-        secret = secret_value(self.config.signing_secret)
-        problem = verify("slack", secret, body, request.headers, self.ctx.clock.time())
-        if problem is not None:
-            self.ctx.metrics.count("slack_bad_signature", channel=self.name)
-            log.warning("slack request refused", extra={"why": problem, "peer": request.remote})
-            return web.json_response({"error": "invalid request"}, status=401)
-        if not self._accepting or self._bolt is None:
-            return refuse("shutting down")
+        assert self._bolt is not None
         try:
             text = check_events_body(body, request.content_type)
         except BadInput as bad:
@@ -462,9 +455,7 @@ class SlackChannel(SlackOutbound):
             return await self._sink.submit(result)
 
     def _ignore(self, ignored: Ignored) -> None:
-        self.ignored[ignored.reason.value] = self.ignored.get(ignored.reason.value, 0) + 1
-        if self._sink is not None:
-            self._sink.ignored(self.name, ignored.reason, chat_id=ignored.chat_id)
+        self.note_ignored(ignored.reason, ignored.chat_id, self._sink)
 
 
 __all__ = ["SlackChannel"]

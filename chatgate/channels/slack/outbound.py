@@ -10,18 +10,18 @@ from __future__ import annotations
 
 import contextlib
 import logging
-import time
 from collections import OrderedDict
 from typing import Any
 
 from slack_sdk.errors import SlackClientError
 
-from chatgate.channels.base import ChannelAdapter, ChannelContext, ChannelError, Rendered
+from chatgate.channels.base import ChannelContext, ChannelError, Rendered
 from chatgate.channels.files import render_with_files, upload_of
 from chatgate.channels.slack import errors
 from chatgate.channels.slack.config import SlackChannelConfig
 from chatgate.channels.slack.inbound import message_key, ts_of
 from chatgate.channels.slack.render import render, split_rendered
+from chatgate.channels.tallies import TallyingAdapter
 from chatgate.channels.words import words_for
 from chatgate.model.messages import InboundMessage, SendResult, Target
 from chatgate.model.outbound import File, OutboundMessage
@@ -33,7 +33,7 @@ ANSWERS_KEPT = 4096  # answers a reaction can still be recognised on, with their
 MAX_SPLITS = 4  # msg_too_long: halve at most this many times
 
 
-class SlackOutbound(ChannelAdapter):
+class SlackOutbound(TallyingAdapter):
     """The sending half of the adapter; `SlackChannel` adds the connection on top."""
 
     config: SlackChannelConfig
@@ -41,12 +41,8 @@ class SlackOutbound(ChannelAdapter):
     def __init__(self, ctx: ChannelContext) -> None:
         super().__init__(ctx)
         self.web: Any = None  # slack_sdk AsyncWebClient once started
-        self.last_error: dict[str, Any] | None = None
         self.engaged: OrderedDict[str, None] = OrderedDict()
         self.answers: OrderedDict[str, str | None] = OrderedDict()  # answer key -> thread_ts
-
-    def note_error(self, error: str, hint: str) -> None:
-        self.last_error = {"error": error, "hint": hint, "at": time.time()}
 
     def engage(self, chat_id: str, thread_ts: str | None) -> None:
         if thread_ts:

@@ -23,6 +23,7 @@ from chatgate.channels.slack.ids import (
     fit_value,
     select_id,
 )
+from chatgate.channels.slack.markdown import markdown_to_slack_mrkdwn
 from chatgate.channels.words import ENGLISH, RenderWords
 from chatgate.model.outbound import (
     DEFAULT_PLACEHOLDER,
@@ -40,7 +41,7 @@ from chatgate.model.outbound import (
 )
 from chatgate.presentation.chunking import MIN_LIMIT, chunk_text
 from chatgate.presentation.degrade import callback_hash
-from chatgate.presentation.markdown import html_escape, markdown_to_slack_mrkdwn
+from chatgate.presentation.markdown import html_escape
 from chatgate.presentation.render import DIVIDER, block_to_markdown, image_to_text, table_width
 
 MAX_TEXT = 3000

@@ -10,10 +10,13 @@ from chatgate.channels.telegram.config import TelegramChannelConfig
 from chatgate.config.claims import Claim, PathClaim
 from chatgate.presentation.file_rules import MB, FileLimits
 from chatgate.presentation.limits import PresentationLimits
+from chatgate.presentation.markdown import markdown_to_html
 
 # Bot API: 4096 UTF-16 units per message, callback_data 1-64 bytes, no select widget; bot
-# uploads up to 50 MB, photos up to 10 MB, captions 1024 characters.
-FILES = FileLimits(max_bytes=50 * MB, max_caption_chars=1024, max_photo_bytes=10 * MB)
+# uploads up to 50 MB, photos up to 10 MB, captions 1024 characters; bots download up to 20 MB.
+FILES = FileLimits(
+    max_bytes=50 * MB, max_caption_chars=1024, max_photo_bytes=10 * MB, max_download_bytes=20 * MB
+)
 LIMITS = PresentationLimits(
     max_text_length=4096, max_buttons=20, callback_data_max_bytes=64, files=FILES
 )
@@ -37,6 +40,7 @@ DESCRIPTOR = ChannelDescriptor(
     config_model=TelegramChannelConfig,
     adapter="chatgate.channels.telegram.adapter:TelegramChannel",
     limits=LIMITS,
+    markdown=markdown_to_html,
     claims=_claims,
     doctor="chatgate.channels.telegram.doctor:check",
     noisy_loggers=("telegram",),

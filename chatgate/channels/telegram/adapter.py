@@ -12,7 +12,6 @@ from typing import Any
 from aiohttp import web
 
 from chatgate.channels.base import (
-    ChannelAdapter,
     ChannelContext,
     ChannelError,
     InboundSink,
@@ -22,6 +21,7 @@ from chatgate.channels.base import (
 from chatgate.channels.capabilities import Capabilities, chat_capabilities
 from chatgate.channels.files import render_with_files, upload_of
 from chatgate.channels.http_ingress import refuse
+from chatgate.channels.tallies import TallyingAdapter
 from chatgate.channels.telegram import LIMITS, errors
 from chatgate.channels.telegram.albums import AddressedAlbums, album_of, merge_album
 from chatgate.channels.telegram.config import TelegramChannelConfig
@@ -66,7 +66,7 @@ MAX_UPDATE_BYTES = 1024 * 1024  # an update is a few kB; this bounds what a secr
 CALLBACK_TEXT_MAX = 200  # answerCallbackQuery shows at most this many characters
 
 
-class TelegramChannel(ChannelAdapter):
+class TelegramChannel(TallyingAdapter):
     platform = "telegram"
 
     def __init__(self, ctx: ChannelContext) -> None:
@@ -78,7 +78,6 @@ class TelegramChannel(ChannelAdapter):
         self._poller: Poller | None = None
         self._webhook_path: str | None = None
         self._accepting = False
-        self.ignored: dict[str, int] = {}
         self._last_update = time.monotonic()
         self._files_bot: Bot | None = None  # fetch-only, for files while another replica polls
         self._albums = AddressedAlbums(ctx.clock)
@@ -182,8 +181,7 @@ class TelegramChannel(ChannelAdapter):
         }
         if self._poller is not None:
             detail.update(poller_rebuilds=self._poller.rebuilds, poll_errors=self._poller.errors)
-        if self.ignored:
-            detail["ignored"] = dict(self.ignored)
+        detail.update(self.tallies())
         return detail
 
     # -- inbound ----------------------------------------------------------------------------
@@ -226,8 +224,7 @@ class TelegramChannel(ChannelAdapter):
         self._last_update = time.monotonic()
         result = normalize(update, self.identity, self.name, edits=self.config.edits)
         if isinstance(result, Ignored):
-            self.ignored[result.reason.value] = self.ignored.get(result.reason.value, 0) + 1
-            self._sink.ignored(self.name, result.reason, chat_id=result.chat_id)
+            self.note_ignored(result.reason, result.chat_id, self._sink)
             return None
         return result
 

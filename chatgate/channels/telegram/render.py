@@ -9,7 +9,7 @@ from chatgate.channels.words import ENGLISH, RenderWords
 from chatgate.model.outbound import Button, Buttons, OutboundMessage
 from chatgate.presentation.chunking import chunk_text, utf16_len
 from chatgate.presentation.degrade import callback_hash
-from chatgate.presentation.markdown import markdown_to_plain, markdown_to_telegram_html
+from chatgate.presentation.markdown import markdown_to_html, markdown_to_plain
 from chatgate.presentation.render import block_to_markdown
 from telegram import InlineKeyboardButton, InlineKeyboardMarkup
 
@@ -44,7 +44,7 @@ def render(
     for index, chunk in enumerate(chunks):
         last = index == len(chunks) - 1
         native = {"plain": markdown_to_plain(chunk), "reply_markup": keyboard if last else None}
-        out.append(Rendered(markdown_to_telegram_html(chunk), "HTML", native))
+        out.append(Rendered(markdown_to_html(chunk), "HTML", native))
     return out
 
 

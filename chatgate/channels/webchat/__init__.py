@@ -11,6 +11,7 @@ from chatgate.config.claims import AgentRef, Claim, LoopbackOnly, PathClaim
 from chatgate.model.messages import RouteHint
 from chatgate.presentation.file_rules import MB, FileLimits
 from chatgate.presentation.limits import PresentationLimits
+from chatgate.presentation.markdown import markdown_to_html
 
 # The browser renders markdown, tables, buttons and selects; images and charts degrade to text
 # (the page's Content-Security-Policy loads nothing from other origins).
@@ -53,6 +54,7 @@ DESCRIPTOR = ChannelDescriptor(
     config_model=WebChatChannelConfig,
     adapter="chatgate.channels.webchat.adapter:WebChatChannel",
     limits=LIMITS,
+    markdown=markdown_to_html,
     hot_keys=CHAT_HOT_KEYS | {"agents", "title", "max_input_chars"},
     claims=_claims,
     route_hints=_hints,

@@ -1,6 +1,6 @@
 """Our message model → the JSON blocks the web chat page draws.
 
-Markdown becomes the small, balanced HTML subset of `markdown_to_telegram_html` (b, i, s, code,
+Markdown becomes the small, balanced HTML subset of `markdown_to_html` (b, i, s, code,
 pre, a; everything else escaped); the page re-checks it against the same allow-list before it
 touches the DOM, and its Content-Security-Policy forbids inline script either way. Widgets stay
 structured (buttons, selects, tables) so the page can make them interactive.
@@ -25,7 +25,7 @@ from chatgate.model.outbound import (
     Text,
 )
 from chatgate.presentation.file_rules import human_size
-from chatgate.presentation.markdown import html_escape, markdown_to_telegram_html
+from chatgate.presentation.markdown import html_escape, markdown_to_html
 from chatgate.presentation.render import block_to_markdown, to_markdown
 
 _LINK_SCHEMES = ("http://", "https://", "mailto:")
@@ -36,7 +36,7 @@ def _html(text: str, markdown: bool = True) -> str:
     if not markdown:
         return html_escape(text).replace('"', "&quot;")
     # the page keeps line breaks (pre-wrap); a code block is a block already
-    return markdown_to_telegram_html(text).replace("\n<pre>", "<pre>").replace("</pre>\n", "</pre>")
+    return markdown_to_html(text).replace("\n<pre>", "<pre>").replace("</pre>\n", "</pre>")
 
 
 def _link(url: str | None) -> str | None:

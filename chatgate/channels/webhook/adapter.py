@@ -23,8 +23,7 @@ from aiohttp import web
 
 from chatgate.channels.base import ChannelAdapter, ChannelContext, InboundSink
 from chatgate.channels.capabilities import Capabilities
-from chatgate.channels.http_ingress import read_request, refuse
-from chatgate.channels.signatures import verify
+from chatgate.channels.http_ingress import refuse, signed_ingress
 from chatgate.channels.webhook import LIMITS
 from chatgate.channels.webhook.config import WebhookChannelConfig, WebhookRouteConfig
 from chatgate.channels.webhook.media import fetch_payload_file, payload_attachments
@@ -143,15 +142,22 @@ class WebhookChannel(ChannelAdapter):
         secret = secret_value(route.secret)
         if route.signature != "none" and secret is None:
             return _json({"error": "route not configured: its secret is empty"}, 503)
-        body = await read_request(request, route.max_body_bytes)
+
+        def refused(why: str) -> None:
+            log.warning(
+                "webhook rejected", extra={"route": name, "why": why, "peer": request.remote}
+            )
+
+        body = await signed_ingress(
+            request,
+            limit=route.max_body_bytes,
+            kind=route.signature,
+            secret=secret,
+            now=time.time,
+            refused=refused,
+        )
         if isinstance(body, web.Response):
             return body
-        problem = verify(route.signature, secret, body, request.headers, time.time())
-        if problem is not None:
-            log.warning(
-                "webhook rejected", extra={"route": name, "why": problem, "peer": request.remote}
-            )
-            return _json({"error": "invalid signature"}, 401)
         payload = _parse_body(body, request.content_type)
         if payload is None:
             return _json({"error": "body is not valid JSON"}, 400)

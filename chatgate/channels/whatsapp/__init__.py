@@ -9,6 +9,7 @@ from typing import Any
 
 from chatgate.channels.descriptor import CHAT_HOT_KEYS, ChannelDescriptor, chat_claims
 from chatgate.channels.whatsapp.config import WhatsAppChannelConfig
+from chatgate.channels.whatsapp.markdown import markdown_to_whatsapp
 from chatgate.config.claims import Claim, PathClaim
 from chatgate.presentation.file_rules import MB, FileLimits
 from chatgate.presentation.limits import PresentationLimits
@@ -51,6 +52,7 @@ DESCRIPTOR = ChannelDescriptor(
     config_model=WhatsAppChannelConfig,
     adapter="chatgate.channels.whatsapp.adapter:WhatsAppChannel",
     limits=LIMITS,
+    markdown=markdown_to_whatsapp,
     hot_keys=CHAT_HOT_KEYS | {"templates", "read_receipts", "quote_replies"},
     claims=_claims,
     doctor="chatgate.channels.whatsapp.doctor:check",

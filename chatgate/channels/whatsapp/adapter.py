@@ -16,7 +16,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import time
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -24,7 +23,6 @@ from typing import Any
 from aiohttp import web
 
 from chatgate.channels.base import (
-    ChannelAdapter,
     ChannelContext,
     ChannelError,
     InboundSink,
@@ -33,9 +31,9 @@ from chatgate.channels.base import (
 )
 from chatgate.channels.capabilities import AckMode, Capabilities
 from chatgate.channels.files import render_with_files, upload_of
-from chatgate.channels.http_ingress import read_request, refuse
+from chatgate.channels.http_ingress import refuse, signed_ingress
 from chatgate.channels.ordering import ChatOrder
-from chatgate.channels.signatures import verify
+from chatgate.channels.tallies import TallyingAdapter
 from chatgate.channels.whatsapp import LIMITS, errors
 from chatgate.channels.whatsapp.config import WhatsAppChannelConfig, phone_id
 from chatgate.channels.whatsapp.graph import Graph, GraphError
@@ -76,7 +74,16 @@ def capabilities(config: WhatsAppChannelConfig) -> Capabilities:
     return Capabilities(limits=LIMITS, ack=ack, typing_every_s=TYPING_REFRESH_S)
 
 
-class WhatsAppChannel(ChannelAdapter):
+class WhatsAppChannel(TallyingAdapter):
+    COUNTERS = (
+        "messages",
+        "receipts",
+        "failed_receipts",
+        "templates",
+        "outside_window",
+        "refused",
+        "uploads",
+    )
     platform = "whatsapp"
 
     def __init__(self, ctx: ChannelContext) -> None:
@@ -86,20 +93,6 @@ class WhatsAppChannel(ChannelAdapter):
         self.number: dict[str, Any] = {}
         self.facts: ChannelFacts | None = ctx.kv.get("facts")
         self.windows = Windows(ctx.name, self.facts, ctx.clock)
-        self.last_error: dict[str, Any] | None = None
-        self.ignored: dict[str, int] = {}
-        self.counters = dict.fromkeys(
-            (
-                "messages",
-                "receipts",
-                "failed_receipts",
-                "templates",
-                "outside_window",
-                "refused",
-                "uploads",
-            ),
-            0,
-        )
         self._sink: InboundSink | None = None
         self._route: str | None = None
         self._accepting = False
@@ -170,9 +163,6 @@ class WhatsAppChannel(ChannelAdapter):
         super().reconfigure(config)
         self.config = config
 
-    def note_error(self, error: str, hint: str) -> None:
-        self.last_error = {"error": error, "hint": hint, "at": time.time()}
-
     def status(self) -> dict[str, Any]:
         phone = self.number.get("display_phone_number")
         detail: dict[str, Any] = {
@@ -188,10 +178,7 @@ class WhatsAppChannel(ChannelAdapter):
             detail["summary"] = (
                 f"{phone} ({name}) · quality {quality} · webhook {self.config.webhook_path}"
             )
-        if self.ignored:
-            detail["ignored"] = dict(self.ignored)
-        if self.last_error is not None:
-            detail["last_error"] = dict(self.last_error)
+        detail.update(self.tallies())
         return detail
 
     # -- webhook ------------------------------------------------------------------------------
@@ -210,18 +197,21 @@ class WhatsAppChannel(ChannelAdapter):
         return web.Response(text=request.query.get("hub.challenge", ""))
 
     async def _webhook(self, request: web.Request) -> web.Response:
-        body = await read_request(request, self.config.max_body_bytes)
+        def refused(why: str) -> None:
+            self.ctx.metrics.count("whatsapp_bad_signature", channel=self.name)
+            log.warning("whatsapp post refused", extra={"why": why, "peer": request.remote})
+
+        body = await signed_ingress(
+            request,
+            limit=self.config.max_body_bytes,
+            kind="github",  # Meta signs like GitHub: "sha256=" + HMAC-SHA256(app secret, body)
+            secret=secret_value(self.config.app_secret),
+            now=self.ctx.clock.time,
+            refused=refused,
+            accepting=lambda: self._accepting and self._sink is not None,
+        )
         if isinstance(body, web.Response):
             return body
-        secret = secret_value(self.config.app_secret)
-        # Meta signs like GitHub: "sha256=" + HMAC-SHA256(app secret, raw body)
-        problem = verify("github", secret, body, request.headers, self.ctx.clock.time())
-        if problem is not None:
-            self.ctx.metrics.count("whatsapp_bad_signature", channel=self.name)
-            log.warning("whatsapp post refused", extra={"why": problem, "peer": request.remote})
-            return web.json_response({"error": "invalid signature"}, status=401)
-        if not self._accepting or self._sink is None:
-            return refuse("shutting down")
         try:
             payload = parse_json(body)
         except BadInput as bad:
@@ -238,8 +228,7 @@ class WhatsAppChannel(ChannelAdapter):
     async def _handle(self, event: InboundMessage | Receipt | Ignored) -> None:
         assert self._sink is not None
         if isinstance(event, Ignored):
-            self.ignored[event.reason.value] = self.ignored.get(event.reason.value, 0) + 1
-            self._sink.ignored(self.name, event.reason, chat_id=event.chat_id)
+            self.note_ignored(event.reason, event.chat_id, self._sink)
         elif isinstance(event, Receipt):
             await self._receipt(event)
         else:

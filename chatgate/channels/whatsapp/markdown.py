@@ -10,12 +10,11 @@ from __future__ import annotations
 
 import re
 
-from chatgate.presentation._inline import Run, parse_inline
-from chatgate.presentation.markdown import _EDGES, _CodeBlock, _Line, _resolve_links, _segments
+from chatgate.presentation.inline_markdown import Run, parse_inline
+from chatgate.presentation.markdown import BOLD, EDGES, CodeBlock, Line, resolve_links, segments
 
 _MARKS = (("b", "*"), ("i", "_"), ("s", "~"))
 _MARK_CHARS = frozenset("*_~")
-_BOLD = frozenset({"b"})
 _ZWSP = "\u200b"  # keeps two runs' markers from fusing, and breaks ``` inside a line
 DIVIDER = "———"
 
@@ -23,7 +22,7 @@ DIVIDER = "———"
 def _styled(run: Run) -> str:
     if run.code:  # a backtick cannot be shown inside code: keep the characters
         return run.text if "`" in run.text or not run.text.strip() else f"`{run.text}`"
-    m = _EDGES.match(run.text)
+    m = EDGES.match(run.text)
     lead, core, trail = (m.group(1), m.group(2), m.group(3)) if m else ("", run.text, "")
     marks = "".join(mark for style, mark in _MARKS if style in run.styles)
     if not core or not marks:
@@ -33,7 +32,7 @@ def _styled(run: Run) -> str:
 
 def _runs(runs: list[Run]) -> str:
     out: list[str] = []
-    for run in _resolve_links(runs, lambda _url: False):  # "label (url)", a bare URL as is
+    for run in resolve_links(runs, lambda _url: False):  # "label (url)", a bare URL as is
         piece = _styled(run)
         if out and piece and out[-1][-1:] in _MARK_CHARS and piece[0] in _MARK_CHARS:
             out.append(_ZWSP)
@@ -41,15 +40,15 @@ def _runs(runs: list[Run]) -> str:
     return re.sub(r"(?<=``)`", _ZWSP + "`", "".join(out))
 
 
-def _line(line: _Line) -> str:
+def _line(line: Line) -> str:
     if line.literal:
         return line.prefix[: len(line.prefix) - len(line.prefix.lstrip())] + DIVIDER
     marker = "- " if line.marker[:1] in ("*", "+") else line.marker
-    styles = _BOLD if line.heading else frozenset()
+    styles = BOLD if line.heading else frozenset()
     return line.prefix + marker + _runs(parse_inline(line.body, styles))
 
 
-def _code(block: _CodeBlock) -> str:
+def _code(block: CodeBlock) -> str:
     if not block.lines:
         return ""
     body = re.sub(r"(?<=``)`", _ZWSP + "`", "\n".join(block.lines))
@@ -59,7 +58,7 @@ def _code(block: _CodeBlock) -> str:
 def markdown_to_whatsapp(md: str) -> str:
     """WhatsApp-formatted text; never raises (the literal text is the fallback)."""
     try:
-        parts = [_code(seg) if isinstance(seg, _CodeBlock) else _line(seg) for seg in _segments(md)]
+        parts = [_code(seg) if isinstance(seg, CodeBlock) else _line(seg) for seg in segments(md)]
     except Exception:  # a renderer must never take a reply down with it
         return md
     return "\n".join(parts)

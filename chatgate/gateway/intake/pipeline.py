@@ -38,7 +38,7 @@ from chatgate.model.results import Stage, Submission, TurnResult, files_of
 from chatgate.policies.admission import AdmissionPolicy
 from chatgate.policies.routing import Binding, route
 from chatgate.policies.staleness import StaleAction, StalePolicy
-from chatgate.state.records import TERMINAL, JournalEntry, JournalState
+from chatgate.state.records import TERMINAL, JournalEntry, JournalMark, JournalState
 
 log = logging.getLogger("chatgate.pipeline")
 NO_HINT = RouteHint()
@@ -370,7 +370,8 @@ class Pipeline:
         stage, reason = verdict.stage.value, str(verdict.reason)
         if verdict.counted:
             rt.metrics.dropped.labels(channel=msg.channel, stage=stage, reason=reason).inc()
-        await rt.journal.settle(msg.key, verdict.state, rt.clock.time(), stage=stage, reason=reason)
+        mark = JournalMark(verdict.state, rt.clock.time(), stage=stage, reason=reason)
+        await rt.journal.settle(msg.key, mark)
         log.info(
             "dropped" if verdict.notice is None else "notice",
             extra={
@@ -399,13 +400,13 @@ class Pipeline:
         report = await self.rt.delivery.deliver(
             target, OutboundMessage.from_text(verdict.notice), inbound_key=msg.key
         )
-        await self.rt.journal.settle(
-            msg.key,
+        mark = JournalMark(
             verdict.state,
             self.rt.clock.time(),
             delivery=report.status.value,
             delivery_ids=report.message_ids,
         )
+        await self.rt.journal.settle(msg.key, mark)
         if not future.done():
             future.set_result(
                 TurnResult(

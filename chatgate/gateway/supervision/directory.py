@@ -25,7 +25,7 @@ from chatgate.gateway.supervision.degraded import DegradedRegistry, OwnerKind
 from chatgate.gateway.supervision.lease import LeaseHold, LeaseKeeper
 from chatgate.gateway.supervision.restart_ladder import RestartLadder, quiet_stop, quiet_stop_intake
 from chatgate.gateway.supervision.supervised import ChannelStatus, Supervised
-from chatgate.policies.channel_states import ChannelEvent, ChannelState
+from chatgate.policies.channel_states import ChannelEvent, ChannelState, next_state
 from chatgate.policies.supervision import RestartBudget
 
 log = logging.getLogger("chatgate.channels")
@@ -33,6 +33,15 @@ READY_WAIT_S = 10.0
 FIRST_START_WAIT_S = 30.0
 _FAILING = (ChannelState.BACKOFF, ChannelState.PARKED, ChannelState.STARTING)
 _UNAVAILABLE = (ChannelState.PARKED, ChannelState.NOT_CONFIGURED, ChannelState.DISABLED)
+_NOT_TRIED = (ChannelState.STOPPED, ChannelState.STARTING)  # start_all waits for a first attempt
+_ENDING = (ChannelState.RESTARTING, ChannelState.LEASE_LOST)
+_SENDING = (ChannelState.RUNNING, ChannelState.LEASE_LOST)  # a send to a lost lease hands back
+_COMING_UP = (
+    ChannelState.STARTING,
+    ChannelState.BACKOFF,
+    ChannelState.STOPPED,
+    ChannelState.RESTARTING,
+)
 
 
 class ChannelDirectory:
@@ -131,7 +140,7 @@ class ChannelDirectory:
         self._sink = sink
         for supervised in self.channels.values():
             self._spawn(supervised)
-        waits = [s.first_attempt.wait() for s in self.channels.values()]
+        waits = [s.left(*_NOT_TRIED) for s in self.channels.values()]
         if waits:
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(asyncio.gather(*waits), FIRST_START_WAIT_S)
@@ -190,9 +199,8 @@ class ChannelDirectory:
         )
         if s.task is None or s.task.done():
             self._spawn(s)
-            return True
-        s.restart_requested = s.status.state is ChannelState.RUNNING
-        s.wake.set()
+        elif next_state(s.state, ChannelEvent.RESTART) is not None:
+            self.ladder.move(s, ChannelEvent.RESTART)
         return True
 
     async def replace(self, section: ChannelSection) -> None:
@@ -221,18 +229,12 @@ class ChannelDirectory:
     async def stop_all(self) -> None:
         self._stopping = True
         tasks = [s.task for s in self.channels.values() if s.task is not None]
-        for s in self.channels.values():
-            s.wake.set()
         for task in tasks:
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
         await asyncio.gather(*(quiet_stop(s) for s in self.channels.values()))
         for s in self.channels.values():
-            if s.status.state in (
-                ChannelState.RUNNING,
-                ChannelState.STARTING,
-                ChannelState.BACKOFF,
-            ):
+            if next_state(s.state, ChannelEvent.STOPPED) is not None:
                 self.ladder.move(s, ChannelEvent.STOPPED)
 
     # -- lookups for the rest of the gateway -----------------------------------------------
@@ -241,11 +243,11 @@ class ChannelDirectory:
         s = self.channels.get(name)
         if s is None:
             return None
-        if s.status.state is ChannelState.RUNNING:
+        if s.state in _SENDING:
             return s.adapter
-        if s.status.state in (ChannelState.STARTING, ChannelState.BACKOFF, ChannelState.STOPPED):
+        if s.state in _COMING_UP:
             try:
-                await asyncio.wait_for(s.ready.wait(), READY_WAIT_S)
+                await asyncio.wait_for(s.until((ChannelState.RUNNING,)), READY_WAIT_S)
             except TimeoutError:
                 return None
             return s.adapter
@@ -277,7 +279,7 @@ class ChannelDirectory:
         state = s.status.state
         if state is ChannelState.STANDBY:
             return True
-        if state is ChannelState.RUNNING and s.ready.is_set() and not s.lease_lost:
+        if state is ChannelState.RUNNING:
             return False
         try:
             holder = (await keeper.leases.holders()).get(s.lease)
@@ -286,7 +288,7 @@ class ChannelDirectory:
             return False
         if holder is not None:
             return holder != keeper.leases.replica
-        return s.lease_lost or state is ChannelState.RUNNING  # stopping after losing it
+        return state in _ENDING  # stopping after losing it
 
     def standby(self) -> list[str]:
         """Channels whose exclusive connection another replica holds."""

@@ -30,6 +30,7 @@ from chatgate.policies.supervision import (
 )
 
 log = logging.getLogger("chatgate.supervisor")
+_RUN_AGAIN = frozenset({ChannelState.RESTARTING, ChannelState.LEASE_LOST})
 PROBE_TIMEOUT_S = 15.0
 BREAKER_HINT = (
     "a shared dependency is failing (network, DNS, a provider, or a revoked organisation token); "
@@ -82,14 +83,9 @@ class RestartLadder:
                     exc = await self._run_leased(s, sink)
                 else:
                     exc = await self._run_once(s, sink)
-                s.first_attempt.set()
                 if self.fleet.stopping:
                     return
-                if s.lease_lost:  # another replica owns it now: back to standby, no failure
-                    s.lease_lost = False
-                    continue
-                if s.restart_requested:
-                    s.restart_requested = False
+                if s.state in _RUN_AGAIN:  # restarted, or the lease went elsewhere: no failure
                     continue
                 if not await self._after_exit(s, exc):
                     return
@@ -103,15 +99,15 @@ class RestartLadder:
 
         def standby() -> None:
             self.move(s, ChannelEvent.LEASE_ELSEWHERE, "another replica holds this connection")
-            s.first_attempt.set()
 
         await self.leases.wait(lease, name, standby, s.hold)
         keeper = asyncio.ensure_future(self.leases.keep(lease, name, s.hold))
 
         def lost(_: asyncio.Future[None]) -> None:
-            if not keeper.cancelled():
-                s.lease_lost = True
-                s.wake.set()
+            if not keeper.cancelled() and next_state(s.state, ChannelEvent.LEASE_LOST):
+                self.move(
+                    s, ChannelEvent.LEASE_LOST, "this replica's lease on the connection lapsed"
+                )
 
         keeper.add_done_callback(lost)
         try:
@@ -121,15 +117,12 @@ class RestartLadder:
             keeper.cancel()
             if s.hold is not None:
                 s.hold.ended()
-            if s.lease_lost:
+            if s.state is ChannelState.LEASE_LOST:
                 await self.leases.release(lease)
 
     async def _run_once(self, s: Supervised, sink: InboundSink) -> BaseException | None:
         self.move(s, ChannelEvent.ATTEMPT)
         s.adapter.reset_failure()
-        # Cleared before the start, not after: a lease lost (or a restart asked for) while a slow
-        # start runs must stop the channel right after it, not leave it polling without a lease.
-        s.wake.clear()
         try:
             await s.adapter.start(sink)
         except asyncio.CancelledError:
@@ -137,23 +130,25 @@ class RestartLadder:
         except BaseException as exc:
             await quiet_stop(s)
             return exc
+        if s.state is not ChannelState.STARTING:
+            # a lease lost (or a restart asked for) while a slow start ran: stop right after
+            # it, never leave it polling without a lease
+            await quiet_stop(s)
+            return None
         if self.fleet.intake_stopped:  # draining began while it started: take no input
             await quiet_stop_intake(s)
         self.move(s, ChannelEvent.STARTED)
         s.running_since = self.clock.monotonic()
-        s.ready.set()
-        s.first_attempt.set()
         self.degraded.clear(OwnerKind.CHANNEL, s.status.name)
         failed = s.adapter.failed()
         stalled = asyncio.ensure_future(self._watch_stall(s))
-        woken = asyncio.ensure_future(s.wake.wait())
+        woken = asyncio.ensure_future(s.left(ChannelState.RUNNING))
         waiting: set[asyncio.Future[Any]] = {failed, stalled, woken}
         try:
             await asyncio.wait(waiting, return_when=asyncio.FIRST_COMPLETED)
         finally:
             stalled.cancel()
             woken.cancel()
-            s.ready.clear()
         reason: BaseException | None = None
         if failed.done() and not failed.cancelled():
             reason = failed.result()
@@ -264,19 +259,18 @@ class RestartLadder:
         log.error("channel parked", extra={"channel": s.status.name, "error": error, "hint": hint})
 
     async def wait_for_unpark(self, s: Supervised) -> bool:
-        s.wake.clear()
-        await s.wake.wait()
+        """Wait until the operator restarts a parked (or unconfigured) channel."""
+        await s.left(ChannelState.PARKED, ChannelState.NOT_CONFIGURED)
         return not self.fleet.stopping
 
     async def _sleep(self, s: Supervised, seconds: float) -> bool:
-        """Sleep on the injected clock; True when woken early (operator restart or shutdown)."""
-        s.wake.clear()
+        """Sleep in backoff on the injected clock; True when an operator restart cut it short."""
         sleeper = asyncio.ensure_future(self.clock.sleep(seconds))
-        woken = asyncio.ensure_future(s.wake.wait())
+        woken = asyncio.ensure_future(s.left(ChannelState.BACKOFF))
         await asyncio.wait({sleeper, woken}, return_when=asyncio.FIRST_COMPLETED)
         sleeper.cancel()
         woken.cancel()
-        return s.wake.is_set()
+        return s.state is not ChannelState.BACKOFF
 
     async def _watch_stall(self, s: Supervised) -> BaseException:
         """Resolve when the channel has been idle too long AND its liveness probe fails."""
@@ -331,7 +325,7 @@ class RestartLadder:
                 extra={"channel": status.name, "from": status.state.value, "event": event.value},
             )
         previous = status.state
-        status.state = state
+        s.enter(state)
         status.since = self.clock.time()
         status.error = error
         status.hint = hint

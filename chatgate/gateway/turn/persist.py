@@ -8,31 +8,15 @@ import json
 import logging
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, NamedTuple, TypeGuard
 
 from chatgate.gateway.events import EventName
 from chatgate.gateway.runtime import Runtime
 from chatgate.gateway.session_cache import WarmSession
 from chatgate.model.chat import ChatMessage
-from chatgate.model.results import Stage
-from chatgate.state.protocols import TranscriptAppend, TurnJournal
-from chatgate.state.records import JournalState
+from chatgate.state.protocols import TranscriptAppend
+from chatgate.state.records import JournalMark
 
 log = logging.getLogger("chatgate.turn")
-
-
-class JournalWrite(NamedTuple):
-    """One journal write for every message of a turn: the state it moves to and its trail."""
-
-    keys: list[str]
-    state: JournalState
-    now: float
-    session: str
-    reason: str
-    reply: dict[str, Any]
-    delivery: str | None = None
-    delivery_ids: list[str] | None = None
-    stage: Stage = Stage.TURN
 
 
 class TurnPersistence:
@@ -40,35 +24,20 @@ class TurnPersistence:
 
     def __init__(self, rt: Runtime) -> None:
         self.rt = rt
-        self._checked: tuple[object, bool] = (None, False)
-
-    def _one_write(self, journal: object) -> TypeGuard[TurnJournal]:
-        """Whether ``journal`` writes a turn in one call (a Protocol isinstance costs ~5 µs)."""
-        if self._checked[0] is not journal:
-            self._checked = (journal, isinstance(journal, TurnJournal))
-        return self._checked[1]
 
     async def write(
-        self, mark: JournalWrite, session: WarmSession, messages: Sequence[ChatMessage]
+        self,
+        keys: Sequence[str],
+        mark: JournalMark,
+        session: WarmSession,
+        messages: Sequence[ChatMessage],
     ) -> None:
-        """``mark`` and the transcript lines in one write where the backend can (one round trip
-        and one commit per turn); otherwise the journal marks and the append side by side."""
+        """``mark`` on every key and the transcript lines in one write where the backend can
+        (one round trip and one commit per turn); otherwise side by side."""
         journal = self.rt.journal
-        if not self._one_write(journal):
-            writes = [
-                journal.settle(
-                    key,
-                    mark.state,
-                    mark.now,
-                    stage=mark.stage,
-                    reason=mark.reason,
-                    session=mark.session,
-                    reply=mark.reply,
-                    delivery=mark.delivery,
-                    delivery_ids=mark.delivery_ids,
-                )
-                for key in mark.keys
-            ]
+        writer = journal.turn_writer()
+        if writer is None:
+            writes = [journal.settle(key, mark) for key in keys]
             if messages or session.unflushed:
                 writes.append(self.append(session, messages))
             # every write finishes before a failure propagates: the session is in its final
@@ -78,18 +47,8 @@ class TurnPersistence:
                     raise result
             return
         pending = [*session.unflushed, *messages]
-        failed = await journal.settle_turn(
-            mark.keys,
-            mark.state,
-            mark.now,
-            stage=mark.stage,
-            reason=mark.reason,
-            session=mark.session,
-            reply=mark.reply,
-            delivery=mark.delivery,
-            delivery_ids=mark.delivery_ids,
-            transcript=TranscriptAppend(session.key, session.epoch, pending) if pending else None,
-        )
+        transcript = TranscriptAppend(session.key, session.epoch, pending) if pending else None
+        failed = await writer.settle_turn(keys, mark, transcript)
         if failed is None:
             session.unflushed.clear()
         else:

@@ -19,7 +19,7 @@ from chatgate.model.outbound import OutboundMessage, message_from_dict
 from chatgate.model.reasons import DeliveryStatus
 from chatgate.model.results import DeliveryReport, Stage
 from chatgate.model.text_ids import TextId
-from chatgate.state.records import JournalState
+from chatgate.state.records import JournalMark, JournalState
 
 
 class TurnRunner:
@@ -81,8 +81,7 @@ class TurnRunner:
         # keeps its session on the trail, so `why` finds what the human answered after it.
         noted = job.observed != Stage.OBSERVE.value
         if noted:
-            await rt.journal.settle(
-                job.msg.key,
+            mark = JournalMark(
                 JournalState.DONE,
                 rt.clock.time(),
                 stage=Stage.OBSERVE.value,
@@ -91,6 +90,7 @@ class TurnRunner:
                 delivery=report.status.value,
                 delivery_ids=[],
             )
+            await rt.journal.settle(job.msg.key, mark)
         await self.handover.finish(
             [job], Stage.OBSERVE, job.observed, None, report, journaled=noted
         )

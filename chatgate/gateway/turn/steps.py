@@ -30,7 +30,7 @@ from chatgate.gateway.turn.conclusion import Outcome, answered, decide, failure_
 from chatgate.gateway.turn.handover import Handover
 from chatgate.gateway.turn.job import Job
 from chatgate.gateway.turn.masking import masked_reply, turn_secrets
-from chatgate.gateway.turn.persist import JournalWrite, TurnPersistence
+from chatgate.gateway.turn.persist import TurnPersistence
 from chatgate.gateway.turn.provider import ProviderWatch
 from chatgate.gateway.turn.record import CANCEL_EXITS, TurnExit, TurnRecord
 from chatgate.gateway.turn.resume import lock_unavailable, still_open
@@ -44,7 +44,7 @@ from chatgate.model.reasons import DeliveryStatus, FailureReason, OutcomeKind
 from chatgate.model.results import DeliveryReport, Stage
 from chatgate.policies.tools import Approval
 from chatgate.policies.voice_reply import SPEECH_FAILURES
-from chatgate.state.records import JournalState
+from chatgate.state.records import JournalMark, JournalState
 
 log = logging.getLogger("chatgate.turn")
 Step = Callable[[TurnRecord], Awaitable[TurnExit | None]]
@@ -147,7 +147,9 @@ class TurnSteps:
         fetcher = await rt.channels.file_source(channel)
         msgs = [job.msg for job in rec.batch]
         agent_cfg = rt.config.agents[last.agent]
-        rec.media = await prepare_turn_input(msgs, fetcher, agent_cfg, rt.state_dir)
+        files = rt.channels.registry.descriptor(last.msg.platform).limits.files
+        cap = files.max_download_bytes if files is not None else None
+        rec.media = await prepare_turn_input(msgs, fetcher, agent_cfg, rt.state_dir, cap)
         rec.new = rec.media.apply(rec.new)
         for o in rec.media.outcomes:
             rt.metrics.media.labels(channel=channel, kind=o.kind, reason=o.reason.value).inc()
@@ -322,10 +324,11 @@ class TurnSteps:
         reply = answered(outcome, persist) | rec.media.journal_fields()
         if rec.tools is not None:
             rec.tools.record(reply)  # the tool trail `chatgate why` shows
-        mark = JournalWrite(
-            keys=[j.msg.key for j in rec.batch],
-            state=JournalState.DONE if final else JournalState.ANSWERED,
-            now=rt.clock.time(),
+        keys = [j.msg.key for j in rec.batch]
+        mark = JournalMark(
+            JournalState.DONE if final else JournalState.ANSWERED,
+            rt.clock.time(),
+            stage=Stage.TURN.value,
             session=last.session,
             reason=reason,
             reply=reply,
@@ -333,12 +336,12 @@ class TurnSteps:
             delivery_ids=[] if final else None,
         )
         try:
-            await self.persistence.write(mark, session, persist)
+            await self.persistence.write(keys, mark, session, persist)
         except StateUnavailable:  # the re-run (retry, resume) sends this answer, asks no model
             if rec.reply is not None and rec.failure is None:
                 # keyed by the warm transcript as this failure leaves it (the lines may be held
                 # unflushed): a re-run that starts from exactly there reuses the answer
-                self.unsaved.keep(mark.keys, len(session.transcript), rec.reply)
+                self.unsaved.keep(keys, len(session.transcript), rec.reply)
             raise
         return None
 

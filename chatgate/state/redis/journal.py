@@ -15,13 +15,12 @@ import asyncio
 import json
 from collections.abc import Awaitable, Callable, Collection, Sequence
 from dataclasses import dataclass
-from typing import Any
 
 from redis.asyncio import Redis
 from redis.typing import EncodableT
 
 from chatgate.model.messages import InboundMessage
-from chatgate.state.records import TERMINAL, JournalEntry, JournalState
+from chatgate.state.records import TERMINAL, JournalEntry, JournalMark, JournalState
 from chatgate.state.redis.client import Keys, unavailable
 
 SENDER_HISTORY = 50
@@ -210,33 +209,27 @@ class RedisJournal:
         return False, await self.get(msg.key)
 
     @unavailable("journal")
-    async def settle(
-        self,
-        key: str,
-        state: JournalState,
-        now: float,
-        *,
-        stage: str | None = None,
-        reason: str | None = None,
-        session: str | None = None,
-        reply: dict[str, Any] | None = None,
-        delivery: str | None = None,
-        delivery_ids: list[str] | None = None,
-    ) -> None:
+    async def settle(self, key: str, mark: JournalMark) -> None:
+        ids = mark.delivery_ids
         given: dict[str, str | None] = {
-            "stage": stage,
-            "reason": reason,
-            "session": session,
-            "reply": json.dumps(reply, separators=(",", ":")) if reply is not None else None,
-            "delivery": delivery,
-            "delivery_ids": json.dumps(delivery_ids) if delivery_ids is not None else None,
+            "stage": mark.stage,
+            "reason": mark.reason,
+            "session": mark.session,
+            "reply": json.dumps(mark.reply, separators=(",", ":"))
+            if mark.reply is not None
+            else None,
+            "delivery": mark.delivery,
+            "delivery_ids": json.dumps(list(ids)) if ids is not None else None,
         }
         mapping: dict[str, str | float] = {k: v for k, v in given.items() if v is not None}
-        mapping.update(state=state.value, updated_at=now)
+        mapping.update(state=mark.state.value, updated_at=mark.now)
         pairs: list[EncodableT] = [x for kv in mapping.items() for x in kv]
-        guarded, terminal = GUARDS.get(state, 0), int(state in TERMINAL)
+        guarded, terminal = GUARDS.get(mark.state, 0), int(mark.state in TERMINAL)
         args: list[EncodableT] = [self._owner, guarded, terminal, key, *pairs]
         await self._settle(keys=[self._e(key), self._keys("journal", "open")], args=args)
+
+    def turn_writer(self) -> None:
+        return None  # the session store is a separate set of keys: written side by side
 
     @unavailable("journal")
     async def owns(self, key: str) -> bool:
@@ -272,12 +265,14 @@ class RedisJournal:
     ) -> None:
         await self.settle(
             key,
-            JournalState.DONE,
-            now,
-            stage=stage,
-            reason=reason,
-            delivery=delivery,
-            delivery_ids=delivery_ids,
+            JournalMark(
+                JournalState.DONE,
+                now,
+                stage=stage,
+                reason=reason,
+                delivery=delivery,
+                delivery_ids=delivery_ids,
+            ),
         )
 
     @unavailable("journal")

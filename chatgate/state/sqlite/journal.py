@@ -14,7 +14,7 @@ from typing import Any
 
 from chatgate.model.messages import InboundMessage
 from chatgate.state.protocols import TranscriptAppend
-from chatgate.state.records import JournalEntry, JournalState
+from chatgate.state.records import JournalEntry, JournalMark, JournalState
 from chatgate.state.sqlite.db import Database
 from chatgate.state.sqlite.sessions import appender
 
@@ -65,48 +65,26 @@ class SqliteJournal:
 
         return await self._db.call(write)
 
-    async def settle(
-        self,
-        key: str,
-        state: JournalState,
-        now: float,
-        *,
-        stage: str | None = None,
-        reason: str | None = None,
-        session: str | None = None,
-        reply: dict[str, Any] | None = None,
-        delivery: str | None = None,
-        delivery_ids: list[str] | None = None,
-    ) -> None:
-        await self._db.call(
-            _update(key, state, now, stage, reason, session, reply, delivery, delivery_ids)
-        )
+    async def settle(self, key: str, mark: JournalMark) -> None:
+        await self._db.call(_update(key, mark))
+
+    def turn_writer(self) -> SqliteJournal:
+        return self  # the session store shares this database
 
     async def settle_turn(
-        self,
-        keys: Sequence[str],
-        state: JournalState,
-        now: float,
-        *,
-        stage: str,
-        reason: str,
-        session: str,
-        reply: dict[str, Any],
-        delivery: str | None,
-        delivery_ids: list[str] | None,
-        transcript: TranscriptAppend | None,
+        self, keys: Sequence[str], mark: JournalMark, transcript: TranscriptAppend | None
     ) -> BaseException | None:
         """The turn's journal marks and transcript lines in one writer call, so one commit."""
-        mark = _update(keys[0], state, now, stage, reason, session, reply, delivery, delivery_ids)
-        others = [(*mark.params[:-1], k) for k in keys[1:]]
+        first = _update(keys[0], mark)
+        others = [(*first.params[:-1], k) for k in keys[1:]]
         append = (
-            appender(transcript.key, transcript.epoch, transcript.messages, now)
+            appender(transcript.key, transcript.epoch, transcript.messages, mark.now)
             if transcript is not None and transcript.messages
             else None
         )
 
         def write(conn: sqlite3.Connection) -> BaseException | None:
-            mark(conn)
+            first(conn)
             if others:
                 conn.executemany(_UPDATE, others)
             if append is None:
@@ -135,9 +113,15 @@ class SqliteJournal:
         delivery: str,
         delivery_ids: list[str],
     ) -> None:
-        self._db.submit(
-            _update(key, JournalState.DONE, now, stage, reason, None, None, delivery, delivery_ids)
+        mark = JournalMark(
+            JournalState.DONE,
+            now,
+            stage=stage,
+            reason=reason,
+            delivery=delivery,
+            delivery_ids=delivery_ids,
         )
+        self._db.submit(_update(key, mark))
 
     async def find(
         self,
@@ -234,19 +218,9 @@ class _Update:
         conn.execute(_UPDATE, self.params)
 
 
-def _update(
-    key: str,
-    state: JournalState,
-    now: float,
-    stage: str | None,
-    reason: str | None,
-    session: str | None,
-    reply: dict[str, Any] | None,
-    delivery: str | None,
-    delivery_ids: list[str] | None,
-) -> _Update:
-    reply_json = _COMPACT.encode(reply) if reply is not None else None
-    ids_json = (
-        None if delivery_ids is None else _COMPACT.encode(delivery_ids) if delivery_ids else "[]"
-    )
-    return _Update((state.value, now, stage, reason, session, reply_json, delivery, ids_json, key))
+def _update(key: str, m: JournalMark) -> _Update:
+    reply_json = _COMPACT.encode(m.reply) if m.reply is not None else None
+    ids = m.delivery_ids
+    ids_json = None if ids is None else _COMPACT.encode(list(ids)) if ids else "[]"
+    params = (m.state.value, m.now, m.stage, m.reason, m.session, reply_json, m.delivery, ids_json)
+    return _Update((*params, key))

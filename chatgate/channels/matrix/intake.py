@@ -51,11 +51,14 @@ def allowed(config: MatrixChannelConfig, user: str) -> bool:
     return "*" in config.allowed_users or user in config.allowed_users
 
 
-def accepts_invite(config: MatrixChannelConfig, inviter: str) -> bool:
-    """`auto_join`: allowed users' invites, all but blocked users', or none."""
+def accepts_invite(config: MatrixChannelConfig, inviter: str, direct: bool) -> bool:
+    """`auto_join`: allowed users' invites (anyone's DM under `dm_policy: open`), all but
+    blocked users', or none."""
     if config.auto_join == "none" or inviter in config.blocked_users:
         return False
-    return config.auto_join == "all" or allowed(config, inviter)
+    if config.auto_join == "all" or allowed(config, inviter):
+        return True
+    return direct and config.dm_policy == "open"
 
 
 class Intake:
@@ -104,10 +107,11 @@ class Intake:
             {},
         )
         inviter = str(mine.get("sender") or "")
-        if (mine.get("content") or {}).get("is_direct"):
+        direct = bool((mine.get("content") or {}).get("is_direct"))
+        if direct:
             self.rooms.direct.add(room_id)
         config = self.config()
-        if accepts_invite(config, inviter):
+        if accepts_invite(config, inviter, direct):
             try:
                 await self.client.join_room_by_id(RoomID(room_id))
                 self.counters["invites_accepted"] += 1

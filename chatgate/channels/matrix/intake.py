@@ -126,19 +126,26 @@ class Intake:
             except Exception as exc:
                 log.warning("could not decline %s: %s", room_id, type(exc).__name__)
 
-    def _room(self, room_id: str, room: Mapping[str, Any]) -> Room:
+    async def _room(self, room_id: str, room: Mapping[str, Any]) -> Room:
+        """A room of two (the bot and one person, or invited as a DM) is a DM."""
         summary = room.get("summary") or {}
         joined = summary.get("m.joined_member_count")
         invited = summary.get("m.invited_member_count")
         if isinstance(joined, int):
             self.rooms.members[room_id] = joined + (invited if isinstance(invited, int) else 0)
+        elif room_id not in self.rooms.members and room_id not in self.rooms.direct:
+            try:  # after a restart the sync names no counts until they change
+                members = await self.client.get_joined_members(RoomID(room_id))
+                self.rooms.members[room_id] = len(members)
+            except Exception as exc:
+                log.warning("could not count members of %s: %s", room_id, type(exc).__name__)
         count = self.rooms.members.get(room_id, 3)
         direct = room_id in self.rooms.direct or count <= 2
         return Room(room_id, direct, self.config().threads)
 
     async def _joined(self, room_id: str, room: Mapping[str, Any]) -> None:
         self.rooms.joined.add(room_id)
-        info = self._room(room_id, room)
+        info = await self._room(room_id, room)
         timeline = _events(room.get("timeline") or {})
         start = 0
         for index, event in enumerate(timeline):

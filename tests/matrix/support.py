@@ -10,9 +10,9 @@ from pathlib import Path
 from typing import Any
 
 from mautrix.client import Client
-from mautrix.client.state_store import MemoryStateStore
 from mautrix.types import EventType, RoomCreatePreset, RoomID, UserID
 
+from chatgate.channels.matrix.client import RoomStates
 from tests.fakes.llm import FakeLLM
 from tests.harness import write_config
 from tests.support.synapse import MatrixUser, Synapse
@@ -30,7 +30,7 @@ class Person:
             device_id=user.device_id,  # type: ignore[arg-type]
             base_url=synapse.base_url,
             token=user.access_token,
-            state_store=MemoryStateStore(),
+            state_store=RoomStates(),
         )
         self.events: list[Event] = []
         self.invites: list[str] = []

@@ -19,7 +19,7 @@ from mautrix.api import HTTPAPI
 from mautrix.client import Client
 from mautrix.client.state_store import MemoryStateStore
 from mautrix.client.state_store.sync import MemorySyncStore
-from mautrix.types import LoginType, UserID
+from mautrix.types import LoginType, Membership, RoomID, UserID
 
 from chatgate.channels.base import ChannelError, NotConfigured
 from chatgate.channels.matrix.config import MatrixChannelConfig
@@ -72,6 +72,23 @@ def _trace(notes: RateNotes) -> aiohttp.TraceConfig:
     return trace
 
 
+class RoomStates(MemoryStateStore):
+    """Room state from the syncs, also answering what the crypto needs: the encrypted rooms a
+    user shares with the bot (whose device changes rotate the room keys)."""
+
+    async def find_shared_rooms(self, user_id: UserID) -> list[RoomID]:
+        shared = []
+        for room_id, members in self.members.items():
+            member = members.get(user_id)
+            joined = member is not None and member.membership in (
+                Membership.JOIN,
+                Membership.INVITE,
+            )
+            if joined and self.encryption.get(room_id) is not None:
+                shared.append(room_id)
+        return shared
+
+
 @dataclass
 class Session:
     client: Client
@@ -100,7 +117,7 @@ def open_session(config: MatrixChannelConfig, token: str = "") -> Session:
         mxid=UserID(config.user_id) if config.user_id else UserID(""),
         device_id=config.device_id,  # type: ignore[arg-type]
         api=api,
-        state_store=MemoryStateStore(),
+        state_store=RoomStates(),
         sync_store=MemorySyncStore(),
     )
     client.ignore_initial_sync = False

@@ -8,6 +8,7 @@ from pathlib import Path
 
 from tests.fakes.llm import FakeLLM
 from tests.harness import running
+from tests.telegram.helpers_b import eventually, settled
 from tests.matrix.support import Person, matrix_config
 from tests.support.synapse import MatrixUser, Synapse
 
@@ -97,3 +98,23 @@ async def test_a_streamed_answer_is_edited_in_place(
         e["content"]["m.relates_to"] == {"rel_type": "m.replace", "event_id": draft["event_id"]}
         for e in edits
     )
+
+
+async def test_a_redacted_message_still_waiting_is_never_answered(
+    tmp_path: Path, synapse: Synapse, bot: MatrixUser, alice: Person, fake_llm: FakeLLM
+) -> None:
+    config = matrix_config(tmp_path, synapse, bot, fake_llm, channel="    dm_policy: open")
+    async with running(config) as gw:
+        room = await _dm(alice, bot)
+        fake_llm.latency_s = 3
+        await alice.send(room, "first")
+        await fake_llm.wait_for_requests(1, timeout=30)
+        second = await alice.send(room, "second, which I take back")
+        await eventually(lambda: gw.rt.journal.get(f"matrix:{second}"), timeout=20)
+        await alice.client.redact(room, second)  # type: ignore[arg-type]
+        entry = await settled(gw, f"matrix:{second}")
+        await alice.answers(bot.user_id, room)
+        await asyncio.sleep(1.0)
+    assert [a["content"]["body"] for a in alice.messages_from(bot.user_id, room)] == ["echo: first"]
+    assert entry.reason == "retracted"
+    assert len(fake_llm.requests) == 1

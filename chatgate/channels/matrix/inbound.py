@@ -16,12 +16,11 @@ from typing import Any
 
 from chatgate.model.messages import Attachment, AttachmentKind, InboundMessage, Target
 from chatgate.model.reasons import DropReason
-from chatgate.policies.edits import EDIT_MODE, EDIT_OF, EditMode, edit_wanted
+from chatgate.policies.edits import EDIT_MODE, EDIT_OF, RETRACTS, EditMode, edit_wanted
 from chatgate.policies.reactions import reaction_text
 
 PLATFORM = "matrix"
 REACTION = "reaction"  # InboundMessage.extra key: the emoji of a reaction
-RETRACTS = "retracts"  # InboundMessage.extra key: the key of the message a redaction withdraws
 ENCRYPTED = "encrypted"  # InboundMessage.extra key: the event arrived encrypted
 TEXT_TYPES = frozenset({"m.text", "m.notice", "m.emote"})
 MEDIA_KINDS = {
@@ -227,7 +226,7 @@ def redaction(event: Mapping[str, Any], room: Room, channel: str) -> InboundMess
     if not isinstance(redacts, str) or not redacts:
         return Ignored(DropReason.MALFORMED_UPDATE, room.room_id)
     msg = _base(event, room, channel, "")
-    return replace(msg, extra={RETRACTS: f"{channel}:{redacts}"})
+    return replace(msg, is_mention=True, extra={RETRACTS: f"{channel}:{redacts}"})
 
 
 def normalise(

@@ -20,7 +20,7 @@ from chatgate.channels.base import InboundSink
 from chatgate.channels.matrix import inbound
 from chatgate.channels.matrix.config import MatrixChannelConfig
 from chatgate.channels.matrix.crypto import Crypto, decrypt
-from chatgate.channels.matrix.inbound import REACTION, RETRACTS, Ignored, Me, Room
+from chatgate.channels.matrix.inbound import REACTION, Ignored, Me, Room
 from chatgate.model.messages import InboundMessage
 from chatgate.model.reasons import DropReason
 from chatgate.policies.edits import EditMode
@@ -71,12 +71,12 @@ class Intake:
         me: Me,
         crypto: Crypto | None,
         sent: dict[str, None],
-        submit: Callable[[InboundMessage], Awaitable[None]] | None = None,
+        submit: Callable[[InboundMessage], Awaitable[Any]] | None = None,
     ) -> None:
         self.channel, self.config, self.client, self.sink = channel, config, client, sink
         self.me, self.crypto, self.sent = me, crypto, sent
         self.rooms = RoomFacts()
-        self.submit = submit or self._submit
+        self.submit = submit or sink.submit
         self.counters: dict[str, int] = {"messages": 0, "invites_accepted": 0, "declined": 0}
 
     async def handle(self, data: dict[str, Any]) -> None:
@@ -196,9 +196,3 @@ class Intake:
         if decided is ReactionMode.CONTEXT:
             return replace(msg, extra={**msg.extra, CONTEXT_ONLY: True})
         return msg
-
-    async def _submit(self, msg: InboundMessage) -> None:
-        if RETRACTS in msg.extra:
-            self.sink.ignored(self.channel, DropReason.RETRACTED, chat_id=msg.chat_id)
-            return
-        await self.sink.submit(msg)

@@ -8,9 +8,9 @@ from pathlib import Path
 
 from tests.fakes.llm import FakeLLM
 from tests.harness import running
-from tests.telegram.helpers_b import eventually, settled
 from tests.matrix.support import Person, matrix_config
 from tests.support.synapse import MatrixUser, Synapse
+from tests.telegram.helpers_b import eventually, settled
 
 
 def _edit(original: str, text: str) -> dict[str, object]:

@@ -12,14 +12,15 @@ import logging
 import time
 from dataclasses import dataclass, field
 from types import SimpleNamespace
-from typing import Any
+from typing import Any, cast
 
 import aiohttp
 from mautrix.api import HTTPAPI
 from mautrix.client import Client
 from mautrix.client.state_store import MemoryStateStore
 from mautrix.client.state_store.sync import MemorySyncStore
-from mautrix.types import LoginType, Membership, RoomID, UserID
+from mautrix.types import DeviceID, LoginType, Membership, RoomID, UserID
+from mautrix.util.logging import TraceLogger
 
 from chatgate.channels.base import ChannelError, NotConfigured
 from chatgate.channels.matrix.config import MatrixChannelConfig
@@ -110,12 +111,12 @@ def open_session(config: MatrixChannelConfig, token: str = "") -> Session:
         base_url=config.homeserver_url,
         token=token,
         client_session=http,
-        log=logging.getLogger("chatgate.matrix.http"),
+        log=cast(TraceLogger, logging.getLogger("chatgate.matrix.http")),
         default_retry_count=0,
     )
     client = Client(
         mxid=UserID(config.user_id) if config.user_id else UserID(""),
-        device_id=config.device_id,  # type: ignore[arg-type]
+        device_id=DeviceID(config.device_id),
         api=api,
         state_store=RoomStates(),
         sync_store=MemorySyncStore(),
@@ -136,10 +137,10 @@ async def connect(config: MatrixChannelConfig) -> Session:
         if token is None:
             assert password is not None
             await session.client.login(
-                identifier=config.user_id,
+                identifier=UserID(config.user_id),
                 login_type=LoginType.PASSWORD,
                 password=password,
-                device_id=config.device_id,  # type: ignore[arg-type]
+                device_id=config.device_id,
                 device_name="chatgate",
                 store_access_token=True,
                 update_hs_url=False,

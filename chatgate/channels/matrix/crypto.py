@@ -6,12 +6,13 @@ devices. When `python-olm` is missing the channel runs unencrypted and `doctor` 
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import os
 import secrets
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 if TYPE_CHECKING:
     from mautrix.client import Client
@@ -69,7 +70,7 @@ def _open(folder: Path, user_id: str, device_id: str) -> tuple[Database, Any]:
     db = Database.create(
         f"sqlite:{folder / 'crypto.db'}",
         upgrade_table=PgCryptoStore.upgrade_table,
-        log=logging.getLogger("chatgate.matrix.crypto.db"),  # type: ignore[arg-type]
+        log=logging.getLogger("chatgate.matrix.crypto.db"),
     )
     return db, PgCryptoStore(user_id, _pickle_key(folder), db)
 
@@ -80,7 +81,7 @@ async def enable(client: Client, folder: Path) -> Crypto:
     from mautrix.crypto import OlmMachine
     from mautrix.types import TrustState
 
-    folder.mkdir(parents=True, exist_ok=True)
+    await asyncio.to_thread(folder.mkdir, parents=True, exist_ok=True)
     db, store = _open(folder, str(client.mxid), str(client.device_id))
     await db.start()
     try:
@@ -104,10 +105,10 @@ async def enable(client: Client, folder: Path) -> Crypto:
 
 async def decrypt(crypto: Crypto, raw: dict[str, Any]) -> dict[str, Any] | None:
     """The decrypted event as raw JSON (room, sender, ids kept), or None without the key."""
-    from mautrix.types import EncryptedEvent
+    from mautrix.types import JSON, EncryptedEvent
 
     try:
-        event = EncryptedEvent.deserialize(raw)
+        event = EncryptedEvent.deserialize(cast(JSON, raw))
         plain = await crypto.machine.decrypt_megolm_event(event)
     except Exception as exc:
         log.warning("could not decrypt %s: %s", raw.get("event_id"), type(exc).__name__)

@@ -70,7 +70,7 @@ async def _probe(name: str, config: MatrixChannelConfig) -> list[Finding]:
         who = f"{client.mxid} on device {client.device_id}"
         findings = [Finding(f"{name}.token", Level.OK, who, key=key)]
         versions = await client.versions()
-        latest = versions.supported_versions[-1] if versions.supported_versions else "?"
+        latest = str(versions.versions[-1]) if versions.versions else "?"
         findings.append(Finding(f"{name}.server", Level.OK, f"client-server API up to {latest}"))
         limit = await _safe(media.upload_limit(session))
         text = f"uploads up to {limit // 1_048_576} MiB" if limit else "no upload limit announced"

@@ -11,10 +11,10 @@ import asyncio
 import logging
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, cast
 
 from mautrix.client import Client
-from mautrix.types import RoomID
+from mautrix.types import JSON, RoomID
 
 from chatgate.channels.base import InboundSink
 from chatgate.channels.matrix import inbound
@@ -80,7 +80,9 @@ class Intake:
         self.counters: dict[str, int] = {"messages": 0, "invites_accepted": 0, "declined": 0}
 
     async def handle(self, data: dict[str, Any]) -> None:
-        await asyncio.gather(*self.client.handle_sync(data))  # state store, keys, device lists
+        await asyncio.gather(
+            *self.client.handle_sync(cast(JSON, data))
+        )  # state store, keys, device lists
         rooms = data.get("rooms") or {}
         self._account_data(data)
         for room_id, room in (rooms.get("invite") or {}).items():

@@ -17,7 +17,7 @@ from typing import Any, Protocol
 
 from mautrix import errors as mx
 from mautrix.client import Client
-from mautrix.types import PresenceState
+from mautrix.types import PresenceState, SyncToken
 
 from chatgate.channels.matrix import errors
 from chatgate.channels.matrix.client import RateNotes
@@ -124,7 +124,7 @@ class SyncLoop:
                 continue
             try:
                 data = await self.client.sync(
-                    since=self.since,
+                    since=SyncToken(self.since) if self.since else None,
                     timeout=int(budget * 1000),
                     set_presence=PresenceState.OFFLINE,
                 )

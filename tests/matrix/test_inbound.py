@@ -247,6 +247,6 @@ channels:
         line = next(
             n for n, t in enumerate(path.read_text().splitlines(), 1) if t.strip().startswith(key)
         )
-        assert "channels.matrix" in text and f"gateway.yaml:{line}" in text or extra == "", text
+        assert ("channels.matrix" in text and f"gateway.yaml:{line}" in text) or extra == "", text
         assert "hunter2-secret" not in text
     assert "user_id is required" in text

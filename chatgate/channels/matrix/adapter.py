@@ -15,6 +15,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from mautrix.errors import MNotFound
 from mautrix.types import EventType, RoomID
 
 from chatgate.channels.base import (
@@ -233,7 +234,17 @@ class MatrixChannel(ChannelAdapter):
         return content
 
     async def _encrypted(self, room: str) -> bool:
-        return bool(await self._client().state_store.is_encrypted(RoomID(room)))
+        """Whether the room is encrypted (asked of the server when the syncs did not say, e.g.
+        after a restart): a file for an encrypted room is never uploaded in the clear."""
+        client = self._client()
+        known = await client.state_store.is_encrypted(RoomID(room))
+        if known is not None:
+            return bool(known)
+        try:
+            await client.get_state_event(RoomID(room), EventType.ROOM_ENCRYPTION)
+        except MNotFound:
+            return False
+        return True
 
     async def edit(self, target: Target, message_id: str, rendered: Rendered) -> SendResult:
         new = dict(rendered.native.get("content") or {"msgtype": "m.text", "body": rendered.text})

@@ -105,7 +105,7 @@ def test_every_scenario_runs_including_the_tls_and_chat_platform_ones() -> None:
     assert {"telegram_tls_dms", "telegram_tls_slow_model", "discord", "slack", "whatsapp"} <= set(
         SCENARIOS
     )
-    assert {"uploads", "media"} <= set(SCENARIOS)
+    assert {"uploads", "media", "matrix"} <= set(SCENARIOS)
 
 
 async def test_media_rig_messages_reach_ptb_as_a_photo_and_a_voice_note_with_their_files() -> None:

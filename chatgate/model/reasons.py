@@ -58,6 +58,10 @@ class DropReason(StrEnum):
     OTHER_RECIPIENT = "other_recipient"  # addressed to another account of the same platform app
     STALE = "stale"  # sent longer ago than the channel's stale.after_s when it reached intake
     EDIT_REPLACED = "edit_replaced"  # a queued message whose edit took its place (edits: replace)
+    BEFORE_JOIN = "before_join"  # sent in a room before the bot joined it (history)
+    INVITE_DECLINED = "invite_declined"  # a room invite the channel's auto_join did not accept
+    UNDECRYPTABLE = "undecryptable"  # an encrypted event the bot holds no key for
+    RETRACTED = "retracted"  # withdrawn (deleted/redacted) by its sender before its turn ran
 
 
 class TakeoverReason(StrEnum):

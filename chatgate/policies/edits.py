@@ -26,6 +26,9 @@ class EditAction(StrEnum):
 # the channel's mode (the gateway decides with the session queue in view).
 EDIT_OF = "edit_of"
 EDIT_MODE = "edit_mode"
+# InboundMessage.extra key on a deletion (a redaction) of a message: the key of the message it
+# withdraws. It is never a turn; the withdrawn message leaves its queue if its turn has not run.
+RETRACTS = "retracts"
 
 
 def reads_as_command(text: str, is_command: bool = False) -> bool:

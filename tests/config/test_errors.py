@@ -606,7 +606,7 @@ def test_multiple_errors_reported_together(tmp_path: Path) -> None:
         channels:
           telegram:
             group_policy: mentions
-          matrix: {}
+          irc: {}
         """,
     )
     assert len(error.issues) == 5, error.render()
@@ -614,7 +614,7 @@ def test_multiple_errors_reported_together(tmp_path: Path) -> None:
     assert_issue(error, "gateway.log.level", 4, "'loud'")
     assert_issue(error, "agents.default.backend", 6, "'openai'")
     assert_issue(error, "channels.telegram.group_policy", 9, "'mentions'")
-    assert_issue(error, "channels.matrix", 10, "unknown channel")
+    assert_issue(error, "channels.irc", 10, "unknown channel")
     assert error.render().startswith("invalid config:\n  - ")
     assert error.render().count("\n  - ") == 5
 
@@ -704,11 +704,11 @@ PLUGINS: dict[str, type[BaseModel]] = {"teams": TeamsConfig}
         pytest.param(
             """
             channels:
-              matrix: {}
+              irc: {}
             """,
-            "channels.matrix",
+            "channels.irc",
             2,
-            "unknown channel 'matrix' (known: ",
+            "unknown channel 'irc' (known: ",
             id="plugin-unknown-channel",
         ),
     ],

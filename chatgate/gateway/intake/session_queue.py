@@ -117,6 +117,16 @@ class SessionScheduler:
                 return old
         return None
 
+    def withdraw(self, message_key: str) -> Job | None:
+        """Take the waiting turn of ``message_key`` out of whichever session queues it (its
+        sender deleted it); None when it is not waiting (its turn started or ended)."""
+        for q in self._queues.values():
+            for job in q.jobs:
+                if job.msg.key == message_key and job.kind is JobKind.TURN:
+                    q.jobs.remove(job)
+                    return job
+        return None
+
     def stop(self, key: str) -> tuple[bool, list[Job]]:
         """Cancel the running agent call and drop everything waiting (the /stop command)."""
         q = self._queues.get(key)

@@ -37,6 +37,7 @@ from chatgate.policies.bursts import burst_window
 from chatgate.policies.edits import (
     EDIT_MODE,
     EDIT_OF,
+    RETRACTS,
     EditAction,
     EditMode,
     edit_action,
@@ -245,10 +246,14 @@ class Stages:
         )
         return None
 
-    def edit(self, ib: Inbound) -> Verdict | None:
+    def edit(self, ib: Inbound) -> Verdict | Awaitable[Verdict] | None:
         """An edited message per its channel's `edits`: ignored, put in the place of the
-        original while that still waits for its turn, or answered as a turn of its own."""
+        original while that still waits for its turn, or answered as a turn of its own. A
+        deletion withdraws its message from the queue (never a turn itself)."""
         msg = ib.msg
+        retracted = msg.extra.get(RETRACTS)
+        if isinstance(retracted, str):
+            return self._retract(retracted)
         original = msg.extra.get(EDIT_OF)
         if not isinstance(original, str):
             return None
@@ -266,6 +271,14 @@ class Stages:
         if action is EditAction.REPLACE:
             ib.replaces = original
         return None
+
+    async def _retract(self, message_key: str) -> Verdict:
+        """A deletion: its message leaves the queue unanswered if its turn has not run."""
+        verdict = Verdict(Stage.EDIT, DropReason.RETRACTED)
+        job = self.scheduler.withdraw(message_key)
+        if job is not None:
+            await self._settle(job.msg, job.future, verdict)
+        return verdict
 
     def command(self, ib: Inbound) -> Verdict | Awaitable[Verdict] | None:
         if ib.observe or ib.command is None:

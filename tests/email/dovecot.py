@@ -17,6 +17,7 @@ from pathlib import Path
 
 from tests.requires import missing
 
+PASSWORD = "imap-secret-Pa55"
 DOVECOT = os.environ.get("CHATGATE_DOVECOT", "/usr/sbin/dovecot")
 
 _CONFIG = """\
@@ -57,16 +58,21 @@ passdb {{
   driver = passwd-file
   args = scheme=PLAIN username_format=%u {base}/users
 }}
+passdb {{
+  driver = static
+  args = password={password}
+}}
 userdb {{
-  driver = passwd-file
-  args = username_format=%u {base}/users
+  driver = static
+  args = uid={mail_uid} gid={mail_gid} home={base}/mail/%u
 }}
 """
 
 
 @dataclass
 class Dovecot:
-    """One running Dovecot; ``add_user`` creates a mailbox account."""
+    """One running Dovecot. Any user name logs in with ``PASSWORD`` (its mailbox is made on first
+    login), so each test takes a fresh mailbox without Dovecot re-reading a users file."""
 
     base: Path
     port: int
@@ -80,7 +86,11 @@ class Dovecot:
     def add_user(self, name: str, password: str) -> None:
         self.users[name] = password
         lines = [f"{u}:{{PLAIN}}{p}::::::" for u, p in self.users.items()]
-        (self.base / "users").write_text("\n".join(lines) + "\n")
+        path = self.base / "users"
+        path.write_text("\n".join(lines) + "\n")
+        # Dovecot re-reads the file when its mtime changes, in whole seconds: make it change
+        stamp = time.time() + len(self.users)
+        os.utime(path, (stamp, stamp))
 
     def stop(self) -> None:
         if self.process is not None and self.process.poll() is None:
@@ -133,10 +143,11 @@ def start_dovecot() -> Dovecot:
             internal_user=internal,
             mail_uid=uid,
             mail_gid=gid,
+            password=PASSWORD,
         )
     )
     server = Dovecot(base, port)
-    server.add_user("nobody-yet", "x")
+    server.add_user("fixed", "fixed-Pa55")
     server.process = subprocess.Popen(
         [DOVECOT, "-F", "-c", str(config)], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
     )

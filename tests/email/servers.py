@@ -102,14 +102,14 @@ class _Handler:
         return "250 OK"
 
     async def handle_DATA(self, server: Any, session: Session, envelope: Envelope) -> str:
-        with self.lock:
-            if self.defer > 0:
-                self.defer -= 1
-                return "451 4.3.0 try again later"
         raw = envelope.original_content or b""
         if self.mailbox.address in [r.lower() for r in envelope.rcpt_tos]:
             await asyncio.to_thread(self.mailbox.append, raw)
             return "250 delivered"
+        with self.lock:
+            if self.defer > 0:  # the bot's mail only
+                self.defer -= 1
+                return "451 4.3.0 try again later"
         msg = message_from_bytes(raw, policy=policy.default)
         assert isinstance(msg, EmailMessage)
         with self.lock:

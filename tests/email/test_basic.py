@@ -19,7 +19,7 @@ async def test_question_and_answer_headers(
     tmp_path: Path, world: MailWorld, fake_llm: FakeLLM
 ) -> None:
     fake_llm.default_reply = "**Yes**, we ship on *Tuesdays*."
-    async with running(email_config(tmp_path, world, fake_llm)) as gw:
+    async with running(email_config(tmp_path, world, fake_llm)):
         question = mail(ALICE, world.address, "Shipping days", "When do you ship?")
         await world.deliver(question)
         (answer,) = await world.wait_sent(1)

@@ -133,6 +133,7 @@ class MailWorld:
         self.mailbox = mailbox
         self.handler = _Handler(mailbox)
         self.smtp_port = free_port()
+        self.imap_port = mailbox.dovecot.port  # a test may put a proxy in between
         self.controller = Controller(
             self.handler,
             hostname="127.0.0.1",
@@ -185,7 +186,7 @@ class MailWorld:
             "channels:\n  email:\n"
             f"    address: {self.address}\n"
             "    imap:\n"
-            f"      host: 127.0.0.1\n      port: {self.mailbox.dovecot.port}\n      tls: none\n"
+            f"      host: 127.0.0.1\n      port: {self.imap_port}\n      tls: none\n"
             f"      username: {self.mailbox.user}\n      password: {self.mailbox.password}\n"
             "      timeout_s: 5\n"
             "    smtp:\n"

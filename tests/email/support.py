@@ -12,10 +12,24 @@ ALICE = "alice@example.org"
 
 
 def email_config(
-    tmp_path: Path, world: MailWorld, llm: FakeLLM, *, channel: str = "", gateway: str = ""
+    tmp_path: Path,
+    world: MailWorld,
+    llm: FakeLLM,
+    *,
+    channel: str = "",
+    gateway: str = "",
+    agent: str = "",
+    agents: str = "",
 ) -> Path:
     allowed = '    allowed_users: ["alice@example.org", "@friends.example.net"]\n'
     return write_config(
         tmp_path,
-        gateway + fake_agent(llm, "sk-email-test", 10) + "\n" + world.config() + allowed + channel,
+        gateway
+        + fake_agent(llm, "sk-email-test", 10)
+        + "\n"
+        + agent
+        + agents
+        + world.config()
+        + allowed
+        + channel,
     )

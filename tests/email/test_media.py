@@ -39,9 +39,7 @@ async def test_files_in_an_answer_are_attached_to_one_mail(
     tmp_path: Path, world: MailWorld, fake_llm: FakeLLM
 ) -> None:
     agents = '  files: {backend: python, function: "tests.email.agents:files"}\n'
-    config = email_config(
-        tmp_path, world, fake_llm, agents=agents, channel="    agent: files\n"
-    )
+    config = email_config(tmp_path, world, fake_llm, agents=agents, channel="    agent: files\n")
     async with running(config):
         await world.deliver(mail(ALICE, world.address, "Report", "Q3 please"))
         [answer] = await world.wait_sent(1)

@@ -40,6 +40,7 @@ DESCRIPTOR = ChannelDescriptor(
     adapter="chatgate.channels.email.adapter:EmailChannel",
     limits=LIMITS,
     hot_keys=CHAT_HOT_KEYS | {"require_authentication_results", "authserv_id"},
+    doctor="chatgate.channels.email.doctor:check",
     noisy_loggers=("aioimaplib", "aiosmtplib", "mail.log"),
     exclusive=_exclusive,
 )

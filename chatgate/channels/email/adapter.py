@@ -30,14 +30,15 @@ from chatgate.channels.email.config import EmailChannelConfig, MailServerConfig
 from chatgate.channels.email.imap import ImapGone, ImapSession, NewMail, connect
 from chatgate.channels.email.inbound import ParsedMail, parse, part_bytes
 from chatgate.channels.email.outbound import (
-    Attachment as MailFile,
-)
-from chatgate.channels.email.outbound import (
+    SMTP_AUTH_HINT,
     Reply,
     Smtp,
     build,
     classify,
     new_message_id,
+)
+from chatgate.channels.email.outbound import (
+    Attachment as MailFile,
 )
 from chatgate.channels.email.state import MailRecord, MailState, thread_id
 from chatgate.channels.email.watcher import Watcher
@@ -329,7 +330,11 @@ class EmailChannel(ChannelAdapter):
     def classify_error(self, exc: BaseException) -> SendResult:
         result = classify(exc)
         if result.kind is SendErrorKind.AUTH_FATAL:
-            self.fail(ChannelError("the SMTP server refused the login", kind=result.kind))
+            self.fail(
+                ChannelError(
+                    "the SMTP server refused the login", kind=result.kind, hint=SMTP_AUTH_HINT
+                )
+            )
         log.warning("email send failed", extra={"kind": str(result.kind), "error": result.error})
         return result
 

@@ -64,7 +64,7 @@ class ImapConfig(MailServerConfig):
     def _no_starttls(cls, value: str) -> str:
         if value == "starttls":
             raise ValueError(
-                "STARTTLS is not supported for IMAP (the client library has no STARTTLS): use "
+                "starttls is not supported for IMAP (the client library has no STARTTLS): use "
                 "tls: implicit on port 993, which every provider offers"
             )
         return value

@@ -118,7 +118,7 @@ class Smtp:
         self._client: aiosmtplib.SMTP | None = None
         self._lock = asyncio.Lock()
 
-    def _make(self) -> aiosmtplib.SMTP:
+    def make_client(self) -> aiosmtplib.SMTP:
         c = self.config
         token = c.oauth2
         return aiosmtplib.SMTP(
@@ -138,7 +138,7 @@ class Smtp:
             for attempt in (1, 2):
                 client = self._client
                 if client is None or not client.is_connected:
-                    client = self._client = self._make()
+                    client = self._client = self.make_client()
                     await client.connect()
                 try:
                     await client.send_message(message)

@@ -58,12 +58,8 @@ class DropReason(StrEnum):
     OTHER_RECIPIENT = "other_recipient"  # addressed to another account of the same platform app
     STALE = "stale"  # sent longer ago than the channel's stale.after_s when it reached intake
     EDIT_REPLACED = "edit_replaced"  # a queued message whose edit took its place (edits: replace)
-    AUTOMATED_MAIL = (
-        "automated_mail"  # an auto-reply, bounce or list mail (RFC 3834): never answered
-    )
-    UNAUTHENTICATED = (
-        "unauthenticated"  # mail without a passing dkim/spf/dmarc result, when required
-    )
+    AUTOMATED_MAIL = "automated_mail"  # an auto-reply, bounce or list mail (RFC 3834)
+    UNAUTHENTICATED = "unauthenticated"  # no dkim/spf/dmarc pass from our MTA, when required
     MESSAGE_TOO_LARGE = "message_too_large"  # larger than the channel takes (never fetched whole)
 
 

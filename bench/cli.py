@@ -21,6 +21,7 @@ from bench.runner import Context, Scenario, http_client
 from bench.scenarios import (
     concurrency,
     discord,
+    email,
     media,
     memory,
     pipeline,
@@ -43,6 +44,7 @@ SCENARIOS: dict[str, Scenario] = {
     "discord": discord.scenario,
     "slack": slack.scenario,
     "whatsapp": whatsapp.scenario,
+    "email": email.scenario,
     "webhook": webhook.scenario,
     "replicas": replicas.scenario,
     "concurrency": concurrency.scenario,
@@ -64,6 +66,7 @@ EXECUTION_ORDER = (
     "discord",
     "slack",
     "whatsapp",
+    "email",
     "webhook",
     "replicas",
     "memory",

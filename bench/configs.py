@@ -35,6 +35,7 @@ class DaemonConfig:
     slack: dict[str, Any] | None = None  # a channels.slack section (see bench.scenarios.slackrig)
     whatsapp: dict[str, Any] | None = None  # channels.whatsapp (see bench.scenarios.whatsapp)
     memory: dict[str, Any] = field(default_factory=dict)
+    extra_channels: dict[str, Any] = field(default_factory=dict)  # e.g. channels.email
     warm_max: int = 20_000
     log_level: str = "info"
     gateway_extra: dict[str, Any] = field(default_factory=dict)  # e.g. store/turn_lock/redis
@@ -63,6 +64,7 @@ class DaemonConfig:
             channels["whatsapp"] = dict(self.whatsapp)
         if self.webhook:
             channels["webhook"] = {"routes": webhook_routes()}
+        channels.update(self.extra_channels)
         gateway: dict[str, Any] = {
             "http": {"host": "127.0.0.1", "port": self.port},
             "state_dir": str(state_dir),

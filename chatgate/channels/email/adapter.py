@@ -130,36 +130,50 @@ class EmailChannel(ChannelAdapter):
 
     # -- inbound ----------------------------------------------------------------------------
 
-    async def _take(self, session: ImapSession, mail: NewMail) -> None:
-        """Journal (or record as ignored) one mail, then flag it \\Seen."""
-        reason = await self._journal(session, mail)
-        if reason is not None:
-            self._ignore(reason)
-        await session.flag(mail.uid, "\\Seen")
-        target = self.config.imap.move_handled_to
-        if reason is not None and target:
-            await session.move(mail.uid, target)
+    async def _take(self, session: ImapSession, mails: list[NewMail]) -> None:
+        """Journal (or record as ignored) a batch, then flag it \\Seen. Senders' mail is
+        journaled side by side, each sender's in order."""
+        limit = self.config.max_message_bytes
+        raws = await session.bodies([m.uid for m in mails if m.size <= limit])
+        by_sender: dict[str, list[tuple[NewMail, ParsedMail]]] = {}
+        ignored: list[int] = []
+        for mail in mails:
+            parsed, reason = self._read(session.validity, mail, raws.get(mail.uid))
+            if parsed is None or reason is not None:
+                self._ignore(reason or DropReason.MALFORMED_UPDATE)
+                ignored.append(mail.uid)
+                continue
+            self._keep_raw(f"{session.validity}:{mail.uid}", raws[mail.uid])
+            by_sender.setdefault(parsed.facts.sender, []).append((mail, parsed))
+        await asyncio.gather(
+            *(self._journal(session.validity, found) for found in by_sender.values())
+        )
+        await session.flag_many([m.uid for m in mails], "\\Seen")
+        folder = self.config.imap.move_handled_to
+        if folder:
+            for uid in ignored:
+                await session.move(uid, folder)
 
-    async def _journal(self, session: ImapSession, mail: NewMail) -> DropReason | None:
+    def _read(
+        self, validity: int, mail: NewMail, raw: bytes | None
+    ) -> tuple[ParsedMail | None, DropReason | None]:
         if mail.size > self.config.max_message_bytes:
-            return DropReason.MESSAGE_TOO_LARGE
-        raw = await session.body(mail.uid)
+            return None, DropReason.MESSAGE_TOO_LARGE
         domain = self.config.address.rpartition("@")[2]
-        parsed = parse(raw, f"uid-{session.validity}-{mail.uid}@{domain}") if raw else None
+        parsed = parse(raw, f"uid-{validity}-{mail.uid}@{domain}") if raw else None
         if parsed is None:
-            return DropReason.MALFORMED_UPDATE
+            return None, DropReason.MALFORMED_UPDATE
         reason = automated_reason(parsed.facts, self.config.address)
         if reason is None and self.config.require_authentication_results:
             results = parsed.facts.authentication_results
             if not authenticated(results, self.config.authserv_id):
                 reason = DropReason.UNAUTHENTICATED
-        if reason is not None:
-            return reason
-        msg = await self._message(parsed, session.validity, mail.uid)
-        self._keep_raw(f"{session.validity}:{mail.uid}", raw or b"")
+        return parsed, reason
+
+    async def _journal(self, validity: int, mails: list[tuple[NewMail, ParsedMail]]) -> None:
         assert self._sink is not None
-        await self._sink.submit(msg)
-        return None
+        for mail, parsed in mails:
+            await self._sink.submit(await self._message(parsed, validity, mail.uid))
 
     def _ignore(self, reason: DropReason) -> None:
         self.ignored[reason.value] = self.ignored.get(reason.value, 0) + 1

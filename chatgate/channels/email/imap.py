@@ -106,8 +106,29 @@ class ImapSession:
                 return bytes(line)
         return None
 
+    async def bodies(self, uids: list[int]) -> dict[int, bytes]:
+        """Several whole mails in one command (BODY.PEEK, as ``body``); gone ones are missing."""
+        if not uids:
+            return {}
+        response = await self._uid("fetch", _uid_set(uids), "(UID BODY.PEEK[])")
+        found: dict[int, bytes] = {}
+        uid = 0
+        for line in response.lines:
+            if isinstance(line, bytearray):
+                if uid:
+                    found[uid] = bytes(line)
+                uid = 0
+            elif isinstance(line, bytes) and b"FETCH" in line:
+                match = _FETCH_UID.search(line)
+                uid = int(match.group(1)) if match else 0
+        return found
+
     async def flag(self, uid: int, *flags: str) -> None:
-        await self._uid("store", str(uid), "+FLAGS.SILENT", f"({' '.join(flags)})")
+        await self.flag_many([uid], *flags)
+
+    async def flag_many(self, uids: list[int], *flags: str) -> None:
+        if uids:
+            await self._uid("store", _uid_set(uids), "+FLAGS.SILENT", f"({' '.join(flags)})")
 
     async def move(self, uid: int, folder: str) -> None:
         if not self.can_move:
@@ -180,6 +201,10 @@ class ImapSession:
         transport = self.client.protocol.transport
         if transport is not None:
             transport.close()
+
+
+def _uid_set(uids: list[int]) -> str:
+    return ",".join(str(u) for u in sorted(set(uids)))
 
 
 async def _guard(call: Awaitable[aioimaplib.Response]) -> aioimaplib.Response:

@@ -25,7 +25,8 @@ from chatgate.channels.email.state import Cursor, MailState
 from chatgate.model.errors import StateUnavailable
 
 log = logging.getLogger("chatgate.email")
-Take = Callable[[ImapSession, NewMail], Awaitable[None]]
+Take = Callable[[ImapSession, list[NewMail]], Awaitable[None]]
+BATCH = 100  # mails fetched and journaled together (one FETCH, one STORE)
 MAX_BACKOFF_S = 60.0
 
 
@@ -148,12 +149,15 @@ class Watcher:
         return cursor
 
     async def _drain(self, session: ImapSession, cursor: Cursor) -> Cursor:
-        """Every mail above the cursor, in order; the cursor moves after each is taken."""
+        """Every mail above the cursor, in order; the cursor moves after each batch is taken (a
+        crash inside one re-reads it: what was journaled is then a duplicate, never answered
+        twice)."""
         while True:
             batch = await session.new_mail(cursor.last_uid)
             if not batch:
                 return cursor
-            for mail in batch:
-                await self._take(session, mail)
-                cursor = Cursor(cursor.validity, mail.uid)
+            for start in range(0, len(batch), BATCH):
+                part = batch[start : start + BATCH]
+                await self._take(session, part)
+                cursor = Cursor(cursor.validity, part[-1].uid)
                 await self._state.save_cursor(self.config.folder, cursor)

@@ -73,6 +73,7 @@ class ImapConfig(MailServerConfig):
 class SmtpConfig(MailServerConfig):
     port: int = Field(587, ge=1, le=65535)
     tls: Literal["implicit", "starttls", "none"] = "starttls"
+    connections: int = Field(4, ge=1, le=32, description="answers sent side by side at most")
 
 
 class EmailChannelConfig(ChatChannelConfig):

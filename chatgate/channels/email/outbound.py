@@ -8,7 +8,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from email.message import EmailMessage
 from email.utils import formatdate, make_msgid
@@ -109,14 +109,56 @@ def classify(exc: BaseException) -> SendResult:
     return SendResult.failed(SendErrorKind.UNKNOWN, type(exc).__name__)
 
 
+class _Connection:
+    """One SMTP connection, opened on first use and again after it drops."""
+
+    def __init__(self, make: Callable[[], aiosmtplib.SMTP]) -> None:
+        self._make = make
+        self.client: aiosmtplib.SMTP | None = None
+
+    async def send(self, message: EmailMessage) -> None:
+        for attempt in (1, 2):
+            client = self.client
+            if client is None or not client.is_connected:
+                client = self.client = self._make()
+                await client.connect()
+            try:
+                await client.send_message(message)
+                return
+            except aiosmtplib.SMTPServerDisconnected:
+                self.client = None  # an idle connection the server closed: once more
+                if attempt == 2:
+                    raise
+            except BaseException:
+                self.drop()
+                raise
+
+    def drop(self) -> None:
+        client, self.client = self.client, None
+        if client is not None:
+            with contextlib.suppress(Exception):
+                client.close()
+
+    async def close(self) -> None:
+        client, self.client = self.client, None
+        if client is not None and client.is_connected:
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(client.quit(), 5)
+        if client is not None:
+            with contextlib.suppress(Exception):
+                client.close()
+
+
 class Smtp:
-    """One SMTP connection, opened on first use and again after it drops; sends one at a time
-    (a mail is small and the server is near: a pool would add little)."""
+    """Up to ``config.connections`` SMTP connections, each sending one mail at a time (a
+    burst of answers goes out side by side, not behind one connection's round trips)."""
 
     def __init__(self, config: SmtpConfig) -> None:
         self.config = config
-        self._client: aiosmtplib.SMTP | None = None
-        self._lock = asyncio.Lock()
+        self._all = [_Connection(self.make_client) for _ in range(config.connections)]
+        self._free: asyncio.Queue[_Connection] = asyncio.Queue()
+        for connection in self._all:
+            self._free.put_nowait(connection)
 
     def make_client(self) -> aiosmtplib.SMTP:
         c = self.config
@@ -134,35 +176,12 @@ class Smtp:
         )
 
     async def send(self, message: EmailMessage) -> None:
-        async with self._lock:
-            for attempt in (1, 2):
-                client = self._client
-                if client is None or not client.is_connected:
-                    client = self._client = self.make_client()
-                    await client.connect()
-                try:
-                    await client.send_message(message)
-                    return
-                except aiosmtplib.SMTPServerDisconnected:
-                    self._client = None  # an idle connection the server closed: once more
-                    if attempt == 2:
-                        raise
-                except BaseException:
-                    await self._drop()
-                    raise
-
-    async def _drop(self) -> None:
-        client, self._client = self._client, None
-        if client is not None:
-            with contextlib.suppress(Exception):
-                client.close()
+        connection = await self._free.get()
+        try:
+            await connection.send(message)
+        finally:
+            self._free.put_nowait(connection)
 
     async def close(self) -> None:
-        async with self._lock:
-            client, self._client = self._client, None
-            if client is not None and client.is_connected:
-                with contextlib.suppress(Exception):
-                    await asyncio.wait_for(client.quit(), 5)
-            if client is not None:
-                with contextlib.suppress(Exception):
-                    client.close()
+        for connection in self._all:
+            await connection.close()

@@ -5,6 +5,7 @@ id, the thread it belongs to, so answers carry the right References on any repli
 from __future__ import annotations
 
 import hashlib
+from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Any
 
@@ -13,6 +14,7 @@ from chatgate.state.protocols import ChannelFacts
 
 CURSOR_TTL_S = 10 * 365 * 86400.0  # as long as the mailbox lives
 THREAD_TTL_S = 365 * 86400.0  # a thread answered a year later starts afresh
+LOCAL_RECORDS = 20_000
 
 
 def _h(text: str) -> str:
@@ -66,6 +68,8 @@ class MailState:
         self._facts = facts
         self._clock = clock
         self._local: dict[str, dict[str, Any]] = {}  # without a state backend (embedding)
+        # Records are written once per message id: the ones this replica saw are read locally.
+        self._records: OrderedDict[str, MailRecord] = OrderedDict()
 
     async def _get(self, key: str) -> dict[str, Any] | None:
         if self._facts is None:
@@ -90,11 +94,22 @@ class MailState:
         await self._put(f"cursor:{_h(folder)}", value, CURSOR_TTL_S)
 
     async def record(self, message_id: str) -> MailRecord | None:
+        known = self._records.get(message_id)
+        if known is not None:
+            return known
         found = await self._get(f"mail:{_h(message_id)}")
-        return MailRecord.from_dict(found) if found else None
+        return self._keep(message_id, MailRecord.from_dict(found)) if found else None
 
     async def remember(self, message_id: str, record: MailRecord) -> None:
         await self._put(f"mail:{_h(message_id)}", record.to_dict(), THREAD_TTL_S)
+        self._keep(message_id, record)
+
+    def _keep(self, message_id: str, record: MailRecord) -> MailRecord:
+        self._records[message_id] = record
+        self._records.move_to_end(message_id)
+        while len(self._records) > LOCAL_RECORDS:
+            self._records.popitem(last=False)
+        return record
 
     async def subject_root(self, sender: str, subject_key: str) -> str | None:
         found = await self._get(f"subject:{_h(sender + chr(0) + subject_key)}")

@@ -4,6 +4,8 @@ only, plaintext auth, passwd-file users, Maildir storage. Started once per test 
 from __future__ import annotations
 
 import contextlib
+import http.server
+import json
 import os
 import pwd
 import shutil
@@ -11,10 +13,13 @@ import signal
 import socket
 import subprocess
 import tempfile
+import threading
 import time
+import urllib.parse
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from tests.fakes.tls import session_ca
 from tests.requires import missing
 
 PASSWORD = "imap-secret-Pa55"
@@ -28,9 +33,11 @@ state_dir = {base}/state
 instance_name = chatgate-test-{port}
 log_path = {base}/dovecot.log
 info_log_path = {base}/dovecot.log
-ssl = no
+ssl = yes
+ssl_cert = <{base}/cert.pem
+ssl_key = <{base}/key.pem
 disable_plaintext_auth = no
-auth_mechanisms = plain login
+auth_mechanisms = plain login xoauth2
 mail_location = maildir:{base}/mail/%u
 first_valid_uid = 1
 default_login_user = {login_user}
@@ -45,7 +52,9 @@ service imap-login {{
     port = {port}
   }}
   inet_listener imaps {{
-    port = 0
+    address = 127.0.0.1
+    port = {tls_port}
+    ssl = yes
   }}
 }}
 service anvil {{
@@ -55,11 +64,17 @@ service imap-login {{
   chroot =
 }}
 passdb {{
+  driver = oauth2
+  mechanisms = xoauth2
+  args = {base}/oauth2.conf.ext
+}}
+passdb {{
   driver = passwd-file
   args = scheme=PLAIN username_format=%u {base}/users
 }}
 passdb {{
   driver = static
+  mechanisms = plain login
   args = password={password}
 }}
 userdb {{
@@ -67,6 +82,35 @@ userdb {{
   args = uid={mail_uid} gid={mail_gid} home={base}/mail/%u
 }}
 """
+_OAUTH2 = """\
+tokeninfo_url = http://127.0.0.1:{port}/tokeninfo?access_token=
+username_attribute = username
+active_attribute = active
+active_value = true
+"""
+TOKEN_PREFIX = "oauth-token-for-"  # the token the introspection server accepts for a user
+
+
+class _TokenInfo(http.server.BaseHTTPRequestHandler):
+    """The identity provider's token introspection: ``oauth-token-for-<user>`` is valid."""
+
+    def do_GET(self) -> None:
+        token = urllib.parse.parse_qs(urllib.parse.urlsplit(self.path).query).get(
+            "access_token", [""]
+        )[0]
+        if not token.startswith(TOKEN_PREFIX):
+            self.send_response(401)
+            self.end_headers()
+            return
+        body = json.dumps({"username": token[len(TOKEN_PREFIX) :], "active": "true"}).encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, format: str, *args: object) -> None:
+        return
 
 
 @dataclass
@@ -76,7 +120,10 @@ class Dovecot:
 
     base: Path
     port: int
+    tls_port: int = 0  # implicit TLS, a certificate of the test CA (`ca_pem`)
+    ca_pem: str = ""
     process: subprocess.Popen[bytes] | None = None
+    tokeninfo: http.server.HTTPServer | None = None
     users: dict[str, str] = field(default_factory=dict)
 
     @property
@@ -93,6 +140,9 @@ class Dovecot:
         os.utime(path, (stamp, stamp))
 
     def stop(self) -> None:
+        if self.tokeninfo is not None:
+            self.tokeninfo.shutdown()
+            self.tokeninfo.server_close()
         if self.process is not None and self.process.poll() is None:
             self.process.send_signal(signal.SIGTERM)
             try:
@@ -133,12 +183,17 @@ def start_dovecot() -> Dovecot:
     (base / "mail").mkdir()
     if os.geteuid() == 0:
         os.chown(base / "mail", uid, gid)
-    port = _free_port()
+    port, tls_port = _free_port(), _free_port()
+    ca = session_ca()
+    leaf = ca.issue_cert("127.0.0.1", "localhost")
+    (base / "cert.pem").write_bytes(b"".join(b.bytes() for b in leaf.cert_chain_pems))
+    (base / "key.pem").write_bytes(leaf.private_key_pem.bytes())
     config = base / "dovecot.conf"
     config.write_text(
         _CONFIG.format(
             base=base,
             port=port,
+            tls_port=tls_port,
             login_user=login,
             internal_user=internal,
             mail_uid=uid,
@@ -146,7 +201,10 @@ def start_dovecot() -> Dovecot:
             password=PASSWORD,
         )
     )
-    server = Dovecot(base, port)
+    tokeninfo = http.server.HTTPServer(("127.0.0.1", 0), _TokenInfo)
+    threading.Thread(target=tokeninfo.serve_forever, daemon=True).start()
+    (base / "oauth2.conf.ext").write_text(_OAUTH2.format(port=tokeninfo.server_address[1]))
+    server = Dovecot(base, port, tls_port, ca.cert_pem.bytes().decode(), tokeninfo=tokeninfo)
     server.add_user("fixed", "fixed-Pa55")
     server.process = subprocess.Popen(
         [DOVECOT, "-F", "-c", str(config)], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE

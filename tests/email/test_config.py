@@ -13,6 +13,7 @@ from chatgate.channels.email.config import EmailChannelConfig
 from chatgate.channels.email.doctor import check
 from chatgate.config.findings import Level
 from tests.config.support import load_error
+from tests.email.dovecot import TOKEN_PREFIX
 from tests.email.servers import SMTP_PASSWORD, MailWorld, mail
 from tests.email.support import ALICE, email_config
 from tests.fakes.llm import FakeLLM
@@ -150,3 +151,52 @@ async def test_doctor_logs_in_to_both_servers(world: MailWorld) -> None:
         "email.smtp": Level.FAIL,
     }
     assert "app password" in (results[0].fix or "")
+
+
+async def test_imap_over_oauth2_and_a_refused_token_parks_with_its_fix(
+    tmp_path: Path, world: MailWorld, fake_llm: FakeLLM, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.DEBUG)
+    token = tmp_path / "token"
+    token.write_text(TOKEN_PREFIX + world.mailbox.user + "\n")
+    text = email_config(tmp_path, world, fake_llm).read_text()
+    text = text.replace(
+        f"      password: {world.mailbox.password}\n",
+        f"      oauth2: {{token_file: {token}}}\n      timeout_s: 2\n",
+    ).replace("      timeout_s: 5\n    smtp:", "    smtp:")
+    config = tmp_path / "gateway.yaml"
+    config.write_text(text)
+    async with running(config):
+        await world.deliver(mail(ALICE, world.address, "Token", "over oauth2"))
+        (answer,) = await world.wait_sent(1)
+    assert answer["Subject"] == "Re: Token"
+    wrong = "expired-token-0123456789"
+    token.write_text(wrong)
+    async with running(config) as gw:
+        parked = await eventually_channel_state(gw, "email", "parked")
+    assert "token_file" in parked["hint"]
+    assert wrong not in str(parked) and wrong not in caplog.text
+
+
+async def test_implicit_tls_with_a_private_ca_from_ca_file(
+    tmp_path: Path, world: MailWorld, fake_llm: FakeLLM
+) -> None:
+    dovecot = world.mailbox.dovecot
+    ca = tmp_path / "ca.pem"
+    ca.write_text(dovecot.ca_pem)
+    text = email_config(tmp_path, world, fake_llm).read_text()
+    text = text.replace(
+        f"      port: {dovecot.port}\n      tls: none\n",
+        f"      port: {dovecot.tls_port}\n      tls: implicit\n      ca_file: {ca}\n",
+    )
+    config = tmp_path / "gateway.yaml"
+    config.write_text(text)
+    async with running(config):
+        await world.deliver(mail(ALICE, world.address, "Secure", "over TLS"))
+        (answer,) = await world.wait_sent(1)
+    assert answer["Subject"] == "Re: Secure"
+    # without the CA the certificate is refused: parked, with the fix
+    config.write_text(text.replace(f"      ca_file: {ca}\n", ""))
+    async with running(config) as gw:
+        parked = await eventually_channel_state(gw, "email", "parked")
+    assert "not trusted" in parked["error"] and "ca_file" in parked["hint"]

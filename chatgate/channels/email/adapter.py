@@ -269,7 +269,9 @@ class EmailChannel(ChannelAdapter):
         try:
             await self._with_ops(record.validity, mark)
         except Exception as exc:
-            log.warning("could not flag an answered mail", extra={"error": type(exc).__name__})
+            log.warning(
+                "could not flag an answered mail: %s", type(exc).__name__, extra={"error": str(exc)}
+            )
 
     async def fetch(self, attachment: Attachment, dest: Path, max_bytes: int) -> int:
         """The file from the mail itself: kept from intake, or fetched again by UID."""

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Literal
 
 from pydantic import Field, SecretStr, field_validator, model_validator
@@ -17,17 +16,21 @@ MB = 1024 * 1024
 
 
 class OAuth2Config(StrictModel):
-    """XOAUTH2 (Gmail, Microsoft 365): an access token kept fresh by something else (a token
-    helper writing the file); read again at each login, so a refreshed token is used."""
+    """XOAUTH2 (Gmail, Microsoft 365): an access token, usually as ``token_file`` that a token
+    helper rewrites; a reload (SIGHUP) reads it again and the channel logs in with it."""
 
-    token_file: Path
+    token: SecretStr
 
 
 class MailServerConfig(StrictModel):
     host: str = Field(min_length=1)
     port: int = Field(ge=1, le=65535)
     tls: Literal["implicit", "starttls", "none"]
-    ca_file: Path | None = Field(None, description="a private CA or self-signed certificate")
+    ca: str | None = Field(
+        None,
+        description="PEM of a private CA or self-signed server certificate (usually ca_file: "
+        "a path, read at load like every *_file)",
+    )
     username: str | None = None
     password: SecretStr | None = None
     oauth2: OAuth2Config | None = None

@@ -9,7 +9,6 @@ import re
 import ssl
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from pathlib import Path
 
 from aioimaplib import aioimaplib
 
@@ -28,6 +27,17 @@ AUTH_HINT = (
     "and Microsoft 365 need an app password or oauth2, and IMAP enabled for the mailbox)"
 )
 
+CERT_HINT = (
+    "set channels.email.imap.ca_file to the CA (or the self-signed certificate) of your mail "
+    "server, or check that imap.host is the name on its certificate"
+)
+OAUTH_HINT = (
+    "the IMAP server refused the OAuth2 access token: check that the helper keeps "
+    "channels.email.imap.oauth2.token_file fresh (and reloads chatgate), that the token has the "
+    "mail scope "
+    "(https://mail.google.com/ or IMAP.AccessAsUser.All) and that imap.username is the mailbox"
+)
+
 
 class ImapGone(ConnectionError):
     """The connection closed or a command failed at the protocol level: reconnect."""
@@ -37,15 +47,9 @@ def tls_context(config: MailServerConfig) -> ssl.SSLContext | None:
     if config.tls == "none":
         return None
     context = ssl.create_default_context()
-    if config.ca_file is not None:
-        context.load_verify_locations(cafile=str(config.ca_file))
+    if config.ca:
+        context.load_verify_locations(cadata=config.ca)
     return context
-
-
-async def read_token(path: Path) -> str:
-    """An OAuth2 access token, read afresh (a helper refreshes the file)."""
-    text = await asyncio.to_thread(path.read_text, encoding="utf-8")
-    return text.strip()
 
 
 @dataclass(frozen=True)
@@ -245,7 +249,14 @@ async def connect(config: ImapConfig, on_lost: Callable[[], None] | None = None)
         client.protocol.conn_lost_cb = closed
     session = ImapSession(client, lost)
     try:
-        await client.wait_hello_from_server()
+        try:
+            await client.wait_hello_from_server()
+        except ssl.SSLCertVerificationError as exc:
+            raise ChannelError(
+                f"the IMAP server's certificate is not trusted ({exc.verify_message})",
+                kind=SendErrorKind.AUTH_FATAL,
+                hint=CERT_HINT,
+            ) from None
         await _login(client, config)
         await session.select(config.folder)
     except BaseException:
@@ -257,8 +268,17 @@ async def connect(config: ImapConfig, on_lost: Callable[[], None] | None = None)
 async def _login(client: aioimaplib.IMAP4, config: ImapConfig) -> None:
     user = config.username or ""
     if config.oauth2 is not None:
-        token = await read_token(config.oauth2.token_file)
-        response = await _guard(client.xoauth2(user, token))
+        token = config.oauth2.token.get_secret_value().strip()
+        try:
+            response = await client.xoauth2(user, token)
+        except TimeoutError:
+            # A refused token is a SASL challenge the client library leaves unanswered: the
+            # login then times out on a connection that is up (its greeting came).
+            raise ChannelError(
+                "the IMAP server refused the OAuth2 token (or never answered the login)",
+                kind=SendErrorKind.AUTH_FATAL,
+                hint=OAUTH_HINT,
+            ) from None
     else:
         response = await _guard(client.login(user, secret_value(config.password) or ""))
     if response.result != "OK":

@@ -8,15 +8,16 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from email.message import EmailMessage
 from email.utils import formatdate, make_msgid
 
 import aiosmtplib
+from pydantic import SecretStr
 
 from chatgate.channels.email.config import SmtpConfig
-from chatgate.channels.email.imap import read_token, tls_context
+from chatgate.channels.email.imap import tls_context
 from chatgate.config.base import secret_value
 from chatgate.model.messages import SendResult
 from chatgate.model.reasons import SendErrorKind
@@ -109,6 +110,13 @@ def classify(exc: BaseException) -> SendResult:
     return SendResult.failed(SendErrorKind.UNKNOWN, type(exc).__name__)
 
 
+def _token_of(secret: SecretStr) -> Callable[[], Awaitable[str]]:
+    async def token() -> str:
+        return secret.get_secret_value().strip()
+
+    return token
+
+
 class _Connection:
     """One SMTP connection, opened on first use and again after it drops."""
 
@@ -168,7 +176,7 @@ class Smtp:
             port=c.port,
             username=c.username if (c.password or token) else None,
             password=secret_value(c.password),
-            oauth_token_generator=(lambda: read_token(token.token_file)) if token else None,
+            oauth_token_generator=_token_of(token.token) if token else None,
             use_tls=c.tls == "implicit",
             start_tls=c.tls == "starttls",
             tls_context=tls_context(c),

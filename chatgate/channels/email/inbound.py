@@ -72,7 +72,7 @@ class _TextOfHtml(HTMLParser):
     def handle_endtag(self, tag: str) -> None:
         if tag in _SKIP_TAGS:
             self._skip = max(0, self._skip - 1)
-        elif tag in _BLOCK_TAGS:
+        elif tag in _BLOCK_TAGS and tag not in ("li", "br"):
             self.out.append("\n")
 
     def handle_data(self, data: str) -> None:

@@ -36,6 +36,7 @@ class DaemonConfig:
     whatsapp: dict[str, Any] | None = None  # channels.whatsapp (see bench.scenarios.whatsapp)
     matrix: dict[str, Any] | None = None  # channels.matrix (see bench.scenarios.matrix)
     memory: dict[str, Any] = field(default_factory=dict)
+    extra_channels: dict[str, Any] = field(default_factory=dict)  # e.g. channels.email
     warm_max: int = 20_000
     log_level: str = "info"
     gateway_extra: dict[str, Any] = field(default_factory=dict)  # e.g. store/turn_lock/redis
@@ -66,6 +67,7 @@ class DaemonConfig:
             channels["matrix"] = dict(self.matrix)
         if self.webhook:
             channels["webhook"] = {"routes": webhook_routes()}
+        channels.update(self.extra_channels)
         gateway: dict[str, Any] = {
             "http": {"host": "127.0.0.1", "port": self.port},
             "state_dir": str(state_dir),

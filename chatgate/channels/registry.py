@@ -32,6 +32,7 @@ BUILTIN: dict[str, str] = {
     "webchat": "chatgate.channels.webchat:DESCRIPTOR",
     "whatsapp": "chatgate.channels.whatsapp:DESCRIPTOR",
     "matrix": "chatgate.channels.matrix:DESCRIPTOR",
+    "email": "chatgate.channels.email:DESCRIPTOR",
 }
 
 

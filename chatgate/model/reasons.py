@@ -62,6 +62,9 @@ class DropReason(StrEnum):
     INVITE_DECLINED = "invite_declined"  # a room invite the channel's auto_join did not accept
     UNDECRYPTABLE = "undecryptable"  # an encrypted event the bot holds no key for
     RETRACTED = "retracted"  # withdrawn (deleted/redacted) by its sender before its turn ran
+    AUTOMATED_MAIL = "automated_mail"  # an auto-reply, bounce or list mail (RFC 3834)
+    UNAUTHENTICATED = "unauthenticated"  # no dkim/spf/dmarc pass from our MTA, when required
+    MESSAGE_TOO_LARGE = "message_too_large"  # larger than the channel takes (never fetched whole)
 
 
 class TakeoverReason(StrEnum):

@@ -66,6 +66,19 @@ class AdmissionDecision:
     issue_pairing_code: bool = False
 
 
+def is_listed(sender_id: str, entries: frozenset[str]) -> bool:
+    """Whether ``sender_id`` is in ``entries``: exactly, or (a mail address) by an ``@domain``
+    entry naming its whole domain: ``@example.org`` admits ``a@example.org``, never
+    ``a@notexample.org`` nor ``a@sub.example.org``. Mail addresses compare without case."""
+    if sender_id in entries:
+        return True
+    if "@" not in sender_id or not entries:
+        return False
+    lowered = sender_id.lower()
+    domain = "@" + lowered.rpartition("@")[2]
+    return any(e.lower() in (domain, lowered) for e in entries if "@" in e)
+
+
 def _deny(reason: AdmissionReason, gate: Gate) -> AdmissionDecision:
     return AdmissionDecision(admit=False, reason=reason, gate=gate)
 
@@ -80,7 +93,7 @@ def _decide_direct(facts: AdmissionFacts, policy: AdmissionPolicy) -> AdmissionD
         return _deny(AdmissionReason.DM_DISABLED, Gate.DM_POLICY)
     if mode == "open":
         return _admit(Gate.DIRECT)
-    listed = facts.sender_id in policy.allowed_users
+    listed = is_listed(facts.sender_id, policy.allowed_users)
     if mode == "allowlist":
         return (
             _admit(Gate.DIRECT)
@@ -101,7 +114,7 @@ def _decide_direct(facts: AdmissionFacts, policy: AdmissionPolicy) -> AdmissionD
 def _decide_group(facts: AdmissionFacts, policy: AdmissionPolicy) -> AdmissionDecision:
     if policy.allowed_chats and facts.chat_id not in policy.allowed_chats:
         return _deny(AdmissionReason.CHAT_NOT_ALLOWED, Gate.ALLOWLIST)
-    if policy.allowed_users and facts.sender_id not in policy.allowed_users:
+    if policy.allowed_users and not is_listed(facts.sender_id, policy.allowed_users):
         return _deny(AdmissionReason.NOT_IN_ALLOWLIST, Gate.ALLOWLIST)
     mode = policy.group_policy
     if mode == "respond_all":
@@ -122,7 +135,7 @@ def _decide_group(facts: AdmissionFacts, policy: AdmissionPolicy) -> AdmissionDe
 
 def decide_admission(facts: AdmissionFacts, policy: AdmissionPolicy) -> AdmissionDecision:
     """Run the ladder; the first matching gate wins and the blocklist beats everything."""
-    if facts.sender_id in policy.blocked_users:
+    if is_listed(facts.sender_id, policy.blocked_users):
         return _deny(AdmissionReason.BLOCKED, Gate.BLOCKLIST)
     if facts.chat_kind == "direct":
         return _decide_direct(facts, policy)

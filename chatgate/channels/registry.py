@@ -31,6 +31,7 @@ BUILTIN: dict[str, str] = {
     "slack": "chatgate.channels.slack:DESCRIPTOR",
     "webchat": "chatgate.channels.webchat:DESCRIPTOR",
     "whatsapp": "chatgate.channels.whatsapp:DESCRIPTOR",
+    "teams": "chatgate.channels.teams:DESCRIPTOR",
 }
 
 

@@ -58,6 +58,8 @@ class DropReason(StrEnum):
     OTHER_RECIPIENT = "other_recipient"  # addressed to another account of the same platform app
     STALE = "stale"  # sent longer ago than the channel's stale.after_s when it reached intake
     EDIT_REPLACED = "edit_replaced"  # a queued message whose edit took its place (edits: replace)
+    CONVERSATION_UPDATE = "conversation_update"  # the bot or a member was added or removed
+    TENANT_NOT_ALLOWED = "tenant_not_allowed"  # from an organisation outside the allowed tenants
 
 
 class TakeoverReason(StrEnum):
@@ -153,6 +155,7 @@ class SendErrorKind(StrEnum):
     TRANSIENT = "transient"
     OUTSIDE_WINDOW = "outside_window"  # the platform allows only templates until the user writes
     UNKNOWN = "unknown"
+    NO_REFERENCE = "no_reference"  # a proactive send to a chat the bot has no address for yet
 
 
 class DegradeReason(StrEnum):

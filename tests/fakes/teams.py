@@ -55,6 +55,7 @@ class Sent:
     activity: JSONDict
     id: str
     at: float
+    targeted: bool = False  # visible to its recipient only
 
     @property
     def text(self) -> str:
@@ -196,9 +197,9 @@ class FakeTeams:
             self.sent.append(Sent(method, request.match_info["conv"], activity, "", time.time()))
             self._signal.fire()
             return web.json_response({})
-        self.sent.append(
-            Sent(method, request.match_info["conv"], activity, activity_id, time.time())
-        )
+        targeted = request.query.get("isTargetedActivity") == "true"
+        conversation = request.match_info["conv"]
+        self.sent.append(Sent(method, conversation, activity, activity_id, time.time(), targeted))
         self._signal.fire()
         return web.json_response({"id": activity_id})
 
@@ -208,7 +209,10 @@ class FakeTeams:
         return web.Response(body=PNG, content_type="image/png")
 
     def messages(self) -> list[Sent]:
-        return [s for s in self.sent if s.activity.get("type") != "typing"]
+        return [s for s in self.sent if s.activity.get("type") != "typing" and not s.targeted]
+
+    def targeted(self) -> list[Sent]:
+        return [s for s in self.sent if s.targeted]
 
     def typings(self) -> list[Sent]:
         return [s for s in self.sent if s.activity.get("type") == "typing"]

@@ -23,10 +23,11 @@ def teams_config(
     password: str = APP_PASSWORD,
     agents: str = "",
     extra: str = "",
+    head: str = "",
 ) -> Path:
     return write_config(
         tmp_path,
-        f"""
+        f"""{head}
 agents:
   default:
     backend: litellm

@@ -39,7 +39,14 @@ from chatgate.channels.teams import LIMITS, errors, ids
 from chatgate.channels.teams.auth import Unverified, Verifier
 from chatgate.channels.teams.config import TeamsChannelConfig
 from chatgate.channels.teams.connector import Connector
-from chatgate.channels.teams.inbound import Ignored, normalize, reference, tenant_allowed, tenant_of
+from chatgate.channels.teams.inbound import (
+    Ignored,
+    Reference,
+    normalize,
+    reference,
+    tenant_allowed,
+    tenant_of,
+)
 from chatgate.channels.teams.render import render, utf8_length
 from chatgate.config.base import secret_value
 from chatgate.http_input import BadInput, parse_json
@@ -47,6 +54,7 @@ from chatgate.model.errors import FetchError, StateUnavailable
 from chatgate.model.messages import Attachment, SendResult, Target
 from chatgate.model.outbound import OutboundMessage
 from chatgate.model.reasons import DropReason, MediaReason, SendErrorKind
+from chatgate.model.results import press_notice
 from chatgate.policies.edits import EditMode
 
 log = logging.getLogger("chatgate.teams")
@@ -240,11 +248,24 @@ class TeamsChannel(ChannelAdapter):
             self.ignored[event.reason.value] = self.ignored.get(event.reason.value, 0) + 1
             self._sink.ignored(self.name, event.reason, chat_id=event.chat_id)
             return
-        await self.connector.remember(reference(activity))  # durable before the 200
+        ref = reference(activity)
+        await self.connector.remember(ref)  # durable before the 200
         self.counters["messages"] += 1
         msg = await self.resolve_choice(event) if event.choice is not None else event
         async with self._order.turn(msg.chat_id):
-            await self._sink.submit(msg)
+            submission = await self._sink.submit(msg)
+        notice = press_notice(submission) if msg.choice is not None else None
+        if notice:
+            await self._tell_presser(ref, activity, notice)
+
+    async def _tell_presser(self, ref: Reference, activity: Any, notice: str) -> None:
+        """A press that was not the presser's to make (an approval for someone else): told to
+        the presser only, as a targeted message in the thread."""
+        assert self.connector is not None
+        try:
+            await self.connector.tell(ref, activity.conversation.id, activity.from_.id, notice)
+        except Exception as exc:
+            log.warning("teams press notice failed", extra={"error": type(exc).__name__})
 
     # -- outbound -------------------------------------------------------------------------------
 

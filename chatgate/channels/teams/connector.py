@@ -171,6 +171,19 @@ class Connector:
         sent = await api.update_activity(conversation, activity_id, params)
         return str(sent.id)
 
+    async def tell(self, ref: Reference, conversation: str, user: str, text: str) -> None:
+        """A message only ``user`` (a Teams user id) sees: the SDK's targeted activity."""
+        import warnings
+
+        from microsoft_teams.api.activities.message import MessageActivityInput
+        from microsoft_teams.api.models import Account
+        from microsoft_teams.common.experimental import ExperimentalWarning
+
+        warnings.filterwarnings("ignore", ".*ExperimentalTeamsTargeted", ExperimentalWarning)
+        params = MessageActivityInput(text=text, recipient=Account(id=user))
+        api = self.client(ref.service_url).conversations
+        await api.create_targeted_activity(conversation, params)
+
     async def typing(self, ref: Reference, conversation: str) -> None:
         from microsoft_teams.api.activities.typing import TypingActivityInput
 

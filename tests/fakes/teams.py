@@ -78,6 +78,7 @@ class FakeTeams:
     token_lifetime_s: int = 3600
     sent: list[Sent] = field(default_factory=list)
     token_requests: list[JSONDict] = field(default_factory=list)
+    refused: list[int] = field(default_factory=list)  # statuses of faults answered
     port: int = 0
     _key: rsa.RSAPrivateKey = field(default_factory=_new_key)
     _rogue: rsa.RSAPrivateKey = field(default_factory=_new_key)
@@ -164,7 +165,7 @@ class FakeTeams:
     # -- connector ------------------------------------------------------------------------------
 
     def fail(self, *faults: Fault) -> None:
-        """The next connector calls answer these, in order."""
+        """The next message posts and updates answer these, in order (typing goes through)."""
         self._faults.extend(faults)
 
     def _authorised(self, request: web.Request) -> bool:
@@ -175,6 +176,7 @@ class FakeTeams:
         if not self._faults:
             return None
         fault = self._faults.pop(0)
+        self.refused.append(fault.status)
         headers = {"Retry-After": str(fault.retry_after)} if fault.retry_after is not None else {}
         body = {"error": {"code": f"HTTP{fault.status}", "message": "fake fault"}}
         return web.json_response(body, status=fault.status, headers=headers)
@@ -188,11 +190,11 @@ class FakeTeams:
     async def _record(self, request: web.Request, method: str, activity_id: str) -> web.Response:
         if not self._authorised(request):
             return web.json_response({"error": {"code": "Unauthorized"}}, status=401)
-        fault = self._fault()
+        activity = await request.json()
+        fault = self._fault() if activity.get("type") != "typing" else None
         if fault is not None:
             self._signal.fire()
             return fault
-        activity = await request.json()
         if activity.get("type") == "typing":
             self.sent.append(Sent(method, request.match_info["conv"], activity, "", time.time()))
             self._signal.fire()
@@ -208,6 +210,14 @@ class FakeTeams:
             return web.Response(status=401)
         return web.Response(body=PNG, content_type="image/png")
 
+    async def wait_refused(self, count: int = 1, timeout: float = 30.0) -> list[int]:
+        return await wait_until(
+            self._signal,
+            lambda: self.refused if len(self.refused) >= count else None,
+            timeout,
+            lambda: f"wanted {count} refused calls, got {self.refused}",
+        )
+
     def messages(self) -> list[Sent]:
         return [s for s in self.sent if s.activity.get("type") != "typing" and not s.targeted]
 
@@ -217,7 +227,7 @@ class FakeTeams:
     def typings(self) -> list[Sent]:
         return [s for s in self.sent if s.activity.get("type") == "typing"]
 
-    async def wait_sent(self, count: int, timeout: float = 10.0) -> list[Sent]:
+    async def wait_sent(self, count: int, timeout: float = 30.0) -> list[Sent]:
         return await wait_until(
             self._signal,
             lambda: self.messages() if len(self.messages()) >= count else None,

@@ -34,6 +34,7 @@ class DaemonConfig:
     discord: dict[str, Any] | None = None  # a channels.discord section (see bench.scenarios.dcrig)
     slack: dict[str, Any] | None = None  # a channels.slack section (see bench.scenarios.slackrig)
     whatsapp: dict[str, Any] | None = None  # channels.whatsapp (see bench.scenarios.whatsapp)
+    teams: dict[str, Any] | None = None  # channels.teams (see bench.scenarios.teams)
     memory: dict[str, Any] = field(default_factory=dict)
     warm_max: int = 20_000
     log_level: str = "info"
@@ -61,6 +62,8 @@ class DaemonConfig:
             channels["slack"] = dict(self.slack)
         if self.whatsapp is not None:
             channels["whatsapp"] = dict(self.whatsapp)
+        if self.teams is not None:
+            channels["teams"] = dict(self.teams)
         if self.webhook:
             channels["webhook"] = {"routes": webhook_routes()}
         gateway: dict[str, Any] = {

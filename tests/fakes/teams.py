@@ -54,7 +54,7 @@ class Sent:
     conversation: str
     activity: JSONDict
     id: str
-    at: float
+    at: float  # time.monotonic() of arrival
     targeted: bool = False  # visible to its recipient only
 
     @property
@@ -196,12 +196,16 @@ class FakeTeams:
             self._signal.fire()
             return fault
         if activity.get("type") == "typing":
-            self.sent.append(Sent(method, request.match_info["conv"], activity, "", time.time()))
+            self.sent.append(
+                Sent(method, request.match_info["conv"], activity, "", time.monotonic())
+            )
             self._signal.fire()
             return web.json_response({})
         targeted = request.query.get("isTargetedActivity") == "true"
         conversation = request.match_info["conv"]
-        self.sent.append(Sent(method, conversation, activity, activity_id, time.time(), targeted))
+        self.sent.append(
+            Sent(method, conversation, activity, activity_id, time.monotonic(), targeted)
+        )
         self._signal.fire()
         return web.json_response({"id": activity_id})
 

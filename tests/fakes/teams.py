@@ -79,6 +79,8 @@ class FakeTeams:
     sent: list[Sent] = field(default_factory=list)
     token_requests: list[JSONDict] = field(default_factory=list)
     refused: list[int] = field(default_factory=list)  # statuses of faults answered
+    files: dict[str, tuple[bytes, str]] = field(default_factory=dict)  # id → (bytes, type)
+    fetches: list[tuple[str, bool]] = field(default_factory=list)  # (path, had the bot token)
     port: int = 0
     _key: rsa.RSAPrivateKey = field(default_factory=_new_key)
     _rogue: rsa.RSAPrivateKey = field(default_factory=_new_key)
@@ -97,6 +99,7 @@ class FakeTeams:
         app.router.add_post("/v3/conversations/{conv}/activities", self._create)
         app.router.add_put("/v3/conversations/{conv}/activities/{id}", self._update)
         app.router.add_get("/v3/attachments/{id}/views/original", self._attachment)
+        app.router.add_get("/shared/{id}", self._shared)
         self._runner = web.AppRunner(app, access_log=None, shutdown_timeout=1.0)
         await self._runner.setup()
         site = web.TCPSite(self._runner, "127.0.0.1", 0)
@@ -210,9 +213,36 @@ class FakeTeams:
         return web.json_response({"id": activity_id})
 
     async def _attachment(self, request: web.Request) -> web.Response:
+        """An image pasted into a chat: the connector serves it to the bot's token only."""
+        self.fetches.append((request.path, self._authorised(request)))
         if not self._authorised(request):
             return web.Response(status=401)
-        return web.Response(body=PNG, content_type="image/png")
+        data, mime = self.files.get(request.match_info["id"], (PNG, "image/png"))
+        return web.Response(body=data, content_type=mime)
+
+    async def _shared(self, request: web.Request) -> web.Response:
+        """A file shared in a personal chat: a pre-authorised download URL (no token)."""
+        self.fetches.append((request.path, "Authorization" in request.headers))
+        found = self.files.get(request.match_info["id"])
+        if found is None:
+            return web.Response(status=404)
+        return web.Response(body=found[0], content_type=found[1])
+
+    def inline_image(self, image_id: str = "img-1") -> JSONDict:
+        url = f"{self.base}/v3/attachments/{image_id}/views/original"
+        return {"contentType": "image/png", "contentUrl": url, "name": "pasted.png"}
+
+    def shared_file(self, file_id: str, name: str, file_type: str) -> JSONDict:
+        content = {
+            "downloadUrl": f"{self.base}/shared/{file_id}",
+            "uniqueId": file_id,
+            "fileType": file_type,
+        }
+        return {
+            "contentType": "application/vnd.microsoft.teams.file.download.info",
+            "name": name,
+            "content": content,
+        }
 
     async def wait_refused(self, count: int = 1, timeout: float = 30.0) -> list[int]:
         return await wait_until(

@@ -60,6 +60,7 @@ from chatgate.policies.edits import EditMode
 log = logging.getLogger("chatgate.teams")
 CONNECT_TIMEOUT_S = 30.0
 PROBE_TIMEOUT_S = 10.0
+ATTACHMENTS = "/v3/attachments/"  # the connector's attachment API: served to the bot token only
 NO_CREDENTIALS_HINT = (
     "set channels.teams.app_id and app_password (Azure portal → Azure Bot → Configuration: "
     "the Microsoft App ID, and a client secret from its app registration)"
@@ -336,7 +337,7 @@ class TeamsChannel(ChannelAdapter):
         if not url.startswith(("https://", "http://")):
             raise FetchError(MediaReason.DOWNLOAD_FAILED, "no download URL")
         headers: dict[str, str] = {}
-        if self.connector.trusted(url):
+        if self.connector.trusted(url) and ATTACHMENTS in url:
             headers["Authorization"] = f"Bearer {await self.connector.tokens.get()}"
         return await stream_to_file(self._session, url, dest, max_bytes, headers=headers)
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import secrets
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -78,6 +79,7 @@ class FakeTeams:
     token_lifetime_s: int = 3600
     sent: list[Sent] = field(default_factory=list)
     token_requests: list[JSONDict] = field(default_factory=list)
+    token_answers: list[JSONDict] = field(default_factory=list)
     refused: list[int] = field(default_factory=list)  # statuses of faults answered
     files: dict[str, tuple[bytes, str]] = field(default_factory=dict)  # id → (bytes, type)
     fetches: list[tuple[str, bool]] = field(default_factory=list)  # (path, had the bot token)
@@ -156,11 +158,15 @@ class FakeTeams:
             return web.json_response(
                 {"error": "invalid_client", "error_description": "AADSTS7000215"}, status=401
             )
-        token = f"bot-token-{next(self._ids)}"
+        token = f"bot-token-{next(self._ids)}-{secrets.token_hex(8)}"
         self._issued.add(token)
-        return web.json_response(
-            {"token_type": "Bearer", "expires_in": self.token_lifetime_s, "access_token": token}
-        )
+        answer = {
+            "token_type": "Bearer",
+            "expires_in": self.token_lifetime_s,
+            "access_token": token,
+        }
+        self.token_answers.append(answer)
+        return web.json_response(answer)
 
     def revoke_tokens(self) -> None:
         self._issued.clear()

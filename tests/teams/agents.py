@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from chatgate.agents.base import Turn
+from chatgate.model.outbound import File, OutboundMessage, Text
 
 
 def menu(turn: Turn) -> dict[str, Any] | str:
@@ -18,3 +19,13 @@ def menu(turn: Turn) -> dict[str, Any] | str:
             ]
         }
     return f"you chose {turn.text}"
+
+
+PNG = bytes.fromhex("89504e470d0a1a0a0000000d49484452") + b"\0" * 64
+
+
+def files(turn: Turn) -> OutboundMessage:
+    """Text and a captioned image."""
+    return OutboundMessage(
+        (Text("Here is the chart."), File("chart.png", "image/png", "image", "Q3", data=PNG))
+    )

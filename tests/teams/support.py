@@ -36,6 +36,7 @@ agents:
     api_key: sk-teams-test
     timeout_s: 10
   menu: {{backend: python, function: "tests.teams.agents:menu"}}
+  files: {{backend: python, function: "tests.teams.agents:files"}}
 {agents}channels:
   teams:
     app_id: "{APP_ID}"

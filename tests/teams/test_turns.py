@@ -3,12 +3,16 @@ streamed by updating one activity, pasted images and shared files through the me
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
+
+import aiohttp
 
 from tests.fakes.llm import FakeLLM
 from tests.fakes.teams import FakeTeams
-from tests.harness import running
+from tests.harness import running, url
 from tests.media.samples import pdf, png
+from tests.teams.agents import PNG
 from tests.teams.support import endpoint, teams_config
 from tests.telegram.helpers_b import settled
 
@@ -79,3 +83,31 @@ async def test_a_shared_file_is_fetched_from_its_link_without_the_token(
         await ms.wait_sent(1)
     assert ms.fetches == [("/shared/doc-1", False)]
     assert "Offsite moved to Thursday" in str(fake_llm.requests[0].last_user_text)
+
+
+async def test_a_file_in_a_reply_is_a_signed_link_on_the_public_url(
+    tmp_path: Path, fake_teams: FakeTeams, fake_llm: FakeLLM
+) -> None:
+    ms = fake_teams
+    channel = "    dm_policy: open\n    public_url: https://bot.example.com/teams/messages\n"
+    config = teams_config(tmp_path, ms, fake_llm, agent="files", channel=channel)
+    async with running(config) as gw:
+        await ms.post(endpoint(gw), ms.message("chart please", activity_id="4201"))
+        [sent] = await ms.wait_sent(1)
+        link = re.search(r"\((https://bot\.example\.com(/[^)]+))\)", sent.text)
+        assert link is not None, sent.text
+        async with aiohttp.ClientSession() as http, http.get(url(gw, link.group(2))) as response:
+            served = (response.status, await response.read())
+    assert sent.text.startswith("Here is the chart.\n\n📎 [chart.png](https://bot.example.com/")
+    assert sent.text.endswith("\nQ3")
+    assert served == (200, PNG)
+
+
+async def test_without_a_public_url_a_file_is_named_not_linked(
+    tmp_path: Path, fake_teams: FakeTeams, fake_llm: FakeLLM
+) -> None:
+    ms = fake_teams
+    async with running(teams_config(tmp_path, ms, fake_llm, agent="files")) as gw:
+        await ms.post(endpoint(gw), ms.message("chart please", activity_id="4301"))
+        [sent] = await ms.wait_sent(1)
+    assert "chart.png could not be attached" in sent.text and "http" not in sent.text

@@ -11,10 +11,12 @@ from typing import Any
 from chatgate.channels.descriptor import CHAT_HOT_KEYS, ChannelDescriptor, chat_claims
 from chatgate.channels.teams.config import TeamsChannelConfig
 from chatgate.config.claims import Claim, PathClaim
+from chatgate.presentation.file_rules import MB, FileLimits
 from chatgate.presentation.limits import PresentationLimits
 
 # Teams takes ~28 KB per message (text and cards together); an Adaptive Card shows up to 6
 # actions in a row before it folds; choice sets hold long lists; card data holds long values.
+# Files go as signed download links on chatgate's public URL (as the web chat serves them).
 LIMITS = PresentationLimits(
     max_text_length=24_000,
     supports_select=True,
@@ -25,6 +27,7 @@ LIMITS = PresentationLimits(
     max_label_chars=40,
     buttons_overflow_to_select=True,
     max_widgets=1,
+    files=FileLimits(max_bytes=50 * MB, max_caption_chars=4000),
 )
 
 

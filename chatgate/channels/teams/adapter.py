@@ -18,6 +18,7 @@ import logging
 import time
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 import aiohttp
 import httpx
@@ -52,7 +53,7 @@ from chatgate.config.base import secret_value
 from chatgate.http_input import BadInput, parse_json
 from chatgate.model.errors import FetchError, StateUnavailable
 from chatgate.model.messages import Attachment, SendResult, Target
-from chatgate.model.outbound import OutboundMessage
+from chatgate.model.outbound import File, OutboundMessage
 from chatgate.model.reasons import DropReason, MediaReason, SendErrorKind
 from chatgate.model.results import press_notice
 from chatgate.policies.edits import EditMode
@@ -271,7 +272,16 @@ class TeamsChannel(ChannelAdapter):
     # -- outbound -------------------------------------------------------------------------------
 
     def render(self, message: OutboundMessage) -> list[Rendered]:
-        return render(message)
+        return render(message, self._file_link)
+
+    def _file_link(self, file: File) -> str | None:
+        """A stored file's signed download URL on the public origin (`public_url`)."""
+        files, public = self.ctx.kv.get("files"), self.config.public_url
+        if files is None or not public:
+            return None
+        path = files.link(file, self.ctx.clock.time())
+        parts = urlsplit(public)
+        return f"{parts.scheme}://{parts.netloc}{path}" if path else None
 
     async def _where(self, target: Target) -> tuple[Any, str] | SendResult:
         if self.connector is None:

@@ -2,7 +2,8 @@
 into the SDK's `MessageActivityInput`).
 
 Pure. Text goes as Teams markdown (the subset Teams shows: emphasis, links, lists, code),
-chunked to Teams' message size. Buttons and menus become one Adaptive Card on the last chunk:
+chunked to Teams' message size; a file is a signed download link on chatgate's public URL.
+Buttons and menus become one Adaptive Card on the last chunk:
 a button is an `Action.Submit` whose data carries the choice under `chatgate_choice`, a link
 button an `Action.OpenUrl`, a menu an `Input.ChoiceSet` with that id and a submit action, so
 every press comes back as a message whose `value` names the choice.
@@ -10,13 +11,18 @@ every press comes back as a message whose `value` names the choice.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from chatgate.channels.base import Rendered
 from chatgate.channels.teams.inbound import CHOICE_KEY
-from chatgate.model.outbound import Block, Buttons, OutboundMessage, Select, Text
+from chatgate.model.outbound import Block, Buttons, File, OutboundMessage, Select, Text
 from chatgate.presentation.chunking import chunk_text
+from chatgate.presentation.file_rules import human_size
 from chatgate.presentation.render import block_to_markdown
+
+Link = Callable[[File], str | None]  # a stored file's public download URL, None: no link
+NO_LINK = "📎 {name} could not be attached: files reach Teams as links, and no public URL is set."
 
 FORMAT = "teams"
 MAX_TEXT_BYTES = 24_000  # Teams refuses messages over ~28 KB (text, card and envelope)
@@ -29,12 +35,15 @@ def utf8_length(text: str) -> int:
     return len(text.encode("utf-8", "surrogatepass"))
 
 
-def render(message: OutboundMessage) -> list[Rendered]:
+def render(message: OutboundMessage, link: Link = lambda file: None) -> list[Rendered]:
     parts: list[str] = []
     widgets: list[Buttons | Select] = []
     for block in message.blocks:
         if isinstance(block, Buttons | Select):
             widgets.append(block)
+            continue
+        if isinstance(block, File):
+            parts.append(_file(block, link(block)))
             continue
         text = block.text if isinstance(block, Text) and not block.markdown else _markdown(block)
         if text.strip():
@@ -45,6 +54,15 @@ def render(message: OutboundMessage) -> list[Rendered]:
         body = out.pop().text if out else ""
         out.append(_card(body, widgets))
     return out
+
+
+def _file(file: File, url: str | None) -> str:
+    """A file as a download link (the bot cannot upload outside file-consent in personal
+    chats); its caption follows."""
+    if url is None:
+        return NO_LINK.format(name=file.name)
+    line = f"📎 [{file.name}]({url}) ({human_size(file.size)})"
+    return f"{line}\n{file.caption}" if file.caption else line
 
 
 def _markdown(block: Block) -> str:

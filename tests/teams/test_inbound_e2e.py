@@ -84,7 +84,7 @@ async def test_channel_threads_answer_only_mentions_in_their_thread(
     assert reply.conversation == root  # into the thread
     assert reply.text == "echo: what is up"  # the <at> mention cut from the text
     assert fake_llm.requests[-1].last_user_text == "what is up"
-    assert dropped.state != "done" or not dropped.delivery_ids
+    assert (dropped.stage, dropped.reason) == ("admission", "group_mention_only")
 
 
 async def test_other_tenants_and_installs_are_recorded_not_answered(

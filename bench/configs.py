@@ -35,6 +35,7 @@ class DaemonConfig:
     slack: dict[str, Any] | None = None  # a channels.slack section (see bench.scenarios.slackrig)
     whatsapp: dict[str, Any] | None = None  # channels.whatsapp (see bench.scenarios.whatsapp)
     matrix: dict[str, Any] | None = None  # channels.matrix (see bench.scenarios.matrix)
+    teams: dict[str, Any] | None = None  # channels.teams (see bench.scenarios.teams)
     memory: dict[str, Any] = field(default_factory=dict)
     extra_channels: dict[str, Any] = field(default_factory=dict)  # e.g. channels.email
     warm_max: int = 20_000
@@ -65,6 +66,8 @@ class DaemonConfig:
             channels["whatsapp"] = dict(self.whatsapp)
         if self.matrix is not None:
             channels["matrix"] = dict(self.matrix)
+        if self.teams is not None:
+            channels["teams"] = dict(self.teams)
         if self.webhook:
             channels["webhook"] = {"routes": webhook_routes()}
         channels.update(self.extra_channels)

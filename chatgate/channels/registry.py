@@ -33,6 +33,7 @@ BUILTIN: dict[str, str] = {
     "whatsapp": "chatgate.channels.whatsapp:DESCRIPTOR",
     "matrix": "chatgate.channels.matrix:DESCRIPTOR",
     "email": "chatgate.channels.email:DESCRIPTOR",
+    "teams": "chatgate.channels.teams:DESCRIPTOR",
 }
 
 

@@ -65,6 +65,8 @@ class DropReason(StrEnum):
     AUTOMATED_MAIL = "automated_mail"  # an auto-reply, bounce or list mail (RFC 3834)
     UNAUTHENTICATED = "unauthenticated"  # no dkim/spf/dmarc pass from our MTA, when required
     MESSAGE_TOO_LARGE = "message_too_large"  # larger than the channel takes (never fetched whole)
+    CONVERSATION_UPDATE = "conversation_update"  # the bot or a member was added or removed
+    TENANT_NOT_ALLOWED = "tenant_not_allowed"  # from an organisation outside the allowed tenants
 
 
 class TakeoverReason(StrEnum):
@@ -160,6 +162,7 @@ class SendErrorKind(StrEnum):
     TRANSIENT = "transient"
     OUTSIDE_WINDOW = "outside_window"  # the platform allows only templates until the user writes
     UNKNOWN = "unknown"
+    NO_REFERENCE = "no_reference"  # a proactive send to a chat the bot has no address for yet
 
 
 class DegradeReason(StrEnum):

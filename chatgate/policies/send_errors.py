@@ -15,6 +15,7 @@ NON_RETRYABLE: frozenset[SendErrorKind] = frozenset(
         SendErrorKind.AUTH_FATAL,
         SendErrorKind.INVALID_REQUEST,
         SendErrorKind.OUTSIDE_WINDOW,  # a retry cannot reopen it; a DLQ replay after the user writes
+        SendErrorKind.NO_REFERENCE,  # likewise: replayable once the user writes to the bot
     }
 )
 DEAD_TARGET_KINDS: frozenset[SendErrorKind] = frozenset(

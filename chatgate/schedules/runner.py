@@ -35,6 +35,7 @@ from chatgate.policies.schedules import (
 )
 from chatgate.schedules.jobs import JobSource, RunRecord, ScheduledJob
 from chatgate.schedules.store import ChatCap, JobStore
+from chatgate.state.outage import OutageReporter
 
 log = logging.getLogger("chatgate.schedules")
 STOP_WAIT_S = 5.0
@@ -58,6 +59,7 @@ class Scheduler:
         self._wake = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
         self._closing = False
+        self.outage = OutageReporter(log, "schedule tick", now=context.clock.monotonic)
         self.runs_total = Counter(
             "chatgate_schedule_runs_total",
             "Scheduled job decisions by reason (due, catch_up, misfire_skipped, ...)",
@@ -117,10 +119,9 @@ class Scheduler:
             try:
                 await self.refresh()
                 wake_at = None if self._closing else await self.tick()
-            except StateUnavailable as exc:  # the store is away: its guard reports it; retry
-                log.warning(
-                    "schedule tick skipped: state store unavailable", extra={"why": str(exc)}
-                )
+                self.outage.ok()
+            except StateUnavailable as exc:  # the store is away: said once, reminded, retried
+                self.outage.failed(exc)
                 wake_at = None
             except Exception:
                 log.exception("schedule tick failed")

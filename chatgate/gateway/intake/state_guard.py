@@ -115,7 +115,7 @@ class StateGuard:
                 log.debug("state probe failed: %s", type(exc).__name__)
                 continue
             self.rt.degraded.clear(OwnerKind.GATEWAY, STATE_OWNER)
-            log.warning("state is writable again; accepting messages")
+            log.info("state is writable again; accepting messages")
             try:
                 await self._resume()
             except Exception as exc:

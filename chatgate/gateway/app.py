@@ -170,6 +170,8 @@ class Gateway:
         self._spawn(self._pairing_notifier(), "pairing-notifier")
         self._spawn(self._purge_journal(), "journal-purge")
         self._spawn(self._adopt_orphans(), "journal-adopt")
+        if rt.state.stores.ping is not None:
+            self._spawn(self.pipeline.guard.watch(rt.state.stores.ping), "store-ping")
         self._spawn(self._prewarm(), "prewarm")
         for feature in self.features:
             for name, task in feature.tasks().items():

@@ -12,6 +12,7 @@ import string
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import timedelta
+from typing import Literal
 
 from babel import Locale, UnknownLocaleError
 from babel.dates import format_timedelta
@@ -81,12 +82,13 @@ def forms(template: Template) -> list[str]:
     return [template] if isinstance(template, str) else list(template.values())
 
 
-_WAIT_UNITS = (("day", 86_400), ("hour", 3_600), ("minute", 60))
+WaitUnit = Literal["day", "hour", "minute", "second"]
+_WAIT_UNITS: tuple[tuple[WaitUnit, int], ...] = (("day", 86_400), ("hour", 3_600), ("minute", 60))
 _WAIT_THRESHOLD = 1.5  # "90 minutes" rather than "1 hour" below one and a half
 _WAIT_ROUNDED = 10  # from this many units on, a remainder may round ("10 minutes" for 601 s)
 
 
-def wait_unit(whole: int) -> str:
+def wait_unit(whole: int) -> WaitUnit:
     """The unit a wait of ``whole`` seconds is said in: the largest that says it exactly, or
     nearly (at least ten of it): 90 s is "90 seconds", never "2 minutes"."""
     for unit, size in _WAIT_UNITS:

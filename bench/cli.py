@@ -21,8 +21,8 @@ from bench.runner import Context, Scenario, http_client
 from bench.scenarios import (
     concurrency,
     discord,
-    matrix,
     email,
+    matrix,
     media,
     memory,
     pipeline,

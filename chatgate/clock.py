@@ -17,6 +17,17 @@ class Clock(Protocol):
     async def sleep(self, seconds: float) -> None: ...
 
 
+async def sleep_or(clock: Clock, seconds: float, event: asyncio.Event) -> None:
+    """Sleep ``seconds`` on ``clock``, or less when ``event`` is set first."""
+    sleeper = asyncio.ensure_future(clock.sleep(seconds))
+    waiter = asyncio.ensure_future(event.wait())
+    try:
+        await asyncio.wait({sleeper, waiter}, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        sleeper.cancel()
+        waiter.cancel()
+
+
 class SystemClock:
     def time(self) -> float:
         return time.time()

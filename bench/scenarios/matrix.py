@@ -16,6 +16,8 @@ import contextlib
 import time
 from typing import Any
 
+from tests.matrix.support import Person
+
 from bench.configs import FLOOR_MODEL_ARGS, DaemonConfig
 from bench.procs import (
     PYTHON,
@@ -30,7 +32,6 @@ from bench.procs import (
 )
 from bench.runner import Context, Outcome
 from bench.stats import Spec, Table
-from tests.matrix.support import Person
 from tests.support.synapse import MatrixUser, Synapse
 
 ROOMS = 10

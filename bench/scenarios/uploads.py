@@ -17,10 +17,10 @@ from pathlib import Path
 
 from bench.runner import Context, Outcome
 from bench.stats import Spec, Table
+from tests.channels.telegram.support import api_base, telegram_config
 from tests.fakes.llm import FakeLLM
 from tests.fakes.telegram import TOKEN, FakeTelegram
 from tests.harness import running
-from tests.channels.telegram.support import api_base, telegram_config
 
 SIZE = 10 * 1024 * 1024
 CPU = Spec("upload_cpu_ms", "CPU per 10 MB file uploaded", "ms", "lower")

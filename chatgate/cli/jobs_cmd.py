@@ -101,9 +101,14 @@ def _error_code(answer: dict[str, Any]) -> int:
 
 
 def _when(epoch: float | None) -> str:
+    """An instant in this machine's zone, to the second, with its UTC offset."""
     if epoch is None:
         return "-"
-    return dt.datetime.fromtimestamp(epoch).strftime("%Y-%m-%d %H:%M:%S")
+    try:
+        moment = dt.datetime.fromtimestamp(float(epoch)).astimezone()
+    except (OverflowError, ValueError, OSError, TypeError):
+        return str(epoch)
+    return moment.isoformat(sep=" ", timespec="seconds")
 
 
 def _outcome(line: dict[str, Any] | None) -> str:

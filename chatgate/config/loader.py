@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ipaddress
 import os
+import time
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -115,6 +116,7 @@ def load_config_text(
     issues.extend(_cross_check(config, src, channels, catalog))
     if issues:
         raise ConfigError(issues)
+    warnings.extend(_past_one_shots(config, src, time.time()))
     state_dir = config.gateway.state_dir
     if not state_dir.is_absolute():
         state_dir = base_dir / state_dir
@@ -130,6 +132,22 @@ def load_config_text(
         warnings=warnings,
         raw=data,
     )
+
+
+def _past_one_shots(config: GatewayConfig, src: YamlSource, now: float) -> list[str]:
+    """One-shot jobs whose `at` has passed: they will not run again. A warning, not an error:
+    a job that fired must not make the file invalid."""
+    found = []
+    for name, spec in config.schedules.items():
+        if spec.at is not None and spec.at.timestamp() <= now:
+            path = ("schedules", name, "at")
+            line = src.line_of(path)
+            where = f" ({src.file}:{line})" if line is not None else ""
+            found.append(
+                f"{format_path(path)}: {spec.at.isoformat()} has passed; this one-shot job "
+                f"will not run (remove it or give a future time){where}"
+            )
+    return found
 
 
 def _validate_channels(

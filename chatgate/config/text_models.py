@@ -74,6 +74,7 @@ class TextOverrides(StrictModel):
     media_name_sticker: Override | None = Field(None, alias="media.name.sticker")
     files_too_large: Override | None = Field(None, alias="files.too_large")
     files_not_attached: Override | None = Field(None, alias="files.not_attached")
+    files_gone: Override | None = Field(None, alias="files.gone")
     takeover_paused: Override | None = Field(None, alias="takeover.paused")
     takeover_paused_for: Override | None = Field(None, alias="takeover.paused_for")
     takeover_resumed: Override | None = Field(None, alias="takeover.resumed")

@@ -19,7 +19,7 @@ from aiohttp import web
 
 from chatgate import __version__
 from chatgate.channels.registry import ChannelRegistry
-from chatgate.clock import Clock
+from chatgate.clock import Clock, sleep_or
 from chatgate.config.base import secret_value
 from chatgate.config.loader import LoadedConfig
 from chatgate.config.redact import scrub
@@ -170,6 +170,8 @@ class Gateway:
         self._spawn(self._pairing_notifier(), "pairing-notifier")
         self._spawn(self._purge_journal(), "journal-purge")
         self._spawn(self._adopt_orphans(), "journal-adopt")
+        if rt.state.stores.ping is not None:
+            self._spawn(self.pipeline.guard.watch(rt.state.stores.ping), "store-ping")
         self._spawn(self._prewarm(), "prewarm")
         for feature in self.features:
             for name, task in feature.tasks().items():
@@ -462,8 +464,11 @@ class Gateway:
         process per journal); checked twice per lease TTL."""
         rt = self.rt
         outage = OutageReporter(log, "adopting dead replicas' messages", now=rt.clock.monotonic)
+        handed = asyncio.Event()  # another replica handed an answer over: claim it at once
+        self._spawn(rt.journal.watch_hand_offs(handed.set), "journal-hand-offs")
         while True:
-            await rt.clock.sleep(rt.config.gateway.redis.lease_ttl_s / 2)
+            await sleep_or(rt.clock, rt.config.gateway.redis.lease_ttl_s / 2, handed)
+            handed.clear()
             try:
                 await self.pipeline.adopt()
                 outage.ok()

@@ -170,7 +170,9 @@ class GatewayBuilder:
             tools=tools,
         )
         events.subscribe(rt.turn_stats.on_event, EventName.TURN_FINISHED)
-        channels.kv["voices"] = Voices(rt)  # channel-level texts (menu words) in its language
+        voices = Voices(rt)
+        channels.kv["voices"] = voices  # channel-level texts (menu words) in its language
+        delivery.voices = voices
         pipeline = Pipeline(rt)
         context = feature_context(rt, pipeline)
         features: tuple[Feature, ...] = (

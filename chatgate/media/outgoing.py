@@ -85,6 +85,17 @@ def refs_of(message: OutboundMessage) -> list[str]:
     return [b.ref for b in message.blocks if isinstance(b, File) and b.ref]
 
 
+MAX_NAME = 200
+
+
+def file_name(name: str) -> str:
+    """A reply file's name fit for a download link, a header and a chat: printable characters
+    only (no CR/LF or line separators), no path separators, at most ``MAX_NAME``."""
+    printable = "".join(c if c.isprintable() else " " for c in name)
+    cleaned = " ".join(printable.replace("/", "_").replace("\\", "_").split())
+    return cleaned[:MAX_NAME].strip() or "file"
+
+
 class OutgoingFiles:
     """The outgoing-file store of one gateway (a directory in the state dir)."""
 
@@ -109,6 +120,7 @@ class OutgoingFiles:
         blocks: list[Block] = []
         for block in message.blocks:
             if isinstance(block, File) and not block.ref:
+                block = replace(block, name=file_name(block.name))  # once, for every use after
                 try:
                     block = await self._store_one(block)
                 except _Refused as exc:

@@ -122,6 +122,7 @@ class TextId(StrEnum):
     RENDER_ROWS_HIDDEN = "render.rows_hidden"
     RENDER_COLUMNS_HIDDEN = "render.columns_hidden"
     TOOL_PROGRESS = "tools.progress"
+    FILE_GONE = "files.gone"
 
 
 # A template, or for a text that counts something (``{count}``) one template per plural
@@ -153,6 +154,7 @@ PLACEHOLDERS: dict[TextId, frozenset[str]] = {
     TextId.MEDIA_HEARD: frozenset({"text"}),
     TextId.FILE_TOO_LARGE: frozenset({"name", "max"}),
     TextId.FILE_NOT_ATTACHED: frozenset({"name"}),
+    TextId.FILE_GONE: frozenset({"name"}),
     TextId.TAKEOVER_PAUSED: frozenset({"on"}),
     TextId.TAKEOVER_PAUSED_FOR: frozenset({"on", "wait"}),
     TextId.APPROVAL_PROMPT: frozenset({"tool", "arguments", "expires"}),

@@ -13,6 +13,7 @@ from aiohttp import web
 
 from chatgate.config.redact import scrub
 from chatgate.feature.ports import RouteTable
+from chatgate.http_input import BadInput, bounded_int, read_json
 from chatgate.model.reasons import DeliveryStatus
 from chatgate.policies.schedules import Once, ScheduleReason
 from chatgate.schedules.jobs import RunRecord, ScheduledJob
@@ -20,6 +21,8 @@ from chatgate.schedules.runner import JobError, Scheduler
 from chatgate.schedules.send import SendApi
 
 HISTORY_LIMIT = 20
+MAX_HISTORY = 1000
+MAX_BODY = 64 * 1024
 
 
 async def run_outcome(scheduler: Scheduler, record: RunRecord) -> dict[str, Any]:
@@ -92,11 +95,18 @@ def describe(job: ScheduledJob) -> str:
     if spec.every_s is not None:
         return f"every {spec.every_s:g}s"
     assert spec.at is not None
-    return f"at {spec.at.isoformat()}"
+    return f"at {spec.at.isoformat(timespec='seconds')}"
 
 
 async def jobs_status(scheduler: Scheduler) -> list[dict[str, Any]]:
     return [await job_view(scheduler, job) for job in scheduler.jobs()]
+
+
+def history_limit(given: str | None) -> int:
+    """``?limit=`` of a job's history: ASCII digits, 1–MAX_HISTORY."""
+    if given is None:
+        return HISTORY_LIMIT
+    return bounded_int(given, "limit", low=1, high=MAX_HISTORY)
 
 
 class JobsApi:
@@ -120,9 +130,9 @@ class JobsApi:
 
     async def add(self, request: web.Request) -> web.Response:
         try:
-            body = await request.json()
-        except ValueError:
-            body = None
+            body = await read_json(request, MAX_BODY)
+        except BadInput as bad:
+            return bad.answer()
         if not isinstance(body, dict) or not isinstance(body.get("id"), str):
             return self._json({"error": "JSON body needs id and the job's fields"}, 400)
         job_id, owner = body.pop("id"), body.pop("owner", None)
@@ -143,7 +153,10 @@ class JobsApi:
         if job is None:
             return self._json({"error": f"no job {job_id!r}", "found": False}, 404)
         if method == "GET" and action in ("", "history"):
-            limit = int(request.query.get("limit", HISTORY_LIMIT)) if action else 5
+            try:
+                limit = history_limit(request.query.get("limit")) if action else 5
+            except BadInput as bad:
+                return bad.answer()
             runs = [await run_outcome(sched, r) for r in await sched.store.runs(job_id, limit)]
             return self._json({"job": await job_view(sched, job), "history": runs})
         if method == "DELETE" and action == "":

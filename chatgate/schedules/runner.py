@@ -35,6 +35,7 @@ from chatgate.policies.schedules import (
 )
 from chatgate.schedules.jobs import JobSource, RunRecord, ScheduledJob
 from chatgate.schedules.store import ChatCap, JobStore
+from chatgate.state.outage import OutageReporter
 
 log = logging.getLogger("chatgate.schedules")
 STOP_WAIT_S = 5.0
@@ -58,6 +59,7 @@ class Scheduler:
         self._wake = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
         self._closing = False
+        self.outage = OutageReporter(log, "schedule tick", now=context.clock.monotonic)
         self.runs_total = Counter(
             "chatgate_schedule_runs_total",
             "Scheduled job decisions by reason (due, catch_up, misfire_skipped, ...)",
@@ -117,10 +119,9 @@ class Scheduler:
             try:
                 await self.refresh()
                 wake_at = None if self._closing else await self.tick()
-            except StateUnavailable as exc:  # the store is away: its guard reports it; retry
-                log.warning(
-                    "schedule tick skipped: state store unavailable", extra={"why": str(exc)}
-                )
+                self.outage.ok()
+            except StateUnavailable as exc:  # the store is away: said once, reminded, retried
+                self.outage.failed(exc)
                 wake_at = None
             except Exception:
                 log.exception("schedule tick failed")
@@ -183,9 +184,11 @@ class Scheduler:
         )
         if plan.cursor == cursor:
             return plan.next_at
-        for instant, reason in plan.runs:
-            await self._run(job, instant, reason, now)
-        if await self.store.advance(job.id, cursor, plan.cursor) and plan.skipped:
+        dead = [i for i, reason in plan.runs if await self._run(job, i, reason, now) is None]
+        won = await self.store.advance(job.id, cursor, plan.cursor)
+        for instant in dead if won else ():  # the replica that moved the cursor says it once
+            await self._record_dead(job, instant, now)
+        if won and plan.skipped:
             self._count(job, ScheduleReason.SKIPPED, plan.skipped)
             await self.store.add_run(
                 job.id,
@@ -201,20 +204,29 @@ class Scheduler:
 
     async def _run(
         self, job: ScheduledJob, instant: float, reason: ScheduleReason, now: float
-    ) -> bool:
-        """Submit the run of ``instant`` to every target; True when this process recorded it.
+    ) -> bool | None:
+        """Submit the run of ``instant`` to every target not marked dead; True when this process
+        recorded it, None when every target is dead (no model call for a chat nobody reads).
 
         Replicas racing for one instant may each win the dedupe of a different target; the one
         that recorded the first target's message owns the run (its history line, its count)."""
         keys: list[str] = []
-        new = False
+        new: bool | None = None
         tag = f"{int(instant)}" if reason is not ScheduleReason.RUN_NOW else f"now-{now:.3f}"
+        dead: list[str] = []
         for index, target in enumerate(job.targets):
+            if await self.context.state.dead_targets.kind(target) is not None:
+                dead.append(target.address)  # blocked or deleted: no model call for nobody
+                continue
             msg = run_message(job, target, index, tag, instant, reason, now)
             submission = await self._submit(msg)
             keys.append(msg.key)
-            if index == 0:
+            if new is None:
                 new = not submission.duplicate
+        if dead:
+            self._count(job, ScheduleReason.TARGET_DEAD, len(dead))
+        if new is None:  # every target is dead: nothing submitted; the caller records why
+            return None
         if not new:
             self._count(job, ScheduleReason.DUPLICATE)
             return False
@@ -232,9 +244,19 @@ class Scheduler:
         if job is None:
             return {"found": False, "id": job_id}
         now = self.context.clock.time()
-        await self._run(job, now, ScheduleReason.RUN_NOW, now)
+        if await self._run(job, now, ScheduleReason.RUN_NOW, now) is None:
+            await self._record_dead(job, now, now)
         runs = await self.store.runs(job_id, 1)
         return {"found": True, "id": job_id, "run": runs[0].to_dict() if runs else None}
+
+    async def _record_dead(self, job: ScheduledJob, instant: float, now: float) -> None:
+        await self.store.add_run(
+            job.id, RunRecord(instant, ScheduleReason.TARGET_DEAD, now, self.context.owner)
+        )
+        log.warning(
+            "scheduled run not sent: its chats are marked dead",
+            extra={"job": job.id, "instant": instant, "targets": [t.address for t in job.targets]},
+        )
 
     def _count(self, job: ScheduledJob, reason: ScheduleReason, n: int = 1) -> None:
         self.runs_total.labels(job=job.id, reason=reason.value).inc(n)

@@ -16,6 +16,7 @@ from aiohttp import web
 from prometheus_client import Counter
 
 from chatgate.feature.context import FeatureContext
+from chatgate.http_input import BadInput, read_json
 from chatgate.model.messages import Target
 from chatgate.model.outbound import OutboundMessage
 from chatgate.model.reasons import DeliveryStatus
@@ -24,6 +25,7 @@ from chatgate.policies.ratelimit import BucketSpec, BucketState, take
 log = logging.getLogger("chatgate.send")
 SEND_BUCKET = BucketSpec(rate_per_s=1.0, burst=30)
 MAX_TEXT = 20_000
+MAX_BODY = 128 * 1024  # the text's limit in UTF-8 with JSON escapes
 RATE_LIMITED = "send_rate_limited"
 
 
@@ -40,9 +42,9 @@ class SendApi:
 
     async def handle(self, request: web.Request) -> web.Response:
         try:
-            body = await request.json()
-        except ValueError:
-            body = None
+            body = await read_json(request, MAX_BODY)
+        except BadInput as bad:
+            return bad.answer()
         problem, target, text = _parse(body, self.context.loaded.channels)
         if problem is not None or target is None:
             return web.json_response(

@@ -55,6 +55,9 @@ class Stores:
     # same process to share, so a replica keeps one bounded set of connections; closed by
     # ``close``. None when the backend has no network client.
     client: object | None = None
+    # A cheap round trip to a networked store (Redis PING on the data pool), so readiness
+    # notices an outage without waiting for a write to fail. None: nothing to ping.
+    ping: Callable[[], Awaitable[object]] | None = None
 
 
 @dataclass

@@ -6,7 +6,7 @@ implementations from `gateway.store.backend` and `gateway.turn_lock.backend`.
 
 from __future__ import annotations
 
-from collections.abc import Collection, Sequence
+from collections.abc import Callable, Collection, Sequence
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
 from typing import Any, Protocol
@@ -79,6 +79,11 @@ class Journal(Protocol):
     async def hand_off(self, key: str) -> bool:
         """Give up ``key``, answered here for a channel another replica now holds, so that one
         sends the stored answer; False (keep it) where one process owns the journal."""
+        ...
+
+    async def watch_hand_offs(self, wake: Callable[[], None]) -> None:
+        """Call ``wake`` whenever another replica hands an answer over, until cancelled (returns
+        at once where one process owns the journal)."""
         ...
 
     async def owns(self, key: str) -> bool:

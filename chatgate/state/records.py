@@ -55,6 +55,7 @@ class JournalEntry:
     delivery_ids: list[str]
     received_at: float
     updated_at: float
+    handed_off: bool = False  # claimed from a live replica that handed it over (not a dead one)
 
 
 RECEIPT_PREFIX = "receipt:"  # ChannelFacts key of a sent message's delivery receipt

@@ -52,6 +52,7 @@ from chatgate.policies.takeover import (
     resume_due,
     session_chat,
 )
+from chatgate.state.outage import OutageReporter
 from chatgate.state.protocols import PauseStore
 from chatgate.state.records import DeadLetter, JournalState
 
@@ -83,6 +84,7 @@ class Takeover:
         self._wake = asyncio.Event()  # a new pause: its end may come before the next wake-up
         self.notifier = context.operators
         self.next_resume_at: float | None = None  # when `run` next resumes a pause by itself
+        self.outage = OutageReporter(log, "pause check", now=context.clock.monotonic)
 
     @property
     def store(self) -> PauseStore:
@@ -265,8 +267,9 @@ class Takeover:
                     if (pause.chat, pause.since) not in self._held:
                         self._hold(pause)
                 wake_at = next_resume(pauses)
-            except StateUnavailable as exc:
-                log.warning("pause check skipped: state unavailable", extra={"why": str(exc)})
+                self.outage.ok()
+            except StateUnavailable as exc:  # said once, reminded once a minute, and its end
+                self.outage.failed(exc)
             except Exception:
                 log.exception("pause check failed")
             self.next_resume_at = wake_at

@@ -12,6 +12,7 @@ import string
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import timedelta
+from typing import Literal
 
 from babel import Locale, UnknownLocaleError
 from babel.dates import format_timedelta
@@ -81,10 +82,33 @@ def forms(template: Template) -> list[str]:
     return [template] if isinstance(template, str) else list(template.values())
 
 
+WaitUnit = Literal["day", "hour", "minute", "second"]
+_WAIT_UNITS: tuple[tuple[WaitUnit, int], ...] = (("day", 86_400), ("hour", 3_600), ("minute", 60))
+_WAIT_THRESHOLD = 1.5  # "90 minutes" rather than "1 hour" below one and a half
+_WAIT_ROUNDED = 10  # from this many units on, a remainder may round ("10 minutes" for 601 s)
+
+
+def wait_unit(whole: int) -> WaitUnit:
+    """The unit a wait of ``whole`` seconds is said in: the largest that says it exactly, or
+    nearly (at least ten of it): 90 s is "90 seconds", never "2 minutes"."""
+    for unit, size in _WAIT_UNITS:
+        amount = whole / size
+        if amount >= _WAIT_THRESHOLD and (whole % size == 0 or amount >= _WAIT_ROUNDED):
+            return unit
+    return "second"
+
+
 def format_wait(seconds: float, language: str) -> str:
-    """A wait worded for ``language``: "45 seconds", "2 Minuten", "1 час"."""
+    """A wait worded for ``language``: "45 seconds", "90 seconds", "2 Minuten", "1 час"."""
     whole = max(1, math.ceil(seconds)) if math.isfinite(seconds) else 60
-    return str(format_timedelta(timedelta(seconds=whole), locale=language, threshold=1.5))
+    return str(
+        format_timedelta(
+            timedelta(seconds=whole),
+            locale=language,
+            threshold=math.inf,  # the granularity decides the unit
+            granularity=wait_unit(whole),
+        )
+    )
 
 
 def format_size(size: int, language: str) -> str:

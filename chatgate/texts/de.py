@@ -141,6 +141,7 @@ TEXTS: dict[T, Template] = {
     T.MEDIA_NAME_STICKER: "Sticker",
     T.FILE_TOO_LARGE: "📎 {name} konnte nicht angehängt werden: Die Datei ist größer als {max}.",
     T.FILE_NOT_ATTACHED: "📎 {name} konnte nicht angehängt werden.",
+    T.FILE_GONE: "📎 {name} ist nicht mehr verfügbar.",
     T.TAKEOVER_PAUSED: (
         "Bot in diesem Chat pausiert: Hier antwortet jetzt ein Mensch. "
         "Mit {on} schaltest du ihn wieder ein."

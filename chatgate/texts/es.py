@@ -116,6 +116,7 @@ TEXTS: dict[T, Template] = {
     T.MEDIA_NAME_STICKER: "sticker",
     T.FILE_TOO_LARGE: "📎 No pude adjuntar {name}: supera el límite de {max}.",
     T.FILE_NOT_ATTACHED: "📎 No pude adjuntar {name}.",
+    T.FILE_GONE: "📎 {name} ya no está disponible.",
     T.TAKEOVER_PAUSED: (
         "Bot en pausa en este chat: ahora responde una persona. Envía {on} para reactivarlo."
     ),

@@ -126,6 +126,7 @@ TEXTS: dict[T, Template] = {
     T.MEDIA_NAME_STICKER: "autocollant",
     T.FILE_TOO_LARGE: "📎 Impossible de joindre {name} : le fichier dépasse la limite de {max}.",
     T.FILE_NOT_ATTACHED: "📎 Impossible de joindre {name}.",
+    T.FILE_GONE: "📎 {name} n'est plus disponible.",
     T.TAKEOVER_PAUSED: (
         "Bot en pause dans cette conversation : une personne répond ici désormais. "
         "Envoyez {on} pour le réactiver."

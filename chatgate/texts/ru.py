@@ -123,6 +123,7 @@ TEXTS: dict[T, Template] = {
     T.MEDIA_NAME_STICKER: "стикер",
     T.FILE_TOO_LARGE: "📎 Не удалось приложить {name}: файл больше {max}.",
     T.FILE_NOT_ATTACHED: "📎 Не удалось приложить {name}.",
+    T.FILE_GONE: "📎 {name} больше недоступен.",
     T.TAKEOVER_PAUSED: (
         "Бот в этом чате на паузе: теперь здесь отвечает человек. "
         "Отправьте {on}, чтобы включить его снова."

@@ -75,6 +75,7 @@ async def setup(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[Setup
   echo: {{backend: echo, prefix: "echo: "}}
 channels:
 {telegram_section(tg)}
+  discord: {{dm_policy: open}}
   webchat: {{auth: token, token: {CHAT_TOKEN}, dm_policy: pairing, agent: echo}}
   webhook:
     routes:
@@ -156,6 +157,17 @@ async def test_a_parked_channel_shows_its_fix_and_recovers_live(
     assert await board.page.evaluate("window.neverReloaded") is True
 
 
+async def test_the_breaker_is_armed_and_an_unconfigured_channel_offers_no_restart(
+    board: Watched,
+) -> None:
+    discord = board.page.locator('#channels tr[data-channel="discord"]')
+    await expect(discord).to_contain_text("not configured")
+    await expect(discord).to_contain_text("token")  # its hint: what to set
+    await expect(discord.locator("button")).to_have_count(0)
+    await expect(board.page.locator("#breaker")).to_contain_text("armed")
+    await expect(board.page.locator("#breaker")).not_to_contain_text("closed")
+
+
 async def test_dlq_replay_from_the_page_delivers(board: Watched, setup: Setup) -> None:
     page, tg = board.page, setup.tg
     tg.restore_token()  # tests may run in any order
@@ -234,7 +246,7 @@ async def test_no_secret_reaches_either_page(browser: Browser, setup: Setup) -> 
     try:
         await say(chat.page, "anything secret?")
         await expect(chat.page.locator(".msg.assistant").last).to_be_visible()
-        await expect(dashboard.page.locator("#channels tbody tr")).to_have_count(3)
+        await expect(dashboard.page.locator("#channels tbody tr")).to_have_count(4)
         seen = [await chat.everything(), await dashboard.everything()]
         async with aiohttp.ClientSession() as session:  # the streams themselves, too
             events = await read_events(

@@ -579,6 +579,12 @@ class SlackInbound:
             url, body, form, signing_secret, timestamp, bad_signature, {}
         )
 
+    async def post_signed(
+        self, url: str, body: str, content_type: str = "application/json"
+    ) -> tuple[int, str]:
+        """POST any body, correctly signed (a hostile or malformed request from a signer)."""
+        return await self._post_signed(url, body, content_type, SIGNING_SECRET, None, False, {})
+
     async def _post_signed(
         self,
         url: str,

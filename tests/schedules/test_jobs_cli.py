@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import asyncio
 import json
+import time
 from pathlib import Path
 
 import pytest
 
 from chatgate.cli.main import main
 from tests.fakes.clock import ManualClock
-from tests.harness import memory, running
+from tests.harness import memory, running, write_config
 from tests.schedules.test_scheduler import T0, config
 
 
@@ -105,3 +106,53 @@ async def test_send_delivers_with_a_message_id_and_needs_the_token(
             async with client.post(url(gw, "/api/send"), json=body, headers=operator(gw)) as resp:
                 last = resp.status
         assert last == 429
+
+
+def test_a_past_at_in_the_file_is_a_warning_of_config_check_not_an_error(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = write_config(
+        tmp_path,
+        """
+channels:
+  telegram: {token: "123:abc"}
+schedules:
+  once:
+    at: "2020-01-02T09:00:00+01:00"
+    prompt: "hi"
+    deliver: {to: "telegram:42"}
+""",
+    )
+    try:
+        code = main(["config", "check", "-c", str(path)])
+    except SystemExit as exc:
+        code = int(exc.code or 0)
+    out = capsys.readouterr().out
+    assert code == 0, out
+    assert "warning: schedules.once.at: 2020-01-02T09:00:00+01:00 has passed" in out
+    assert "gateway.yaml:" in out  # the line it is on
+
+
+async def test_at_without_an_offset_is_named_and_times_show_their_zone_to_the_second(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("TZ", "Europe/Berlin")
+    time.tzset()
+    try:
+        path = config(tmp_path, "  {}\n")
+        async with running(path, clock=ManualClock(wall_start=T0)):
+            code, out = await cli(
+                capsys, path, "add", "naive", "--at", "2030-01-01T09:00", "--prompt", "p",
+                "--to", "memory:ops",
+            )  # fmt: skip
+            assert code == 64 and "at: needs a UTC offset" in out, out
+            code, out = await cli(
+                capsys, path, "add", "precise", "--at", "2030-01-01T09:00:00.123456+01:00",
+                "--prompt", "p", "--to", "memory:ops",
+            )  # fmt: skip
+            assert code == 0, out
+            assert "at 2030-01-01T09:00:00+01:00  → memory:ops" in out
+            assert "next: 2030-01-01 09:00:00+01:00" in out
+    finally:
+        monkeypatch.delenv("TZ")
+        time.tzset()

@@ -15,8 +15,8 @@ from chatgate.model.messages import Target
 from chatgate.model.reasons import SendErrorKind
 from chatgate.schedules.feature import Schedules
 from tests.fakes.clock import ManualClock
-from tests.harness import http, memory, operator, running, url, write_config
-from tests.support.waiting import eventually
+from tests.fakes.llm import FakeLLM
+from tests.harness import fake_agent, http, memory, operator, running, url, write_config
 
 HOUR = 3600.0
 T0 = datetime(2026, 6, 1, 9, 0, tzinfo=ZoneInfo("Europe/Berlin")).timestamp()
@@ -153,7 +153,7 @@ async def test_runtime_jobs_over_the_api_survive_a_restart(tmp_path: Path) -> No
             assert (await resp.json())["jobs"] == []
 
 
-async def test_job_to_a_dead_target_lands_in_the_dlq(tmp_path: Path) -> None:
+async def test_job_to_a_dead_target_is_not_run_and_says_why(tmp_path: Path) -> None:
     clock = ManualClock(wall_start=T0 - 10)
     async with running(config(tmp_path, HOURLY), clock=clock) as gw:
         target = Target("memory", "ops")
@@ -161,11 +161,11 @@ async def test_job_to_a_dead_target_lands_in_the_dlq(tmp_path: Path) -> None:
         clock.advance(10)
         await gw.feature(Schedules).scheduler.tick()
         await settle(gw)
-        await eventually(lambda: gw.rt.metrics.dlq_size._value.get() == 1, what="a DLQ entry")
+        assert gw.rt.metrics.dlq_size._value.get() == 0  # nothing was answered to be lost
         assert memory(gw).sent == []
         assert await gw.rt.dead_targets.kind(target) is not None  # not revived by the run
         [job] = (await gw.status())["jobs"]
-        assert job["last"]["runs"][0]["outcome"] == "dead_target"
+        assert job["last"]["reason"] == "target_dead" and job["last"]["runs"] == []
         assert job["problems"] == ["target_dead: memory:ops"]
 
 
@@ -303,3 +303,31 @@ async def test_a_run_journaled_before_its_job_was_removed_keeps_its_hint(tmp_pat
         forged = gw.pipeline.hint(replace(msg, platform="memory"))
     assert (hint.trusted, hint.agent, hint.ephemeral) == (True, "default", True)
     assert not forged.trusted  # only the scheduler's own runs are trusted
+
+
+async def test_a_run_for_a_chat_marked_dead_calls_no_model_and_says_why(
+    tmp_path: Path, fake_llm: FakeLLM
+) -> None:
+    path = write_config(
+        tmp_path,
+        f"""
+{fake_agent(fake_llm, "sk-dead-chat", 10)}
+channels:
+  memory: {{dm_policy: open}}
+schedules:
+{HOURLY}""",
+    )
+    clock = ManualClock(wall_start=T0 - 10)
+    async with running(path, clock=clock) as gw:
+        scheduler = gw.feature(Schedules).scheduler
+        await scheduler.tick()
+        await gw.rt.dead_targets.mark(
+            Target("memory", "ops"), SendErrorKind.FORBIDDEN, "bot was blocked", clock.time()
+        )
+        clock.advance(10)
+        await scheduler.tick()
+        await settle(gw)
+        [run] = await scheduler.store.runs("hourly", 10)
+        dead_letters = await gw.rt.dead_letters.list()
+    assert fake_llm.requests == [] and dead_letters == []
+    assert (run.reason, run.instant, run.keys) == ("target_dead", T0, [])

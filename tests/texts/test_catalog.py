@@ -100,6 +100,19 @@ def test_waits_are_worded_and_pluralised_per_language(
 
 
 @pytest.mark.parametrize(
+    ("seconds", "language", "said"),
+    [(1, "en", "1 second"), (45, "en", "45 seconds"), (90, "en", "90 seconds"),
+     (90, "de", "90 Sekunden"), (120, "en", "2 minutes"), (150, "en", "150 seconds"),
+     (601, "en", "10 minutes"), (3600, "en", "60 minutes"), (5400, "ru", "90 минут"),
+     (7200, "en", "2 hours"), (86_400 * 3, "fr", "3\xa0jours"), (0.2, "en", "1 second")],
+)  # fmt: skip
+def test_a_wait_is_never_rounded_up_to_a_whole_unit_it_is_not(
+    seconds: float, language: str, said: str
+) -> None:
+    assert Voice(language=language).wait(seconds) == said
+
+
+@pytest.mark.parametrize(
     ("tag", "language"),
     [("de", "de"), ("de-AT", "de"), ("pt-BR", None), ("ru", "ru"), ("en_US", "en"),
      ("es-419", "es"), ("fr-CA", "fr"), ("", None), (None, None), ("x!", None), ("zz", None)],

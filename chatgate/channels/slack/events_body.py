@@ -12,6 +12,10 @@ from chatgate.http_input import BadInput, InputReason, parse_json
 
 # Payload fields Bolt reads as objects when present (a JSON null or list there breaks it).
 _OBJECT_FIELDS = ("event", "team", "container", "message", "view")
+# Where Bolt reads a type or an id: the body, its event and what the event names.
+_NESTED = ("event", "item", "message", "previous_message", "assistant_thread", "container")
+_TEXT_FIELDS = ("type", "subtype")  # compared and matched as strings
+_ID_FIELDS = ("channel", "user", "team", "enterprise")  # an id string or an object with `id`
 
 
 def check_events_body(body: bytes, content_type: str) -> str:
@@ -44,3 +48,30 @@ def _object(data: Any) -> None:
         isinstance(grants, list) and all(isinstance(g, dict) for g in grants)
     ):
         raise BadInput(400, InputReason.NOT_JSON, "authorizations must be a list of objects")
+    actions = data.get("actions")
+    if actions is not None and not (
+        isinstance(actions, list) and actions and all(isinstance(a, dict) for a in actions)
+    ):
+        raise BadInput(400, InputReason.NOT_JSON, "actions must be a non-empty list of objects")
+    for part in _parts(data, grants, actions):
+        _fields(part)
+
+
+def _parts(data: dict[str, Any], grants: Any, actions: Any) -> list[dict[str, Any]]:
+    """The objects Bolt reads types and ids from (a bounded walk, not the whole body)."""
+    found, stack = [], [data]
+    while stack:
+        part = stack.pop()
+        found.append(part)
+        stack.extend(part[k] for k in _NESTED if isinstance(part.get(k), dict))
+    return found + list(grants or ()) + list(actions or ())
+
+
+def _fields(part: dict[str, Any]) -> None:
+    for key in _TEXT_FIELDS:
+        if key in part and not isinstance(part[key], str):
+            raise BadInput(400, InputReason.NOT_JSON, f"{key} must be a string")
+    for key in _ID_FIELDS:
+        value = part.get(key)
+        if value is not None and not isinstance(value, str | dict):
+            raise BadInput(400, InputReason.NOT_JSON, f"{key} must be an id or an object")

@@ -232,7 +232,7 @@ class WebhookChannel(ChannelAdapter):
     def _files(self, request: web.Request, files: tuple[File, ...]) -> list[dict[str, Any]]:
         """Each file the answer carries, with a signed download link on this server."""
         store = self.ctx.kv.get("files")
-        origin = str(request.url.origin())
+        origin = link_origin(self.config.public_url, request)
         described = []
         for file in files:
             info = store.described(file, time.time()) if store is not None else {"name": file.name}
@@ -240,6 +240,22 @@ class WebhookChannel(ChannelAdapter):
                 info["url"] = origin + str(info["url"])
             described.append(info)
         return described
+
+
+_HOST = re.compile(
+    r"(?:[A-Za-z0-9](?:[A-Za-z0-9\-]{0,62})(?:\.[A-Za-z0-9\-]{1,63})*|\[[0-9A-Fa-f:.]{2,45}\])(?::\d{1,5})?"
+)
+
+
+def link_origin(public_url: str | None, request: web.Request) -> str:
+    """Where file links point: the configured public URL, else this request's scheme and Host
+    when the Host is a plain host[:port]; else none (the links are paths on this server)."""
+    if public_url:
+        return public_url.rstrip("/")
+    host = request.headers.get("Host", "")
+    if not _HOST.fullmatch(host):
+        return ""
+    return f"{request.scheme}://{host}"
 
 
 def _turn_input(

@@ -57,3 +57,9 @@ class WebhookRouteConfig(StrictModel):
 class WebhookChannelConfig(StrictModel):
     enabled: bool = True
     routes: dict[str, WebhookRouteConfig] = Field(default_factory=dict)
+    public_url: str | None = Field(
+        None,
+        pattern=r"^https?://[A-Za-z0-9.\-\[\]:]+(/[\w\-./~%]*)?$",
+        description="where callers reach this gateway, for file links in sync answers "
+        "(unset: the request's Host, when it is a valid host name)",
+    )

@@ -240,7 +240,10 @@ def _contact(contact: Mapping[str, Any]) -> str:
 
 
 def _coordinate(value: Any) -> str:
-    number = float(value)
+    try:
+        number = float(value)
+    except OverflowError:  # an integer of hundreds of digits
+        raise ValueError("coordinate is out of range") from None
     if not math.isfinite(number):
         raise ValueError("coordinate is not a number")
     return f"{number:.6f}".rstrip("0").rstrip(".")
@@ -249,7 +252,7 @@ def _coordinate(value: Any) -> str:
 def _stamp(value: Any) -> float:
     try:
         stamp = float(value)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):
         return 0.0
     return stamp if math.isfinite(stamp) and stamp > 0 else 0.0
 

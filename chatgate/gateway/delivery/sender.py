@@ -22,9 +22,11 @@ from chatgate.model.messages import SendResult, Target
 from chatgate.model.outbound import OutboundMessage, message_to_dict
 from chatgate.model.reasons import DegradeReason, DeliveryStatus, SendErrorKind
 from chatgate.model.results import DeliveryReport
+from chatgate.model.text_ids import TextId
 from chatgate.policies.send_errors import DEAD_TARGET_KINDS, RetryPolicy, decide_retry
 from chatgate.presentation.degrade import CallbackStore, DegradedDelivery, adapt, with_note
 from chatgate.state.protocols import DeadLetterStore, DeadTargetStore
+from chatgate.texts.voice import Voice
 
 log = logging.getLogger("chatgate.delivery")
 MAX_CHAT_MOVES = 3  # a chat migrates once (group → supergroup); more means something is wrong
@@ -34,6 +36,10 @@ class ChannelLookup(Protocol):
     async def ready_adapter(self, name: str) -> ChannelAdapter | None: ...
 
     async def connection_left(self, name: str) -> bool: ...
+
+
+class VoiceLookup(Protocol):
+    def for_channel(self, channel: str) -> Voice: ...
 
 
 class Delivery:
@@ -60,6 +66,7 @@ class Delivery:
         self.callback_store = callback_store
         self.rng = rng or random.Random()
         self.files = files
+        self.voices: VoiceLookup | None = None  # set by the builder: notices in the chat's words
 
     def apply(self, policy: RetryPolicy) -> None:
         """Hot reload of gateway.delivery."""
@@ -148,7 +155,7 @@ class Delivery:
                     message,
                     kind,
                     result.error,
-                    attempts_total,
+                    attempts,  # the failed chunk's: earlier chunks were sent
                     inbound_key,
                     session,
                     index,
@@ -212,7 +219,8 @@ class Delivery:
             reason = DegradeReason.FILE_MISSING.value
             self.metrics.degraded.labels(channel=target.channel, reason=reason).inc()
             log.warning("reply file missing", extra={"file": file.name, "error": str(exc)})
-            notice = OutboundMessage.from_text(f"📎 {file.name} is no longer available.")
+            voice = self.voices.for_channel(target.channel) if self.voices else Voice()
+            notice = OutboundMessage.from_text(voice.text(TextId.FILE_GONE, name=file.name))
             return adapter.render(notice)[0]
         return Rendered(chunk.text, chunk.format, {**chunk.native, DATA_KEY: data})
 

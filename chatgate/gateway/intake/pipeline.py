@@ -239,9 +239,12 @@ class Pipeline:
         """Resume what another replica journaled and left behind when it died."""
         entries = await self.rt.journal.orphaned(self.rt.channels.serving())
         await self._resume(entries)
-        if entries:
-            log.warning(
-                "adopted a dead replica's unfinished messages", extra={"count": len(entries)}
+        dead = sum(1 for e in entries if not e.handed_off)
+        if dead:
+            log.warning("adopted a dead replica's unfinished messages", extra={"count": dead})
+        if len(entries) > dead:  # routine: a live replica lost the channel mid-turn
+            log.info(
+                "sent answers another replica handed over", extra={"count": len(entries) - dead}
             )
         return len(entries)
 

@@ -25,6 +25,8 @@ from chatgate.model.reasons import RefusalReason, SendErrorKind
 log = logging.getLogger("chatgate.state")
 STATE_OWNER = "state"
 PROBE_EVERY_S = 2.0
+PING_EVERY_S = 2.0  # a networked store is pinged this often while the state is writable
+PING_TIMEOUT_S = 3.0  # a ping unanswered this long (injected clock) counts as an outage
 # Written and removed again by the probe (a real write through the state protocols); no
 # configured channel is named like this, so no send ever consults it.
 PROBE_TARGET = Target("_chatgate_probe", "state")
@@ -88,6 +90,12 @@ class StateGuard:
         if not unwritable(exc):
             return None
         reason = f"journal write failed: {type(exc).__name__}: {exc}"[:300]
+        self._mark(reason)
+        self.refused += 1
+        return StateUnavailable(f"{RefusalReason.STATE_UNAVAILABLE.value}: {reason}")
+
+    def _mark(self, reason: str) -> None:
+        """Degrade the gateway's state (once) and probe until a write succeeds."""
         first = self.current() is None
         self.rt.degraded.mark(
             OwnerKind.GATEWAY,
@@ -101,8 +109,6 @@ class StateGuard:
             log.error("state is not writable; refusing new messages", extra={"why": reason})
         if self._probe is None or self._probe.done():
             self._probe = asyncio.create_task(self._probe_loop(), name="state-probe")
-        self.refused += 1
-        return StateUnavailable(f"{RefusalReason.STATE_UNAVAILABLE.value}: {reason}")
 
     async def _probe_loop(self) -> None:
         """Probe until a write succeeds, then resume; again if the state failed while resuming
@@ -115,12 +121,38 @@ class StateGuard:
                 log.debug("state probe failed: %s", type(exc).__name__)
                 continue
             self.rt.degraded.clear(OwnerKind.GATEWAY, STATE_OWNER)
-            log.warning("state is writable again; accepting messages")
+            log.info("state is writable again; accepting messages")
             try:
                 await self._resume()
             except Exception as exc:
                 if self.failed(exc) is None:
                     log.exception("could not resume unfinished messages after the state recovered")
+
+    async def watch(self, ping: Callable[[], Awaitable[object]]) -> None:
+        """Ping a networked store while the state is writable, so readiness says degraded
+        within seconds of an outage rather than at the next failed write; the probe clears it.
+        Until cancelled."""
+        while True:
+            await self.rt.clock.sleep(PING_EVERY_S)
+            if self.current() is not None:
+                continue  # degraded already: the write probe decides when it ends
+            try:
+                await self._bounded(ping)
+            except Exception as exc:  # refused, timed out, or the client's own error
+                self._mark(f"store ping failed: {type(exc).__name__}: {exc}"[:300])
+
+    async def _bounded(self, ping: Callable[[], Awaitable[object]]) -> None:
+        probe = asyncio.ensure_future(ping())
+        timer = asyncio.ensure_future(self.rt.clock.sleep(PING_TIMEOUT_S))
+        try:
+            await asyncio.wait({probe, timer}, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            timer.cancel()
+            if not probe.done():
+                probe.cancel()
+        if probe.cancelled():
+            raise TimeoutError(f"no answer within {PING_TIMEOUT_S:g} s")
+        probe.result()
 
     async def _write_probe(self) -> None:
         dead, now = self.rt.dead_targets, self.rt.clock.time()

@@ -132,4 +132,5 @@ def build_stores(gateway: GatewaySection, state_dir: Path) -> Stores:
         close=close_all,
         kv={SHARED_KV: RedisShare(redis, keys), APPROVALS: RedisApprovals(redis, keys)},
         client=redis,  # the turn lock and the job store share it: one pool per replica
+        ping=lambda: cancel_safe(redis.ping()),
     )

@@ -12,18 +12,23 @@ resumes each. An answered entry keeps its reply, so the resuming replica re-send
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
+import logging
 from collections.abc import Awaitable, Callable, Collection, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from redis.asyncio import Redis
+from redis.exceptions import RedisError
 from redis.typing import EncodableT
 
 from chatgate.model.messages import InboundMessage
 from chatgate.state.records import TERMINAL, JournalEntry, JournalMark, JournalState
 from chatgate.state.redis.client import Keys, unavailable
 
+log = logging.getLogger("chatgate.state")
 SENDER_HISTORY = 50
+RESUBSCRIBE_S = 1.0
 
 # KEYS: entry, open, all, msgid-index, sender-list, open-seq; ARGV: key, now, window, message,
 # owner, message_id, sender_history, channel
@@ -292,7 +297,30 @@ class RedisJournal:
     async def hand_off(self, key: str) -> bool:
         """Give up ``key`` (answered here, but its channel is no longer served here): the
         replica serving that channel claims it and sends the stored answer."""
-        return bool(await self._hand_off(keys=[self._e(key)], args=[self._owner]))
+        if not await self._hand_off(keys=[self._e(key)], args=[self._owner]):
+            return False
+        try:  # the serving replica claims it at once; its adoption poll is the fallback
+            await self._redis.publish(self._keys("journal", "handoffs"), key)
+        except (RedisError, OSError):
+            log.debug("hand-off notice not published", extra={"key": key})
+        return True
+
+    async def watch_hand_offs(self, wake: Callable[[], None]) -> None:
+        """Subscribe to hand-off notices; resubscribe after a Redis error (the adoption poll
+        covers the gap). Until cancelled."""
+        while True:
+            pubsub = self._redis.pubsub(ignore_subscribe_messages=True)
+            try:
+                await pubsub.subscribe(self._keys("journal", "handoffs"))
+                async for message in pubsub.listen():
+                    if message.get("type") == "message":
+                        wake()
+            except (RedisError, OSError) as exc:
+                log.debug("hand-off notices lost; resubscribing", extra={"error": repr(exc)})
+                await asyncio.sleep(RESUBSCRIBE_S)
+            finally:
+                with contextlib.suppress(RedisError, OSError):
+                    await pubsub.aclose()
 
     async def _claimed(self, channels: list[str], *, include_own: bool) -> list[JournalEntry]:
         await self._join()
@@ -315,16 +343,16 @@ class RedisJournal:
         gone = [e.key for e in found if e.owner is None]
         if gone:
             await self._redis.zrem(self._keys("journal", "open"), *gone)
-        claimed = []
+        claimed: dict[str, bool] = {}  # key → handed over (not left by a dead replica)
         for e in claimable(found, self._owner, include_own=include_own, channels=channels):
             previous = e.owner or NOBODY
             if await self._claim(
                 keys=[self._e(e.key), self._keys("replica", previous)],
                 args=[previous, self._owner],
             ):
-                claimed.append(e.key)
+                claimed[e.key] = previous == NOBODY
         entries = [await self.get(k) for k in claimed]
-        return [e for e in entries if e is not None]
+        return [replace(e, handed_off=claimed[e.key]) for e in entries if e is not None]
 
     @unavailable("journal")
     async def get(self, key: str) -> JournalEntry | None:

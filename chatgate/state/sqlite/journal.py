@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Collection, Sequence
+from collections.abc import Callable, Collection, Sequence
 from typing import Any
 
 from chatgate.model.messages import InboundMessage
@@ -163,6 +163,9 @@ class SqliteJournal:
 
     async def hand_off(self, key: str) -> bool:
         return False  # nobody else could deliver it
+
+    async def watch_hand_offs(self, wake: Callable[[], None]) -> None:
+        return None  # nobody else hands anything over
 
     async def owns(self, key: str) -> bool:
         return True  # one daemon per state dir: every entry is its own

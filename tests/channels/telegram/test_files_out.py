@@ -142,3 +142,32 @@ async def test_an_upload_that_timed_out_is_not_sent_again(
     assert entry.delivery == DeliveryStatus.UNDELIVERED
     assert len(fake_tg.calls_of("sendPhoto")) == 1  # it may have arrived: never a second copy
     assert "may have arrived" in dead.error and dead.message["first_chunk"] == 1
+
+
+async def test_a_dead_letter_counts_only_the_failed_sends_and_a_file_gone_since_is_a_notice(
+    tmp_path: Path, fake_tg: FakeTelegram, fake_llm: FakeLLM, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    agents = python_agent(tmp_path, monkeypatch, "tg_files_agent", AGENT)
+    path = telegram_config(
+        tmp_path,
+        fake_tg,
+        fake_llm,
+        channel=CHANNEL + "    language: de\n",
+        agent=agents,
+        gateway="  delivery: {max_attempts: 3, base_delay_s: 0, max_delay_s: 0.01}",
+    )
+    fake_tg.fail("sendPhoto", FaultSpec(500, "Internal Server Error"), times=3)
+    async with running(path) as gw:
+        entry = await settled(gw, key_of(fake_tg.dm(USER, "chart please")), timeout=20)
+        assert entry.delivery == DeliveryStatus.UNDELIVERED
+        [dead] = await gw.rt.dead_letters.list()
+        assert dead.attempts == 3  # the photo's three tries; the text before it went out once
+        for stored in outgoing(tmp_path):  # swept or lost before the operator replays it
+            stored.unlink()
+        replay = await gw.replay_dead_letter(dead.id)
+        assert replay["status"] == "sent"
+    assert len(fake_tg.calls_of("sendPhoto")) == 3
+    assert [m["text"] for m in fake_tg.sent][-2:] == [
+        "📎 chart.png ist nicht mehr verfügbar.",
+        "📎 notes.txt ist nicht mehr verfügbar.",
+    ]

@@ -166,7 +166,8 @@ function rows(table, items, draw, empty) {
 function channels(list, now) {
   rows("channels", list, (c) => {
     const retry = c.next_retry_at ? `in ${duration(c.next_retry_at - now)}` : "";
-    const restartable = ["parked", "backoff", "not_configured", "stopped"].includes(c.state);
+    // not configured: a restart cannot help until its settings are given (the hint says which)
+    const restartable = ["parked", "backoff", "stopped"].includes(c.state);
     return h("tr", { "data-channel": c.name },
       h("td", {}, c.name, " ", h("span", { class: "muted" }, c.platform)),
       h("td", {}, h("span", { class: `badge ${c.state}` }, c.state.replace("_", " "))),
@@ -187,7 +188,7 @@ function fleet(status, now) {
     b.tripped
       ? h("p", {}, h("span", { class: "badge bad" }, "tripped"),
         ` all channel restarts on hold for ${duration((b.until || now) - now)}`)
-      : h("p", {}, h("span", { class: "badge ok" }, "closed"),
+      : h("p", {}, h("span", { class: "badge ok" }, "armed"),
         h("span", { class: "muted" }, ` trips at ${b.restarts_per_hour} restarts/hour or ${Math.round(b.failing_fraction * 100)} % of channels failing`)),
   );
   const owners = status.degraded;

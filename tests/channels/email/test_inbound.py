@@ -1,0 +1,90 @@
+"""Reading mail: the plain part preferred, HTML-only mail as text, quotes and signatures cut,
+threading headers, files listed; the folder handled mail is moved to; IDLE restarted often."""
+
+from __future__ import annotations
+
+import asyncio
+from email.message import EmailMessage
+from pathlib import Path
+
+from chatgate.channels.email.inbound import html_to_text, message_ids, parse, part_bytes
+from tests.channels.email.servers import MailWorld, mail
+from tests.channels.email.support import ALICE, email_config
+from tests.fakes.llm import FakeLLM
+from tests.harness import running
+
+
+def _html_only() -> EmailMessage:
+    msg = mail(ALICE, "bot@example.org", "Hi", "")
+    msg.set_content(
+        "<html><head><style>p{color:red}</style></head><body><p>Hello&nbsp;there,</p>"
+        "<ul><li>one</li><li>two</li></ul><script>x()</script></body></html>",
+        subtype="html",
+    )
+    return msg
+
+
+def test_html_only_mail_becomes_text() -> None:
+    parsed = parse(_html_only().as_bytes(), "fallback@x")
+    assert parsed is not None
+    assert parsed.text == "Hello\xa0there,\n\n- one\n- two"
+    assert "color" not in html_to_text("<style>p{color:red}</style>ok")
+
+
+def test_plain_preferred_quotes_cut_and_files_listed() -> None:
+    msg = mail(
+        ALICE,
+        "bot@example.org",
+        "Re: Q",
+        "New words\n\nOn Mon, Bot <bot@example.org> wrote:\n> old words",
+        message_id="<m2@example.org>",
+        in_reply_to="<m1@example.org>",
+        references="<m0@example.org> <m1@example.org>",
+    )
+    msg.add_alternative("<p>HTML words</p>", subtype="html")
+    msg.add_attachment(b"%PDF-1.4 x", maintype="application", subtype="pdf", filename="a.pdf")
+    parsed = parse(msg.as_bytes(), "fallback@x")
+    assert parsed is not None
+    assert parsed.text == "New words"
+    assert parsed.thread.message_id == "m2@example.org"
+    assert parsed.thread.in_reply_to == "m1@example.org"
+    assert parsed.thread.references == ("m0@example.org", "m1@example.org")
+    [part] = parsed.parts
+    assert (part.name, part.mime, part.kind) == ("a.pdf", "application/pdf", "document")
+    assert part_bytes(msg.as_bytes(), part.index) == (b"%PDF-1.4 x", "application/pdf")
+
+
+def test_a_mail_without_message_id_gets_the_fallback() -> None:
+    parsed = parse(b"From: a@example.org\r\nSubject: x\r\n\r\nbody\r\n", "uid-1-7@bot")
+    assert parsed is not None and parsed.thread.message_id == "uid-1-7@bot"
+    assert message_ids("<a@b> <c@d>") == ("a@b", "c@d")
+    assert message_ids("bare@id") == ("bare@id",)
+    assert message_ids("") == ()
+
+
+async def test_handled_mail_is_moved_and_idle_is_restarted(
+    tmp_path: Path, world: MailWorld, fake_llm: FakeLLM
+) -> None:
+    world.mailbox.imap().create("Handled")
+    text = email_config(tmp_path, world, fake_llm).read_text()
+    text = text.replace(
+        "      timeout_s: 5\n    smtp:",
+        "      timeout_s: 5\n      move_handled_to: Handled\n      idle_renew_s: 0.3\n    smtp:",
+    )
+    config = tmp_path / "gateway.yaml"
+    config.write_text(text)
+    async with running(config):
+        await asyncio.sleep(1.0)  # IDLE ended and started again a few times
+        await world.deliver(mail(ALICE, world.address, "Move me", "answered, then moved"))
+        await world.deliver(
+            mail(ALICE, world.address, "Robot", "x", headers={"Auto-Submitted": "auto-generated"})
+        )
+        await world.wait_sent(1)
+        for _ in range(100):
+            if world.mailbox.count("Handled") == 2:
+                break
+            await asyncio.sleep(0.05)
+    assert world.mailbox.count("Handled") == 2
+    assert world.mailbox.count("INBOX") == 0
+    flags = sorted(world.mailbox.flags("Handled").values())
+    assert flags == ["\\Answered \\Seen", "\\Seen"]

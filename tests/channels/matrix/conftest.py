@@ -1,0 +1,43 @@
+"""One real Synapse per test session (per xdist worker), and people on it."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Iterator
+
+import pytest
+
+from tests.channels.matrix.support import Person
+from tests.requires import missing
+from tests.support.synapse import MatrixUser, Synapse
+
+
+@pytest.fixture(scope="session")
+def synapse() -> Iterator[Synapse]:
+    try:
+        import synapse as _  # noqa: F401
+    except ImportError:
+        missing("matrix-synapse", "pip install matrix-synapse")
+    server = Synapse.launch()
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+@pytest.fixture
+async def bot(synapse: Synapse) -> MatrixUser:
+    return await synapse.register("bot")
+
+
+@pytest.fixture
+async def alice(synapse: Synapse) -> AsyncIterator[Person]:
+    person = await Person(synapse, await synapse.register("alice")).start()
+    yield person
+    await person.stop()
+
+
+@pytest.fixture
+async def bob(synapse: Synapse) -> AsyncIterator[Person]:
+    person = await Person(synapse, await synapse.register("bob")).start()
+    yield person
+    await person.stop()

@@ -42,7 +42,8 @@ async def seeded(tmp_path: Path) -> Path:
     grouped = InboundMessage("telegram", "telegram", "-100123", "group", "8", "-100123:56", "hi")
     await state.journal.record(grouped, 1000.0, 60)
     await state.journal.settle(
-        grouped.key, JournalState.DROPPED, 1001.0, stage="admission", reason="group_mention_only"
+        grouped.key,
+        JournalMark(JournalState.DROPPED, 1001.0, stage="admission", reason="group_mention_only"),
     )
     await state.sessions.append(
         "default:telegram:42", 0, [ChatMessage("user", "hello", "Ann")], 1000.0

@@ -12,6 +12,11 @@ from chatgate.config.errors import ConfigError, ConfigIssue, KeyPath
 MAX_DEPTH = 64
 MAX_NODES = 100_000
 MAX_INT_BITS = 256  # far past any setting; hex/octal forms escape int()'s digit limit
+_STD = "tag:yaml.org,2002:"
+# The tags a config value may carry (implicitly, or written out as `!!int 5`); others are refused.
+SCALAR_TAGS = frozenset(f"{_STD}{t}" for t in ("str", "int", "float", "bool", "null", "timestamp"))
+MAP_TAG = f"{_STD}map"
+SEQ_TAG = f"{_STD}seq"
 
 
 @dataclass
@@ -82,11 +87,40 @@ def _node_line(node: yaml.Node) -> int:
     return int(node.start_mark.line) + 1
 
 
+def _shown_tag(tag: str) -> str:
+    return f"!!{tag.removeprefix(_STD)}" if tag.startswith(_STD) else tag
+
+
+def _check_tag(node: yaml.Node, path: KeyPath, src: YamlSource) -> None:
+    """A tag the config cannot use (`!!binary`, `!!set`, a local `!tag`), or one that does not
+    fit its node (`!!str [1]`, `!!seq x`), is an issue naming the key and line."""
+    tag = str(node.tag)
+    if isinstance(node, yaml.MappingNode):
+        fits, kind = tag == MAP_TAG, "a mapping"
+    elif isinstance(node, yaml.SequenceNode):
+        fits, kind = tag == SEQ_TAG, "a list"
+    else:
+        fits, kind = tag in SCALAR_TAGS, "a single value"
+    if fits:
+        return
+    if tag in SCALAR_TAGS or tag in (MAP_TAG, SEQ_TAG):
+        message = f"the tag {_shown_tag(tag)} does not fit {kind}"
+    elif tag == f"{_STD}value":  # YAML reads a bare `=` as this tag
+        message = 'a bare "=" is not a value: put it in quotes'
+    else:
+        message = (
+            f"unsupported YAML tag {_shown_tag(tag)} (use !!str, !!int, !!float, !!bool or none)"
+        )
+    raise ConfigError([ConfigIssue(path, message, src.file, _node_line(node))])
+
+
 def _scalar(loader: yaml.SafeLoader, node: yaml.Node, path: KeyPath, src: YamlSource) -> Any:
-    """Construct one scalar; a value its tag cannot hold (`2001-13-45`, `!!float x`) is an issue."""
+    """Construct one scalar; a value its tag cannot hold (`2001-13-45`, `!!bool maybe`) is an
+    issue (a constructor given such a value may raise anything: KeyError, AttributeError…)."""
+    _check_tag(node, path, src)
     try:
         value = loader.construct_object(node, deep=True)
-    except (ValueError, TypeError, OverflowError):
+    except Exception:
         tag = str(node.tag).rsplit(":", 1)[-1]
         raise ConfigError(
             [ConfigIssue(path, f"not a valid {tag} value", src.file, _node_line(node))]
@@ -133,6 +167,8 @@ def _convert(
         message = "recursive alias (a value contains itself)"
         raise ConfigError([ConfigIssue(path, message, src.file, _node_line(node))])
     inner = ancestors | {id(node)}
+    if not isinstance(node, yaml.ScalarNode):
+        _check_tag(node, path, src)
     if isinstance(node, yaml.MappingNode):
         own = own_by_node.setdefault(id(node), frozenset(id(k) for k, _ in node.value))
         loader.flatten_mapping(node)  # resolves `<<` merge keys; merged entries come first

@@ -143,3 +143,28 @@ def test_migrated_but_still_invalid_exits_78(
     assert "applied: group_policy missing" in out
     assert "channels.telegram.dm_policy: 'everyone' is not one of" in err
     assert "(gateway.yaml:4)" in err  # line numbers refer to the migrated file
+
+
+@pytest.mark.parametrize(
+    ("value", "fragment"),
+    [
+        ("!!bool maybe", "not a valid bool value"),
+        ("!!timestamp soon", "not a valid timestamp value"),
+        ("!!int 0xZZ", "not a valid int value"),
+        ("!!binary '###'", "unsupported YAML tag !!binary"),
+        ("!!set {a: 1}", "unsupported YAML tag !!set"),
+        ("!!omap [a: 1]", "unsupported YAML tag !!omap"),
+        ("!!str [1, 2]", "the tag !!str does not fit a list"),
+        ("!!seq x", "the tag !!seq does not fit a single value"),
+        ("!local x", "unsupported YAML tag !local"),
+        ("!!python/name:os.system x", "unsupported YAML tag !!python/name:os.system"),
+    ],
+)
+def test_an_explicit_yaml_tag_that_cannot_hold_its_value_is_exit_78_naming_key_and_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], value: str, fragment: str
+) -> None:
+    path = tmp_path / "gateway.yaml"
+    path.write_text(f"gateway:\n  failure_replies: {value}\n", encoding="utf-8")
+    assert _exit_code(["config", "check", "-c", str(path)]) == EX_CONFIG
+    _, err = capsys.readouterr()
+    assert "gateway.failure_replies" in err and fragment in err and "gateway.yaml:2" in err, err

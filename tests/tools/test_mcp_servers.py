@@ -109,7 +109,7 @@ async def test_a_server_that_dies_at_start_releases_the_waiting_turn_and_says_wh
         assert waiting.done() and waiting.result() == ()
         assert server.restarts == 1
         error = server.status().error
-        assert "exited with status 3" in error and "boom: GITHUB_TOKEN is not set" in error
+        assert "exited (exit status 3)" in error and "boom: GITHUB_TOKEN is not set" in error
         assert await server.tools() == ()  # a later turn does not wait either
     finally:
         waiting.cancel()

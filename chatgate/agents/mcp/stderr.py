@@ -58,12 +58,8 @@ class StderrTail:
         """How the server ended (its exit status and last stderr lines), or "" if unknown."""
         if self.exit_status is None:
             return ""
-        meaning = _EXIT_MEANINGS.get(self.exit_status)
-        ended = (
-            f"{meaning} (exit status {self.exit_status})"
-            if meaning
-            else (f"exited with status {self.exit_status}")
-        )
+        meaning = _EXIT_MEANINGS.get(self.exit_status, "exited")
+        ended = f"{meaning} (exit status {self.exit_status})"
         return f"{ended}; stderr: {' | '.join(self.lines)}" if self.lines else ended
 
     async def _read(self, fd: int) -> None:

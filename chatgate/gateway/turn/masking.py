@@ -24,16 +24,23 @@ def turn_secrets(rt: Runtime) -> frozenset[str]:
 
 
 def masked(value: Any, mask: Masker) -> Any:
-    """``value`` with every string in it masked: plain data and frozen dataclasses (bytes kept)."""
+    """``value`` with every string in it masked: plain data and frozen dataclasses (bytes kept).
+    What holds no secret comes back as the same object (most replies: nothing is rebuilt)."""
     if isinstance(value, str):
         return mask.mask(value)
     if isinstance(value, dict):
-        return {k: masked(v, mask) for k, v in value.items()}
+        pairs = {k: masked(v, mask) for k, v in value.items()}
+        return value if all(pairs[k] is v for k, v in value.items()) else pairs
     if isinstance(value, list | tuple):
         items = [masked(v, mask) for v in value]
+        if all(a is b for a, b in zip(items, value, strict=True)):
+            return value
         return items if isinstance(value, list) else tuple(items)
     if is_dataclass(value) and not isinstance(value, type):
-        changes = {f.name: masked(getattr(value, f.name), mask) for f in fields(value) if f.init}
+        names = [f.name for f in fields(value) if f.init]
+        changes = {n: masked(getattr(value, n), mask) for n in names}
+        if all(changes[n] is getattr(value, n) for n in names):
+            return value
         return replace(value, **changes)
     return value
 

@@ -133,6 +133,7 @@ class MatrixChannel(ChannelAdapter):
             lease_left=self.ctx.lease.remaining_s,
         )
         await self.sync.prime()
+        await self.intake.load_direct()
         with contextlib.suppress(Exception):
             self._upload_limit = await media.upload_limit(self.session)
 

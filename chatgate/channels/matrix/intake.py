@@ -35,7 +35,6 @@ class RoomFacts:
     """What the channel learned of its rooms from the syncs so far."""
 
     direct: set[str] = field(default_factory=set)
-    members: dict[str, int] = field(default_factory=dict)
     joined: set[str] = field(default_factory=set)
     last_event_ts: float = 0.0
 
@@ -110,13 +109,13 @@ class Intake:
         )
         inviter = str(mine.get("sender") or "")
         direct = bool((mine.get("content") or {}).get("is_direct"))
-        if direct:
-            self.rooms.direct.add(room_id)
         config = self.config()
         if accepts_invite(config, inviter, direct):
             try:
                 await self.client.join_room_by_id(RoomID(room_id))
                 self.counters["invites_accepted"] += 1
+                if direct:
+                    await self._remember_direct(room_id, inviter)
             except Exception as exc:
                 log.warning("could not join %s: %s", room_id, type(exc).__name__)
             return
@@ -129,21 +128,32 @@ class Intake:
                 log.warning("could not decline %s: %s", room_id, type(exc).__name__)
 
     async def _room(self, room_id: str, room: Mapping[str, Any]) -> Room:
-        """A room of two (the bot and one person, or invited as a DM) is a DM."""
-        summary = room.get("summary") or {}
-        joined = summary.get("m.joined_member_count")
-        invited = summary.get("m.invited_member_count")
-        if isinstance(joined, int):
-            self.rooms.members[room_id] = joined + (invited if isinstance(invited, int) else 0)
-        elif room_id not in self.rooms.members and room_id not in self.rooms.direct:
-            try:  # after a restart the sync names no counts until they change
-                members = await self.client.get_joined_members(RoomID(room_id))
-                self.rooms.members[room_id] = len(members)
-            except Exception as exc:
-                log.warning("could not count members of %s: %s", room_id, type(exc).__name__)
-        count = self.rooms.members.get(room_id, 3)
-        direct = room_id in self.rooms.direct or count <= 2
-        return Room(room_id, direct, self.config().threads)
+        """A DM is a room its invite called direct, kept in the bot's `m.direct` account data
+        so it is still known after a restart."""
+        return Room(room_id, room_id in self.rooms.direct, self.config().threads)
+
+    async def load_direct(self) -> None:
+        """The DMs the bot recorded before (`m.direct` of its own account)."""
+        try:
+            content = await self.client.get_account_data("m.direct")
+        except Exception:
+            return  # none recorded yet
+        for rooms in (content or {}).values():
+            if isinstance(rooms, list):
+                self.rooms.direct.update(r for r in rooms if isinstance(r, str))
+
+    async def _remember_direct(self, room_id: str, inviter: str) -> None:
+        self.rooms.direct.add(room_id)
+        try:
+            content = dict(await self.client.get_account_data("m.direct") or {})
+        except Exception:
+            content = {}
+        rooms = [r for r in content.get(inviter, []) if isinstance(r, str)]
+        content[inviter] = [*rooms, room_id] if room_id not in rooms else rooms
+        try:
+            await self.client.set_account_data("m.direct", content)
+        except Exception as exc:
+            log.warning("could not record DM %s: %s", room_id, type(exc).__name__)
 
     async def _joined(self, room_id: str, room: Mapping[str, Any]) -> None:
         self.rooms.joined.add(room_id)

@@ -157,7 +157,7 @@ class MailWorld:
         with self.handler.lock:
             return list(self.handler.sent)
 
-    async def wait_sent(self, count: int, timeout: float = 20) -> list[EmailMessage]:
+    async def wait_sent(self, count: int, timeout: float = 60) -> list[EmailMessage]:
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             found = self.sent()

@@ -162,7 +162,7 @@ async def test_imap_over_oauth2_and_a_refused_token_parks_with_its_fix(
     text = email_config(tmp_path, world, fake_llm).read_text()
     text = text.replace(
         f"      password: {world.mailbox.password}\n",
-        f"      oauth2: {{token_file: {token}}}\n      timeout_s: 2\n",
+        f"      oauth2: {{token_file: {token}}}\n      timeout_s: 4\n",
     ).replace("      timeout_s: 5\n    smtp:", "    smtp:")
     config = tmp_path / "gateway.yaml"
     config.write_text(text)

@@ -21,7 +21,7 @@ from chatgate.channels.email.imap import tls_context
 from chatgate.config.base import secret_value
 from chatgate.model.messages import SendResult
 from chatgate.model.reasons import SendErrorKind
-from chatgate.presentation.markdown import markdown_to_plain, markdown_to_telegram_html
+from chatgate.presentation.markdown import markdown_to_html, markdown_to_plain
 
 log = logging.getLogger("chatgate.email")
 SMTP_AUTH_HINT = (
@@ -73,9 +73,7 @@ def build(reply: Reply, message_id: str) -> EmailMessage:
         msg["References"] = _bracket(reply.references)
     msg["Auto-Submitted"] = "auto-replied"
     msg.set_content(markdown_to_plain(reply.markdown) or " ")
-    msg.add_alternative(
-        _HTML.format(body=markdown_to_telegram_html(reply.markdown)), subtype="html"
-    )
+    msg.add_alternative(_HTML.format(body=markdown_to_html(reply.markdown)), subtype="html")
     for file in reply.files:
         major, _, minor = file.mime.partition("/")
         if not minor:

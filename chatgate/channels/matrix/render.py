@@ -11,7 +11,7 @@ from typing import Any
 from chatgate.channels.base import Rendered
 from chatgate.model.outbound import OutboundMessage
 from chatgate.presentation.chunking import chunk_text
-from chatgate.presentation.markdown import markdown_to_plain, markdown_to_telegram_html
+from chatgate.presentation.markdown import markdown_to_html, markdown_to_plain
 from chatgate.presentation.render import to_markdown
 
 HTML_FORMAT = "org.matrix.custom.html"
@@ -24,7 +24,7 @@ def utf8_len(text: str) -> int:
 
 def markdown_to_matrix_html(md: str) -> str:
     """b/i/s/code/pre/a as Telegram's subset (also Matrix's), line breaks as <br> outside pre."""
-    html = markdown_to_telegram_html(md)
+    html = markdown_to_html(md)
     parts = _PRE.split(html)
     return "".join(p if p.startswith("<pre>") else p.replace("\n", "<br>") for p in parts)
 

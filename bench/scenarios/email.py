@@ -23,7 +23,6 @@ from typing import Any
 
 from aiosmtpd.controller import Controller
 from aiosmtpd.smtp import AuthResult, Envelope, LoginPassword, Session
-from tests.email.dovecot import PASSWORD, Dovecot, start_dovecot
 
 from bench.configs import FLOOR_MODEL_ARGS, DaemonConfig
 from bench.procs import (
@@ -40,6 +39,7 @@ from bench.procs import (
 )
 from bench.runner import Context, Outcome
 from bench.stats import Spec, Table
+from tests.channels.email.dovecot import PASSWORD, Dovecot, start_dovecot
 
 SMTP_USER, SMTP_PASSWORD = "bench", "bench-smtp-not-a-secret"
 SENDERS = 50

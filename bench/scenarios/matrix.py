@@ -16,8 +16,6 @@ import contextlib
 import time
 from typing import Any
 
-from tests.matrix.support import Person
-
 from bench.configs import FLOOR_MODEL_ARGS, DaemonConfig
 from bench.procs import (
     PYTHON,
@@ -32,6 +30,7 @@ from bench.procs import (
 )
 from bench.runner import Context, Outcome
 from bench.stats import Spec, Table
+from tests.channels.matrix.support import Person
 from tests.support.synapse import MatrixUser, Synapse
 
 ROOMS = 10

@@ -1,7 +1,7 @@
-"""Operator reads and changes over the state protocols: DLQ, pairing, sessions, `why`.
+"""Operator reads over the state protocols: session listings and the decision trail (`why`).
 
-The daemon's /api serves these, and the CLI runs the very same functions against the store
-itself when no daemon is running, so both paths answer with the same JSON.
+The operator actions (`chatgate.operator`) answer `why` through here, in the daemon and in the
+CLI against the store itself.
 """
 
 from __future__ import annotations
@@ -12,7 +12,6 @@ from typing import Any
 
 from chatgate.model.reasons import TakeoverReason
 from chatgate.policies.approvals import ApprovalState
-from chatgate.policies.pairing import ApprovalOutcome
 from chatgate.policies.schedules import SCHEDULE_PLATFORM
 from chatgate.state.approvals import KV_NAME as APPROVALS
 from chatgate.state.approvals import ApprovalStore
@@ -26,39 +25,6 @@ from chatgate.state.records import (
 )
 
 RECEIPT_ORDER = ("sent", "delivered", "read")
-
-
-async def dlq_list(state: State, limit: int = 100) -> dict[str, Any]:
-    return {"entries": [e.to_dict() for e in await state.dead_letters.list(limit)]}
-
-
-async def dlq_drop(state: State, entry_id: int) -> dict[str, Any]:
-    return {"found": await state.dead_letters.drop(entry_id), "id": entry_id}
-
-
-async def pairing_list(state: State, now: float) -> dict[str, Any]:
-    return {
-        "pending": [p.to_dict() for p in await state.pairing.pending(now)],
-        "approved": [a.to_dict() for a in await state.pairing.approved()],
-    }
-
-
-async def pairing_approve(state: State, channel: str, code: str, now: float) -> dict[str, Any]:
-    decision = await state.pairing.approve(channel, code, now)
-    return {
-        "outcome": decision.outcome.value,
-        "approved": decision.outcome is ApprovalOutcome.APPROVED,
-        "sender_id": decision.sender_id,
-        "locked_until": decision.locked_until,
-    }
-
-
-async def pairing_deny(state: State, channel: str, code: str) -> dict[str, Any]:
-    return {"found": await state.pairing.deny(channel, code)}
-
-
-async def pairing_revoke(state: State, channel: str, sender_id: str) -> dict[str, Any]:
-    return {"found": await state.pairing.revoke(channel, sender_id)}
 
 
 async def sessions_list(state: State, limit: int = 200) -> dict[str, Any]:

@@ -21,6 +21,7 @@ FLOORS: tuple[frozenset[str], ...] = tuple(
         "agents",
         "media",
         "channels",
+        "operator",
         "feature",
         "schedules takeover approvals budgets telemetry people",
         "gateway",
@@ -39,6 +40,7 @@ GATEWAY_FLOORS: tuple[frozenset[str], ...] = tuple(
         "intake",
         "http",
         "runtime turn_stats logs reload",
+        "operator_actions",
         "app features",
         "builder",
     )

@@ -12,6 +12,7 @@ import pytest
 
 from chatgate.channels.webui import CONTENT_SECURITY_POLICY
 from chatgate.gateway.app import Gateway
+from chatgate.operator.catalog import SESSIONS_LIST, NoArgs
 from tests.harness import running, url, write_config
 from tests.webchat.sse import messages, read_events
 
@@ -152,7 +153,7 @@ async def test_a_visitor_picks_only_among_the_listed_agents(gateway: Gateway) ->
             return "other: a" in texts and "echo: b" in texts
 
         await read_events(client, url(gateway, "/chat/api/events"), both)
-    keys = {s["key"] for s in (await gateway.admin("sessions_list"))["sessions"]}
+    keys = {s.key for s in (await gateway.operate(SESSIONS_LIST, NoArgs())).sessions}
     assert {k.split(":")[0] for k in keys} == {"other", "default"}
 
 

@@ -47,7 +47,8 @@ from chatgate.model.messages import Target
 from chatgate.model.outbound import OutboundMessage
 from chatgate.model.text_ids import TextId
 from chatgate.operator.actions import Action, AnyAction, Result
-from chatgate.operator.catalog import DLQ_REPLAY, EntryArgs
+from chatgate.operator.arguments import EntryArgs
+from chatgate.operator.catalog import DLQ_REPLAY
 from chatgate.secure_compare import secure_equals
 from chatgate.state.outage import OutageReporter
 

@@ -9,7 +9,8 @@ from pathlib import Path
 
 from chatgate.clock import SystemClock
 from chatgate.model.messages import InboundMessage, default_target
-from chatgate.operator.catalog import PAIRING_APPROVE, PAIRING_LIST, NoArgs, PairingCodeArgs
+from chatgate.operator.arguments import NoArgs, PairingCodeArgs
+from chatgate.operator.catalog import PAIRING_APPROVE, PAIRING_LIST
 from chatgate.state.factory import build_state
 from tests.fakes.llm import FakeLLM, Fault
 from tests.harness import http, load, memory, operator, running, sql, url, write_config

@@ -12,7 +12,8 @@ import pytest
 
 from chatgate.channels.webui import CONTENT_SECURITY_POLICY
 from chatgate.gateway.app import Gateway
-from chatgate.operator.catalog import SESSIONS_LIST, NoArgs
+from chatgate.operator.arguments import NoArgs
+from chatgate.operator.catalog import SESSIONS_LIST
 from tests.harness import running, url, write_config
 from tests.webchat.sse import messages, read_events
 

@@ -70,13 +70,7 @@ async def _human_replies(
         transcript = await state.sessions.transcript(session) or []
         if not any(x.human for x in transcript):
             continue
-        after: dict[str, list[TranscriptLine]] = {}  # a user line's key → human lines after it
-        current: list[TranscriptLine] | None = None
-        for line in transcript:
-            if line.role == "user":
-                current = after.setdefault(line.source, []) if line.source else None
-            elif line.human and current is not None:
-                current.append(line)
+        after = _human_lines_after(transcript)
         for entry, item in found:
             replies = after.get(entry.key)
             if replies:
@@ -85,6 +79,18 @@ async def _human_replies(
                 ]
                 who = ", ".join(dict.fromkeys(str(x.human) for x in replies))
                 item["summary"] += f"; a human replied as the bot ({who})"
+
+
+def _human_lines_after(transcript: list[TranscriptLine]) -> dict[str, list[TranscriptLine]]:
+    """A user line's key → the lines a human wrote as the bot after it."""
+    after: dict[str, list[TranscriptLine]] = {}
+    current: list[TranscriptLine] | None = None
+    for line in transcript:
+        if line.role == "user":
+            current = after.setdefault(line.source, []) if line.source else None
+        elif line.human and current is not None:
+            current.append(line)
+    return after
 
 
 async def _waiting(store: ApprovalStore, entry: JournalEntry, item: dict[str, Any]) -> None:
@@ -114,42 +120,17 @@ def receipt_summary(receipts: Iterable[Mapping[str, Any]]) -> str:
 
 def trail(entry: JournalEntry) -> dict[str, Any]:
     """One message's fate in a sentence an operator can act on, plus the raw trail fields."""
-    state, stage, reason, delivery = entry.state, entry.stage, entry.reason, entry.delivery
-    if state is JournalState.DROPPED:
-        summary = f"dropped at {stage}: {reason}"
-    elif reason == TakeoverReason.PAUSED and entry.message.platform == SCHEDULE_PLATFORM:
-        summary = "scheduled run held, not run (paused: a human took over the chat)"
-    elif reason == TakeoverReason.PAUSED and entry.message.answers_elsewhere:
-        target = entry.message.reply_target
-        assert target is not None
-        summary = (
-            f"held, not run: its answer goes to {target.channel}:{target.chat_id}, "
-            "paused (a human took over the chat)"
-        )
-    elif reason == TakeoverReason.PAUSED:
-        summary = "kept as context, not answered (paused: a human took over the chat)"
-    elif state is JournalState.DONE:
-        summary = f"answered ({reason})"
-        if delivery and delivery != "sent":
-            summary += f", delivery {delivery}"
-            if delivery in ("undelivered", "dead_target"):
-                summary += ", in DLQ"
-        elif delivery == "sent":
-            summary += ", delivered"
-    elif state is JournalState.ANSWERED:
-        summary = f"answered ({reason}), delivery not finished yet"
-    else:
-        summary = "accepted, turn not finished yet"
+    summary = fate(entry)
     media = [m for m in (entry.reply or {}).get("media") or () if m.get("message") == entry.key]
     if media:
         summary += "; files: " + ", ".join(f"{m['name']} → {m['reason']}" for m in media)
     out: dict[str, Any] = {
         "key": entry.key,
         "received_at": entry.received_at,
-        "state": state.value,
-        "stage": stage,
-        "reason": reason,
-        "delivery": delivery,
+        "state": entry.state.value,
+        "stage": entry.stage,
+        "reason": entry.reason,
+        "delivery": entry.delivery,
         "summary": summary,
         "delivery_ids": entry.delivery_ids,
         **({"media": media} if media else {}),
@@ -159,6 +140,42 @@ def trail(entry: JournalEntry) -> dict[str, Any]:
         out["tools"] = tools
         out["summary"] = f"{summary}; {tool_summary(tools)}"
     return out
+
+
+def fate(entry: JournalEntry) -> str:
+    """What became of the message, in one sentence."""
+    state, reason = entry.state, entry.reason
+    if state is JournalState.DROPPED:
+        return f"dropped at {entry.stage}: {reason}"
+    if reason == TakeoverReason.PAUSED:
+        return _held(entry)
+    if state is JournalState.DONE:
+        return f"answered ({reason})" + _delivered(entry.delivery)
+    if state is JournalState.ANSWERED:
+        return f"answered ({reason}), delivery not finished yet"
+    return "accepted, turn not finished yet"
+
+
+def _held(entry: JournalEntry) -> str:
+    """A message that came while a human had taken the chat over."""
+    if entry.message.platform == SCHEDULE_PLATFORM:
+        return "scheduled run held, not run (paused: a human took over the chat)"
+    target = entry.message.reply_target
+    if entry.message.answers_elsewhere and target is not None:
+        return (
+            f"held, not run: its answer goes to {target.channel}:{target.chat_id}, "
+            "paused (a human took over the chat)"
+        )
+    return "kept as context, not answered (paused: a human took over the chat)"
+
+
+def _delivered(delivery: str | None) -> str:
+    if delivery == "sent":
+        return ", delivered"
+    if not delivery:
+        return ""
+    in_dlq = ", in DLQ" if delivery in ("undelivered", "dead_target") else ""
+    return f", delivery {delivery}{in_dlq}"
 
 
 def tool_summary(tools: Mapping[str, Any]) -> str:

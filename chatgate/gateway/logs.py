@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import logging
-import re
 import sys
 import time
 from collections.abc import Iterable
@@ -102,20 +101,9 @@ class JsonFormatter(logging.Formatter):
         return _LINE.encode(data)
 
 
-# Characters that end or rewrite a terminal line: C0/C1 controls, DEL, line separators.
-_UNSAFE = re.compile("[\x00-\x20\x7f-\x9f\u2028\u2029]")
-
-
 def _text(value: Any) -> str:
-    """A field value as typed (UTF-8 stays readable: "→", "ä"), quoted when it has spaces or
-    characters that would break the line."""
     text = str(value)
-    if text and not _UNSAFE.search(text):
-        return text
-    quoted = json.dumps(text, ensure_ascii=False)
-    return _UNSAFE.sub(
-        lambda m: m.group() if m.group() == " " else f"\\u{ord(m.group()):04x}", quoted
-    )
+    return json.dumps(text) if (" " in text or not text) else text
 
 
 @dataclass

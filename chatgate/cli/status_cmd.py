@@ -5,7 +5,7 @@ from __future__ import annotations
 import datetime as dt
 import json
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from chatgate.cli.api_client import call
@@ -162,7 +162,7 @@ def _agents(snap: StatusSnapshot) -> list[str]:
     agents = ", ".join(
         f"{a.name} ({a.backend}{': ' + a.model if a.model else ''})" for a in snap.agents
     )
-    return [f"agents: {agents or '-'}", *mcp_lines(snap.mcp_servers)]
+    return [f"agents: {agents or '-'}", *server_lines(snap.mcp_servers)]
 
 
 def _counts(snap: StatusSnapshot) -> list[str]:
@@ -242,8 +242,12 @@ PARTS: tuple[Callable[[StatusSnapshot], list[str]], ...] = (
 )  # fmt: skip
 
 
-def mcp_lines(servers: Sequence[McpServerView]) -> list[str]:
-    """Each MCP server: state, tools, restarts and why it is down."""
+def mcp_lines(servers: Sequence[Mapping[str, Any]]) -> list[str]:
+    """Each MCP server of a status answer: state, tools, restarts and why it is down."""
+    return server_lines([McpServerView.from_json(server) for server in servers])
+
+
+def server_lines(servers: Sequence[McpServerView]) -> list[str]:
     lines = []
     for server in servers:
         restarts = f", {server.restarts} restarts" if server.restarts else ""

@@ -30,9 +30,9 @@ class HttpAgent:
             headers["Authorization"] = f"Bearer {key}"
         self._headers = headers
 
-    async def run(self, turn: Turn) -> AgentReply:
-        if self._session is None:
-            self._session = aiohttp.ClientSession(headers=self._headers)
+    def _payload(self, turn: Turn) -> dict[str, Any]:
+        """The request body: the turn, its history and every file of the turn with what
+        became of it."""
         history = recent(turn.history, self._config.max_history)
         payload: dict[str, Any] = {
             "session": turn.session,
@@ -48,7 +48,13 @@ class HttpAgent:
         }
         media = [f for m in turn.new for f in (m.meta or {}).get("media") or ()]
         if media:
-            payload["media"] = media  # every file of the turn and what became of it
+            payload["media"] = media
+        return payload
+
+    async def run(self, turn: Turn) -> AgentReply:
+        if self._session is None:
+            self._session = aiohttp.ClientSession(headers=self._headers)
+        payload = self._payload(turn)
         timeout = aiohttp.ClientTimeout(total=self._config.timeout_s)
         if turn.before_model is not None:
             await turn.before_model()

@@ -249,17 +249,10 @@ class ApprovalDesk:
         now = self.context.clock.time()
         edited = EDIT_OF in msg.extra
         press = parse_press(msg.choice)
-        if press is not None:
-            approve, ident = press
-            record = await self.store.get(ident)
-        else:
-            reply = parse_reply(msg.text)
-            if reply is None:
-                return None
-            pending = await self.store.pending_in(msg.channel, msg.chat_id, now)
-            if not pending:
-                return None
-            approve, record = reply, pending[0]
+        found = await self._answered(msg, press, now)
+        if found is None:
+            return None
+        approve, record = found
         answer = Answer(msg.channel, msg.chat_id, msg.sender_id, approve, edited=edited)
         if record is None:
             reason = ApprovalReason.EDITED if edited else ApprovalReason.UNKNOWN
@@ -269,16 +262,7 @@ class ApprovalDesk:
             return None  # someone else's "yes" in the chat is just a message
         state = _DECIDED.get(reason)
         if record is not None and state is not None:
-            by = f"{msg.channel}:{msg.sender_id}"
-            decided, changed = await self.store.decide(record.id, state, by, now)
-            if not changed:
-                reason = ApprovalReason.ALREADY_DECIDED
-            elif decided is not None:
-                wake = self._wake.get(record.id)
-                if wake is not None:
-                    wake.set()
-                # in the background: the adapter acks the press only after this returns
-                self._spawn(self._close(decided, msg.sender_name or msg.sender_id))
+            reason = await self._decide(record, state, msg, now) or reason
         agent = record.agent if record is not None else ""
         self._count(agent, reason)
         log.info(
@@ -293,6 +277,39 @@ class ApprovalDesk:
             },
         )
         return reason
+
+    async def _answered(
+        self, msg: InboundMessage, press: tuple[bool, str] | None, now: float
+    ) -> tuple[bool, ApprovalRecord | None] | None:
+        """Approve or not, and the prompt answered: the pressed one, or the oldest pending in
+        the chat for a yes/no reply; None when the message answers nothing."""
+        assert self.store is not None
+        if press is not None:
+            approve, ident = press
+            return approve, await self.store.get(ident)
+        reply = parse_reply(msg.text)
+        if reply is None:
+            return None
+        pending = await self.store.pending_in(msg.channel, msg.chat_id, now)
+        return (reply, pending[0]) if pending else None
+
+    async def _decide(
+        self, record: ApprovalRecord, state: ApprovalState, msg: InboundMessage, now: float
+    ) -> ApprovalReason | None:
+        """Store the decision and wake the waiting turn; ALREADY_DECIDED when someone was
+        first (None: the judged reason stands)."""
+        assert self.store is not None
+        by = f"{msg.channel}:{msg.sender_id}"
+        decided, changed = await self.store.decide(record.id, state, by, now)
+        if not changed:
+            return ApprovalReason.ALREADY_DECIDED
+        if decided is not None:
+            wake = self._wake.get(record.id)
+            if wake is not None:
+                wake.set()
+            # in the background: the adapter acks the press only after this returns
+            self._spawn(self._close(decided, msg.sender_name or msg.sender_id))
+        return None
 
     async def _close(self, record: ApprovalRecord, name: str) -> None:
         """Replace the prompt (its buttons) with how it ended."""

@@ -5,19 +5,13 @@ from __future__ import annotations
 import argparse
 import re
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING
 
 from chatgate import __version__
 
-
-def _entry_id(text: str) -> int:
-    """A dead-letter id: ASCII digits that fit SQLite's integer (else a usage error, exit 2)."""
-    from chatgate.http_input import BadInput, bounded_int
-
-    try:
-        return bounded_int(text, "id")
-    except BadInput as bad:
-        raise argparse.ArgumentTypeError(bad.message) from None
+if TYPE_CHECKING:
+    from chatgate.config.loader import LoadedConfig
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -102,46 +96,100 @@ def _parser() -> argparse.ArgumentParser:
     )
     migrate.add_argument("--dry-run", action="store_true")
 
-    dlq = sub.add_parser("dlq", help="undelivered replies").add_subparsers(
-        dest="action", required=True
-    )
-    dlq.add_parser("list", parents=[config, api, out])
-    for name in ("replay", "drop"):
-        p = dlq.add_parser(name, parents=[config, api])
-        p.add_argument("id", type=_entry_id)
+    from chatgate.cli.action_parsers import add_actions
+    from chatgate.operator.catalog import BUILTIN, GROUP_HELP
 
-    pairing = sub.add_parser("pairing", help="approve unknown users").add_subparsers(
-        dest="action", required=True
-    )
-    pairing.add_parser("list", parents=[config, api, out])
-    for name in ("approve", "deny"):
-        p = pairing.add_parser(name, parents=[config, api])
-        p.add_argument("channel")
-        p.add_argument("code")
-    revoke = pairing.add_parser("revoke", parents=[config, api])
-    revoke.add_argument("channel")
-    revoke.add_argument("sender_id")
-
-    sessions = sub.add_parser("sessions", help="conversation transcripts").add_subparsers(
-        dest="action", required=True
-    )
-    sessions.add_parser("list", parents=[config, api, out])
-    for name, what in (("show", "print a transcript"), ("reset", "start a session over")):
-        p = sessions.add_parser(name, parents=[config, api], help=what)
-        p.add_argument("key")
-
+    add_actions(sub, BUILTIN, GROUP_HELP, config, api)
     from chatgate.cli import chats_cmd, jobs_cmd, send_cmd
 
     jobs_cmd.add_parser(sub, config, api)
     send_cmd.add_parser(sub, config, api)
     chats_cmd.add_parser(sub, config, api)
-    why = sub.add_parser(
-        "why", parents=[config, api, out], help="why did (or didn't) the bot answer a message?"
-    )
-    why.add_argument("channel")
-    why.add_argument("message_id", nargs="?")
-    why.add_argument("--user")
     return parser
+
+
+def _run(args: argparse.Namespace) -> int:
+    from chatgate.cli.run_cmd import run_daemon
+
+    return run_daemon(args.config, log_format=args.log_format, log_level=args.log_level)
+
+
+def _init(args: argparse.Namespace) -> int:
+    from chatgate.cli.init_cmd import run_init
+
+    return run_init(args.output, force=args.force)
+
+
+def _install_service(args: argparse.Namespace) -> int:
+    from chatgate.cli.service_cmd import install_service
+
+    return install_service(
+        output=args.output, user=args.user, dynamic_user=args.dynamic_user, print_only=args.print
+    )
+
+
+def _doctor(args: argparse.Namespace) -> int:
+    from chatgate.cli.doctor_cmd import run_doctor
+
+    return run_doctor(
+        args.config,
+        fix=args.fix,
+        offline=args.offline,
+        json_out=args.json,
+        only=args.only,
+        skip=args.skip,
+        strict=args.strict,
+    )
+
+
+def _diagnostics(args: argparse.Namespace) -> int:
+    from chatgate.cli.diagnostics_cmd import export as export_diagnostics
+
+    return export_diagnostics(args.config, out=args.out, log=args.log, url=args.url)
+
+
+def _config(args: argparse.Namespace) -> int:
+    from chatgate.cli import config_cmd
+
+    if args.action == "check":
+        return config_cmd.run_check(args.config)
+    if args.action == "show":
+        return config_cmd.run_show(args.config)
+    return config_cmd.run_migrate(args.config, dry_run=args.dry_run)
+
+
+# Commands that load the config themselves (or need none).
+_WITHOUT_CONFIG: dict[str, Callable[[argparse.Namespace], int]] = {
+    "run": _run,
+    "init": _init,
+    "install-service": _install_service,
+    "doctor": _doctor,
+    "diagnostics": _diagnostics,
+    "config": _config,
+}
+
+
+def _with_config(loaded: LoadedConfig, args: argparse.Namespace) -> int:
+    from chatgate.cli import chats_cmd, jobs_cmd, send_cmd, status_cmd
+
+    commands: dict[str, Callable[[], int]] = {
+        "status": lambda: status_cmd.run_status(loaded, as_json=args.json, url=args.url),
+        "dashboard": lambda: status_cmd.run_dashboard_link(loaded),
+        "reload": lambda: status_cmd.run_reload(loaded, url=args.url),
+        "channels": lambda: status_cmd.run_channel_restart(loaded, args.name, url=args.url),
+        "jobs": lambda: jobs_cmd.run(loaded, args),
+        "send": lambda: send_cmd.run(loaded, args),
+        "chats": lambda: chats_cmd.run(loaded, args),
+    }
+    command = commands.get(args.command)
+    if command is not None:
+        return command()
+    from chatgate.cli.action_parsers import chosen
+    from chatgate.cli.state_cmds import run_action
+    from chatgate.operator.catalog import BUILTIN
+
+    action = chosen(BUILTIN, args)
+    return 2 if action is None else run_action(loaded, action, args)
 
 
 _NEGATIVE_ID = re.compile(r"^-\d+(:\S*)?$")
@@ -172,99 +220,12 @@ def _negative_ids(argv: Sequence[str]) -> list[str]:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(_negative_ids(sys.argv[1:] if argv is None else argv))
-    command = args.command
-    if command == "run":
-        from chatgate.cli.run_cmd import run_daemon
-
-        return run_daemon(args.config, log_format=args.log_format, log_level=args.log_level)
-    if command == "init":
-        from chatgate.cli.init_cmd import run_init
-
-        return run_init(args.output, force=args.force)
-    if command == "install-service":
-        from chatgate.cli.service_cmd import install_service
-
-        return install_service(
-            output=args.output,
-            user=args.user,
-            dynamic_user=args.dynamic_user,
-            print_only=args.print,
-        )
-    if command == "doctor":
-        from chatgate.cli.doctor_cmd import run_doctor
-
-        return run_doctor(
-            args.config,
-            fix=args.fix,
-            offline=args.offline,
-            json_out=args.json,
-            only=args.only,
-            skip=args.skip,
-            strict=args.strict,
-        )
-    if command == "diagnostics":
-        from chatgate.cli.diagnostics_cmd import export as export_diagnostics
-
-        return export_diagnostics(args.config, out=args.out, log=args.log, url=args.url)
-    if command == "config":
-        from chatgate.cli import config_cmd
-
-        if args.action == "check":
-            return config_cmd.run_check(args.config)
-        if args.action == "show":
-            return config_cmd.run_show(args.config)
-        return config_cmd.run_migrate(args.config, dry_run=args.dry_run)
-
+    without = _WITHOUT_CONFIG.get(args.command)
+    if without is not None:
+        return without(args)
     from chatgate.cli.common import load_or_exit
 
-    loaded = load_or_exit(args.config)
-    if command == "status":
-        from chatgate.cli.status_cmd import run_status
-
-        return run_status(loaded, as_json=args.json, url=args.url)
-    if command == "dashboard":
-        from chatgate.cli.status_cmd import run_dashboard_link
-
-        return run_dashboard_link(loaded)
-    if command in ("reload", "channels"):
-        from chatgate.cli.status_cmd import run_channel_restart, run_reload
-
-        if command == "reload":
-            return run_reload(loaded, url=args.url)
-        return run_channel_restart(loaded, args.name, url=args.url)
-    from chatgate.cli import chats_cmd, jobs_cmd, send_cmd
-    from chatgate.cli import state_cmds as st
-
-    url = args.url
-    if command == "dlq":
-        if args.action == "list":
-            return st.dlq_list(loaded, as_json=args.json, url=url)
-        if args.action == "replay":
-            return st.dlq_replay(loaded, args.id, url)
-        return st.dlq_drop(loaded, args.id, url)
-    if command == "pairing":
-        if args.action == "list":
-            return st.pairing_list(loaded, as_json=args.json, url=url)
-        if args.action == "approve":
-            return st.pairing_approve(loaded, args.channel, args.code, url)
-        if args.action == "deny":
-            return st.pairing_deny(loaded, args.channel, args.code, url)
-        return st.pairing_revoke(loaded, args.channel, args.sender_id, url)
-    if command == "sessions":
-        if args.action == "list":
-            return st.sessions_list(loaded, as_json=args.json, url=url)
-        if args.action == "reset":
-            return st.sessions_reset(loaded, args.key, url)
-        return st.sessions_show(loaded, args.key, url)
-    if command == "jobs":
-        return jobs_cmd.run(loaded, args)
-    if command == "send":
-        return send_cmd.run(loaded, args)
-    if command == "chats":
-        return chats_cmd.run(loaded, args)
-    if command == "why":
-        return st.why(loaded, args.channel, args.message_id, args.user, as_json=args.json, url=url)
-    return 2
+    return _with_config(load_or_exit(args.config), args)
 
 
 def entry() -> None:

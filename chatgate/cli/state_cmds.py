@@ -1,51 +1,64 @@
-"""Commands over the gateway's state: dlq, pairing, sessions, why.
+"""Commands over the gateway's state: dlq, pairing, sessions, why — one runner for every
+operator action the CLI offers, and a renderer per action.
 
-Each asks the running daemon's /api; when no daemon answers, it opens the configured store
-itself (holding the state-dir lock, so no daemon starts meanwhile) and runs the same operation
-through the same state protocols. Either way the answer is the same JSON, rendered here.
+Each asks the running daemon's /api; when no daemon answers (and the action can do without),
+it opens the configured store itself (holding the state-dir lock, so no daemon starts meanwhile)
+and runs the same handler with a `StateContext`. Either way the answer is the same JSON.
 """
 
 from __future__ import annotations
 
+import argparse
 import asyncio
 import datetime as dt
 import json
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
-from urllib.parse import urlencode
 
 from chatgate.cli.api_client import DaemonUnreachable, call, request
 from chatgate.cli.common import EX_UNAVAILABLE, EX_USAGE, die
 from chatgate.config.loader import LoadedConfig
+from chatgate.operator.actions import AnyAction
+from chatgate.operator.parse import from_namespace, to_request
 from chatgate.policies.pairing import ApprovalOutcome
 
-Offline = Callable[[Any], Awaitable[dict[str, Any]]]
+Render = Callable[[Any, dict[str, Any], bool], int]
 
 
 def _when(epoch: float) -> str:
     return dt.datetime.fromtimestamp(epoch).strftime("%Y-%m-%d %H:%M:%S")
 
 
-def _ask(
-    loaded: LoadedConfig,
-    path: str,
-    offline: Offline,
-    *,
-    method: str = "GET",
-    body: dict[str, Any] | None = None,
-    url: str | None = None,
-) -> dict[str, Any]:
+def run_action(loaded: LoadedConfig, action: AnyAction, ns: argparse.Namespace) -> int:
+    """Run ``action`` with the command line's arguments and print its answer."""
+    args = from_namespace(action, ns)
+    problem = getattr(args, "problem", None)
+    if problem is not None and problem() is not None:
+        die(problem(), EX_USAGE)
+    answer = ask(loaded, action, args, ns.url)
+    render = RENDERERS.get(action.name, as_json_only)
+    return render(args, answer, bool(getattr(ns, "json", False)))
+
+
+def ask(loaded: LoadedConfig, action: AnyAction, args: Any, url: str | None) -> dict[str, Any]:
+    """The daemon's answer; without a daemon, the same handler over the store itself (unless
+    the action needs the daemon or the operator named one with --url)."""
+    method, path, body = to_request(action, args)
+    assert action.command is not None
+    if not action.command.offline:
+        return call(loaded, path, method=method, body=body, url=url)
     try:
         return request(loaded, path, method=method, body=body, url=url)
     except DaemonUnreachable as exc:
         if url is not None:  # the operator named a daemon: do not silently use local state
             die(f"chatgate is not running ({exc})", EX_UNAVAILABLE)
-    return asyncio.run(_offline(loaded, offline))
+    return asyncio.run(_offline(loaded, action, args))
 
 
-async def _offline(loaded: LoadedConfig, operation: Offline) -> dict[str, Any]:
+async def _offline(loaded: LoadedConfig, action: AnyAction, args: Any) -> dict[str, Any]:
     from chatgate.clock import SystemClock
     from chatgate.gateway.process.state_lock import StateDirInUse, StateLock
+    from chatgate.operator.context import StateContext
     from chatgate.state.factory import build_state
 
     loaded.state_dir.mkdir(parents=True, exist_ok=True)
@@ -58,29 +71,35 @@ async def _offline(loaded: LoadedConfig, operation: Offline) -> dict[str, Any]:
         state = build_state(loaded.config.gateway, loaded.state_dir, SystemClock())
         await state.open()
         try:
-            return await operation(state)
+            result = await action.handler(StateContext(state), args)
+            answer: dict[str, Any] = result.to_json()
+            return answer
         finally:
             await state.close()
     finally:
         lock.release()
 
 
-def _now() -> float:
-    import time
+def _print_json(value: Any) -> int:
+    print(json.dumps(value, indent=2))
+    return 0
 
-    return time.time()
+
+def as_json_only(args: Any, answer: dict[str, Any], as_json: bool) -> int:
+    """An action without a renderer of its own (a feature's) prints its answer as JSON."""
+    if "error" in answer:
+        die(str(answer["error"]), EX_USAGE)
+    print(json.dumps(answer, indent=2, sort_keys=True))
+    return 0
 
 
 # -- dlq ------------------------------------------------------------------------------------
 
 
-def dlq_list(loaded: LoadedConfig, *, as_json: bool, url: str | None = None) -> int:
-    from chatgate.state import admin
-
-    entries = _ask(loaded, "/api/dlq", admin.dlq_list, url=url)["entries"]
+def dlq_list(args: Any, answer: dict[str, Any], as_json: bool) -> int:
+    entries = answer["entries"]
     if as_json:
-        print(json.dumps(entries, indent=2))
-        return 0
+        return _print_json(entries)
     if not entries:
         print("dead-letter queue is empty")
         return 0
@@ -94,80 +113,56 @@ def dlq_list(loaded: LoadedConfig, *, as_json: bool, url: str | None = None) -> 
     return 0
 
 
-def dlq_drop(loaded: LoadedConfig, entry_id: int, url: str | None = None) -> int:
-    from chatgate.state import admin
-
-    result = _ask(
-        loaded,
-        f"/api/dlq/{entry_id}",
-        lambda state: admin.dlq_drop(state, entry_id),
-        method="DELETE",
-        url=url,
-    )
-    if not result.get("found"):
-        die(f"no DLQ entry #{entry_id}", EX_USAGE)
-    print(f"dropped DLQ entry #{entry_id}")
+def dlq_drop(args: Any, answer: dict[str, Any], as_json: bool) -> int:
+    if not answer.get("found"):
+        die(f"no DLQ entry #{args.id}", EX_USAGE)
+    print(f"dropped DLQ entry #{args.id}")
     return 0
 
 
-def dlq_replay(loaded: LoadedConfig, entry_id: int, url: str | None) -> int:
-    result = call(loaded, f"/api/dlq/{entry_id}/replay", method="POST", url=url)
-    if not result.get("found"):
-        die(f"no DLQ entry #{entry_id}", EX_USAGE)
-    status = result.get("status")
-    print(
-        f"DLQ entry #{entry_id}: {status}" + (f" ({result['kind']})" if result.get("kind") else "")
-    )
-    if result.get("hint"):
-        print(result["hint"])
+def dlq_replay(args: Any, answer: dict[str, Any], as_json: bool) -> int:
+    if not answer.get("found"):
+        die(f"no DLQ entry #{args.id}", EX_USAGE)
+    status = answer.get("status")
+    kind = f" ({answer['kind']})" if answer.get("kind") else ""
+    print(f"DLQ entry #{args.id}: {status}{kind}")
+    if answer.get("hint"):
+        print(answer["hint"])
     return 0 if status == "sent" else EX_UNAVAILABLE
 
 
 # -- pairing --------------------------------------------------------------------------------
 
 
-def pairing_list(loaded: LoadedConfig, *, as_json: bool, url: str | None = None) -> int:
-    from chatgate.state import admin
-
-    data = _ask(loaded, "/api/pairing", lambda state: admin.pairing_list(state, _now()), url=url)
+def pairing_list(args: Any, answer: dict[str, Any], as_json: bool) -> int:
     if as_json:
-        print(json.dumps(data, indent=2))
-        return 0
+        return _print_json(answer)
     print("pending:")
-    for p in data["pending"]:
+    for p in answer["pending"]:
         print(
             f"  {p['channel']:<10} {p['code']}  {p['sender_id']} {p['sender_name']!r}"
             f"  requested {_when(p['issued_at'])}"
         )
-    if not data["pending"]:
+    if not answer["pending"]:
         print("  (none)")
     print("approved:")
-    for a in data["approved"]:
+    for a in answer["approved"]:
         print(
             f"  {a['channel']:<10} {a['sender_id']} {a['sender_name']!r}"
             f"  since {_when(a['approved_at'])}"
         )
-    if not data["approved"]:
+    if not answer["approved"]:
         print("  (none)")
     return 0
 
 
-def pairing_approve(loaded: LoadedConfig, channel: str, code: str, url: str | None = None) -> int:
-    from chatgate.state import admin
-
-    result = _ask(
-        loaded,
-        "/api/pairing/approve",
-        lambda state: admin.pairing_approve(state, channel, code, _now()),
-        method="POST",
-        body={"channel": channel, "code": code},
-        url=url,
-    )
-    if result.get("approved"):
-        print(f"approved {channel} user {result['sender_id']}; they are notified and can write now")
+def pairing_approve(args: Any, answer: dict[str, Any], as_json: bool) -> int:
+    channel, code = args.channel, args.code
+    if answer.get("approved"):
+        print(f"approved {channel} user {answer['sender_id']}; they are notified and can write now")
         return 0
-    outcome = result.get("outcome", "")
-    locked = result.get("locked_until")
+    outcome = answer.get("outcome", "")
+    locked = answer.get("locked_until")
     messages = {
         ApprovalOutcome.UNKNOWN_CODE.value: f"no pending code {code!r} on {channel}",
         ApprovalOutcome.EXPIRED.value: f"code {code!r} has expired; ask the user to write again "
@@ -175,55 +170,30 @@ def pairing_approve(loaded: LoadedConfig, channel: str, code: str, url: str | No
         ApprovalOutcome.LOCKED_OUT.value: "too many wrong codes; approvals on this channel are "
         "locked until " + (_when(locked) if locked else "later"),
     }
-    die(messages.get(outcome, str(outcome or result.get("error"))), EX_USAGE)
+    die(messages.get(outcome, str(outcome or answer.get("error"))), EX_USAGE)
 
 
-def pairing_deny(loaded: LoadedConfig, channel: str, code: str, url: str | None = None) -> int:
-    from chatgate.state import admin
-
-    result = _ask(
-        loaded,
-        "/api/pairing/deny",
-        lambda state: admin.pairing_deny(state, channel, code),
-        method="POST",
-        body={"channel": channel, "code": code},
-        url=url,
-    )
-    if not result.get("found"):
-        die(f"no pending code {code!r} on {channel}", EX_USAGE)
-    print(f"denied code {code} on {channel}")
+def pairing_deny(args: Any, answer: dict[str, Any], as_json: bool) -> int:
+    if not answer.get("found"):
+        die(f"no pending code {args.code!r} on {args.channel}", EX_USAGE)
+    print(f"denied code {args.code} on {args.channel}")
     return 0
 
 
-def pairing_revoke(
-    loaded: LoadedConfig, channel: str, sender_id: str, url: str | None = None
-) -> int:
-    from chatgate.state import admin
-
-    result = _ask(
-        loaded,
-        "/api/pairing/revoke",
-        lambda state: admin.pairing_revoke(state, channel, sender_id),
-        method="POST",
-        body={"channel": channel, "sender_id": sender_id},
-        url=url,
-    )
-    if not result.get("found"):
-        die(f"{channel} user {sender_id} is not approved", EX_USAGE)
-    print(f"revoked {channel} user {sender_id}")
+def pairing_revoke(args: Any, answer: dict[str, Any], as_json: bool) -> int:
+    if not answer.get("found"):
+        die(f"{args.channel} user {args.sender_id} is not approved", EX_USAGE)
+    print(f"revoked {args.channel} user {args.sender_id}")
     return 0
 
 
 # -- sessions -------------------------------------------------------------------------------
 
 
-def sessions_list(loaded: LoadedConfig, *, as_json: bool, url: str | None = None) -> int:
-    from chatgate.state import admin
-
-    rows = _ask(loaded, "/api/sessions", admin.sessions_list, url=url)["sessions"]
+def sessions_list(args: Any, answer: dict[str, Any], as_json: bool) -> int:
+    rows = answer["sessions"]
     if as_json:
-        print(json.dumps(rows, indent=2))
-        return 0
+        return _print_json(rows)
     for r in rows:
         print(
             f"{r['key']}  epoch={r['epoch']}  messages={r['message_count']}"
@@ -234,62 +204,29 @@ def sessions_list(loaded: LoadedConfig, *, as_json: bool, url: str | None = None
     return 0
 
 
-def sessions_show(loaded: LoadedConfig, key: str, url: str | None = None) -> int:
-    from chatgate.state import admin
-
-    result = _ask(
-        loaded,
-        "/api/sessions/show?" + urlencode({"key": key}),
-        lambda state: admin.session_show(state, key),
-        url=url,
-    )
-    if not result.get("found"):
-        die(f"no session {key!r}", EX_USAGE)
-    for m in result["messages"]:
+def session_show(args: Any, answer: dict[str, Any], as_json: bool) -> int:
+    if not answer.get("found"):
+        die(f"no session {args.key!r}", EX_USAGE)
+    for m in answer["messages"]:
         who = m["role"] + (f" ({m['name']})" if m["name"] else "")
         who += f" [human: {m['human']}]" if m.get("human") else ""
         print(f"[{_when(m['at'])}] {who}: {m['content']}")
     return 0
 
 
-def sessions_reset(loaded: LoadedConfig, key: str, url: str | None = None) -> int:
-    async def offline(state: Any) -> dict[str, Any]:
-        return {"key": key, "epoch": await state.sessions.reset(key, _now())}
-
-    result = _ask(loaded, "/api/sessions/reset", offline, method="POST", body={"key": key}, url=url)
-    print(f"session {key}: started over (epoch {result['epoch']})")
+def session_reset(args: Any, answer: dict[str, Any], as_json: bool) -> int:
+    print(f"session {args.key}: started over (epoch {answer['epoch']})")
     return 0
 
 
 # -- why ------------------------------------------------------------------------------------
 
 
-def why(
-    loaded: LoadedConfig,
-    channel: str,
-    message_id: str | None,
-    user: str | None,
-    *,
-    as_json: bool,
-    url: str | None = None,
-) -> int:
+def why(args: Any, answer: dict[str, Any], as_json: bool) -> int:
     """The decision trail of one message, or of a user's recent messages."""
-    from chatgate.state import admin
-
-    if message_id is None and user is None:
-        die("give a MESSAGE_ID or --user ID", EX_USAGE)
-    query = {"channel": channel, **({"message_id": message_id} if message_id else {})}
-    if user is not None:
-        query["user"] = user
-    trails = _ask(
-        loaded,
-        "/api/why?" + urlencode(query),
-        lambda state: admin.why(state, channel, message_id, user),
-        url=url,
-    )["trails"]
+    trails = answer["trails"]
     if as_json:
-        print(json.dumps(trails, indent=2))
-        return 0
+        return _print_json(trails)
     if not trails:
         print("no such message in the journal (it may be older than the dedupe window)")
         return 1
@@ -315,3 +252,18 @@ def tool_line(call: Mapping[str, Any]) -> str:
         by = f" by {call['approver']}" if call.get("approver") else ""
         line += f"; {call['approval']}{by}"
     return line + (f" ({call['detail']})" if call.get("detail") else "")
+
+
+RENDERERS: dict[str, Render] = {
+    "dlq_list": dlq_list,
+    "dlq_drop": dlq_drop,
+    "dlq_replay": dlq_replay,
+    "pairing_list": pairing_list,
+    "pairing_approve": pairing_approve,
+    "pairing_deny": pairing_deny,
+    "pairing_revoke": pairing_revoke,
+    "sessions_list": sessions_list,
+    "session_show": session_show,
+    "session_reset": session_reset,
+    "why": why,
+}

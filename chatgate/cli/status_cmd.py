@@ -5,6 +5,7 @@ from __future__ import annotations
 import datetime as dt
 import json
 import sys
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from chatgate.cli.api_client import call
@@ -12,6 +13,7 @@ from chatgate.cli.common import EX_UNAVAILABLE, EX_USAGE, die
 from chatgate.config.errors import EX_CONFIG
 from chatgate.config.loader import LoadedConfig
 from chatgate.gateway.http.local_api import read_endpoint
+from chatgate.operator.status import ChannelView, McpServerView, StatusSnapshot
 
 
 def run_status(loaded: LoadedConfig, *, as_json: bool, url: str | None) -> int:
@@ -90,129 +92,173 @@ def _mib(value: Any) -> str:
 
 
 def render(data: dict[str, Any]) -> str:
-    state = "draining" if data.get("draining") else ("ready" if data.get("ready") else "starting")
-    http = data.get("http", {})
-    lines = [
-        f"chatgate {data.get('version')} — {state}, up {_duration(data.get('uptime_s', 0))}, "
-        f"http {http.get('host')}:{http.get('port')}",
-        "channels:",
-    ]
-    for ch in data.get("channels", []):
-        line = f"  {ch['name']:<12} {ch['state']:<15} since {_clock(ch.get('since'))}"
-        if ch.get("next_retry_at"):
-            line += f", retry at {_clock(ch['next_retry_at'])}"
-        if ch.get("restarts"):
-            line += f", {ch['restarts']} restarts"
-        lines.append(line)
-        if ch.get("summary"):
-            lines.append(f"    {ch['summary']}")
-        if ch.get("error"):
-            lines.append(f"    why: {ch['error']}")
-        if ch.get("hint"):
-            lines.append(f"    fix: {ch['hint']}")
-        last = ch.get("last_error")
-        if isinstance(last, dict) and last.get("error") and last.get("error") != ch.get("error"):
-            lines.append(f"    last error at {_clock(last.get('at'))}: {last['error']}")
-            if last.get("hint"):
-                lines.append(f"    fix: {last['hint']}")
-        for name, route in (ch.get("routes") or {}).items():
-            conf = "" if route.get("configured") else "  (not configured: secret empty)"
-            lines.append(f"    route {name}: POST {route['path']} ({route['respond']}){conf}")
-    if not data.get("channels"):
-        lines.append("  (none configured)")
-    cluster = data.get("cluster")
-    if cluster and cluster.get("shared"):
-        if cluster.get("error"):
-            lines.append(f"replica {cluster.get('replica')}: {cluster['error']}")
-        else:
-            owned = ", ".join(cluster.get("owned") or []) or "none (standby for exclusive channels)"
-            peers = ", ".join(cluster.get("peers") or []) or "none"
-            lines.append(f"replica {cluster.get('replica')}: owns {owned}; peers: {peers}")
-    breaker = data.get("breaker")
-    if breaker and breaker.get("tripped"):
-        lines.append(f"fleet breaker: TRIPPED until {_clock(breaker.get('until'))}")
-    elif breaker:
-        lines.append(
-            f"fleet breaker: armed (trips at {breaker.get('restarts_per_hour')} restarts/h or "
-            f"{breaker.get('failing_fraction', 0):.0%} of channels failing)"
-        )
-    agents = ", ".join(
-        f"{a['name']} ({a['backend']}{': ' + a['model'] if a.get('model') else ''})"
-        for a in data.get("agents", [])
-    )
-    lines.append(f"agents: {agents or '-'}")
-    lines += mcp_lines(data.get("mcp_servers") or [])
-    s = data.get("sessions", {})
-    lines.append(
-        f"sessions: {s.get('warm', 0)} warm, {s.get('active_turns', 0)} turns running, "
-        f"{s.get('queued', 0)} queued, {s.get('evictions', 0)} evicted"
-    )
-    dead = data.get("dead_targets") or {}
-    entries, pending = data.get("dlq", {}).get("entries"), data.get("pairing", {}).get("pending")
-    lines.append(
-        f"dlq: {_known(entries)} entries · dead targets: {len(dead)} · "
-        f"pairing pending: {_known(pending)}"
-    )
-    for error in data.get("state_errors") or []:
-        lines.append(f"state store unavailable: {error}")
-    jobs = data.get("jobs") or []
-    if jobs:
-        from chatgate.cli.jobs_cmd import job_lines
-
-        lines.append(f"jobs: {len(jobs)}")
-        lines += ["  " + line for line in job_lines(jobs)]
-    paused = (data.get("chats") or {}).get("paused") or []
-    if paused:
-        from chatgate.cli.chats_cmd import paused_line
-
-        lines.append(f"paused chats (a human answers): {len(paused)}")
-        lines += ["  " + paused_line(p) for p in paused]
-    degraded = data.get("degraded") or []
-    if degraded:
-        lines.append("degraded:")
-        for owner in degraded:
-            lines.append(
-                f"  {owner.get('owner_kind')} {owner.get('owner_id')}: {owner.get('reason')}"
-            )
-            if owner.get("retry_hint"):
-                lines.append(f"    fix: {owner['retry_hint']}")
-    mem = data.get("memory", {})
-    limit, ratio = mem.get("limit_bytes"), mem.get("ratio")
-    memory = f"memory: rss {_mib(mem.get('rss_bytes'))}"
-    memory += (
-        f" of {_mib(limit)}" if limit else " (no limit found: cgroup or gateway.memory.limit_mb)"
-    )
-    if isinstance(ratio, int | float):
-        memory += f" ({ratio:.0%})"
-    if mem.get("shedding"):
-        memory += ", SHEDDING new turns"
-    lines.append(memory + f", {mem.get('evictions', 0)} warm sessions evicted")
-    loop = data.get("event_loop") or {}
-    if loop:
-        health = "" if loop.get("healthy", True) else ", UNHEALTHY"
-        lines.append(
-            f"event loop: {loop.get('implementation', '?')}, lag {loop.get('lag_s', 0):.3f} s "
-            f"(limit {loop.get('max_lag_s', '?')} s){health}"
-        )
-    for warning in data.get("warnings", []):
-        lines.append(f"warning: {warning}")
+    """The status for humans, one part after another."""
+    snap = StatusSnapshot.from_json(data)
+    lines: list[str] = []
+    for part in PARTS:
+        lines += part(snap)
     return "\n".join(lines)
 
 
-def mcp_lines(servers: list[dict[str, Any]]) -> list[str]:
-    """Each MCP server: state, tools, restarts and why it is down."""
+def _head(snap: StatusSnapshot) -> list[str]:
+    state = "draining" if snap.draining else ("ready" if snap.ready else "starting")
+    return [
+        f"chatgate {snap.version} — {state}, up {_duration(snap.uptime_s)}, "
+        f"http {snap.http_host}:{snap.http_port}",
+        "channels:",
+    ]
+
+
+def _channels(snap: StatusSnapshot) -> list[str]:
+    lines = [line for ch in snap.channels for line in channel_lines(ch)]
+    return lines or ["  (none configured)"]
+
+
+def channel_lines(ch: ChannelView) -> list[str]:
+    """A channel's state line, then why it is down and how to fix it, then its routes."""
+    line = f"  {ch.name:<12} {ch.state:<15} since {_clock(ch.since)}"
+    if ch.next_retry_at:
+        line += f", retry at {_clock(ch.next_retry_at)}"
+    if ch.restarts:
+        line += f", {ch.restarts} restarts"
+    lines = [line]
+    lines += [f"    {ch.summary}"] if ch.summary else []
+    lines += [f"    why: {ch.error}"] if ch.error else []
+    lines += [f"    fix: {ch.hint}"] if ch.hint else []
+    last = ch.last_error
+    if last is not None and last.error != ch.error:
+        lines.append(f"    last error at {_clock(last.at)}: {last.error}")
+        lines += [f"    fix: {last.hint}"] if last.hint else []
+    for route in ch.routes:
+        conf = "" if route.configured else "  (not configured: secret empty)"
+        lines.append(f"    route {route.name}: POST {route.path} ({route.respond}){conf}")
+    return lines
+
+
+def _cluster(snap: StatusSnapshot) -> list[str]:
+    cluster = snap.cluster
+    if cluster is None or not cluster.shared:
+        return []
+    if cluster.error:
+        return [f"replica {cluster.replica}: {cluster.error}"]
+    owned = ", ".join(cluster.owned) or "none (standby for exclusive channels)"
+    peers = ", ".join(cluster.peers) or "none"
+    return [f"replica {cluster.replica}: owns {owned}; peers: {peers}"]
+
+
+def _breaker(snap: StatusSnapshot) -> list[str]:
+    breaker = snap.breaker
+    if breaker is None:
+        return []
+    if breaker.tripped:
+        return [f"fleet breaker: TRIPPED until {_clock(breaker.until)}"]
+    return [
+        f"fleet breaker: armed (trips at {breaker.restarts_per_hour} restarts/h or "
+        f"{breaker.failing_fraction:.0%} of channels failing)"
+    ]
+
+
+def _agents(snap: StatusSnapshot) -> list[str]:
+    agents = ", ".join(
+        f"{a.name} ({a.backend}{': ' + a.model if a.model else ''})" for a in snap.agents
+    )
+    return [f"agents: {agents or '-'}", *server_lines(snap.mcp_servers)]
+
+
+def _counts(snap: StatusSnapshot) -> list[str]:
+    s = snap.sessions
+    return [
+        f"sessions: {s.warm} warm, {s.active_turns} turns running, "
+        f"{s.queued} queued, {s.evictions} evicted",
+        f"dlq: {_known(snap.dlq_entries)} entries · dead targets: {snap.dead_targets} · "
+        f"pairing pending: {_known(snap.pairing_pending)}",
+        *(f"state store unavailable: {error}" for error in snap.state_errors),
+    ]
+
+
+def _jobs(snap: StatusSnapshot) -> list[str]:
+    jobs = snap.sections.get("jobs") or []
+    if not jobs:
+        return []
+    from chatgate.cli.jobs_cmd import job_lines
+
+    return [f"jobs: {len(jobs)}", *("  " + line for line in job_lines(jobs))]
+
+
+def _paused(snap: StatusSnapshot) -> list[str]:
+    paused = (snap.sections.get("chats") or {}).get("paused") or []
+    if not paused:
+        return []
+    from chatgate.cli.chats_cmd import paused_line
+
+    return [
+        f"paused chats (a human answers): {len(paused)}",
+        *("  " + paused_line(p) for p in paused),
+    ]
+
+
+def _degraded(snap: StatusSnapshot) -> list[str]:
+    if not snap.degraded:
+        return []
+    lines = ["degraded:"]
+    for owner in snap.degraded:
+        lines.append(f"  {owner.owner_kind} {owner.owner_id}: {owner.reason}")
+        lines += [f"    fix: {owner.retry_hint}"] if owner.retry_hint else []
+    return lines
+
+
+def _memory(snap: StatusSnapshot) -> list[str]:
+    mem = snap.memory
+    line = f"memory: rss {_mib(mem.rss_bytes)}"
+    if mem.limit_bytes:
+        line += f" of {_mib(mem.limit_bytes)}"
+    else:
+        line += " (no limit found: cgroup or gateway.memory.limit_mb)"
+    if isinstance(mem.ratio, int | float):
+        line += f" ({mem.ratio:.0%})"
+    if mem.shedding:
+        line += ", SHEDDING new turns"
+    return [line + f", {mem.evictions} warm sessions evicted"]
+
+
+def _event_loop(snap: StatusSnapshot) -> list[str]:
+    loop = snap.event_loop
+    if loop is None:
+        return []
+    health = "" if loop.healthy else ", UNHEALTHY"
+    return [
+        f"event loop: {loop.implementation}, lag {loop.lag_s:.3f} s "
+        f"(limit {loop.max_lag_s} s){health}"
+    ]
+
+
+def _warnings(snap: StatusSnapshot) -> list[str]:
+    return [f"warning: {warning}" for warning in snap.warnings]
+
+
+PARTS: tuple[Callable[[StatusSnapshot], list[str]], ...] = (
+    _head, _channels, _cluster, _breaker, _agents, _counts,
+    _jobs, _paused, _degraded, _memory, _event_loop, _warnings,
+)  # fmt: skip
+
+
+def mcp_lines(servers: Sequence[Mapping[str, Any]]) -> list[str]:
+    """Each MCP server of a status answer: state, tools, restarts and why it is down."""
+    return server_lines([McpServerView.from_json(server) for server in servers])
+
+
+def server_lines(servers: Sequence[McpServerView]) -> list[str]:
     lines = []
     for server in servers:
-        tools = server.get("tools") or []
-        restarts = f", {server['restarts']} restarts" if server.get("restarts") else ""
+        restarts = f", {server.restarts} restarts" if server.restarts else ""
         lines.append(
-            f"mcp server {server.get('name')} ({server.get('transport')}): "
-            f"{server.get('state')}, {len(tools)} tools{restarts}"
+            f"mcp server {server.name} ({server.transport}): "
+            f"{server.state}, {len(server.tools)} tools{restarts}"
         )
-        if tools:
-            lines.append(f"    tools: {', '.join(tools)}")
-        if server.get("error"):
-            lines.append(f"    why: {server['error']}")
+        if server.tools:
+            lines.append(f"    tools: {', '.join(server.tools)}")
+        if server.error:
+            lines.append(f"    why: {server.error}")
     return lines
 
 

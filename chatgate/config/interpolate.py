@@ -121,38 +121,55 @@ def _resolve_files(
     if not isinstance(value, dict):
         return
     for key in list(value):
-        child = value[key]
         key_path = (*path, key)
         if isinstance(key, str) and key.endswith(FILE_SUFFIX) and len(key) > len(FILE_SUFFIX):
-            target = key[: -len(FILE_SUFFIX)]
-            if not isinstance(child, str) or not child:
-                if child in ("", None):
-                    del value[key]  # an unset ${VAR} for the file path means "not configured"
-                    continue
-                issues.append(src.issue(key_path, "expected a file path"))
-                continue
-            if value.get(target) not in (None, ""):
-                issues.append(src.issue(key_path, f"set either {target} or {key}, not both"))
-                continue
-            if "\0" in child:
-                issues.append(src.issue(key_path, "the file path contains a NUL character"))
-                continue
-            file_path = Path(child) if Path(child).is_absolute() else base_dir / child
-            try:
-                secret = read_secret_file(file_path)
-            except OSError as exc:
-                issues.append(src.issue(key_path, f"cannot read {file_path}: {exc.strerror}"))
-                continue
-            except UnicodeDecodeError:
-                issues.append(src.issue(key_path, f"{file_path} is not UTF-8 text"))
-                continue
-            info.secret_texts.add(secret)
-            del value[key]
-            value[target] = secret
-            info.file_values[(*path, target)] = str(file_path)
-            src.lines.setdefault((*path, target), src.lines.get(key_path, 0))
+            _read_file_key(value, key, path, base_dir, src, info, issues)
         else:
-            _resolve_files(child, key_path, base_dir, src, info, issues)
+            _resolve_files(value[key], key_path, base_dir, src, info, issues)
+
+
+def _read_file_key(
+    value: dict[str, Any],
+    key: str,
+    path: KeyPath,
+    base_dir: Path,
+    src: YamlSource,
+    info: Interpolation,
+    issues: list[ConfigIssue],
+) -> None:
+    """``<name>_file: path`` becomes ``<name>: <the file's text>`` (remembered as a secret)."""
+    child, key_path, target = value[key], (*path, key), key[: -len(FILE_SUFFIX)]
+    if child in ("", None):
+        del value[key]  # an unset ${VAR} for the file path means "not configured"
+        return
+    problem = _file_key_problem(child, value.get(target), target, key)
+    if problem is not None:
+        issues.append(src.issue(key_path, problem))
+        return
+    file_path = Path(child) if Path(child).is_absolute() else base_dir / child
+    try:
+        secret = read_secret_file(file_path)
+    except OSError as exc:
+        issues.append(src.issue(key_path, f"cannot read {file_path}: {exc.strerror}"))
+        return
+    except UnicodeDecodeError:
+        issues.append(src.issue(key_path, f"{file_path} is not UTF-8 text"))
+        return
+    info.secret_texts.add(secret)
+    del value[key]
+    value[target] = secret
+    info.file_values[(*path, target)] = str(file_path)
+    src.lines.setdefault((*path, target), src.lines.get(key_path, 0))
+
+
+def _file_key_problem(child: Any, direct: Any, target: str, key: str) -> str | None:
+    if not isinstance(child, str) or not child:
+        return "expected a file path"
+    if direct not in (None, ""):
+        return f"set either {target} or {key}, not both"
+    if "\0" in child:
+        return "the file path contains a NUL character"
+    return None
 
 
 def _collect_secret_texts(value: Any, info: Interpolation) -> None:

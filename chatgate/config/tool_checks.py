@@ -12,7 +12,7 @@ from chatgate.config.agent_models import LiteLLMAgentConfig
 from chatgate.config.errors import ConfigIssue, KeyPath
 from chatgate.config.models import GatewayConfig
 from chatgate.config.source import YamlSource
-from chatgate.config.tool_models import BUILTIN_SERVER, SCHEDULE_TOOLS
+from chatgate.config.tool_models import BUILTIN_SERVER, SCHEDULE_TOOLS, AgentToolsConfig
 from chatgate.policies.tools import native_tool_calls
 
 _GLOB_CHARS = frozenset("*?[")
@@ -36,52 +36,72 @@ def tool_issues(
             )
         )
     for name, agent in config.agents.items():
-        if not isinstance(agent, LiteLLMAgentConfig) or agent.tools is None:
-            continue
-        tools = agent.tools
-        base = ("agents", name)
-        if not tools.native:
-            models: list[tuple[KeyPath, str]] = [(("model",), agent.model)] + [
-                (("fallbacks", i, "model"), f.model) for i, f in enumerate(agent.fallbacks)
-            ]
-            for key, model in models:
-                provider = provider_of(model)
-                if not native_tool_calls(provider):
-                    issues.append(
-                        src.issue(
-                            (*base, *key),
-                            f"provider '{provider}' of model '{model}' has no native tool "
-                            "calling, which agents.{0}.tools needs; use a model that has it, "
-                            "remove `tools`, or set tools.native: true if this model does "
-                            "call tools natively".format(name),
-                        )
-                    )
-        if tools.approver is not None and channels is not None:
-            channel = tools.approver.split(":", 1)[0]
-            if channel not in channels:
-                issues.append(
-                    src.issue(
-                        (*base, "tools", "approver"),
-                        f"'{tools.approver}' names channel '{channel}', which is not in channels",
-                    )
+        if isinstance(agent, LiteLLMAgentConfig) and agent.tools is not None:
+            issues += _model_issues(name, agent, src)
+            issues += _approver_issues(name, agent.tools, src, channels)
+            issues += _allow_issues(name, agent.tools, src, servers)
+    return issues
+
+
+def _model_issues(name: str, agent: LiteLLMAgentConfig, src: YamlSource) -> list[ConfigIssue]:
+    """Each model of the agent (its fallbacks too) must call tools natively."""
+    if agent.tools is None or agent.tools.native:
+        return []
+    models: list[tuple[KeyPath, str]] = [(("model",), agent.model)] + [
+        (("fallbacks", i, "model"), f.model) for i, f in enumerate(agent.fallbacks)
+    ]
+    return [
+        src.issue(
+            ("agents", name, *key),
+            f"provider '{provider_of(model)}' of model '{model}' has no native tool "
+            "calling, which agents.{0}.tools needs; use a model that has it, "
+            "remove `tools`, or set tools.native: true if this model does "
+            "call tools natively".format(name),
+        )
+        for key, model in models
+        if not native_tool_calls(provider_of(model))
+    ]
+
+
+def _approver_issues(
+    name: str, tools: AgentToolsConfig, src: YamlSource, channels: Collection[str] | None
+) -> list[ConfigIssue]:
+    if tools.approver is None or channels is None:
+        return []
+    channel = tools.approver.split(":", 1)[0]
+    if channel in channels:
+        return []
+    return [
+        src.issue(
+            ("agents", name, "tools", "approver"),
+            f"'{tools.approver}' names channel '{channel}', which is not in channels",
+        )
+    ]
+
+
+def _allow_issues(
+    name: str, tools: AgentToolsConfig, src: YamlSource, servers: set[str]
+) -> list[ConfigIssue]:
+    """Each `allow` pattern names a configured server (or the built-in one)."""
+    issues = []
+    for index, pattern in enumerate(tools.allow):
+        where = ("agents", name, "tools", "allow", index)
+        if pattern in SCHEDULE_TOOLS and tools.schedule is None:
+            issues.append(
+                src.issue(
+                    where,
+                    f"'{pattern}' needs agents.{name}.tools.schedule "
+                    "(`schedule: true` for the defaults)",
                 )
-        for index, pattern in enumerate(tools.allow):
-            if pattern in SCHEDULE_TOOLS and tools.schedule is None:
-                issues.append(
-                    src.issue(
-                        (*base, "tools", "allow", index),
-                        f"'{pattern}' needs agents.{name}.tools.schedule "
-                        "(`schedule: true` for the defaults)",
-                    )
+            )
+        server = pattern.split(".", 1)[0]
+        if _GLOB_CHARS.isdisjoint(server) and server not in servers | {BUILTIN_SERVER}:
+            listed = ", ".join(sorted(servers)) or "none configured"
+            issues.append(
+                src.issue(
+                    where,
+                    f"'{pattern}' names MCP server '{server}', which is not in "
+                    f"mcp_servers ({listed})",
                 )
-            server = pattern.split(".", 1)[0]
-            if _GLOB_CHARS.isdisjoint(server) and server not in servers | {BUILTIN_SERVER}:
-                listed = ", ".join(sorted(servers)) or "none configured"
-                issues.append(
-                    src.issue(
-                        (*base, "tools", "allow", index),
-                        f"'{pattern}' names MCP server '{server}', which is not in "
-                        f"mcp_servers ({listed})",
-                    )
-                )
+            )
     return issues

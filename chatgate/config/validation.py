@@ -104,23 +104,29 @@ def _fields_at(model: type[BaseModel], parts: KeyPath) -> set[str]:
     """Field names (and aliases) of the model(s) found at ``parts`` below ``model``."""
     current: list[Any] = [model]
     for part in parts:
-        step: list[Any] = []
-        for leaf in (leaf for annotation in current for leaf in _leaves(annotation)):
-            origin = get_origin(leaf)
-            if isinstance(leaf, type) and issubclass(leaf, BaseModel):
-                step.extend(
-                    f.annotation for n, f in leaf.model_fields.items() if part in (n, f.alias)
-                )
-            elif origin is dict and isinstance(part, str):
-                step.append(get_args(leaf)[1])
-            elif origin is list and isinstance(part, int):
-                step.append(get_args(leaf)[0])
-        current = step
+        current = [
+            found
+            for annotation in current
+            for leaf in _leaves(annotation)
+            for found in _below(leaf, part)
+        ]
     words: set[str] = set()
     for leaf in (leaf for annotation in current for leaf in _leaves(annotation)):
         if isinstance(leaf, type) and issubclass(leaf, BaseModel):
             words.update(f.alias or n for n, f in leaf.model_fields.items())
     return words
+
+
+def _below(leaf: Any, part: str | int) -> list[Any]:
+    """The annotations one step below type ``leaf`` at key or index ``part``."""
+    origin = get_origin(leaf)
+    if isinstance(leaf, type) and issubclass(leaf, BaseModel):
+        return [f.annotation for n, f in leaf.model_fields.items() if part in (n, f.alias)]
+    if origin is dict and isinstance(part, str):
+        return [get_args(leaf)[1]]
+    if origin is list and isinstance(part, int):
+        return [get_args(leaf)[0]]
+    return []
 
 
 def _leaves(annotation: Any) -> Iterator[Any]:
@@ -137,13 +143,22 @@ def _leaves(annotation: Any) -> Iterator[Any]:
 
 def _message(err: ErrorDetails, path: KeyPath, words: list[str], *, hide_value: bool) -> str:
     kind = err["type"]
-    ctx: dict[str, Any] = dict(err.get("ctx") or {})
     value = None if hide_value else err.get("input")
     last = path[-1] if path else ""
     if kind == "extra_forbidden":
         hint = difflib.get_close_matches(str(last), words, n=1, cutoff=0.7)
         suggestion = f" (did you mean '{hint[0]}'?)" if hint else ""
         return f"unknown key '{last}'{suggestion}"
+    known = _known_kind(kind, dict(err.get("ctx") or {}), value, last, hide_value=hide_value)
+    if known is not None:
+        return known
+    return _pydantic_message(err, value, last)
+
+
+def _known_kind(
+    kind: str, ctx: dict[str, Any], value: Any, last: str | int, *, hide_value: bool
+) -> str | None:
+    """Our own words for the errors an operator meets most (None: pydantic's words)."""
     if kind == "literal_error":
         expected = str(ctx.get("expected", "")).replace("'", "").replace(" or ", ", ")
         shown = _shown(value, last)
@@ -155,6 +170,11 @@ def _message(err: ErrorDetails, path: KeyPath, words: list[str], *, hide_value: 
     if kind == "union_tag_invalid":
         shown = "" if hide_value else _shown(ctx.get("tag"), "backend")
         return f"{shown or 'backend'} is not one of {', '.join(AGENT_BACKENDS)}"
+    return None
+
+
+def _pydantic_message(err: ErrorDetails, value: Any, last: str | int) -> str:
+    kind = err["type"]
     message = err["msg"]
     for prefix in ("Value error, ", "Assertion failed, "):
         if message.startswith(prefix):

@@ -2,7 +2,7 @@
 
 The builder creates each feature with a `FeatureContext` and hands the list to the gateway,
 which plugs the intake parts (gates, commands, route hints) into the message path, mounts the
-HTTP routes, runs the background tasks and calls the lifecycle hooks in order:
+HTTP routes and operator actions, runs the background tasks and calls the lifecycle hooks in order:
 open (state is open; before channels start) → start (serving) → stop (draining) → close.
 """
 
@@ -16,6 +16,7 @@ from chatgate.feature.intake import CommandHandler, GateSlot, HintSource, StageF
 from chatgate.feature.ports import RouteTable
 from chatgate.feature.turns import ToolApprover
 from chatgate.model.results import DeliveryReport
+from chatgate.operator.actions import AnyAction
 from chatgate.state.records import DeadLetter
 
 Task = Callable[[], Coroutine[Any, Any, None]]
@@ -44,6 +45,11 @@ class Feature:
 
     def mount(self, routes: RouteTable) -> None:
         """Add the feature's HTTP routes (behind the operator API token unless public)."""
+
+    def actions(self) -> Sequence[AnyAction]:
+        """Operator actions (served on the API, the CLI and the dashboard like the built-in
+        ones); their handlers close over the feature."""
+        return ()
 
     def tasks(self) -> Mapping[str, Task]:
         """Background loops run from start until stop, by name."""

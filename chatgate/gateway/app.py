@@ -31,6 +31,7 @@ from chatgate.gateway.http.server import CappedTCPSite, install_accept_throttle,
 from chatgate.gateway.http.status import Lifecycle, build_status
 from chatgate.gateway.intake.pipeline import Pipeline
 from chatgate.gateway.metrics import Metrics
+from chatgate.gateway.operator_actions import DaemonOperator, declared_actions
 from chatgate.gateway.process.gc_tuning import GcTuning
 from chatgate.gateway.process.memory_monitor import MemoryMonitor
 from chatgate.gateway.process.sdnotify import Notifier
@@ -41,13 +42,14 @@ from chatgate.gateway.supervision.degraded import DegradedRegistry
 from chatgate.gateway.supervision.directory import ChannelDirectory
 from chatgate.http_input.client_errors import install_client_error_log
 from chatgate.media.files import sweep as sweep_media
-from chatgate.media.outgoing import refs_in
 from chatgate.model.errors import StateUnavailable
 from chatgate.model.messages import Target
-from chatgate.model.outbound import OutboundMessage, message_from_dict
+from chatgate.model.outbound import OutboundMessage
 from chatgate.model.text_ids import TextId
+from chatgate.operator.actions import Action, AnyAction, Result
+from chatgate.operator.arguments import EntryArgs
+from chatgate.operator.catalog import DLQ_REPLAY
 from chatgate.secure_compare import secure_equals
-from chatgate.state import admin
 from chatgate.state.outage import OutageReporter
 
 log = logging.getLogger("chatgate.gateway")
@@ -72,6 +74,8 @@ class GatewayParts:
 
 
 F = TypeVar("F", bound=Feature)
+A = TypeVar("A")
+R = TypeVar("R", bound=Result)
 
 
 class Gateway:
@@ -86,6 +90,8 @@ class Gateway:
         self.on_secrets = parts.on_secrets
         self.features = parts.features
         self.local_api = LocalApi(self.rt.state_dir)
+        self.operator = DaemonOperator(self.rt, self.features)
+        self.actions = declared_actions(self.features)
         self.life = Lifecycle()
         self._gc = GcTuning()
         self._runner: web.AppRunner | None = None
@@ -337,89 +343,18 @@ class Gateway:
     async def restart_channel(self, name: str) -> bool:
         return bool(await self.rt.channels.restart(name))
 
-    async def admin(self, action: str, **args: Any) -> dict[str, Any]:
-        """Operator reads and changes over the state (the same functions the CLI runs offline);
-        answers are scrubbed of every configured secret, like /api/status."""
-        answer: dict[str, Any] = scrub(await self._admin(action, **args), self.rt.loaded.secrets)
+    async def operate(self, action: Action[A, R], args: A) -> R:
+        """Run one operator action (the same handler the CLI runs offline)."""
+        return await action.handler(self.operator, args)
+
+    async def answer(self, action: AnyAction, args: Any) -> dict[str, Any]:
+        """An action's JSON answer, scrubbed of every configured secret like /api/status."""
+        result = await self.operate(action, args)
+        answer: dict[str, Any] = scrub(result.to_json(), self.rt.loaded.secrets)
         return answer
 
-    async def _admin(self, action: str, **args: Any) -> dict[str, Any]:
-        state, now = self.rt.state, self.rt.clock.time()
-        if action == "dlq_list":
-            return await admin.dlq_list(state, int(args.get("limit", 100)))
-        if action == "dlq_drop":
-            held = await self.rt.dead_letters.get(int(args["id"]))
-            result = await admin.dlq_drop(state, int(args["id"]))
-            if result["found"] and held is not None and self.rt.delivery.files is not None:
-                await self.rt.delivery.files.discard_refs(refs_in(held.message))
-            self.rt.metrics.dlq_size.set(await self.rt.dead_letters.count())
-            return result
-        if action == "dlq_replay":
-            return await self.replay_dead_letter(int(args["id"]))
-        if action == "pairing_list":
-            return await admin.pairing_list(state, now)
-        if action == "pairing_approve":
-            return await admin.pairing_approve(state, args["channel"], args["code"], now)
-        if action == "pairing_deny":
-            return await admin.pairing_deny(state, args["channel"], args["code"])
-        if action == "pairing_revoke":
-            return await admin.pairing_revoke(state, args["channel"], args["sender_id"])
-        if action == "sessions_list":
-            return await admin.sessions_list(state)
-        if action == "session_show":
-            return await admin.session_show(state, args["key"])
-        if action == "session_reset":
-            return await self._reset_session(args["key"])
-        if action == "why":
-            return await admin.why(state, args["channel"], args.get("message_id"), args.get("user"))
-        if action == "turn_stats":
-            return self.rt.turn_stats.snapshot(now)
-        raise KeyError(action)
-
     async def replay_dead_letter(self, entry_id: int) -> dict[str, Any]:
-        rt = self.rt
-        standby = rt.channels.standby()
-        if standby:  # an exclusive channel another replica holds: only that one can send on it
-            held = await rt.dead_letters.get(entry_id)
-            if held is not None and held.target.channel in standby:
-                return {
-                    "found": True,
-                    "id": entry_id,
-                    "status": "standby",
-                    "kind": None,
-                    "holders": await rt.state.leases.holders(),
-                    "hint": f"another replica holds channel '{held.target.channel}'; "
-                    "replay it there (chatgate dlq replay --url <that replica>)",
-                }
-        entry = await rt.dead_letters.take(entry_id)
-        if entry is None:
-            return {"found": False, "id": entry_id}
-        data = dict(entry.message)
-        first = int(data.pop("first_chunk", 0) or 0)
-        await rt.dead_targets.revive(entry.target.address)
-        report = await rt.delivery.deliver(
-            entry.target,
-            message_from_dict(data),
-            inbound_key=entry.inbound_key,
-            session=entry.session,
-            first_chunk=first,
-        )
-        rt.metrics.dlq_size.set(await rt.dead_letters.count())
-        for feature in self.features:
-            await feature.replayed(entry, report)
-        kind = report.kind.value if report.kind else None
-        return {"found": True, "id": entry_id, "status": report.status.value, "kind": kind}
-
-    async def _reset_session(self, key: str) -> dict[str, Any]:
-        """A fresh transcript, in the store and in the warm cache (what `/new` does in chat)."""
-        rt = self.rt
-        session = await rt.cache.acquire(key, rt.clock.time())
-        try:
-            epoch = await rt.state.sessions.reset(key, rt.clock.time())
-            rt.cache.reset(session, epoch)
-        finally:
-            rt.cache.release(session)
-        return {"key": key, "epoch": epoch}
+        return (await self.operate(DLQ_REPLAY, EntryArgs(entry_id))).to_json()
 
     # -- background loops ---------------------------------------------------------------------
 

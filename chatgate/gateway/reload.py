@@ -12,13 +12,36 @@ import logging
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+from chatgate.agents.base import Agent
 from chatgate.agents.registry import build_agents
 from chatgate.config.errors import ConfigError
 from chatgate.config.hot import restart_only_changes
-from chatgate.config.loader import ChannelCatalog, load_config
+from chatgate.config.loader import ChannelCatalog, LoadedConfig, load_config
 from chatgate.gateway.runtime import Runtime
 
 log = logging.getLogger("chatgate.reload")
+
+
+async def _unchanged(rt: Runtime, agents: Mapping[str, Agent]) -> dict[str, Any]:
+    """Nothing to apply. Said out loud: an editor that replaces the file behind a single-file
+    bind mount leaves this process reading the old inode."""
+    for agent in agents.values():  # built for the comparison, never used
+        await _close(agent)
+    rt.metrics.reloads.labels(result="unchanged").inc()
+    path = str(rt.loaded.path)
+    log.info("config unchanged; nothing to reload", extra={"path": path})
+    return {"ok": True, "unchanged": True, "path": path, "restarted_channels": [],
+            "reconfigured_channels": [], "needs_process_restart": []}  # fmt: skip
+
+
+def _keep_unchanged_agents(rt: Runtime, new: LoadedConfig, agents: dict[str, Agent]) -> list[Agent]:
+    """Keep the agent objects whose config did not change (they may hold connections or warm
+    state) in ``agents``; the running ones no longer used, to close."""
+    old = rt.loaded
+    for name in list(agents):
+        if name in rt.agents and old.config.agents.get(name) == new.config.agents.get(name):
+            agents[name] = rt.agents[name]
+    return [a for n, a in rt.agents.items() if agents.get(n) is not a]
 
 
 async def apply_reload(
@@ -41,21 +64,10 @@ async def apply_reload(
         return {"ok": False, "error": str(exc)}
 
     if (new.config, new.channels) == (old.config, old.channels):
-        # Nothing to apply. Said out loud: an editor that replaces the file behind a single-file
-        # bind mount leaves this process reading the old inode.
-        for agent in agents.values():  # built for the comparison, never used
-            await _close(agent)
-        rt.metrics.reloads.labels(result="unchanged").inc()
-        log.info("config unchanged; nothing to reload", extra={"path": str(old.path)})
-        return {"ok": True, "unchanged": True, "path": str(old.path), "restarted_channels": [],
-                "reconfigured_channels": [], "needs_process_restart": []}  # fmt: skip
+        return await _unchanged(rt, agents)
     needs_restart = restart_only_changes(old.config, new.config)
     new.state_dir = old.state_dir  # bound at start-up, like the listening socket
-    # Keep agent objects whose config did not change (they may hold connections or warm state).
-    for name in list(agents):
-        if name in rt.agents and old.config.agents.get(name) == new.config.agents.get(name):
-            agents[name] = rt.agents[name]
-    retired = [a for n, a in rt.agents.items() if agents.get(n) is not a]
+    retired = _keep_unchanged_agents(rt, new, agents)
 
     restarted, reconfigured = await rt.channels.apply(old, new)
     rt.apply_config(new, agents)

@@ -8,7 +8,7 @@ import asyncio
 import logging
 import os
 import weakref
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Protocol
@@ -52,6 +52,10 @@ _DEFAULT_NAMES: dict[str, str] = {
 
 class Fetcher(Protocol):
     async def fetch(self, attachment: Attachment, dest: Path, max_bytes: int) -> int: ...
+
+
+# What became of one attachment: its outcome, the text block and the model part (if any).
+Understood = tuple["MediaOutcome", str, Mapping[str, Any] | None]
 
 
 @dataclass(frozen=True, slots=True)
@@ -216,18 +220,25 @@ async def prepare_attachments(
                 for (key, att), plan in zip(items, plans, strict=True)
             )
         )
-    outcomes = [r[0] for r in results]
+    blocks, parts, heard = _collate(results, echo=ctx.config.echo_transcript)
+    return _assemble([r[0] for r in results], blocks, parts, ctx, limits, holders, heard)
+
+
+def _collate(
+    results: Sequence[Understood], *, echo: bool
+) -> tuple[dict[str, list[str]], dict[str, list[Mapping[str, Any]]], list[MediaNotice]]:
+    """Each message's text blocks and model parts, and the transcripts to echo to the user."""
     blocks: dict[str, list[str]] = {}
     parts: dict[str, list[Mapping[str, Any]]] = {}
     heard: list[MediaNotice] = []
     for outcome, block, part in results:
-        if outcome.reason is MediaReason.TRANSCRIBED and ctx.config.echo_transcript:
+        if outcome.reason is MediaReason.TRANSCRIBED and echo:
             heard.append(MediaNotice(TextId.MEDIA_HEARD, text=block.split("] ", 1)[-1]))
         if block:
             blocks.setdefault(outcome.message, []).append(block)
         if part is not None:
             parts.setdefault(outcome.message, []).append(part)
-    return _assemble(outcomes, blocks, parts, ctx, limits, holders, heard)
+    return blocks, parts, heard
 
 
 def _assemble(
@@ -269,7 +280,7 @@ async def _guarded(
     files: TurnFiles,
     gate: asyncio.Semaphore,
     ctx: MediaContext,
-) -> tuple[MediaOutcome, str, Mapping[str, Any] | None]:
+) -> Understood:
     """One attachment; a fault in reading it costs that file, never the turn."""
     try:
         return await _one(key, att, refused, max_bytes, fetcher, files, gate, ctx)
@@ -291,7 +302,7 @@ async def _one(
     files: TurnFiles,
     gate: asyncio.Semaphore,
     ctx: MediaContext,
-) -> tuple[MediaOutcome, str, Mapping[str, Any] | None]:
+) -> Understood:
     name = display_name(att)
     if refused is not None:
         outcome = _outcome(key, att, refused, name=name)
@@ -331,62 +342,100 @@ async def _fetch(
     return error
 
 
+@dataclass(frozen=True)
+class _Fetched:
+    """A downloaded attachment being understood, and how its outcome is worded."""
+
+    key: str
+    att: Attachment
+    name: str
+    path: Path
+    mime: str
+    size: int
+
+    def done(
+        self,
+        reason: MediaReason,
+        block: str,
+        part: Mapping[str, Any] | None = None,
+        detail: str = "",
+    ) -> Understood:
+        outcome = MediaOutcome(
+            self.key, self.name, self.att.kind, reason, self.mime, self.size, detail
+        )
+        return outcome, block, part
+
+    def noted(self, reason: MediaReason, detail: str = "") -> Understood:
+        block = model_note(reason, self.name, self.mime, self.size)
+        return self.done(reason, block, detail=detail)
+
+
 async def _understand(
     key: str, att: Attachment, name: str, path: Path, mime: str, size: int, ctx: MediaContext
-) -> tuple[MediaOutcome, str, Mapping[str, Any] | None]:
-    def done(
-        reason: MediaReason, block: str, part: Mapping[str, Any] | None = None, detail: str = ""
-    ) -> tuple[MediaOutcome, str, Mapping[str, Any] | None]:
-        return MediaOutcome(key, name, att.kind, reason, mime, size, detail), block, part
-
-    def noted(reason: MediaReason, detail: str = "") -> tuple[MediaOutcome, str, None]:
-        outcome, block, _ = done(reason, model_note(reason, name, mime, size), detail=detail)
-        return outcome, block, None
-
+) -> Understood:
+    got = _Fetched(key, att, name, path, mime, size)
     how = treatment(mime)
     if how is Treatment.IMAGE:
-        if not ctx.vision and ctx.describer is None:
-            return noted(MediaReason.NO_VISION)
-        from chatgate.media.images import UnreadableImage, image_part  # Pillow: on first use
-
-        try:
-            async with decode_gate():
-                image = await asyncio.to_thread(image_part, path, mime, ctx.config.max_image_side)
-        except UnreadableImage as exc:
-            return noted(MediaReason.CORRUPT, str(exc))
-        if not ctx.vision and ctx.describer is not None:
-            try:
-                seen = await describe(image.part, ctx.describer)
-            except DescriptionFailed as exc:
-                return noted(MediaReason.NO_VISION, f"vision_model: {exc}")
-            return done(MediaReason.IMAGE_DESCRIBED, f"[image: {name}, described] {seen}")
-        return done(
-            MediaReason.IMAGE_SENT, f"[image: {name}, {image.width}x{image.height}]", image.part
-        )
+        return await _image(got, ctx)
     if how is Treatment.SPEECH:
-        if ctx.speech is None:
-            return noted(MediaReason.TRANSCRIPTION_FAILED, "no endpoint")
-        upload = att.name or f"{att.kind}.{mime.rsplit('/', 1)[-1]}"
-        try:
-            async with transcription_gate(ctx.config.max_concurrent_transcriptions):
-                heard = await transcribe(path, upload, ctx.speech)
-        except TranscriptionFailed as exc:
-            return noted(MediaReason.TRANSCRIPTION_FAILED, str(exc))
-        return done(MediaReason.TRANSCRIBED, f"[{name} transcript] {heard}")
+        return await _speech(got, ctx)
     if how is Treatment.NOTE:  # an animated sticker is noted without a notice to the user
         sticker = att.kind == AttachmentKind.STICKER
-        return noted(MediaReason.FILE_NOTED if sticker else MediaReason.UNSUPPORTED_TYPE)
-    reader = pdf_text if how is Treatment.PDF else text_file
+        return got.noted(MediaReason.FILE_NOTED if sticker else MediaReason.UNSUPPORTED_TYPE)
+    return await _document(got, pdf_text if how is Treatment.PDF else text_file, ctx)
+
+
+async def _image(got: _Fetched, ctx: MediaContext) -> Understood:
+    """An image for a vision model, or described by the vision model for one without."""
+    if not ctx.vision and ctx.describer is None:
+        return got.noted(MediaReason.NO_VISION)
+    from chatgate.media.images import UnreadableImage, image_part  # Pillow: on first use
+
     try:
-        doc: DocumentText = await asyncio.to_thread(reader, path, ctx.config.max_document_chars)
+        async with decode_gate():
+            image = await asyncio.to_thread(
+                image_part, got.path, got.mime, ctx.config.max_image_side
+            )
+    except UnreadableImage as exc:
+        return got.noted(MediaReason.CORRUPT, str(exc))
+    if not ctx.vision and ctx.describer is not None:
+        try:
+            seen = await describe(image.part, ctx.describer)
+        except DescriptionFailed as exc:
+            return got.noted(MediaReason.NO_VISION, f"vision_model: {exc}")
+        return got.done(MediaReason.IMAGE_DESCRIBED, f"[image: {got.name}, described] {seen}")
+    shown = f"[image: {got.name}, {image.width}x{image.height}]"
+    return got.done(MediaReason.IMAGE_SENT, shown, image.part)
+
+
+async def _speech(got: _Fetched, ctx: MediaContext) -> Understood:
+    if ctx.speech is None:
+        return got.noted(MediaReason.TRANSCRIPTION_FAILED, "no endpoint")
+    upload = got.att.name or f"{got.att.kind}.{got.mime.rsplit('/', 1)[-1]}"
+    try:
+        async with transcription_gate(ctx.config.max_concurrent_transcriptions):
+            heard = await transcribe(got.path, upload, ctx.speech)
+    except TranscriptionFailed as exc:
+        return got.noted(MediaReason.TRANSCRIPTION_FAILED, str(exc))
+    return got.done(MediaReason.TRANSCRIBED, f"[{got.name} transcript] {heard}")
+
+
+async def _document(
+    got: _Fetched, reader: Callable[[Path, int], DocumentText], ctx: MediaContext
+) -> Understood:
+    limit = ctx.config.max_document_chars
+    try:
+        doc = await asyncio.to_thread(reader, got.path, limit)
     except UnreadableDocument as exc:
-        return noted(MediaReason.CORRUPT, str(exc))
+        return got.noted(MediaReason.CORRUPT, str(exc))
     if not doc.text.strip():
-        return noted(MediaReason.NO_TEXT)
-    cut = f"\n[… cut at {ctx.config.max_document_chars} characters]" if doc.truncated else ""
+        return got.noted(MediaReason.NO_TEXT)
+    cut = f"\n[… cut at {limit} characters]" if doc.truncated else ""
     detail = "truncated" if doc.truncated else ""
     body = doc.text.rstrip()
-    return done(MediaReason.DOCUMENT_TEXT, f"[document: {name}]\n{body}{cut}", detail=detail)
+    return got.done(
+        MediaReason.DOCUMENT_TEXT, f"[document: {got.name}]\n{body}{cut}", detail=detail
+    )
 
 
 def _outcome(

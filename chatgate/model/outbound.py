@@ -142,27 +142,35 @@ def format_number(value: float) -> str:
     return repr(value)
 
 
+def _table_strings(block: Table) -> list[str]:
+    lines = [" | ".join(block.columns)] if block.columns else []
+    return lines + [" | ".join(row) for row in block.rows]
+
+
+def _chart_strings(block: Chart) -> list[str]:
+    lines = [block.caption or f"{block.kind} chart"]
+    return lines + [
+        f"{s.label}: {', '.join(format_number(p) for p in s.points)}" for s in block.series
+    ]
+
+
+# Every user-visible string of a block, in display order, by block type.
+_STRINGS: dict[type, Callable[[Any], list[str]]] = {
+    Text: lambda b: [b.text],
+    Context: lambda b: [b.text],
+    Buttons: lambda b: [s for x in b.buttons for s in (x.label, x.url or "")],
+    Select: lambda b: [b.placeholder, *(o.label for o in b.options)],
+    Table: _table_strings,
+    Chart: _chart_strings,
+    Image: lambda b: [b.alt, b.url],
+    File: lambda b: [f"[{b.kind}: {b.name}]", b.caption],
+}
+
+
 def _block_strings(block: Block) -> list[str]:
     """Every user-visible string of one block, in display order."""
-    if isinstance(block, Text | Context):
-        return [block.text]
-    if isinstance(block, Buttons):
-        return [s for b in block.buttons for s in (b.label, b.url or "")]
-    if isinstance(block, Select):
-        return [block.placeholder, *(o.label for o in block.options)]
-    if isinstance(block, Table):
-        lines = [" | ".join(block.columns)] if block.columns else []
-        return lines + [" | ".join(row) for row in block.rows]
-    if isinstance(block, Chart):
-        lines = [block.caption or f"{block.kind} chart"]
-        return lines + [
-            f"{s.label}: {', '.join(format_number(p) for p in s.points)}" for s in block.series
-        ]
-    if isinstance(block, Image):
-        return [block.alt, block.url]
-    if isinstance(block, File):
-        return [f"[{block.kind}: {block.name}]", block.caption]
-    return []
+    strings = _STRINGS.get(type(block))
+    return strings(block) if strings is not None else []
 
 
 @dataclass(frozen=True)
@@ -368,28 +376,33 @@ def _block_to_dict(block: Block) -> dict[str, Any]:
         case Image(url, alt):
             return {"type": "image", "url": url, "alt": alt}
         case File() as f:
-            out: dict[str, Any] = {
-                "type": "file",
-                "name": f.name,
-                "mime": f.mime,
-                "kind": f.kind,
-                "caption": f.caption,
-                "size": f.size,
-            }
-            if f.ref:
-                out["ref"] = f.ref
-            elif f.data is not None:
-                out["data_base64"] = base64.b64encode(f.data).decode("ascii")
-            elif f.path:
-                out["path"] = f.path
-            else:
-                out["url"] = f.url
-            return out
+            return _file_to_dict(f)
         case Divider():
             return {"type": "divider"}
         case Context(text):
             return {"type": "context", "text": text}
     raise TypeError(f"not a block: {block!r}")  # pragma: no cover - exhaustive above
+
+
+def _file_to_dict(f: File) -> dict[str, Any]:
+    """A file block with where its bytes are: a stored ref, inline data, a path or a URL."""
+    out: dict[str, Any] = {
+        "type": "file",
+        "name": f.name,
+        "mime": f.mime,
+        "kind": f.kind,
+        "caption": f.caption,
+        "size": f.size,
+    }
+    if f.ref:
+        out["ref"] = f.ref
+    elif f.data is not None:
+        out["data_base64"] = base64.b64encode(f.data).decode("ascii")
+    elif f.path:
+        out["path"] = f.path
+    else:
+        out["url"] = f.url
+    return out
 
 
 def message_to_dict(msg: OutboundMessage) -> dict[str, Any]:

@@ -196,11 +196,15 @@ def _check_node(node: Any, where: str, depth: int) -> list[str]:
             return _check_leaf(node, where)
         keys = ", ".join(repr(key) for key in node)
         return [f"{where}: expected 'all', 'any', 'not' or a 'field' leaf, got keys {keys}"]
-    extra = [key for key in node if key != kinds[0]]
+    return _check_combinator(node, kinds[0], where, depth)
+
+
+def _check_combinator(node: Mapping[Any, Any], name: str, where: str, depth: int) -> list[str]:
+    """An 'all', 'any' (a list of conditions) or 'not' (one condition) node."""
+    extra = [key for key in node if key != name]
     if extra:
         keys = ", ".join(repr(key) for key in extra)
-        return [f"{where}: {kinds[0]!r} cannot be combined with other keys ({keys})"]
-    name = kinds[0]
+        return [f"{where}: {name!r} cannot be combined with other keys ({keys})"]
     if name == "not":
         return _check_node(node["not"], f"{where}.not", depth + 1)
     children = node[name]

@@ -73,6 +73,16 @@ class _Layout:
 
 def _layout(text: str, *, fences: bool = True) -> _Layout:
     lines = text.split("\n")
+    starts, kinds, inside, opened, fence = _lines(lines, fences=fences)
+    return _Layout(text, starts, kinds, inside, opened, fence, _breaks(text, lines, starts, kinds))
+
+
+_Lines = tuple[list[int], list[str], list[Fence | None], list[Fence | None], Fence | None]
+
+
+def _lines(lines: list[str], *, fences: bool) -> _Lines:
+    """Each line's offset, kind, the fence open at its start and the fence it opens; and the
+    fence still open after the last line."""
     starts: list[int] = []
     kinds: list[str] = []
     inside: list[Fence | None] = []
@@ -92,6 +102,13 @@ def _layout(text: str, *, fences: bool = True) -> _Layout:
         else:
             kinds.append("content")
         opened.append(fence if kinds[-1] == "open" else None)
+    return starts, kinds, inside, opened, fence
+
+
+def _breaks(
+    text: str, lines: list[str], starts: list[int], kinds: list[str]
+) -> tuple[list[int], list[int], list[int], list[int]]:
+    """Candidate break positions: paragraph, line, sentence, word."""
     # no break right after an opener: it would leave an empty code block behind
     line_breaks = [starts[k] for k in range(1, len(lines)) if kinds[k - 1] != "open"]
     paragraph = [p for p in line_breaks if not lines[bisect_right(starts, p) - 1].strip()]
@@ -106,8 +123,7 @@ def _layout(text: str, *, fences: bool = True) -> _Layout:
         for m in _SENTENCE_START.finditer(text)
         if kinds[bisect_right(starts, m.end()) - 1] == "text"
     ]
-    breaks = (paragraph, line_breaks, sentences, words)
-    return _Layout(text, starts, kinds, inside, opened, fence, breaks)
+    return paragraph, line_breaks, sentences, words
 
 
 def _skip_blank(text: str, pos: int) -> int:
@@ -233,6 +249,29 @@ def _bare_opening(fence: Fence) -> str:
     return fence.marker + "\n"
 
 
+def _planned(text: str, limit: int, length: Length) -> tuple[_Layout, int]:
+    """The text's layout and the room kept for closing a fence; fences too long to close and
+    re-open within ``limit`` are not tracked (the text is kept, not the balance)."""
+    layout = _layout(text)
+    fences = {f for f in (*layout.inside, layout.after_last) if f is not None}
+    reserve = max((length(_closer(f)) for f in fences), default=0)
+    if any(limit - length(_bare_opening(f)) - reserve < _MIN_BODY for f in fences):
+        return _layout(text, fences=False), 0
+    return layout, reserve
+
+
+def _hard_cut(layout: _Layout, pos: int, end: int, floor: int) -> tuple[int, bool]:
+    """A cut inside a word, leaving a tail worth sending, and whether the next piece reads as
+    a fence line (a run of fence characters longer than a chunk) and must be cut short too."""
+    short = max(min(end, _tail_start(layout.text, floor)), pos + 1)
+    cut = _hard_break(layout, pos, short)
+    if cut is None:  # the tail floor would cut a fence line: a shorter tail it is
+        cut = _hard_break(layout, pos, end)
+    if cut is not None:
+        return cut, False
+    return _hard_break(layout, pos, end, head_only=True) or end, True
+
+
 def chunk_text(text: str, limit: int, *, length: Length = len) -> list[str]:
     """Split `text` into chunks with length(chunk) <= limit, never leaving a fence open.
 
@@ -250,11 +289,7 @@ def chunk_text(text: str, limit: int, *, length: Length = len) -> list[str]:
         body = text[_skip_blank(text, 0) :].rstrip()
         if length(body) <= limit:
             return [body] if body else []
-    layout = _layout(text)
-    fences = {f for f in (*layout.inside, layout.after_last) if f is not None}
-    reserve = max((length(_closer(f)) for f in fences), default=0)
-    if any(limit - length(_bare_opening(f)) - reserve < _MIN_BODY for f in fences):
-        layout, reserve = _layout(text, fences=False), 0  # absurd fences: keep text, not balance
+    layout, reserve = _planned(text, limit, length)
     chunks: list[str] = []
     floor = min_chunk(limit)
     pos = _skip_blank(text, 0)
@@ -269,19 +304,12 @@ def chunk_text(text: str, limit: int, *, length: Length = len) -> list[str]:
         budget = limit - length(prefix)
         end = _longest_fit(text, pos, budget, length)
         cut = _best_break(layout, pos, end, prefix, limit, length, floor)
+        forced = False
         if cut is None:
             end = _longest_fit(text, pos, budget - reserve, length)
             if end <= pos:
                 raise ValueError(f"limit {limit} cannot hold a single character of this text")
-            short = max(min(end, _tail_start(text, floor)), pos + 1)  # leave a tail worth sending
-            cut = _hard_break(layout, pos, short)
-            if cut is None:  # the tail floor would cut a fence line: a shorter tail it is
-                cut = _hard_break(layout, pos, end)
-            forced = cut is None  # a run of fence characters longer than a chunk: the next
-            if cut is None:  # piece reads as a fence line, so it is cut short in turn
-                cut = _hard_break(layout, pos, end, head_only=True) or end
-        else:
-            forced = False
+            cut, forced = _hard_cut(layout, pos, end, floor)
         chunks.append(prefix + text[pos:cut].rstrip() + _closer(layout.state(cut)))
         pos = _next_start(layout, cut)
     return chunks

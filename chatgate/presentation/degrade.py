@@ -275,17 +275,7 @@ class _Adapter:
             return [self.text(choices_to_text((b.label, b.url) for b in block.buttons))]
         links = tuple(b for b in block.buttons if b.url is not None)
         if links and not self.limits.link_buttons:
-            event = _Event(
-                DegradeReason.LINK_BUTTONS_AS_TEXT,
-                _LINK_BUTTON,
-                _AS_TEXT,
-                len(links),
-                note=_N_LINKS,
-            )
-            self.events.append(event)
-            rest = tuple(b for b in block.buttons if b.url is None)
-            as_text = self.text(choices_to_text((b.label, b.url) for b in links))
-            return [as_text, *(self.buttons(Buttons(rest)) if rest else [])]
+            return self.links_as_text(block, links)
         limits = self.limits
         overflow = len(block.buttons) > limits.max_buttons
         if overflow and limits.buttons_overflow_to_select and limits.supports_select:
@@ -299,6 +289,21 @@ class _Adapter:
             block.buttons, DegradeReason.BUTTONS_TRUNCATED, _BUTTON, _N_BUTTONS_DROPPED
         )
         return [block if kept == block.buttons else Buttons(kept)]
+
+    def links_as_text(self, block: Buttons, links: tuple[Button, ...]) -> list[Block]:
+        """Link buttons the channel cannot show become text; the other buttons stay."""
+        self.events.append(
+            _Event(
+                DegradeReason.LINK_BUTTONS_AS_TEXT,
+                _LINK_BUTTON,
+                _AS_TEXT,
+                len(links),
+                note=_N_LINKS,
+            )
+        )
+        rest = tuple(b for b in block.buttons if b.url is None)
+        as_text = self.text(choices_to_text((b.label, b.url) for b in links))
+        return [as_text, *(self.buttons(Buttons(rest)) if rest else [])]
 
     def select(self, block: Select) -> list[Block]:
         options = block.options

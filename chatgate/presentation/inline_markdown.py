@@ -213,6 +213,31 @@ class _Tokenizer:
         self.buf.append(s[i : opening + 1])
         return opening + 1
 
+    def delimiter_run(self, i: int) -> int:
+        """A run of ``*``, ``_`` or ``~`` starting at ``i`` (``~~`` only: one or three tildes
+        are text); the position after it."""
+        s, ch = self.s, self.s[i]
+        j = i
+        while j < len(s) and s[j] == ch:
+            j += 1
+        if ch == "~" and j - i != 2:
+            self.buf.append(s[i:j])
+        else:
+            before = s[i - 1] if i > 0 else " "
+            after = s[j] if j < len(s) else " "
+            self.emit(_delim(ch, j - i, before, after))
+        return j
+
+    def autolink(self, i: int) -> int:
+        """``<scheme:…>`` or ``<address@host>`` at ``i`` as a link; the position after it, or
+        ``i`` when there is none."""
+        m = _AUTOLINK.match(self.s, i) or _EMAIL_AUTOLINK.match(self.s, i)
+        if m is None:
+            return i
+        url = m.group(1)
+        self.link(url, url if ":" in url else f"mailto:{url}", literal=True)
+        return m.end()
+
     def run(self) -> list[_Node]:
         s, n, i = self.s, len(self.s), 0
         while i < n:
@@ -223,22 +248,11 @@ class _Tokenizer:
             elif ch == "`":
                 i = self.code_span(i)
             elif ch in "*_~":
-                j = i
-                while j < n and s[j] == ch:
-                    j += 1
-                if ch == "~" and j - i != 2:
-                    self.buf.append(s[i:j])
-                else:
-                    before = s[i - 1] if i > 0 else " "
-                    after = s[j] if j < n else " "
-                    self.emit(_delim(ch, j - i, before, after))
-                i = j
+                i = self.delimiter_run(i)
             elif self.links and (ch == "[" or (ch == "!" and s.startswith("[", i + 1))):
                 i = self.bracket(i)
-            elif ch == "<" and (m := _AUTOLINK.match(s, i) or _EMAIL_AUTOLINK.match(s, i)):
-                url = m.group(1)
-                self.link(url, url if ":" in url else f"mailto:{url}", literal=True)
-                i = m.end()
+            elif ch == "<" and (end := self.autolink(i)) > i:
+                i = end
             elif ch in "hH" and (end := _bare_url(s, i)) > i:
                 self.buf.append(s[i:end])
                 i = end
@@ -258,6 +272,21 @@ def _compatible(opener: _Delim, closer: _Delim) -> bool:
     return True
 
 
+def _opener_for(nodes: list[_Node], closer: _Delim, at: int, bottom: int) -> int:
+    """The nearest opener before ``at`` (above ``bottom``) that ``closer`` can close; -1."""
+    for j in range(at - 1, bottom, -1):
+        op = nodes[j]
+        if (
+            isinstance(op, _Delim)
+            and op.char == closer.char
+            and op.can_open
+            and op.count > 0
+            and _compatible(op, closer)
+        ):
+            return j
+    return -1
+
+
 def _process_emphasis(nodes: list[_Node]) -> list[_Node]:
     """Pair delimiter runs into nested groups, left to right, nearest opener first."""
     bottoms: dict[tuple[str, bool, int], int] = {}
@@ -268,18 +297,7 @@ def _process_emphasis(nodes: list[_Node]) -> list[_Node]:
             i += 1
             continue
         key = (closer.char, closer.can_open, closer.orig % 3)
-        found = -1
-        for j in range(i - 1, bottoms.get(key, -1), -1):
-            op = nodes[j]
-            if (
-                isinstance(op, _Delim)
-                and op.char == closer.char
-                and op.can_open
-                and op.count > 0
-                and _compatible(op, closer)
-            ):
-                found = j
-                break
+        found = _opener_for(nodes, closer, i, bottoms.get(key, -1))
         if found < 0:
             bottoms[key] = i - 1
             i += 1

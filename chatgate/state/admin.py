@@ -1,7 +1,7 @@
-"""Operator reads and changes over the state protocols: DLQ, pairing, sessions, `why`.
+"""Operator reads over the state protocols: session listings and the decision trail (`why`).
 
-The daemon's /api serves these, and the CLI runs the very same functions against the store
-itself when no daemon is running, so both paths answer with the same JSON.
+The operator actions (`chatgate.operator`) answer `why` through here, in the daemon and in the
+CLI against the store itself.
 """
 
 from __future__ import annotations
@@ -12,7 +12,6 @@ from typing import Any
 
 from chatgate.model.reasons import TakeoverReason
 from chatgate.policies.approvals import ApprovalState
-from chatgate.policies.pairing import ApprovalOutcome
 from chatgate.policies.schedules import SCHEDULE_PLATFORM
 from chatgate.state.approvals import KV_NAME as APPROVALS
 from chatgate.state.approvals import ApprovalStore
@@ -26,39 +25,6 @@ from chatgate.state.records import (
 )
 
 RECEIPT_ORDER = ("sent", "delivered", "read")
-
-
-async def dlq_list(state: State, limit: int = 100) -> dict[str, Any]:
-    return {"entries": [e.to_dict() for e in await state.dead_letters.list(limit)]}
-
-
-async def dlq_drop(state: State, entry_id: int) -> dict[str, Any]:
-    return {"found": await state.dead_letters.drop(entry_id), "id": entry_id}
-
-
-async def pairing_list(state: State, now: float) -> dict[str, Any]:
-    return {
-        "pending": [p.to_dict() for p in await state.pairing.pending(now)],
-        "approved": [a.to_dict() for a in await state.pairing.approved()],
-    }
-
-
-async def pairing_approve(state: State, channel: str, code: str, now: float) -> dict[str, Any]:
-    decision = await state.pairing.approve(channel, code, now)
-    return {
-        "outcome": decision.outcome.value,
-        "approved": decision.outcome is ApprovalOutcome.APPROVED,
-        "sender_id": decision.sender_id,
-        "locked_until": decision.locked_until,
-    }
-
-
-async def pairing_deny(state: State, channel: str, code: str) -> dict[str, Any]:
-    return {"found": await state.pairing.deny(channel, code)}
-
-
-async def pairing_revoke(state: State, channel: str, sender_id: str) -> dict[str, Any]:
-    return {"found": await state.pairing.revoke(channel, sender_id)}
 
 
 async def sessions_list(state: State, limit: int = 200) -> dict[str, Any]:
@@ -104,13 +70,7 @@ async def _human_replies(
         transcript = await state.sessions.transcript(session) or []
         if not any(x.human for x in transcript):
             continue
-        after: dict[str, list[TranscriptLine]] = {}  # a user line's key → human lines after it
-        current: list[TranscriptLine] | None = None
-        for line in transcript:
-            if line.role == "user":
-                current = after.setdefault(line.source, []) if line.source else None
-            elif line.human and current is not None:
-                current.append(line)
+        after = _human_lines_after(transcript)
         for entry, item in found:
             replies = after.get(entry.key)
             if replies:
@@ -119,6 +79,18 @@ async def _human_replies(
                 ]
                 who = ", ".join(dict.fromkeys(str(x.human) for x in replies))
                 item["summary"] += f"; a human replied as the bot ({who})"
+
+
+def _human_lines_after(transcript: list[TranscriptLine]) -> dict[str, list[TranscriptLine]]:
+    """A user line's key → the lines a human wrote as the bot after it."""
+    after: dict[str, list[TranscriptLine]] = {}
+    current: list[TranscriptLine] | None = None
+    for line in transcript:
+        if line.role == "user":
+            current = after.setdefault(line.source, []) if line.source else None
+        elif line.human and current is not None:
+            current.append(line)
+    return after
 
 
 async def _waiting(store: ApprovalStore, entry: JournalEntry, item: dict[str, Any]) -> None:
@@ -148,42 +120,17 @@ def receipt_summary(receipts: Iterable[Mapping[str, Any]]) -> str:
 
 def trail(entry: JournalEntry) -> dict[str, Any]:
     """One message's fate in a sentence an operator can act on, plus the raw trail fields."""
-    state, stage, reason, delivery = entry.state, entry.stage, entry.reason, entry.delivery
-    if state is JournalState.DROPPED:
-        summary = f"dropped at {stage}: {reason}"
-    elif reason == TakeoverReason.PAUSED and entry.message.platform == SCHEDULE_PLATFORM:
-        summary = "scheduled run held, not run (paused: a human took over the chat)"
-    elif reason == TakeoverReason.PAUSED and entry.message.answers_elsewhere:
-        target = entry.message.reply_target
-        assert target is not None
-        summary = (
-            f"held, not run: its answer goes to {target.channel}:{target.chat_id}, "
-            "paused (a human took over the chat)"
-        )
-    elif reason == TakeoverReason.PAUSED:
-        summary = "kept as context, not answered (paused: a human took over the chat)"
-    elif state is JournalState.DONE:
-        summary = f"answered ({reason})"
-        if delivery and delivery != "sent":
-            summary += f", delivery {delivery}"
-            if delivery in ("undelivered", "dead_target"):
-                summary += ", in DLQ"
-        elif delivery == "sent":
-            summary += ", delivered"
-    elif state is JournalState.ANSWERED:
-        summary = f"answered ({reason}), delivery not finished yet"
-    else:
-        summary = "accepted, turn not finished yet"
+    summary = fate(entry)
     media = [m for m in (entry.reply or {}).get("media") or () if m.get("message") == entry.key]
     if media:
         summary += "; files: " + ", ".join(f"{m['name']} → {m['reason']}" for m in media)
     out: dict[str, Any] = {
         "key": entry.key,
         "received_at": entry.received_at,
-        "state": state.value,
-        "stage": stage,
-        "reason": reason,
-        "delivery": delivery,
+        "state": entry.state.value,
+        "stage": entry.stage,
+        "reason": entry.reason,
+        "delivery": entry.delivery,
         "summary": summary,
         "delivery_ids": entry.delivery_ids,
         **({"media": media} if media else {}),
@@ -193,6 +140,42 @@ def trail(entry: JournalEntry) -> dict[str, Any]:
         out["tools"] = tools
         out["summary"] = f"{summary}; {tool_summary(tools)}"
     return out
+
+
+def fate(entry: JournalEntry) -> str:
+    """What became of the message, in one sentence."""
+    state, reason = entry.state, entry.reason
+    if state is JournalState.DROPPED:
+        return f"dropped at {entry.stage}: {reason}"
+    if reason == TakeoverReason.PAUSED:
+        return _held(entry)
+    if state is JournalState.DONE:
+        return f"answered ({reason})" + _delivered(entry.delivery)
+    if state is JournalState.ANSWERED:
+        return f"answered ({reason}), delivery not finished yet"
+    return "accepted, turn not finished yet"
+
+
+def _held(entry: JournalEntry) -> str:
+    """A message that came while a human had taken the chat over."""
+    if entry.message.platform == SCHEDULE_PLATFORM:
+        return "scheduled run held, not run (paused: a human took over the chat)"
+    target = entry.message.reply_target
+    if entry.message.answers_elsewhere and target is not None:
+        return (
+            f"held, not run: its answer goes to {target.channel}:{target.chat_id}, "
+            "paused (a human took over the chat)"
+        )
+    return "kept as context, not answered (paused: a human took over the chat)"
+
+
+def _delivered(delivery: str | None) -> str:
+    if delivery == "sent":
+        return ", delivered"
+    if not delivery:
+        return ""
+    in_dlq = ", in DLQ" if delivery in ("undelivered", "dead_target") else ""
+    return f", delivery {delivery}{in_dlq}"
 
 
 def tool_summary(tools: Mapping[str, Any]) -> str:

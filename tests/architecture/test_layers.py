@@ -21,6 +21,7 @@ FLOORS: tuple[frozenset[str], ...] = tuple(
         "agents",
         "media",
         "channels",
+        "operator",
         "feature",
         "schedules takeover approvals budgets telemetry people",
         "gateway",
@@ -41,6 +42,7 @@ GATEWAY_FLOORS: tuple[frozenset[str], ...] = tuple(
         "intake",
         "http",
         "reload",
+        "operator_actions",
         "app features",
         "builder",
     )

@@ -9,6 +9,8 @@ from pathlib import Path
 
 from chatgate.clock import SystemClock
 from chatgate.model.messages import InboundMessage, default_target
+from chatgate.operator.arguments import NoArgs, PairingCodeArgs
+from chatgate.operator.catalog import PAIRING_APPROVE, PAIRING_LIST
 from chatgate.state.factory import build_state
 from tests.fakes.llm import FakeLLM, Fault
 from tests.harness import http, load, memory, operator, running, sql, url, write_config
@@ -145,10 +147,9 @@ async def test_a_revoked_pairing_applies_at_once_without_a_restart(
     async with running(path) as gw, http() as client:
         chat = memory(gw)
         await (await chat.inject("hi", sender_id="s1", chat_id="d1")).result
-        [pending] = (await gw.admin("pairing_list"))["pending"]
-        assert (await gw.admin("pairing_approve", channel="memory", code=pending["code"]))[
-            "approved"
-        ]
+        [pending] = (await gw.operate(PAIRING_LIST, NoArgs())).pending
+        approve = PairingCodeArgs(channel="memory", code=pending.code)
+        assert (await gw.operate(PAIRING_APPROVE, approve)).approved
         assert (await (await chat.inject("in?", sender_id="s1", chat_id="d1")).result).reason == (
             "text"
         )

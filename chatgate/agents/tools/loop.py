@@ -284,18 +284,22 @@ class ToolLoop:
         except Exception:  # a status line must never cost the turn
             return
 
+    def _arguments(self, call: RequestedCall) -> tuple[Any, str]:
+        """The call's arguments (None when not JSON) and how they are shown (secrets masked)."""
+        try:
+            arguments = json.loads(call.arguments or "{}")
+        except ValueError:
+            return None, "<invalid>"
+        shown = mask_arguments(arguments, self._secrets) if arguments is not None else "<invalid>"
+        return arguments, shown
+
     async def _call(
         self, call: RequestedCall, names: Mapping[str, str], step: int
     ) -> tuple[str, AgentError | None]:
         """Run one call; its result text for the model and the error that ends the turn, if any."""
         name = names.get(call.name, call.name)
         started = self._clock()
-        arguments: Any = None
-        try:
-            arguments = json.loads(call.arguments or "{}")
-        except ValueError:
-            arguments = None
-        shown = mask_arguments(arguments, self._secrets) if arguments is not None else "<invalid>"
+        arguments, shown = self._arguments(call)
 
         answer: ApprovalAnswer | None = None
 

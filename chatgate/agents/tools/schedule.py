@@ -137,23 +137,29 @@ def parse_request(
         return "error: give exactly one of at, delay_s or cron"
     if given == ["cron"]:
         return _cron(str(arguments["cron"]), str(tz), prompt, to, config, now)
-    if given == ["delay_s"]:
-        delay = arguments["delay_s"]
-        if isinstance(delay, bool) or not isinstance(delay, int | float) or delay <= 0:
-            return "error: delay_s must be a positive number of seconds"
-        at = datetime.fromtimestamp(now + float(delay), zone)
-    else:
-        try:
-            at = datetime.fromisoformat(str(arguments["at"]))
-        except ValueError:
-            return "error: at must be an ISO 8601 time, e.g. 2026-06-02T09:00:00+02:00"
-        at = at if at.tzinfo is not None else at.replace(tzinfo=zone)
+    at = _one_shot(arguments, zone, now)
+    if isinstance(at, str):
+        return at
     if at.timestamp() <= now:
         current = datetime.fromtimestamp(now, zone).isoformat(timespec="minutes")
         return f"error: at {at.isoformat()} is not in the future (now is {current})"
     if at.timestamp() > now + timedelta(days=config.max_ahead_days).total_seconds():
         return f"error: at is more than {config.max_ahead_days:g} days ahead"
     return JobRequest(prompt.strip(), to, str(tz), at=at)
+
+
+def _one_shot(arguments: Mapping[str, Any], zone: ZoneInfo, now: float) -> datetime | str:
+    """The time of a one-shot job (``delay_s`` from now, or ``at``), or the error text."""
+    if arguments.get("delay_s") not in (None, ""):
+        delay = arguments["delay_s"]
+        if isinstance(delay, bool) or not isinstance(delay, int | float) or delay <= 0:
+            return "error: delay_s must be a positive number of seconds"
+        return datetime.fromtimestamp(now + float(delay), zone)
+    try:
+        at = datetime.fromisoformat(str(arguments["at"]))
+    except ValueError:
+        return "error: at must be an ISO 8601 time, e.g. 2026-06-02T09:00:00+02:00"
+    return at if at.tzinfo is not None else at.replace(tzinfo=zone)
 
 
 def target_of(name: object, ctx: ToolContext, config: ScheduleToolConfig) -> str:

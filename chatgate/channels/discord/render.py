@@ -100,17 +100,8 @@ def render(
     for block in message.blocks:
         if isinstance(block, Buttons | Select):
             hidden += _add_rows(rows, block, shorten, words.open_list)
-        elif isinstance(block, Table):
-            sections[-1].embeds.append(table_embed(block, words))
-        elif isinstance(block, Image):
-            sections[-1].embeds.append(EmbedSpec(image_url=block.url, footer=block.alt))
         else:
-            text = _context(block) if isinstance(block, Context) else _markdown(block)
-            if not text.strip():
-                continue
-            if sections[-1].embeds:
-                sections.append(_Section())
-            sections[-1].text.append(text)
+            _add_block(sections, block, words)
     if hidden:
         sections[-1].text.append(f"-# {words.options_hidden(hidden)}")
     parts = [part for section in sections for part in _parts(section, limit, max_lines)]
@@ -126,6 +117,22 @@ def render(
         )
         for i, (text, embeds) in enumerate(parts)
     ]
+
+
+def _add_block(sections: list[_Section], block: Block, words: RenderWords) -> None:
+    """Tables and images become embeds of the current section; text after an embed starts
+    a new section (a message's text comes before its embeds)."""
+    if isinstance(block, Table):
+        sections[-1].embeds.append(table_embed(block, words))
+    elif isinstance(block, Image):
+        sections[-1].embeds.append(EmbedSpec(image_url=block.url, footer=block.alt))
+    else:
+        text = _context(block) if isinstance(block, Context) else _markdown(block)
+        if not text.strip():
+            return
+        if sections[-1].embeds:
+            sections.append(_Section())
+        sections[-1].text.append(text)
 
 
 def _markdown(block: Block) -> str:

@@ -82,21 +82,46 @@ KIND_HINTS: dict[SendErrorKind, str] = {
 }
 
 
+# Slack's error codes and HTTP statuses, by the kind they mean; where they disagree, the kind
+# listed first in `_PRECEDENCE` wins (and a code in two sets takes the later, stronger entry).
+_BY_CODE: dict[str, SendErrorKind] = {
+    **dict.fromkeys(TRANSIENT, SendErrorKind.TRANSIENT),
+    **dict.fromkeys(FORBIDDEN, SendErrorKind.FORBIDDEN),
+    **dict.fromkeys(TARGET_GONE, SendErrorKind.TARGET_NOT_FOUND),
+    **dict.fromkeys(AUTH_ERRORS, SendErrorKind.AUTH_FATAL),
+    "ratelimited": SendErrorKind.RATE_LIMITED,
+}
+_BY_STATUS: dict[int, SendErrorKind] = {
+    429: SendErrorKind.RATE_LIMITED,
+    401: SendErrorKind.AUTH_FATAL,
+    404: SendErrorKind.TARGET_NOT_FOUND,
+    403: SendErrorKind.FORBIDDEN,
+    408: SendErrorKind.TRANSIENT,
+}
+_PRECEDENCE = (
+    SendErrorKind.RATE_LIMITED,
+    SendErrorKind.AUTH_FATAL,
+    SendErrorKind.TARGET_NOT_FOUND,
+    SendErrorKind.FORBIDDEN,
+    SendErrorKind.TRANSIENT,
+)
+
+
+def _status_kind(status: int | None) -> SendErrorKind | None:
+    if status is None:
+        return None
+    return _BY_STATUS.get(status) or (SendErrorKind.TRANSIENT if status >= 500 else None)
+
+
 def classify_api(status: int | None, error: str, retry_after: str | None = None) -> SendResult:
     """One SendResult per Slack answer (status and `error` code as Slack sent them)."""
-    if status == 429 or error == "ratelimited":
-        return SendResult.failed(
-            SendErrorKind.RATE_LIMITED, error or "429", retry_after_s=_seconds(retry_after)
-        )
-    if error in AUTH_ERRORS or status == 401:
-        return SendResult.failed(SendErrorKind.AUTH_FATAL, error or str(status))
-    if error in TARGET_GONE or status == 404:
-        return SendResult.failed(SendErrorKind.TARGET_NOT_FOUND, error or str(status))
-    if error in FORBIDDEN or status == 403:
-        return SendResult.failed(SendErrorKind.FORBIDDEN, error or str(status))
-    if error in TRANSIENT or (status is not None and (status >= 500 or status == 408)):
-        return SendResult.failed(SendErrorKind.TRANSIENT, error or str(status))
-    return SendResult.failed(SendErrorKind.INVALID_REQUEST, error or f"HTTP {status}")
+    found = {_BY_CODE.get(error), _status_kind(status)}
+    kind = next((k for k in _PRECEDENCE if k in found), SendErrorKind.INVALID_REQUEST)
+    if kind is SendErrorKind.RATE_LIMITED:
+        return SendResult.failed(kind, error or "429", retry_after_s=_seconds(retry_after))
+    if kind is SendErrorKind.INVALID_REQUEST:
+        return SendResult.failed(kind, error or f"HTTP {status}")
+    return SendResult.failed(kind, error or str(status))
 
 
 def hint_for(result: SendResult) -> str:

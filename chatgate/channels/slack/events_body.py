@@ -43,18 +43,21 @@ def _object(data: Any) -> None:
             raise BadInput(400, InputReason.NOT_JSON, f"{key} must be an object")
     if data.get("type") == "event_callback" and "event" not in data:
         raise BadInput(400, InputReason.MISSING_PARAMETER, "event_callback needs an event")
-    grants = data.get("authorizations")
-    if grants is not None and not (
-        isinstance(grants, list) and all(isinstance(g, dict) for g in grants)
-    ):
-        raise BadInput(400, InputReason.NOT_JSON, "authorizations must be a list of objects")
-    actions = data.get("actions")
-    if actions is not None and not (
-        isinstance(actions, list) and actions and all(isinstance(a, dict) for a in actions)
-    ):
-        raise BadInput(400, InputReason.NOT_JSON, "actions must be a non-empty list of objects")
+    grants = _objects(data, "authorizations", empty_ok=True)
+    actions = _objects(data, "actions", empty_ok=False)
     for part in _parts(data, grants, actions):
         _fields(part)
+
+
+def _objects(data: dict[str, Any], key: str, *, empty_ok: bool) -> Any:
+    """``data[key]`` when absent or a list of objects (non-empty unless ``empty_ok``)."""
+    value = data.get(key)
+    if value is None:
+        return None
+    if isinstance(value, list) and (value or empty_ok) and all(isinstance(v, dict) for v in value):
+        return value
+    wanted = "a list of objects" if empty_ok else "a non-empty list of objects"
+    raise BadInput(400, InputReason.NOT_JSON, f"{key} must be {wanted}")
 
 
 def _parts(data: dict[str, Any], grants: Any, actions: Any) -> list[dict[str, Any]]:

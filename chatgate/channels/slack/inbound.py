@@ -104,6 +104,53 @@ def normalize(
         return Ignored(DropReason.MALFORMED_UPDATE, chat_id)
     if subtype == "message_changed" and edits is not EditMode.IGNORE:
         return _edit(event, bot, channel, engaged, edits)
+    skipped = _not_for_us(event, bot, chat_id)
+    if skipped is not None:
+        return skipped
+    text = clean_text(str(event.get("text") or ""), bot.user_id).strip()
+    files = tuple(_attachment(f) for f in event.get("files") or () if isinstance(f, Mapping))
+    if not text and not files:
+        return Ignored(DropReason.EMPTY_INPUT, chat_id)
+    return _message(event, bot, channel, text, files, engaged)
+
+
+def _message(
+    event: Mapping[str, Any],
+    bot: BotIdentity,
+    channel: str,
+    text: str,
+    files: tuple[Attachment, ...],
+    engaged: Collection[str],
+) -> InboundMessage:
+    chat_id, ts = str(event["channel"]), str(event["ts"])
+    thread_ts = str(event["thread_ts"]) if event.get("thread_ts") else None
+    kind = chat_kind(event.get("channel_type"), chat_id)
+    # In a channel the answer starts (or continues) a thread: that thread is the conversation.
+    thread_id = thread_ts if kind == "direct" else (thread_ts or ts)
+    bot_id = str(event.get("bot_id") or "")
+    return InboundMessage(
+        channel=channel,
+        platform=PLATFORM,
+        chat_id=chat_id,
+        chat_kind=kind,
+        sender_id=str(event.get("user") or "") or bot_id,
+        message_id=message_key(chat_id, ts),
+        text=text or f"[{files[0].kind}]",
+        thread_id=thread_id,
+        sender_name=_display_name(_mapping(event.get("user_profile"))),
+        sender_is_bot=bool(bot_id) or event.get("subtype") == "bot_message",
+        is_mention=_addressed(event, bot, thread_ts, engaged),
+        is_command=text.startswith("/"),
+        attachments=files,
+        received_at=_float(ts),
+        reply_target=Target(channel, chat_id, thread_id),
+        extra={"team_id": str(event.get("team") or bot.team_id)} if bot.team_id else {},
+    )
+
+
+def _not_for_us(event: Mapping[str, Any], bot: BotIdentity, chat_id: str) -> Ignored | None:
+    """Edits and deletions (when not taken as input), system messages and the bot's own."""
+    subtype = event.get("subtype")
     if subtype in _EDIT_SUBTYPES:
         return Ignored(DropReason.EDITED_IGNORED, chat_id)
     if subtype in _SYSTEM_SUBTYPES:
@@ -112,41 +159,23 @@ def normalize(
     bot_id = str(event.get("bot_id") or "")
     if (user and user == bot.user_id) or (bot_id and bot_id == bot.bot_id):
         return Ignored(DropReason.SELF_MESSAGE, chat_id)
-    ts = str(event["ts"])
-    thread_ts = str(event["thread_ts"]) if event.get("thread_ts") else None
-    kind = chat_kind(event.get("channel_type"), chat_id)
-    text = clean_text(str(event.get("text") or ""), bot.user_id).strip()
-    files = tuple(_attachment(f) for f in event.get("files") or () if isinstance(f, Mapping))
-    if not text and not files:
-        return Ignored(DropReason.EMPTY_INPUT, chat_id)
-    # In a channel the answer starts (or continues) a thread: that thread is the conversation.
-    thread_id = thread_ts if kind == "direct" else (thread_ts or ts)
-    mentioned = (
-        event.get("type") == "app_mention"
-        or f"<@{bot.user_id}" in str(event.get("text") or "")
-        or (thread_ts is not None and event.get("parent_user_id") == bot.user_id)
-        or (thread_ts is not None and f"{chat_id}:{thread_ts}" in engaged)
-    )
-    sender = user or bot_id
-    profile = _mapping(event.get("user_profile"))
-    return InboundMessage(
-        channel=channel,
-        platform=PLATFORM,
-        chat_id=chat_id,
-        chat_kind=kind,
-        sender_id=sender,
-        message_id=message_key(chat_id, ts),
-        text=text or f"[{files[0].kind}]",
-        thread_id=thread_id,
-        sender_name=str(profile.get("display_name") or profile.get("real_name") or ""),
-        sender_is_bot=bool(bot_id) or subtype == "bot_message",
-        is_mention=mentioned,
-        is_command=text.startswith("/"),
-        attachments=files,
-        received_at=_float(ts),
-        reply_target=Target(channel, chat_id, thread_id),
-        extra={"team_id": str(event.get("team") or bot.team_id)} if bot.team_id else {},
-    )
+    return None
+
+
+def _addressed(
+    event: Mapping[str, Any], bot: BotIdentity, thread_ts: str | None, engaged: Collection[str]
+) -> bool:
+    """Named, or a reply in a thread the bot started or has answered in."""
+    if event.get("type") == "app_mention" or f"<@{bot.user_id}" in str(event.get("text") or ""):
+        return True
+    if thread_ts is None:
+        return False
+    in_engaged = f"{event.get('channel')}:{thread_ts}" in engaged
+    return event.get("parent_user_id") == bot.user_id or in_engaged
+
+
+def _display_name(profile: Mapping[str, Any]) -> str:
+    return str(profile.get("display_name") or profile.get("real_name") or "")
 
 
 def _edit(
@@ -243,9 +272,7 @@ def normalize_action(
     if not choice:
         return Ignored(DropReason.EMPTY_INPUT, chat_id)
     kind = chat_kind(None, chat_id)
-    message_ts = str(message.get("ts") or container.get("message_ts") or "")
-    thread_ts = message.get("thread_ts") or container.get("thread_ts")
-    thread_id = str(thread_ts) if thread_ts else (None if kind == "direct" else message_ts or None)
+    message_ts, thread_id = _pressed_in(message, container, kind)
     stamp = str(action.get("action_ts") or payload.get("trigger_id") or "")
     return InboundMessage(
         channel=channel,
@@ -264,6 +291,17 @@ def normalize_action(
         reply_target=Target(channel, chat_id, thread_id),
         extra={"action_id": str(action.get("action_id") or "")},
     )
+
+
+def _pressed_in(
+    message: Mapping[str, Any], container: Mapping[str, Any], kind: ChatKind
+) -> tuple[str, str | None]:
+    """The pressed message's ts and the thread its conversation is (a DM is its own)."""
+    message_ts = str(message.get("ts") or container.get("message_ts") or "")
+    thread_ts = message.get("thread_ts") or container.get("thread_ts")
+    if thread_ts:
+        return message_ts, str(thread_ts)
+    return message_ts, None if kind == "direct" else message_ts or None
 
 
 def normalize_command(

@@ -89,21 +89,18 @@ def normalize(
 
 
 def message(activity: Any, channel: str, chat: str, thread: str | None) -> InboundMessage | Ignored:
+    refused = _refused(activity, chat)
+    if refused is not None:
+        return refused
     sender = activity.from_
-    if not activity.id or not sender or not sender.id:
-        return Ignored(DropReason.MALFORMED_UPDATE, chat)
-    bot = activity.recipient.id if activity.recipient else ""
-    if sender.id == bot:
-        return Ignored(DropReason.SELF_MESSAGE, chat)
+    bot = _bot_id(activity)
     kind = CHAT_KINDS.get(str(activity.conversation.conversation_type or "personal"), "group")
     choice = _choice(activity.value)
-    mentioned = _mentions_bot(activity.entities, bot)
     text = choice if choice is not None else _text(activity.text or "", activity.entities, bot)
     attachments = _attachments(activity.attachments)
     if not text.strip() and not attachments:
         return Ignored(DropReason.EMPTY_INPUT, chat)
-    if kind != "channel":
-        thread = None
+    thread = thread if kind == "channel" else None
     return InboundMessage(
         channel=channel,
         platform=PLATFORM,
@@ -115,15 +112,33 @@ def message(activity: Any, channel: str, chat: str, thread: str | None) -> Inbou
         thread_id=thread,
         sender_name=sender.name or "",
         sender_is_bot=(sender.role or "") == "bot",
-        is_mention=kind == "direct" or mentioned,
+        is_mention=kind == "direct" or _mentions_bot(activity.entities, bot),
         is_command=choice is None and text.startswith("/"),
         reply_to=activity.reply_to_id,
         attachments=attachments,
-        received_at=activity.timestamp.timestamp() if activity.timestamp else 0.0,
+        received_at=_stamp(activity),
         choice=choice,
         reply_target=Target(channel, chat, thread, activity.id),
         extra={"language": activity.locale} if activity.locale else {},
     )
+
+
+def _bot_id(activity: Any) -> str:
+    return str(activity.recipient.id) if activity.recipient else ""
+
+
+def _refused(activity: Any, chat: str) -> Ignored | None:
+    """Why an activity is no input at all: no id or sender, or the bot's own message."""
+    sender = activity.from_
+    if not activity.id or not sender or not sender.id:
+        return Ignored(DropReason.MALFORMED_UPDATE, chat)
+    if sender.id == _bot_id(activity):
+        return Ignored(DropReason.SELF_MESSAGE, chat)
+    return None
+
+
+def _stamp(activity: Any) -> float:
+    return float(activity.timestamp.timestamp()) if activity.timestamp else 0.0
 
 
 def _edit(activity: Any, channel: str, mode: EditMode, chat: str) -> InboundMessage | Ignored:

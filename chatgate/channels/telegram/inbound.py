@@ -121,11 +121,6 @@ def _message(message: Message, bot: BotIdentity, channel: str) -> InboundMessage
     command, addressed_elsewhere = _command(text, entities, bot)
     mentioned = _mentioned(message, text, entities, bot)
     kind = _KINDS.get(message.chat.type, "group")
-    thread = (
-        str(message.message_thread_id)
-        if message.is_topic_message and message.message_thread_id
-        else None
-    )
     sender_id, name, is_bot = _sender(message, chat_id)
     msg = InboundMessage(
         channel=channel,
@@ -136,20 +131,30 @@ def _message(message: Message, bot: BotIdentity, channel: str) -> InboundMessage
         message_id=message_key(chat_id, message.message_id),
         text=_strip_leading_mention(text, bot)
         or (f"[{attachments[0].kind}]" if attachments else ""),
-        thread_id=thread,
+        thread_id=_topic(message),
         sender_name=name,
         sender_is_bot=is_bot,
         is_mention=mentioned,
         is_command=command and not addressed_elsewhere,
-        reply_to=message_key(chat_id, message.reply_to_message.message_id)
-        if message.reply_to_message
-        else None,
+        reply_to=_replied_to(message, chat_id),
         attachments=attachments,
         received_at=message.date.timestamp() if message.date else time.time(),
         extra=_language(message)
         | ({ALBUM_KEY: message.media_group_id} if message.media_group_id else {}),
     )
     return _targeted(msg)
+
+
+def _topic(message: Message) -> str | None:
+    """The forum topic a message is in (its conversation); None outside forum topics."""
+    if message.is_topic_message and message.message_thread_id:
+        return str(message.message_thread_id)
+    return None
+
+
+def _replied_to(message: Message, chat_id: str) -> str | None:
+    replied = message.reply_to_message
+    return message_key(chat_id, replied.message_id) if replied else None
 
 
 def _language(message: Message) -> dict[str, str]:

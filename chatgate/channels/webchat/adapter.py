@@ -411,13 +411,8 @@ class WebChatChannel(ChannelAdapter):
             return f"text is longer than {self.config.max_input_chars} characters"
         agent = data.get("agent")
         route = AGENT_ROUTE + agent if agent in self.config.agents else None
-        label = data.get("label")
         message_id = f"{sid}.{data['client_id']}"
-        shown_text = "\n".join([text, *(f"📎 {f.name}" for f in files)]).strip()
-        echo: dict[str, Any] = {"text": shown_text, "message_id": message_id}
-        if is_choice:
-            shown = (label if isinstance(label, str) else text)[:200]
-            echo = {"text": shown, "choice": True, "message_id": message_id}
+        echo = _echo(text, data.get("label"), message_id, files, choice=is_choice)
         msg = InboundMessage(
             channel=self.name,
             platform=self.platform,
@@ -435,6 +430,17 @@ class WebChatChannel(ChannelAdapter):
             attachments=files,
         )
         return msg, echo
+
+
+def _echo(
+    text: str, label: object, message_id: str, files: tuple[Attachment, ...], *, choice: bool
+) -> dict[str, Any]:
+    """How the page shows the sent message: the text with its files, or a choice's label."""
+    if choice:
+        shown = (label if isinstance(label, str) else text)[:200]
+        return {"text": shown, "choice": True, "message_id": message_id}
+    shown_text = "\n".join([text, *(f"📎 {f.name}" for f in files)]).strip()
+    return {"text": shown_text, "message_id": message_id}
 
 
 __all__ = ["WebChatChannel"]

@@ -192,6 +192,13 @@ class WebhookChannel(ChannelAdapter):
             route=name,
             attachments=files,
         )
+        return await self._submit(msg, route, request)
+
+    async def _submit(
+        self, msg: InboundMessage, route: WebhookRouteConfig, request: web.Request
+    ) -> web.Response:
+        """Hand the message to the gateway; answer at once (async) or with the turn's reply."""
+        assert self._sink is not None
         try:
             submission = await self._sink.submit(msg)
         except StateUnavailable:  # not journaled: refuse, so the sender retries it later

@@ -86,23 +86,48 @@ TEMPLATE_CODES = frozenset({132000, 132001, 132005, 132007, 132012, 132015, 1320
 PARKING = AUTH_CODES | PERMISSION_CODES | ACCOUNT_CODES
 
 
+# Meta's error codes and HTTP statuses, by the kind they mean; where they disagree, the kind
+# listed first in `_PRECEDENCE` wins (a code in two sets takes the later, stronger entry).
+_BY_CODE: dict[int, SendErrorKind] = {
+    **dict.fromkeys(TRANSIENT_CODES, SendErrorKind.TRANSIENT),
+    **dict.fromkeys(TEST_NUMBER_CODES, SendErrorKind.FORBIDDEN),
+    **dict.fromkeys(GONE_CODES, SendErrorKind.TARGET_NOT_FOUND),
+    **dict.fromkeys(WINDOW_CODES, SendErrorKind.OUTSIDE_WINDOW),
+    **dict.fromkeys(PARKING, SendErrorKind.AUTH_FATAL),
+    **dict.fromkeys(RATE_LIMITS, SendErrorKind.RATE_LIMITED),
+}
+_BY_STATUS: dict[int, SendErrorKind] = {
+    429: SendErrorKind.RATE_LIMITED,
+    401: SendErrorKind.AUTH_FATAL,
+    408: SendErrorKind.TRANSIENT,
+}
+_PRECEDENCE = (
+    SendErrorKind.RATE_LIMITED,
+    SendErrorKind.AUTH_FATAL,
+    SendErrorKind.OUTSIDE_WINDOW,
+    SendErrorKind.TARGET_NOT_FOUND,
+    SendErrorKind.FORBIDDEN,
+    SendErrorKind.TRANSIENT,
+)
+
+
+def _status_kind(status: int | None, code: int | None) -> SendErrorKind | None:
+    if status is None:
+        return None
+    if status == 403 and code is None:  # with a code, the code says more than the status
+        return SendErrorKind.FORBIDDEN
+    return _BY_STATUS.get(status) or (SendErrorKind.TRANSIENT if status >= 500 else None)
+
+
 def classify_graph(status: int | None, code: int | None, message: str = "") -> SendResult:
     """One SendResult per Graph answer (status and error code as Meta sent them)."""
     error = f"{code}: {message}" if code is not None else message or f"HTTP {status}"
-    if code in RATE_LIMITS or status == 429:
+    found = {_BY_CODE.get(code) if code is not None else None, _status_kind(status, code)}
+    kind = next((k for k in _PRECEDENCE if k in found), SendErrorKind.INVALID_REQUEST)
+    if kind is SendErrorKind.RATE_LIMITED:
         wait = RATE_LIMITS.get(code, 1.0) if code is not None else 1.0
-        return SendResult.failed(SendErrorKind.RATE_LIMITED, error, retry_after_s=wait)
-    if code in AUTH_CODES or code in PERMISSION_CODES or code in ACCOUNT_CODES or status == 401:
-        return SendResult.failed(SendErrorKind.AUTH_FATAL, error)
-    if code in WINDOW_CODES:
-        return SendResult.failed(SendErrorKind.OUTSIDE_WINDOW, error)
-    if code in GONE_CODES:
-        return SendResult.failed(SendErrorKind.TARGET_NOT_FOUND, error)
-    if code in TEST_NUMBER_CODES or (code is None and status == 403):
-        return SendResult.failed(SendErrorKind.FORBIDDEN, error)
-    if code in TRANSIENT_CODES or (status is not None and (status >= 500 or status == 408)):
-        return SendResult.failed(SendErrorKind.TRANSIENT, error)
-    return SendResult.failed(SendErrorKind.INVALID_REQUEST, error)
+        return SendResult.failed(kind, error, retry_after_s=wait)
+    return SendResult.failed(kind, error)
 
 
 def hint(code: int | None, kind: SendErrorKind | None, api_base: str | None = None) -> str:

@@ -103,6 +103,18 @@ def normalize(
         return Ignored(DropReason.UNSUPPORTED_INTERACTION, sender)
     if not text.strip():
         return Ignored(DropReason.EMPTY_INPUT, sender)
+    return _message(message, channel, names, text, choice, media)
+
+
+def _message(
+    message: Mapping[str, Any],
+    channel: str,
+    names: Mapping[str, str],
+    text: str,
+    choice: str | None,
+    media: Mapping[str, Any] | None,
+) -> InboundMessage:
+    sender, wamid = str(message["from"]), str(message["id"])
     context = _map(message.get("context"))
     extra: dict[str, Any] = {"media": [media]} if media else {}
     return InboundMessage(

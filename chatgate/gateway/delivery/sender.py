@@ -10,6 +10,7 @@ from __future__ import annotations
 import logging
 import random
 from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
 from typing import Protocol
 
 from chatgate.channels.base import ChannelAdapter, Rendered
@@ -32,14 +33,32 @@ log = logging.getLogger("chatgate.delivery")
 MAX_CHAT_MOVES = 3  # a chat migrates once (group → supergroup); more means something is wrong
 
 
+class VoiceLookup(Protocol):
+    def for_channel(self, channel: str) -> Voice: ...
+
+
 class ChannelLookup(Protocol):
     async def ready_adapter(self, name: str) -> ChannelAdapter | None: ...
 
     async def connection_left(self, name: str) -> bool: ...
 
 
-class VoiceLookup(Protocol):
-    def for_channel(self, channel: str) -> Voice: ...
+@dataclass
+class _Job:
+    """One delivery in progress: what is sent where, its hooks, and the attempts so far (the
+    target moves when the platform migrated the chat)."""
+
+    target: Target
+    message: OutboundMessage
+    inbound_key: str | None
+    session: str | None
+    first_chunk: int
+    on_first_send: Callable[[], None] | None
+    edit_ids: Sequence[str]
+    still_mine: Callable[[], Awaitable[bool]] | None
+    may_send: Callable[[], Awaitable[bool]] | None
+    hand_off: Callable[[], Awaitable[bool]] | None
+    attempts: int = 0
 
 
 class Delivery:
@@ -98,84 +117,108 @@ class Delivery:
         connection left this replica mid-send (its lease moved): True leaves the answer to the
         replica serving the channel next (`handed_off`), not the DLQ.
         """
+        job = _Job(
+            target, message, inbound_key, session, first_chunk, on_first_send, edit_ids,
+            still_mine, may_send, hand_off,
+        )  # fmt: skip
         adapter = await self.channels.ready_adapter(target.channel)
         if adapter is None:
-            if still_mine is not None and not await still_mine():
-                return self._not_mine(target, inbound_key, session)
-            return await self._undelivered(
-                target,
-                message,
-                SendErrorKind.TRANSIENT,
-                f"channel '{target.channel}' is not running",
-                0,
-                inbound_key,
-                session,
-                first_chunk,
-            )
+            return await self._no_channel(job)
         dead_kind = await self.dead.kind(target)
         if dead_kind is not None:
-            return await self._undelivered(
-                target,
-                message,
-                SendErrorKind(dead_kind),
-                "target is marked dead",
-                0,
-                inbound_key,
-                session,
-                first_chunk,
-                status=DeliveryStatus.DEAD_TARGET,
+            return await self._failed(
+                job, SendErrorKind(dead_kind), "target is marked dead", first_chunk, dead=True
             )
         chunks, degraded = self.render(adapter, target, message, describe)
         ids: list[str] = []
-        attempts_total = 0
         for index in range(first_chunk, len(chunks)):
-            claim = may_send or still_mine
-            if index == first_chunk and claim is not None and not await claim():
-                return self._not_mine(target, inbound_key, session)
-            if index == first_chunk and on_first_send is not None:
-                on_first_send()
-            chunk = chunks[index]
-            edit_id = edit_ids[index] if index < len(edit_ids) else None
-            if upload_of(chunk) is not None:
-                chunk, edit_id = await self._with_bytes(adapter, target, chunk), None
-            left = hand_off is not None and index == first_chunk
-            result, attempts, target = await self.send_chunk(
-                adapter, target, chunk, edit_id=edit_id, stop_if_left=left
-            )
-            attempts_total += attempts
-            if not result.ok and left and hand_off is not None and await hand_off():
-                return DeliveryReport(DeliveryStatus.HANDED_OFF, attempts=attempts_total)
-            if not result.ok:
-                kind = result.kind or SendErrorKind.UNKNOWN
-                dead = kind in DEAD_TARGET_KINDS
-                if dead:
-                    await self.dead.mark(target, kind, result.error, self.clock.time())
-                return await self._undelivered(
-                    target,
-                    message,
-                    kind,
-                    result.error,
-                    attempts,  # the failed chunk's: earlier chunks were sent
-                    inbound_key,
-                    session,
-                    index,
-                    status=DeliveryStatus.DEAD_TARGET if dead else DeliveryStatus.UNDELIVERED,
-                )
-            ids.extend(result.message_ids)
+            if index == first_chunk and not await self._first_goes(job):
+                return self._not_mine(job.target, inbound_key, session)
+            sent = await self._chunk(adapter, job, chunks[index], index)
+            if isinstance(sent, DeliveryReport):
+                return sent
+            ids.extend(sent)
+        return await self._sent(job, chunks, ids, degraded)
+
+    async def _no_channel(self, job: _Job) -> DeliveryReport:
+        if job.still_mine is not None and not await job.still_mine():
+            return self._not_mine(job.target, job.inbound_key, job.session)
+        error = f"channel '{job.target.channel}' is not running"
+        return await self._failed(job, SendErrorKind.TRANSIENT, error, job.first_chunk)
+
+    async def _first_goes(self, job: _Job) -> bool:
+        """Right before the first chunk: is the answer still this replica's to send?"""
+        claim = job.may_send or job.still_mine
+        if claim is not None and not await claim():
+            return False
+        if job.on_first_send is not None:
+            job.on_first_send()
+        return True
+
+    async def _chunk(
+        self, adapter: ChannelAdapter, job: _Job, chunk: Rendered, index: int
+    ) -> list[str] | DeliveryReport:
+        """Send one chunk: its message ids, or the report that ends the delivery."""
+        edit_id = job.edit_ids[index] if index < len(job.edit_ids) else None
+        if upload_of(chunk) is not None:
+            chunk, edit_id = await self._with_bytes(adapter, job.target, chunk), None
+        left = job.hand_off is not None and index == job.first_chunk
+        result, attempts, job.target = await self.send_chunk(
+            adapter, job.target, chunk, edit_id=edit_id, stop_if_left=left
+        )
+        job.attempts += attempts
+        if result.ok:
+            return list(result.message_ids)
+        if left and job.hand_off is not None and await job.hand_off():
+            return DeliveryReport(DeliveryStatus.HANDED_OFF, attempts=job.attempts)
+        kind = result.kind or SendErrorKind.UNKNOWN
+        dead = kind in DEAD_TARGET_KINDS
+        if dead:
+            await self.dead.mark(job.target, kind, result.error, self.clock.time())
+        return await self._failed(job, kind, result.error, index, dead=dead, attempts=attempts)
+
+    async def _failed(
+        self,
+        job: _Job,
+        kind: SendErrorKind,
+        error: str,
+        chunk: int,
+        *,
+        dead: bool = False,
+        attempts: int = 0,
+    ) -> DeliveryReport:
+        """Record a delivery that ended undelivered; ``attempts`` are the failed chunk's (the
+        earlier chunks were sent)."""
+        return await self._undelivered(
+            job.target,
+            job.message,
+            kind,
+            error,
+            attempts,
+            job.inbound_key,
+            job.session,
+            chunk,
+            status=DeliveryStatus.DEAD_TARGET if dead else DeliveryStatus.UNDELIVERED,
+        )
+
+    async def _sent(
+        self, job: _Job, chunks: list[Rendered], ids: list[str], degraded: tuple[str, ...]
+    ) -> DeliveryReport:
+        target = job.target
         if self.files is not None and any(upload_of(c) for c in chunks):
-            await self.files.discard(message)  # uploaded: linked files expire on their own
+            await self.files.discard(job.message)  # uploaded: linked files expire on their own
         self.metrics.delivery.labels(channel=target.channel, status="sent", kind="").inc()
         self.events.emit(
             EventName.MESSAGE_SENT,
             self.clock.time(),
             target=target.address,
             message_ids=ids,
-            inbound_key=inbound_key,
-            session=session,
+            inbound_key=job.inbound_key,
+            session=job.session,
             degraded=list(degraded),
         )
         return DeliveryReport(
-            DeliveryStatus.SENT, ids, attempts=attempts_total, degraded=degraded, target=target
+            DeliveryStatus.SENT, ids, attempts=job.attempts, degraded=degraded, target=target
         )
 
     def _not_mine(self, target: Target, key: str | None, session: str | None) -> DeliveryReport:

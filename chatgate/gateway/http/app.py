@@ -9,18 +9,18 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Awaitable, Callable
-from typing import Any
 
 from aiohttp import web
 
 from chatgate.channels.base import Handler
 from chatgate.gateway.http import dashboard
 from chatgate.gateway.http.operator_api import OperatorApi
-from chatgate.http_input import BadInput, InputReason, bounded_int, read_json, required, utf8_clean
+from chatgate.http_input import BadInput
 from chatgate.http_input.answers import refuse
-from chatgate.http_input.params import INT64_MAX
 from chatgate.model.errors import StateUnavailable
 from chatgate.model.reasons import RefusalReason
+from chatgate.operator.actions import AnyAction
+from chatgate.operator.parse import from_request
 
 MAX_BODY = 8 * 1024 * 1024  # routes enforce their own, smaller limits
 
@@ -85,24 +85,8 @@ def build_app(api: OperatorApi, routes: DynamicRoutes) -> web.Application:
     app.router.add_get("/readyz", readyz)
     app.router.add_get("/metrics", metrics)
     app.router.add_get("/api/status", api_status)
-    app.router.add_get("/api/dlq", _action("dlq_list", query=("limit",)))
-    app.router.add_post("/api/dlq/{id}/replay", _action("dlq_replay", match=("id",), found=True))
-    app.router.add_delete("/api/dlq/{id}", _action("dlq_drop", match=("id",), found=True))
-    app.router.add_get("/api/pairing", _action("pairing_list"))
-    app.router.add_post(
-        "/api/pairing/approve", _action("pairing_approve", body=("channel", "code"))
-    )
-    app.router.add_post(
-        "/api/pairing/deny", _action("pairing_deny", body=("channel", "code"), found=True)
-    )
-    app.router.add_post(
-        "/api/pairing/revoke", _action("pairing_revoke", body=("channel", "sender_id"), found=True)
-    )
-    app.router.add_get("/api/sessions", _action("sessions_list"))
-    app.router.add_get("/api/sessions/show", _action("session_show", query=("key",), found=True))
-    app.router.add_post("/api/sessions/reset", _action("session_reset", body=("key",)))
-    app.router.add_get("/api/why", _action("why", query=("channel", "message_id", "user")))
-    app.router.add_get("/api/stats", _action("turn_stats"))
+    for action in api.actions.values():
+        app.router.add_route(action.route.method, action.route.path, _action(action))
     app.router.add_post("/api/reload", api_reload)
     app.router.add_post("/api/channels/{name}/restart", api_channel_restart)
     dashboard.add_routes(app, api)
@@ -170,58 +154,20 @@ async def api_status(request: web.Request) -> web.Response:
     return web.json_response(await _api(request).status())
 
 
-MAX_API_BODY = 64 * 1024
-# Parameters that are numbers, and their bounds (anything else is text).
-_INT_PARAMS = {"id": (0, INT64_MAX), "limit": (1, 10_000)}
-# Query parameters an action can do without.
-_OPTIONAL = frozenset({"limit", "message_id", "user"})
-
-
-def _action(
-    action: str,
-    *,
-    match: tuple[str, ...] = (),
-    query: tuple[str, ...] = (),
-    body: tuple[str, ...] = (),
-    found: bool = False,
-) -> Handler:
-    """A handler for one operator action, its arguments from the path, the query or a JSON body;
-    with ``found``, an answer saying it found nothing is a 404. A missing or malformed argument
-    is a 400 naming it."""
+def _action(action: AnyAction) -> Handler:
+    """The handler of one operator action: a missing or malformed argument is a 400 naming it;
+    with ``not_found_404``, an answer saying it found nothing is a 404."""
 
     async def handle(request: web.Request) -> web.StreamResponse:
         try:
-            args = await _arguments(request, match, query, body)
+            args = await from_request(action, request)
         except BadInput as bad:
             return bad.answer()
-        result = await _api(request).admin(action, **args)
-        return web.json_response(result, status=404 if found and not result.get("found") else 200)
+        result = await _api(request).answer(action, args)
+        missing = action.route.not_found_404 and not result.get("found")
+        return web.json_response(result, status=404 if missing else 200)
 
     return handle
-
-
-async def _arguments(
-    request: web.Request, match: tuple[str, ...], query: tuple[str, ...], body: tuple[str, ...]
-) -> dict[str, Any]:
-    given: dict[str, str] = {k: request.match_info[k] for k in match}
-    given.update({k: request.query[k] for k in query if k in request.query})
-    if body:
-        data = await read_json(request, MAX_API_BODY)
-        if not isinstance(data, dict):
-            raise BadInput(400, InputReason.NOT_JSON, f"JSON body needs {', '.join(body)}")
-        for key in body:
-            if not isinstance(data.get(key), str):
-                raise BadInput(400, InputReason.MISSING_PARAMETER, f"JSON body needs {key}")
-            given[key] = data[key]
-    for key in (*match, *query, *body):
-        if key not in _OPTIONAL:
-            required(given, key)
-    utf8_clean(given.values(), "a parameter")
-    args: dict[str, Any] = dict(given)
-    for key, (low, high) in _INT_PARAMS.items():
-        if key in given:
-            args[key] = bounded_int(given[key], key, low=low, high=high)
-    return args
 
 
 async def api_reload(request: web.Request) -> web.Response:

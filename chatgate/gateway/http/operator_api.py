@@ -1,8 +1,11 @@
-"""What the operator HTTP surface (local API and dashboard) needs of the running gateway."""
+"""`OperatorApi`: what the HTTP surface and the dashboard need of the gateway."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any, Protocol
+
+from chatgate.operator.actions import AnyAction
 
 
 class OperatorApi(Protocol):
@@ -25,4 +28,9 @@ class OperatorApi(Protocol):
 
     async def restart_channel(self, name: str) -> bool: ...
 
-    async def admin(self, action: str, **args: Any) -> dict[str, Any]: ...
+    @property
+    def actions(self) -> Mapping[str, AnyAction]:
+        """The declared operator actions, by name."""
+
+    async def answer(self, action: AnyAction, args: Any) -> dict[str, Any]:
+        """The action's JSON answer, scrubbed of secrets."""

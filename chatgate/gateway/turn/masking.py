@@ -29,20 +29,32 @@ def masked(value: Any, mask: Masker) -> Any:
     if isinstance(value, str):
         return mask.mask(value)
     if isinstance(value, dict):
-        pairs = {k: masked(v, mask) for k, v in value.items()}
-        return value if all(pairs[k] is v for k, v in value.items()) else pairs
+        return _masked_dict(value, mask)
     if isinstance(value, list | tuple):
-        items = [masked(v, mask) for v in value]
-        if all(a is b for a, b in zip(items, value, strict=True)):
-            return value
-        return items if isinstance(value, list) else tuple(items)
+        return _masked_items(value, mask)
     if is_dataclass(value) and not isinstance(value, type):
-        names = [f.name for f in fields(value) if f.init]
-        changes = {n: masked(getattr(value, n), mask) for n in names}
-        if all(changes[n] is getattr(value, n) for n in names):
-            return value
-        return replace(value, **changes)
+        return _masked_dataclass(value, mask)
     return value
+
+
+def _masked_dict(value: dict[Any, Any], mask: Masker) -> dict[Any, Any]:
+    pairs = {k: masked(v, mask) for k, v in value.items()}
+    return value if all(pairs[k] is v for k, v in value.items()) else pairs
+
+
+def _masked_items(value: list[Any] | tuple[Any, ...], mask: Masker) -> Any:
+    items = [masked(v, mask) for v in value]
+    if all(a is b for a, b in zip(items, value, strict=True)):
+        return value
+    return items if isinstance(value, list) else tuple(items)
+
+
+def _masked_dataclass(value: Any, mask: Masker) -> Any:
+    names = [f.name for f in fields(value) if f.init]
+    changes = {n: masked(getattr(value, n), mask) for n in names}
+    if all(changes[n] is getattr(value, n) for n in names):
+        return value
+    return replace(value, **changes)
 
 
 def masked_reply(reply: AgentReply, secrets: frozenset[str]) -> AgentReply:

@@ -323,26 +323,7 @@ class RedisJournal:
                     await pubsub.aclose()
 
     async def _claimed(self, channels: list[str], *, include_own: bool) -> list[JournalEntry]:
-        await self._join()
-        open_keys = [str(k) for k in await self._redis.zrange(self._keys("journal", "open"), 0, -1)]
-        if not open_keys:
-            return []
-        async with self._redis.pipeline(transaction=False) as pipe:
-            for key in open_keys:
-                pipe.hmget(self._e(key), ["owner", "channel"])
-            rows = await pipe.execute()
-        owners = sorted({str(o) for o, _ in rows if o})
-        async with self._redis.pipeline(transaction=False) as pipe:
-            for owner in owners:
-                pipe.exists(self._keys("replica", owner))
-            live = dict(zip(owners, [bool(n) for n in await pipe.execute()], strict=True))
-        found = [
-            OpenEntry(key, None if o is None else str(o), str(c or ""), live.get(str(o), False))
-            for key, (o, c) in zip(open_keys, rows, strict=True)
-        ]
-        gone = [e.key for e in found if e.owner is None]
-        if gone:
-            await self._redis.zrem(self._keys("journal", "open"), *gone)
+        found = await self._open_entries()
         claimed: dict[str, bool] = {}  # key → handed over (not left by a dead replica)
         for e in claimable(found, self._owner, include_own=include_own, channels=channels):
             previous = e.owner or NOBODY
@@ -353,6 +334,34 @@ class RedisJournal:
                 claimed[e.key] = previous == NOBODY
         entries = [await self.get(k) for k in claimed]
         return [replace(e, handed_off=claimed[e.key]) for e in entries if e is not None]
+
+    async def _open_entries(self) -> list[OpenEntry]:
+        """The open entries with their owner and whether it is alive; an entry whose hash is
+        gone leaves the open set."""
+        await self._join()
+        open_keys = [str(k) for k in await self._redis.zrange(self._keys("journal", "open"), 0, -1)]
+        if not open_keys:
+            return []
+        async with self._redis.pipeline(transaction=False) as pipe:
+            for key in open_keys:
+                pipe.hmget(self._e(key), ["owner", "channel"])
+            rows = await pipe.execute()
+        live = await self._live({str(o) for o, _ in rows if o})
+        found = [
+            OpenEntry(key, None if o is None else str(o), str(c or ""), live.get(str(o), False))
+            for key, (o, c) in zip(open_keys, rows, strict=True)
+        ]
+        gone = [e.key for e in found if e.owner is None]
+        if gone:
+            await self._redis.zrem(self._keys("journal", "open"), *gone)
+        return found
+
+    async def _live(self, owners: set[str]) -> dict[str, bool]:
+        ordered = sorted(owners)
+        async with self._redis.pipeline(transaction=False) as pipe:
+            for owner in ordered:
+                pipe.exists(self._keys("replica", owner))
+            return dict(zip(ordered, [bool(n) for n in await pipe.execute()], strict=True))
 
     @unavailable("journal")
     async def get(self, key: str) -> JournalEntry | None:

@@ -12,6 +12,8 @@ import pytest
 
 from chatgate.channels.webui import CONTENT_SECURITY_POLICY
 from chatgate.gateway.app import Gateway
+from chatgate.operator.arguments import NoArgs
+from chatgate.operator.catalog import SESSIONS_LIST
 from tests.channels.webchat.sse import messages, read_events
 from tests.harness import running, url, write_config
 
@@ -152,7 +154,7 @@ async def test_a_visitor_picks_only_among_the_listed_agents(gateway: Gateway) ->
             return "other: a" in texts and "echo: b" in texts
 
         await read_events(client, url(gateway, "/chat/api/events"), both)
-    keys = {s["key"] for s in (await gateway.admin("sessions_list"))["sessions"]}
+    keys = {s.key for s in (await gateway.operate(SESSIONS_LIST, NoArgs())).sessions}
     assert {k.split(":")[0] for k in keys} == {"other", "default"}
 
 

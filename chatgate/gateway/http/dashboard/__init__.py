@@ -13,13 +13,13 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
-from collections.abc import Awaitable
 from typing import TYPE_CHECKING, Any
 
 from aiohttp import web
 
 from chatgate.channels.webui import SseStream, StaticAssets
 from chatgate.model.errors import StateUnavailable
+from chatgate.operator.actions import AnyAction
 
 if TYPE_CHECKING:
     from chatgate.gateway.http.operator_api import OperatorApi
@@ -28,7 +28,6 @@ PATH = "/dashboard"
 DEFAULT_EVERY_S = 2.0
 MIN_EVERY_S = 0.5
 MAX_EVERY_S = 30.0
-DLQ_SHOWN = 50
 TICK_S = 0.25
 _ASSETS: StaticAssets | None = None
 
@@ -41,21 +40,27 @@ def assets() -> StaticAssets:
 
 
 async def snapshot(api: OperatorApi) -> dict[str, Any]:
-    """Everything the page shows, in one answer (secret-free: each part is scrubbed)."""
-    status = await api.status()
-    dlq = await _stored(api.admin("dlq_list", limit=DLQ_SHOWN), {"entries": []})
-    pairing = await _stored(api.admin("pairing_list"), {"pending": [], "approved": []})
-    stats = await api.admin("turn_stats")
-    return {"now": time.time(), "status": status, "dlq": dlq, "pairing": pairing, "stats": stats}
+    """Everything the page shows, in one answer: the status and each operator action that
+    declares a dashboard part (secret-free: each part is scrubbed)."""
+    data: dict[str, Any] = {"now": time.time(), "status": await api.status()}
+    for action in api.actions.values():
+        if action.dashboard is not None:
+            data[action.dashboard.key] = await _part(api, action)
+    return data
 
 
-async def _stored(read: Awaitable[dict[str, Any]], empty: dict[str, Any]) -> dict[str, Any]:
-    """A part read from the state store; empty, with the reason, while the store is away (the
-    status part says so too), so the page keeps updating through an outage."""
+async def _part(api: OperatorApi, action: AnyAction) -> dict[str, Any]:
+    """One action's answer; for a part read from the state store, empty with the reason while
+    the store is away (the status part says so too), so the page keeps updating in an outage."""
+    part = action.dashboard
+    assert part is not None
+    args = action.make_args(part.args)
     try:
-        return await read
+        return await api.answer(action, args)
     except StateUnavailable as exc:
-        return {**empty, "error": str(exc)}
+        if part.empty is None:
+            raise
+        return {**part.empty.to_json(), "error": str(exc)}
 
 
 def _every(request: web.Request) -> float:

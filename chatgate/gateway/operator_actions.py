@@ -25,8 +25,8 @@ def declared_actions(features: Sequence[Feature]) -> dict[str, AnyAction]:
 class DaemonOperator:
     """`OperatorContext` over the running gateway."""
 
-    def __init__(self, rt: Runtime, features: Sequence[Feature]) -> None:
-        self.rt = rt
+    def __init__(self, runtime: Runtime, features: Sequence[Feature]) -> None:
+        self.rt = runtime
         self.features = features
 
     @property
@@ -42,33 +42,33 @@ class DaemonOperator:
         self.rt.metrics.dlq_size.set(await self.rt.dead_letters.count())
 
     async def replay_dead_letter(self, entry_id: int) -> DlqReplay:
-        rt = self.rt
-        standby = rt.channels.standby()
+        runtime = self.rt
+        standby = runtime.channels.standby()
         if standby:  # an exclusive channel another replica holds: only that one can send on it
-            held = await rt.dead_letters.get(entry_id)
+            held = await runtime.dead_letters.get(entry_id)
             if held is not None and held.target.channel in standby:
                 return DlqReplay(
                     True,
                     entry_id,
                     status="standby",
-                    holders=await rt.state.leases.holders(),
+                    holders=await runtime.state.leases.holders(),
                     hint=f"another replica holds channel '{held.target.channel}'; "
                     "replay it there (chatgate dlq replay --url <that replica>)",
                 )
-        entry = await rt.dead_letters.take(entry_id)
+        entry = await runtime.dead_letters.take(entry_id)
         if entry is None:
             return DlqReplay(False, entry_id)
         data = dict(entry.message)
         first = int(data.pop("first_chunk", 0) or 0)
-        await rt.dead_targets.revive(entry.target.address)
-        report = await rt.delivery.deliver(
+        await runtime.dead_targets.revive(entry.target.address)
+        report = await runtime.delivery.deliver(
             entry.target,
             message_from_dict(data),
             inbound_key=entry.inbound_key,
             session=entry.session,
             first_chunk=first,
         )
-        rt.metrics.dlq_size.set(await rt.dead_letters.count())
+        runtime.metrics.dlq_size.set(await runtime.dead_letters.count())
         for feature in self.features:
             await feature.replayed(entry, report)
         kind = report.kind.value if report.kind else None
@@ -76,13 +76,13 @@ class DaemonOperator:
 
     async def reset_session(self, key: str) -> int:
         """A fresh transcript, in the store and in the warm cache (what `/new` does in chat)."""
-        rt = self.rt
-        session = await rt.cache.acquire(key, rt.clock.time())
+        runtime = self.rt
+        session = await runtime.cache.acquire(key, runtime.clock.time())
         try:
-            epoch = await rt.state.sessions.reset(key, rt.clock.time())
-            rt.cache.reset(session, epoch)
+            epoch = await runtime.state.sessions.reset(key, runtime.clock.time())
+            runtime.cache.reset(session, epoch)
         finally:
-            rt.cache.release(session)
+            runtime.cache.release(session)
         return epoch
 
     def turn_stats(self) -> Mapping[str, Any]:

@@ -22,30 +22,32 @@ from chatgate.gateway.runtime import Runtime
 log = logging.getLogger("chatgate.reload")
 
 
-async def _unchanged(rt: Runtime, agents: Mapping[str, Agent]) -> dict[str, Any]:
+async def _unchanged(runtime: Runtime, agents: Mapping[str, Agent]) -> dict[str, Any]:
     """Nothing to apply. Said out loud: an editor that replaces the file behind a single-file
     bind mount leaves this process reading the old inode."""
     for agent in agents.values():  # built for the comparison, never used
         await _close(agent)
-    rt.metrics.reloads.labels(result="unchanged").inc()
-    path = str(rt.loaded.path)
+    runtime.metrics.reloads.labels(result="unchanged").inc()
+    path = str(runtime.loaded.path)
     log.info("config unchanged; nothing to reload", extra={"path": path})
     return {"ok": True, "unchanged": True, "path": path, "restarted_channels": [],
             "reconfigured_channels": [], "needs_process_restart": []}  # fmt: skip
 
 
-def _keep_unchanged_agents(rt: Runtime, new: LoadedConfig, agents: dict[str, Agent]) -> list[Agent]:
+def _keep_unchanged_agents(
+    runtime: Runtime, new: LoadedConfig, agents: dict[str, Agent]
+) -> list[Agent]:
     """Keep the agent objects whose config did not change (they may hold connections or warm
     state) in ``agents``; the running ones no longer used, to close."""
-    old = rt.loaded
+    old = runtime.loaded
     for name in list(agents):
-        if name in rt.agents and old.config.agents.get(name) == new.config.agents.get(name):
-            agents[name] = rt.agents[name]
-    return [a for n, a in rt.agents.items() if agents.get(n) is not a]
+        if name in runtime.agents and old.config.agents.get(name) == new.config.agents.get(name):
+            agents[name] = runtime.agents[name]
+    return [a for n, a in runtime.agents.items() if agents.get(n) is not a]
 
 
 async def apply_reload(
-    rt: Runtime,
+    runtime: Runtime,
     *,
     catalog: ChannelCatalog,
     env: Mapping[str, str],
@@ -54,30 +56,32 @@ async def apply_reload(
 ) -> dict[str, Any]:
     """Re-read ``rt``'s config file and apply it; ``followers`` re-derive what they keep from
     the config once the runtime has the new one (the pipeline's policies and hints)."""
-    old = rt.loaded
+    old = runtime.loaded
     try:
         new = load_config(old.path, env=env, catalog=catalog)
-        agents = build_agents(new.config, env, rt.tools.hub if rt.tools is not None else None)
+        agents = build_agents(
+            new.config, env, runtime.tools.hub if runtime.tools is not None else None
+        )
     except ConfigError as exc:
-        rt.metrics.reloads.labels(result="rejected").inc()
+        runtime.metrics.reloads.labels(result="rejected").inc()
         log.error("reload rejected; the running config is kept", extra={"error": str(exc)})
         return {"ok": False, "error": str(exc)}
 
     if (new.config, new.channels) == (old.config, old.channels):
-        return await _unchanged(rt, agents)
+        return await _unchanged(runtime, agents)
     needs_restart = restart_only_changes(old.config, new.config)
     new.state_dir = old.state_dir  # bound at start-up, like the listening socket
-    retired = _keep_unchanged_agents(rt, new, agents)
+    retired = _keep_unchanged_agents(runtime, new, agents)
 
-    restarted, reconfigured = await rt.channels.apply(old, new)
-    rt.apply_config(new, agents)
+    restarted, reconfigured = await runtime.channels.apply(old, new)
+    runtime.apply_config(new, agents)
     for follow in followers:
         follow()
     if on_secrets is not None:
         on_secrets(new.secrets | old.secrets)  # old values may still appear in in-flight logs
     for agent in retired:
         await _close(agent)
-    rt.metrics.reloads.labels(result="applied").inc()
+    runtime.metrics.reloads.labels(result="applied").inc()
     result = {
         "ok": True,
         "restarted_channels": restarted,

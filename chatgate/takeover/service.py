@@ -96,12 +96,12 @@ class Takeover:
 
     # -- the message path -----------------------------------------------------------------
 
-    def gate(self, ib: Inbound) -> Awaitable[Verdict | None] | None:
+    def gate(self, inbound: Inbound) -> Awaitable[Verdict | None] | None:
         """A chat a human took over: its messages are kept as context, not answered; an
         operator's `/bot off` / `/bot on` switches it."""
-        if ib.held is not None:  # an album part: its album's turn decides
+        if inbound.held is not None:  # an album part: its album's turn decides
             return None
-        msg = ib.msg
+        msg = inbound.msg
         chat = chat_address(msg.channel, msg.chat_id)
         switch = parse_switch(msg.text) if msg.text.startswith("/") else None
         operators = self.context.config.gateway.operators
@@ -110,16 +110,16 @@ class Takeover:
             and not msg.sender_is_bot
             and may_switch(msg.channel, msg.sender_id, operators)
         ):
-            return self._switch(ib, chat, switch)
+            return self._switch(inbound, chat, switch)
         mirror = self._mirror
         if mirror is not None and not mirror:  # nothing paused (the common case): no lookups
             return None
         into = answers_into(msg)
         if mirror is not None and chat not in mirror and into not in mirror:
             return None
-        return self._check(ib, [chat] if into == chat else [chat, into])
+        return self._check(inbound, [chat] if into == chat else [chat, into])
 
-    async def _check(self, ib: Inbound, chats: list[str]) -> Verdict | None:
+    async def _check(self, inbound: Inbound, chats: list[str]) -> Verdict | None:
         """``chats``: the message's own chat and the one its answer goes to, when they differ
         (a webhook delivering into a chat); a pause of either holds it."""
         for chat in chats:
@@ -129,27 +129,27 @@ class Takeover:
             if resume_due(pause, self.context.clock.time()):
                 await self._ended(pause, TakeoverReason.AUTO_RESUME, "auto")
                 continue
-            return self._paused(ib, chat)
+            return self._paused(inbound, chat)
         return None
 
-    def _paused(self, ib: Inbound, chat: str) -> Verdict | None:
-        self.counter.labels(channel=ib.msg.channel, reason=TakeoverReason.PAUSED.value).inc()
-        if not _kept(ib.msg):
-            log.info("run into a paused chat held", extra={"chat": chat, "key": ib.msg.key})
+    def _paused(self, inbound: Inbound, chat: str) -> Verdict | None:
+        self.counter.labels(channel=inbound.msg.channel, reason=TakeoverReason.PAUSED.value).inc()
+        if not _kept(inbound.msg):
+            log.info("run into a paused chat held", extra={"chat": chat, "key": inbound.msg.key})
             return Verdict(
                 Stage.OBSERVE, TakeoverReason.PAUSED, state=JournalState.DONE, counted=False
             )
-        ib.observe = True
-        ib.observed = TakeoverReason.PAUSED
+        inbound.observe = True
+        inbound.observed = TakeoverReason.PAUSED
         log.info(
             "kept as context",
-            extra={"chat": chat, "key": ib.msg.key, "reason": TakeoverReason.PAUSED.value},
+            extra={"chat": chat, "key": inbound.msg.key, "reason": TakeoverReason.PAUSED.value},
         )
         return None
 
-    async def _switch(self, ib: Inbound, chat: str, switch: BotSwitch) -> Verdict:
-        msg = ib.msg
-        voice = self.voices.for_message(msg, ib.agent or None)
+    async def _switch(self, inbound: Inbound, chat: str, switch: BotSwitch) -> Verdict:
+        msg = inbound.msg
+        voice = self.voices.for_message(msg, inbound.agent or None)
         by = f"{msg.channel}:{msg.sender_id}"
         if switch is BotSwitch.ON:
             await self.resume(chat, by)

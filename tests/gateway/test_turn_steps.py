@@ -129,7 +129,7 @@ async def test_steps_in_order_and_the_prepare_input_slot(tmp_path: Path, fake_ll
             "call_agent",
             "conclude",
         ]
-        assert [s.__name__ for s in steps.after] == ["hand_over", "announce"]
+        assert [s.__name__ for s in steps.after] == ["deliver", "announce"]
 
         async def shout(rec: TurnRecord) -> TurnExit | None:
             assert rec.session is not None and rec.adapter is not None  # after open + prepare

@@ -1,4 +1,4 @@
-"""An answer handed over by a live replica is claimed by the channel's holder at once (a notice,
+"""An answer handed off by a live replica is claimed by the channel's holder at once (a notice,
 not the adoption poll of half a lease TTL), and the log does not call that replica dead."""
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ pytestmark = pytest.mark.redis
 TTL_S = 20.0  # the adoption poll runs every 10 s: a claim within a few seconds is the notice
 
 
-async def test_a_handed_over_answer_is_sent_at_once_and_logged_as_a_hand_over(
+async def test_a_handed_over_answer_is_sent_at_once_and_logged_as_a_enqueue(
     tmp_path: Path, redis_db: str, caplog: pytest.LogCaptureFixture
 ) -> None:
     path = write_config(
@@ -56,5 +56,5 @@ async def test_a_handed_over_answer_is_sent_at_once_and_logged_as_a_hand_over(
     assert memory(b).texts() == ["handed answer"]
     assert took < TTL_S / 4, f"claimed after {took:.1f} s: by the poll, not the notice"
     said = [r.getMessage() for r in caplog.records]
-    assert "sent answers another replica handed over" in said
+    assert "sent answers another replica handed off" in said
     assert "adopted a dead replica's unfinished messages" not in said

@@ -3,7 +3,7 @@ with SIGKILL: every instant is asked of the agent and delivered once, none is mi
 
 The victim is a replica that does not hold the Telegram connection (its answers are handed to
 the holder): killing the holder itself also repeats the sends it made but had not marked done,
-which is the journal's hand-over behaviour for any message, not the scheduler's.
+which is the journal's hand-off behaviour for any message, not the scheduler's.
 
 Figures (instants, runs, duplicates, misses) are printed for the closing note (pytest -s).
 """

@@ -138,7 +138,7 @@ class SyncLoop:
                 continue
             backoff = 1.0
             self.last_ok = time.monotonic()
-            if not await self._hand_over(data):
+            if not await self._enqueue(data):
                 continue
             token = str(data.get("next_batch") or "")
             if token:
@@ -156,7 +156,7 @@ class SyncLoop:
         await self.sleep(wait)
         return backoff
 
-    async def _hand_over(self, data: dict[str, Any]) -> bool:
+    async def _enqueue(self, data: dict[str, Any]) -> bool:
         """Whether the batch was journaled; if not, it is fetched again after a pause."""
         try:
             await self.handle(data)

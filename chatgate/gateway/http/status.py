@@ -27,16 +27,16 @@ class Lifecycle:
     port: int | None = None
 
 
-def _memory(rt: Runtime) -> dict[str, Any]:
-    status = rt.memory.status()
+def _memory(runtime: Runtime) -> dict[str, Any]:
+    status = runtime.memory.status()
     return {
         "rss_bytes": status.rss_bytes,
         "limit_bytes": status.limit_bytes,
         "ratio": status.ratio,
         "shedding": status.shedding,
-        "evictions": rt.cache.evictions,
-        "shed_ratio": rt.config.gateway.memory.shed_ratio,
-        "evict_ratio": rt.config.gateway.memory.headroom_ratio,
+        "evictions": runtime.cache.evictions,
+        "shed_ratio": runtime.config.gateway.memory.shed_ratio,
+        "evict_ratio": runtime.config.gateway.memory.headroom_ratio,
     }
 
 
@@ -49,13 +49,15 @@ async def _stored(read: Awaitable[T], fallback: T, errors: list[str]) -> T:
         return fallback
 
 
-async def build_status(rt: Runtime, scheduler: SessionScheduler, life: Lifecycle) -> dict[str, Any]:
+async def build_status(
+    runtime: Runtime, scheduler: SessionScheduler, life: Lifecycle
+) -> dict[str, Any]:
     """The snapshot; parts kept in the state store read as unknown (None) while it is away,
     with ``state_errors`` saying why, so status still answers during an outage."""
-    now = rt.clock.time()
+    now = runtime.clock.time()
     errors: list[str] = []
-    pending = await _stored(rt.pairing.pending(now), None, errors)
-    config = rt.loaded.config
+    pending = await _stored(runtime.pairing.pending(now), None, errors)
+    config = runtime.loaded.config
     agents = [
         {"name": name, "backend": cfg.backend, "model": getattr(cfg, "model", None)}
         for name, cfg in config.agents.items()
@@ -67,38 +69,38 @@ async def build_status(rt: Runtime, scheduler: SessionScheduler, life: Lifecycle
         "ready": life.ready and not life.draining,
         "draining": life.draining,
         "http": {"host": config.gateway.http.host, "port": life.port},
-        "channels": rt.channels.snapshot(),
+        "channels": runtime.channels.snapshot(),
         "agents": agents,
-        "mcp_servers": rt.tools.status() if rt.tools is not None else [],
+        "mcp_servers": runtime.tools.status() if runtime.tools is not None else [],
         "sessions": {
-            "warm": len(rt.cache),
+            "warm": len(runtime.cache),
             "active_turns": scheduler.active,
             "queued": scheduler.queued,
-            "evictions": rt.cache.evictions,
+            "evictions": runtime.cache.evictions,
         },
-        "dlq": {"entries": await _stored(rt.dead_letters.count(), None, errors)},
-        "dead_targets": await _stored(rt.dead_targets.all(), {}, errors),
+        "dlq": {"entries": await _stored(runtime.dead_letters.count(), None, errors)},
+        "dead_targets": await _stored(runtime.dead_targets.all(), {}, errors),
         "pairing": {"pending": None if pending is None else len(pending)},
-        "breaker": rt.channels.breaker_status(),
-        "degraded": rt.degraded.to_list(),
-        "memory": _memory(rt),
+        "breaker": runtime.channels.breaker_status(),
+        "degraded": runtime.degraded.to_list(),
+        "memory": _memory(runtime),
         "event_loop": {
             "implementation": implementation(asyncio.get_running_loop()),
-            **rt.watchdog.snapshot(),
+            **runtime.watchdog.snapshot(),
         },
-        "plugins": rt.events.plugins,
-        "warnings": rt.loaded.warnings,
-        "cluster": await _cluster(rt),
+        "plugins": runtime.events.plugins,
+        "warnings": runtime.loaded.warnings,
+        "cluster": await _cluster(runtime),
     }
     if errors:
         data["state_errors"] = errors
-    scrubbed: dict[str, Any] = scrub(data, rt.loaded.secrets)
+    scrubbed: dict[str, Any] = scrub(data, runtime.loaded.secrets)
     return scrubbed
 
 
-async def _cluster(rt: Runtime) -> dict[str, Any]:
+async def _cluster(runtime: Runtime) -> dict[str, Any]:
     """This replica, the exclusive connections it holds and the other live replicas."""
-    leases = rt.state.leases
+    leases = runtime.state.leases
     out: dict[str, Any] = {"replica": leases.replica, "shared": leases.shared}
     try:
         holders = await leases.holders()

@@ -48,18 +48,18 @@ DUPLICATE_WATCH_POLLS = 1200  # ten minutes
 
 
 class Pipeline:
-    def __init__(self, rt: Runtime) -> None:
-        self.rt = rt
-        self.runner = TurnRunner(rt)
+    def __init__(self, runtime: Runtime) -> None:
+        self.rt = runtime
+        self.runner = TurnRunner(runtime)
         self.approver: ToolApprover | None = None  # asks a person before a tool call runs
-        sessions = rt.config.gateway.sessions
+        sessions = runtime.config.gateway.sessions
         self.scheduler = SessionScheduler(
             self._execute,
             policy=sessions.mid_turn,
             max_queued=sessions.max_queued,
-            clock=rt.clock,
+            clock=runtime.clock,
         )
-        self.stages = Stages(rt, self.scheduler, self.settle)
+        self.stages = Stages(runtime, self.scheduler, self.settle)
         self._inflight: dict[str, asyncio.Future[TurnResult]] = {}
         self._policies: dict[str, ChannelPolicy] = {}
         self._hints: dict[tuple[str, str], RouteHint] = {}
@@ -67,15 +67,15 @@ class Pipeline:
         self.hint_sources: tuple[HintSource, ...] = ()
         self._tasks: set[asyncio.Task[None]] = set()
         self._watchers: set[asyncio.Task[None]] = set()  # duplicates of work open elsewhere
-        self.guard = StateGuard(rt, self.resume_stranded)
+        self.guard = StateGuard(runtime, self.resume_stranded)
         self.apply_config()
 
     def apply_config(self) -> None:
         """Re-derive channel policies, route hints, bindings and identities from the config."""
-        rt = self.rt
+        runtime = self.rt
         self._policies = {}
         self._hints = {}
-        for name, section in rt.loaded.channels.items():
+        for name, section in runtime.loaded.channels.items():
             chat = section.chat
             if chat is not None:
                 self._policies[name] = ChannelPolicy(
@@ -90,18 +90,18 @@ class Pipeline:
                     StalePolicy(chat.stale.after_s, StaleAction(chat.stale.action)),
                     chat.debounce_ms / 1000,
                 )
-            descriptor = rt.channels.registry.descriptor(section.platform)
+            descriptor = runtime.channels.registry.descriptor(section.platform)
             for route_name, hint in descriptor.route_hints(section.config).items():
                 self._hints[(name, route_name)] = hint
         self.stages.bindings = tuple(
-            Binding(agent=b.agent, **b.match.model_dump()) for b in rt.config.routes
+            Binding(agent=b.agent, **b.match.model_dump()) for b in runtime.config.routes
         )
         self.stages.principals = {
             address: principal
-            for principal, addresses in rt.config.identities.items()
+            for principal, addresses in runtime.config.identities.items()
             for address in addresses
         }
-        sessions = rt.config.gateway.sessions
+        sessions = runtime.config.gateway.sessions
         self.scheduler.policy = sessions.mid_turn
         self.scheduler.max_queued = sessions.max_queued
 
@@ -157,16 +157,16 @@ class Pipeline:
     # -- entry points (the InboundSink) ------------------------------------------------------
 
     async def submit(self, msg: InboundMessage) -> Submission:
-        rt = self.rt
+        runtime = self.rt
         existing_future = self._inflight.get(msg.key)
         if existing_future is not None:
             self._count_duplicate(msg)
             return Submission(msg.key, True, existing_future)
-        accepted = rt.clock.monotonic()
+        accepted = runtime.clock.monotonic()
         self.guard.check()  # raises StateUnavailable while the journal cannot write
         try:
-            new, existing = await rt.journal.record(
-                msg, rt.clock.time(), rt.config.gateway.dedupe_window_s
+            new, existing = await runtime.journal.record(
+                msg, runtime.clock.time(), runtime.config.gateway.dedupe_window_s
             )
         except asyncio.CancelledError:  # the adapter stopped: the write may have landed
             self._background(self._take_up(msg.key))
@@ -180,20 +180,20 @@ class Pipeline:
             self._count_duplicate(msg)
             return Submission(msg.key, True, self._duplicate_future(msg, existing))
         future = self._track(msg.key)
-        rt.events.emit(
+        runtime.events.emit(
             EventName.MESSAGE_RECEIVED,
-            rt.clock.time(),
+            runtime.clock.time(),
             key=msg.key,
             channel=msg.channel,
             chat_id=msg.chat_id,
             sender_id=msg.sender_id,
             chat_kind=msg.chat_kind,
         )
-        ib = self._inbound(msg, future, accepted)
+        inbound = self._inbound(msg, future, accepted)
         try:
-            await self._walk(ib)
+            await self._walk(inbound)
         except asyncio.CancelledError:  # journaled: its walk goes on without the adapter
-            self._background(self._walk_on(ib))
+            self._background(self._walk_on(inbound))
             raise
         except Exception as exc:
             self._release(msg.key, future)
@@ -244,7 +244,7 @@ class Pipeline:
             log.warning("adopted a dead replica's unfinished messages", extra={"count": dead})
         if len(entries) > dead:  # routine: a live replica lost the channel mid-turn
             log.info(
-                "sent answers another replica handed over", extra={"count": len(entries) - dead}
+                "sent answers another replica handed off", extra={"count": len(entries) - dead}
             )
         return len(entries)
 
@@ -328,27 +328,27 @@ class Pipeline:
             resumed=resumed,
         )
 
-    async def _walk(self, ib: Inbound) -> None:
+    async def _walk(self, inbound: Inbound) -> None:
         """Run the stages from the one ``ib`` is at (a walk cut short by a stopping adapter
         goes on from the stage it was in)."""
         order = self.stages.order()
-        while ib.at < len(order):
-            verdict = order[ib.at](ib)
+        while inbound.at < len(order):
+            verdict = order[inbound.at](inbound)
             if verdict is not None and not isinstance(verdict, Verdict):
                 verdict = await verdict  # a stage that waited for a store
             if verdict is not None:
-                await self.settle(ib.msg, ib.future, verdict)
-                ib.at = len(order)
+                await self.settle(inbound.msg, inbound.future, verdict)
+                inbound.at = len(order)
                 return
-            ib.at += 1
+            inbound.at += 1
 
-    async def _walk_on(self, ib: Inbound) -> None:
+    async def _walk_on(self, inbound: Inbound) -> None:
         try:
-            await self._walk(ib)
+            await self._walk(inbound)
         except Exception as exc:
-            self._release(ib.msg.key, ib.future)
+            self._release(inbound.msg.key, inbound.future)
             if self.guard.failed(exc) is None:
-                log.exception("message failed in the stages", extra={"key": ib.msg.key})
+                log.exception("message failed in the stages", extra={"key": inbound.msg.key})
 
     async def _take_up(self, key: str) -> None:
         """Run ``key`` here if its journal write landed but the intake that wrote it was cut
@@ -369,12 +369,12 @@ class Pipeline:
         self, msg: InboundMessage, future: asyncio.Future[TurnResult], verdict: Verdict
     ) -> None:
         """End ``msg`` here: journal, metrics, one log line, the notice and the caller's result."""
-        rt = self.rt
+        runtime = self.rt
         stage, reason = verdict.stage.value, str(verdict.reason)
         if verdict.counted:
-            rt.metrics.dropped.labels(channel=msg.channel, stage=stage, reason=reason).inc()
-        mark = JournalMark(verdict.state, rt.clock.time(), stage=stage, reason=reason)
-        await rt.journal.settle(msg.key, mark)
+            runtime.metrics.dropped.labels(channel=msg.channel, stage=stage, reason=reason).inc()
+        mark = JournalMark(verdict.state, runtime.clock.time(), stage=stage, reason=reason)
+        await runtime.journal.settle(msg.key, mark)
         log.info(
             "dropped" if verdict.notice is None else "notice",
             extra={
@@ -458,12 +458,12 @@ class Pipeline:
 
     async def _watch(self, key: str, future: asyncio.Future[TurnResult]) -> None:
         """Poll the journal for ``key``'s outcome (or this process taking it up) for a while."""
-        rt = self.rt
+        runtime = self.rt
         watching = asyncio.current_task()
         if watching is not None:
             watching.add_done_callback(lambda t: t.cancelled() and future.cancel())
         for _ in range(DUPLICATE_WATCH_POLLS):
-            await rt.clock.sleep(DUPLICATE_POLL_S)
+            await runtime.clock.sleep(DUPLICATE_POLL_S)
             if future.done():
                 return
             mine = self._inflight.get(key)
@@ -471,7 +471,7 @@ class Pipeline:
                 mine.add_done_callback(lambda done: _copy(done, future))
                 return
             try:
-                entry = await rt.journal.get(key)
+                entry = await runtime.journal.get(key)
             except Exception:
                 continue
             if entry is not None and entry.state in TERMINAL:

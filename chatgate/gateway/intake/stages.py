@@ -60,14 +60,14 @@ class Stages:
 
     def __init__(
         self,
-        rt: Runtime,
+        runtime: Runtime,
         scheduler: SessionScheduler,
         settle: Callable[[InboundMessage, asyncio.Future[TurnResult], Verdict], Awaitable[None]],
     ) -> None:
-        self.rt = rt
+        self.rt = runtime
         self.scheduler = scheduler
         self._settle = settle
-        self.voices = Voices(rt)
+        self.voices = Voices(runtime)
         self.bindings: tuple[Binding, ...] = ()
         self.principals: Mapping[str, str] = {}
         self._rate_notices: dict[str, float] = {}
@@ -105,44 +105,44 @@ class Stages:
             self.enqueue,
         )
 
-    def identify(self, ib: Inbound) -> Verdict | None:
+    def identify(self, inbound: Inbound) -> Verdict | None:
         """One principal per person: configured alternate ids map to it (rate limits follow)."""
-        address = f"{ib.msg.channel}:{ib.msg.sender_id}"
-        ib.principal = self.principals.get(address, address)
+        address = f"{inbound.msg.channel}:{inbound.msg.sender_id}"
+        inbound.principal = self.principals.get(address, address)
         return None
 
-    def revive_target(self, ib: Inbound) -> Awaitable[None] | None:
+    def revive_target(self, inbound: Inbound) -> Awaitable[None] | None:
         """A chat that writes to us again is reachable again (it unblocked the bot); work an
         operator configured (a webhook, a scheduled run) says nothing about the chat."""
-        target = ib.msg.reply_target
-        return None if target is None or ib.hint.trusted else self._revive(target)
+        target = inbound.msg.reply_target
+        return None if target is None or inbound.hint.trusted else self._revive(target)
 
     async def _revive(self, target: Target) -> None:
         if await self.rt.dead_targets.kind(target) is not None:
             await self.rt.dead_targets.revive(target.address)
 
-    def loop_guard(self, ib: Inbound) -> Verdict | None:
-        msg, rt = ib.msg, self.rt
-        allowed = rt.loop_guard.check(
+    def loop_guard(self, inbound: Inbound) -> Verdict | None:
+        msg, runtime = inbound.msg, self.rt
+        allowed = runtime.loop_guard.check(
             chat_key=f"{msg.channel}:{msg.chat_id}",
             sender_is_bot=msg.sender_is_bot,
-            now=rt.clock.monotonic(),
+            now=runtime.clock.monotonic(),
         )
         if msg.sender_is_bot and not allowed:
             return Verdict(Stage.LOOP_GUARD, DropReason.BOT_LOOP)
         return None
 
-    def admission(self, ib: Inbound) -> Awaitable[Verdict | None] | None:
+    def admission(self, inbound: Inbound) -> Awaitable[Verdict | None] | None:
         """Blocklist → allowlist → pairing → group policy, unless a configured route trusts it."""
-        return None if ib.hint.trusted else self._admission(ib)
+        return None if inbound.hint.trusted else self._admission(inbound)
 
-    async def _admission(self, ib: Inbound) -> Verdict | None:
-        msg, rt, policy = ib.msg, self.rt, ib.policy.admission
+    async def _admission(self, inbound: Inbound) -> Verdict | None:
+        msg, runtime, policy = inbound.msg, self.rt, inbound.policy.admission
         paired = (
             msg.chat_kind == "direct"
             and policy.dm_policy == "pairing"
             and msg.sender_id not in policy.allowed_users
-            and await rt.pairing.is_approved(msg.channel, msg.sender_id)
+            and await runtime.pairing.is_approved(msg.channel, msg.sender_id)
         )
         decision = decide_admission(
             AdmissionFacts(
@@ -150,31 +150,33 @@ class Stages:
                 sender_id=msg.sender_id,
                 chat_id=msg.chat_id,
                 is_mention=msg.is_mention,
-                is_command=ib.command is not None or msg.is_command,
+                is_command=inbound.command is not None or msg.is_command,
                 paired=paired,
             ),
             policy,
         )
-        rt.metrics.admission.labels(channel=msg.channel, reason=decision.reason.value).inc()
+        runtime.metrics.admission.labels(channel=msg.channel, reason=decision.reason.value).inc()
         if decision.issue_pairing_code:
             return await self._pairing_code(msg)
         if decision.observe:
-            ib.observe = ib.unaddressed = True
+            inbound.observe = inbound.unaddressed = True
             return None
         if decision.reason is AdmissionReason.GROUP_MENTION_ONLY and ALBUM_KEY in msg.extra:
-            ib.observe = ib.unaddressed = True  # a later part of its album may address the bot
-            ib.held = Verdict(Stage.ADMISSION, decision.reason)
+            inbound.observe = inbound.unaddressed = (
+                True  # a later part of its album may address the bot
+            )
+            inbound.held = Verdict(Stage.ADMISSION, decision.reason)
             return None
         if not decision.admit:
             return Verdict(Stage.ADMISSION, decision.reason)
         if msg.extra.get(CONTEXT_ONLY):  # e.g. a reaction kept as context: never answered
-            ib.observe = True
+            inbound.observe = True
         return None
 
     async def _pairing_code(self, msg: InboundMessage) -> Verdict:
-        rt = self.rt
-        decision = await rt.pairing.request(
-            msg.channel, msg.sender_id, msg.sender_name, msg.chat_id, rt.clock.time()
+        runtime = self.rt
+        decision = await runtime.pairing.request(
+            msg.channel, msg.sender_id, msg.sender_name, msg.chat_id, runtime.clock.time()
         )
         if decision.outcome is IssueOutcome.TOO_MANY_PENDING or decision.code is None:
             text = self.voices.for_message(msg).text(TextId.PAIRING_FULL)
@@ -186,37 +188,42 @@ class Stages:
             Stage.ADMISSION, AdmissionReason.PAIRING_REQUIRED, text, JournalState.DONE, counted=True
         )
 
-    def stale(self, ib: Inbound) -> Verdict | None:
+    def stale(self, inbound: Inbound) -> Verdict | None:
         """A message that waited past the channel's stale.after_s is skipped or noticed; it
         stays journaled (and a skipped one is kept as context, like an observed message)."""
-        if ib.observe:
+        if inbound.observe:
             return None
-        action = stale_action(ib.msg.received_at, self.rt.clock.time(), ib.policy.stale)
+        action = stale_action(inbound.msg.received_at, self.rt.clock.time(), inbound.policy.stale)
         if action is StaleAction.ANSWER:
             return None
         if action is StaleAction.SKIP:
-            ib.observe = True
+            inbound.observe = True
             return None
-        notice = self.voices.for_message(ib.msg).text(TextId.STALE_NOTICE)
+        notice = self.voices.for_message(inbound.msg).text(TextId.STALE_NOTICE)
         return Verdict(Stage.STALE, DropReason.STALE, notice)
 
-    def rate_limit(self, ib: Inbound) -> Verdict | None:
+    def rate_limit(self, inbound: Inbound) -> Verdict | None:
         # A resumed message was accepted (and counted) before the restart.
-        if ib.hint.trusted or ib.observe or ib.resumed or ib.command in CONTROL_COMMANDS:
+        if (
+            inbound.hint.trusted
+            or inbound.observe
+            or inbound.resumed
+            or inbound.command in CONTROL_COMMANDS
+        ):
             return None
-        msg, rt = ib.msg, self.rt
-        limited = rt.limiter.check(
-            sender_key=ib.principal,
+        msg, runtime = inbound.msg, self.rt
+        limited = runtime.limiter.check(
+            sender_key=inbound.principal,
             chat_key=f"{msg.channel}:{msg.chat_id}",
-            now=rt.clock.monotonic(),
+            now=runtime.clock.monotonic(),
         )
         if limited.allowed or limited.reason is None:
             return None
-        now = rt.clock.monotonic()
-        last = self._rate_notices.get(ib.principal)
+        now = runtime.clock.monotonic()
+        last = self._rate_notices.get(inbound.principal)
         if last is not None and now - last < RATE_NOTICE_EVERY_S:
             return Verdict(Stage.RATE_LIMIT, limited.reason)  # told recently: stay quiet
-        self._rate_notices[ib.principal] = now
+        self._rate_notices[inbound.principal] = now
         if len(self._rate_notices) > 10_000:
             self._rate_notices = {
                 k: v for k, v in self._rate_notices.items() if now - v < RATE_NOTICE_EVERY_S
@@ -227,30 +234,32 @@ class Stages:
             self.voices.for_message(msg).rate_limited(limited.retry_after_s),
         )
 
-    def memory_shed(self, ib: Inbound) -> Verdict | None:
-        if ib.observe or not self.rt.memory.shedding:
+    def memory_shed(self, inbound: Inbound) -> Verdict | None:
+        if inbound.observe or not self.rt.memory.shedding:
             return None
-        if ib.command in CONTROL_COMMANDS or ib.command is Command.NEW:
+        if inbound.command in CONTROL_COMMANDS or inbound.command is Command.NEW:
             return None
-        text = self.voices.for_message(ib.msg).failure(failure_reply(FailureReason.MEMORY_PRESSURE))
+        text = self.voices.for_message(inbound.msg).failure(
+            failure_reply(FailureReason.MEMORY_PRESSURE)
+        )
         return Verdict(Stage.MEMORY, DropReason.MEMORY_PRESSURE, text)
 
-    def route(self, ib: Inbound) -> Verdict | None:
+    def route(self, inbound: Inbound) -> Verdict | None:
         """Which agent serves the conversation, and its session key."""
-        ib.agent, ib.session = route(
-            ib.msg,
+        inbound.agent, inbound.session = route(
+            inbound.msg,
             self.bindings,
-            ib.policy.agent,
-            ib.hint.agent,
+            inbound.policy.agent,
+            inbound.hint.agent,
             per_user_in_groups=self.rt.config.gateway.sessions.per_user_in_groups,
         )
         return None
 
-    def edit(self, ib: Inbound) -> Verdict | Awaitable[Verdict] | None:
+    def edit(self, inbound: Inbound) -> Verdict | Awaitable[Verdict] | None:
         """An edited message per its channel's `edits`: ignored, put in the place of the
         original while that still waits for its turn, or answered as a turn of its own. A
         deletion withdraws its message from the queue (never a turn itself)."""
-        msg = ib.msg
+        msg = inbound.msg
         retracted = msg.extra.get(RETRACTS)
         if isinstance(retracted, str):
             return self._retract(retracted)
@@ -263,13 +272,13 @@ class Stages:
             mode = EditMode.IGNORE
         action = edit_action(
             mode,
-            command=ib.command is not None or reads_as_command(msg.text, msg.is_command),
-            original_queued=self.scheduler.waiting(ib.session, original),
+            command=inbound.command is not None or reads_as_command(msg.text, msg.is_command),
+            original_queued=self.scheduler.waiting(inbound.session, original),
         )
-        if action is EditAction.IGNORE or ib.observe:  # an unanswered message's edit: no input
+        if action is EditAction.IGNORE or inbound.observe:  # an unanswered message's edit: no input
             return Verdict(Stage.EDIT, DropReason.EDITED_IGNORED)
         if action is EditAction.REPLACE:
-            ib.replaces = original
+            inbound.replaces = original
         return None
 
     async def _retract(self, message_key: str) -> Verdict:
@@ -280,118 +289,122 @@ class Stages:
             await self._settle(job.msg, job.future, verdict)
         return verdict
 
-    def command(self, ib: Inbound) -> Verdict | Awaitable[Verdict] | None:
-        if ib.observe or ib.command is None:
+    def command(self, inbound: Inbound) -> Verdict | Awaitable[Verdict] | None:
+        if inbound.observe or inbound.command is None:
             return None
-        if ib.command is Command.STOP:
-            return self._stop(ib)
-        if ib.command is Command.HELP:
-            help_text = self.voices.for_message(ib.msg, ib.agent).help()
+        if inbound.command is Command.STOP:
+            return self._stop(inbound)
+        if inbound.command is Command.HELP:
+            help_text = self.voices.for_message(inbound.msg, inbound.agent).help()
             return Verdict.answered(Stage.COMMAND, Command.HELP.value, help_text)
-        if ib.command is Command.STATUS:
-            return Verdict.answered(Stage.COMMAND, Command.STATUS.value, self._status_text(ib))
-        handler = self.command_handlers.get(ib.command)
-        return None if handler is None else self._handled(ib, ib.command, handler)
+        if inbound.command is Command.STATUS:
+            return Verdict.answered(Stage.COMMAND, Command.STATUS.value, self._status_text(inbound))
+        handler = self.command_handlers.get(inbound.command)
+        return None if handler is None else self._handled(inbound, inbound.command, handler)
 
-    async def _handled(self, ib: Inbound, command: str, handler: CommandHandler) -> Verdict:
-        return Verdict.answered(Stage.COMMAND, command, await handler(ib.msg, ib.principal))
+    async def _handled(self, inbound: Inbound, command: str, handler: CommandHandler) -> Verdict:
+        return Verdict.answered(
+            Stage.COMMAND, command, await handler(inbound.msg, inbound.principal)
+        )
 
-    async def _stop(self, ib: Inbound) -> Verdict:
-        cancelled, dropped = self.scheduler.stop(ib.session)
+    async def _stop(self, inbound: Inbound) -> Verdict:
+        cancelled, dropped = self.scheduler.stop(inbound.session)
         for job in dropped:
             await self._settle(job.msg, job.future, Verdict(Stage.COMMAND, DropReason.STOPPED))
         said = TextId.STOPPED if cancelled or dropped else TextId.NOTHING_TO_STOP
-        text = self.voices.for_message(ib.msg, ib.agent).text(said)
+        text = self.voices.for_message(inbound.msg, inbound.agent).text(said)
         return Verdict.answered(Stage.COMMAND, Command.STOP.value, text)
 
-    def _status_text(self, ib: Inbound) -> str:
-        cfg = self.rt.config.agents.get(ib.agent)
-        warm = self.rt.cache.get(ib.session)
-        depth = self.scheduler.depth(ib.session)
+    def _status_text(self, inbound: Inbound) -> str:
+        cfg = self.rt.config.agents.get(inbound.agent)
+        warm = self.rt.cache.get(inbound.session)
+        depth = self.scheduler.depth(inbound.session)
         return cmd.status_text(
-            self.voices.for_message(ib.msg, ib.agent),
-            agent=ib.agent,
+            self.voices.for_message(inbound.msg, inbound.agent),
+            agent=inbound.agent,
             model=getattr(cfg, "model", None),
             history=len(warm.transcript) if warm else 0,
             queued=max(0, depth - 1),
             running=depth > 0,
         )
 
-    def degraded(self, ib: Inbound) -> Verdict | None:
+    def degraded(self, inbound: Inbound) -> Verdict | None:
         """Fail closed: work for a degraded provider or a parked delivery channel is told so."""
-        if ib.observe:
+        if inbound.observe:
             return None
-        rt, msg = self.rt, ib.msg
+        runtime, msg = self.rt, inbound.msg
         target = msg.reply_target
         if (
             target is not None
             and target.channel != msg.channel
-            and rt.channels.is_unavailable(target.channel)
+            and runtime.channels.is_unavailable(target.channel)
         ):
-            owner = rt.degraded.find(OwnerKind.CHANNEL, target.channel)
+            owner = runtime.degraded.find(OwnerKind.CHANNEL, target.channel)
             hint = (
                 owner.hint
                 if owner
                 else f"channel '{target.channel}' is not running: see `chatgate status`"
             )
-            text = self.voices.for_message(msg, ib.agent).failure(
+            text = self.voices.for_message(msg, inbound.agent).failure(
                 failure_reply(FailureReason.UNAVAILABLE, hint=hint)
             )
             # The target channel cannot carry the notice; the caller gets it in the result.
             return Verdict(Stage.DEGRADED, FailureReason.UNAVAILABLE, reply=text)
-        agent = rt.agents.get(ib.agent)
+        agent = runtime.agents.get(inbound.agent)
         provider = agent.provider_id() if agent is not None else None
         if provider is None:
             return None
-        blocking = rt.degraded.blocking(OwnerKind.PROVIDER, provider, rt.clock.monotonic())
+        blocking = runtime.degraded.blocking(
+            OwnerKind.PROVIDER, provider, runtime.clock.monotonic()
+        )
         if blocking is None:
             return None
-        text = self.voices.for_message(msg, ib.agent).failure(
+        text = self.voices.for_message(msg, inbound.agent).failure(
             failure_reply(FailureReason.UNAVAILABLE, hint=blocking.hint)
         )
         return Verdict(Stage.DEGRADED, FailureReason.UNAVAILABLE, text)
 
-    def enqueue(self, ib: Inbound) -> Verdict | Awaitable[None] | None:
-        if ib.observe:
+    def enqueue(self, inbound: Inbound) -> Verdict | Awaitable[None] | None:
+        if inbound.observe:
             kind = JobKind.OBSERVE
         else:
-            kind = JobKind.NEW_SESSION if ib.command is Command.NEW else JobKind.TURN
-        target = None if ib.observe else ib.msg.reply_target
+            kind = JobKind.NEW_SESSION if inbound.command is Command.NEW else JobKind.TURN
+        target = None if inbound.observe else inbound.msg.reply_target
         job = Job(
             kind,
-            ib.msg,
-            ib.future,
-            ib.session,
-            ib.agent,
+            inbound.msg,
+            inbound.future,
+            inbound.session,
+            inbound.agent,
             target,
-            ib.accepted,
-            ephemeral=ib.hint.ephemeral,
-            resumed=ib.resumed,
+            inbound.accepted,
+            ephemeral=inbound.hint.ephemeral,
+            resumed=inbound.resumed,
             debounce_s=0.0
-            if ib.resumed
-            else burst_window(ib.policy.debounce_s, ALBUM_KEY in ib.msg.extra),
-            observed=ib.observed,
-            album=_album(ib),
+            if inbound.resumed
+            else burst_window(inbound.policy.debounce_s, ALBUM_KEY in inbound.msg.extra),
+            observed=inbound.observed,
+            album=_album(inbound),
             unjoined=None
-            if ib.held is None
-            else functools.partial(self._settle, ib.msg, ib.future, ib.held),
+            if inbound.held is None
+            else functools.partial(self._settle, inbound.msg, inbound.future, inbound.held),
         )
-        if ib.replaces is not None:
-            replaced = self.scheduler.replace(job, ib.replaces)
+        if inbound.replaces is not None:
+            replaced = self.scheduler.replace(job, inbound.replaces)
             if replaced is None:  # its turn started meanwhile: as if the edit came too late
                 return Verdict(Stage.EDIT, DropReason.EDITED_IGNORED)
             return self._settle(
                 replaced.msg, replaced.future, Verdict(Stage.EDIT, DropReason.EDIT_REPLACED)
             )
-        if self.scheduler.enqueue(job, capped=not ib.resumed):
+        if self.scheduler.enqueue(job, capped=not inbound.resumed):
             return None
-        text = self.voices.for_message(ib.msg, ib.agent).text(TextId.QUEUE_FULL)
+        text = self.voices.for_message(inbound.msg, inbound.agent).text(TextId.QUEUE_FULL)
         return Verdict(Stage.QUEUE, DropReason.QUEUE_FULL, text)
 
 
-def _album(ib: Inbound) -> str | None:
+def _album(inbound: Inbound) -> str | None:
     """The album of a part that is a turn's input or context only for not addressing the bot
     (not one kept as context for another reason, e.g. a chat a human took over)."""
-    group = ib.msg.extra.get(ALBUM_KEY)
-    joins = not ib.observe or (ib.unaddressed and ib.observed == Stage.OBSERVE.value)
-    return f"{ib.msg.channel}:{ib.msg.chat_id}:{group}" if group and joins else None
+    group = inbound.msg.extra.get(ALBUM_KEY)
+    joins = not inbound.observe or (inbound.unaddressed and inbound.observed == Stage.OBSERVE.value)
+    return f"{inbound.msg.channel}:{inbound.msg.chat_id}:{group}" if group and joins else None

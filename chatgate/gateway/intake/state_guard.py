@@ -54,12 +54,12 @@ class StateGuard:
 
     def __init__(
         self,
-        rt: Runtime,
+        runtime: Runtime,
         resume: Callable[[], Awaitable[object]],
         *,
         probe_every_s: float = PROBE_EVERY_S,
     ) -> None:
-        self.rt = rt
+        self.rt = runtime
         self._resume = resume
         self.probe_every_s = probe_every_s
         self._probe: asyncio.Task[None] | None = None

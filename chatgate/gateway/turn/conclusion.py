@@ -1,6 +1,6 @@
 """What a finished agent call means: the outcome, the reply shown, and what the transcript keeps.
 
-No I/O here: the conclude step turns this into one journal write and the hand-over step into a
+No I/O here: the conclude step turns this into one journal write and the deliver step into a
 delivery.
 """
 

@@ -16,11 +16,11 @@ from chatgate.config.masking import Masker, masker_for
 from chatgate.gateway.runtime import Runtime
 
 
-def turn_secrets(rt: Runtime) -> frozenset[str]:
+def turn_secrets(runtime: Runtime) -> frozenset[str]:
     """The configured secrets, and MCP variables passed through whose names look secret."""
-    if rt.tools is None:
-        return rt.loaded.secrets
-    return rt.loaded.secrets | frozenset(rt.tools.hub.secrets())
+    if runtime.tools is None:
+        return runtime.loaded.secrets
+    return runtime.loaded.secrets | frozenset(runtime.tools.hub.secrets())
 
 
 def masked(value: Any, mask: Masker) -> Any:

@@ -22,8 +22,8 @@ log = logging.getLogger("chatgate.turn")
 class TurnPersistence:
     """Writes turns to the journal and transcripts to the session store; spills on failure."""
 
-    def __init__(self, rt: Runtime) -> None:
-        self.rt = rt
+    def __init__(self, runtime: Runtime) -> None:
+        self.rt = runtime
 
     async def write(
         self,
@@ -57,24 +57,28 @@ class TurnPersistence:
 
     async def append(self, session: WarmSession, messages: Sequence[ChatMessage]) -> None:
         """Append to the store; on failure spill to a file, keep the session unflushed, raise an event."""
-        rt = self.rt
+        runtime = self.rt
         pending = [*session.unflushed, *messages]
         if not pending:
             return
         try:
-            await rt.cache.store.append(session.key, session.epoch, pending, rt.clock.time())
+            await runtime.cache.store.append(
+                session.key, session.epoch, pending, runtime.clock.time()
+            )
             session.unflushed.clear()
         except Exception as exc:
             await self._failed(session, messages, exc)
-        rt.cache.extend(session, messages)
+        runtime.cache.extend(session, messages)
 
     async def _failed(
         self, session: WarmSession, messages: Sequence[ChatMessage], exc: BaseException
     ) -> None:
-        rt = self.rt
-        path = await asyncio.to_thread(spill, rt.state_dir, session, messages, rt.clock.time(), exc)
+        runtime = self.rt
+        path = await asyncio.to_thread(
+            spill, runtime.state_dir, session, messages, runtime.clock.time(), exc
+        )
         session.unflushed.extend(messages)
-        rt.metrics.persist_failed.inc()
+        runtime.metrics.persist_failed.inc()
         log.error(
             "session write failed; turn spilled to file",
             extra={
@@ -83,9 +87,9 @@ class TurnPersistence:
                 "error": type(exc).__name__,
             },
         )
-        rt.events.emit(
+        runtime.events.emit(
             EventName.SESSION_PERSIST_FAILED,
-            rt.clock.time(),
+            runtime.clock.time(),
             session=session.key,
             error=type(exc).__name__,
             spilled=path is not None,

@@ -18,8 +18,8 @@ AUTH_FAILURES = frozenset({FailureReason.AUTH_PERMANENT, FailureReason.AUTH_EXPI
 
 
 class ProviderWatch:
-    def __init__(self, rt: Runtime) -> None:
-        self.rt = rt
+    def __init__(self, runtime: Runtime) -> None:
+        self.rt = runtime
 
     def track(
         self, provider: str | None, agent: str, failure: AgentError | None, reply: AgentReply | None
@@ -27,31 +27,31 @@ class ProviderWatch:
         """A provider that rejects its credentials is degraded (read fail-closed); success clears it."""
         if provider is None:
             return
-        rt = self.rt
+        runtime = self.rt
         if failure is not None and failure.reason in AUTH_FAILURES:
-            probe = rt.config.gateway.supervision.provider_probe_s
-            rt.degraded.mark(
+            probe = runtime.config.gateway.supervision.provider_probe_s
+            runtime.degraded.mark(
                 OwnerKind.PROVIDER,
                 provider,
                 f"the model provider for agent '{agent}' rejected its credentials ({failure.reason.value})",
                 f"fix agents.{agent}.api_key in gateway.yaml and run `chatgate reload`; "
                 f"chatgate retries the provider every {probe:.0f} s",
-                rt.clock.monotonic(),
+                runtime.clock.monotonic(),
                 probe_every_s=probe,
             )
             log.error(
                 "provider degraded",
                 extra={"provider": provider, "agent": agent, "reason": failure.reason.value},
             )
-        elif reply is not None and rt.degraded.clear(OwnerKind.PROVIDER, provider):
+        elif reply is not None and runtime.degraded.clear(OwnerKind.PROVIDER, provider):
             log.info("provider recovered", extra={"provider": provider, "agent": agent})
 
     def agent_event(self, name: str, data: Mapping[str, Any]) -> None:
         """An agent's `on_event` callback: counts, logs and emits model fallbacks."""
-        rt = self.rt
+        runtime = self.rt
         if name == EventName.MODEL_FALLBACK:
-            rt.metrics.fallbacks.labels(
+            runtime.metrics.fallbacks.labels(
                 agent=str(data.get("agent")), reason=str(data.get("reason"))
             ).inc()
             log.warning("model fallback", extra=dict(data))
-            rt.events.emit(EventName.MODEL_FALLBACK, rt.clock.time(), **data)
+            runtime.events.emit(EventName.MODEL_FALLBACK, runtime.clock.time(), **data)

@@ -9,7 +9,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import replace
 
 from chatgate.gateway.runtime import Runtime
-from chatgate.gateway.turn.handover import Handover
+from chatgate.gateway.turn.answering import Answering
 from chatgate.gateway.turn.job import Job, JobKind
 from chatgate.model.errors import StateUnavailable
 from chatgate.model.outbound import OutboundMessage
@@ -23,7 +23,7 @@ log = logging.getLogger("chatgate.turn")
 
 
 async def still_open(
-    rt: Runtime, batch: list[Job], redeliver: Callable[[Job], Awaitable[None]]
+    runtime: Runtime, batch: list[Job], redeliver: Callable[[Job], Awaitable[None]]
 ) -> list[Job]:
     """The jobs still to run. Resumed ones another replica answered meanwhile (it was only
     stalled when this one adopted them) are not run again: an answer not yet sent is sent from
@@ -31,13 +31,13 @@ async def still_open(
     stalled are left to that replica."""
     keep = []
     for job in batch:
-        if not job.resumed and await rt.journal.owns(job.msg.key):
+        if not job.resumed and await runtime.journal.owns(job.msg.key):
             keep.append(job)
             continue
         if not job.resumed:  # adopted by another replica while this one stalled
             discard(job)
             continue
-        entry = await rt.journal.get(job.msg.key)
+        entry = await runtime.journal.get(job.msg.key)
         if entry is None or entry.state is JournalState.PENDING:
             keep.append(job)
             continue
@@ -84,7 +84,7 @@ def discard(job: Job) -> None:
 
 
 async def lock_unavailable(
-    rt: Runtime, handover: Handover, batch: list[Job], exc: StateUnavailable, voice: Voice
+    runtime: Runtime, answering: Answering, batch: list[Job], exc: StateUnavailable, voice: Voice
 ) -> None:
     """The turn lock cannot be taken: answer `unavailable` rather than risk a second turn."""
     last = batch[-1]
@@ -94,15 +94,15 @@ async def lock_unavailable(
         "turn lock unavailable; answered unavailable",
         extra={"session": last.session, "key": last.msg.key, "error": str(exc)},
     )
-    rt.metrics.turns.labels(
+    runtime.metrics.turns.labels(
         agent=last.agent, outcome=OutcomeKind.FAILURE.value, reason=reason.value
     ).inc()
-    report = await handover.deliver(last, message, 0.0)
-    await handover.finish(batch, Stage.TURN, reason.value, message, report)
+    report = await answering.deliver(last, message, 0.0)
+    await answering.finish(batch, Stage.TURN, reason.value, message, report)
 
 
 async def turn_crashed(
-    rt: Runtime, handover: Handover, batch: list[Job], exc: Exception, voice: Voice
+    runtime: Runtime, answering: Answering, batch: list[Job], exc: Exception, voice: Voice
 ) -> None:
     """A step raised something no step expects (a bug, data a store cannot write): the user gets
     the failure reply and the messages are finished, so a resend is answered instead of waiting
@@ -114,13 +114,13 @@ async def turn_crashed(
         exc_info=exc,
         extra={"session": last.session, "key": last.msg.key, "error": type(exc).__name__},
     )
-    rt.metrics.turns.labels(
+    runtime.metrics.turns.labels(
         agent=last.agent, outcome=OutcomeKind.FAILURE.value, reason=reason.value
     ).inc()
     message = OutboundMessage.from_text(voice.failure(failure_reply(reason)))
     try:
-        report = await handover.deliver(last, message, 0.0)
-        await handover.finish(batch, Stage.TURN, reason.value, message, report)
+        report = await answering.deliver(last, message, 0.0)
+        await answering.finish(batch, Stage.TURN, reason.value, message, report)
     except StateUnavailable:
         raise
     except Exception:

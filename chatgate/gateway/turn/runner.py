@@ -7,7 +7,7 @@ import contextlib
 
 from chatgate.feature.turns import TurnControl
 from chatgate.gateway.runtime import Runtime
-from chatgate.gateway.turn.handover import Handover
+from chatgate.gateway.turn.answering import Answering
 from chatgate.gateway.turn.job import Job, JobKind
 from chatgate.gateway.turn.persist import TurnPersistence
 from chatgate.gateway.turn.record import TurnRecord
@@ -23,11 +23,11 @@ from chatgate.state.records import JournalMark, JournalState
 
 
 class TurnRunner:
-    def __init__(self, rt: Runtime) -> None:
-        self.rt = rt
-        self.handover = Handover(rt)
-        self.persistence = TurnPersistence(rt)
-        self.steps = TurnSteps(rt, self.handover, self.persistence, self._redeliver)
+    def __init__(self, runtime: Runtime) -> None:
+        self.rt = runtime
+        self.answering = Answering(runtime)
+        self.persistence = TurnPersistence(runtime)
+        self.steps = TurnSteps(runtime, self.answering, self.persistence, self._redeliver)
 
     async def execute(self, batch: list[Job], control: TurnControl) -> bool:
         """Run ``batch``; False when it was interrupted and must run again."""
@@ -52,7 +52,7 @@ class TurnRunner:
             raise  # callers answer "retry later"; the journal keeps the messages
         except Exception as exc:
             voice = self.steps.voices.for_message(batch[-1].msg, batch[-1].agent)
-            await turn_crashed(self.rt, self.handover, batch, exc, voice)
+            await turn_crashed(self.rt, self.answering, batch, exc, voice)
             return True
 
     async def _steps(self, batch: list[Job], control: TurnControl) -> bool:
@@ -69,13 +69,13 @@ class TurnRunner:
         return True
 
     async def _observe(self, job: Job) -> None:
-        rt = self.rt
+        runtime = self.rt
         if job.kept:
-            session = await rt.cache.acquire(job.session, rt.clock.time())
+            session = await runtime.cache.acquire(job.session, runtime.clock.time())
             try:
                 await self.persistence.append(session, [user_message(job)])
             finally:
-                rt.cache.release(session)
+                runtime.cache.release(session)
         report = DeliveryReport(DeliveryStatus.SUPPRESSED)
         # An observed message with a reason of its own (paused: a human took the chat over)
         # keeps its session on the trail, so `why` finds what the human answered after it.
@@ -83,49 +83,49 @@ class TurnRunner:
         if noted:
             mark = JournalMark(
                 JournalState.DONE,
-                rt.clock.time(),
+                runtime.clock.time(),
                 stage=Stage.OBSERVE.value,
                 reason=job.observed,
                 session=job.session,
                 delivery=report.status.value,
                 delivery_ids=[],
             )
-            await rt.journal.settle(job.msg.key, mark)
-        await self.handover.finish(
+            await runtime.journal.settle(job.msg.key, mark)
+        await self.answering.finish(
             [job], Stage.OBSERVE, job.observed, None, report, journaled=noted
         )
 
     async def _new_session(self, job: Job) -> None:
-        rt = self.rt
-        session = await rt.cache.acquire(job.session, rt.clock.time())
+        runtime = self.rt
+        session = await runtime.cache.acquire(job.session, runtime.clock.time())
         try:
-            epoch = await rt.cache.store.reset(job.session, rt.clock.time())
-            rt.cache.reset(session, epoch)
+            epoch = await runtime.cache.store.reset(job.session, runtime.clock.time())
+            runtime.cache.reset(session, epoch)
         finally:
-            rt.cache.release(session)
+            runtime.cache.release(session)
         voice = self.steps.voices.for_message(job.msg, job.agent)
         message = OutboundMessage.from_text(voice.text(TextId.NEW_SESSION))
-        report = await self.handover.deliver(job, message, 0.0)
-        await self.handover.finish([job], Stage.COMMAND, "new_session", message, report)
+        report = await self.answering.deliver(job, message, 0.0)
+        await self.answering.finish([job], Stage.COMMAND, "new_session", message, report)
 
     async def _redeliver(self, job: Job) -> None:
         """Finish a turn a previous process answered but did not deliver (no second agent call)."""
-        rt = self.rt
+        runtime = self.rt
         stored = job.stored_reply or {}
         persist = [ChatMessage.from_dict(m) for m in stored.get("persist", [])]
         if persist:
-            session = await rt.cache.acquire(job.session, rt.clock.time())
+            session = await runtime.cache.acquire(job.session, runtime.clock.time())
             try:
                 session.transcript = [m for m in session.transcript if m.source != job.msg.key]
                 await self.persistence.append(session, persist)
             finally:
-                rt.cache.release(session)
+                runtime.cache.release(session)
         data = stored.get("message")
         message = message_from_dict(data) if data and not stored.get("stopped") else None
-        if await self.handover.hand_off(job):
+        if await self.answering.hand_off(job):
             report = DeliveryReport(DeliveryStatus.HANDED_OFF)
         else:
-            report = await self.handover.deliver(job, message, 0.0)
-        await self.handover.finish(
+            report = await self.answering.deliver(job, message, 0.0)
+        await self.answering.finish(
             [job], Stage.TURN, str(stored.get("reason", "text")), message, report
         )

@@ -2,7 +2,7 @@
 
 Steps run while the turn holds its lock and session: open → prepare → prepare_input →
 call_agent → conclude. A step returns None to go on, or a `TurnExit` that ends the turn there.
-After the lock and session are released: hand_over → announce. Each step reads and fills in the
+After the lock and session are released: deliver → announce. Each step reads and fills in the
 `TurnRecord`; the `TurnRunner` only runs them.
 """
 
@@ -26,8 +26,8 @@ from chatgate.gateway.delivery.status_line import StatusLine, worded
 from chatgate.gateway.delivery.streaming import StreamingReply
 from chatgate.gateway.events import EventName
 from chatgate.gateway.runtime import Runtime
+from chatgate.gateway.turn.answering import Answering
 from chatgate.gateway.turn.conclusion import Outcome, answered, decide, failure_of, to_persist
-from chatgate.gateway.turn.handover import Handover
 from chatgate.gateway.turn.job import Job
 from chatgate.gateway.turn.masking import masked_reply, turn_secrets
 from chatgate.gateway.turn.persist import TurnPersistence
@@ -63,18 +63,18 @@ def user_message(job: Job) -> ChatMessage:
 class TurnSteps:
     def __init__(
         self,
-        rt: Runtime,
-        handover: Handover,
+        runtime: Runtime,
+        answering: Answering,
         persistence: TurnPersistence,
         redeliver: Callable[[Job], Awaitable[None]],
     ) -> None:
-        self.rt = rt
-        self.handover = handover
+        self.rt = runtime
+        self.answering = answering
         self.persistence = persistence
         self.redeliver = redeliver  # sends an answer stored in the journal (no agent call)
-        self.providers = ProviderWatch(rt)
-        self.voices = Voices(rt)
-        self.notifier = OperatorNotifier(rt, rt.clock, rt.delivery.deliver)
+        self.providers = ProviderWatch(runtime)
+        self.voices = Voices(runtime)
+        self.notifier = OperatorNotifier(runtime, runtime.clock, runtime.delivery.deliver)
         self.approvals: ToolApprover | None = None  # asks the chat before `ask` tool calls
         self.unsaved = UnsavedAnswers()
         self.held: tuple[Step, ...] = (
@@ -84,114 +84,116 @@ class TurnSteps:
             self.call_agent,
             self.conclude,
         )
-        self.after: tuple[Step, ...] = (self.hand_over, self.announce)
+        self.after: tuple[Step, ...] = (self.deliver, self.announce)
 
-    async def open(self, rec: TurnRecord) -> TurnExit | None:
+    async def open(self, record: TurnRecord) -> TurnExit | None:
         """Take the session's turn lock, drop resumed messages answered meanwhile, take the
         warm session (a one-shot turn gets a transient one, never cached)."""
-        rt = self.rt
-        rec.agent = rt.agents[rec.last.agent]  # as configured when the turn began (reloads swap it)
-        rec.deadline_s = TurnTools.deadline_s(rt.config.agents[rec.last.agent])
-        lock = rt.turn_lock.hold(
-            rec.last.session, owner=rt.owner, ttl=rt.config.gateway.turn_lock.ttl_s
+        runtime = self.rt
+        record.agent = runtime.agents[
+            record.last.agent
+        ]  # as configured when the turn began (reloads swap it)
+        record.deadline_s = TurnTools.deadline_s(runtime.config.agents[record.last.agent])
+        lock = runtime.turn_lock.hold(
+            record.last.session, owner=runtime.owner, ttl=runtime.config.gateway.turn_lock.ttl_s
         )
         try:
-            rec.lease = await rec.held.enter_async_context(lock)
+            record.lease = await record.held.enter_async_context(lock)
         except StateUnavailable as exc:  # fail closed: never two turns of one session
-            voice = self.voices.for_message(rec.last.msg, rec.last.agent)
-            await lock_unavailable(rt, self.handover, rec.batch, exc, voice)
+            voice = self.voices.for_message(record.last.msg, record.last.agent)
+            await lock_unavailable(runtime, self.answering, record.batch, exc, voice)
             return TurnExit.SETTLED
-        rec.batch = await still_open(rt, rec.batch, self.redeliver)
-        if not rec.batch:
+        record.batch = await still_open(runtime, record.batch, self.redeliver)
+        if not record.batch:
             return TurnExit.SETTLED
-        rec.new = [user_message(job) for job in rec.batch]
-        last, now = rec.last, rt.clock.time()
-        if rec.one_shot:  # e.g. a webhook delivery without a session template
-            rec.session = rt.cache.transient(last.session, now)
+        record.new = [user_message(job) for job in record.batch]
+        last, now = record.last, runtime.clock.time()
+        if record.one_shot:  # e.g. a webhook delivery without a session template
+            record.session = runtime.cache.transient(last.session, now)
         else:
-            rec.session = await rt.cache.acquire(last.session, now)
-        rt.metrics.active_turns.inc()
-        rec.held.callback(self._close, rec)
+            record.session = await runtime.cache.acquire(last.session, now)
+        runtime.metrics.active_turns.inc()
+        record.held.callback(self._close, record)
         return None
 
-    def _close(self, rec: TurnRecord) -> None:
+    def _close(self, record: TurnRecord) -> None:
         self.rt.metrics.active_turns.dec()
-        if not rec.one_shot and rec.session is not None:
-            self.rt.cache.release(rec.session)
+        if not record.one_shot and record.session is not None:
+            self.rt.cache.release(record.session)
 
-    async def prepare(self, rec: TurnRecord) -> TurnExit | None:
+    async def prepare(self, record: TurnRecord) -> TurnExit | None:
         """The reply's channel adapter, and a streaming draft where the channel edits in place
         (else, for an agent that shows its tools, a status line the answer replaces)."""
-        target = rec.last.target
+        target = record.last.target
         adapter = await self.rt.channels.ready_adapter(target.channel) if target else None
-        rec.adapter = adapter
+        record.adapter = adapter
         if adapter is not None and target is not None:
-            caps, rt = adapter.capabilities, self.rt
+            caps, runtime = adapter.capabilities, self.rt
             if caps.stream and caps.edits:
-                rec.stream = StreamingReply(
-                    adapter, target, rt.delivery, rt.clock, caps.min_edit_interval_s
+                record.stream = StreamingReply(
+                    adapter, target, runtime.delivery, runtime.clock, caps.min_edit_interval_s
                 )
-            elif caps.edits and shows_tools(rt.config.agents.get(rec.last.agent)):
-                rec.status = StatusLine(
-                    adapter, target, rt.delivery, rt.clock, caps.min_edit_interval_s
+            elif caps.edits and shows_tools(runtime.config.agents.get(record.last.agent)):
+                record.status = StatusLine(
+                    adapter, target, runtime.delivery, runtime.clock, caps.min_edit_interval_s
                 )
         return None
 
-    async def prepare_input(self, rec: TurnRecord) -> TurnExit | None:
+    async def prepare_input(self, record: TurnRecord) -> TurnExit | None:
         """The media step: the batch's attachments fetched by their channel and understood
         (image parts, transcripts, document text, coded notes); rewrites ``rec.new``."""
-        if not any(job.msg.attachments for job in rec.batch):
+        if not any(job.msg.attachments for job in record.batch):
             return None
-        rt, last = self.rt, rec.last
+        runtime, last = self.rt, record.last
         channel = last.msg.channel
-        fetcher = await rt.channels.file_source(channel)
-        msgs = [job.msg for job in rec.batch]
-        agent_cfg = rt.config.agents[last.agent]
-        files = rt.channels.registry.descriptor(last.msg.platform).limits.files
+        fetcher = await runtime.channels.file_source(channel)
+        msgs = [job.msg for job in record.batch]
+        agent_cfg = runtime.config.agents[last.agent]
+        files = runtime.channels.registry.descriptor(last.msg.platform).limits.files
         cap = files.max_download_bytes if files is not None else None
-        rec.media = await prepare_turn_input(msgs, fetcher, agent_cfg, rt.state_dir, cap)
-        rec.new = rec.media.apply(rec.new)
-        for o in rec.media.outcomes:
-            rt.metrics.media.labels(channel=channel, kind=o.kind, reason=o.reason.value).inc()
+        record.media = await prepare_turn_input(msgs, fetcher, agent_cfg, runtime.state_dir, cap)
+        record.new = record.media.apply(record.new)
+        for o in record.media.outcomes:
+            runtime.metrics.media.labels(channel=channel, kind=o.kind, reason=o.reason.value).inc()
         return None
 
-    async def call_agent(self, rec: TurnRecord) -> TurnExit | None:
+    async def call_agent(self, record: TurnRecord) -> TurnExit | None:
         """Run the agent inline under its timeout while the channel shows life (reaction ack,
         typing); a cancelled call ends as its `TurnExit` or as the /stop failure."""
-        rt, last, adapter, agent = self.rt, rec.last, rec.adapter, rec.agent
+        runtime, last, adapter, agent = self.rt, record.last, record.adapter, record.agent
         assert agent is not None
-        turn = self._turn_for(rec)
+        turn = self._turn_for(record)
         prewarm = getattr(agent, "prewarm", None)  # a one-time warm-up must not eat the timeout
         if prewarm is not None:
             await prewarm()
-        started = rt.clock.monotonic()
+        started = runtime.clock.monotonic()
         if adapter is not None and AckMode.REACTION in adapter.capabilities.ack:
-            rec.reacts = True
-            rec.ack = asyncio.ensure_future(adapter.acknowledge(last.msg))
-        async with typing_while(adapter, last.target, rt.clock):
-            ended = await self._run_agent(rec, agent, turn)
+            record.reacts = True
+            record.ack = asyncio.ensure_future(adapter.acknowledge(last.msg))
+        async with typing_while(adapter, last.target, runtime.clock):
+            ended = await self._run_agent(record, agent, turn)
         if ended is not None:
             return ended
-        if rec.ack is not None:
-            await asyncio.gather(rec.ack, return_exceptions=True)
-        rec.agent_s = rt.clock.monotonic() - started
-        rt.metrics.turn_seconds.labels(agent=last.agent).observe(rec.agent_s)
+        if record.ack is not None:
+            await asyncio.gather(record.ack, return_exceptions=True)
+        record.agent_s = runtime.clock.monotonic() - started
+        runtime.metrics.turn_seconds.labels(agent=last.agent).observe(record.agent_s)
         return None
 
-    def _turn_for(self, rec: TurnRecord) -> Turn:
-        last, session, stream = rec.last, rec.session, rec.stream
+    def _turn_for(self, record: TurnRecord) -> Turn:
+        last, session, stream = record.last, record.session, record.stream
         assert session is not None
-        shown = stream or rec.status
+        shown = stream or record.status
         progress = None
         if shown is not None:
             voices = self.voices
             progress = worded(shown.progress, lambda: voices.for_message(last.msg, last.agent))
-        tools = rec.tools = TurnTools(self.rt.tools, self.providers.agent_event, progress)
-        rec.history_len = len(session.transcript)
+        tools = record.tools = TurnTools(self.rt.tools, self.providers.agent_event, progress)
+        record.history_len = len(session.transcript)
         return Turn(
             session=last.session,
             history=tuple(session.transcript),
-            new=rec.new,
+            new=record.new,
             channel=last.msg.channel,
             sender_id=last.msg.sender_id,
             on_delta=stream.delta if stream is not None else None,
@@ -202,15 +204,15 @@ class TurnSteps:
                 REPLY_TO: last.target.address if last.target is not None else "",
             },
             on_progress=tools.on_progress,
-            parts=rec.media.parts,
-            approve=self._approver(rec),
-            before_model=functools.partial(self._fence, rec),
+            parts=record.media.parts,
+            approve=self._approver(record),
+            before_model=functools.partial(self._fence, record),
             secrets=turn_secrets(self.rt),
         )
 
-    def _approver(self, rec: TurnRecord) -> Approve | None:
+    def _approver(self, record: TurnRecord) -> Approve | None:
         """The turn's way to ask the chat before a tool call whose rule is `ask`."""
-        desk, last = self.approvals, rec.last
+        desk, last = self.approvals, record.last
         config = self.rt.config.agents.get(last.agent)
         tools = config.tools if isinstance(config, LiteLLMAgentConfig) else None
         if desk is None or tools is None or Approval.ASK not in tools.approval.values():
@@ -227,107 +229,111 @@ class TurnSteps:
             language=language if isinstance(language, str) else None,
             timeout_s=tools.approval_timeout_s,
             approver=tools.approver,
-            control=rec.control,
+            control=record.control,
         )
 
         async def approve(ask: ApprovalAsk) -> ApprovalAnswer:
-            ctx.deadline.timeout = rec.deadline
+            ctx.deadline.timeout = record.deadline
             return await desk.ask(ctx, ask)
 
         return approve
 
-    async def _fence(self, rec: TurnRecord) -> None:
+    async def _fence(self, record: TurnRecord) -> None:
         """Right before each model request: is the session's turn lock still this turn's? One
         compare-and-extend in the lock's store. A replica that stalled past the lock's TTL finds
         it lost (another replica may be running the session): no request, the batch goes back
         through the open step (lock, ownership, session) instead."""
-        if rec.lease is None:
+        if record.lease is None:
             return
         ttl = self.rt.config.gateway.turn_lock.ttl_s
-        if not await self.rt.turn_lock.renew(rec.lease, ttl):
-            raise TurnFenced(rec.lease.key)
+        if not await self.rt.turn_lock.renew(record.lease, ttl):
+            raise TurnFenced(record.lease.key)
 
-    async def _run_agent(self, rec: TurnRecord, agent: Agent, turn: Turn) -> TurnExit | None:
+    async def _run_agent(self, record: TurnRecord, agent: Agent, turn: Turn) -> TurnExit | None:
         """The agent call itself (the slot for a tool loop). It runs inline, not in a task of its
         own: /stop and the interrupt policy cancel this task, which lands here."""
-        kept = self.unsaved.take([job.msg.key for job in rec.batch], rec.history_len)
+        kept = self.unsaved.take([job.msg.key for job in record.batch], record.history_len)
         if kept is not None:
             log.info(
                 "answer kept from a run whose state write failed; the model is not asked again",
-                extra={"session": rec.last.session, "key": rec.last.msg.key},
+                extra={"session": record.last.session, "key": record.last.msg.key},
             )
-            rec.reply = kept
+            record.reply = kept
             return None
-        control = rec.control
+        control = record.control
         control.enter_agent()
         try:
-            async with asyncio.timeout(rec.deadline_s) as rec.deadline:
+            async with asyncio.timeout(record.deadline_s) as record.deadline:
                 reply = masked_reply(await agent.run(turn), turn.secrets)
-            reply = await self._spoken(rec, reply)  # its own timeout; never fails the turn
-            voice = self.voices.for_message(rec.last.msg, rec.last.agent)
-            rec.reply = await store_files(reply, self.rt.delivery.files, voice)
+            reply = await self._spoken(record, reply)  # its own timeout; never fails the turn
+            voice = self.voices.for_message(record.last.msg, record.last.agent)
+            record.reply = await store_files(reply, self.rt.delivery.files, voice)
         except asyncio.CancelledError:
             if control.reason is None:
                 raise
             ended = CANCEL_EXITS.get(control.reason)
             if ended is not None:
                 return ended
-            rec.failure = AgentError(FailureReason.CANCELLED, "stopped by /stop")
+            record.failure = AgentError(FailureReason.CANCELLED, "stopped by /stop")
         except TurnFenced:
             log.warning(
                 "turn lock lost before a model request; running the batch again",
-                extra={"session": rec.last.session, "key": rec.last.msg.key},
+                extra={"session": record.last.session, "key": record.last.msg.key},
             )
             return TurnExit.RETRY
         except StateUnavailable:
             raise  # fail closed, as when the lock cannot be taken: callers answer "retry later"
         except AgentError as exc:
-            rec.failure = exc
+            record.failure = exc
         except TimeoutError:
-            rec.failure = AgentError(FailureReason.TIMEOUT, "agent exceeded timeout_s")
+            record.failure = AgentError(FailureReason.TIMEOUT, "agent exceeded timeout_s")
         except Exception as exc:
-            log.exception("agent raised", extra={"agent": rec.last.agent, "session": turn.session})
-            rec.failure = AgentError(FailureReason.UNKNOWN, type(exc).__name__)
+            log.exception(
+                "agent raised", extra={"agent": record.last.agent, "session": turn.session}
+            )
+            record.failure = AgentError(FailureReason.UNKNOWN, type(exc).__name__)
         finally:
             control.leave_agent()
         return None
 
-    async def _spoken(self, rec: TurnRecord, reply: AgentReply) -> AgentReply:
+    async def _spoken(self, record: TurnRecord, reply: AgentReply) -> AgentReply:
         """The answer with a voice note when the agent's `voice_reply` asks for one."""
-        config = self.rt.config.agents.get(rec.last.agent)
+        config = self.rt.config.agents.get(record.last.agent)
         if not isinstance(config, LiteLLMAgentConfig) or config.voice_reply == "never":
             return reply
-        heard = any(a.kind == "voice" for job in rec.batch for a in job.msg.attachments)
+        heard = any(a.kind == "voice" for job in record.batch for a in job.msg.attachments)
         spoken, reason = await with_voice(reply, config, user_sent_voice=heard)
-        channel = rec.last.msg.channel
+        channel = record.last.msg.channel
         if reason is None:
             self.rt.metrics.count("voice_reply_sent", channel=channel)
         elif reason in SPEECH_FAILURES:
             self.rt.metrics.count(reason.value, channel=channel)
         return spoken
 
-    async def conclude(self, rec: TurnRecord) -> TurnExit | None:
+    async def conclude(self, record: TurnRecord) -> TurnExit | None:
         """The outcome, and one journal write: ANSWERED with the reply kept (a restart re-sends
         it), or DONE at once when nothing is left to deliver (a sync webhook answers in its HTTP
         response); the transcript lines go in the same write where the backend can."""
-        rt, last, session = self.rt, rec.last, rec.session
+        runtime, last, session = self.rt, record.last, record.session
         assert session is not None
         voice = self.voices.for_message(last.msg, last.agent)
-        kind, message, reason = decide(rec.reply, rec.failure, rt.config.gateway, voice)
-        message = rec.media.annotate(message, voice)  # a refused or failed file is never silent
-        self._tell_operator(rec)
-        stopped = rec.control.reason is CancelReason.STOP
-        final = last.target is None and rec.stream is None
-        outcome = rec.outcome = Outcome(kind, message, reason, stopped=stopped, final=final)
+        kind, message, reason = decide(record.reply, record.failure, runtime.config.gateway, voice)
+        message = record.media.annotate(message, voice)  # a refused or failed file is never silent
+        self._tell_operator(record)
+        stopped = record.control.reason is CancelReason.STOP
+        final = last.target is None and record.stream is None
+        outcome = record.outcome = Outcome(kind, message, reason, stopped=stopped, final=final)
         # A one-shot session is never read again; the journal keeps its message and reply.
-        persist = [] if rec.one_shot else to_persist(rec.new, kind, rec.reply, rec.failure)
-        reply = answered(outcome, persist) | rec.media.journal_fields()
-        if rec.tools is not None:
-            rec.tools.record(reply)  # the tool trail `chatgate why` shows
-        keys = [j.msg.key for j in rec.batch]
+        persist = (
+            [] if record.one_shot else to_persist(record.new, kind, record.reply, record.failure)
+        )
+        reply = answered(outcome, persist) | record.media.journal_fields()
+        if record.tools is not None:
+            record.tools.record(reply)  # the tool trail `chatgate why` shows
+        keys = [j.msg.key for j in record.batch]
         mark = JournalMark(
             JournalState.DONE if final else JournalState.ANSWERED,
-            rt.clock.time(),
+            runtime.clock.time(),
             stage=Stage.TURN.value,
             session=last.session,
             reason=reason,
@@ -338,66 +344,79 @@ class TurnSteps:
         try:
             await self.persistence.write(keys, mark, session, persist)
         except StateUnavailable:  # the re-run (retry, resume) sends this answer, asks no model
-            if rec.reply is not None and rec.failure is None:
+            if record.reply is not None and record.failure is None:
                 # keyed by the warm transcript as this failure leaves it (the lines may be held
                 # unflushed): a re-run that starts from exactly there reuses the answer
-                self.unsaved.keep(keys, len(session.transcript), rec.reply)
+                self.unsaved.keep(keys, len(session.transcript), record.reply)
             raise
         return None
 
-    def _tell_operator(self, rec: TurnRecord) -> None:
+    def _tell_operator(self, record: TurnRecord) -> None:
         """The operator's side of a failure the chat was told about: the log line and, when
         configured, the operator chat (rate-limited)."""
-        failed = failure_of(rec.reply, rec.failure)
+        failed = failure_of(record.reply, record.failure)
         if failed is None:
             return
-        last = rec.last
+        last = record.last
         log.warning(
             "turn failed",
             extra={"session": last.session, "reason": failed.reason.value, "detail": failed.detail},
         )
         self.notifier.failed(failed, f"{last.msg.channel}:{last.msg.chat_id}", last.agent)
 
-    async def hand_over(self, rec: TurnRecord) -> TurnExit | None:
+    async def deliver(self, record: TurnRecord) -> TurnExit | None:
         """Deliver (or leave the answer to the replica now holding the channel), mark the
         reaction done, mark the batch DONE and resolve its futures."""
-        rt, last, outcome, adapter = self.rt, rec.last, rec.outcome, rec.adapter
+        runtime, last, outcome, adapter = self.rt, record.last, record.outcome, record.adapter
         assert outcome is not None
-        rt.metrics.turns.labels(
+        runtime.metrics.turns.labels(
             agent=last.agent, outcome=outcome.kind.value, reason=outcome.reason
         ).inc()
-        if rec.agent is not None:
-            self.providers.track(rec.agent.provider_id(), last.agent, rec.failure, rec.reply)
-        if not outcome.final and await self.handover.hand_off(last):
+        if record.agent is not None:
+            self.providers.track(
+                record.agent.provider_id(), last.agent, record.failure, record.reply
+            )
+        if not outcome.final and await self.answering.hand_off(last):
             report = DeliveryReport(DeliveryStatus.HANDED_OFF)
         else:
-            drafted = rec.stream or rec.status  # the answer replaces what was shown
-            report = await self.handover.deliver(last, outcome.shown, rec.agent_s, drafted)
-        rec.report = report
-        if adapter is not None and rec.reacts:
+            drafted = record.stream or record.status  # the answer replaces what was shown
+            report = await self.answering.deliver(last, outcome.shown, record.agent_s, drafted)
+        record.report = report
+        if adapter is not None and record.reacts:
             failed = outcome.kind is OutcomeKind.FAILURE or report.kind is not None
             await asyncio.gather(
                 adapter.acknowledge_done(last.msg, failed=failed), return_exceptions=True
             )
-        await self.handover.finish(
-            rec.batch, Stage.TURN, outcome.reason, outcome.message, report, journaled=outcome.final
+        await self.answering.finish(
+            record.batch,
+            Stage.TURN,
+            outcome.reason,
+            outcome.message,
+            report,
+            journaled=outcome.final,
         )
         return None
 
-    async def announce(self, rec: TurnRecord) -> TurnExit | None:
+    async def announce(self, record: TurnRecord) -> TurnExit | None:
         """The turn_finished event and the turn's one log line."""
-        rt, last, outcome, report, reply = self.rt, rec.last, rec.outcome, rec.report, rec.reply
+        runtime, last, outcome, report, reply = (
+            self.rt,
+            record.last,
+            record.outcome,
+            record.report,
+            record.reply,
+        )
         assert outcome is not None and report is not None
-        rt.events.emit(
+        runtime.events.emit(
             EventName.TURN_FINISHED,
-            rt.clock.time(),
+            runtime.clock.time(),
             channel=last.msg.channel,
             agent=last.agent,
             outcome=outcome.kind.value,
             reason=outcome.reason,
             delivery=report.status.value,
-            agent_s=rec.agent_s,
-            latency_s=rt.clock.monotonic() - last.accepted_at,  # accepted → delivered
+            agent_s=record.agent_s,
+            latency_s=runtime.clock.monotonic() - last.accepted_at,  # accepted → delivered
         )
         log.info(
             "turn",
@@ -408,12 +427,12 @@ class TurnSteps:
                 "session": last.session,
                 "agent": last.agent,
                 "model": reply.model if reply else None,
-                "messages": len(rec.batch),
+                "messages": len(record.batch),
                 "outcome": outcome.kind.value,
                 "reason": outcome.reason,
                 "delivery": report.status.value,
                 "send_error": report.kind.value if report.kind else None,
-                "agent_ms": round(rec.agent_s * 1000, 1),
+                "agent_ms": round(record.agent_s * 1000, 1),
             },
         )
         return None

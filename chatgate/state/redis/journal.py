@@ -324,7 +324,7 @@ class RedisJournal:
 
     async def _claimed(self, channels: list[str], *, include_own: bool) -> list[JournalEntry]:
         found = await self._open_entries()
-        claimed: dict[str, bool] = {}  # key → handed over (not left by a dead replica)
+        claimed: dict[str, bool] = {}  # key → handed off (not left by a dead replica)
         for e in claimable(found, self._owner, include_own=include_own, channels=channels):
             previous = e.owner or NOBODY
             if await self._claim(

@@ -1,6 +1,6 @@
 """SQLite off the event loop: one connection on one thread, group-committed.
 
-Every call runs on a dedicated thread. Calls made in one event-loop iteration are handed over
+Every call runs on a dedicated thread. Calls made in one event-loop iteration are passed
 together (one queue put, so one thread wake-up, for all of them), and calls that arrive while a
 batch executes run in the next batch inside one transaction, so concurrent requests share one
 thread hop and one commit instead of paying one each. A batch runs without per-call savepoints;
@@ -42,7 +42,7 @@ class _Inbox:
 
     SimpleQueue.put wakes a sleeping thread while holding the GIL; when the woken thread lands on
     the loop's core it preempts a loop thread that still holds the GIL and must give the core
-    back before it can run (two context switches per hand-over). Here the wake-up byte is written
+    back before it can run (two context switches per call). Here the wake-up byte is written
     with the GIL released (os.write), and only while the thread sleeps.
     """
 
@@ -93,7 +93,7 @@ class Database:
         self._open_error: BaseException | None = None
         self._checkpointer: threading.Thread | None = None
         self._stop_checkpoints = threading.Event()
-        self._pending: list[Any] = []  # calls of this loop iteration, handed over in one put
+        self._pending: list[Any] = []  # calls of this loop iteration, passed in one put
         self._flush_loop: asyncio.AbstractEventLoop | None = None
         self._behind: asyncio.TimerHandle | None = None
 
@@ -132,7 +132,7 @@ class Database:
             raise DatabaseClosed("database is not open")
         loop = asyncio.get_running_loop()
         future: asyncio.Future[T] = loop.create_future()
-        self._hand_over((fn, future, loop), loop)
+        self._enqueue((fn, future, loop), loop)
         return await future
 
     def submit(self, fn: Callable[[sqlite3.Connection], object]) -> None:
@@ -143,16 +143,16 @@ class Database:
             loop: asyncio.AbstractEventLoop | None = asyncio.get_running_loop()
         except RuntimeError:
             loop = None
-        self._hand_over((fn, None, None), loop, behind=True)
+        self._enqueue((fn, None, None), loop, behind=True)
 
-    def _hand_over(
+    def _enqueue(
         self, item: Any, loop: asyncio.AbstractEventLoop | None, *, behind: bool = False
     ) -> None:
         """Collect ``item`` with the other calls of this loop iteration; the first schedules the
         put that hands them all to the database thread (waking it costs a syscall on each put).
         A write ``behind`` waits up to BEHIND_S for a call to ride along with."""
         if self._flush_loop is not None and self._flush_loop is not loop:
-            self._flush()  # scheduled on another (or a closed) loop: hand over now, in order
+            self._flush()  # scheduled on another (or a closed) loop: run it now, in order
         self._pending.append(item)
         if loop is None:
             self._flush()

@@ -1,4 +1,4 @@
-"""The end of every job: deliver the answer (or hand it to the replica holding the channel), mark
+"""The end of every job: deliver the answer (or hand it off to the replica holding the channel), mark
 the journal DONE and resolve the waiting futures."""
 
 from __future__ import annotations
@@ -19,10 +19,10 @@ from chatgate.model.results import DeliveryReport, Stage, TurnResult, files_of
 log = logging.getLogger("chatgate.turn")
 
 
-class Handover:
-    def __init__(self, rt: Runtime) -> None:
-        self.rt = rt
-        self.voices = Voices(rt)
+class Answering:
+    def __init__(self, runtime: Runtime) -> None:
+        self.rt = runtime
+        self.voices = Voices(runtime)
         self.unrecorded = UnrecordedDeliveries()
 
     async def deliver(
@@ -47,22 +47,22 @@ class Handover:
             return DeliveryReport(DeliveryStatus.SUPPRESSED)
         if job.target is None:
             return DeliveryReport(DeliveryStatus.NO_TARGET)
-        rt = self.rt
+        runtime = self.rt
 
         def first_send() -> None:
-            overhead = rt.clock.monotonic() - job.accepted_at - agent_s
-            rt.metrics.overhead_seconds.observe(max(0.0, overhead))
+            overhead = runtime.clock.monotonic() - job.accepted_at - agent_s
+            runtime.metrics.overhead_seconds.observe(max(0.0, overhead))
 
-        return await rt.delivery.deliver(
+        return await runtime.delivery.deliver(
             job.target,
             message,
             inbound_key=job.msg.key,
             session=job.session,
             on_first_send=first_send,
             edit_ids=edit_ids,
-            still_mine=lambda: rt.journal.owns(job.msg.key),
+            still_mine=lambda: runtime.journal.owns(job.msg.key),
             describe=self.voices.for_message(job.msg, job.agent).degrade_note,
-            may_send=lambda: rt.journal.claim_send(job.msg.key),
+            may_send=lambda: runtime.journal.claim_send(job.msg.key),
             hand_off=lambda: self.hand_off(job),
         )
 
@@ -70,10 +70,10 @@ class Handover:
         """The reply's channel is no longer served here (this one lost the lease while the turn
         ran or while sending, or stalled): leave the answered entry to the replica serving it
         next, not the DLQ."""
-        rt, target = self.rt, job.target
-        if target is None or not await rt.channels.connection_left(target.channel):
+        runtime, target = self.rt, job.target
+        if target is None or not await runtime.channels.connection_left(target.channel):
             return False
-        if not await rt.journal.hand_off(job.msg.key):
+        if not await runtime.journal.hand_off(job.msg.key):
             return False
         log.warning(
             "channel no longer served here; answer handed off",
@@ -92,14 +92,14 @@ class Handover:
         journaled: bool = False,
     ) -> None:
         """Mark ``batch`` DONE (unless the answer already was, ``journaled``) and resolve it."""
-        rt = self.rt
-        now = rt.clock.time()
+        runtime = self.rt
+        now = runtime.clock.time()
         failed = report.kind is not None
         for index, job in enumerate(() if journaled else batch):
             if report.status is DeliveryStatus.HANDED_OFF and job is batch[-1]:
                 continue  # the replica holding the channel finishes it
             try:  # nothing downstream waits for the DONE mark
-                await rt.journal.finish(
+                await runtime.journal.finish(
                     job.msg.key,
                     now,
                     stage=Stage.DELIVERY if failed else stage,

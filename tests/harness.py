@@ -129,6 +129,32 @@ async def http() -> AsyncIterator[aiohttp.ClientSession]:
         yield session
 
 
+def fake_model_config(
+    tmp_path: Path,
+    llm: Any,
+    channels: str,
+    *,
+    head: str = "",
+    agents: str = "",
+    api_key: str = "sk-test",
+) -> Path:
+    """gateway.yaml for a channel's end-to-end tests: `head` (top-level sections), the agent
+    `default` on the fake model plus `agents`, and `channels` (the YAML under `channels:`)."""
+    return write_config(
+        tmp_path,
+        f"""{head}
+agents:
+  default:
+    backend: litellm
+    model: openai/fake-model
+    api_base: {llm.base_url}
+    api_key: {api_key}
+    timeout_s: 10
+{agents}channels:
+{channels}""",
+    )
+
+
 def channel_status(gw: Gateway, name: str) -> dict[str, Any]:
     """One channel's entry of the status snapshot (state, error, hint, adapter detail)."""
     return {c["name"]: c for c in gw.channels.snapshot()}[name]

@@ -10,7 +10,7 @@ from chatgate.state.records import JournalEntry
 from tests.channels.telegram.helpers_b import settled as settled_entry
 from tests.fakes.discord_lite import FakeDiscord
 from tests.fakes.llm import FakeLLM
-from tests.harness import channel_status, eventually_channel_state, write_config
+from tests.harness import channel_status, eventually_channel_state, fake_model_config
 
 DM_USER = 3000
 DM_CHANNEL = 7_000_000 + DM_USER
@@ -26,19 +26,14 @@ def discord_config(
     extra: str = "",
     agents: str = "",
 ) -> Path:
-    return write_config(
+    return fake_model_config(
         tmp_path,
-        f"""{gateway}
-agents:
-  default:
-    backend: litellm
-    model: openai/fake-model
-    api_base: {llm.base_url}
-    api_key: sk-discord-test
-    timeout_s: 10
-{agents}channels:
-  discord:
+        llm,
+        f"""  discord:
 {discord.channel_yaml()}{channel}{extra}""",
+        head=gateway,
+        agents=agents,
+        api_key="sk-discord-test",
     )
 
 

@@ -14,7 +14,7 @@ from mautrix.types import EventType, RoomCreatePreset, RoomID, UserID
 
 from chatgate.channels.matrix.client import RoomStates
 from tests.fakes.llm import FakeLLM
-from tests.harness import write_config
+from tests.harness import fake_model_config
 from tests.support.synapse import MatrixUser, Synapse
 
 Event = dict[str, Any]
@@ -183,18 +183,10 @@ def matrix_config(
     channel: str = "",
     gateway: str = "",
 ) -> Path:
-    return write_config(
+    return fake_model_config(
         tmp_path,
-        f"""{gateway}
-agents:
-  default:
-    backend: litellm
-    model: openai/fake-model
-    api_base: {llm.base_url}
-    api_key: sk-matrix-test
-    timeout_s: 10
-channels:
-  matrix:
+        llm,
+        f"""  matrix:
     homeserver: {synapse.base_url}
     user_id: "{bot.user_id}"
     access_token: "{bot.access_token}"
@@ -203,4 +195,6 @@ channels:
     request_timeout_s: 5
 {channel}
 """,
+        head=gateway,
+        api_key="sk-matrix-test",
     )

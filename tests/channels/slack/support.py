@@ -8,7 +8,12 @@ from typing import Any
 from chatgate.gateway.app import Gateway
 from tests.fakes.llm import FakeLLM
 from tests.fakes.slack import APP_TOKEN, BOT_TOKEN, SIGNING_SECRET, FakeSlack
-from tests.harness import channel_status, eventually_channel_state, url, write_config
+from tests.harness import (
+    channel_status,
+    eventually_channel_state,
+    fake_model_config,
+    url,
+)
 
 EVENTS_PATH = "/slack/events"
 
@@ -24,18 +29,10 @@ def slack_config(
     extra_channels: str = "",
     agents: str = "",
 ) -> Path:
-    return write_config(
+    return fake_model_config(
         tmp_path,
-        f"""{gateway}
-agents:
-  default:
-    backend: litellm
-    model: openai/fake-model
-    api_base: {llm.base_url}
-    api_key: sk-slack-test
-    timeout_s: 10
-{agents}channels:
-  slack:
+        llm,
+        f"""  slack:
     bot_token: "{BOT_TOKEN}"
     app_token: "{APP_TOKEN}"
     signing_secret: "{SIGNING_SECRET}"
@@ -44,6 +41,9 @@ agents:
     ping_interval_s: 0.3
     request_timeout_s: 5
 {channel}{extra_channels}""",
+        head=gateway,
+        agents=agents,
+        api_key="sk-slack-test",
     )
 
 

@@ -7,7 +7,7 @@ from pathlib import Path
 from chatgate.gateway.app import Gateway
 from tests.fakes.llm import FakeLLM
 from tests.fakes.teams import APP_ID, APP_PASSWORD, FakeTeams
-from tests.harness import url, write_config
+from tests.harness import fake_model_config, url
 
 PATH = "/teams/messages"
 CHANNEL = "19:general-channel@thread.tacv2"
@@ -25,25 +25,21 @@ def teams_config(
     extra: str = "",
     head: str = "",
 ) -> Path:
-    return write_config(
+    return fake_model_config(
         tmp_path,
-        f"""{head}
-agents:
-  default:
-    backend: litellm
-    model: openai/fake-model
-    api_base: {llm.base_url}
-    api_key: sk-teams-test
-    timeout_s: 10
-  menu: {{backend: python, function: "tests.channels.teams.agents:menu"}}
-  files: {{backend: python, function: "tests.channels.teams.agents:files"}}
-{agents}channels:
-  teams:
+        llm,
+        f"""  teams:
     app_id: "{APP_ID}"
     app_password: "{password}"
     request_timeout_s: 5
     agent: {agent}
 {ms.endpoints_yaml()}{channel}{extra}""",
+        head=head,
+        agents="""  menu: {backend: python, function: "tests.channels.teams.agents:menu"}
+  files: {backend: python, function: "tests.channels.teams.agents:files"}
+"""
+        + agents,
+        api_key="sk-teams-test",
     )
 
 

@@ -6,7 +6,7 @@ from pathlib import Path
 
 from tests.fakes.llm import FakeLLM
 from tests.fakes.telegram import TOKEN, FakeTelegram
-from tests.harness import write_config
+from tests.harness import fake_model_config
 
 
 def api_base(fake: FakeTelegram) -> str:
@@ -24,23 +24,17 @@ def telegram_config(
     token: str = TOKEN,
     api_key: str = "sk-telegram-test",
 ) -> Path:
-    return write_config(
+    return fake_model_config(
         tmp_path,
-        f"""{gateway}
-agents:
-  default:
-    backend: litellm
-    model: openai/fake-model
-    api_base: {llm.base_url}
-    api_key: {api_key}
-    timeout_s: 10
-{agent}
-channels:
-  telegram:
+        llm,
+        f"""  telegram:
     token: "{token}"
     api_base: {api_base(tg)}
     poll_timeout_s: 1
     request_timeout_s: 5
 {channel}
 """,
+        head=gateway,
+        agents=f"{agent}\n",
+        api_key=api_key,
     )

@@ -14,7 +14,7 @@ from tests.fakes.whatsapp import (
     WABA_ID,
     FakeWhatsApp,
 )
-from tests.harness import url, write_config
+from tests.harness import fake_model_config, url
 
 WEBHOOK = "/whatsapp/webhook"
 USER = "15551230001"
@@ -31,20 +31,10 @@ def whatsapp_config(
     extra_channels: str = "",
     agents: str = "",
 ) -> Path:
-    return write_config(
+    return fake_model_config(
         tmp_path,
-        f"""{gateway}
-agents:
-  default:
-    backend: litellm
-    model: openai/fake-model
-    api_base: {llm.base_url}
-    api_key: sk-whatsapp-test
-    timeout_s: 10
-  menu: {{backend: python, function: "tests.channels.whatsapp.agents:menu"}}
-  files: {{backend: python, function: "tests.channels.whatsapp.agents:files"}}
-{agents}channels:
-  whatsapp:
+        llm,
+        f"""  whatsapp:
     access_token: "{ACCESS_TOKEN}"
     app_secret: "{APP_SECRET}"
     verify_token: "{VERIFY_TOKEN}"
@@ -54,6 +44,12 @@ agents:
     request_timeout_s: 5
     agent: {agent}
 {channel}{extra_channels}""",
+        head=gateway,
+        agents="""  menu: {backend: python, function: "tests.channels.whatsapp.agents:menu"}
+  files: {backend: python, function: "tests.channels.whatsapp.agents:files"}
+"""
+        + agents,
+        api_key="sk-whatsapp-test",
     )
 
 

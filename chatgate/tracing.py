@@ -13,7 +13,7 @@ which drops it unless the operator enabled `capture_content`; errors are recorde
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any
 
@@ -21,13 +21,16 @@ Attr = str | int | float | bool | list[str] | tuple[str, ...] | None
 
 _tracer: Any = None  # an opentelemetry Tracer while tracing is on
 _capture = False
+_secrets: tuple[str, ...] = ()  # masked out of captured content
 _roots: dict[str, Any] = {}  # message key → its root span (open until the message ends)
 
 
-def install(tracer: Any, *, capture_content: bool = False) -> None:
-    """Switch tracing on with ``tracer`` (an OpenTelemetry Tracer)."""
-    global _tracer, _capture
+def install(tracer: Any, *, capture_content: bool = False, secrets: Iterable[str] = ()) -> None:
+    """Switch tracing on with ``tracer`` (an OpenTelemetry Tracer); ``secrets`` never appear in
+    captured content."""
+    global _tracer, _capture, _secrets
     _tracer, _capture = tracer, capture_content
+    _secrets = tuple(sorted((s for s in secrets if s), key=len, reverse=True))
 
 
 def uninstall() -> None:
@@ -62,7 +65,7 @@ class Span:
     def content(self, name: str, **attributes: Attr) -> None:
         """An event with the words themselves: recorded only when content capture is on."""
         if _capture:
-            self.event(name, **attributes)
+            self.event(name, **{k: _masked(v) for k, v in attributes.items()})
 
     def fail(self, error: BaseException | str) -> None:
         from opentelemetry.trace import Status, StatusCode
@@ -94,10 +97,13 @@ OFF = _Off(None)
 
 
 @contextmanager
-def span(name: str, *, kind: str = "internal", **attributes: Attr) -> Iterator[Span]:
-    """A child of the current span for the duration of the block; a raised error marks it."""
+def span(
+    name: str, *, kind: str = "internal", inside: bool = False, **attributes: Attr
+) -> Iterator[Span]:
+    """A child of the current span for the duration of the block; a raised error marks it.
+    ``inside``: only within a trace (a platform's long poll outside any message starts none)."""
     tracer = _tracer
-    if tracer is None:
+    if tracer is None or (inside and not _in_trace()):
         yield OFF
         return
     with tracer.start_as_current_span(
@@ -115,26 +121,21 @@ def span(name: str, *, kind: str = "internal", **attributes: Attr) -> Iterator[S
             raise
 
 
-def start_message(
-    key: str, name: str, *, traceparent: str | None = None, **attributes: Attr
-) -> Span:
+def start_message(key: str, name: str, *, traceparent: Any = None, **attributes: Attr) -> bool:
     """Open the root span of an inbound message (a new trace, or the caller's when a W3C
-    ``traceparent`` came with it) and keep it under ``key`` until `finish_message`."""
+    ``traceparent`` came with it) and keep it under ``key`` until `finish_message`; False when
+    tracing is off or ``key`` already has one (a duplicate of a message in flight)."""
     tracer = _tracer
-    if tracer is None:
-        return OFF
+    if tracer is None or key in _roots:
+        return False
     from opentelemetry.context import Context
     from opentelemetry.propagate import extract
 
-    parent = extract({"traceparent": traceparent}) if traceparent else Context()
-    root = tracer.start_span(
+    parent = extract({"traceparent": traceparent}) if isinstance(traceparent, str) else Context()
+    _roots[key] = tracer.start_span(
         name, context=parent, kind=_kind("consumer"), attributes=_attrs(attributes)
     )
-    previous = _roots.pop(key, None)
-    if previous is not None:
-        previous.end()
-    _roots[key] = root
-    return Span(root)
+    return True
 
 
 def finish_message(key: str, **attributes: Attr) -> None:
@@ -143,6 +144,16 @@ def finish_message(key: str, **attributes: Attr) -> None:
     if root is not None:
         Span(root).set(**attributes)
         root.end()
+
+
+def current() -> Span:
+    """The current span (`OFF` when tracing is off)."""
+    if _tracer is None:
+        return OFF
+    from opentelemetry import trace
+
+    found = trace.get_current_span()
+    return Span(found) if found.is_recording() else OFF
 
 
 def message(key: str) -> Span:
@@ -190,6 +201,20 @@ def inject(carrier: dict[str, Any]) -> None:
         from opentelemetry.propagate import inject as otel_inject
 
         otel_inject(carrier)
+
+
+def _masked(value: Attr) -> Attr:
+    if not isinstance(value, str):
+        return value
+    for secret in _secrets:
+        value = value.replace(secret, "***")
+    return value
+
+
+def _in_trace() -> bool:
+    from opentelemetry import trace
+
+    return bool(trace.get_current_span().get_span_context().is_valid)
 
 
 def _kind(kind: str) -> Any:

@@ -26,6 +26,7 @@ class Telemetry(Feature):
         )
         self._exporter = exporter  # tests: an in-memory exporter instead of OTLP/HTTP
         self._provider: Any = None
+        self._secrets = context.loaded.secrets
 
     async def open(self) -> None:
         found = self.settings
@@ -34,7 +35,7 @@ class Telemetry(Feature):
         self._provider = provider(found, self._exporter)
         _share(self._provider)
         tracer = self._provider.get_tracer("chatgate", __version__, schema_url=SCHEMA_URL)
-        tracing.install(tracer, capture_content=found.capture_content)
+        tracing.install(tracer, capture_content=found.capture_content, secrets=self._secrets)
         log.info("exporting traces", extra={"endpoint": found.shown_endpoint})
 
     async def close(self) -> None:

@@ -12,6 +12,7 @@ import logging
 from collections.abc import Coroutine, Sequence
 from typing import Any
 
+from chatgate import tracing
 from chatgate.feature.base import Feature
 from chatgate.feature.intake import (
     ChannelPolicy,
@@ -157,6 +158,31 @@ class Pipeline:
     # -- entry points (the InboundSink) ------------------------------------------------------
 
     async def submit(self, msg: InboundMessage) -> Submission:
+        """`_submit` under the message's root span (ended when its result is known)."""
+        if not tracing.start_message(
+            msg.key,
+            f"{msg.platform} message",
+            traceparent=msg.extra.get("traceparent"),
+            chatgate__channel=msg.channel,
+            messaging__system=msg.platform,
+            messaging__message__id=msg.message_id,
+        ):
+            return await self._submit(msg)  # off, or a duplicate of a message in flight
+        try:
+            with tracing.within(msg.key):
+                submission = await self._submit(msg)
+        except Exception as exc:
+            if msg.key not in self._inflight:
+                tracing.message(msg.key).fail(exc)
+                tracing.finish_message(msg.key)
+            raise
+        if submission.duplicate:
+            tracing.finish_message(
+                msg.key, chatgate__stage=Stage.DEDUPE.value, chatgate__reason=DropReason.DUPLICATE
+            )
+        return submission
+
+    async def _submit(self, msg: InboundMessage) -> Submission:
         rt = self.rt
         existing_future = self._inflight.get(msg.key)
         if existing_future is not None:
@@ -165,9 +191,10 @@ class Pipeline:
         accepted = rt.clock.monotonic()
         self.guard.check()  # raises StateUnavailable while the journal cannot write
         try:
-            new, existing = await rt.journal.record(
-                msg, rt.clock.time(), rt.config.gateway.dedupe_window_s
-            )
+            with tracing.span("chatgate.journal"):
+                new, existing = await rt.journal.record(
+                    msg, rt.clock.time(), rt.config.gateway.dedupe_window_s
+                )
         except asyncio.CancelledError:  # the adapter stopped: the write may have landed
             self._background(self._take_up(msg.key))
             raise
@@ -424,6 +451,7 @@ class Pipeline:
         future: asyncio.Future[TurnResult] = asyncio.get_running_loop().create_future()
         self._inflight[key] = future
         future.add_done_callback(lambda _: self._inflight.pop(key, None))
+        future.add_done_callback(lambda done: _trace_end(key, done))
         return future
 
     def _release(self, key: str, future: asyncio.Future[TurnResult]) -> None:
@@ -499,6 +527,23 @@ def _stored_result(key: str, entry: JournalEntry) -> TurnResult:
     return TurnResult(
         key, stage, entry.reason or "", text, entry.session, entry.delivery, files_of(message)
     )
+
+
+def _trace_end(key: str, done: asyncio.Future[TurnResult]) -> None:
+    """End the message's root span with how it ended (stage, reason code, delivery)."""
+    if done.cancelled():
+        tracing.finish_message(key, chatgate__outcome="cancelled")
+    elif (error := done.exception()) is not None:
+        tracing.message(key).fail(error)
+        tracing.finish_message(key)
+    else:
+        result = done.result()
+        tracing.finish_message(
+            key,
+            chatgate__stage=result.stage,
+            chatgate__reason=result.reason,
+            chatgate__delivery=result.delivery,
+        )
 
 
 def _copy(source: asyncio.Future[TurnResult], target: asyncio.Future[TurnResult]) -> None:

@@ -8,8 +8,6 @@ import json
 import sys
 from pathlib import Path
 
-import pytest
-
 from chatgate import tracing
 from tests.channels.telegram.support import telegram_config
 from tests.fakes.llm import FakeLLM, ToolCall, ToolCalls
@@ -50,10 +48,9 @@ async def _one_message(
     async with running(_config(tmp_path, tg, llm, r)):
         await tg.wait_for("getUpdates", timeout=15)
         tg.dm(42, WORDS)
-        await tg.wait_for("sendMessage", timeout=20)
+        await tg.wait_for("sendMessage", timeout=90)
 
 
-@pytest.mark.xfail(reason="the turn intermittently hangs before sendMessage; under investigation")
 async def test_a_telegram_message_is_one_trace_into_the_mcp_server(
     tmp_path: Path, fake_tg: FakeTelegram, fake_llm: FakeLLM
 ) -> None:
@@ -109,7 +106,7 @@ async def test_nothing_is_exported_when_unconfigured(
     ):
         await fake_tg.wait_for("getUpdates", timeout=15)
         fake_tg.dm(42, WORDS)
-        await fake_tg.wait_for("sendMessage", timeout=20)
+        await fake_tg.wait_for("sendMessage", timeout=90)
         status = await gw.status()
         on = tracing.on()
     assert not on and status["telemetry"] == {"export": False}

@@ -14,7 +14,7 @@ which drops it unless the operator enabled `capture_content`; errors are recorde
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Mapping
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from typing import Any
 
 Attr = str | int | float | bool | list[str] | tuple[str, ...] | None
@@ -96,17 +96,34 @@ class _Off(Span):
 OFF = _Off(None)
 
 
-@contextmanager
+class _Nothing:
+    """The context manager handed out while tracing is off (one shared object, no generator)."""
+
+    __slots__ = ()
+
+    def __enter__(self) -> Span:
+        return OFF
+
+    def __exit__(self, *exc: object) -> None:
+        return None
+
+
+NOTHING = _Nothing()
+
+
 def span(
     name: str, *, kind: str = "internal", inside: bool = False, **attributes: Attr
-) -> Iterator[Span]:
+) -> AbstractContextManager[Span]:
     """A child of the current span for the duration of the block; a raised error marks it.
     ``inside``: only within a trace (a platform's long poll outside any message starts none)."""
-    tracer = _tracer
-    if tracer is None or (inside and not _in_trace()):
-        yield OFF
-        return
-    with tracer.start_as_current_span(
+    if _tracer is None or (inside and not _in_trace()):
+        return NOTHING
+    return _span(name, kind, attributes)
+
+
+@contextmanager
+def _span(name: str, kind: str, attributes: Mapping[str, Attr]) -> Iterator[Span]:
+    with _tracer.start_as_current_span(
         name,
         kind=_kind(kind),
         attributes=_attrs(attributes),
@@ -162,17 +179,14 @@ def message(key: str) -> Span:
     return OFF if root is None else Span(root)
 
 
-@contextmanager
-def within(key: str) -> Iterator[None]:
+def within(key: str) -> AbstractContextManager[object]:
     """Make the root span of message ``key`` the current span for the block."""
     root = _roots.get(key) if _tracer is not None else None
     if root is None:
-        yield
-        return
+        return NOTHING
     from opentelemetry import trace
 
-    with trace.use_span(root, end_on_exit=False):
-        yield
+    return trace.use_span(root, end_on_exit=False)
 
 
 def ids() -> tuple[str, str] | None:

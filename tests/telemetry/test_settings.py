@@ -70,3 +70,28 @@ def test_the_sampler(env: dict[str, str], ratio: float, described: str) -> None:
     found = settings(TelemetryConfig(otlp_endpoint="http://c:4318", sample_ratio=ratio), env, "r")
     assert found is not None
     assert sampler(found).get_description().startswith(described)
+
+
+@pytest.mark.parametrize(
+    ("header", "kept"),
+    [
+        ("00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01", True),
+        (" 00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01 ", True),
+        ("00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7", False),
+        ("not a traceparent", False),
+        (None, False),
+    ],
+)
+def test_a_webhook_keeps_only_a_well_formed_traceparent(header: str | None, kept: bool) -> None:
+    from chatgate.channels.webhook.adapter import _trace_context
+
+    assert bool(_trace_context(header)) is kept
+
+
+def test_a_telemetry_change_needs_a_restart() -> None:
+    from chatgate.config.hot import restart_only_changes
+    from chatgate.config.models import GatewayConfig
+
+    old = GatewayConfig()
+    new = GatewayConfig(telemetry=ON)
+    assert restart_only_changes(old, new) == ["telemetry"]

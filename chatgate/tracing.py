@@ -19,6 +19,8 @@ from typing import Any
 
 Attr = str | int | float | bool | list[str] | tuple[str, ...] | None
 
+TRACE_ID = "trace_id"  # InboundMessage.extra key: the message's trace, journaled for `why`
+
 _tracer: Any = None  # an opentelemetry Tracer while tracing is on
 _capture = False
 _secrets: tuple[str, ...] = ()  # masked out of captured content
@@ -202,9 +204,9 @@ def ids() -> tuple[str, str] | None:
 
 
 def trace_id(key: str) -> str | None:
-    """The trace id of open message ``key`` (recorded in the journal for `chatgate why`)."""
+    """The trace id of open message ``key`` when it is recorded (sampled), for `chatgate why`."""
     root = _roots.get(key)
-    if root is None:
+    if root is None or not root.get_span_context().trace_flags.sampled:
         return None
     return format(root.get_span_context().trace_id, "032x")
 

@@ -7,8 +7,10 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
+from typing import Any
 
 from chatgate import tracing
+from chatgate.state import admin
 from tests.channels.telegram.support import telegram_config
 from tests.fakes.llm import FakeLLM, ToolCall, ToolCalls
 from tests.fakes.otlp_receiver import OtlpReceiver, ReceivedSpan
@@ -43,19 +45,21 @@ def _everything(span: ReceivedSpan) -> str:
 
 async def _one_message(
     tmp_path: Path, tg: FakeTelegram, llm: FakeLLM, r: OtlpReceiver | None
-) -> None:
+) -> list[dict[str, Any]]:
+    """Answer one DM; returns its `chatgate why` trail."""
     llm.script(ToolCalls.of(ToolCall("time__get_current_time", {"timezone": "UTC"})), "It is noon.")
-    async with running(_config(tmp_path, tg, llm, r)):
+    async with running(_config(tmp_path, tg, llm, r)) as gw:
         await tg.wait_for("getUpdates", timeout=15)
         tg.dm(42, WORDS)
         await tg.wait_for("sendMessage", timeout=90)
+        return list((await admin.why(gw.rt.state, "telegram", None, "42"))["trails"])
 
 
 async def test_a_telegram_message_is_one_trace_into_the_mcp_server(
     tmp_path: Path, fake_tg: FakeTelegram, fake_llm: FakeLLM
 ) -> None:
     async with OtlpReceiver() as receiver:
-        await _one_message(tmp_path, fake_tg, fake_llm, receiver)
+        [trail] = await _one_message(tmp_path, fake_tg, fake_llm, receiver)
     assert not tracing.on()  # closed: back to no-ops
 
     [root] = receiver.named("telegram message")
@@ -66,6 +70,7 @@ async def test_a_telegram_message_is_one_trace_into_the_mcp_server(
         return by_id[span.parent_id].name if span.parent_id in by_id else ""
 
     assert root.parent_id == ""
+    assert trail["trace_id"] == root.trace_id  # `chatgate why` leads to the trace
     assert root.attributes["chatgate.channel"] == "telegram"
     assert root.attributes["chatgate.stage"] and root.attributes["chatgate.reason"]
     assert root.resource["service.name"] == "chatgate"

@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Coroutine, Sequence
+from dataclasses import replace
 from typing import Any
 
 from chatgate import tracing
@@ -168,6 +169,9 @@ class Pipeline:
             messaging__message__id=msg.message_id,
         ):
             return await self._submit(msg)  # off, or a duplicate of a message in flight
+        trace_id = tracing.trace_id(msg.key)
+        if trace_id is not None:  # journaled with the message: `chatgate why` prints it
+            msg = replace(msg, extra={**msg.extra, tracing.TRACE_ID: trace_id})
         try:
             with tracing.within(msg.key):
                 submission = await self._submit(msg)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import os
 import sys
 import threading
@@ -12,6 +13,7 @@ from dataclasses import dataclass, replace
 from types import ModuleType
 from typing import Any
 
+from chatgate import tracing
 from chatgate.agents.base import REPLY_TO, AgentError, AgentReply, Turn, recent, with_parts
 from chatgate.agents.litellm_errors import classify_model_error
 from chatgate.agents.tools.loop import ModelStep, RequestedCall, ToolLoop
@@ -282,6 +284,30 @@ class LiteLLMAgent:
         turn: Turn,
         tools: list[dict[str, Any]] | None = None,
     ) -> ModelStep:
+        """`_request` in a GenAI client span (`chat {model}`, the model as configured)."""
+        with tracing.span(
+            f"chat {spec.model}",
+            kind="client",
+            gen_ai__operation__name="chat",
+            gen_ai__provider__name=spec.provider,
+            gen_ai__request__model=spec.model,
+        ) as span:
+            span.content("gen_ai.input.messages", messages=json.dumps(messages, default=str))
+            step = await self._request(spec, messages, turn, tools)
+            span.set(
+                gen_ai__usage__input_tokens=step.usage.get("prompt_tokens"),
+                gen_ai__usage__output_tokens=step.usage.get("completion_tokens"),
+            )
+            span.content("gen_ai.output.messages", text=step.text)
+            return step
+
+    async def _request(
+        self,
+        spec: ModelSpec,
+        messages: list[dict[str, Any]],
+        turn: Turn,
+        tools: list[dict[str, Any]] | None = None,
+    ) -> ModelStep:
         api_key = self._key_for(spec)
         litellm = await litellm_module()
         kwargs: dict[str, Any] = {
@@ -313,6 +339,10 @@ class LiteLLMAgent:
                 for c in (getattr(message, "tool_calls", None) or [])
             ]
             text = message.content or ""
+            tracing.current().set(
+                gen_ai__response__model=getattr(response, "model", None),
+                gen_ai__response__finish_reasons=[str(response.choices[0].finish_reason)],
+            )
             return _step(text, calls, spec.model, _usage(response))
         kwargs["stream"] = True
         async with asyncio.timeout(deadline):

@@ -232,6 +232,8 @@ def why(args: Any, answer: dict[str, Any], as_json: bool) -> int:
         return 1
     for t in trails:
         print(f"{t['key']} at {_when(t['received_at'])}: {t['summary']}")
+        if t.get("trace_id"):
+            print(f"  trace {t['trace_id']}")
         for tool_call in (t.get("tools") or {}).get("trail") or []:
             print("  " + tool_line(tool_call))
         for reply in t.get("human_replies") or []:

@@ -20,4 +20,6 @@ def restart_only_changes(old: GatewayConfig, new: GatewayConfig) -> list[str]:
     ]
     if old.mcp_servers != new.mcp_servers:  # running servers keep their start-up settings
         changed.append("mcp_servers")
+    if old.telemetry != new.telemetry:  # the tracer provider is made once, at start
+        changed.append("telemetry")
     return changed

@@ -12,6 +12,7 @@ from chatgate.config.agent_models import AgentConfig, EchoAgentConfig
 from chatgate.config.base import StrictModel
 from chatgate.config.channel_models import TARGET_PATTERN
 from chatgate.config.schedule_models import JOB_ID_PATTERN, ScheduleConfig
+from chatgate.config.telemetry_models import TelemetryConfig
 from chatgate.config.text_models import FailureReplies, Language, TextOverrides
 from chatgate.config.tool_models import SERVER_NAME, McpServerConfig
 from chatgate.policies.operator_notify import DEFAULT_EVERY_S
@@ -235,6 +236,7 @@ class GatewayConfig(StrictModel):
     schedules: dict[Annotated[str, Field(pattern=JOB_ID_PATTERN)], ScheduleConfig] = Field(
         default_factory=dict, description="job id → a cron, interval or one-shot job"
     )
+    telemetry: TelemetryConfig = Field(default_factory=TelemetryConfig)
 
     @field_validator("identities")
     @classmethod

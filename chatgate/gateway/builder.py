@@ -56,6 +56,7 @@ from chatgate.policies.ratelimit import RateLimiter
 from chatgate.schedules.feature import Schedules
 from chatgate.state.factory import build_state
 from chatgate.takeover.feature import TakeoverFeature
+from chatgate.telemetry.feature import Telemetry
 
 log = logging.getLogger("chatgate.gateway")
 
@@ -176,6 +177,7 @@ class GatewayBuilder:
         pipeline = Pipeline(rt)
         context = feature_context(rt, pipeline)
         features: tuple[Feature, ...] = (
+            Telemetry(context, env),
             ReplyFiles(files, links, state.dead_letters, clock),
             Approvals(context),
             Schedules(context),

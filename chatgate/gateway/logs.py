@@ -11,6 +11,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any, TextIO
 
+from chatgate import tracing
 from chatgate.config.masking import Masker
 from chatgate.gateway.process.log_handler import LoopBatchedHandler
 
@@ -69,7 +70,11 @@ class ScrubbingFormatter(logging.Formatter):
 
 
 def _fields(record: logging.LogRecord) -> dict[str, Any]:
-    return {k: v for k, v in vars(record).items() if k not in _RESERVED and k[0] != "_"}
+    fields = {k: v for k, v in vars(record).items() if k not in _RESERVED and k[0] != "_"}
+    ids = tracing.ids()  # formatted where logged: the span current where the line was written
+    if ids is not None:
+        fields["trace_id"], fields["span_id"] = ids
+    return fields
 
 
 class TextFormatter(logging.Formatter):

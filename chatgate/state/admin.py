@@ -23,6 +23,7 @@ from chatgate.state.records import (
     TranscriptLine,
     receipt_key,
 )
+from chatgate.tracing import TRACE_ID
 
 RECEIPT_ORDER = ("sent", "delivered", "read")
 
@@ -139,6 +140,9 @@ def trail(entry: JournalEntry) -> dict[str, Any]:
     if isinstance(tools, dict) and tools.get("calls"):
         out["tools"] = tools
         out["summary"] = f"{summary}; {tool_summary(tools)}"
+    trace_id = entry.message.extra.get(TRACE_ID)
+    if isinstance(trace_id, str):
+        out["trace_id"] = trace_id
     return out
 
 

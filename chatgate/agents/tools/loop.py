@@ -16,6 +16,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mappin
 from dataclasses import dataclass, field
 from typing import Any
 
+from chatgate import tracing
 from chatgate.agents.base import AgentError, EventCallback, ProgressCallback
 from chatgate.agents.tools.types import (
     TOOL_CALL_EVENT,
@@ -252,13 +253,13 @@ class ToolLoop:
         self, calls: Sequence[RequestedCall], names: Mapping[str, str], step: int
     ) -> list[tuple[str, AgentError | None]]:
         if self._config.parallel and len(calls) > 1:
-            tasks = [asyncio.ensure_future(self._call(c, names, step)) for c in calls]
+            tasks = [asyncio.ensure_future(self._traced(c, names, step)) for c in calls]
             try:
                 return list(await asyncio.gather(*tasks))
             finally:  # one that raised leaves none behind (a sibling's open prompt closes)
                 for task in tasks:
                     task.cancel()
-        return [await self._call(c, names, step) for c in calls]
+        return [await self._traced(c, names, step) for c in calls]
 
     def _any_asked(self, calls: Sequence[RequestedCall], names: Mapping[str, str]) -> bool:
         return any(
@@ -274,7 +275,8 @@ class ToolLoop:
         self._asked[fingerprint] = occurrence + 1
         ask = ApprovalAsk(self._agent, name, shown, occurrence)
         async with self._budget.paused(self._config.approval_timeout_s):
-            return await self._approve(ask)
+            with tracing.span("chatgate.approval_wait", gen_ai__tool__name=name):
+                return await self._approve(ask)
 
     async def _progress(self, calls: Sequence[RequestedCall], names: Mapping[str, str]) -> None:
         if self._on_progress is None:
@@ -292,6 +294,25 @@ class ToolLoop:
             return None, "<invalid>"
         shown = mask_arguments(arguments, self._secrets) if arguments is not None else "<invalid>"
         return arguments, shown
+
+    async def _traced(
+        self, call: RequestedCall, names: Mapping[str, str], step: int
+    ) -> tuple[str, AgentError | None]:
+        """`_call` in an `execute_tool` span, named as the model sees the tool."""
+        with tracing.span(
+            f"execute_tool {call.name}",
+            gen_ai__operation__name="execute_tool",
+            gen_ai__tool__name=call.name,
+            gen_ai__tool__call__id=call.id,
+        ) as span:
+            span.content("gen_ai.tool.call.arguments", arguments=call.arguments)
+            text, error = await self._call(call, names, step)
+            if error is not None:
+                span.fail(error.reason.value)
+            elif text.startswith("error:"):
+                span.fail("tool_error")
+            span.content("gen_ai.tool.call.result", result=text)
+            return text, error
 
     async def _call(
         self, call: RequestedCall, names: Mapping[str, str], step: int

@@ -24,6 +24,7 @@ from pathlib import Path
 import aiohttp
 from yarl import URL
 
+from chatgate import tracing
 from chatgate.channels.download import stream_to_file
 from telegram._utils.defaultvalue import DefaultValue
 from telegram._utils.types import ODVInput
@@ -111,16 +112,22 @@ class BoundedRequest(BaseRequest):
             self._connect if isinstance(connect_timeout, DefaultValue) else connect_timeout,
         )
         body = _body(request_data)
-        async with self._slots:
-            try:
-                async with session.request(
-                    method, target, data=body, timeout=timeout, proxy=self._proxy(target)
-                ) as response:
-                    return response.status, await response.read()
-            except TimeoutError as err:  # aiohttp's own timeouts subclass it
-                raise TimedOut from err
-            except aiohttp.ClientError as err:
-                raise NetworkError(f"aiohttp.{err.__class__.__name__}: {err}") from err
+        # Named by the API method only: the path before it carries the bot token.
+        api = target.path.rsplit("/", 1)[-1]
+        with tracing.span(f"telegram {api}", kind="client", inside=True) as span:
+            async with self._slots:
+                try:
+                    async with session.request(
+                        method, target, data=body, timeout=timeout, proxy=self._proxy(target)
+                    ) as response:
+                        span.set(http__response__status_code=response.status)
+                        if response.status >= 400:
+                            span.fail(str(response.status))
+                        return response.status, await response.read()
+                except TimeoutError as err:  # aiohttp's own timeouts subclass it
+                    raise TimedOut from err
+                except aiohttp.ClientError as err:
+                    raise NetworkError(f"aiohttp.{err.__class__.__name__}: {err}") from err
 
     async def stream_to(self, url: str, dest: Path, max_bytes: int) -> int:
         """GET a Bot API file URL into ``dest`` chunk by chunk (PTB's own download reads the

@@ -44,6 +44,7 @@ from chatgate.policies.webhook_filter import (
 log = logging.getLogger("chatgate.webhook")
 DELIVERY_ID_HEADERS = ("X-GitHub-Delivery", "X-Request-Id", "X-Delivery-Id", "X-Webhook-Id")
 SYNC_WAIT_MARGIN_S = 30.0
+TRACEPARENT = re.compile(r"[0-9a-f]{2}-[0-9a-f]{32}-[0-9a-f]{16}-[0-9a-f]{2}")
 CAPABILITIES = Capabilities(limits=LIMITS)
 SAFE_ID = re.compile(r"[A-Za-z0-9_.-]{1,128}")
 T = TypeVar("T")
@@ -191,6 +192,7 @@ class WebhookChannel(ChannelAdapter):
             reply_target=Target.parse(route.deliver.to) if route.deliver else None,
             route=name,
             attachments=files,
+            extra=_trace_context(request.headers.get("traceparent")),
         )
         return await self._submit(msg, route, request)
 
@@ -382,3 +384,10 @@ def delivery_key(raw: str) -> str:
         return "id-" + raw
     digest = hashlib.sha256(raw.encode("utf-8", errors="surrogatepass")).hexdigest()
     return "idh-" + digest
+
+
+def _trace_context(traceparent: str | None) -> dict[str, str]:
+    """The caller's W3C trace context, kept when well formed (its trace continues here)."""
+    if traceparent is not None and TRACEPARENT.fullmatch(traceparent.strip()):
+        return {"traceparent": traceparent.strip()}
+    return {}

@@ -13,6 +13,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
+from chatgate import tracing
 from chatgate.channels.base import ChannelAdapter, Rendered
 from chatgate.channels.files import DATA_KEY, upload_of
 from chatgate.clock import Clock
@@ -320,6 +321,9 @@ class Delivery:
                     result = SendResult.failed(kind, error)
                 return result, attempt, target
             self.metrics.send_retries.labels(channel=target.channel, kind=kind.value).inc()
+            tracing.current().event(
+                "chatgate.send_retry", kind=kind.value, attempt=attempt, delay_s=decision.delay_s
+            )
             log.info(
                 "send failed, retrying",
                 extra={
@@ -344,6 +348,7 @@ class Delivery:
         *,
         status: DeliveryStatus = DeliveryStatus.UNDELIVERED,
     ) -> DeliveryReport:
+        tracing.current().fail(status.value)  # dead-lettered: the delivery step failed
         payload = message_to_dict(message)
         payload["first_chunk"] = first_chunk
         entry = await self.dlq.add(

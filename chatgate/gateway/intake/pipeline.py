@@ -10,8 +10,10 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Coroutine, Sequence
+from dataclasses import replace
 from typing import Any
 
+from chatgate import tracing
 from chatgate.feature.base import Feature
 from chatgate.feature.intake import (
     ChannelPolicy,
@@ -157,6 +159,34 @@ class Pipeline:
     # -- entry points (the InboundSink) ------------------------------------------------------
 
     async def submit(self, msg: InboundMessage) -> Submission:
+        """`_submit` under the message's root span (ended when its result is known)."""
+        if not tracing.start_message(
+            msg.key,
+            f"{msg.platform} message",
+            traceparent=msg.extra.get("traceparent"),
+            chatgate__channel=msg.channel,
+            messaging__system=msg.platform,
+            messaging__message__id=msg.message_id,
+        ):
+            return await self._submit(msg)  # off, or a duplicate of a message in flight
+        trace_id = tracing.trace_id(msg.key)
+        if trace_id is not None:  # journaled with the message: `chatgate why` prints it
+            msg = replace(msg, extra={**msg.extra, tracing.TRACE_ID: trace_id})
+        try:
+            with tracing.within(msg.key):
+                submission = await self._submit(msg)
+        except Exception as exc:
+            if msg.key not in self._inflight:
+                tracing.message(msg.key).fail(exc)
+                tracing.finish_message(msg.key)
+            raise
+        if submission.duplicate:
+            tracing.finish_message(
+                msg.key, chatgate__stage=Stage.DEDUPE.value, chatgate__reason=DropReason.DUPLICATE
+            )
+        return submission
+
+    async def _submit(self, msg: InboundMessage) -> Submission:
         runtime = self.rt
         existing_future = self._inflight.get(msg.key)
         if existing_future is not None:
@@ -165,9 +195,10 @@ class Pipeline:
         accepted = runtime.clock.monotonic()
         self.guard.check()  # raises StateUnavailable while the journal cannot write
         try:
-            new, existing = await runtime.journal.record(
-                msg, runtime.clock.time(), runtime.config.gateway.dedupe_window_s
-            )
+            with tracing.span("chatgate.journal"):
+                new, existing = await runtime.journal.record(
+                    msg, runtime.clock.time(), runtime.config.gateway.dedupe_window_s
+                )
         except asyncio.CancelledError:  # the adapter stopped: the write may have landed
             self._background(self._take_up(msg.key))
             raise
@@ -428,6 +459,7 @@ class Pipeline:
         future: asyncio.Future[TurnResult] = asyncio.get_running_loop().create_future()
         self._inflight[key] = future
         future.add_done_callback(lambda _: self._inflight.pop(key, None))
+        future.add_done_callback(lambda done: _trace_end(key, done))
         return future
 
     def _release(self, key: str, future: asyncio.Future[TurnResult]) -> None:
@@ -503,6 +535,23 @@ def _stored_result(key: str, entry: JournalEntry) -> TurnResult:
     return TurnResult(
         key, stage, entry.reason or "", text, entry.session, entry.delivery, files_of(message)
     )
+
+
+def _trace_end(key: str, done: asyncio.Future[TurnResult]) -> None:
+    """End the message's root span with how it ended (stage, reason code, delivery)."""
+    if done.cancelled():
+        tracing.finish_message(key, chatgate__outcome="cancelled")
+    elif (error := done.exception()) is not None:
+        tracing.message(key).fail(error)
+        tracing.finish_message(key)
+    else:
+        result = done.result()
+        tracing.finish_message(
+            key,
+            chatgate__stage=result.stage,
+            chatgate__reason=result.reason,
+            chatgate__delivery=result.delivery,
+        )
 
 
 def _copy(source: asyncio.Future[TurnResult], target: asyncio.Future[TurnResult]) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 
+from chatgate import tracing
 from chatgate.feature.turns import TurnControl
 from chatgate.gateway.runtime import Runtime
 from chatgate.gateway.turn.answering import Answering
@@ -31,6 +32,19 @@ class TurnRunner:
 
     async def execute(self, batch: list[Job], control: TurnControl) -> bool:
         """Run ``batch``; False when it was interrupted and must run again."""
+        job = batch[-1]
+        with (
+            tracing.within(job.msg.key),
+            tracing.span(
+                f"chatgate.{job.kind.value}",
+                gen_ai__agent__name=job.agent,
+                chatgate__messages=len(batch),
+                chatgate__queue_wait_s=round(self.rt.clock.monotonic() - job.accepted_at, 6),
+            ),
+        ):
+            return await self._execute(batch, control)
+
+    async def _execute(self, batch: list[Job], control: TurnControl) -> bool:
         kind = batch[0].kind
         if kind is JobKind.TURN:
             return await self.turn(batch, control)
@@ -61,11 +75,13 @@ class TurnRunner:
         rec = TurnRecord(batch, control, contextlib.AsyncExitStack())
         async with rec.held:
             for step in self.steps.held:
-                ended = await step(rec)
+                with tracing.span(_step_name(step)):
+                    ended = await step(rec)
                 if ended is not None:
                     return ended.ran
         for step in self.steps.after:
-            await step(rec)
+            with tracing.span(_step_name(step)):
+                await step(rec)
         return True
 
     async def _observe(self, job: Job) -> None:
@@ -129,3 +145,7 @@ class TurnRunner:
         await self.answering.finish(
             [job], Stage.TURN, str(stored.get("reason", "text")), message, report
         )
+
+
+def _step_name(step: object) -> str:
+    return "chatgate." + getattr(step, "__name__", "step").lstrip("_")

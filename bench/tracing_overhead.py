@@ -1,0 +1,156 @@
+"""`python -m bench.tracing_overhead`: CPU per message with tracing off and on (100 % sampling).
+
+The in-process pipeline (real Gateway, memory channel, echo agent, SQLite), one message at a
+time; process CPU (event loop, SQLite and exporter threads) per message after a warm-up. "On"
+exports over OTLP/HTTP to a sink in another process that answers 200 and keeps nothing, so its
+work is not counted. Off vs before is estimated: the no-op calls a message makes while tracing
+is off (counted) times their measured cost, as a share of the CPU per message.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import timeit
+from collections import Counter
+from collections.abc import Iterator
+from pathlib import Path
+
+import yaml
+
+from bench.scenarios.pipeline import WARMUP_TURNS, _config, _daemon_logging
+from chatgate import tracing
+from chatgate.channels.registry import ChannelRegistry
+from chatgate.config.loader import load_config
+from chatgate.gateway.builder import GatewayBuilder
+from tests.fakes.memory_channel import MemoryChannel
+
+SINK = """
+import http.server, sys
+class H(http.server.BaseHTTPRequestHandler):
+    def do_POST(self):
+        self.rfile.read(int(self.headers.get("Content-Length") or 0))
+        self.send_response(200); self.send_header("Content-Type", "application/x-protobuf")
+        self.send_header("Content-Length", "0"); self.end_headers()
+    def log_message(self, *a): pass
+s = http.server.ThreadingHTTPServer(("127.0.0.1", 0), H)
+print(s.server_address[1], flush=True)
+s.serve_forever()
+"""
+
+
+@contextlib.contextmanager
+def sink() -> Iterator[str]:
+    proc = subprocess.Popen([sys.executable, "-c", SINK], stdout=subprocess.PIPE, text=True)
+    try:
+        assert proc.stdout is not None
+        yield f"http://127.0.0.1:{proc.stdout.readline().strip()}"
+    finally:
+        proc.terminate()
+        proc.wait()
+
+
+async def cpu_per_message(workdir: Path, turns: int, endpoint: str | None) -> float:
+    path = _config(workdir)
+    if endpoint is not None:
+        document = yaml.safe_load(path.read_text())
+        document["telemetry"] = {"otlp_endpoint": endpoint, "sample_ratio": 1.0}
+        path.write_text(yaml.safe_dump(document))
+    registry = ChannelRegistry()
+    registry.register("memory", MemoryChannel)
+    loaded = load_config(path, env={}, catalog=registry)
+    gateway = GatewayBuilder(loaded).registry(registry).env({}).build()
+    with _daemon_logging(workdir / "gateway.log"):
+        await gateway.start()
+        try:
+            channel = gateway.channels.adapters["memory"]
+            assert isinstance(channel, MemoryChannel)
+            assert tracing.on() is (endpoint is not None)
+            for i in range(WARMUP_TURNS):
+                await (await channel.inject(f"warm {i}", chat_id="warm")).result
+            started = time.process_time()
+            for i in range(turns):
+                await (await channel.inject(f"t{i}", chat_id=f"c{i % 10}")).result
+            return (time.process_time() - started) / turns
+        finally:
+            await gateway.stop()  # flushes the last batch (not counted)
+
+
+def noop_calls_per_message(workdir: Path) -> Counter[str]:
+    """How often a message calls each tracing helper while tracing is off."""
+    counts: Counter[str] = Counter()
+    originals = {n: getattr(tracing, n) for n in ("span", "within", "start_message", "ids")}
+
+    def counting(name: str, fn: object) -> object:
+        def wrapper(*args: object, **kwargs: object) -> object:
+            counts[name] += 1
+            return fn(*args, **kwargs)  # type: ignore[operator]
+
+        return wrapper
+
+    for name, fn in originals.items():
+        setattr(tracing, name, counting(name, fn))
+    try:
+        asyncio.run(cpu_per_message(workdir, 100, None))
+    finally:
+        for name, fn in originals.items():
+            setattr(tracing, name, fn)
+    return Counter({k: round(v / (100 + WARMUP_TURNS)) for k, v in counts.items()})
+
+
+def noop_cost_s() -> dict[str, float]:
+    def span() -> None:
+        with tracing.span("x", a=1):
+            pass
+
+    def within() -> None:
+        with tracing.within("k"):
+            pass
+
+    n = 200_000
+    return {
+        "span": min(timeit.repeat(span, number=n, repeat=3)) / n,
+        "within": min(timeit.repeat(within, number=n, repeat=3)) / n,
+        "start_message": min(
+            timeit.repeat(lambda: tracing.start_message("k", "m"), number=n, repeat=3)
+        )
+        / n,
+        "ids": min(timeit.repeat(tracing.ids, number=n, repeat=3)) / n,
+    }
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(prog="python -m bench.tracing_overhead", description=__doc__)
+    parser.add_argument("--turns", type=int, default=1500)
+    parser.add_argument("--reps", type=int, default=3)
+    args = parser.parse_args(argv)
+    off: list[float] = []
+    on: list[float] = []
+    with tempfile.TemporaryDirectory(prefix="chatgate-tracing-") as scratch, sink() as url:
+        work = Path(scratch)
+        for rep in range(args.reps):  # alternate, so drift on a noisy machine hits both
+            off.append(asyncio.run(cpu_per_message(work / f"off{rep}", args.turns, None)))
+            on.append(asyncio.run(cpu_per_message(work / f"on{rep}", args.turns, url)))
+        calls = noop_calls_per_message(work / "count")
+    cost = noop_cost_s()
+    off_m, on_m = statistics.median(off), statistics.median(on)
+    noop = sum(cost[name] * count for name, count in calls.items())
+    print(
+        f"CPU per message, tracing off: {off_m * 1e6:,.0f} µs  (reps {[round(x * 1e6) for x in off]})"
+    )
+    print(
+        f"CPU per message, tracing on:  {on_m * 1e6:,.0f} µs  (reps {[round(x * 1e6) for x in on]})"
+    )
+    print(f"on / off: {on_m / off_m:.3f}x  (goal <= 1.05x)")
+    print(f"no-op calls per message while off: {dict(calls)}; their cost {noop * 1e6:.2f} µs")
+    print(f"off / before (estimated): {off_m / (off_m - noop):.4f}x  (goal <= 1.01x)")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,127 @@
+"""Where traces go, read from `telemetry:` and the standard OTEL_* environment, and the tracer
+provider built from it (OpenTelemetry's SDK is imported only when export is on)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import unquote, urlsplit
+
+from chatgate import __version__
+from chatgate.config.telemetry_models import TelemetryConfig
+
+SCHEMA_URL = "https://opentelemetry.io/schemas/1.37.0"
+SERVICE = "chatgate"
+_SAMPLERS = (
+    "always_on",
+    "always_off",
+    "traceidratio",
+    "parentbased_always_on",
+    "parentbased_always_off",
+    "parentbased_traceidratio",
+)
+
+
+@dataclass(frozen=True)
+class ExportSettings:
+    traces_url: str  # where the OTLP/HTTP exporter posts spans
+    sampler: str  # one of _SAMPLERS
+    ratio: float
+    capture_content: bool
+    resource: Mapping[str, str]
+
+    @property
+    def shown_endpoint(self) -> str:
+        """The endpoint without credentials or query, for status pages."""
+        parts = urlsplit(self.traces_url)
+        return f"{parts.scheme}://{parts.hostname or ''}{f':{parts.port}' if parts.port else ''}"
+
+
+def settings(
+    config: TelemetryConfig, env: Mapping[str, str], replica: str
+) -> ExportSettings | None:
+    """What to export, or None: export is off unless an endpoint is configured (gateway.yaml,
+    OTEL_EXPORTER_OTLP_TRACES_ENDPOINT or OTEL_EXPORTER_OTLP_ENDPOINT) and not disabled."""
+    if env.get("OTEL_SDK_DISABLED", "").strip().lower() == "true":
+        return None
+    if env.get("OTEL_TRACES_EXPORTER", "otlp").strip().lower() == "none":
+        return None
+    url = _traces_url(config, env)
+    if url is None:
+        return None
+    sampler = env.get("OTEL_TRACES_SAMPLER", "").strip().lower()
+    ratio = config.sample_ratio
+    if sampler in _SAMPLERS:
+        ratio = _ratio(env.get("OTEL_TRACES_SAMPLER_ARG"), ratio)
+    else:
+        sampler = "parentbased_traceidratio"
+    return ExportSettings(url, sampler, ratio, config.capture_content, resource(env, replica))
+
+
+def _traces_url(config: TelemetryConfig, env: Mapping[str, str]) -> str | None:
+    if config.otlp_endpoint:
+        return config.otlp_endpoint.rstrip("/") + "/v1/traces"
+    signal = env.get("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "").strip()
+    if signal:
+        return signal  # the signal's own endpoint is used as given
+    base = env.get("OTEL_EXPORTER_OTLP_ENDPOINT", "").strip()
+    return base.rstrip("/") + "/v1/traces" if base else None
+
+
+def _ratio(raw: str | None, default: float) -> float:
+    try:
+        value = float(raw) if raw else default
+    except ValueError:
+        return default
+    return min(max(value, 0.0), 1.0)
+
+
+def resource(env: Mapping[str, str], replica: str) -> dict[str, str]:
+    """Service name and version, this replica, the k8s pod; OTEL_RESOURCE_ATTRIBUTES and
+    OTEL_SERVICE_NAME win over what chatgate derives."""
+    attrs = {
+        "service.name": SERVICE,
+        "service.version": __version__,
+        "service.instance.id": replica,
+    }
+    pod = env.get("POD_NAME") or env.get("K8S_POD_NAME")
+    if pod:
+        attrs["k8s.pod.name"] = pod
+    for pair in env.get("OTEL_RESOURCE_ATTRIBUTES", "").split(","):
+        key, sep, value = pair.partition("=")
+        if sep and key.strip():
+            attrs[key.strip()] = unquote(value.strip())
+    if env.get("OTEL_SERVICE_NAME", "").strip():
+        attrs["service.name"] = env["OTEL_SERVICE_NAME"].strip()
+    return attrs
+
+
+def provider(found: ExportSettings, exporter: Any = None) -> Any:
+    """A TracerProvider batching spans to the OTLP/HTTP exporter (or ``exporter``), exported on
+    the SDK's own thread, never on the event loop."""
+    from opentelemetry.sdk.resources import Resource
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import BatchSpanProcessor
+
+    if exporter is None:
+        from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
+
+        exporter = OTLPSpanExporter(endpoint=found.traces_url)
+    made = TracerProvider(
+        resource=Resource(dict(found.resource), SCHEMA_URL), sampler=sampler(found)
+    )
+    made.add_span_processor(BatchSpanProcessor(exporter))
+    return made
+
+
+def sampler(found: ExportSettings) -> Any:
+    from opentelemetry.sdk.trace import sampling
+
+    base: Any = {
+        "always_on": sampling.ALWAYS_ON,
+        "always_off": sampling.ALWAYS_OFF,
+    }.get(found.sampler.removeprefix("parentbased_"))
+    if base is None:
+        base = sampling.TraceIdRatioBased(found.ratio)
+    return sampling.ParentBased(base) if found.sampler.startswith("parentbased_") else base

@@ -1,0 +1,248 @@
+"""Spans along the message path: a thin layer over the OpenTelemetry API for the call sites.
+
+While tracing is off (the default) every helper returns a shared no-op at the cost of one global
+read, and OpenTelemetry is not even imported; the telemetry feature `install`s a tracer when
+export is configured. Spans nest through OpenTelemetry's context (contextvars), so a span opened
+inside another, in the same task or a task created inside it, is its child. A message's root span
+is kept by the message key, so the turn that runs later in a session worker continues it.
+
+Content (message text, prompts, answers, tool arguments) is recorded only through `content`,
+which drops it unless the operator enabled `capture_content`; errors are recorded by type only
+(an exception's text may quote a secret or the user's words).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Mapping
+from contextlib import AbstractContextManager, contextmanager
+from typing import Any
+
+Attr = str | int | float | bool | list[str] | tuple[str, ...] | None
+
+TRACE_ID = "trace_id"  # InboundMessage.extra key: the message's trace, journaled for `why`
+
+_tracer: Any = None  # an opentelemetry Tracer while tracing is on
+_capture = False
+_secrets: tuple[str, ...] = ()  # masked out of captured content
+_roots: dict[str, Any] = {}  # message key → its root span (open until the message ends)
+
+
+def install(tracer: Any, *, capture_content: bool = False, secrets: Iterable[str] = ()) -> None:
+    """Switch tracing on with ``tracer`` (an OpenTelemetry Tracer); ``secrets`` never appear in
+    captured content."""
+    global _tracer, _capture, _secrets
+    _tracer, _capture = tracer, capture_content
+    _secrets = tuple(sorted((s for s in secrets if s), key=len, reverse=True))
+
+
+def uninstall() -> None:
+    """Back to no-ops; open message spans are ended (the process is stopping)."""
+    global _tracer, _capture
+    for span in _roots.values():
+        span.end()
+    _roots.clear()
+    _tracer, _capture = None, False
+
+
+def on() -> bool:
+    return _tracer is not None
+
+
+class Span:
+    """A recording span: attributes, content (when captured), the error type."""
+
+    __slots__ = ("_span",)
+
+    def __init__(self, span: Any) -> None:
+        self._span = span
+
+    def set(self, **attributes: Attr) -> None:
+        for key, value in attributes.items():
+            if value is not None:
+                self._span.set_attribute(_dotted(key), value)
+
+    def event(self, name: str, **attributes: Attr) -> None:
+        self._span.add_event(name, _attrs(attributes))
+
+    def content(self, name: str, **attributes: Attr) -> None:
+        """An event with the words themselves: recorded only when content capture is on."""
+        if _capture:
+            self.event(name, **{k: _masked(v) for k, v in attributes.items()})
+
+    def fail(self, error: BaseException | str) -> None:
+        from opentelemetry.trace import Status, StatusCode
+
+        kind = error if isinstance(error, str) else type(error).__qualname__
+        self._span.set_attribute("error.type", kind)
+        self._span.set_status(Status(StatusCode.ERROR, kind))
+
+
+class _Off(Span):
+    """The span handed out while tracing is off: every method does nothing."""
+
+    __slots__ = ()
+
+    def set(self, **attributes: Attr) -> None:
+        pass
+
+    def event(self, name: str, **attributes: Attr) -> None:
+        pass
+
+    def content(self, name: str, **attributes: Attr) -> None:
+        pass
+
+    def fail(self, error: BaseException | str) -> None:
+        pass
+
+
+OFF = _Off(None)
+
+
+class _Nothing:
+    """The context manager handed out while tracing is off (one shared object, no generator)."""
+
+    __slots__ = ()
+
+    def __enter__(self) -> Span:
+        return OFF
+
+    def __exit__(self, *exc: object) -> None:
+        return None
+
+
+NOTHING = _Nothing()
+
+
+def span(
+    name: str, *, kind: str = "internal", inside: bool = False, **attributes: Attr
+) -> AbstractContextManager[Span]:
+    """A child of the current span for the duration of the block; a raised error marks it.
+    ``inside``: only within a trace (a platform's long poll outside any message starts none)."""
+    if _tracer is None or (inside and not _in_trace()):
+        return NOTHING
+    return _span(name, kind, attributes)
+
+
+@contextmanager
+def _span(name: str, kind: str, attributes: Mapping[str, Attr]) -> Iterator[Span]:
+    with _tracer.start_as_current_span(
+        name,
+        kind=_kind(kind),
+        attributes=_attrs(attributes),
+        record_exception=False,
+        set_status_on_exception=False,
+    ) as current:
+        handle = Span(current)
+        try:
+            yield handle
+        except BaseException as exc:
+            handle.fail(exc)
+            raise
+
+
+def start_message(key: str, name: str, *, traceparent: Any = None, **attributes: Attr) -> bool:
+    """Open the root span of an inbound message (a new trace, or the caller's when a W3C
+    ``traceparent`` came with it) and keep it under ``key`` until `finish_message`; False when
+    tracing is off or ``key`` already has one (a duplicate of a message in flight)."""
+    tracer = _tracer
+    if tracer is None or key in _roots:
+        return False
+    from opentelemetry.context import Context
+    from opentelemetry.propagate import extract
+
+    parent = extract({"traceparent": traceparent}) if isinstance(traceparent, str) else Context()
+    _roots[key] = tracer.start_span(
+        name, context=parent, kind=_kind("consumer"), attributes=_attrs(attributes)
+    )
+    return True
+
+
+def finish_message(key: str, **attributes: Attr) -> None:
+    """End the root span of ``key`` with its outcome (stage and reason code)."""
+    root = _roots.pop(key, None)
+    if root is not None:
+        Span(root).set(**attributes)
+        root.end()
+
+
+def current() -> Span:
+    """The current span (`OFF` when tracing is off)."""
+    if _tracer is None:
+        return OFF
+    from opentelemetry import trace
+
+    found = trace.get_current_span()
+    return Span(found) if found.is_recording() else OFF
+
+
+def message(key: str) -> Span:
+    """The root span of an open message (`OFF` when none is kept)."""
+    root = _roots.get(key)
+    return OFF if root is None else Span(root)
+
+
+def within(key: str) -> AbstractContextManager[object]:
+    """Make the root span of message ``key`` the current span for the block."""
+    root = _roots.get(key) if _tracer is not None else None
+    if root is None:
+        return NOTHING
+    from opentelemetry import trace
+
+    return trace.use_span(root, end_on_exit=False)
+
+
+def ids() -> tuple[str, str] | None:
+    """(trace id, span id) in hex of the current span, for log lines; None when off or none."""
+    if _tracer is None:
+        return None
+    from opentelemetry import trace
+
+    context = trace.get_current_span().get_span_context()
+    if not context.is_valid:
+        return None
+    return format(context.trace_id, "032x"), format(context.span_id, "016x")
+
+
+def trace_id(key: str) -> str | None:
+    """The trace id of open message ``key`` when it is recorded (sampled), for `chatgate why`."""
+    root = _roots.get(key)
+    if root is None or not root.get_span_context().trace_flags.sampled:
+        return None
+    return format(root.get_span_context().trace_id, "032x")
+
+
+def inject(carrier: dict[str, Any]) -> None:
+    """Add the current trace context (traceparent, tracestate) to ``carrier``."""
+    if _tracer is not None:
+        from opentelemetry.propagate import inject as otel_inject
+
+        otel_inject(carrier)
+
+
+def _masked(value: Attr) -> Attr:
+    if not isinstance(value, str):
+        return value
+    for secret in _secrets:
+        value = value.replace(secret, "***")
+    return value
+
+
+def _in_trace() -> bool:
+    from opentelemetry import trace
+
+    return bool(trace.get_current_span().get_span_context().is_valid)
+
+
+def _kind(kind: str) -> Any:
+    from opentelemetry.trace import SpanKind
+
+    return SpanKind[kind.upper()]
+
+
+def _dotted(key: str) -> str:
+    """Keyword names stand for dotted attribute names: gen_ai__request__model → gen_ai.request.model."""
+    return key.replace("__", ".")
+
+
+def _attrs(attributes: Mapping[str, Attr]) -> dict[str, Any]:
+    return {_dotted(k): v for k, v in attributes.items() if v is not None}

@@ -1,0 +1,93 @@
+"""An OTLP/HTTP trace receiver on 127.0.0.1: decodes each protobuf export into plain spans."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from aiohttp import web
+
+
+@dataclass
+class ReceivedSpan:
+    name: str
+    trace_id: str
+    span_id: str
+    parent_id: str
+    kind: int
+    attributes: dict[str, Any]
+    events: list[tuple[str, dict[str, Any]]]
+    status: int
+    resource: dict[str, Any] = field(default_factory=dict)
+
+
+def _value(any_value: Any) -> Any:
+    kind = any_value.WhichOneof("value")
+    if kind == "array_value":
+        return [_value(v) for v in any_value.array_value.values]
+    return getattr(any_value, kind) if kind else None
+
+
+def _attrs(pairs: Any) -> dict[str, Any]:
+    return {p.key: _value(p.value) for p in pairs}
+
+
+class OtlpReceiver:
+    def __init__(self) -> None:
+        self.spans: list[ReceivedSpan] = []
+        self.requests = 0
+        self._runner: web.AppRunner | None = None
+        self.port = 0
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    async def __aenter__(self) -> OtlpReceiver:
+        app = web.Application()
+        app.router.add_post("/v1/traces", self._traces)
+        self._runner = web.AppRunner(app)
+        await self._runner.setup()
+        site = web.TCPSite(self._runner, "127.0.0.1", 0)
+        await site.start()
+        self.port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        assert self._runner is not None
+        await self._runner.cleanup()
+
+    async def _traces(self, request: web.Request) -> web.Response:
+        from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
+            ExportTraceServiceRequest,
+            ExportTraceServiceResponse,
+        )
+
+        assert request.content_type == "application/x-protobuf"
+        export = ExportTraceServiceRequest()
+        export.ParseFromString(await request.read())
+        self.requests += 1
+        for resource_spans in export.resource_spans:
+            resource = _attrs(resource_spans.resource.attributes)
+            for scope in resource_spans.scope_spans:
+                for span in scope.spans:
+                    self.spans.append(
+                        ReceivedSpan(
+                            span.name,
+                            span.trace_id.hex(),
+                            span.span_id.hex(),
+                            span.parent_span_id.hex(),
+                            span.kind,
+                            _attrs(span.attributes),
+                            [(e.name, _attrs(e.attributes)) for e in span.events],
+                            span.status.code,
+                            resource,
+                        )
+                    )
+        return web.Response(
+            body=ExportTraceServiceResponse().SerializeToString(),
+            content_type="application/x-protobuf",
+        )
+
+    def named(self, name: str) -> list[ReceivedSpan]:
+        return [s for s in self.spans if s.name == name]

@@ -1,0 +1,97 @@
+"""`chatgate.tracing` over an in-memory exporter: nesting, message roots (new or continued),
+content only when captured and never a configured secret, errors by type only, log fields."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterator
+
+import pytest
+from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+from chatgate import tracing
+from chatgate.gateway.logs import _fields
+
+SECRET = "sk-canary-tracing-5521"
+CALLER = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
+
+
+def _install(capture: bool) -> InMemorySpanExporter:
+    exporter = InMemorySpanExporter()
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    tracing.install(provider.get_tracer("test"), capture_content=capture, secrets=[SECRET])
+    return exporter
+
+
+@pytest.fixture
+def exported() -> Iterator[InMemorySpanExporter]:
+    yield _install(capture=False)
+    tracing.uninstall()
+
+
+def test_off_everything_is_a_no_op() -> None:
+    assert not tracing.on()
+    assert tracing.start_message("k", "x message") is False
+    with tracing.within("k"), tracing.span("anything") as span:
+        span.set(a=1)
+        span.content("words", text="hello")
+        assert span is tracing.OFF
+    assert tracing.ids() is None and tracing.current() is tracing.OFF
+
+
+def test_a_message_is_one_trace_its_turn_nests_under_it(exported: InMemorySpanExporter) -> None:
+    assert tracing.start_message("tg:1", "telegram message", chatgate__channel="tg")
+    assert tracing.start_message("tg:1", "telegram message") is False  # a duplicate in flight
+    with (
+        tracing.within("tg:1"),
+        tracing.span("chatgate.turn"),
+        tracing.span("chat m", kind="client", gen_ai__request__model="m"),
+    ):
+        ids = tracing.ids()
+        line = _fields(logging.LogRecord("x", logging.INFO, "", 0, "m", None, None))
+    tracing.finish_message("tg:1", chatgate__reason="ok")
+    spans = {s.name: s for s in exported.get_finished_spans()}
+    root, turn, chat = spans["telegram message"], spans["chatgate.turn"], spans["chat m"]
+    assert root.parent is None and root.attributes["chatgate.reason"] == "ok"
+    assert turn.parent.span_id == root.context.span_id
+    assert chat.parent.span_id == turn.context.span_id
+    assert chat.attributes["gen_ai.request.model"] == "m"
+    assert ids == (format(chat.context.trace_id, "032x"), format(chat.context.span_id, "016x"))
+    assert (line["trace_id"], line["span_id"]) == ids
+
+
+def test_a_webhook_traceparent_continues_the_callers_trace(exported: InMemorySpanExporter) -> None:
+    with tracing.span("unrelated outer"):  # a schedule's submit: its own trace, whatever runs
+        tracing.start_message("a", "webhook message", traceparent=CALLER)
+        tracing.start_message("b", "webhook message")
+    tracing.finish_message("a")
+    tracing.finish_message("b")
+    a, b = [s for s in exported.get_finished_spans() if s.name == "webhook message"]
+    assert format(a.context.trace_id, "032x") == CALLER.split("-")[1]
+    assert a.parent is not None and a.parent.is_remote
+    assert b.parent is None
+
+
+def test_content_only_when_captured_and_never_a_secret(exported: InMemorySpanExporter) -> None:
+    with tracing.span("execute_tool t") as span:
+        span.content("gen_ai.tool.call.arguments", arguments=f'{{"token": "{SECRET}"}}')
+    [quiet] = exported.get_finished_spans()
+    capturing = _install(capture=True)
+    with tracing.span("execute_tool t") as span:
+        span.content("gen_ai.tool.call.arguments", arguments=f'{{"token": "{SECRET}"}}')
+    [captured] = capturing.get_finished_spans()
+    assert quiet.events == ()
+    [event] = captured.events
+    assert SECRET not in str(event.attributes) and "***" in event.attributes["arguments"]
+
+
+def test_an_error_is_recorded_by_type_never_its_text(exported: InMemorySpanExporter) -> None:
+    with pytest.raises(ValueError), tracing.span("chat m"):
+        raise ValueError(f"the key {SECRET} was refused")
+    [span] = exported.get_finished_spans()
+    assert span.attributes["error.type"] == "ValueError"
+    assert span.status.description == "ValueError" and not span.events
+    assert SECRET not in str(span.to_json())

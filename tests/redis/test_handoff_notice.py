@@ -12,7 +12,7 @@ from redis.asyncio import Redis
 
 from chatgate.model.messages import InboundMessage, Target
 from chatgate.model.outbound import OutboundMessage, message_to_dict
-from chatgate.state.records import JournalState
+from chatgate.state.records import JournalMark, JournalState
 from chatgate.state.redis.client import Keys
 from chatgate.state.redis.journal import RedisJournal
 from tests.harness import memory, running, write_config
@@ -45,7 +45,8 @@ async def test_a_handed_over_answer_is_sent_at_once_and_logged_as_a_enqueue(
             reply = {"message": message_to_dict(OutboundMessage.from_text("handed answer"))}
             session = "default:memory:c1"
             await a.settle(
-                msg.key, JournalState.ANSWERED, time.time(), session=session, reply=reply
+                msg.key,
+                JournalMark(JournalState.ANSWERED, time.time(), session=session, reply=reply),
             )
             started = time.monotonic()
             assert await a.hand_off(msg.key)

@@ -26,3 +26,16 @@ def world(dovecot: Dovecot) -> Iterator[MailWorld]:
         yield w
     finally:
         w.stop()
+
+
+@pytest.fixture
+def own_world() -> Iterator[MailWorld]:
+    """A world on a Dovecot of its own, for a test whose logins are refused: on the shared
+    server their after-effects stall the next tests' logins."""
+    server = start_dovecot()
+    w = MailWorld(new_mailbox(server)).start()
+    try:
+        yield w
+    finally:
+        w.stop()
+        server.stop()

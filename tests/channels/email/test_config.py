@@ -79,8 +79,9 @@ def test_plaintext_on_loopback_loads(tmp_path: Path) -> None:
 
 
 async def test_a_refused_imap_login_parks_the_channel_with_its_fix(
-    tmp_path: Path, world: MailWorld, fake_llm: FakeLLM, caplog: pytest.LogCaptureFixture
+    tmp_path: Path, own_world: MailWorld, fake_llm: FakeLLM, caplog: pytest.LogCaptureFixture
 ) -> None:
+    world = own_world
     caplog.set_level(logging.DEBUG)
     wrong = "Wr0ng-imap-Pa55word"
     world.mailbox.password = wrong
@@ -114,7 +115,8 @@ async def test_passwords_from_files_and_never_in_logs_or_status(
         assert world.mailbox.password not in shown and SMTP_PASSWORD not in shown
 
 
-async def test_doctor_logs_in_to_both_servers(world: MailWorld) -> None:
+async def test_doctor_logs_in_to_both_servers(own_world: MailWorld) -> None:
+    world = own_world
     section = EmailChannelConfig.model_validate(
         {
             "address": world.address,
@@ -154,8 +156,9 @@ async def test_doctor_logs_in_to_both_servers(world: MailWorld) -> None:
 
 
 async def test_imap_over_oauth2_and_a_refused_token_parks_with_its_fix(
-    tmp_path: Path, world: MailWorld, fake_llm: FakeLLM, caplog: pytest.LogCaptureFixture
+    tmp_path: Path, own_world: MailWorld, fake_llm: FakeLLM, caplog: pytest.LogCaptureFixture
 ) -> None:
+    world = own_world
     caplog.set_level(logging.DEBUG)
     token = tmp_path / "token"
     token.write_text(TOKEN_PREFIX + world.mailbox.user + "\n")

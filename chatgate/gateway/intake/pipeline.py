@@ -27,6 +27,7 @@ from chatgate.feature.intake import (
 from chatgate.feature.turns import ToolApprover, TurnControl
 from chatgate.gateway.events import EventName
 from chatgate.gateway.intake.commands import parse_command
+from chatgate.gateway.intake.inflight import InFlight
 from chatgate.gateway.intake.session_queue import SessionScheduler
 from chatgate.gateway.intake.stages import Stages
 from chatgate.gateway.intake.state_guard import StateGuard
@@ -34,9 +35,9 @@ from chatgate.gateway.runtime import Runtime
 from chatgate.gateway.turn.job import Job, JobKind
 from chatgate.gateway.turn.runner import TurnRunner
 from chatgate.model.messages import InboundMessage, RouteHint, Target
-from chatgate.model.outbound import OutboundMessage, message_from_dict
+from chatgate.model.outbound import OutboundMessage
 from chatgate.model.reasons import DropReason
-from chatgate.model.results import Stage, Submission, TurnResult, files_of
+from chatgate.model.results import Stage, Submission, TurnResult
 from chatgate.policies.admission import AdmissionPolicy
 from chatgate.policies.routing import Binding, route
 from chatgate.policies.staleness import StaleAction, StalePolicy
@@ -45,8 +46,6 @@ from chatgate.state.records import TERMINAL, JournalEntry, JournalMark, JournalS
 log = logging.getLogger("chatgate.pipeline")
 NO_HINT = RouteHint()
 DEFAULT_POLICY = ChannelPolicy(AdmissionPolicy(), "default")
-DUPLICATE_POLL_S = 0.5
-DUPLICATE_WATCH_POLLS = 1200  # ten minutes
 
 
 class Pipeline:
@@ -62,13 +61,12 @@ class Pipeline:
             clock=runtime.clock,
         )
         self.stages = Stages(runtime, self.scheduler, self.settle)
-        self._inflight: dict[str, asyncio.Future[TurnResult]] = {}
+        self.inflight = InFlight(runtime)
         self._policies: dict[str, ChannelPolicy] = {}
         self._hints: dict[tuple[str, str], RouteHint] = {}
         # Hints of work features submit themselves (scheduled runs), looked up by message.
         self.hint_sources: tuple[HintSource, ...] = ()
         self._tasks: set[asyncio.Task[None]] = set()
-        self._watchers: set[asyncio.Task[None]] = set()  # duplicates of work open elsewhere
         self.guard = StateGuard(runtime, self.resume_stranded)
         self.apply_config()
 
@@ -176,7 +174,7 @@ class Pipeline:
             with tracing.within(msg.key):
                 submission = await self._submit(msg)
         except Exception as exc:
-            if msg.key not in self._inflight:
+            if msg.key not in self.inflight:
                 tracing.message(msg.key).fail(exc)
                 tracing.finish_message(msg.key)
             raise
@@ -188,7 +186,7 @@ class Pipeline:
 
     async def _submit(self, msg: InboundMessage) -> Submission:
         runtime = self.rt
-        existing_future = self._inflight.get(msg.key)
+        existing_future = self.inflight.get(msg.key)
         if existing_future is not None:
             self._count_duplicate(msg)
             return Submission(msg.key, True, existing_future)
@@ -209,8 +207,8 @@ class Pipeline:
             raise refusal from exc
         if not new:
             self._count_duplicate(msg)
-            return Submission(msg.key, True, self._duplicate_future(msg, existing))
-        future = self._track(msg.key)
+            return Submission(msg.key, True, self.inflight.duplicate(msg.key, existing))
+        future = self.inflight.track(msg.key)
         runtime.events.emit(
             EventName.MESSAGE_RECEIVED,
             runtime.clock.time(),
@@ -227,7 +225,7 @@ class Pipeline:
             self._background(self._walk_on(inbound))
             raise
         except Exception as exc:
-            self._release(msg.key, future)
+            self.inflight.release(msg.key, future)
             refusal = self.guard.failed(exc)
             if refusal is None:
                 raise
@@ -260,7 +258,7 @@ class Pipeline:
     async def resume_stranded(self) -> int:
         """After the state became writable again: resume journaled messages no turn of this
         process holds (their later writes failed); those still in flight are left alone."""
-        entries = [e for e in await self.rt.journal.unfinished() if e.key not in self._inflight]
+        entries = [e for e in await self.rt.journal.unfinished() if e.key not in self.inflight]
         await self._resume(entries)
         if entries:
             log.info("resumed messages stranded by a state failure", extra={"count": len(entries)})
@@ -292,7 +290,7 @@ class Pipeline:
                 )
 
     async def _resume_one(self, entry: JournalEntry) -> None:
-        future = self._inflight.get(entry.key) or self._track(entry.key)
+        future = self.inflight.get(entry.key) or self.inflight.track(entry.key)
         msg = entry.message
         if entry.state is JournalState.ANSWERED and entry.reply is not None and entry.session:
             hint = self.hint(msg)
@@ -312,13 +310,12 @@ class Pipeline:
         try:
             await self._walk(self._inbound(msg, future, self.rt.clock.monotonic(), resumed=True))
         except Exception:
-            self._release(entry.key, future)
+            self.inflight.release(entry.key, future)
             raise
 
     async def drain(self, within_s: float | None = None) -> bool:
         """Let queued and running turns finish; False when ``within_s`` passed first."""
-        for watcher in list(self._watchers):  # their callers retry against another replica
-            watcher.cancel()
+        self.inflight.stop_watching()  # their callers retry against another replica
         approver = self.approver
         if approver is not None:  # a turn waiting for a person stays journaled for the next start
             approver.release()
@@ -332,8 +329,7 @@ class Pipeline:
         """Shutdown past the drain timeout: waiting callers are released; the journal keeps the
         messages pending so the next start answers them."""
         cancelled = self.scheduler.cancel_all()
-        for future in list(self._inflight.values()):
-            future.cancel()
+        self.inflight.cancel_all()
         return cancelled
 
     # -- the path ---------------------------------------------------------------------------
@@ -377,7 +373,7 @@ class Pipeline:
         try:
             await self._walk(inbound)
         except Exception as exc:
-            self._release(inbound.msg.key, inbound.future)
+            self.inflight.release(inbound.msg.key, inbound.future)
             if self.guard.failed(exc) is None:
                 log.exception("message failed in the stages", extra={"key": inbound.msg.key})
 
@@ -386,7 +382,7 @@ class Pipeline:
         short (nothing else would: its owner, this replica, is alive)."""
         try:
             entry = await self.rt.journal.get(key)
-            if entry is None or entry.state in TERMINAL or key in self._inflight:
+            if entry is None or entry.state in TERMINAL or key in self.inflight:
                 return
             if await self.rt.journal.owns(key):
                 await self._resume([entry])
@@ -455,62 +451,6 @@ class Pipeline:
 
     # -- bookkeeping -------------------------------------------------------------------------
 
-    def _track(self, key: str) -> asyncio.Future[TurnResult]:
-        future: asyncio.Future[TurnResult] = asyncio.get_running_loop().create_future()
-        self._inflight[key] = future
-        future.add_done_callback(lambda _: self._inflight.pop(key, None))
-        future.add_done_callback(lambda done: _trace_end(key, done))
-        return future
-
-    def _release(self, key: str, future: asyncio.Future[TurnResult]) -> None:
-        """A stage failed before the message was settled or queued: drop the in-flight mark,
-        so the platform's re-delivery (or the guard's resume) runs it instead of being deduped
-        against work nobody is doing. The journal keeps it open."""
-        if self._inflight.get(key) is future:
-            del self._inflight[key]
-        if not future.done():
-            future.cancel()
-
-    def _duplicate_future(
-        self, msg: InboundMessage, entry: JournalEntry | None
-    ) -> asyncio.Future[TurnResult]:
-        pending = self._inflight.get(msg.key)
-        if pending is not None:
-            return pending
-        future: asyncio.Future[TurnResult] = asyncio.get_running_loop().create_future()
-        if entry is None or entry.state not in TERMINAL:
-            # Open in the journal but not in flight here: another replica's turn, or one this
-            # process has not resumed yet. Settled when the journal shows how it ended.
-            watcher = asyncio.ensure_future(self._watch(msg.key, future))
-            self._watchers.add(watcher)
-            watcher.add_done_callback(self._watchers.discard)
-            return future
-        future.set_result(_stored_result(msg.key, entry))
-        return future
-
-    async def _watch(self, key: str, future: asyncio.Future[TurnResult]) -> None:
-        """Poll the journal for ``key``'s outcome (or this process taking it up) for a while."""
-        runtime = self.rt
-        watching = asyncio.current_task()
-        if watching is not None:
-            watching.add_done_callback(lambda t: t.cancelled() and future.cancel())
-        for _ in range(DUPLICATE_WATCH_POLLS):
-            await runtime.clock.sleep(DUPLICATE_POLL_S)
-            if future.done():
-                return
-            mine = self._inflight.get(key)
-            if mine is not None:
-                mine.add_done_callback(lambda done: _copy(done, future))
-                return
-            try:
-                entry = await runtime.journal.get(key)
-            except Exception:
-                continue
-            if entry is not None and entry.state in TERMINAL:
-                future.set_result(_stored_result(key, entry))
-                return
-        future.cancel()  # gave up: the caller answers "not finished, retry"
-
     def _count_duplicate(self, msg: InboundMessage) -> None:
         self.rt.metrics.dropped.labels(
             channel=msg.channel, stage=Stage.DEDUPE.value, reason=DropReason.DUPLICATE
@@ -524,44 +464,3 @@ class Pipeline:
         task = asyncio.ensure_future(coro)
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
-
-
-def _stored_result(key: str, entry: JournalEntry) -> TurnResult:
-    reply = entry.reply or {}
-    data = reply.get("message")
-    message = message_from_dict(data) if isinstance(data, dict) else None
-    text = message.plain_text if message is not None else None
-    stage = entry.stage or Stage.DEDUPE.value
-    return TurnResult(
-        key, stage, entry.reason or "", text, entry.session, entry.delivery, files_of(message)
-    )
-
-
-def _trace_end(key: str, done: asyncio.Future[TurnResult]) -> None:
-    """End the message's root span with how it ended (stage, reason code, delivery)."""
-    if done.cancelled():
-        tracing.finish_message(key, chatgate__outcome="cancelled")
-    elif (error := done.exception()) is not None:
-        tracing.message(key).fail(error)
-        tracing.finish_message(key)
-    else:
-        result = done.result()
-        tracing.finish_message(
-            key,
-            chatgate__stage=result.stage,
-            chatgate__reason=result.reason,
-            chatgate__delivery=result.delivery,
-        )
-
-
-def _copy(source: asyncio.Future[TurnResult], target: asyncio.Future[TurnResult]) -> None:
-    if target.done():
-        return
-    if source.cancelled():
-        target.cancel()
-        return
-    error = source.exception()
-    if error is not None:
-        target.set_exception(error)
-    else:
-        target.set_result(source.result())

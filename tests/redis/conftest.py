@@ -1,4 +1,4 @@
-"""A real redis-server on 127.0.0.1:6379, one db number per test (11–14), flushed after.
+"""A real redis-server on 127.0.0.1:6379, one db number per test (1–14), flushed after.
 
 A db is claimed before use (a key set with NX), so two test runs on one machine (two worktrees,
 two xdist workers) never share one: replicas of one run would otherwise take leases and adopt
@@ -28,7 +28,7 @@ from chatgate.state.redis.leases import FENCE_KEY
 from tests.requires import missing
 
 HOST, PORT = "127.0.0.1", 6379
-FIRST_DB, DBS = 11, 4
+FIRST_DB, DBS = 1, 14
 CLAIM_KEY = "chatgate-tests:claim"
 CLAIM_TTL_S = 900
 CLAIM_WAIT_S = 300

@@ -131,6 +131,12 @@ CREATE TABLE IF NOT EXISTS approvals (
 CREATE INDEX IF NOT EXISTS approvals_chat ON approvals(prompt_channel, prompt_chat)
     WHERE state = 'pending';
 CREATE INDEX IF NOT EXISTS approvals_key ON approvals(key);
+
+CREATE TABLE IF NOT EXISTS config_audit (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    at REAL NOT NULL,
+    data TEXT NOT NULL
+);
 """
 
 

@@ -158,7 +158,7 @@ async def test_a_configmap_is_refused_with_the_gitops_hint(tmp_path: Path) -> No
         assert view["writable"] is False
         assert view["refusal"]["reason_code"] == "config_not_writable"
         text = edited(view["text"], "burst: 50", "burst: 40")
-        status, checked = await call(gw, "POST", "/api/config/check", {"text": text})
+        status, _ = await call(gw, "POST", "/api/config/check", {"text": text})
         assert status == 200  # checking still works
         body = {"text": text, "etag": view["etag"]}
         status, refused = await call(gw, "POST", "/api/config/apply", body)

@@ -177,3 +177,18 @@ async def test_a_write_from_another_origin_is_refused(tmp_path: Path) -> None:
         status, refused = await call(gw, "POST", "/api/config/apply", body, headers=headers)
     assert status == 403 and refused["reason_code"] == "cross_origin"
     assert "burst: 50" in path.read_text()
+
+
+async def test_the_page_and_its_assets_are_served_under_the_pages_policy(tmp_path: Path) -> None:
+    async with running(write_config(tmp_path, CONFIG)) as gw, http() as session:
+        base = f"http://127.0.0.1:{gw.port}/dashboard/config"
+        async with session.get(base) as page:
+            assert page.status == 200
+            html = await page.text()
+            assert "default-src 'none'" in page.headers["Content-Security-Policy"]
+        assert 'src="/dashboard/config/static/config.js"' in html and "${VAR}" in html
+        for name in ("config.js", "config.css"):
+            async with session.get(f"{base}/static/{name}") as asset:
+                assert asset.status == 200, name
+        async with session.get(f"{base}/static/config.html") as hidden:
+            assert hidden.status == 404  # pages only through their route

@@ -192,3 +192,23 @@ async def test_the_page_and_its_assets_are_served_under_the_pages_policy(tmp_pat
                 assert asset.status == 200, name
         async with session.get(f"{base}/static/config.html") as hidden:
             assert hidden.status == 404  # pages only through their route
+
+
+async def test_a_file_the_reload_refuses_is_put_back_at_once(tmp_path: Path) -> None:
+    path = write_config(tmp_path, CONFIG)
+    before = path.read_text()
+    async with running(path) as gw:
+        _, view = await call(gw, "GET", "/api/config")
+        # valid to the loader; only building the agent (the reload) finds the module missing
+        text = edited(view["text"], "{backend: echo}", "{backend: python, function: nowhere_x:run}")
+        status, checked = await call(gw, "POST", "/api/config/check", {"text": text})
+        assert status == 200, checked
+        body = {"text": text, "etag": view["etag"]}
+        status, refused = await call(gw, "POST", "/api/config/apply", body)
+        assert status == 422 and refused["reason_code"] == "config_reload_rejected"
+        assert "previous one was put back" in refused["error"]
+        result = await (await memory(gw).inject("still echo?", chat_id="c1")).result
+        assert result.reason == "text" and memory(gw).texts() == ["still echo?"]
+        _, history = await call(gw, "GET", "/api/config/history")
+    assert path.read_text() == before
+    assert history["changes"] == []  # nothing was applied

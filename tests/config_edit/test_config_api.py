@@ -212,3 +212,16 @@ async def test_a_file_the_reload_refuses_is_put_back_at_once(tmp_path: Path) -> 
         _, history = await call(gw, "GET", "/api/config/history")
     assert path.read_text() == before
     assert history["changes"] == []  # nothing was applied
+
+
+async def test_editing_can_be_switched_off(tmp_path: Path) -> None:
+    path = write_config(tmp_path, "  config_edit: {enabled: false}\n" + CONFIG)
+    async with running(path) as gw:
+        _, view = await call(gw, "GET", "/api/config")
+        assert view["refusal"]["reason_code"] == "config_edit_disabled"
+        text = edited(view["text"], "burst: 50", "burst: 40")
+        status, refused = await call(
+            gw, "POST", "/api/config/apply", {"text": text, "etag": view["etag"]}
+        )
+    assert status == 403 and refused["reason_code"] == "config_edit_disabled"
+    assert "burst: 50" in path.read_text()

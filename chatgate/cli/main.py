@@ -165,7 +165,13 @@ def _config(args: argparse.Namespace) -> int:
     from chatgate.config_edit.actions import declared as config_actions
 
     action = chosen(config_actions(), args)
-    return 2 if action is None else run_action(load_or_exit(args.config), action, args)
+    if action is None:
+        return 2
+    if action.name == "config_rollback":
+        from chatgate.cli.config_edit_cmd import run_rollback
+
+        return run_rollback(load_or_exit(args.config), action, args)
+    return run_action(load_or_exit(args.config), action, args)
 
 
 # Commands that load the config themselves (or need none).

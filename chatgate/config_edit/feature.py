@@ -24,7 +24,8 @@ class ConfigEdit(Feature):
     name = "config_edit"
 
     def __init__(self, context: FeatureContext) -> None:
-        self.editor = ConfigEditor(context)
+        assert context.config_files is not None, "the builder gives config_files"
+        self.editor = ConfigEditor(context.live, context.state, context.clock, context.config_files)
 
     def mount(self, routes: RouteTable) -> None:
         ConfigApi(self.editor).mount(routes)

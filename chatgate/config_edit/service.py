@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from chatgate.clock import Clock
 from chatgate.config.errors import ConfigError, ConfigIssue, KeyPath, format_path
 from chatgate.config.loader import LoadedConfig
 from chatgate.config.masking import masker_for
@@ -27,11 +28,11 @@ from chatgate.config.source import parse_yaml
 from chatgate.config_edit import document, files
 from chatgate.config_edit.secrets import at, clear_paths, secret_paths
 from chatgate.config_edit.sources import effective_keys
-from chatgate.feature.context import FeatureContext
-from chatgate.feature.ports import ConfigFiles
+from chatgate.feature.ports import ConfigFiles, LiveConfig
 from chatgate.model.errors import StateUnavailable
 from chatgate.model.reasons import ConfigEditReason
 from chatgate.state.config_audit import KV_NAME, ConfigAudit, ConfigChange
+from chatgate.state.factory import State
 
 log = logging.getLogger("chatgate.config_edit")
 HISTORY_SHOWN = 20
@@ -93,30 +94,32 @@ def _invalid(exc: ConfigError) -> Refused:
 
 
 class ConfigEditor:
-    def __init__(self, context: FeatureContext) -> None:
-        self.context = context
+    """Over the live config, the state store (the audit trail), a clock and the daemon's way to
+    validate and reload (the CLI without a daemon gives one that only validates)."""
+
+    def __init__(self, live: LiveConfig, state: State, clock: Clock, port: ConfigFiles) -> None:
+        self.live, self.state, self.clock, self.port = live, state, clock, port
         self._lock = asyncio.Lock()
 
     @property
+    def loaded(self) -> LoadedConfig:
+        return self.live.loaded
+
+    @property
     def path(self) -> Path:
-        return self.context.loaded.path
+        return self.loaded.path
 
     @property
     def settings(self) -> ConfigEditConfig:
-        return self.context.config.gateway.config_edit
+        return self.loaded.config.gateway.config_edit
 
     @property
     def audit(self) -> ConfigAudit:
-        store: ConfigAudit = self.context.state.stores.kv[KV_NAME]  # type: ignore[assignment]
+        store: ConfigAudit = self.state.stores.kv[KV_NAME]  # type: ignore[assignment]
         return store
 
-    @property
-    def port(self) -> ConfigFiles:
-        assert self.context.config_files is not None, "the builder gives config_files"
-        return self.context.config_files
-
     def _hide(self, text: str, *more: LoadedConfig) -> str:
-        secrets = self.context.loaded.secrets.union(*(m.secrets for m in more))
+        secrets = self.loaded.secrets.union(*(m.secrets for m in more))
         return masker_for(secrets).mask(text)
 
     async def _read(self) -> files.OnDisk:
@@ -129,7 +132,7 @@ class ConfigEditor:
     def masked(self, disk: files.OnDisk) -> str:
         """The file as the browser may see it: every clear secret masked."""
         raw = _parsed(disk.text, self.path.name)
-        paths = secret_paths(self.context.loaded) | set(_secret_keys(raw))
+        paths = secret_paths(self.loaded) | set(_secret_keys(raw))
         return self._hide(document.mask(disk.text, clear_paths(raw, paths), self.path.name))
 
     async def refusal(self) -> Refused | None:
@@ -156,7 +159,7 @@ class ConfigEditor:
             "text": self.masked(disk),
             "writable": refusal is None,
             "refusal": refusal.to_json() if refusal is not None else None,
-            "keys": effective_keys(self.context.loaded, disk.text),
+            "keys": effective_keys(self.loaded, disk.text),
             "backups": [{"number": n, "name": f"{self.path.name}.{n}", "at": t} for n, t in kept],
             "history": [c.to_json() for c in await self.recent(HISTORY_SHOWN)],
         }
@@ -173,7 +176,7 @@ class ConfigEditor:
         disk = await self._read()
         name = self.path.name
         on_disk = _parsed(disk.text, name)
-        hide = masker_for(self.context.loaded.secrets).mask
+        hide = masker_for(self.loaded.secrets).mask
         try:
             final = document.unmask(text, disk.text, name, hide)
             loaded = await asyncio.to_thread(self.port.validate, final, self.path)
@@ -245,7 +248,7 @@ class ConfigEditor:
             raise Refused(422, ConfigEditReason.RELOAD_REJECTED, self._hide(message))
         changes = document.summary(disk.text, final)
         change = ConfigChange(
-            at=self.context.clock.time(),
+            at=self.clock.time(),
             action=action,
             address=address,
             by=by,
@@ -280,7 +283,7 @@ class ConfigEditor:
             return None
 
     def scrubbed(self, data: Mapping[str, Any]) -> dict[str, Any]:
-        answer: dict[str, Any] = scrub(dict(data), self.context.loaded.secrets)
+        answer: dict[str, Any] = scrub(dict(data), self.loaded.secrets)
         return answer
 
 

@@ -63,3 +63,16 @@ async def test_rollback_puts_back_the_kept_version_and_is_audited(
     assert await asyncio.to_thread(main, offline) == 0
     changes = json.loads(capsys.readouterr().out)
     assert [c["action"] for c in changes] == ["rollback to gateway.yaml.1", "apply"]
+
+    # No daemon: a rollback is made here, the same way (validated, kept, audited).
+    rollback = ["config", "rollback", "1", "--config", str(path)]
+    assert await asyncio.to_thread(main, rollback) == 0
+    out = capsys.readouterr().out
+    assert "reload: chatgate is not running; it reads the file when it starts" in out
+    assert NEW_LIMIT in path.read_text() and (tmp_path / "gateway.yaml.1").read_text() == original
+    assert await asyncio.to_thread(main, offline) == 0
+    latest = json.loads(capsys.readouterr().out)[0]
+    assert (latest["action"], latest["address"], latest["by"]) == (
+        "rollback to gateway.yaml.1", "local", "cli",
+    )  # fmt: skip
+    assert latest["reload"] == {"ok": True, "not_running": True}

@@ -124,6 +124,7 @@ function reloadText(report) {
   if (!report || !Object.keys(report).length) return "";
   if (report.ok === false) return `refused: ${report.error}`;
   if (report.unchanged) return "nothing to reload";
+  if (report.not_running) return "chatgate was not running; read when it starts";
   const parts = [];
   if (report.restarted_channels?.length) parts.push(`restarted ${report.restarted_channels.join(", ")}`);
   if (report.reconfigured_channels?.length) parts.push(`reconfigured ${report.reconfigured_channels.join(", ")}`);

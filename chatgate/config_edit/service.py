@@ -202,11 +202,12 @@ class ConfigEditor:
             if refusal is not None:
                 raise refusal
             disk = await self._read()
-            if etag != disk.etag:
-                message = f"{self.path.name} was changed on disk after this page read it"
-                raise Refused(409, ConfigEditReason.CHANGED_ON_DISK, message, hint=RELOAD_PAGE_HINT)
-            checked = await self.check(text)
-            return await self._replace(checked.final, checked.disk, "apply", address, by)
+            if etag == disk.etag:
+                checked = await self.check(text)  # reads the file again: compare that reading
+                if checked.disk.etag == etag:
+                    return await self._replace(checked.final, checked.disk, "apply", address, by)
+            message = f"{self.path.name} was changed on disk after this page read it"
+            raise Refused(409, ConfigEditReason.CHANGED_ON_DISK, message, hint=RELOAD_PAGE_HINT)
 
     async def rollback(self, number: int, *, address: str, by: str) -> dict[str, Any]:
         """Put back kept version ``number`` (1: the newest) and reload."""

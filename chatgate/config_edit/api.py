@@ -10,10 +10,11 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 from typing import Any
+from urllib.parse import urlsplit
 
 from aiohttp import web
 
-from chatgate.channels.webui import StaticAssets, json_answer, same_origin
+from chatgate.channels.webui import StaticAssets, json_answer
 from chatgate.config_edit.service import ConfigEditor, Refused, issues_json
 from chatgate.feature.ports import RouteTable
 from chatgate.http_input import BadInput, InputReason, read_json, utf8_clean
@@ -92,7 +93,7 @@ class ConfigApi:
     ) -> web.StreamResponse:
         """A write from another origin is a 403; a bad body a 400 naming the field; a refused
         change its status with the reason, the hint and the issues (key path and line)."""
-        if request is not None and not same_origin(request):
+        if request is not None and not same_host(request):
             message = "a config change must come from this gateway's own pages"
             return self._json({"ok": False, "error": message, "reason_code": "cross_origin"}, 403)
         try:
@@ -101,6 +102,19 @@ class ConfigApi:
             return bad.answer()
         except Refused as refused:
             return self._json(refused.to_json(), refused.status)
+
+
+def same_host(request: web.Request) -> bool:
+    """A browser names the page that made a request in `Origin`: it must be served by this
+    gateway's host (the scheme may differ behind a TLS-terminating proxy). Without `Origin` it is
+    no cross-site browser request (browsers send it on every cross-origin POST)."""
+    origin = request.headers.get("Origin")
+    if origin is None:
+        return True
+    try:
+        return urlsplit(origin).netloc.lower() == request.host.lower()
+    except ValueError:
+        return False
 
 
 async def _body(request: web.Request, *names: str) -> dict[str, Any]:

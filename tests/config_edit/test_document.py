@@ -114,3 +114,23 @@ def test_clear_paths_look_only_at_secret_keys() -> None:
     raw = {"agents": {"default": {"api_key": "sk-x", "model": "sk-looking-model"}}}
     paths = {("agents", "default", "api_key"), ("agents", "other", "api_key")}
     assert clear_paths(raw, paths) == [("agents", "default", "api_key")]
+
+
+@pytest.mark.parametrize(
+    ("origin", "allowed"),
+    [
+        (None, True),  # no browser cross-origin request
+        ("http://gw.example:8765", True),
+        ("https://gw.example:8765", True),  # TLS ended at a proxy in front
+        ("https://evil.example", False),
+        ("http://gw.example:8766", False),
+        ("null", False),  # a sandboxed frame
+    ],
+)
+def test_a_write_must_come_from_this_gateways_host(origin: str | None, allowed: bool) -> None:
+    from aiohttp.test_utils import make_mocked_request
+
+    from chatgate.config_edit.api import same_host
+
+    headers = {"Host": "gw.example:8765"} | ({"Origin": origin} if origin else {})
+    assert same_host(make_mocked_request("POST", "/api/config/apply", headers=headers)) is allowed

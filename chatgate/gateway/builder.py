@@ -52,6 +52,7 @@ from chatgate.media.links import FileLinks
 from chatgate.media.outgoing import OutgoingFiles
 from chatgate.model.messages import Target
 from chatgate.model.outbound import OutboundMessage
+from chatgate.people.feature import People
 from chatgate.policies.ratelimit import RateLimiter
 from chatgate.schedules.feature import Schedules
 from chatgate.state.factory import build_state
@@ -176,13 +177,14 @@ class GatewayBuilder:
         delivery.voices = voices
         pipeline = Pipeline(rt)
         context = feature_context(rt, pipeline)
-        features: tuple[Feature, ...] = (
+        others: tuple[Feature, ...] = (
             Telemetry(context, env),
             ReplyFiles(files, links, state.dead_letters, clock),
             Approvals(context),
             Schedules(context),
             TakeoverFeature(context),
         )
+        features = (*others, People(context, lambda: others))
         pipeline.plug(features)
         for feature in features:
             feature.mount(routes)

@@ -222,3 +222,13 @@ class MediaReason(StrEnum):
     DOWNLOAD_FAILED = "media_download_failed"
     TRANSCRIPTION_FAILED = "media_transcription_failed"
     DISABLED = "media_disabled"  # the agent has media understanding turned off
+
+
+class PrivacyReason(StrEnum):
+    """Privacy requests and retention (`chatgate people`, `retention:`): audit actions, and the
+    reason an erased message's journal tombstone names."""
+
+    SHOWN = "shown"  # an operator looked at what is stored about a person
+    EXPORTED = "exported"  # an archive of a person's data was handed out
+    ERASED = "erased"  # a person's data was removed (tombstones left for dedupe)
+    RETENTION = "retention"  # content older than the channel's retention was purged

@@ -161,9 +161,9 @@ def _action(action: AnyAction) -> Handler:
     async def handle(request: web.Request) -> web.StreamResponse:
         try:
             args = await from_request(action, request)
-        except BadInput as bad:
+            result = await _api(request).answer(action, args)
+        except BadInput as bad:  # a malformed argument, or one the handler refused
             return bad.answer()
-        result = await _api(request).answer(action, args)
         missing = action.route.not_found_404 and not result.get("found")
         return web.json_response(result, status=404 if missing else 200)
 

@@ -35,4 +35,6 @@ class OwnedJobs:
         removed = 0
         for job in self._theirs(footprint):
             removed += await self.scheduler.remove(job.id)
+        if removed:
+            await self.scheduler.store.compact()
         return Erased(self.name, removed=removed)

@@ -78,6 +78,9 @@ async def plant(gw: Gateway, who: str, tag: str) -> dict[str, str]:
         )
     )  # fmt: skip
     await state.pauses.put(Pause(f"memory:{who}-dm", now, None, "cli"))
+    job = {"id": f"job-{who}", "every_s": 86400, "prompt": f"{tag} reminder",
+           "deliver": {"to": f"memory:{who}-dm"}, "owner": f"memory:{who}"}  # fmt: skip
+    assert (await api(gw, "POST", "/api/jobs", job))["job"]["owner"] == f"memory:{who}"
     return {"dm": dm, "group": group, "ref": ref}
 
 
@@ -122,7 +125,7 @@ async def api(gw: Gateway, method: str, path: str, body: Any = None) -> dict[str
         session.request(method, url(gw, path), json=body, headers=operator(gw)) as r,
     ):
         answer: dict[str, Any] = await r.json()
-        assert r.status == 200, answer
+        assert r.status in (200, 201), answer
         return answer
 
 
@@ -154,7 +157,7 @@ async def test_erase_leaves_no_canary_and_keeps_the_others(
         counts = {name: s["count"] for name, s in shown["stores"].items()}
         assert counts["journal"] == 2 and counts["transcripts"] == 4, counts
         assert counts["dead_letters"] == counts["approvals"] == counts["outgoing_files"] == 1
-        assert counts["pairing"] == 1 and counts["chat_marks"] == 1
+        assert counts["pairing"] == counts["chat_marks"] == counts["jobs"] == 1
         assert KEEP not in json.dumps(shown)
 
         exported = archive_texts(await api(gw, "POST", "/api/people/export", {"person": ALICE}))

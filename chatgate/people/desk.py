@@ -12,6 +12,7 @@ import asyncio
 import logging
 from collections.abc import Awaitable, Callable, Collection, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
 from chatgate.clock import Clock
 from chatgate.media.outgoing import OutgoingFiles
@@ -31,6 +32,7 @@ from chatgate.state.personal import (
 
 log = logging.getLogger("chatgate.privacy")
 Forget = Callable[[Collection[str]], Awaitable[None]]
+Extra = Callable[[Person], Awaitable[Sequence[PersonalData]]]
 
 
 class PrivacyUnsupported(Exception):
@@ -50,13 +52,15 @@ class PrivacyDesk:
         clock: Clock,
         *,
         files: OutgoingFiles | None = None,
-        extra: Callable[[], Sequence[PersonalData]] = tuple,
+        extra: Extra | None = None,
+        spill: Path | None = None,
         forget: Forget | None = None,
     ) -> None:
         self.state = state
         self.clock = clock
         self.files = files
         self.extra = extra
+        self.spill = spill
         self.forget = forget
         self._erasing = asyncio.Lock()
 
@@ -67,20 +71,22 @@ class PrivacyDesk:
             raise PrivacyUnsupported("this state backend cannot look people up")
         return personal
 
-    def parts(self) -> list[PersonalData]:
+    async def parts(self, person: Person) -> list[PersonalData]:
         """Extra (channel, feature) parts first, then the protocol-level, then the backend's,
         whose journal goes last: the others find their data through it."""
-        return [*self.extra(), *protocol_parts(self.state, self.files), *self.backend.parts()]
+        extra = await self.extra(person) if self.extra is not None else ()
+        common = protocol_parts(self.state, self.files, self.spill)
+        return [*extra, *common, *self.backend.parts()]
 
     async def show(self, person: Person, by: str) -> Shown:
         footprint = await self.backend.footprint(person)
-        found = tuple([await part.collect(footprint) for part in self.parts()])
+        found = tuple([await part.collect(footprint) for part in await self.parts(person)])
         await self._audit(PrivacyReason.SHOWN, person, by, {f.store: f.count for f in found})
         return Shown(footprint, found)
 
     async def export(self, person: Person, by: str) -> tuple[bytes, Shown]:
         footprint = await self.backend.footprint(person)
-        found = tuple([await part.collect(footprint) for part in self.parts()])
+        found = tuple([await part.collect(footprint) for part in await self.parts(person)])
         now = self.clock.time()
         data = await asyncio.to_thread(archive.build, footprint, found, now)
         await self._audit(PrivacyReason.EXPORTED, person, by, {f.store: f.count for f in found})
@@ -90,7 +96,7 @@ class PrivacyDesk:
         async with self._erasing:  # one at a time: each compacts the whole database
             footprint = await self.backend.footprint(person)
             now = self.clock.time()
-            done = [await part.erase(footprint, now) for part in self.parts()]
+            done = [await part.erase(footprint, now) for part in await self.parts(person)]
             if self.forget is not None:
                 await self.forget(footprint.sessions | footprint.own_sessions)
             await self.backend.compact()

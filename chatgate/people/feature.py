@@ -13,7 +13,7 @@ from chatgate.operator.actions import AnyAction
 from chatgate.people import retention
 from chatgate.people.actions import people_actions
 from chatgate.people.desk import PrivacyDesk
-from chatgate.state.personal import PersonalData
+from chatgate.state.personal import Person, PersonalData, spill_file
 
 RETENTION_TASK = "privacy-retention"
 
@@ -35,10 +35,14 @@ class People(Feature):
             files=context.files,
             extra=self._extra,
             forget=context.transcripts.forget,
+            spill=spill_file(context.loaded.state_dir),
         )
 
-    def _extra(self) -> Sequence[PersonalData]:
-        return [part for f in self.contributors() for part in f.personal_data()]
+    async def _extra(self, person: Person) -> Sequence[PersonalData]:
+        """The features' parts, and those of the person's channel (its own stores)."""
+        parts = [part for f in self.contributors() for part in f.personal_data()]
+        adapter = await self.context.channels.ready_adapter(person.channel)
+        return [*parts, *(adapter.personal_data() if adapter is not None else ())]
 
     def actions(self) -> Sequence[AnyAction]:
         return people_actions(self.desk)

@@ -4,6 +4,8 @@ pairing records, chat pauses, dead targets, and the files replies to them carry.
 from __future__ import annotations
 
 import asyncio
+import json
+import os
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -150,8 +152,65 @@ class ReplyFiles:
         return Erased(self.name, removed=len(present))
 
 
-def protocol_parts(state: State, files: OutgoingFiles | None) -> Sequence[PersonalData]:
+class SpilledLines:
+    """Transcript lines the session store refused, kept in the spill file for the operator."""
+
+    name = "spilled_transcripts"
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+
+    @staticmethod
+    def _theirs(record: dict[str, Any], footprint: Footprint) -> list[dict[str, Any]]:
+        if record.get("session") in footprint.own_sessions:
+            return list(record.get("messages") or [])
+        return [m for m in record.get("messages") or [] if m.get("source") in footprint.keys]
+
+    def _read(self) -> list[dict[str, Any]]:
+        try:
+            text = self.path.read_text("utf-8")
+        except FileNotFoundError:
+            return []
+        records = []
+        for line in text.splitlines():
+            try:
+                records.append(json.loads(line))
+            except ValueError:
+                continue  # a torn last line: left out
+        return records
+
+    async def collect(self, footprint: Footprint) -> Found:
+        records = await asyncio.to_thread(self._read)
+        found = [
+            {"session": r.get("session"), "at": r.get("at"), "message": m}
+            for r in records
+            for m in self._theirs(r, footprint)
+        ]
+        return Found(self.name, tuple(found))
+
+    async def erase(self, footprint: Footprint, now: float) -> Erased:
+        return Erased(self.name, removed=await asyncio.to_thread(self._rewrite, footprint))
+
+    def _rewrite(self, footprint: Footprint) -> int:
+        records, removed, kept = self._read(), 0, []
+        for record in records:
+            theirs = self._theirs(record, footprint)
+            removed += len(theirs)
+            rest = [m for m in record.get("messages") or [] if m not in theirs]
+            if rest:
+                kept.append({**record, "messages": rest})
+        if removed:
+            tmp = self.path.with_suffix(".tmp")
+            tmp.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in kept), "utf-8")
+            os.replace(tmp, self.path)
+        return removed
+
+
+def protocol_parts(
+    state: State, files: OutgoingFiles | None, spill: Path | None = None
+) -> Sequence[PersonalData]:
     """The parts over the state protocols (the files first: they are found through the
-    journal and the DLQ, which the later parts erase)."""
+    journal and the DLQ, which the later parts erase) and the spill file."""
     parts: list[PersonalData] = [] if files is None else [ReplyFiles(state, files)]
-    return [*parts, DeadLetters(state), Pairing(state), ChatMarks(state)]
+    parts += [DeadLetters(state), Pairing(state), ChatMarks(state)]
+    return parts if spill is None else [*parts, SpilledLines(spill)]

@@ -21,6 +21,11 @@ from chatgate.model.reasons import PrivacyReason
 ERASED_STAGE = "privacy"  # the stage a tombstoned journal entry names (`chatgate why`)
 
 
+def spill_file(state_dir: Path) -> Path:
+    """Where transcript lines the session store refused are kept (`session_persist_failed`)."""
+    return state_dir / "spill" / "transcripts.jsonl"
+
+
 @dataclass(frozen=True)
 class Person:
     """One sender on one channel (``CHANNEL:USER``)."""
@@ -215,5 +220,6 @@ __all__ = [
     "PrivacyReason",
     "footprint_of",
     "own_session",
+    "spill_file",
     "tombstone",
 ]

@@ -21,6 +21,7 @@ from chatgate.model.messages import Target
 from chatgate.policies.approvals import Deciders
 from chatgate.policies.takeover import Pause
 from chatgate.state.approvals import KV_NAME, ApprovalRecord, ApprovalStore
+from chatgate.state.personal import spill_file
 from tests.fakes.llm import FakeLLM
 from tests.harness import fake_agent, http, memory, operator, running, url, write_config
 from tests.redis.replicas_support import redis_lines
@@ -78,6 +79,11 @@ async def plant(gw: Gateway, who: str, tag: str) -> dict[str, str]:
         )
     )  # fmt: skip
     await state.pauses.put(Pause(f"memory:{who}-dm", now, None, "cli"))
+    spilled = {"at": now, "session": f"default:memory:{who}-dm", "epoch": 0, "error": "X",
+               "messages": [{"role": "user", "content": f"{tag} spilled", "source": dm}]}  # fmt: skip
+    spill_file(gw.rt.state_dir).parent.mkdir(exist_ok=True)
+    with spill_file(gw.rt.state_dir).open("a", encoding="utf-8") as fh:
+        fh.write(json.dumps(spilled) + "\n")
     job = {"id": f"job-{who}", "every_s": 86400, "prompt": f"{tag} reminder",
            "deliver": {"to": f"memory:{who}-dm"}, "owner": f"memory:{who}"}  # fmt: skip
     assert (await api(gw, "POST", "/api/jobs", job))["job"]["owner"] == f"memory:{who}"
@@ -158,6 +164,7 @@ async def test_erase_leaves_no_canary_and_keeps_the_others(
         assert counts["journal"] == 2 and counts["transcripts"] == 4, counts
         assert counts["dead_letters"] == counts["approvals"] == counts["outgoing_files"] == 1
         assert counts["pairing"] == counts["chat_marks"] == counts["jobs"] == 1
+        assert counts["spilled_transcripts"] == 1
         assert KEEP not in json.dumps(shown)
 
         exported = archive_texts(await api(gw, "POST", "/api/people/export", {"person": ALICE}))

@@ -13,7 +13,6 @@ import tarfile
 from pathlib import Path
 from typing import Any
 
-import pytest
 from redis.asyncio import Redis
 
 from chatgate.gateway.app import Gateway
@@ -142,13 +141,6 @@ def archive_texts(answer: dict[str, Any]) -> dict[str, bytes]:
             m.name.split("/", 1)[1]: tar.extractfile(m).read()  # type: ignore[union-attr]
             for m in tar.getmembers()
         }
-
-
-@pytest.fixture(params=["sqlite", pytest.param("redis", marks=pytest.mark.redis)])
-def mode(request: pytest.FixtureRequest) -> str | None:
-    if request.param == "redis":
-        return str(request.getfixturevalue("redis_db"))
-    return None
 
 
 async def test_erase_leaves_no_canary_and_keeps_the_others(

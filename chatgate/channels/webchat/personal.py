@@ -3,16 +3,28 @@ outbox of shown messages and its uploads, for `chatgate people` show, export and
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import Protocol
 
+from chatgate.channels.webchat.outbox import MessageLog
+from chatgate.channels.webchat.uploads import UploadStore
 from chatgate.state.personal import Erased, Footprint, Found
 
-if TYPE_CHECKING:
-    from chatgate.channels.webchat.adapter import WebChatChannel
+
+class WebChatStores(Protocol):
+    """The adapter's stores as they are now (a restart replaces them)."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def outbox(self) -> MessageLog | None: ...
+
+    @property
+    def uploads(self) -> UploadStore | None: ...
 
 
 class WebChatData:
-    def __init__(self, adapter: WebChatChannel) -> None:
+    def __init__(self, adapter: WebChatStores) -> None:
         self.adapter = adapter
         self.name = f"{adapter.name}_outbox"
 

@@ -12,6 +12,8 @@ from typing import Any
 
 from chatgate.cli.common import EX_USAGE, die
 
+EX_CANTCREAT = 73  # sysexits: an output file cannot be created
+
 
 def _counts(answer: dict[str, Any]) -> str:
     stores = answer.get("stores") or {}
@@ -51,7 +53,12 @@ def export(args: Any, answer: dict[str, Any], as_json: bool) -> int:
         die(str(answer["error"]), EX_USAGE)
     data = base64.b64decode(answer["archive_b64"])
     out = Path(args.out or default_name(args.person, dt.datetime.now(dt.UTC).timestamp()))
-    fd = os.open(out, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    try:
+        fd = os.open(out, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    except FileExistsError:
+        die(f"{out} exists; give another --out", EX_CANTCREAT)
+    except OSError as exc:
+        die(f"cannot write {out}: {exc.strerror}", EX_CANTCREAT)
     with os.fdopen(fd, "wb") as file:
         file.write(data)
     print(f"wrote {out} ({len(data)} bytes): {_counts(answer)}")

@@ -9,6 +9,7 @@ live there).
 from __future__ import annotations
 
 import base64
+import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -42,6 +43,12 @@ class ExportArgs(PersonArgs):
     out: str | None = arg(
         None, cli="option", help="archive file (default: chatgate-person-….tar.gz)"
     )
+
+    def problem(self) -> str | None:
+        """The CLI refuses an existing archive before asking (the daemon ignores ``out``)."""
+        if self.out is not None and os.path.lexists(self.out):
+            return f"{self.out} exists; give another --out"
+        return super().problem()
 
 
 @dataclass(frozen=True)

@@ -272,3 +272,7 @@ RENDERERS: dict[str, Render] = {
     "session_reset": session_reset,
     "why": why,
 }
+
+from chatgate.cli.people_cmd import RENDERERS as _PEOPLE  # noqa: E402  (after the built-in ones)
+
+RENDERERS.update(_PEOPLE)

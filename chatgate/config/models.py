@@ -11,6 +11,7 @@ from pydantic import Field, SecretStr, field_validator, model_validator
 from chatgate.config.agent_models import AgentConfig, EchoAgentConfig
 from chatgate.config.base import StrictModel
 from chatgate.config.channel_models import TARGET_PATTERN
+from chatgate.config.retention_models import RetentionConfig
 from chatgate.config.schedule_models import JOB_ID_PATTERN, ScheduleConfig
 from chatgate.config.telemetry_models import TelemetryConfig
 from chatgate.config.text_models import FailureReplies, Language, TextOverrides
@@ -249,6 +250,9 @@ class GatewayConfig(StrictModel):
         default_factory=dict, description="job id → a cron, interval or one-shot job"
     )
     telemetry: TelemetryConfig = Field(default_factory=TelemetryConfig)
+    retention: RetentionConfig = Field(
+        default_factory=RetentionConfig, description="transcripts and journal content purged by age"
+    )
 
     @field_validator("identities")
     @classmethod

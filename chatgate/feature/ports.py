@@ -3,7 +3,7 @@ them): each names one thing a feature may ask for, so a feature never sees the g
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
@@ -67,6 +67,11 @@ class Transcripts(Protocol):
     async def append(self, key: str, line: ChatMessage) -> None:
         """Add ``line`` to session ``key``'s transcript, once (a line from the same source
         already there is not added again)."""
+        ...
+
+    async def forget(self, keys: Collection[str]) -> None:
+        """Drop the warm copies of sessions ``keys`` (their store was changed underneath, e.g. a
+        person's lines erased): the next turn rebuilds each from the store."""
         ...
 
 

@@ -53,6 +53,7 @@ from chatgate.media.links import FileLinks
 from chatgate.media.outgoing import OutgoingFiles
 from chatgate.model.messages import Target
 from chatgate.model.outbound import OutboundMessage
+from chatgate.people.feature import People
 from chatgate.policies.ratelimit import RateLimiter
 from chatgate.schedules.feature import Schedules
 from chatgate.state.factory import build_state
@@ -178,7 +179,7 @@ class GatewayBuilder:
         pipeline = Pipeline(rt)
         config_port = ConfigPort(registry, env)
         context = feature_context(rt, pipeline, config_port)
-        features: tuple[Feature, ...] = (
+        others: tuple[Feature, ...] = (
             Telemetry(context, env),
             ReplyFiles(files, links, state.dead_letters, clock),
             Approvals(context),
@@ -186,6 +187,7 @@ class GatewayBuilder:
             TakeoverFeature(context),
             ConfigEdit(context),
         )
+        features = (*others, People(context, lambda: others))
         pipeline.plug(features)
         for feature in features:
             feature.mount(routes)

@@ -3,7 +3,7 @@ message path (transcripts, routing, the queue's hold), so features never see eit
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Collection, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -42,6 +42,10 @@ class _Transcripts:
             await self.pipeline.runner.persistence.append(session, [line])
         finally:
             cache.release(session)
+
+    async def forget(self, keys: Collection[str]) -> None:
+        for key in keys:
+            self.runtime.cache.drop(key)
 
 
 class _Routing:

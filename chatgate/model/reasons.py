@@ -234,3 +234,13 @@ class ConfigEditReason(StrEnum):
     CLEAR_SECRET = "config_clear_secret"  # a secret written in clear instead of ${VAR} / *_file
     NO_SUCH_BACKUP = "config_no_backup"  # rollback to a version that is not kept
     RELOAD_REJECTED = "config_reload_rejected"  # written, refused by the reload, put back
+
+
+class PrivacyReason(StrEnum):
+    """Privacy requests and retention (`chatgate people`, `retention:`): audit actions, and the
+    reason an erased message's journal tombstone names."""
+
+    SHOWN = "shown"  # an operator looked at what is stored about a person
+    EXPORTED = "exported"  # an archive of a person's data was handed out
+    ERASED = "erased"  # a person's data was removed (tombstones left for dedupe)
+    RETENTION = "retention"  # content older than the channel's retention was purged

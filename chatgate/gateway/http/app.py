@@ -176,13 +176,12 @@ def _action(action: AnyAction) -> Handler:
     with ``not_found_404``, an answer saying it found nothing is a 404."""
 
     async def handle(request: web.Request) -> web.StreamResponse:
-        try:
-            args = await from_request(action, request)
-        except BadInput as bad:
-            return bad.answer()
         asked_by = CALLER.set(request.remote or "unknown")
         try:
+            args = await from_request(action, request)
             result = await _api(request).answer(action, args)
+        except BadInput as bad:  # a malformed argument, or one the handler refused
+            return bad.answer()
         finally:
             CALLER.reset(asked_by)
         missing = action.route.not_found_404 and not result.get("found")

@@ -40,6 +40,7 @@ from chatgate.state.redis.journal import RedisJournal
 from chatgate.state.redis.leases import RedisLeases
 from chatgate.state.redis.pairing import RedisPairing
 from chatgate.state.redis.pauses import RedisPauses
+from chatgate.state.redis.personal import RedisPersonal
 from chatgate.state.redis.sessions import RedisSessionStore
 
 log = logging.getLogger("chatgate.redis")
@@ -139,4 +140,5 @@ def build_stores(gateway: GatewaySection, state_dir: Path) -> Stores:
         },
         client=redis,  # the turn lock and the job store share it: one pool per replica
         ping=lambda: cancel_safe(redis.ping()),
+        personal=RedisPersonal(redis, keys),
     )

@@ -22,6 +22,7 @@ from chatgate.state.sqlite.facts import SqliteFacts
 from chatgate.state.sqlite.journal import SqliteJournal
 from chatgate.state.sqlite.pairing import SqlitePairing
 from chatgate.state.sqlite.pauses import SqlitePauses
+from chatgate.state.sqlite.personal import SqlitePersonal
 from chatgate.state.sqlite.sessions import SqliteSessionStore
 
 DB_FILE = "chatgate.db"
@@ -52,4 +53,5 @@ def build_stores(gateway: GatewaySection, state_dir: Path) -> Stores:
         open=open_all,
         close=db.close,
         kv={APPROVALS: SqliteApprovals(db), CONFIG_AUDIT: SqliteConfigAudit(db)},
+        personal=SqlitePersonal(db),
     )

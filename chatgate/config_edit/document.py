@@ -92,7 +92,7 @@ def unmask(edited: str, on_disk: str, file: str, hide: Callable[[str], str]) -> 
         else:
             message = (
                 f"'{REDACTED}' stands for a hidden value, but the file on disk has none here; "
-                f"give a ${{VAR}} reference or {path[-1]}_file"
+                f"give a ${{VAR}} reference or {path[-1] if path else 'the key'}_file"
             )
             issues.append(lines.issue(path, message))
     if issues:

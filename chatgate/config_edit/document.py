@@ -79,7 +79,11 @@ def unmask(edited: str, on_disk: str, file: str, hide: Callable[[str], str]) -> 
     if REDACTED not in edited:
         return edited
     lines = parse_yaml(edited, file)
-    disk = scalars(on_disk, file)
+    try:
+        disk = scalars(on_disk, file)
+        none_here = "the file on disk has none here"
+    except ConfigError:
+        disk, none_here = {}, "the file on disk does not parse, so it cannot be put back"
     swaps: dict[tuple[int, int], str] = {}
     issues: list[ConfigIssue] = []
     for path, shown in scalars(edited, file).items():
@@ -91,8 +95,8 @@ def unmask(edited: str, on_disk: str, file: str, hide: Callable[[str], str]) -> 
             swaps[(shown.start, shown.end)] = on_disk[kept.start : kept.end]
         else:
             message = (
-                f"'{REDACTED}' stands for a hidden value, but the file on disk has none here; "
-                f"give a ${{VAR}} reference or {path[-1]}_file"
+                f"'{REDACTED}' stands for a hidden value, but {none_here}; "
+                f"give a ${{VAR}} reference or {path[-1] if path else 'the key'}_file"
             )
             issues.append(lines.issue(path, message))
     if issues:

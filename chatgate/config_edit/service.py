@@ -133,7 +133,11 @@ class ConfigEditor:
         """The file as the browser may see it: every clear secret masked."""
         raw = _parsed(disk.text, self.path.name)
         paths = secret_paths(self.loaded) | set(_secret_keys(raw))
-        return self._hide(document.mask(disk.text, clear_paths(raw, paths), self.path.name))
+        try:
+            text = document.mask(disk.text, clear_paths(raw, paths), self.path.name)
+        except ConfigError:  # edited by hand into YAML only one parser reads: known secrets go
+            text = disk.text
+        return self._hide(text)
 
     async def refusal(self) -> Refused | None:
         """Why an apply would be refused whatever the text (None: it would be tried)."""

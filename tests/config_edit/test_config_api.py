@@ -225,3 +225,30 @@ async def test_editing_can_be_switched_off(tmp_path: Path) -> None:
         )
     assert status == 403 and refused["reason_code"] == "config_edit_disabled"
     assert "burst: 50" in path.read_text()
+
+
+async def test_a_file_broken_by_hand_is_shown_and_can_be_fixed_here(tmp_path: Path) -> None:
+    path = write_config(tmp_path, CONFIG)
+    good = path.read_text()
+    async with running(path) as gw:
+        path.write_text(good + "agents: [unclosed\n")
+        status, view = await call(gw, "GET", "/api/config")
+        assert status == 200 and view["text"].endswith("agents: [unclosed\n")
+        assert PASSWORD not in str(view)  # the running config's secrets are still masked
+        sources = {row["key"]: row["source"] for row in view["keys"]}
+        assert sources["gateway.rate_limits.per_sender.burst"].startswith("unknown")
+        status, checked = await call(gw, "POST", "/api/config/check", {"text": view["text"]})
+        assert status == 422 and checked["issues"][0]["line"] is not None
+        fixed = view["text"].removesuffix("agents: [unclosed\n")
+        status, refused = await call(gw, "POST", "/api/config/check", {"text": fixed})
+        assert status == 422 and refused["issues"][0]["key"] == "gateway.redis.url"
+        assert "does not parse, so it cannot be put back" in refused["issues"][0]["message"]
+        masked_url = '"**********"'  # the whole URL is the secret
+        fixed = edited(fixed, masked_url, '"${REDIS_URL}"')
+        status, done = await call(
+            gw, "POST", "/api/config/apply", {"text": fixed, "etag": view["etag"]}
+        )
+        assert status == 200, done
+    assert path.read_text() == edited(
+        good, f'"redis://:{PASSWORD}@127.0.0.1:6379/0"', '"${REDIS_URL}"'
+    )

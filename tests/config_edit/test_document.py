@@ -4,6 +4,8 @@ summary (keys, never values) and which values count as secrets written in clear.
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from chatgate.config.errors import ConfigError
 from chatgate.config.masking import REDACTED
@@ -134,3 +136,17 @@ def test_a_write_must_come_from_this_gateways_host(origin: str | None, allowed: 
 
     headers = {"Host": "gw.example:8765"} | ({"Origin": origin} if origin else {})
     assert same_host(make_mocked_request("POST", "/api/config/apply", headers=headers)) is allowed
+
+
+PIECES = [*"ab:- \n'\"{}[],#&*!|>%@`\t\\", REDACTED, "'" + REDACTED + "'", "url: ", "  - "]
+YAMLISH = st.lists(st.sampled_from(PIECES), max_size=40).map("".join)
+
+
+@settings(max_examples=300, deadline=None)
+@given(text=YAMLISH)
+def test_any_text_either_unmasks_or_is_a_config_error(text: str) -> None:
+    try:
+        document.unmask(text, FILE, "gateway.yaml", no_hide)
+        document.summary(FILE, text)
+    except ConfigError:
+        pass

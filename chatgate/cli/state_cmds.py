@@ -15,6 +15,7 @@ import json
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from chatgate.cli import config_edit_cmd
 from chatgate.cli.api_client import DaemonUnreachable, call, request
 from chatgate.cli.common import EX_UNAVAILABLE, EX_USAGE, die
 from chatgate.config.loader import LoadedConfig
@@ -257,6 +258,8 @@ def tool_line(call: Mapping[str, Any]) -> str:
 
 
 RENDERERS: dict[str, Render] = {
+    "config_history": config_edit_cmd.history,
+    "config_rollback": config_edit_cmd.rollback,
     "dlq_list": dlq_list,
     "dlq_drop": dlq_drop,
     "dlq_replay": dlq_replay,

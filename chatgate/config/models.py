@@ -144,6 +144,17 @@ class TakeoverConfig(StrictModel):
     )
 
 
+class ConfigEditConfig(StrictModel):
+    """Editing gateway.yaml from the dashboard's Config page (`/api/config`)."""
+
+    enabled: bool = Field(
+        True, description="false: the page shows the config and validates, but never writes"
+    )
+    backups: int = Field(
+        5, ge=1, le=100, description="previous versions kept as gateway.yaml.1 … .N"
+    )
+
+
 class GatewaySection(StrictModel):
     http: HttpConfig = Field(default_factory=HttpConfig)
     api_token: SecretStr | None = None
@@ -184,6 +195,7 @@ class GatewaySection(StrictModel):
         description="CHANNEL:USER_ID of people who may send /bot off and /bot on in a chat",
     )
     takeover: TakeoverConfig = Field(default_factory=TakeoverConfig)
+    config_edit: ConfigEditConfig = Field(default_factory=ConfigEditConfig)
 
     @field_validator("event_loop")
     @classmethod

@@ -224,6 +224,18 @@ class MediaReason(StrEnum):
     DISABLED = "media_disabled"  # the agent has media understanding turned off
 
 
+class ConfigEditReason(StrEnum):
+    """Why a config change from the dashboard, the API or the CLI was refused or undone."""
+
+    DISABLED = "config_edit_disabled"  # gateway.config_edit.enabled is false
+    NOT_WRITABLE = "config_not_writable"  # a read-only mount, a ConfigMap, no permission
+    CHANGED_ON_DISK = "config_changed_on_disk"  # someone else wrote the file since it was read
+    INVALID = "config_invalid"  # the loader refused the text (issues name key path and line)
+    CLEAR_SECRET = "config_clear_secret"  # a secret written in clear instead of ${VAR} / *_file
+    NO_SUCH_BACKUP = "config_no_backup"  # rollback to a version that is not kept
+    RELOAD_REJECTED = "config_reload_rejected"  # written, refused by the reload, put back
+
+
 class PrivacyReason(StrEnum):
     """Privacy requests and retention (`chatgate people`, `retention:`): audit actions, and the
     reason an erased message's journal tombstone names."""

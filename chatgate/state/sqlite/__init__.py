@@ -10,10 +10,12 @@ from pathlib import Path
 
 from chatgate.config.models import GatewaySection
 from chatgate.state.approvals import KV_NAME as APPROVALS
+from chatgate.state.config_audit import KV_NAME as CONFIG_AUDIT
 from chatgate.state.factory import Stores
 from chatgate.state.local_lock import LocalLeases
 from chatgate.state.sqlite.approvals import SqliteApprovals
 from chatgate.state.sqlite.callbacks import SqliteCallbacks
+from chatgate.state.sqlite.config_audit import SqliteConfigAudit
 from chatgate.state.sqlite.db import Database
 from chatgate.state.sqlite.dead_letters import SqliteDeadLetters, SqliteDeadTargets
 from chatgate.state.sqlite.facts import SqliteFacts
@@ -50,6 +52,6 @@ def build_stores(gateway: GatewaySection, state_dir: Path) -> Stores:
         pauses=SqlitePauses(db),
         open=open_all,
         close=db.close,
-        kv={APPROVALS: SqliteApprovals(db)},
+        kv={APPROVALS: SqliteApprovals(db), CONFIG_AUDIT: SqliteConfigAudit(db)},
         personal=SqlitePersonal(db),
     )

@@ -133,6 +133,12 @@ CREATE INDEX IF NOT EXISTS approvals_chat ON approvals(prompt_channel, prompt_ch
     WHERE state = 'pending';
 CREATE INDEX IF NOT EXISTS approvals_key ON approvals(key);
 
+CREATE TABLE IF NOT EXISTS config_audit (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    at REAL NOT NULL,
+    data TEXT NOT NULL
+);
+
 CREATE TABLE IF NOT EXISTS privacy_audit (
     id INTEGER PRIMARY KEY AUTOINCREMENT,
     at REAL NOT NULL,

@@ -258,12 +258,15 @@ class SqlitePersonal:
     async def expire(self, channel: str, older_than: float, batch: int) -> int:
         def write(conn: sqlite3.Connection) -> int:
             pattern = f"%:{_like(channel)}:%"
-            cur = conn.execute(
-                "DELETE FROM messages WHERE id IN (SELECT id FROM messages"
-                " WHERE at < ? AND session_key LIKE ? ESCAPE '\\' LIMIT ?)",
+            old = conn.execute(
+                "SELECT id, session_key FROM messages WHERE at < ? AND session_key LIKE ?"
+                " ESCAPE '\\' LIMIT ?",
                 (older_than, pattern, batch),
-            )
-            done = cur.rowcount
+            ).fetchall()
+            conn.executemany("DELETE FROM messages WHERE id = ?", [(r["id"],) for r in old])
+            for sessions in chunks({r["session_key"] for r in old}):
+                _recount(conn, sessions)
+            done = len(old)
             rows = conn.execute(
                 "SELECT key, message_json FROM inbound WHERE channel = ? AND received_at < ?"
                 " AND state IN ('done', 'dropped') AND sender_id != '' ORDER BY seq LIMIT ?",

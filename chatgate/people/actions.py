@@ -16,13 +16,12 @@ from typing import Any
 
 from chatgate.http_input import BadInput, InputReason
 from chatgate.operator.actions import Action, AnyAction, Command, DashboardPart, Route, arg
-from chatgate.operator.context import NeedsDaemon, OperatorContext
+from chatgate.operator.context import CALLER, NeedsDaemon, OperatorContext
 from chatgate.people.archive import ArchiveTooLarge
 from chatgate.people.desk import PrivacyDesk, Shown
 from chatgate.state.personal import AuditRecord, Erased, Footprint, Person
 
 GROUP_HELP = {"people": "privacy requests: what is stored about a person; export, erase"}
-BY = "operator"  # who the audit trail names for a request through the API (CLI or dashboard)
 AUDIT_SHOWN = 20
 
 
@@ -126,18 +125,18 @@ def people_actions(desk: PrivacyDesk | None) -> tuple[AnyAction, ...]:
     """The privacy actions, their handlers over ``desk`` (None: declarations for the CLI)."""
 
     async def show(ctx: OperatorContext, args: PersonArgs) -> PersonShown:
-        shown = await _desk(desk).show(_person(args), BY)
+        shown = await _desk(desk).show(_person(args), CALLER.get())
         return PersonShown.of(shown, records=True)
 
     async def export(ctx: OperatorContext, args: ExportArgs) -> PersonExport:
         try:
-            data, shown = await _desk(desk).export(_person(args), BY)
+            data, shown = await _desk(desk).export(_person(args), CALLER.get())
         except ArchiveTooLarge as exc:
             raise BadInput(413, InputReason.BODY_TOO_LARGE, str(exc)) from None
         return PersonExport(PersonShown.of(shown, records=False), data)
 
     async def erase(ctx: OperatorContext, args: PersonArgs) -> PersonErased:
-        footprint, done = await _desk(desk).erase(_person(args), BY)
+        footprint, done = await _desk(desk).erase(_person(args), CALLER.get())
         return PersonErased(footprint, tuple(done))
 
     async def audit(ctx: OperatorContext, args: AuditArgs) -> PrivacyAudit:

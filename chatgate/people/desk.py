@@ -54,6 +54,7 @@ class PrivacyDesk:
         files: OutgoingFiles | None = None,
         extra: Extra | None = None,
         spill: Path | None = None,
+        aliases: Callable[[Person], Sequence[Person]] | None = None,
         forget: Forget | None = None,
     ) -> None:
         self.state = state
@@ -61,6 +62,7 @@ class PrivacyDesk:
         self.files = files
         self.extra = extra
         self.spill = spill
+        self.aliases = aliases
         self.forget = forget
         self._erasing = asyncio.Lock()
 
@@ -78,15 +80,28 @@ class PrivacyDesk:
         common = protocol_parts(self.state, self.files, self.spill)
         return [*extra, *common, *self.backend.parts()]
 
+    def _people(self, person: Person) -> list[Person]:
+        """The person and the other addresses configured as the same principal."""
+        others = [p for p in (self.aliases(person) if self.aliases else ()) if p != person]
+        return [person, *others]
+
+    async def _gather(self, person: Person) -> tuple[Footprint, tuple[Found, ...]]:
+        footprint, found = Footprint(person), dict[str, Found]()
+        for one in self._people(person):
+            theirs = await self.backend.footprint(one)
+            footprint = footprint.union(theirs)
+            for part in await self.parts(one):
+                got = await part.collect(theirs)
+                found[got.store] = found[got.store].union(got) if got.store in found else got
+        return footprint, tuple(found.values())
+
     async def show(self, person: Person, by: str) -> Shown:
-        footprint = await self.backend.footprint(person)
-        found = tuple([await part.collect(footprint) for part in await self.parts(person)])
+        footprint, found = await self._gather(person)
         await self._audit(PrivacyReason.SHOWN, person, by, {f.store: f.count for f in found})
         return Shown(footprint, found)
 
     async def export(self, person: Person, by: str) -> tuple[bytes, Shown]:
-        footprint = await self.backend.footprint(person)
-        found = tuple([await part.collect(footprint) for part in await self.parts(person)])
+        footprint, found = await self._gather(person)
         now = self.clock.time()
         data = await asyncio.to_thread(archive.build, footprint, found, now)
         await self._audit(PrivacyReason.EXPORTED, person, by, {f.store: f.count for f in found})
@@ -94,15 +109,20 @@ class PrivacyDesk:
 
     async def erase(self, person: Person, by: str) -> tuple[Footprint, list[Erased]]:
         async with self._erasing:  # one at a time: each compacts the whole database
-            footprint = await self.backend.footprint(person)
-            now = self.clock.time()
-            done = [await part.erase(footprint, now) for part in await self.parts(person)]
+            footprint, done = Footprint(person), dict[str, Erased]()
+            for one in self._people(person):
+                theirs = await self.backend.footprint(one)
+                footprint = footprint.union(theirs)
+                now = self.clock.time()
+                for part in await self.parts(one):
+                    e = await part.erase(theirs, now)
+                    done[e.store] = done[e.store].plus(e) if e.store in done else e
             if self.forget is not None:
                 await self.forget(footprint.sessions | footprint.own_sessions)
             await self.backend.compact()
-            counts = {e.store: e.removed + e.tombstones for e in done}
+            counts = {e.store: e.removed + e.tombstones for e in done.values()}
             await self._audit(PrivacyReason.ERASED, person, by, counts)
-            return footprint, done
+            return footprint, list(done.values())
 
     async def _audit(
         self, action: PrivacyReason, person: Person, by: str, counts: dict[str, int]

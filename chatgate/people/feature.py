@@ -36,7 +36,15 @@ class People(Feature):
             extra=self._extra,
             forget=context.transcripts.forget,
             spill=spill_file(context.loaded.state_dir),
+            aliases=self._aliases,
         )
+
+    def _aliases(self, person: Person) -> list[Person]:
+        """Every address configured under the person's principal (`identities:`)."""
+        for addresses in self.context.config.identities.values():
+            if person.address in addresses:
+                return [Person.parse(a) for a in addresses]
+        return [person]
 
     async def _extra(self, person: Person) -> Sequence[PersonalData]:
         """The features' parts, and those of the person's channel (its own stores)."""

@@ -60,12 +60,29 @@ class Footprint:
     own_sessions: frozenset[str] = frozenset()
     chats: frozenset[str] = frozenset()
 
+    also: tuple[str, ...] = ()  # the same principal's other addresses, covered too
+
     def owns_chat(self, channel: str, chat_id: str) -> bool:
         return f"{channel}:{chat_id}" in self.chats
+
+    def union(self, other: Footprint) -> Footprint:
+        """This footprint and ``other``'s (another address of the same person)."""
+        also = self.also
+        if other.person != self.person and other.person.address not in also:
+            also = (*also, other.person.address)
+        return Footprint(
+            self.person,
+            self.keys | other.keys,
+            self.sessions | other.sessions,
+            self.own_sessions | other.own_sessions,
+            self.chats | other.chats,
+            also,
+        )
 
     def to_json(self) -> dict[str, Any]:
         return {
             "person": self.person.address,
+            "also": list(self.also),
             "messages": len(self.keys),
             "sessions": sorted(self.sessions),
             "own_sessions": sorted(self.own_sessions),
@@ -124,6 +141,10 @@ class Found:
     def count(self) -> int:
         return len(self.records) + len(self.files)
 
+    def union(self, other: Found) -> Found:
+        files = tuple(dict.fromkeys((*self.files, *other.files)))
+        return Found(self.store, (*self.records, *other.records), files)
+
 
 @dataclass(frozen=True)
 class Erased:
@@ -132,6 +153,9 @@ class Erased:
     store: str
     removed: int = 0
     tombstones: int = 0
+
+    def plus(self, other: Erased) -> Erased:
+        return Erased(self.store, self.removed + other.removed, self.tombstones + other.tombstones)
 
     def to_json(self) -> dict[str, Any]:
         return {"store": self.store, "removed": self.removed, "tombstones": self.tombstones}

@@ -83,6 +83,8 @@ async def test_old_lines_and_entries_go_in_bounded_steps(
     clock = ManualClock(wall_start=T0 + 4 * DAY)  # two days back: only the young one is kept
     assert (await purge_once(personal, Live(loaded), clock))["memory"] > 0
 
+    [info] = [s for s in await state.sessions.recent() if s.key == "default:memory:c1"]
+    assert info.message_count == 1
     transcript = await state.sessions.transcript("default:memory:c1")
     assert [line.content for line in transcript or []] == ["young"]
     for key in old:

@@ -209,6 +209,34 @@ def _maybe_json(value: str) -> Any:
         return value
 
 
+class _Announcements:
+    """Approvals waiting to be announced to their user (the pairing store's queue)."""
+
+    name = "pairing_announcements"
+
+    def __init__(self, redis: Redis, keys: Keys) -> None:
+        self._redis, self._keys = redis, keys
+
+    async def _theirs(self, footprint: Footprint) -> list[str]:
+        person = footprint.person
+        queued = await self._redis.lrange(self._keys("pairing", "unnotified"), 0, -1)
+        found = []
+        for raw in map(str, queued):
+            record = json.loads(raw)
+            if record.get("channel") == person.channel and record.get("sender_id") == person.user:
+                found.append(raw)
+        return found
+
+    async def collect(self, footprint: Footprint) -> Found:
+        return Found(self.name, tuple(json.loads(r) for r in await self._theirs(footprint)))
+
+    async def erase(self, footprint: Footprint, now: float) -> Erased:
+        removed = 0
+        for raw in await self._theirs(footprint):
+            removed += int(await self._redis.lrem(self._keys("pairing", "unnotified"), 0, raw))
+        return Erased(self.name, removed=removed)
+
+
 @maps_errors("privacy")
 class RedisPersonal:
     """`PersonalStores` over the shared Redis state."""
@@ -242,6 +270,7 @@ class RedisPersonal:
             _Journal(self._redis, self._keys),
             _Transcripts(self._redis, self._keys),
             _Approvals(self._redis, self._keys),
+            _Announcements(self._redis, self._keys),
         )
 
     async def audit(self, record: AuditRecord) -> None:

@@ -7,7 +7,6 @@ Deleted rows leave their bytes in free pages and in the write-ahead log, so an e
 
 from __future__ import annotations
 
-import asyncio
 import json
 import sqlite3
 from collections.abc import Iterable, Iterator, Sequence
@@ -27,7 +26,7 @@ from chatgate.state.personal import (
     tombstone,
 )
 from chatgate.state.records import JournalState
-from chatgate.state.sqlite.db import Database, connect
+from chatgate.state.sqlite.db import Database
 
 CHUNK = 400  # bound parameters per statement (SQLite allows 32766; keeps statements small)
 _COMPACT_TRIES = 20
@@ -259,12 +258,15 @@ class SqlitePersonal:
     async def expire(self, channel: str, older_than: float, batch: int) -> int:
         def write(conn: sqlite3.Connection) -> int:
             pattern = f"%:{_like(channel)}:%"
-            cur = conn.execute(
-                "DELETE FROM messages WHERE id IN (SELECT id FROM messages"
-                " WHERE at < ? AND session_key LIKE ? ESCAPE '\\' LIMIT ?)",
+            old = conn.execute(
+                "SELECT id, session_key FROM messages WHERE at < ? AND session_key LIKE ?"
+                " ESCAPE '\\' LIMIT ?",
                 (older_than, pattern, batch),
-            )
-            done = cur.rowcount
+            ).fetchall()
+            conn.executemany("DELETE FROM messages WHERE id = ?", [(r["id"],) for r in old])
+            for sessions in chunks({r["session_key"] for r in old}):
+                _recount(conn, sessions)
+            done = len(old)
             rows = conn.execute(
                 "SELECT key, message_json FROM inbound WHERE channel = ? AND received_at < ?"
                 " AND state IN ('done', 'dropped') AND sender_id != '' ORDER BY seq LIMIT ?",
@@ -277,22 +279,19 @@ class SqlitePersonal:
         return await self._db.call(write)
 
     async def compact(self) -> None:
-        await self._db.call(lambda conn: None)  # every earlier write is committed
-        await asyncio.to_thread(_vacuum, self._db)
+        """VACUUM on the writer thread (turns wait behind it rather than fail on a lock), then
+        fold the WAL in and truncate it."""
+        await self._db.maintain(_vacuum)
 
 
 def _like(text: str) -> str:
     return text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
 
 
-def _vacuum(db: Database) -> None:
+def _vacuum(conn: sqlite3.Connection) -> None:
     """Rebuild the file without the freed pages, then fold the WAL in and empty it."""
-    conn = connect(db.path)
-    try:
-        conn.execute("VACUUM")
-        for _ in range(_COMPACT_TRIES):
-            busy, _, _ = conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
-            if not busy:
-                return
-    finally:
-        conn.close()
+    conn.execute("VACUUM")
+    for _ in range(_COMPACT_TRIES):
+        busy, _, _ = conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
+        if not busy:
+            return

@@ -20,6 +20,7 @@ from chatgate.agents.tools.loop import ModelStep, RequestedCall, ToolLoop
 from chatgate.agents.tools.types import ToolContext, ToolSource
 from chatgate.config.agent_models import LiteLLMAgentConfig
 from chatgate.config.base import secret_value
+from chatgate.config.masking import masked, masker_for
 from chatgate.model.reasons import FailureReason
 
 TOOL_STEPS_META = "tool_steps"  # ChatMessage.meta key: the tool calls and results behind an answer
@@ -260,6 +261,12 @@ class LiteLLMAgent:
         out.extend(with_parts(m.to_openai(), turn.parts.get(m.source or "")) for m in turn.new)
         return out
 
+    def _scrubbed(self, messages: list[dict[str, Any]], turn: Turn) -> list[dict[str, Any]]:
+        """``messages`` with every configured secret (and the models' own keys) masked."""
+        keys = frozenset(s.api_key for s in self._models if s.api_key)
+        scrubbed: list[dict[str, Any]] = masked(messages, masker_for(turn.secrets | keys))
+        return scrubbed
+
     def _key_for(self, spec: ModelSpec) -> str | None:
         if spec.api_key:
             return spec.api_key
@@ -284,7 +291,9 @@ class LiteLLMAgent:
         turn: Turn,
         tools: list[dict[str, Any]] | None = None,
     ) -> ModelStep:
-        """`_request` in a GenAI client span (`chat {model}`, the model as configured)."""
+        """`_request` in a GenAI client span (`chat {model}`, the model as configured), every
+        configured secret masked out of what the model is sent (tool results, documents, errors)."""
+        messages = self._scrubbed(messages, turn)
         with tracing.span(
             f"chat {spec.model}",
             kind="client",

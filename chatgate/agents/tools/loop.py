@@ -29,6 +29,7 @@ from chatgate.agents.tools.types import (
     ToolSpec,
     ToolUnavailable,
 )
+from chatgate.config.masking import masker_for
 from chatgate.config.tool_models import AgentToolsConfig
 from chatgate.model.reasons import ApprovalReason, FailureReason, ToolCallStatus
 from chatgate.policies.tools import (
@@ -182,7 +183,7 @@ class ToolLoop:
         self._agent = agent
         self._source = source
         self._config = config
-        self._secrets = tuple(secrets)
+        self._secrets = frozenset(secrets)
         self._on_event = on_event
         self._on_progress = on_progress if config.show_tool_progress else None
         self._clock = clock
@@ -376,7 +377,9 @@ class ToolLoop:
             detail = str(exc) if isinstance(exc, ToolUnavailable) else type(exc).__name__
             record(ToolCallStatus.FAILED, detail=detail)
             return "error: the tool failed", AgentError(FailureReason.TOOL_FAILED, detail)
-        text = cap_text(outcome.text, self._config.max_result_chars)
+        # A tool that echoes its environment or quotes a URL with a token: masked before the
+        # model, the transcript or the trail sees it.
+        text = cap_text(masker_for(self._secrets).mask(outcome.text), self._config.max_result_chars)
         status = ToolCallStatus.ERROR if outcome.is_error else ToolCallStatus.OK
         record(status, len(outcome.text))
         return text, None

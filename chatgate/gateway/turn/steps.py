@@ -18,6 +18,7 @@ from chatgate.agents.tools.runtime import TurnTools
 from chatgate.agents.tools.types import ApprovalAnswer, ApprovalAsk, Approve
 from chatgate.channels.capabilities import AckMode
 from chatgate.config.agent_models import AgentConfig, LiteLLMAgentConfig
+from chatgate.config.masking import masker_for
 from chatgate.feature.operator_notify import OperatorNotifier
 from chatgate.feature.turns import AskContext, CancelReason, ToolApprover
 from chatgate.feature.voices import USER_LANGUAGE_KEY, Voices
@@ -29,7 +30,7 @@ from chatgate.gateway.runtime import Runtime
 from chatgate.gateway.turn.answering import Answering
 from chatgate.gateway.turn.conclusion import Outcome, answered, decide, failure_of, to_persist
 from chatgate.gateway.turn.job import Job
-from chatgate.gateway.turn.masking import masked_reply, turn_secrets
+from chatgate.gateway.turn.masking import masked, masked_reply, turn_secrets
 from chatgate.gateway.turn.persist import TurnPersistence
 from chatgate.gateway.turn.provider import ProviderWatch
 from chatgate.gateway.turn.record import CANCEL_EXITS, TurnExit, TurnRecord
@@ -190,6 +191,10 @@ class TurnSteps:
             progress = worded(shown.progress, lambda: voices.for_message(last.msg, last.agent))
         tools = record.tools = TurnTools(self.rt.tools, self.providers.agent_event, progress)
         record.history_len = len(session.transcript)
+        secrets = turn_secrets(self.rt)
+        # Document text, transcripts and pasted input: masked before the model or the
+        # transcript sees them.
+        record.new = masked(record.new, masker_for(secrets))
         return Turn(
             session=last.session,
             history=tuple(session.transcript),
@@ -207,7 +212,7 @@ class TurnSteps:
             parts=record.media.parts,
             approve=self._approver(record),
             before_model=functools.partial(self._fence, record),
-            secrets=turn_secrets(self.rt),
+            secrets=secrets,
         )
 
     def _approver(self, record: TurnRecord) -> Approve | None:

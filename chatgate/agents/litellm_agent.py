@@ -22,6 +22,7 @@ from chatgate.config.agent_models import LiteLLMAgentConfig
 from chatgate.config.base import secret_value
 from chatgate.config.masking import masked, masker_for
 from chatgate.model.reasons import FailureReason
+from chatgate.policies.taint import history_taint
 
 TOOL_STEPS_META = "tool_steps"  # ChatMessage.meta key: the tool calls and results behind an answer
 IMPORT_SWITCH_INTERVAL_S = 0.0005
@@ -197,6 +198,7 @@ class LiteLLMAgent:
             on_event=turn.on_event,
             on_progress=turn.on_progress,
             approve=turn.approve,
+            taint=self._taint(turn),
         )
 
         async def complete(
@@ -260,6 +262,11 @@ class LiteLLMAgent:
             out.append(message.to_openai())
         out.extend(with_parts(m.to_openai(), turn.parts.get(m.source or "")) for m in turn.new)
         return out
+
+    def _taint(self, turn: Turn) -> tuple[str, ...]:
+        """What makes the turn untrusted before any tool runs: the lines the model is sent."""
+        lines = [*recent(turn.history, self._config.max_history), *turn.new]
+        return history_taint(m.meta for m in lines)
 
     def _scrubbed(self, messages: list[dict[str, Any]], turn: Turn) -> list[dict[str, Any]]:
         """``messages`` with every configured secret (and the models' own keys) masked."""

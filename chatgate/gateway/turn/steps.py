@@ -41,9 +41,9 @@ from chatgate.media.speech import with_voice
 from chatgate.media.step import prepare_turn_input
 from chatgate.model.chat import ChatMessage
 from chatgate.model.errors import StateUnavailable
-from chatgate.model.reasons import DeliveryStatus, FailureReason, OutcomeKind
+from chatgate.model.reasons import DeliveryStatus, FailureReason, OutcomeKind, TaintSource
 from chatgate.model.results import DeliveryReport, Stage
-from chatgate.policies.tools import Approval
+from chatgate.policies.taint import TAINT_META, UNTRUSTED_EXTRA
 from chatgate.policies.voice_reply import SPEECH_FAILURES
 from chatgate.state.records import JournalMark, JournalState
 
@@ -57,8 +57,12 @@ def shows_tools(config: AgentConfig | None) -> bool:
     return tools is not None and tools.show_tool_progress
 
 
-def user_message(job: Job) -> ChatMessage:
-    return ChatMessage("user", job.msg.text, job.msg.sender_name or None, job.msg.key)
+def user_message(job: Job, observed: bool = False) -> ChatMessage:
+    """The transcript line of an inbound message; an untrusted one (an observed group message,
+    a body from an untrusted route) is marked so later turns know their context is tainted."""
+    taint = TaintSource.OBSERVED.value if observed else job.msg.extra.get(UNTRUSTED_EXTRA)
+    meta = {TAINT_META: taint} if isinstance(taint, str) else None
+    return ChatMessage("user", job.msg.text, job.msg.sender_name or None, job.msg.key, meta)
 
 
 class TurnSteps:
@@ -220,7 +224,7 @@ class TurnSteps:
         desk, last = self.approvals, record.last
         config = self.rt.config.agents.get(last.agent)
         tools = config.tools if isinstance(config, LiteLLMAgentConfig) else None
-        if desk is None or tools is None or Approval.ASK not in tools.approval.values():
+        if desk is None or tools is None:  # `auto` calls are asked for too in a tainted turn
             return None
         language = last.msg.extra.get(USER_LANGUAGE_KEY)
         ctx = AskContext(

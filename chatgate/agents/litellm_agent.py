@@ -20,7 +20,9 @@ from chatgate.agents.tools.loop import ModelStep, RequestedCall, ToolLoop
 from chatgate.agents.tools.types import ToolContext, ToolSource
 from chatgate.config.agent_models import LiteLLMAgentConfig
 from chatgate.config.base import secret_value
+from chatgate.config.masking import masked, masker_for
 from chatgate.model.reasons import FailureReason
+from chatgate.policies.taint import history_taint
 
 TOOL_STEPS_META = "tool_steps"  # ChatMessage.meta key: the tool calls and results behind an answer
 IMPORT_SWITCH_INTERVAL_S = 0.0005
@@ -196,6 +198,7 @@ class LiteLLMAgent:
             on_event=turn.on_event,
             on_progress=turn.on_progress,
             approve=turn.approve,
+            taint=self._taint(turn),
         )
 
         async def complete(
@@ -260,6 +263,17 @@ class LiteLLMAgent:
         out.extend(with_parts(m.to_openai(), turn.parts.get(m.source or "")) for m in turn.new)
         return out
 
+    def _taint(self, turn: Turn) -> tuple[str, ...]:
+        """What makes the turn untrusted before any tool runs: the lines the model is sent."""
+        lines = [*recent(turn.history, self._config.max_history), *turn.new]
+        return history_taint(m.meta for m in lines)
+
+    def _scrubbed(self, messages: list[dict[str, Any]], turn: Turn) -> list[dict[str, Any]]:
+        """``messages`` with every configured secret (and the models' own keys) masked."""
+        keys = frozenset(s.api_key for s in self._models if s.api_key)
+        scrubbed: list[dict[str, Any]] = masked(messages, masker_for(turn.secrets | keys))
+        return scrubbed
+
     def _key_for(self, spec: ModelSpec) -> str | None:
         if spec.api_key:
             return spec.api_key
@@ -284,7 +298,9 @@ class LiteLLMAgent:
         turn: Turn,
         tools: list[dict[str, Any]] | None = None,
     ) -> ModelStep:
-        """`_request` in a GenAI client span (`chat {model}`, the model as configured)."""
+        """`_request` in a GenAI client span (`chat {model}`, the model as configured), every
+        configured secret masked out of what the model is sent (tool results, documents, errors)."""
+        messages = self._scrubbed(messages, turn)
         with tracing.span(
             f"chat {spec.model}",
             kind="client",

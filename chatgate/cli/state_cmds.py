@@ -254,6 +254,8 @@ def tool_line(call: Mapping[str, Any]) -> str:
     if call.get("approval"):  # a call that was asked in the chat first
         by = f" by {call['approver']}" if call.get("approver") else ""
         line += f"; {call['approval']}{by}"
+    if call.get("taint"):  # a write tool asked for because untrusted content was in context
+        line += f"; tainted by {', '.join(call['taint'])}"
     return line + (f" ({call['detail']})" if call.get("detail") else "")
 
 

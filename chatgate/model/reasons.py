@@ -149,6 +149,16 @@ class ApprovalReason(StrEnum):
     UNKNOWN = "approval_unknown"  # the prompt's record is gone (purged, another state store)
     EDITED = "approval_edited"  # an edited message never answers a prompt
     NO_APPROVER = "approval_no_approver"  # nowhere to ask (no reply target, no approver)
+    TAINT_NO_APPROVER = "taint_no_approver"  # a write tool in a tainted turn, nobody to ask
+
+
+class TaintSource(StrEnum):
+    """What made a turn's context untrusted (write tools then need a person's approval)."""
+
+    TOOL_OUTPUT = "tool_output"  # a result of a tool marked untrusted_output (web, mail, files)
+    DOCUMENT = "document"  # a fetched document's text (an attachment, a URL)
+    OBSERVED = "observed"  # text from a sender who did not address the bot (group context)
+    UNTRUSTED_ROUTE = "untrusted_route"  # an inbound email or webhook body on an untrusted route
 
 
 class SendErrorKind(StrEnum):

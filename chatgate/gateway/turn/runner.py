@@ -89,7 +89,7 @@ class TurnRunner:
         if job.kept:
             session = await runtime.cache.acquire(job.session, runtime.clock.time())
             try:
-                await self.persistence.append(session, [user_message(job)])
+                await self.persistence.append(session, [user_message(job, observed=True)])
             finally:
                 runtime.cache.release(session)
         report = DeliveryReport(DeliveryStatus.SUPPRESSED)

@@ -18,6 +18,7 @@ from chatgate.agents.tools.runtime import TurnTools
 from chatgate.agents.tools.types import ApprovalAnswer, ApprovalAsk, Approve
 from chatgate.channels.capabilities import AckMode
 from chatgate.config.agent_models import AgentConfig, LiteLLMAgentConfig
+from chatgate.config.masking import masker_for
 from chatgate.feature.operator_notify import OperatorNotifier
 from chatgate.feature.turns import AskContext, CancelReason, ToolApprover
 from chatgate.feature.voices import USER_LANGUAGE_KEY, Voices
@@ -29,7 +30,7 @@ from chatgate.gateway.runtime import Runtime
 from chatgate.gateway.turn.answering import Answering
 from chatgate.gateway.turn.conclusion import Outcome, answered, decide, failure_of, to_persist
 from chatgate.gateway.turn.job import Job
-from chatgate.gateway.turn.masking import masked_reply, turn_secrets
+from chatgate.gateway.turn.masking import masked, masked_reply, turn_secrets
 from chatgate.gateway.turn.persist import TurnPersistence
 from chatgate.gateway.turn.provider import ProviderWatch
 from chatgate.gateway.turn.record import CANCEL_EXITS, TurnExit, TurnRecord
@@ -40,9 +41,9 @@ from chatgate.media.speech import with_voice
 from chatgate.media.step import prepare_turn_input
 from chatgate.model.chat import ChatMessage
 from chatgate.model.errors import StateUnavailable
-from chatgate.model.reasons import DeliveryStatus, FailureReason, OutcomeKind
+from chatgate.model.reasons import DeliveryStatus, FailureReason, OutcomeKind, TaintSource
 from chatgate.model.results import DeliveryReport, Stage
-from chatgate.policies.tools import Approval
+from chatgate.policies.taint import TAINT_META, UNTRUSTED_EXTRA
 from chatgate.policies.voice_reply import SPEECH_FAILURES
 from chatgate.state.records import JournalMark, JournalState
 
@@ -56,8 +57,12 @@ def shows_tools(config: AgentConfig | None) -> bool:
     return tools is not None and tools.show_tool_progress
 
 
-def user_message(job: Job) -> ChatMessage:
-    return ChatMessage("user", job.msg.text, job.msg.sender_name or None, job.msg.key)
+def user_message(job: Job, observed: bool = False) -> ChatMessage:
+    """The transcript line of an inbound message; an untrusted one (an observed group message,
+    a body from an untrusted route) is marked so later turns know their context is tainted."""
+    taint = TaintSource.OBSERVED.value if observed else job.msg.extra.get(UNTRUSTED_EXTRA)
+    meta = {TAINT_META: taint} if isinstance(taint, str) else None
+    return ChatMessage("user", job.msg.text, job.msg.sender_name or None, job.msg.key, meta)
 
 
 class TurnSteps:
@@ -190,6 +195,10 @@ class TurnSteps:
             progress = worded(shown.progress, lambda: voices.for_message(last.msg, last.agent))
         tools = record.tools = TurnTools(self.rt.tools, self.providers.agent_event, progress)
         record.history_len = len(session.transcript)
+        secrets = turn_secrets(self.rt)
+        # Document text, transcripts and pasted input: masked before the model or the
+        # transcript sees them.
+        record.new = masked(record.new, masker_for(secrets))
         return Turn(
             session=last.session,
             history=tuple(session.transcript),
@@ -207,7 +216,7 @@ class TurnSteps:
             parts=record.media.parts,
             approve=self._approver(record),
             before_model=functools.partial(self._fence, record),
-            secrets=turn_secrets(self.rt),
+            secrets=secrets,
         )
 
     def _approver(self, record: TurnRecord) -> Approve | None:
@@ -215,7 +224,7 @@ class TurnSteps:
         desk, last = self.approvals, record.last
         config = self.rt.config.agents.get(last.agent)
         tools = config.tools if isinstance(config, LiteLLMAgentConfig) else None
-        if desk is None or tools is None or Approval.ASK not in tools.approval.values():
+        if desk is None or tools is None:  # `auto` calls are asked for too in a tainted turn
             return None
         language = last.msg.extra.get(USER_LANGUAGE_KEY)
         ctx = AskContext(

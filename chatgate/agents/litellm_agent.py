@@ -1,4 +1,4 @@
-"""litellm agent: one model plus ordered fallbacks; litellm is imported lazily, off the startup path."""
+"""litellm agent: one model plus ordered fallbacks; litellm is imported lazily, on a thread."""
 
 from __future__ import annotations
 
@@ -165,6 +165,7 @@ class LiteLLMAgent:
             for f in config.fallbacks
         ]
         self._models = [primary, *fallbacks]
+        self._warm = False
 
     def provider_id(self) -> str | None:
         return self._models[0].provider_id
@@ -175,7 +176,25 @@ class LiteLLMAgent:
             self._key_for(spec)
 
     async def prewarm(self) -> None:
-        await litellm_module()
+        """Import litellm, then walk one offline completion (``mock_response``, no request) down
+        the primary model's route: litellm imports that route's modules on its first call (a
+        second of CPU under load), which the first real turn then does not pay."""
+        litellm = await litellm_module()
+        if self._warm:
+            return
+        self._warm = True
+        spec = self._models[0]
+        kwargs: dict[str, Any] = {
+            "model": spec.model,
+            "messages": [{"role": "user", "content": "warm-up"}],
+            "mock_response": "ok",
+            "max_retries": 0,
+        }
+        if spec.api_base:
+            kwargs["api_base"] = spec.api_base
+        with contextlib.suppress(Exception):  # best effort: the real call reports real errors
+            kwargs["api_key"] = self._key_for(spec) or "not-needed"
+            await litellm.acompletion(**kwargs)
 
     async def aclose(self) -> None:
         return None

@@ -13,6 +13,7 @@ from chatgate.config.telemetry_models import TelemetryConfig
 
 SCHEMA_URL = "https://opentelemetry.io/schemas/1.37.0"
 SERVICE = "chatgate"
+QUEUE_SIZE = 16384
 _SAMPLERS = (
     "always_on",
     "always_off",
@@ -30,6 +31,7 @@ class ExportSettings:
     ratio: float
     capture_content: bool
     resource: Mapping[str, str]
+    queue_size: int | None = QUEUE_SIZE  # spans waiting for export; None: OTEL_BSP_MAX_QUEUE_SIZE
 
     @property
     def shown_endpoint(self) -> str:
@@ -56,7 +58,10 @@ def settings(
         ratio = _ratio(env.get("OTEL_TRACES_SAMPLER_ARG"), ratio)
     else:
         sampler = "parentbased_traceidratio"
-    return ExportSettings(url, sampler, ratio, config.capture_content, resource(env, replica))
+    queue = None if env.get("OTEL_BSP_MAX_QUEUE_SIZE", "").strip() else QUEUE_SIZE
+    return ExportSettings(
+        url, sampler, ratio, config.capture_content, resource(env, replica), queue
+    )
 
 
 def _traces_url(config: TelemetryConfig, env: Mapping[str, str]) -> str | None:
@@ -111,7 +116,9 @@ def provider(found: ExportSettings, exporter: Any = None) -> Any:
     made = TracerProvider(
         resource=Resource(dict(found.resource), SCHEMA_URL), sampler=sampler(found)
     )
-    made.add_span_processor(BatchSpanProcessor(exporter))
+    # A deeper queue than the SDK's 2048: a burst on a busy machine, where the export thread
+    # runs late, is kept rather than dropped (OTEL_BSP_* still wins when set).
+    made.add_span_processor(BatchSpanProcessor(exporter, max_queue_size=found.queue_size))
     return made
 
 

@@ -78,6 +78,9 @@ async def test_a_telegram_message_is_one_trace_into_the_mcp_server(
     [journal] = [s for s in trace if s.name == "chatgate.journal"]
     [turn] = [s for s in trace if s.name == "chatgate.turn"]
     assert parent(journal) == parent(turn) == "telegram message"
+    steps = turn.attributes["chatgate.steps"]  # the turn's steps: attributes, not spans
+    assert steps[0] == "chatgate.open" and "chatgate.call_agent" in steps
+    assert len(turn.attributes["chatgate.steps.duration_s"]) == len(steps)
     chats = [s for s in trace if s.name == "chat openai/fake-model"]
     assert len(chats) == 2
     for chat in chats:

@@ -95,3 +95,24 @@ def test_an_error_is_recorded_by_type_never_its_text(exported: InMemorySpanExpor
     assert span.attributes["error.type"] == "ValueError"
     assert span.status.description == "ValueError" and not span.events
     assert SECRET not in str(span.to_json())
+
+
+def test_a_timeline_sets_its_stages_and_durations_when_it_closes(
+    exported: InMemorySpanExporter,
+) -> None:
+    ticks = iter([1.0, 1.5, 4.0])
+    with tracing.span("chatgate.turn") as turn:
+        timeline = tracing.Timeline(turn, lambda: next(ticks))
+        timeline.mark("open")
+        timeline.mark("deliver")
+        timeline.close()
+    [span] = exported.get_finished_spans()
+    assert span.attributes["chatgate.steps"] == ("open", "deliver")
+    assert span.attributes["chatgate.steps.duration_s"] == (0.5, 2.5)
+
+    def unread() -> float:
+        raise AssertionError("the clock is read while tracing is off")
+
+    idle = tracing.Timeline(tracing.OFF, unread)
+    idle.mark("open")
+    idle.close()

@@ -27,12 +27,21 @@ _capture = False
 _secrets: tuple[str, ...] = ()  # masked out of captured content
 _roots: dict[str, Any] = {}  # message key → its root span (open until the message ends)
 _otel: Any = None  # the OpenTelemetry API functions the hot paths call, bound at install
+_latest_genai = False  # OTEL_SEMCONV_STABILITY_OPT_IN=gen_ai_latest_experimental
 
 
-def install(tracer: Any, *, capture_content: bool = False, secrets: Iterable[str] = ()) -> None:
+def install(
+    tracer: Any,
+    *,
+    capture_content: bool = False,
+    secrets: Iterable[str] = (),
+    latest_genai: bool = False,
+) -> None:
     """Switch tracing on with ``tracer`` (an OpenTelemetry Tracer); ``secrets`` never appear in
-    captured content."""
-    global _tracer, _capture, _secrets, _otel
+    captured content; ``latest_genai``: the operator opted in to the latest experimental GenAI
+    conventions."""
+    global _tracer, _capture, _secrets, _otel, _latest_genai
+    _latest_genai = latest_genai
     from opentelemetry import context, trace
 
     _otel = SimpleNamespace(
@@ -58,6 +67,11 @@ def uninstall() -> None:
 
 def on() -> bool:
     return _tracer is not None
+
+
+def capturing() -> bool:
+    """Content is recorded (worth serializing only then)."""
+    return _tracer is not None and _capture
 
 
 class Span:
@@ -224,6 +238,32 @@ def finish_message(key: str, **attributes: Attr) -> None:
     if root is not None:
         Span(root).set(**attributes)
         root.end()
+
+
+def genai_provider(name: str) -> dict[str, Attr]:
+    """A GenAI span's provider: ``gen_ai.provider.name``, with the deprecated ``gen_ai.system``
+    beside it for backends built on the older conventions, unless the operator opted in to the
+    latest experimental ones (which emit the new name only)."""
+    if _latest_genai:
+        return {"gen_ai__provider__name": name}
+    return {"gen_ai__provider__name": name, "gen_ai__system": name}
+
+
+def genai_content(span: Span, *, given: str, answered: str) -> None:
+    """A model call's messages, when content is captured: as the latest experimental conventions
+    place them (one ``gen_ai.client.inference.operation.details`` event) when opted in, else as
+    one event each for what the model was given and what it answered."""
+    if not _capture:
+        return
+    if _latest_genai:
+        span.content(
+            "gen_ai.client.inference.operation.details",
+            gen_ai__input__messages=given,
+            gen_ai__output__messages=answered,
+        )
+        return
+    span.content("gen_ai.input.messages", messages=given)
+    span.content("gen_ai.output.messages", text=answered)
 
 
 def current() -> Span:

@@ -48,6 +48,8 @@ DAEMON_SETTINGS: dict[str, Any] = {
     "drop_params": True,  # a provider that lacks a parameter gets the call without it
 }
 
+LITELLM_OTEL_CALLBACKS = ("otel",)  # litellm's own OpenTelemetry logger
+
 # Providers whose key litellm reads from the environment when none is configured.
 PROVIDER_KEY_ENV = {
     "openai": "OPENAI_API_KEY",
@@ -82,8 +84,18 @@ def import_litellm() -> ModuleType:
 
             for name, value in DAEMON_SETTINGS.items():
                 setattr(litellm, name, value)
+            _no_otel_callback(litellm)
             _module = litellm
         return _module
+
+
+def _no_otel_callback(litellm: ModuleType) -> None:
+    """Keep litellm's own OpenTelemetry logger off: chatgate records each model call itself, so
+    the call is never in a trace twice."""
+    for name in ("callbacks", "success_callback", "failure_callback"):
+        found = getattr(litellm, name, None)
+        if isinstance(found, list):
+            found[:] = [c for c in found if c not in LITELLM_OTEL_CALLBACKS]
 
 
 async def litellm_module() -> ModuleType:
@@ -289,16 +301,17 @@ class LiteLLMAgent:
             f"chat {spec.model}",
             kind="client",
             gen_ai__operation__name="chat",
-            gen_ai__provider__name=spec.provider,
             gen_ai__request__model=spec.model,
+            **tracing.genai_provider(spec.provider),
         ) as span:
-            span.content("gen_ai.input.messages", messages=json.dumps(messages, default=str))
             step = await self._request(spec, messages, turn, tools)
             span.set(
                 gen_ai__usage__input_tokens=step.usage.get("prompt_tokens"),
                 gen_ai__usage__output_tokens=step.usage.get("completion_tokens"),
             )
-            span.content("gen_ai.output.messages", text=step.text)
+            if tracing.capturing():
+                given = json.dumps(messages, default=str)
+                tracing.genai_content(span, given=given, answered=step.text)
             return step
 
     async def _request(

@@ -35,7 +35,12 @@ class Telemetry(Feature):
         self._provider = provider(found, self._exporter)
         _share(self._provider)
         tracer = self._provider.get_tracer("chatgate", __version__, schema_url=SCHEMA_URL)
-        tracing.install(tracer, capture_content=found.capture_content, secrets=self._secrets)
+        tracing.install(
+            tracer,
+            capture_content=found.capture_content,
+            secrets=self._secrets,
+            latest_genai=found.latest_genai,
+        )
         log.info("exporting traces", extra={"endpoint": found.shown_endpoint})
 
     async def close(self) -> None:

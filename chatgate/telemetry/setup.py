@@ -11,7 +11,9 @@ from urllib.parse import unquote, urlsplit
 from chatgate import __version__
 from chatgate.config.telemetry_models import TelemetryConfig
 
+# The conventions' version the names follow (gen_ai.provider.name arrived in 1.37.0).
 SCHEMA_URL = "https://opentelemetry.io/schemas/1.37.0"
+LATEST_GENAI = "gen_ai_latest_experimental"  # an OTEL_SEMCONV_STABILITY_OPT_IN value
 SERVICE = "chatgate"
 QUEUE_SIZE = 16384
 _SAMPLERS = (
@@ -32,6 +34,7 @@ class ExportSettings:
     capture_content: bool
     resource: Mapping[str, str]
     queue_size: int | None = QUEUE_SIZE  # spans waiting for export; None: OTEL_BSP_MAX_QUEUE_SIZE
+    latest_genai: bool = False  # the latest experimental GenAI conventions, opted in
 
     @property
     def shown_endpoint(self) -> str:
@@ -59,8 +62,15 @@ def settings(
     else:
         sampler = "parentbased_traceidratio"
     queue = None if env.get("OTEL_BSP_MAX_QUEUE_SIZE", "").strip() else QUEUE_SIZE
+    opted = {v.strip() for v in env.get("OTEL_SEMCONV_STABILITY_OPT_IN", "").split(",")}
     return ExportSettings(
-        url, sampler, ratio, config.capture_content, resource(env, replica), queue
+        url,
+        sampler,
+        ratio,
+        config.capture_content,
+        resource(env, replica),
+        queue,
+        LATEST_GENAI in opted,
     )
 
 

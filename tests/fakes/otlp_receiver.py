@@ -19,6 +19,7 @@ class ReceivedSpan:
     events: list[tuple[str, dict[str, Any]]]
     status: int
     resource: dict[str, Any] = field(default_factory=dict)
+    scope: str = ""  # the instrumentation scope (tracer name) that made it
 
 
 def _value(any_value: Any) -> Any:
@@ -82,6 +83,7 @@ class OtlpReceiver:
                             [(e.name, _attrs(e.attributes)) for e in span.events],
                             span.status.code,
                             resource,
+                            scope.scope.name,
                         )
                     )
         return web.Response(

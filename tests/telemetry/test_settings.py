@@ -95,3 +95,17 @@ def test_a_telemetry_change_needs_a_restart() -> None:
     old = GatewayConfig()
     new = GatewayConfig(telemetry=ON)
     assert restart_only_changes(old, new) == ["telemetry"]
+
+
+@pytest.mark.parametrize(
+    ("opt_in", "latest"),
+    [
+        ("", False),
+        ("http", False),
+        ("http, gen_ai_latest_experimental", True),
+        ("gen_ai_latest_experimental", True),
+    ],
+)
+def test_the_latest_genai_conventions_are_opted_into(opt_in: str, latest: bool) -> None:
+    found = settings(ON, {"OTEL_SEMCONV_STABILITY_OPT_IN": opt_in}, "r")
+    assert found is not None and found.latest_genai is latest

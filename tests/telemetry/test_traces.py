@@ -82,7 +82,9 @@ async def test_a_telegram_message_is_one_trace_into_the_mcp_server(
     assert steps[0] == "chatgate.open" and "chatgate.call_agent" in steps
     assert len(turn.attributes["chatgate.steps.duration_s"]) == len(steps)
     chats = [s for s in trace if s.name == "chat openai/fake-model"]
-    assert len(chats) == 2
+    assert len(chats) == len(fake_llm.requests) == 2  # each model call recorded once
+    assert {s.scope for s in chats} == {"chatgate"}
+    assert not [s for s in receiver.spans if "litellm" in s.scope.lower()]
     for chat in chats:
         assert chat.attributes["gen_ai.operation.name"] == "chat"
         assert chat.attributes["gen_ai.provider.name"] == "openai"

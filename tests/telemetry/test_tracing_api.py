@@ -18,11 +18,12 @@ SECRET = "sk-canary-tracing-5521"
 CALLER = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
 
 
-def _install(capture: bool) -> InMemorySpanExporter:
+def _install(capture: bool, latest: bool = False) -> InMemorySpanExporter:
     exporter = InMemorySpanExporter()
     provider = TracerProvider()
     provider.add_span_processor(SimpleSpanProcessor(exporter))
-    tracing.install(provider.get_tracer("test"), capture_content=capture, secrets=[SECRET])
+    tracer = provider.get_tracer("test")
+    tracing.install(tracer, capture_content=capture, secrets=[SECRET], latest_genai=latest)
     return exporter
 
 
@@ -116,3 +117,39 @@ def test_a_timeline_sets_its_stages_and_durations_when_it_closes(
     idle = tracing.Timeline(tracing.OFF, unread)
     idle.mark("open")
     idle.close()
+
+
+@pytest.mark.parametrize("latest", [False, True])
+def test_genai_names_follow_the_opt_in(latest: bool) -> None:
+    """By default the current provider name with the deprecated one beside it; opted in to the
+    latest experimental conventions, the new name only and the messages in one details event."""
+    exporter = _install(capture=True, latest=latest)
+    try:
+        with tracing.span("chat m", **tracing.genai_provider("openai")) as span:
+            tracing.genai_content(span, given='[{"role": "user"}]', answered="hi")
+    finally:
+        tracing.uninstall()
+    [chat] = exporter.get_finished_spans()
+    assert chat.attributes["gen_ai.provider.name"] == "openai"
+    assert ("gen_ai.system" in chat.attributes) is not latest
+    names = [event.name for event in chat.events]
+    if latest:
+        assert names == ["gen_ai.client.inference.operation.details"]
+        assert chat.events[0].attributes["gen_ai.output.messages"] == "hi"
+    else:
+        assert names == ["gen_ai.input.messages", "gen_ai.output.messages"]
+
+
+def test_litellms_own_otel_logger_stays_off() -> None:
+    """Only chatgate records a model call: litellm's "otel" logger, were it listed, is dropped."""
+    from types import ModuleType
+
+    from chatgate.agents.litellm_agent import _no_otel_callback
+
+    fake = ModuleType("litellm")
+    keep = object()
+    fake.callbacks = ["otel", keep]  # type: ignore[attr-defined]
+    fake.success_callback = ["otel"]  # type: ignore[attr-defined]
+    fake.failure_callback = []  # type: ignore[attr-defined]
+    _no_otel_callback(fake)
+    assert fake.callbacks == [keep] and fake.success_callback == []  # type: ignore[attr-defined]

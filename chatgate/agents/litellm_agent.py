@@ -302,8 +302,8 @@ class LiteLLMAgent:
             kind="client",
             gen_ai__operation__name="chat",
             gen_ai__request__model=spec.model,
-            **tracing.genai_provider(spec.provider),
         ) as span:
+            span.set(**tracing.genai_provider(spec.provider))
             step = await self._request(spec, messages, turn, tools)
             span.set(
                 gen_ai__usage__input_tokens=step.usage.get("prompt_tokens"),

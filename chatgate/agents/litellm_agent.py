@@ -8,12 +8,13 @@ import json
 import os
 import sys
 import threading
+import time
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from types import ModuleType
 from typing import Any
 
-from chatgate import tracing
+from chatgate import genai_metrics, tracing
 from chatgate.agents.base import REPLY_TO, AgentError, AgentReply, Turn, recent, with_parts
 from chatgate.agents.litellm_errors import classify_model_error
 from chatgate.agents.tools.loop import ModelStep, RequestedCall, ToolLoop
@@ -296,7 +297,8 @@ class LiteLLMAgent:
         turn: Turn,
         tools: list[dict[str, Any]] | None = None,
     ) -> ModelStep:
-        """`_request` in a GenAI client span (`chat {model}`, the model as configured)."""
+        """`_request` in a GenAI client span (`chat {model}`, the model as configured), counted in
+        the GenAI client metrics."""
         with tracing.span(
             f"chat {spec.model}",
             kind="client",
@@ -304,7 +306,7 @@ class LiteLLMAgent:
             gen_ai__request__model=spec.model,
         ) as span:
             span.set(**tracing.genai_provider(spec.provider))
-            step = await self._request(spec, messages, turn, tools)
+            step = await self._measured(spec, messages, turn, tools)
             span.set(
                 gen_ai__usage__input_tokens=step.usage.get("prompt_tokens"),
                 gen_ai__usage__output_tokens=step.usage.get("completion_tokens"),
@@ -313,6 +315,32 @@ class LiteLLMAgent:
                 given = json.dumps(messages, default=str)
                 tracing.genai_content(span, given=given, answered=step.text)
             return step
+
+    async def _measured(
+        self,
+        spec: ModelSpec,
+        messages: list[dict[str, Any]],
+        turn: Turn,
+        tools: list[dict[str, Any]] | None,
+    ) -> ModelStep:
+        """`_request`, its duration and tokens recorded in the GenAI client metrics."""
+        if not genai_metrics.on():
+            return await self._request(spec, messages, turn, tools)
+        started = time.perf_counter()
+        call = genai_metrics.Call("chat", spec.provider, spec.model)
+        try:
+            step = await self._request(spec, messages, turn, tools)
+        except BaseException as exc:
+            kind = exc.reason.value if isinstance(exc, AgentError) else type(exc).__qualname__
+            genai_metrics.model_call(call, time.perf_counter() - started, error=kind)
+            raise
+        genai_metrics.model_call(
+            call,
+            time.perf_counter() - started,
+            input_tokens=step.usage.get("prompt_tokens"),
+            output_tokens=step.usage.get("completion_tokens"),
+        )
+        return step
 
     async def _request(
         self,

@@ -35,6 +35,7 @@ class ExportSettings:
     resource: Mapping[str, str]
     queue_size: int | None = QUEUE_SIZE  # spans waiting for export; None: OTEL_BSP_MAX_QUEUE_SIZE
     latest_genai: bool = False  # the latest experimental GenAI conventions, opted in
+    metrics_url: str | None = None  # where GenAI client metrics go (None: not exported)
 
     @property
     def shown_endpoint(self) -> str:
@@ -71,6 +72,7 @@ def settings(
         resource(env, replica),
         queue,
         LATEST_GENAI in opted,
+        _metrics_url(config, env),
     )
 
 
@@ -82,6 +84,34 @@ def _traces_url(config: TelemetryConfig, env: Mapping[str, str]) -> str | None:
         return signal  # the signal's own endpoint is used as given
     base = env.get("OTEL_EXPORTER_OTLP_ENDPOINT", "").strip()
     return base.rstrip("/") + "/v1/traces" if base else None
+
+
+def _metrics_url(config: TelemetryConfig, env: Mapping[str, str]) -> str | None:
+    """The metrics URL beside the traces' (same base, ``/v1/metrics``), or the signal's own."""
+    if env.get("OTEL_METRICS_EXPORTER", "otlp").strip().lower() == "none":
+        return None
+    if config.otlp_endpoint:
+        return config.otlp_endpoint.rstrip("/") + "/v1/metrics"
+    signal = env.get("OTEL_EXPORTER_OTLP_METRICS_ENDPOINT", "").strip()
+    if signal:
+        return signal
+    base = env.get("OTEL_EXPORTER_OTLP_ENDPOINT", "").strip()
+    return base.rstrip("/") + "/v1/metrics" if base else None
+
+
+def meters(found: ExportSettings) -> Any:
+    """A MeterProvider exporting to the OTLP/HTTP metrics endpoint (or ``exporter``) from the
+    SDK's reader thread, every OTEL_METRIC_EXPORT_INTERVAL (60 s) and when it shuts down; None
+    when metrics are not exported."""
+    if found.metrics_url is None:
+        return None
+    from opentelemetry.exporter.otlp.proto.http.metric_exporter import OTLPMetricExporter
+    from opentelemetry.sdk.metrics import MeterProvider
+    from opentelemetry.sdk.metrics.export import PeriodicExportingMetricReader
+    from opentelemetry.sdk.resources import Resource
+
+    reader = PeriodicExportingMetricReader(OTLPMetricExporter(endpoint=found.metrics_url))
+    return MeterProvider([reader], resource=Resource(dict(found.resource), SCHEMA_URL))
 
 
 def _ratio(raw: str | None, default: float) -> float:

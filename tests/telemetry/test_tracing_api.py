@@ -153,3 +153,21 @@ def test_litellms_own_otel_logger_stays_off() -> None:
     fake.failure_callback = []  # type: ignore[attr-defined]
     _no_otel_callback(fake)
     assert fake.callbacks == [keep] and fake.success_callback == []  # type: ignore[attr-defined]
+
+
+def test_whatsapp_spans_name_the_graph_edge_never_an_id(exported: InMemorySpanExporter) -> None:
+    from chatgate.channels.whatsapp.graph import _span
+
+    with tracing.span("whatsapp message"):
+        for path in ("1234567/messages", "1234567/media", "998877"):
+            with _span(path):
+                pass
+    with _span("1234567/messages"):  # outside any message: no trace of its own
+        pass
+    names = [s.name for s in exported.get_finished_spans()]
+    assert names == [
+        "whatsapp messages",
+        "whatsapp media",
+        "whatsapp getMedia",
+        "whatsapp message",
+    ]

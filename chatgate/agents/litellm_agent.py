@@ -8,12 +8,13 @@ import json
 import os
 import sys
 import threading
+import time
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from types import ModuleType
 from typing import Any
 
-from chatgate import tracing
+from chatgate import genai_metrics, tracing
 from chatgate.agents.base import REPLY_TO, AgentError, AgentReply, Turn, recent, with_parts
 from chatgate.agents.litellm_errors import classify_model_error
 from chatgate.agents.tools.loop import ModelStep, RequestedCall, ToolLoop
@@ -50,6 +51,8 @@ DAEMON_SETTINGS: dict[str, Any] = {
     "drop_params": True,  # a provider that lacks a parameter gets the call without it
 }
 
+LITELLM_OTEL_CALLBACKS = ("otel",)  # litellm's own OpenTelemetry logger
+
 # Providers whose key litellm reads from the environment when none is configured.
 PROVIDER_KEY_ENV = {
     "openai": "OPENAI_API_KEY",
@@ -84,8 +87,18 @@ def import_litellm() -> ModuleType:
 
             for name, value in DAEMON_SETTINGS.items():
                 setattr(litellm, name, value)
+            _no_otel_callback(litellm)
             _module = litellm
         return _module
+
+
+def _no_otel_callback(litellm: ModuleType) -> None:
+    """Keep litellm's own OpenTelemetry logger off: chatgate records each model call itself, so
+    the call is never in a trace twice."""
+    for name in ("callbacks", "success_callback", "failure_callback"):
+        found = getattr(litellm, name, None)
+        if isinstance(found, list):
+            found[:] = [c for c in found if c not in LITELLM_OTEL_CALLBACKS]
 
 
 async def litellm_module() -> ModuleType:
@@ -317,24 +330,52 @@ class LiteLLMAgent:
         turn: Turn,
         tools: list[dict[str, Any]] | None = None,
     ) -> ModelStep:
-        """`_request` in a GenAI client span (`chat {model}`, the model as configured), every
-        configured secret masked out of what the model is sent (tool results, documents, errors)."""
+        """`_request` in a GenAI client span (`chat {model}`, the model as configured), counted in
+        the GenAI client metrics; every configured secret masked out of what the model is sent
+        (tool results, documents, errors)."""
         messages = self._scrubbed(messages, turn)
         with tracing.span(
             f"chat {spec.model}",
             kind="client",
             gen_ai__operation__name="chat",
-            gen_ai__provider__name=spec.provider,
             gen_ai__request__model=spec.model,
         ) as span:
-            span.content("gen_ai.input.messages", messages=json.dumps(messages, default=str))
-            step = await self._request(spec, messages, turn, tools)
+            span.set(**tracing.genai_provider(spec.provider))
+            step = await self._measured(spec, messages, turn, tools)
             span.set(
                 gen_ai__usage__input_tokens=step.usage.get("prompt_tokens"),
                 gen_ai__usage__output_tokens=step.usage.get("completion_tokens"),
             )
-            span.content("gen_ai.output.messages", text=step.text)
+            if tracing.capturing():
+                given = json.dumps(messages, default=str)
+                tracing.genai_content(span, given=given, answered=step.text)
             return step
+
+    async def _measured(
+        self,
+        spec: ModelSpec,
+        messages: list[dict[str, Any]],
+        turn: Turn,
+        tools: list[dict[str, Any]] | None,
+    ) -> ModelStep:
+        """`_request`, its duration and tokens recorded in the GenAI client metrics."""
+        if not genai_metrics.on():
+            return await self._request(spec, messages, turn, tools)
+        started = time.perf_counter()
+        call = genai_metrics.Call("chat", spec.provider, spec.model)
+        try:
+            step = await self._request(spec, messages, turn, tools)
+        except BaseException as exc:
+            kind = exc.reason.value if isinstance(exc, AgentError) else type(exc).__qualname__
+            genai_metrics.model_call(call, time.perf_counter() - started, error=kind)
+            raise
+        genai_metrics.model_call(
+            call,
+            time.perf_counter() - started,
+            input_tokens=step.usage.get("prompt_tokens"),
+            output_tokens=step.usage.get("completion_tokens"),
+        )
+        return step
 
     async def _request(
         self,

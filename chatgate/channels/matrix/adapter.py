@@ -18,6 +18,7 @@ from typing import Any
 from mautrix.errors import MNotFound
 from mautrix.types import EventType, RoomID
 
+from chatgate import tracing
 from chatgate.channels.base import (
     ChannelAdapter,
     ChannelContext,
@@ -195,7 +196,8 @@ class MatrixChannel(ChannelAdapter):
         return self.session.client
 
     async def _post(self, room: str, content: dict[str, Any], kind: EventType) -> str:
-        event_id = await self._client().send_message_event(RoomID(room), kind, content)
+        with tracing.span(f"matrix send {kind.t}", kind="client", inside=True):
+            event_id = await self._client().send_message_event(RoomID(room), kind, content)
         self._sent[str(event_id)] = None
         while len(self._sent) > SENT_IDS_KEPT:
             self._sent.pop(next(iter(self._sent)))

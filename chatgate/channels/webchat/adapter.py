@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 from aiohttp import web
 
+from chatgate import tracing
 from chatgate.channels.base import (
     ChannelAdapter,
     ChannelContext,
@@ -235,9 +236,11 @@ class WebChatChannel(ChannelAdapter):
         try:
             if self.outbox is None:
                 raise RuntimeError("web chat is not running")
-            entry = await self.outbox.put(
-                target.chat_id, "assistant", body, time.time(), message_id=mid
-            )
+            method = "send" if mid is None else "edit"  # into the outbox the browser reads
+            with tracing.span(f"webchat {method}", kind="producer", inside=True):
+                entry = await self.outbox.put(
+                    target.chat_id, "assistant", body, time.time(), message_id=mid
+                )
         except RuntimeError:  # stopped or restarting: delivery retries it
             return SendResult.failed(SendErrorKind.TRANSIENT, "web chat is restarting")
         return SendResult.sent(entry.id)

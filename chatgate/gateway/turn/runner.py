@@ -73,16 +73,20 @@ class TurnRunner:
         """The held steps under the turn lock and session (released as soon as the answer is
         journaled), then the steps after; a step's `TurnExit` ends the turn there."""
         rec = TurnRecord(batch, control, contextlib.AsyncExitStack())
-        async with rec.held:
-            for step in self.steps.held:
-                with tracing.span(_step_name(step)):
+        timeline = tracing.Timeline(tracing.current(), self.rt.clock.monotonic)
+        try:
+            async with rec.held:
+                for step in self.steps.held:
+                    timeline.mark(_step_name(step))
                     ended = await step(rec)
-                if ended is not None:
-                    return ended.ran
-        for step in self.steps.after:
-            with tracing.span(_step_name(step)):
+                    if ended is not None:
+                        return ended.ran
+            for step in self.steps.after:
+                timeline.mark(_step_name(step))
                 await step(rec)
-        return True
+            return True
+        finally:
+            timeline.close()
 
     async def _observe(self, job: Job) -> None:
         runtime = self.rt

@@ -30,7 +30,7 @@ from chatgate.channels.files import render_with_files, upload_of
 from chatgate.channels.matrix import LIMITS, errors, media
 from chatgate.channels.matrix.client import Session, connect
 from chatgate.channels.matrix.config import MatrixChannelConfig
-from chatgate.channels.matrix.crypto import OLM_HINT, Crypto, enable, olm_missing
+from chatgate.channels.matrix.crypto import OLM_HINT, Crypto, Place, enable, olm_missing
 from chatgate.channels.matrix.inbound import Me
 from chatgate.channels.matrix.intake import SENT_IDS_KEPT, Intake
 from chatgate.channels.matrix.render import render, utf8_len
@@ -117,7 +117,7 @@ class MatrixChannel(ChannelAdapter):
         if self.config.e2ee:
             self.e2ee_off_reason = olm_missing()
             if self.e2ee_off_reason is None:
-                self.crypto = await enable(client, self._folder() / "crypto")
+                self.crypto = await enable(client, self._keys_place())
             else:
                 log.warning("e2ee off: %s (%s)", self.e2ee_off_reason, OLM_HINT)
         self.intake = Intake(
@@ -139,6 +139,14 @@ class MatrixChannel(ChannelAdapter):
 
     def _folder(self) -> Path:
         return self.ctx.state_dir / "matrix" / self.name
+
+    def _keys_place(self) -> Place:
+        """The crypto store: Redis in replica mode (the next lease holder decrypts too)."""
+        share = self.ctx.kv.get(SHARED_KV)
+        folder = self._folder() / "crypto"
+        if share is None:
+            return Place(folder)
+        return Place(folder, share.client, share.keys("matrix", self.name, self.me.user_id, "e2ee"))
 
     def _tokens(self) -> TokenStore:
         share = self.ctx.kv.get(SHARED_KV)

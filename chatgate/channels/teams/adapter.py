@@ -7,7 +7,7 @@ allowed; the chat's conversation reference is saved and the message journaled be
 gets its 200 (a refused journal write answers 503: Teams retries; retries dedupe by id).
 
 Outbound: each send finds the chat's reference (without one: `no_reference`, to the DLQ with
-the fix); a refused token parks the channel; 403 and 404 are that conversation's alone.
+the fix); a refused token (401) or app (403) parks the channel; 404 is that conversation's alone.
 """
 
 from __future__ import annotations
@@ -326,15 +326,19 @@ class TeamsChannel(ChannelAdapter):
         await self.connector.typing(*where)
 
     def _refused(self, exc: httpx.HTTPStatusError) -> None:
-        """401 from the connector: the token is refused; park the channel with the fix."""
-        if exc.response.status_code != 401 or self.connector is None:
+        """401 (the token) or 403 (the app) from the connector: park the channel with the fix;
+        the reply waits for the operator instead of being thrown away as a dead target."""
+        status = exc.response.status_code
+        if status not in errors.PARKING or self.connector is None:
             return
-        self.connector.tokens.forget()
+        if status == 401:
+            self.connector.tokens.forget()
+        what = "token" if status == 401 else "app"
         self.fail(
             ChannelError(
-                "the Bot Connector refused the bot's token (HTTP 401)",
+                f"the Bot Connector refused the bot's {what} (HTTP {status})",
                 kind=SendErrorKind.AUTH_FATAL,
-                hint=errors.PASSWORD_HINT,
+                hint=errors.PARKING[status],
             )
         )
 
@@ -354,7 +358,8 @@ class TeamsChannel(ChannelAdapter):
     def classify_error(self, exc: BaseException) -> SendResult:
         result = errors.classify(exc)
         kind = result.kind or SendErrorKind.UNKNOWN
-        self.note_error(f"send failed: {kind.value}: {result.error}", errors.hint(kind))
+        hint = errors.hint(kind, errors.status_of(exc))
+        self.note_error(f"send failed: {kind.value}: {result.error}", hint)
         log.warning("teams send failed", extra={"kind": kind.value, "error": result.error})
         return result
 

@@ -31,6 +31,10 @@ NO_REFERENCE_HINT = (
     "the bot a conversation's service URL only with an incoming message), then "
     "`chatgate dlq replay`"
 )
+UPLOAD_HINT = (
+    "a file the user accepted could not be uploaded to their OneDrive (the upload session "
+    "refused it or is unreachable); they can ask for it again"
+)
 NETWORK_HINT = "check network access to the Bot Connector service (smba.trafficmanager.net, 443)"
 
 

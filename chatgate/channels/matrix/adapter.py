@@ -33,6 +33,7 @@ from chatgate.channels.matrix.config import MatrixChannelConfig
 from chatgate.channels.matrix.crypto import OLM_HINT, Crypto, Place, enable, olm_missing
 from chatgate.channels.matrix.inbound import Me
 from chatgate.channels.matrix.intake import SENT_IDS_KEPT, Intake
+from chatgate.channels.matrix.receipts import Receipts
 from chatgate.channels.matrix.render import render, utf8_len
 from chatgate.channels.matrix.sync import FileTokens, RedisTokens, SyncLoop, TokenStore
 from chatgate.model.errors import FetchError
@@ -80,6 +81,8 @@ class MatrixChannel(ChannelAdapter):
         self._task: asyncio.Task[None] | None = None
         self._sent: dict[str, None] = {}
         self._upload_limit: int | None = None
+        self._typing_in: set[str] = set()  # rooms where the bot's typing indicator is on
+        self.receipts = Receipts(self._receipt)
 
     @property
     def capabilities(self) -> Capabilities:
@@ -278,14 +281,17 @@ class MatrixChannel(ChannelAdapter):
 
     async def typing(self, target: Target) -> None:
         with contextlib.suppress(Exception):
+            self._typing_in.add(target.chat_id)
             await self._client().set_typing(RoomID(target.chat_id), timeout=TYPING_MS)
+
+    async def _receipt(self, room: str, event_id: str) -> None:
+        await self._client().send_receipt(RoomID(room), event_id)
 
     async def acknowledge(self, msg: InboundMessage) -> None:
         """The turn starts: a read receipt (and the ack reaction when one is set)."""
         try:
-            client = self._client()
             if self.config.read_receipts:
-                await client.send_receipt(RoomID(msg.chat_id), msg.message_id.split(":edit:")[0])
+                await self.receipts.mark(msg.chat_id, msg.message_id.split(":edit:")[0])
             if self.config.ack_reaction:
                 await self.react(
                     msg.reply_target or Target(self.name, msg.chat_id),
@@ -296,6 +302,10 @@ class MatrixChannel(ChannelAdapter):
             log.debug("matrix acknowledge failed: %s", type(exc).__name__)
 
     async def acknowledge_done(self, msg: InboundMessage, *, failed: bool) -> None:
+        """The typing indicator off, where this bot turned it on (a fast turn showed none)."""
+        if msg.chat_id not in self._typing_in:
+            return
+        self._typing_in.discard(msg.chat_id)
         with contextlib.suppress(Exception):
             await self._client().set_typing(RoomID(msg.chat_id), timeout=0)
 

@@ -36,7 +36,7 @@ from chatgate.gateway.turn.job import Job, JobKind
 from chatgate.gateway.turn.runner import TurnRunner
 from chatgate.model.messages import InboundMessage, RouteHint, Target
 from chatgate.model.outbound import OutboundMessage
-from chatgate.model.reasons import DropReason
+from chatgate.model.reasons import DropReason, RefusalReason
 from chatgate.model.results import Stage, Submission, TurnResult
 from chatgate.policies.admission import AdmissionPolicy
 from chatgate.policies.routing import Binding, route
@@ -464,3 +464,17 @@ class Pipeline:
         task = asyncio.ensure_future(coro)
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
+        task.add_done_callback(self._ended)
+
+    def _ended(self, task: asyncio.Task[None]) -> None:
+        """A background step's error is read here (never left for asyncio to report): a state
+        outage is one coded line and the guard's probe resumes the message; else a traceback."""
+        if task.cancelled() or (exc := task.exception()) is None:
+            return
+        if self.guard.failed(exc) is not None:
+            log.warning(
+                "background step left to the journal: state unavailable",
+                extra={"reason": RefusalReason.STATE_UNAVAILABLE.value, "error": str(exc)[:200]},
+            )
+        else:
+            log.error("background step failed", exc_info=exc)

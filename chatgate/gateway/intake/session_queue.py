@@ -22,6 +22,7 @@ from chatgate.feature.turns import CancelReason, TurnControl
 from chatgate.gateway.turn.job import Job, JobKind
 from chatgate.model.errors import StateUnavailable
 from chatgate.model.messages import InboundMessage
+from chatgate.model.reasons import RefusalReason
 from chatgate.policies.bursts import album_run, album_turn, burst_size, burst_wait
 
 log = logging.getLogger("chatgate.sessions")
@@ -246,15 +247,8 @@ class SessionScheduler:
                 try:
                     completed = await self._execute(batch, q.control)
                 except Exception as exc:
-                    log.exception("session worker failed", extra={"session": q.key})
                     completed = True
-                    # state loss stays what it is, so callers answer "retry later" (503)
-                    error = exc if isinstance(exc, StateUnavailable) else None
-                    for job in batch:
-                        if not job.future.done():
-                            job.future.set_exception(
-                                error or RuntimeError("turn failed unexpectedly")
-                            )
+                    _failed(q.key, batch, exc)
                 finally:
                     q.running = None
                 if not completed:
@@ -267,6 +261,30 @@ class SessionScheduler:
             q.control = None
             if not q.jobs and self._queues.get(q.key) is q:
                 del self._queues[q.key]
+
+
+def _failed(session: str, batch: list[Job], exc: Exception) -> None:
+    """A batch's turn raised: a state outage is expected (one coded line; the journal keeps the
+    messages for the guard's resume), anything else is a bug (its traceback). State loss stays
+    what it is, so callers answer "retry later" (503); nobody need read a future's error."""
+    if isinstance(exc, StateUnavailable):
+        log.warning(
+            "turn left to the journal: state unavailable",
+            extra={
+                "session": session,
+                "reason": RefusalReason.STATE_UNAVAILABLE.value,
+                "messages": len(batch),
+                "error": str(exc)[:200],
+            },
+        )
+        error: Exception = exc
+    else:
+        log.error("session worker failed", exc_info=exc, extra={"session": session})
+        error = RuntimeError("turn failed unexpectedly")
+    for job in batch:
+        if not job.future.done():
+            job.future.set_exception(error)
+            job.future.exception()  # retrieved: a caller that did not wait is no leak
 
 
 def _held(held_as: HeldAs, job: Job) -> Job:

@@ -86,6 +86,12 @@ class Journal(Protocol):
         at once where one process owns the journal)."""
         ...
 
+    async def generation(self) -> str:
+        """Names the store's data: it changes when the store lost its data (a Redis restarted
+        without persistence), so each process re-journals what it still holds; constant where
+        the journal is a local file."""
+        ...
+
     async def owns(self, key: str) -> bool:
         """Whether this process may still answer ``key`` (no other replica adopted it while
         this one stalled); always True where one process owns the journal."""

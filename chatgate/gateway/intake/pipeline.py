@@ -28,6 +28,7 @@ from chatgate.feature.turns import ToolApprover, TurnControl
 from chatgate.gateway.events import EventName
 from chatgate.gateway.intake.commands import parse_command
 from chatgate.gateway.intake.inflight import InFlight
+from chatgate.gateway.intake.restore import HeldWork
 from chatgate.gateway.intake.session_queue import SessionScheduler
 from chatgate.gateway.intake.stages import Stages
 from chatgate.gateway.intake.state_guard import StateGuard
@@ -68,6 +69,8 @@ class Pipeline:
         self.hint_sources: tuple[HintSource, ...] = ()
         self._tasks: set[asyncio.Task[None]] = set()
         self.guard = StateGuard(runtime, self.resume_stranded)
+        self.held = HeldWork(runtime, self.scheduler.held)
+        self.runner.answering.restore = self.held.check  # asked by a turn whose entry is gone
         self.apply_config()
 
     def apply_config(self) -> None:
@@ -114,6 +117,7 @@ class Pipeline:
             refusal = self.guard.failed(exc)
             if refusal is None:
                 raise
+            self.held.stranded(batch)
             raise refusal from exc
 
     def plug(self, features: Sequence[Feature]) -> None:
@@ -249,6 +253,7 @@ class Pipeline:
 
     async def recover(self) -> int:
         """Resume what a previous process journaled but did not finish; returns the count."""
+        await self.held.check()  # learns the store's generation
         entries = await self.rt.journal.unfinished()
         await self._resume(entries)
         if entries:
@@ -258,14 +263,18 @@ class Pipeline:
     async def resume_stranded(self) -> int:
         """After the state became writable again: resume journaled messages no turn of this
         process holds (their later writes failed); those still in flight are left alone."""
+        await self.held.check()  # a store that came back empty gets what this one holds
         entries = [e for e in await self.rt.journal.unfinished() if e.key not in self.inflight]
         await self._resume(entries)
+        self.held.resumed()
         if entries:
             log.info("resumed messages stranded by a state failure", extra={"count": len(entries)})
         return len(entries)
 
     async def adopt(self) -> int:
         """Resume what another replica journaled and left behind when it died."""
+        if await self.held.check():  # the store lost its data: run what was stranded
+            await self.resume_stranded()
         entries = await self.rt.journal.orphaned(self.rt.channels.serving())
         await self._resume(entries)
         dead = sum(1 for e in entries if not e.handed_off)

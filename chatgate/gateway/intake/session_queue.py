@@ -101,6 +101,10 @@ class SessionScheduler:
             q.worker = asyncio.create_task(self._work(q), name=f"session:{job.session}")
         return True
 
+    def held(self) -> list[Job]:
+        """Every job this process holds: each session's running batch, then its queue, in order."""
+        return [job for q in self._queues.values() for job in (*(q.running or ()), *q.jobs)]
+
     def waiting(self, key: str, message_key: str) -> bool:
         """Whether the message ``message_key`` waits in session ``key`` (its turn not started)."""
         q = self._queues.get(key)

@@ -103,7 +103,7 @@ class TurnSteps:
             voice = self.voices.for_message(record.last.msg, record.last.agent)
             await lock_unavailable(runtime, self.answering, record.batch, exc, voice)
             return TurnExit.SETTLED
-        record.batch = await still_open(runtime, record.batch, self.redeliver)
+        record.batch = await still_open(runtime, self.answering, record.batch, self.redeliver)
         if not record.batch:
             return TurnExit.SETTLED
         record.new = [user_message(job) for job in record.batch]

@@ -341,7 +341,18 @@ class TurnLock(Protocol):
         mid-turn); the count freed. Nothing to do where the lock lives in this process."""
         ...
 
-    def hold(self, key: str, *, owner: str, ttl: float) -> AbstractAsyncContextManager[LeaseToken]:
+    def hold(
+        self, key: str, *, owner: str, ttl: float, after: str | None = None
+    ) -> AbstractAsyncContextManager[LeaseToken]:
         """Acquire, keep the lease while the block runs (renewing it where leases can lapse
-        behind a live holder's back), release on exit."""
+        behind a live holder's back), release on exit. ``after``: the message whose answer this
+        holder sends for a replica that handed it off or died; it takes over the lock passed on
+        with that answer, or held by the dead replica, ahead of the session's waiting turns."""
+        ...
+
+    def pass_on(self, token: LeaseToken, message_key: str) -> None:
+        """On leaving ``token``'s hold, pass the lock on to the sender of ``message_key``'s
+        handed-off answer (`hold`'s ``after``) instead of freeing it, so no later turn of the
+        session answers first; it runs out after the TTL if nobody takes it. A no-op where one
+        process holds every lock (nothing is handed off)."""
         ...

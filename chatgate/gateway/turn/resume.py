@@ -26,7 +26,7 @@ async def still_open(
     runtime: Runtime,
     answering: Answering,
     batch: list[Job],
-    redeliver: Callable[[Job], Awaitable[None]],
+    redeliver: Callable[[Job], Awaitable[object]],
 ) -> list[Job]:
     """The jobs still to run. Resumed ones another replica answered meanwhile (it was only
     stalled when this one adopted them) are not run again: an answer not yet sent is sent from

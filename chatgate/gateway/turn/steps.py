@@ -1,8 +1,9 @@
 """The named steps of one agent turn, in order (the turn side of `gateway/intake/stages.py`).
 
 Steps run while the turn holds its lock and session: open → prepare → prepare_input →
-call_agent → conclude. A step returns None to go on, or a `TurnExit` that ends the turn there.
-After the lock and session are released: deliver → announce. Each step reads and fills in the
+call_agent → conclude → deliver (an answer handed off to another replica takes the lock along,
+so no later answer of the session overtakes it). A step returns None to go on, or a `TurnExit`
+that ends the turn there. After the lock and session are released: announce. Each step reads and fills in the
 `TurnRecord`; the `TurnRunner` only runs them.
 """
 
@@ -66,7 +67,7 @@ class TurnSteps:
         runtime: Runtime,
         answering: Answering,
         persistence: TurnPersistence,
-        redeliver: Callable[[Job], Awaitable[None]],
+        redeliver: Callable[[Job], Awaitable[object]],
     ) -> None:
         self.rt = runtime
         self.answering = answering
@@ -83,8 +84,9 @@ class TurnSteps:
             self.prepare_input,
             self.call_agent,
             self.conclude,
+            self.deliver,  # under the lock: no later turn of the session is sent first
         )
-        self.after: tuple[Step, ...] = (self.deliver, self.announce)
+        self.after: tuple[Step, ...] = (self.announce,)
 
     async def open(self, record: TurnRecord) -> TurnExit | None:
         """Take the session's turn lock, drop resumed messages answered meanwhile, take the
@@ -382,6 +384,8 @@ class TurnSteps:
             drafted = record.stream or record.status  # the answer replaces what was shown
             report = await self.answering.deliver(last, outcome.shown, record.agent_s, drafted)
         record.report = report
+        if report.status is DeliveryStatus.HANDED_OFF and record.lease is not None:
+            runtime.turn_lock.pass_on(record.lease, last.msg.key)  # the order goes with it
         if adapter is not None and record.reacts:
             failed = outcome.kind is OutcomeKind.FAILURE or report.kind is not None
             await asyncio.gather(

@@ -342,12 +342,19 @@ class TurnLock(Protocol):
         ...
 
     def hold(
-        self, key: str, *, owner: str, ttl: float, after: str | None = None
+        self,
+        key: str,
+        *,
+        owner: str,
+        ttl: float,
+        after: str | None = None,
+        give_way: Callable[[], bool] | None = None,
     ) -> AbstractAsyncContextManager[LeaseToken]:
         """Acquire, keep the lease while the block runs (renewing it where leases can lapse
         behind a live holder's back), release on exit. ``after``: the message whose answer this
-        holder sends for a replica that handed it off or died; it takes over the lock passed on
-        with that answer, or held by the dead replica, ahead of the session's waiting turns."""
+        holder sends (or whose turn it runs again) for a replica that handed it off or died; it
+        takes over the lock passed on with it, or held by the dead replica. ``give_way``: asked
+        while waiting; True stops the wait with `GaveWay`."""
         ...
 
     def pass_on(self, token: LeaseToken, message_key: str) -> None:

@@ -87,6 +87,10 @@ class SessionScheduler:
             return False
         if front:
             q.jobs.appendleft(job)
+        elif job.resumed:  # taken up from the journal: earlier than what came in live
+            q.jobs.insert(_resumed_ahead(q.jobs), job)
+            if q.control is not None and not any(j.resumed for j in q.running or ()):
+                q.control.give_way()
         else:
             q.jobs.append(job)
         if (
@@ -258,13 +262,25 @@ class SessionScheduler:
                 if not completed:
                     if q.held is not None and q.control and q.control.reason is CancelReason.HOLD:
                         batch = [q.held(job) for job in batch]
-                    q.jobs.extendleft(reversed(batch))
+                    ahead = 0 if batch[0].resumed else _resumed_ahead(q.jobs)
+                    for index, job in enumerate(batch):  # behind earlier messages taken up
+                        q.jobs.insert(ahead + index, job)
                 q.held = None
         finally:
             q.worker = None
             q.control = None
             if not q.jobs and self._queues.get(q.key) is q:
                 del self._queues[q.key]
+
+
+def _resumed_ahead(jobs: deque[Job]) -> int:
+    """How many leading jobs were taken up from the journal (they go before live ones)."""
+    count = 0
+    for job in jobs:
+        if not job.resumed:
+            break
+        count += 1
+    return count
 
 
 def _failed(session: str, batch: list[Job], exc: Exception) -> None:

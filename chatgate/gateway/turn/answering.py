@@ -26,6 +26,15 @@ class Answering:
         self.unrecorded = UnrecordedDeliveries()
         # Re-journals what this process holds if the store lost its data; how many it restored.
         self.restore: Callable[[], Awaitable[int]] | None = None
+        self._handed: set[str] = set()  # answers this process handed off, not yet passed on
+
+    def handed_off(self, key: str) -> bool:
+        """Whether this process handed ``key``'s answer off (asked once, as its turn's lock is
+        left: that lock goes on with the answer). Not so when another replica had adopted it."""
+        if key in self._handed:
+            self._handed.discard(key)
+            return True
+        return False
 
     async def still_mine(self, key: str) -> bool:
         """`journal.owns`, asked again after a restore when the entry is gone with the store's
@@ -93,6 +102,7 @@ class Answering:
             return False
         if not await runtime.journal.hand_off(job.msg.key):
             return False
+        self._handed.add(job.msg.key)
         log.warning(
             "channel no longer served here; answer handed off",
             extra={"channel": target.channel, "key": job.msg.key, "session": job.session},

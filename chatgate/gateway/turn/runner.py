@@ -134,7 +134,8 @@ class TurnRunner:
             async with runtime.turn_lock.hold(
                 job.session, owner=runtime.owner, ttl=ttl, after=job.msg.key
             ) as lease:
-                if await self._redeliver(job) is DeliveryStatus.HANDED_OFF:
+                await self._redeliver(job)
+                if self.answering.handed_off(job.msg.key):
                     runtime.turn_lock.pass_on(lease, job.msg.key)
         except Exception as exc:
             if not job.future.done():

@@ -40,7 +40,7 @@ from chatgate.media.outgoing import store_files
 from chatgate.media.speech import with_voice
 from chatgate.media.step import prepare_turn_input
 from chatgate.model.chat import ChatMessage
-from chatgate.model.errors import StateUnavailable
+from chatgate.model.errors import GaveWay, StateUnavailable
 from chatgate.model.reasons import DeliveryStatus, FailureReason, OutcomeKind
 from chatgate.model.results import DeliveryReport, Stage
 from chatgate.policies.tools import Approval
@@ -96,11 +96,18 @@ class TurnSteps:
             record.last.agent
         ]  # as configured when the turn began (reloads swap it)
         record.deadline_s = TurnTools.deadline_s(runtime.config.agents[record.last.agent])
+        first, control = record.batch[0], record.control
         lock = runtime.turn_lock.hold(
-            record.last.session, owner=runtime.owner, ttl=runtime.config.gateway.turn_lock.ttl_s
+            record.last.session,
+            owner=runtime.owner,
+            ttl=runtime.config.gateway.turn_lock.ttl_s,
+            after=first.msg.key if first.resumed else None,  # its lock, from a dead replica
+            give_way=lambda: control.giving_way,
         )
         try:
             record.lease = await record.held.enter_async_context(lock)
+        except GaveWay:  # an earlier message of the session was taken up: it goes first
+            return TurnExit.RETRY
         except StateUnavailable as exc:  # fail closed: never two turns of one session
             voice = self.voices.for_message(record.last.msg, record.last.agent)
             await lock_unavailable(runtime, self.answering, record.batch, exc, voice)
@@ -384,7 +391,7 @@ class TurnSteps:
             drafted = record.stream or record.status  # the answer replaces what was shown
             report = await self.answering.deliver(last, outcome.shown, record.agent_s, drafted)
         record.report = report
-        if report.status is DeliveryStatus.HANDED_OFF and record.lease is not None:
+        if self.answering.handed_off(last.msg.key) and record.lease is not None:
             runtime.turn_lock.pass_on(record.lease, last.msg.key)  # the order goes with it
         if adapter is not None and record.reacts:
             failed = outcome.kind is OutcomeKind.FAILURE or report.kind is not None

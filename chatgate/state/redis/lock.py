@@ -17,14 +17,14 @@ import asyncio
 import contextlib
 import logging
 import uuid
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 
 from redis.asyncio import Redis
 from redis.exceptions import RedisError
 
 from chatgate.clock import Clock, SystemClock
 from chatgate.config.models import GatewaySection
-from chatgate.model.errors import StateUnavailable
+from chatgate.model.errors import GaveWay, StateUnavailable
 from chatgate.state.records import LeaseToken
 from chatgate.state.redis.client import (
     LOCK_CONNECTIONS,
@@ -108,7 +108,13 @@ class RedisTurnLock:
         return self._keys("lock", session)
 
     async def acquire(
-        self, key: str, *, owner: str, ttl: float, after: str | None = None
+        self,
+        key: str,
+        *,
+        owner: str,
+        ttl: float,
+        after: str | None = None,
+        give_way: Callable[[], bool] | None = None,
     ) -> LeaseToken:
         token = f"{self.replica or owner}/{uuid.uuid4().hex}"
         await self._retry_releases()
@@ -122,6 +128,8 @@ class RedisTurnLock:
                 ) from exc
             if took:
                 return LeaseToken(key, owner, self._clock.monotonic() + ttl, token)
+            if give_way is not None and give_way():
+                raise GaveWay(key)
             await asyncio.sleep(wait)  # real time: the holder's lease runs on Redis's clock
             wait = min(POLL_MAX_S, wait * 2)
 
@@ -197,9 +205,15 @@ class RedisTurnLock:
 
     @contextlib.asynccontextmanager
     async def hold(
-        self, key: str, *, owner: str, ttl: float, after: str | None = None
+        self,
+        key: str,
+        *,
+        owner: str,
+        ttl: float,
+        after: str | None = None,
+        give_way: Callable[[], bool] | None = None,
     ) -> AsyncIterator[LeaseToken]:
-        lease = await self.acquire(key, owner=owner, ttl=ttl, after=after)
+        lease = await self.acquire(key, owner=owner, ttl=ttl, after=after, give_way=give_way)
         stop = asyncio.Event()
         keeper = asyncio.ensure_future(self._keep(lease, ttl, stop))
         try:

@@ -27,6 +27,7 @@ from chatgate.policies.taint import history_taint
 
 TOOL_STEPS_META = "tool_steps"  # ChatMessage.meta key: the tool calls and results behind an answer
 IMPORT_SWITCH_INTERVAL_S = 0.0005
+ABANDON_S = 0.2  # a cancelled model call's grace to leave litellm's worker thread (_completion)
 OFFLINE_ENV = {"LITELLM_LOCAL_MODEL_COST_MAP": "True", "LITELLM_OFFLINE_MODE": "true"}
 # Most model connections open at once per provider host (and in total). litellm keeps one cached
 # SDK client per provider (key, base, timeout), whose aiohttp pool reads these at import; a call
@@ -130,6 +131,25 @@ async def litellm_module() -> ModuleType:
 
     threading.Thread(target=work, name="litellm-import", daemon=True).start()
     return await future
+
+
+async def _completion(litellm: ModuleType, kwargs: dict[str, Any]) -> Any:
+    """``litellm.acompletion``, safe to cancel: litellm builds the provider's request coroutine in
+    a worker thread, and a cancel landing there drops that coroutine unawaited (a RuntimeWarning
+    and a request nobody closes). A cancelled caller leaves the call ``ABANDON_S`` to get past
+    that hand-over, then cancels the request itself; its outcome is read, never reported."""
+    call = asyncio.ensure_future(litellm.acompletion(**kwargs))
+    try:
+        return await asyncio.shield(call)
+    except asyncio.CancelledError:
+        call.add_done_callback(_read_outcome)
+        asyncio.get_running_loop().call_later(ABANDON_S, call.cancel)
+        raise
+
+
+def _read_outcome(call: asyncio.Future[Any]) -> None:
+    if not call.cancelled():
+        call.exception()
 
 
 def _settle(
@@ -405,8 +425,8 @@ class LiteLLMAgent:
         stream = self._config.stream and turn.on_delta is not None
         deadline = self._config.timeout_s + 5.0
         if not stream:
-            async with asyncio.timeout(deadline):  # no task per call, unlike wait_for
-                response = await litellm.acompletion(**kwargs)
+            async with asyncio.timeout(deadline):
+                response = await _completion(litellm, kwargs)
             message = response.choices[0].message
             calls = [
                 RequestedCall(
@@ -429,7 +449,7 @@ class LiteLLMAgent:
     ) -> ModelStep:
         parts: list[str] = []
         calls: dict[int, dict[str, str]] = {}
-        response = await litellm.acompletion(**kwargs)
+        response = await _completion(litellm, kwargs)
         async for chunk in response:
             choices = getattr(chunk, "choices", None) or []
             delta = choices[0].delta if choices else None

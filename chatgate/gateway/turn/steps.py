@@ -1,8 +1,9 @@
 """The named steps of one agent turn, in order (the turn side of `gateway/intake/stages.py`).
 
 Steps run while the turn holds its lock and session: open → prepare → prepare_input →
-call_agent → conclude. A step returns None to go on, or a `TurnExit` that ends the turn there.
-After the lock and session are released: deliver → announce. Each step reads and fills in the
+call_agent → conclude → deliver (an answer handed off to another replica takes the lock along,
+so no later answer of the session overtakes it). A step returns None to go on, or a `TurnExit`
+that ends the turn there. After the lock and session are released: announce. Each step reads and fills in the
 `TurnRecord`; the `TurnRunner` only runs them.
 """
 
@@ -40,7 +41,7 @@ from chatgate.media.outgoing import store_files
 from chatgate.media.speech import with_voice
 from chatgate.media.step import prepare_turn_input
 from chatgate.model.chat import ChatMessage
-from chatgate.model.errors import StateUnavailable
+from chatgate.model.errors import GaveWay, StateUnavailable
 from chatgate.model.reasons import DeliveryStatus, FailureReason, OutcomeKind, TaintSource
 from chatgate.model.results import DeliveryReport, Stage
 from chatgate.policies.taint import TAINT_META, UNTRUSTED_EXTRA
@@ -71,7 +72,7 @@ class TurnSteps:
         runtime: Runtime,
         answering: Answering,
         persistence: TurnPersistence,
-        redeliver: Callable[[Job], Awaitable[None]],
+        redeliver: Callable[[Job], Awaitable[object]],
     ) -> None:
         self.rt = runtime
         self.answering = answering
@@ -88,8 +89,9 @@ class TurnSteps:
             self.prepare_input,
             self.call_agent,
             self.conclude,
+            self.deliver,  # under the lock: no later turn of the session is sent first
         )
-        self.after: tuple[Step, ...] = (self.deliver, self.announce)
+        self.after: tuple[Step, ...] = (self.announce,)
 
     async def open(self, record: TurnRecord) -> TurnExit | None:
         """Take the session's turn lock, drop resumed messages answered meanwhile, take the
@@ -99,16 +101,23 @@ class TurnSteps:
             record.last.agent
         ]  # as configured when the turn began (reloads swap it)
         record.deadline_s = TurnTools.deadline_s(runtime.config.agents[record.last.agent])
+        first, control = record.batch[0], record.control
         lock = runtime.turn_lock.hold(
-            record.last.session, owner=runtime.owner, ttl=runtime.config.gateway.turn_lock.ttl_s
+            record.last.session,
+            owner=runtime.owner,
+            ttl=runtime.config.gateway.turn_lock.ttl_s,
+            after=first.msg.key if first.resumed else None,  # its lock, from a dead replica
+            give_way=lambda: control.giving_way,
         )
         try:
             record.lease = await record.held.enter_async_context(lock)
+        except GaveWay:  # an earlier message of the session was taken up: it goes first
+            return TurnExit.RETRY
         except StateUnavailable as exc:  # fail closed: never two turns of one session
             voice = self.voices.for_message(record.last.msg, record.last.agent)
             await lock_unavailable(runtime, self.answering, record.batch, exc, voice)
             return TurnExit.SETTLED
-        record.batch = await still_open(runtime, record.batch, self.redeliver)
+        record.batch = await still_open(runtime, self.answering, record.batch, self.redeliver)
         if not record.batch:
             return TurnExit.SETTLED
         record.new = [user_message(job) for job in record.batch]
@@ -391,6 +400,8 @@ class TurnSteps:
             drafted = record.stream or record.status  # the answer replaces what was shown
             report = await self.answering.deliver(last, outcome.shown, record.agent_s, drafted)
         record.report = report
+        if self.answering.handed_off(last.msg.key) and record.lease is not None:
+            runtime.turn_lock.pass_on(record.lease, last.msg.key)  # the order goes with it
         if adapter is not None and record.reacts:
             failed = outcome.kind is OutcomeKind.FAILURE or report.kind is not None
             await asyncio.gather(

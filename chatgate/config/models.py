@@ -10,6 +10,7 @@ from pydantic import Field, SecretStr, field_validator, model_validator
 
 from chatgate.config.agent_models import AgentConfig, EchoAgentConfig
 from chatgate.config.base import StrictModel
+from chatgate.config.budget_models import BudgetRuleConfig
 from chatgate.config.channel_models import TARGET_PATTERN
 from chatgate.config.schedule_models import JOB_ID_PATTERN, ScheduleConfig
 from chatgate.config.telemetry_models import TelemetryConfig
@@ -237,6 +238,9 @@ class GatewayConfig(StrictModel):
         default_factory=dict, description="job id → a cron, interval or one-shot job"
     )
     telemetry: TelemetryConfig = Field(default_factory=TelemetryConfig)
+    budgets: list[BudgetRuleConfig] = Field(
+        default_factory=list, description="spend limits; several may apply, the strictest decides"
+    )
 
     @field_validator("identities")
     @classmethod

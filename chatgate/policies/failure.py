@@ -60,6 +60,11 @@ _TEXTS: dict[FailureReason, str] = {
         "Next step for the operator: top up the provider account or raise the agent's budget "
         "in gateway.yaml."
     ),
+    FailureReason.PROVIDER_QUOTA: (
+        "I can't answer: the model provider says this account has no quota left "
+        "(insufficient_quota). Next step for the operator: top up the provider account; "
+        "chatgate tries the provider again on its own."
+    ),
     FailureReason.CANCELLED: "That request was cancelled.",
     FailureReason.FORMAT_ERROR: (
         "The model provider rejected the request as invalid. "

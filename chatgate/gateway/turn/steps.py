@@ -19,7 +19,7 @@ from chatgate.agents.tools.types import ApprovalAnswer, ApprovalAsk, Approve
 from chatgate.channels.capabilities import AckMode
 from chatgate.config.agent_models import AgentConfig, LiteLLMAgentConfig
 from chatgate.feature.operator_notify import OperatorNotifier
-from chatgate.feature.turns import AskContext, CancelReason, ToolApprover
+from chatgate.feature.turns import AskContext, CancelReason, ToolApprover, TurnMeters
 from chatgate.feature.voices import USER_LANGUAGE_KEY, Voices
 from chatgate.gateway.delivery.presence import typing_while
 from chatgate.gateway.delivery.status_line import StatusLine, worded
@@ -76,6 +76,7 @@ class TurnSteps:
         self.voices = Voices(runtime)
         self.notifier = OperatorNotifier(runtime, runtime.clock, runtime.delivery.deliver)
         self.approvals: ToolApprover | None = None  # asks the chat before `ask` tool calls
+        self.meters: TurnMeters | None = None  # the spend budgets (admit, charge, degrade)
         self.unsaved = UnsavedAnswers()
         self.held: tuple[Step, ...] = (
             self.open,
@@ -160,7 +161,10 @@ class TurnSteps:
     async def call_agent(self, record: TurnRecord) -> TurnExit | None:
         """Run the agent inline under its timeout while the channel shows life (reaction ack,
         typing); a cancelled call ends as its `TurnExit` or as the /stop failure."""
-        runtime, last, adapter, agent = self.rt, record.last, record.adapter, record.agent
+        runtime, last, adapter = self.rt, record.last, record.adapter
+        if await self._budgeted(record):
+            return None  # refused by a spend budget: no model call
+        agent = record.agent
         assert agent is not None
         turn = self._turn_for(record)
         prewarm = getattr(agent, "prewarm", None)  # a one-time warm-up must not eat the timeout
@@ -179,6 +183,31 @@ class TurnSteps:
         record.agent_s = runtime.clock.monotonic() - started
         runtime.metrics.turn_seconds.labels(agent=last.agent).observe(record.agent_s)
         return None
+
+    async def _budgeted(self, record: TurnRecord) -> bool:
+        """Ask the budgets how the turn may run: refused (True), or on which agent."""
+        if self.meters is None:
+            return False
+        last = record.last
+        metered = record.metered = await self.meters.begin(
+            last.msg, last.agent, last.session, last.target
+        )
+        if metered.refusal is not None:
+            record.failure = metered.refusal
+            return True
+        cheaper = self.rt.agents.get(metered.agent)
+        if metered.agent != last.agent and cheaper is not None:
+            record.agent = cheaper
+            self.providers.agent_event(
+                EventName.MODEL_FALLBACK,
+                {
+                    "agent": last.agent,
+                    "to_agent": metered.agent,
+                    "reason": FailureReason.BUDGET_EXHAUSTED.value,
+                    "fallback_index": 0,
+                },
+            )
+        return False
 
     def _turn_for(self, record: TurnRecord) -> Turn:
         last, session, stream = record.last, record.session, record.stream
@@ -208,6 +237,7 @@ class TurnSteps:
             approve=self._approver(record),
             before_model=functools.partial(self._fence, record),
             secrets=turn_secrets(self.rt),
+            meter=record.metered.meter if record.metered is not None else None,
         )
 
     def _approver(self, record: TurnRecord) -> Approve | None:
@@ -328,6 +358,9 @@ class TurnSteps:
             [] if record.one_shot else to_persist(record.new, kind, record.reply, record.failure)
         )
         reply = answered(outcome, persist) | record.media.journal_fields()
+        summary = record.metered.summary if record.metered is not None else None
+        if summary is not None:
+            reply["usage"] = dict(summary())  # tokens and cost `chatgate why` shows
         if record.tools is not None:
             record.tools.record(reply)  # the tool trail `chatgate why` shows
         keys = [j.msg.key for j in record.batch]

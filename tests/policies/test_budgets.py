@@ -26,8 +26,8 @@ from chatgate.policies.budgets import (
     rung,
     scope_id,
     split_key,
-    user_of,
     usd_to_nano,
+    user_of,
 )
 
 WHO = Who("telegram:42", "telegram:-100", "default", "telegram")

@@ -96,10 +96,12 @@ def _parser() -> argparse.ArgumentParser:
     )
     migrate.add_argument("--dry-run", action="store_true")
 
+    from chatgate.budgets.actions import ACTIONS as BUDGET_ACTIONS
+    from chatgate.budgets.actions import GROUP_HELP as BUDGET_HELP
     from chatgate.cli.action_parsers import add_actions
     from chatgate.operator.catalog import BUILTIN, GROUP_HELP
 
-    add_actions(sub, BUILTIN, GROUP_HELP, config, api)
+    add_actions(sub, (*BUILTIN, *BUDGET_ACTIONS), GROUP_HELP | BUDGET_HELP, config, api)
     from chatgate.cli import chats_cmd, jobs_cmd, send_cmd
 
     jobs_cmd.add_parser(sub, config, api)
@@ -184,11 +186,12 @@ def _with_config(loaded: LoadedConfig, args: argparse.Namespace) -> int:
     command = commands.get(args.command)
     if command is not None:
         return command()
+    from chatgate.budgets.actions import ACTIONS as BUDGET_ACTIONS
     from chatgate.cli.action_parsers import chosen
     from chatgate.cli.state_cmds import run_action
     from chatgate.operator.catalog import BUILTIN
 
-    action = chosen(BUILTIN, args)
+    action = chosen((*BUILTIN, *BUDGET_ACTIONS), args)
     return 2 if action is None else run_action(loaded, action, args)
 
 

@@ -235,7 +235,8 @@ class LiteLLMAgent:
         last_error: AgentError | None = None
         for index, spec in enumerate(self._models):
             try:
-                return await self._attempts(spec, messages, turn, tools)
+                last = index == len(self._models) - 1  # a fallback answers without waiting
+                return await self._attempts(spec, messages, turn, tools, wait=last)
             except (asyncio.CancelledError, TurnFenced):
                 raise
             except Exception as exc:
@@ -267,9 +268,12 @@ class LiteLLMAgent:
         messages: list[dict[str, Any]],
         turn: Turn,
         tools: list[dict[str, Any]] | None,
+        *,
+        wait: bool,
     ) -> ModelStep:
-        """One model's call; a rate limit that names its wait (Retry-After) is waited out and
-        the call made again (the turn's deadline bounds the waits; the chat sees typing)."""
+        """One model's call; with ``wait``, a rate limit that names its wait (Retry-After) is
+        waited out and the call made again (the turn's deadline bounds the waits; the chat
+        sees typing)."""
         waits = 0
         while True:
             try:
@@ -278,15 +282,15 @@ class LiteLLMAgent:
                 raise
             except Exception as exc:
                 error = classify_model_error(exc, spec.provider_id)
-                wait = error.retry_after_s
-                if error.reason is not FailureReason.RATE_LIMIT or wait is None:
+                pause = error.retry_after_s
+                if not wait or error.reason is not FailureReason.RATE_LIMIT or pause is None:
                     raise
-                if waits >= MAX_RATE_WAITS or wait > self._config.timeout_s:
+                if waits >= MAX_RATE_WAITS or pause > self._config.timeout_s:
                     raise
                 waits += 1
                 if turn.on_event is not None:
-                    turn.on_event(RATE_WAIT_EVENT, {"agent": self.name, "wait_s": wait})
-                await asyncio.sleep(wait)
+                    turn.on_event(RATE_WAIT_EVENT, {"agent": self.name, "wait_s": pause})
+                await asyncio.sleep(pause)
 
     async def _metered(
         self,

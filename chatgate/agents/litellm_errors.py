@@ -12,8 +12,8 @@ from chatgate.policies.failure import parse_retry_after, reason_from_status
 _BY_CLASS: dict[str, FailureReason] = {
     "ContextWindowExceededError": FailureReason.CONTEXT_OVERFLOW,
     "ContentPolicyViolationError": FailureReason.FORMAT_ERROR,
-    "PaymentRequiredError": FailureReason.BUDGET_EXHAUSTED,
-    "BudgetExceededError": FailureReason.BUDGET_EXHAUSTED,
+    "PaymentRequiredError": FailureReason.PROVIDER_QUOTA,
+    "BudgetExceededError": FailureReason.PROVIDER_QUOTA,
     "LiteLLMUnknownProvider": FailureReason.MODEL_NOT_FOUND,
     "AuthenticationError": FailureReason.AUTH_PERMANENT,
     "PermissionDeniedError": FailureReason.AUTH_PERMANENT,

@@ -103,7 +103,7 @@ class Meters:
         now = self.clock.time()
         self.ledger.refusals.labels(rule=standing.rule.name).inc()
         detail = f"budget '{standing.rule.name}' is used up for {standing.key.split('|')[1]}"
-        notice = voice.text(TextId.BUDGET_REFUSED, wait=voice.wait(standing.ends.timestamp() - now))
+        notice = voice.text(TextId.BUDGET_REFUSED, wait=voice.wait(standing.ends - now))
         if msg.chat_kind != "direct":
             key = f"refused|{who.user}|{who.chat}"
             if not await self.store.once(key, now, now + GROUP_REFUSAL_EVERY_S):
@@ -114,7 +114,7 @@ class Meters:
         """The one notice per counter and period, across replicas."""
         if target is None:
             return
-        now, ends = self.clock.time(), standing.ends.timestamp()
+        now, ends = self.clock.time(), standing.ends
         if not await self.store.once(standing.key + "|warn", now, ends):
             return
         usage, rule = standing.usage, standing.rule

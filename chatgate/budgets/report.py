@@ -39,7 +39,7 @@ def usage_text(standings: Sequence[Standing], voice: Voice, now: float) -> str:
     lines = [voice.text(TextId.USAGE_TITLE)]
     for standing in standings:
         used, limit, share = _used_and_limit(standing.rule, standing.usage)
-        wait = voice.wait(standing.ends.timestamp() - now)
+        wait = voice.wait(standing.ends - now)
         lines.append(
             voice.text(
                 TextId.USAGE_LINE,

@@ -3,8 +3,7 @@ limit applies at once), and the counters a turn's rules charge."""
 
 from __future__ import annotations
 
-from datetime import datetime
-
+from chatgate.budgets.periods import period_bounds
 from chatgate.config.budget_models import BudgetRuleConfig
 from chatgate.config.loader import LoadedConfig
 from chatgate.feature.ports import LiveConfig
@@ -14,7 +13,6 @@ from chatgate.policies.budgets import (
     Who,
     applies,
     counter_key,
-    period_bounds,
     scope_id,
     usd_to_nano,
 )
@@ -51,11 +49,12 @@ class Rules:
             self._from = loaded
         return self._rules
 
-    def counters(self, who: Who, now: float) -> list[tuple[Rule, str, datetime]]:
+    def counters(self, who: Who, now: float) -> list[tuple[Rule, str, float]]:
         """(rule, counter key, period end) of every rule that applies to ``who`` now."""
         out = []
         for rule in self.all():
             if applies(rule, who):
                 start, end = period_bounds(rule.period, rule.timezone, now)
-                out.append((rule, counter_key(rule, scope_id(rule, who), start), end))
+                key = counter_key(rule, scope_id(rule, who), start.date().isoformat())
+                out.append((rule, key, end.timestamp()))
         return out

@@ -10,9 +10,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from datetime import datetime, timedelta
 from enum import StrEnum
-from zoneinfo import ZoneInfo
 
 NANO = 1_000_000_000  # nano-USD per USD
 GLOBAL_SCOPE = "*"
@@ -112,26 +110,9 @@ def scope_id(rule: Rule, who: Who) -> str:
     }[rule.scope]
 
 
-def period_bounds(period: str, timezone: str, now: float) -> tuple[datetime, datetime]:
-    """The calendar period holding ``now`` in ``timezone``: [start, end)."""
-    local = datetime.fromtimestamp(now, ZoneInfo(timezone))
-    day = local.replace(hour=0, minute=0, second=0, microsecond=0)
-    if period == "week":  # ISO weeks: Monday first
-        start = day - timedelta(days=day.weekday())
-        end = start + timedelta(days=7)
-    elif period == "month":
-        start = day.replace(day=1)
-        end = (start + timedelta(days=32)).replace(day=1)
-    else:
-        start, end = day, day + timedelta(days=1)
-    # A wall-clock midnight re-read in the zone (daylight saving moves the offset).
-    zone = ZoneInfo(timezone)
-    return start.replace(tzinfo=zone), end.replace(tzinfo=zone)
-
-
-def counter_key(rule: Rule, scope: str, start: datetime) -> str:
-    """A counter per rule name, scope id and period start."""
-    return f"{rule.name}|{scope}|{start.date().isoformat()}"
+def counter_key(rule: Rule, scope: str, start: str) -> str:
+    """A counter per rule name, scope id and period start (an ISO date)."""
+    return f"{rule.name}|{scope}|{start}"
 
 
 def split_key(key: str) -> tuple[str, str, str]:
@@ -195,7 +176,7 @@ class Standing:
     rule: Rule
     key: str
     usage: Usage
-    ends: datetime
+    ends: float  # when the period renews (epoch seconds)
 
     @property
     def rung(self) -> Rung:

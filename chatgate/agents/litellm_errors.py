@@ -47,8 +47,9 @@ def classify_model_error(exc: BaseException, provider: str | None = None) -> Age
         reason = FailureReason.AUTH_EXPIRED
     if reason is FailureReason.FORMAT_ERROR and "context length" in message:
         reason = FailureReason.CONTEXT_OVERFLOW
-    if "insufficient_quota" in message:  # the account is out of credit: waiting cannot help
-        reason = FailureReason.PROVIDER_QUOTA
+    if reason is FailureReason.RATE_LIMIT:  # out of credit rather than too fast: waiting can't help
+        code = str(getattr(exc, "code", "") or "")
+        reason = reason_from_status(429, f"{message} {code}")
     if reason is FailureReason.OVERLOADED and _caused_by_connection(exc):
         reason = FailureReason.UNAVAILABLE
     if reason is None:

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import aiohttp
 
+from chatgate.state.admin import trail
 from tests.channels.telegram.helpers_b import settled
 from tests.fakes.llm import FakeLLM, Fault, ToolCall, ToolCalls
 from tests.harness import memory, operator, running, url, write_config
@@ -63,6 +64,7 @@ async def test_degrade_switches_the_model_then_refuses(tmp_path: Path, fake_llm:
     assert entry.reply is not None
     usage = entry.reply["usage"]
     assert usage["agent"] == "cheap" and usage["calls"] == 1 and usage["cost_usd"] > 0
+    assert "1 model call (cheap)" in trail(entry)["summary"]  # what `chatgate why` prints
 
 
 TOOLS = """    tools:

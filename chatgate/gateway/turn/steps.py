@@ -9,9 +9,11 @@ After the lock and session are released: deliver → announce. Each step reads a
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import functools
 import logging
 from collections.abc import Awaitable, Callable
+from typing import Any
 
 from chatgate.agents.base import REPLY_TO, Agent, AgentError, AgentReply, Turn, TurnFenced
 from chatgate.agents.tools.runtime import TurnTools
@@ -48,6 +50,7 @@ from chatgate.state.records import JournalMark, JournalState
 
 log = logging.getLogger("chatgate.turn")
 Step = Callable[[TurnRecord], Awaitable[TurnExit | None]]
+USAGE_META = "usage"  # journal reply / transcript meta key: the turn's tokens and cost
 
 
 def shows_tools(config: AgentConfig | None) -> bool:
@@ -353,14 +356,12 @@ class TurnSteps:
         stopped = record.control.reason is CancelReason.STOP
         final = last.target is None and record.stream is None
         outcome = record.outcome = Outcome(kind, message, reason, stopped=stopped, final=final)
+        usage = self._usage(record)
         # A one-shot session is never read again; the journal keeps its message and reply.
         persist = (
             [] if record.one_shot else to_persist(record.new, kind, record.reply, record.failure)
         )
-        reply = answered(outcome, persist) | record.media.journal_fields()
-        summary = record.metered.summary if record.metered is not None else None
-        if summary is not None:
-            reply["usage"] = dict(summary())  # tokens and cost `chatgate why` shows
+        reply = answered(outcome, persist) | record.media.journal_fields() | usage
         if record.tools is not None:
             record.tools.record(reply)  # the tool trail `chatgate why` shows
         keys = [j.msg.key for j in record.batch]
@@ -383,6 +384,19 @@ class TurnSteps:
                 self.unsaved.keep(keys, len(session.transcript), record.reply)
             raise
         return None
+
+    @staticmethod
+    def _usage(record: TurnRecord) -> dict[str, Any]:
+        """The turn's tokens and cost (the budgets' accounting) for the journal, also kept in
+        the answer's transcript metadata."""
+        summary = record.metered.summary if record.metered is not None else None
+        if summary is None:
+            return {}
+        usage = dict(summary())
+        if record.reply is not None:
+            meta = {**(record.reply.meta or {}), USAGE_META: usage}
+            record.reply = dataclasses.replace(record.reply, meta=meta)
+        return {USAGE_META: usage}
 
     def _tell_operator(self, record: TurnRecord) -> None:
         """The operator's side of a failure the chat was told about: the log line and, when

@@ -35,9 +35,10 @@ class ResetArgs:
 @dataclass(frozen=True)
 class UsageReport:
     rows: list[dict[str, Any]] = field(default_factory=list)
+    agent_days: list[dict[str, Any]] = field(default_factory=list)  # each agent's spend per day
 
     def to_json(self) -> dict[str, Any]:
-        return {"rows": self.rows}
+        return {"rows": self.rows, "agent_days": self.agent_days}
 
 
 @dataclass(frozen=True)

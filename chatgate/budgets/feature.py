@@ -18,7 +18,7 @@ from chatgate.budgets.actions import (
 )
 from chatgate.budgets.ledger import Ledger
 from chatgate.budgets.meter import Meters, who_of
-from chatgate.budgets.report import usage_rows, usage_text
+from chatgate.budgets.report import agent_days, usage_rows, usage_text
 from chatgate.budgets.rules import Rules
 from chatgate.budgets.store import DB_FILE, BudgetStore, SqliteBudgetStore
 from chatgate.config.loader import LoadedConfig
@@ -99,7 +99,8 @@ class Budgets(Feature):
     async def _usage(self, ctx: OperatorContext, args: UsageArgs) -> UsageReport:
         counters = await self.store.counters()
         rules = {r.name: r for r in self.rules.all()}
-        return UsageReport(usage_rows(counters, rules, by=args.by, period=args.period))
+        rows = usage_rows(counters, rules, by=args.by, period=args.period)
+        return UsageReport(rows, agent_days(counters))
 
     async def _reset(self, ctx: OperatorContext, args: ResetArgs) -> BudgetReset:
         kind, _, rest = args.scope.partition(":")

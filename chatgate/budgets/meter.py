@@ -8,6 +8,7 @@ import logging
 import uuid
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from typing import Any
 
 from chatgate.agents.base import AgentError
@@ -23,6 +24,7 @@ from chatgate.model.outbound import OutboundMessage
 from chatgate.model.reasons import FailureReason
 from chatgate.model.text_ids import TextId
 from chatgate.policies.budgets import (
+    AGENT_DAY,
     NANO,
     Standing,
     Who,
@@ -154,6 +156,9 @@ class TurnBill:
         self.meters, self.agent, self.standings = meters, agent, tuple(standings)
         self.msg, self.who, self.voice = msg, who, voice
         self.keys = [s.key for s in self.standings]
+        if meters.rules.all():  # while budgets are kept, each agent's spend per day too
+            day = datetime.fromtimestamp(meters.clock.time(), UTC).date().isoformat()
+            self.keys.append(f"{AGENT_DAY}|{agent}|{day}")
         self.calls = self.tokens_in = self.tokens_out = self.nano = 0
         self.model: str | None = None
         self._counted = False  # the turn has reached the model (counted once in limit_turns)
@@ -191,7 +196,7 @@ class TurnBill:
         self.nano += nano
         self.model = model
         ledger.charged(self.agent, model, tokens_in, tokens_out, nano)
-        if self.standings:
+        if self.keys:
             spent = Spent(nano, tokens_in + tokens_out, ticket.turns)
             await self.meters.store.settle(ticket.id, self.keys, spent, self.agent)
 

@@ -7,6 +7,7 @@ from typing import Any
 
 from chatgate.model.text_ids import TextId
 from chatgate.policies.budgets import (
+    AGENT_DAY,
     NANO,
     Rule,
     Standing,
@@ -64,6 +65,8 @@ def usage_rows(
     rows: dict[tuple[str, ...], dict[str, Any]] = {}
     for key, usage in counters.items():
         name, scope, start = split_key(key)
+        if name == AGENT_DAY:
+            continue
         rule = rules.get(name)
         if period is not None and (rule is None or rule.period != period):
             continue
@@ -90,3 +93,23 @@ def usage_rows(
             row["limit_tokens"] = rule.limit_tokens
             row["limit_turns"] = rule.limit_turns
     return sorted(rows.values(), key=lambda r: (-r["usd"], -r["tokens"], r["id"]))
+
+
+def agent_days(counters: Mapping[str, Usage], days: int = 14) -> list[dict[str, Any]]:
+    """Each agent's spend per UTC day (kept while any budget is configured), newest first."""
+    rows = []
+    for key, usage in counters.items():
+        name, agent, day = split_key(key)
+        if name == AGENT_DAY:
+            rows.append(
+                {
+                    "agent": agent,
+                    "day": day,
+                    "usd": usage.nano / NANO,
+                    "tokens": usage.tokens,
+                    "turns": usage.turns,
+                }
+            )
+    rows.sort(key=lambda r: (r["day"], r["agent"]), reverse=True)
+    newest = sorted({str(r["day"]) for r in rows}, reverse=True)[:days]
+    return [r for r in rows if r["day"] in newest]

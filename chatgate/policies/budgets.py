@@ -14,6 +14,7 @@ from enum import StrEnum
 
 NANO = 1_000_000_000  # nano-USD per USD
 GLOBAL_SCOPE = "*"
+AGENT_DAY = "@agent-day"  # the implicit counter of each agent's spend per UTC day (the dashboard)
 SCHEDULE_PLATFORM = "schedule"
 WEBHOOK_PLATFORM = "webhook"
 

@@ -16,6 +16,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -46,7 +47,9 @@ def fake_model() -> Iterator[str]:
         proc.wait()
 
 
-def _configure(workdir: Path, base_url: str, backend: str, budget: bool, db: int) -> Path:
+def _configure(
+    workdir: Path, base_url: str, backend: str, budget: bool, db: int, prefix: str
+) -> Path:
     path = _config(workdir)
     document: dict[str, Any] = yaml.safe_load(path.read_text())
     document["agents"] = {
@@ -60,7 +63,7 @@ def _configure(workdir: Path, base_url: str, backend: str, budget: bool, db: int
     }
     if backend == "redis":
         url = f"redis://127.0.0.1:6379/{db}"
-        document["gateway"]["store"] = {"backend": "redis", "url": url, "key_prefix": "bench:"}
+        document["gateway"]["store"] = {"backend": "redis", "url": url, "key_prefix": prefix}
     if budget:
         document["budgets"] = [RULE]
     path.write_text(yaml.safe_dump(document))
@@ -97,8 +100,13 @@ async def measure(turns: int, reps: int, backends: list[str], db: int) -> dict[s
             for rep in range(reps):
                 for label, budget in (("without", False), ("with", True)):
                     workdir = Path(scratch) / f"{backend}-{label}-{rep}"
-                    path = _configure(workdir, base_url, backend, budget, db)
-                    runs[label].append(await per_turn(path, turns))
+                    prefix = f"bench-budgets-{uuid.uuid4().hex[:8]}:"  # a fresh journal each run
+                    path = _configure(workdir, base_url, backend, budget, db, prefix)
+                    try:
+                        runs[label].append(await per_turn(path, turns))
+                    finally:
+                        if backend == "redis":
+                            await _drop(db, prefix)
             best = {k: (min(c for c, _ in v), min(w for _, w in v)) for k, v in runs.items()}
             out[backend] = {
                 "cpu_ms_without": round(best["without"][0] * 1000, 3),
@@ -109,6 +117,18 @@ async def measure(turns: int, reps: int, backends: list[str], db: int) -> dict[s
                 "wall_ratio": round(best["with"][1] / best["without"][1], 3),
             }
     return out
+
+
+async def _drop(db: int, prefix: str) -> None:
+    from redis.asyncio import Redis
+
+    client = Redis.from_url(f"redis://127.0.0.1:6379/{db}")
+    try:
+        keys = [key async for key in client.scan_iter(match=prefix + "*", count=1000)]
+        for start in range(0, len(keys), 500):
+            await client.delete(*keys[start : start + 500])
+    finally:
+        await client.aclose()
 
 
 def main() -> None:

@@ -62,6 +62,7 @@ class Budgets(Feature):
             context.voices,
             context.routing,
             context.deliver,
+            context.channels,
         )
 
     def turn_meters(self) -> TurnMeters | None:

@@ -16,7 +16,7 @@ from chatgate.budgets.ledger import Ledger
 from chatgate.budgets.rules import Rules
 from chatgate.budgets.store import BudgetStore, Spent
 from chatgate.clock import Clock
-from chatgate.feature.ports import Deliver, LiveConfig, Routing
+from chatgate.feature.ports import ChannelLookup, Deliver, LiveConfig, Routing
 from chatgate.feature.turns import MeteredTurn
 from chatgate.feature.voices import Voices
 from chatgate.model.messages import InboundMessage, Target
@@ -67,9 +67,11 @@ class Meters:
         voices: Voices,
         routing: Routing,
         deliver: Deliver,
+        channels: ChannelLookup,
     ) -> None:
         self.live, self.clock, self.store, self.ledger = live, clock, store, ledger
         self.rules, self.voices, self.routing, self.deliver = rules, voices, routing, deliver
+        self.channels = channels
 
     async def standings(self, who: Who) -> list[Standing]:
         now = self.clock.time()
@@ -90,7 +92,7 @@ class Meters:
             refusal = await self.refusal(decided.refused, msg, who, voice)
             return MeteredTurn(agent, refusal=refusal)
         for standing in decided.warn:
-            await self._warn(standing, target, voice)
+            await self._warn(standing, msg, target, voice)
         run_on = agent
         if decided.degrade_to is not None and decided.degrade_to in self.live.loaded.config.agents:
             run_on = decided.degrade_to
@@ -110,9 +112,18 @@ class Meters:
             key = f"refused|{who.user}|{who.chat}"
             if not await self.store.once(key, now, now + GROUP_REFUSAL_EVERY_S):
                 notice = ""
+            elif await self.privately(msg, notice):
+                notice = ""  # the sender alone saw it; nothing in the group
         return AgentError(FailureReason.BUDGET_EXHAUSTED, detail, notice=notice)
 
-    async def _warn(self, standing: Standing, target: Target | None, voice: Voice) -> None:
+    async def privately(self, msg: InboundMessage, text: str) -> bool:
+        """``text`` to the sender alone where the platform can (a Slack ephemeral)."""
+        adapter = await self.channels.ready_adapter(msg.channel)
+        return adapter is not None and await adapter.tell_privately(msg, text)
+
+    async def _warn(
+        self, standing: Standing, msg: InboundMessage, target: Target | None, voice: Voice
+    ) -> None:
         """The one notice per counter and period, across replicas."""
         if target is None:
             return
@@ -135,6 +146,8 @@ class Meters:
         text = voice.text(
             TextId.BUDGET_WARN, share=format_share(used, limit), wait=voice.wait(ends - now)
         )
+        if msg.chat_kind != "direct" and await self.privately(msg, text):
+            return
         try:
             await self.deliver(target, OutboundMessage.from_text(text))
         except Exception:  # a notice must never cost the turn

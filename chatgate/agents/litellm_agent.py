@@ -15,7 +15,15 @@ from types import ModuleType
 from typing import Any
 
 from chatgate import genai_metrics, tracing
-from chatgate.agents.base import REPLY_TO, AgentError, AgentReply, Turn, recent, with_parts
+from chatgate.agents.base import (
+    REPLY_TO,
+    AgentError,
+    AgentReply,
+    Turn,
+    TurnFenced,
+    recent,
+    with_parts,
+)
 from chatgate.agents.litellm_errors import classify_model_error
 from chatgate.agents.tools.loop import ModelStep, RequestedCall, ToolLoop
 from chatgate.agents.tools.types import ToolContext, ToolSource
@@ -28,6 +36,8 @@ from chatgate.policies.taint import history_taint
 TOOL_STEPS_META = "tool_steps"  # ChatMessage.meta key: the tool calls and results behind an answer
 IMPORT_SWITCH_INTERVAL_S = 0.0005
 ABANDON_S = 0.2  # a cancelled model call's grace to leave litellm's worker thread (_completion)
+MAX_RATE_WAITS = 3  # provider rate limits with a Retry-After waited out per model call
+RATE_WAIT_EVENT = "rate_limit_wait"  # on_event: the call waits out a provider's Retry-After
 OFFLINE_ENV = {"LITELLM_LOCAL_MODEL_COST_MAP": "True", "LITELLM_OFFLINE_MODE": "true"}
 # Most model connections open at once per provider host (and in total). litellm keeps one cached
 # SDK client per provider (key, base, timeout), whose aiohttp pool reads these at import; a call
@@ -199,6 +209,9 @@ class LiteLLMAgent:
         ]
         self._models = [primary, *fallbacks]
         self._warm = False
+        # At most this many calls in flight for the agent (a burst must not trip the provider).
+        most = config.max_concurrent
+        self._slots = asyncio.Semaphore(most) if most else None
 
     def provider_id(self) -> str | None:
         return self._models[0].provider_id
@@ -276,14 +289,15 @@ class LiteLLMAgent:
         turn = tracked.turn
         last_error: AgentError | None = None
         for index, spec in enumerate(self._models):
-            if turn.before_model is not None:  # outside the try: a fenced turn is no model error
-                await turn.before_model()
             try:
-                return await self._call(spec, messages, turn, tools)
-            except asyncio.CancelledError:
+                last = index == len(self._models) - 1  # a fallback answers without waiting
+                return await self._attempts(spec, messages, turn, tools, wait=last)
+            except (asyncio.CancelledError, TurnFenced):
                 raise
             except Exception as exc:
                 error = classify_model_error(exc, spec.provider_id)
+                if error.reason is FailureReason.BUDGET_EXHAUSTED and error.notice is not None:
+                    raise error from None  # a spend budget refused: no other model may run
                 last_error = error
                 nxt = self._models[index + 1] if index + 1 < len(self._models) else None
                 # Once deltas reached the caller a fallback would stream a second answer after them.
@@ -302,6 +316,61 @@ class LiteLLMAgent:
                     )
         assert last_error is not None
         raise last_error
+
+    async def _attempts(
+        self,
+        spec: ModelSpec,
+        messages: list[dict[str, Any]],
+        turn: Turn,
+        tools: list[dict[str, Any]] | None,
+        *,
+        wait: bool,
+    ) -> ModelStep:
+        """One model's call; with ``wait``, a rate limit that names its wait (Retry-After) is
+        waited out and the call made again (the turn's deadline bounds the waits; the chat
+        sees typing)."""
+        waits = 0
+        while True:
+            try:
+                return await self._metered(spec, messages, turn, tools)
+            except (asyncio.CancelledError, TurnFenced, AgentError):
+                raise
+            except Exception as exc:
+                error = classify_model_error(exc, spec.provider_id)
+                pause = error.retry_after_s
+                if not wait or error.reason is not FailureReason.RATE_LIMIT or pause is None:
+                    raise
+                if waits >= MAX_RATE_WAITS or pause > self._config.timeout_s:
+                    raise
+                waits += 1
+                if turn.on_event is not None:
+                    turn.on_event(RATE_WAIT_EVENT, {"agent": self.name, "wait_s": pause})
+                await asyncio.sleep(pause)
+
+    async def _metered(
+        self,
+        spec: ModelSpec,
+        messages: list[dict[str, Any]],
+        turn: Turn,
+        tools: list[dict[str, Any]] | None,
+    ) -> ModelStep:
+        """`_call` fenced, admitted by the turn's meter, in one of the agent's slots, charged."""
+        if turn.before_model is not None:
+            await turn.before_model()
+        meter = turn.meter
+        ticket = await meter.admit(spec.model, messages) if meter is not None else None
+        usage: Mapping[str, int] = {}
+        try:
+            if self._slots is None:
+                step = await self._call(spec, messages, turn, tools)
+            else:
+                async with self._slots:
+                    step = await self._call(spec, messages, turn, tools)
+            usage = step.usage
+            return step
+        finally:
+            if meter is not None:
+                await asyncio.shield(meter.settle(ticket, spec.model, usage))
 
     def _messages(self, turn: Turn) -> list[dict[str, Any]]:
         out: list[dict[str, Any]] = []
@@ -441,6 +510,7 @@ class LiteLLMAgent:
             )
             return _step(text, calls, spec.model, _usage(response))
         kwargs["stream"] = True
+        kwargs["stream_options"] = {"include_usage": True}  # the last chunk reports usage
         async with asyncio.timeout(deadline):
             return await self._stream(litellm, kwargs, spec, turn)
 
@@ -449,8 +519,12 @@ class LiteLLMAgent:
     ) -> ModelStep:
         parts: list[str] = []
         calls: dict[int, dict[str, str]] = {}
+        usage: dict[str, int] = {}
         response = await _completion(litellm, kwargs)
         async for chunk in response:
+            reported = _usage(chunk)
+            if reported.get("total_tokens"):
+                usage = reported
             choices = getattr(chunk, "choices", None) or []
             delta = choices[0].delta if choices else None
             text = getattr(delta, "content", None) if delta is not None else None
@@ -463,7 +537,7 @@ class LiteLLMAgent:
         requested = [
             RequestedCall(c["id"], c["name"], c["arguments"]) for _, c in sorted(calls.items())
         ]
-        return _step("".join(parts), requested, spec.model, {})
+        return _step("".join(parts), requested, spec.model, usage)
 
 
 def tool_context(agent: str, turn: Turn) -> ToolContext:

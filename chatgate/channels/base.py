@@ -186,6 +186,11 @@ class ChannelAdapter(ABC):
     async def typing(self, target: Target) -> None:
         return None
 
+    async def tell_privately(self, msg: InboundMessage, text: str) -> bool:
+        """Show ``text`` to the sender of ``msg`` alone, in its conversation (an ephemeral
+        message); False where the platform cannot, so the caller answers in the chat."""
+        return False
+
     async def acknowledge(self, msg: InboundMessage) -> None:
         """A turn for ``msg`` starts (capabilities.ack has REACTION); must not raise."""
         return None

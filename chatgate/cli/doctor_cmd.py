@@ -263,7 +263,7 @@ def _model_failure(name: str, check: str, where: str, exc: AgentError) -> Findin
         FailureReason.AUTH_PERMANENT: f"check agents.{name}.api_key and its access to the model",
         FailureReason.AUTH_EXPIRED: f"renew the key in agents.{name}.api_key",
         FailureReason.MODEL_NOT_FOUND: f"check agents.{name}.model (and fallbacks)",
-        FailureReason.BUDGET_EXHAUSTED: "top up the provider account or raise the budget",
+        FailureReason.PROVIDER_QUOTA: "top up the provider account or raise its quota",
     }
     return Finding(
         check,

@@ -96,13 +96,15 @@ def _parser() -> argparse.ArgumentParser:
     )
     migrate.add_argument("--dry-run", action="store_true")
 
+    from chatgate.budgets.actions import ACTIONS as BUDGET_ACTIONS
+    from chatgate.budgets.actions import GROUP_HELP as BUDGET_HELP
     from chatgate.cli.action_parsers import add_actions
     from chatgate.config_edit.actions import declared as config_actions
     from chatgate.operator.catalog import BUILTIN, GROUP_HELP
     from chatgate.people.actions import GROUP_HELP as PEOPLE_HELP
     from chatgate.people.actions import people_actions
 
-    add_actions(sub, BUILTIN, GROUP_HELP, config, api)
+    add_actions(sub, (*BUILTIN, *BUDGET_ACTIONS), GROUP_HELP | BUDGET_HELP, config, api)
     add_actions(sub, config_actions(), {}, config, api, groups={"config": cfg})
     add_actions(sub, people_actions(None), PEOPLE_HELP, config, api)
     from chatgate.cli import chats_cmd, jobs_cmd, send_cmd
@@ -203,12 +205,13 @@ def _with_config(loaded: LoadedConfig, args: argparse.Namespace) -> int:
     command = commands.get(args.command)
     if command is not None:
         return command()
+    from chatgate.budgets.actions import ACTIONS as BUDGET_ACTIONS
     from chatgate.cli.action_parsers import chosen
     from chatgate.cli.state_cmds import run_action
     from chatgate.operator.catalog import BUILTIN
     from chatgate.people.actions import people_actions
 
-    action = chosen(BUILTIN + people_actions(None), args)
+    action = chosen((*BUILTIN, *BUDGET_ACTIONS, *people_actions(None)), args)
     return 2 if action is None else run_action(loaded, action, args)
 
 

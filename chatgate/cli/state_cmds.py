@@ -259,9 +259,26 @@ def tool_line(call: Mapping[str, Any]) -> str:
     return line + (f" ({call['detail']})" if call.get("detail") else "")
 
 
+def usage(args: Any, answer: dict[str, Any], as_json: bool) -> int:
+    """`chatgate usage`: one line per counter (or scope id), biggest spend first."""
+    if as_json or "error" in answer:
+        return as_json_only(args, answer, as_json)
+    rows = answer["rows"]
+    for r in rows:
+        name = r["rule"] or r["scope"] or ""
+        print(
+            f"  {name:<20} {r['id']:<28} {r['period_start']}  ${r['usd']:.6f}"
+            f"  {r['tokens']} tokens  {r['turns']} turns"
+        )
+    if not rows:
+        print("  (no budget counters)")
+    return 0
+
+
 RENDERERS: dict[str, Render] = {
     "config_history": config_edit_cmd.history,
     "config_rollback": config_edit_cmd.rollback,
+    "usage": usage,
     "dlq_list": dlq_list,
     "dlq_drop": dlq_drop,
     "dlq_replay": dlq_replay,

@@ -10,6 +10,7 @@ from pydantic import Field, SecretStr, field_validator, model_validator
 
 from chatgate.config.agent_models import AgentConfig, EchoAgentConfig
 from chatgate.config.base import StrictModel
+from chatgate.config.budget_models import BudgetRuleConfig
 from chatgate.config.channel_models import TARGET_PATTERN
 from chatgate.config.retention_models import RetentionConfig
 from chatgate.config.schedule_models import JOB_ID_PATTERN, ScheduleConfig
@@ -252,6 +253,9 @@ class GatewayConfig(StrictModel):
     telemetry: TelemetryConfig = Field(default_factory=TelemetryConfig)
     retention: RetentionConfig = Field(
         default_factory=RetentionConfig, description="transcripts and journal content purged by age"
+    )
+    budgets: list[BudgetRuleConfig] = Field(
+        default_factory=list, description="spend limits; several may apply, the strictest decides"
     )
 
     @field_validator("identities")

@@ -14,7 +14,7 @@ from typing import Any, ClassVar
 from chatgate.config.loader import LoadedConfig
 from chatgate.feature.intake import CommandHandler, GateSlot, HintSource, StageFn
 from chatgate.feature.ports import RouteTable
-from chatgate.feature.turns import ToolApprover
+from chatgate.feature.turns import ToolApprover, TurnMeters
 from chatgate.model.results import DeliveryReport
 from chatgate.operator.actions import AnyAction
 from chatgate.state.personal import PersonalData
@@ -42,6 +42,10 @@ class Feature:
 
     def tool_approver(self) -> ToolApprover | None:
         """Asks a person before a tool call runs (one feature at most offers it)."""
+        return None
+
+    def turn_meters(self) -> TurnMeters | None:
+        """Meters each turn's model calls and may refuse or degrade it (the budgets)."""
         return None
 
     def mount(self, routes: RouteTable) -> None:

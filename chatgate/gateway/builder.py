@@ -21,6 +21,7 @@ from chatgate.agents.mcp.hub import McpHub
 from chatgate.agents.registry import build_agents
 from chatgate.agents.tools.runtime import ToolRuntime
 from chatgate.approvals.feature import Approvals
+from chatgate.budgets.feature import Budgets
 from chatgate.channels.registry import ChannelRegistry
 from chatgate.clock import Clock, SystemClock
 from chatgate.config.loader import LoadedConfig
@@ -186,6 +187,7 @@ class GatewayBuilder:
             Schedules(context),
             TakeoverFeature(context),
             ConfigEdit(context),
+            Budgets(context),
         )
         features = (*others, People(context, lambda: others))
         pipeline.plug(features)

@@ -112,6 +112,7 @@ class FailureReason(StrEnum):
     CONTEXT_OVERFLOW = "context_overflow"
     MODEL_NOT_FOUND = "model_not_found"
     BUDGET_EXHAUSTED = "budget_exhausted"
+    PROVIDER_QUOTA = "provider_quota"  # the provider account is out of credit (insufficient_quota)
     CANCELLED = "cancelled"
     FORMAT_ERROR = "format_error"
     UNAVAILABLE = "unavailable"

@@ -132,6 +132,9 @@ class Pipeline:
             approver = feature.tool_approver()
             if approver is not None:
                 self.approver = self.runner.steps.approvals = approver
+            meters = feature.turn_meters()
+            if meters is not None:
+                self.runner.steps.meters = meters
         self.stages.plug(gates, commands)
 
     def policy(self, channel: str) -> ChannelPolicy:

@@ -10,9 +10,11 @@ that ends the turn there. After the lock and session are released: announce. Eac
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import functools
 import logging
 from collections.abc import Awaitable, Callable
+from typing import Any
 
 from chatgate.agents.base import REPLY_TO, Agent, AgentError, AgentReply, Turn, TurnFenced
 from chatgate.agents.tools.runtime import TurnTools
@@ -21,7 +23,7 @@ from chatgate.channels.capabilities import AckMode
 from chatgate.config.agent_models import AgentConfig, LiteLLMAgentConfig
 from chatgate.config.masking import masker_for
 from chatgate.feature.operator_notify import OperatorNotifier
-from chatgate.feature.turns import AskContext, CancelReason, ToolApprover
+from chatgate.feature.turns import AskContext, CancelReason, ToolApprover, TurnMeters
 from chatgate.feature.voices import USER_LANGUAGE_KEY, Voices
 from chatgate.gateway.delivery.presence import typing_while
 from chatgate.gateway.delivery.status_line import StatusLine, worded
@@ -50,6 +52,7 @@ from chatgate.state.records import JournalMark, JournalState
 
 log = logging.getLogger("chatgate.turn")
 Step = Callable[[TurnRecord], Awaitable[TurnExit | None]]
+USAGE_META = "usage"  # journal reply / transcript meta key: the turn's tokens and cost
 
 
 def shows_tools(config: AgentConfig | None) -> bool:
@@ -82,6 +85,7 @@ class TurnSteps:
         self.voices = Voices(runtime)
         self.notifier = OperatorNotifier(runtime, runtime.clock, runtime.delivery.deliver)
         self.approvals: ToolApprover | None = None  # asks the chat before `ask` tool calls
+        self.meters: TurnMeters | None = None  # the spend budgets (admit, charge, degrade)
         self.unsaved = UnsavedAnswers()
         self.held: tuple[Step, ...] = (
             self.open,
@@ -174,7 +178,10 @@ class TurnSteps:
     async def call_agent(self, record: TurnRecord) -> TurnExit | None:
         """Run the agent inline under its timeout while the channel shows life (reaction ack,
         typing); a cancelled call ends as its `TurnExit` or as the /stop failure."""
-        runtime, last, adapter, agent = self.rt, record.last, record.adapter, record.agent
+        runtime, last, adapter = self.rt, record.last, record.adapter
+        if await self._budgeted(record):
+            return None  # refused by a spend budget: no model call
+        agent = record.agent
         assert agent is not None
         turn = self._turn_for(record)
         prewarm = getattr(agent, "prewarm", None)  # a one-time warm-up must not eat the timeout
@@ -193,6 +200,31 @@ class TurnSteps:
         record.agent_s = runtime.clock.monotonic() - started
         runtime.metrics.turn_seconds.labels(agent=last.agent).observe(record.agent_s)
         return None
+
+    async def _budgeted(self, record: TurnRecord) -> bool:
+        """Ask the budgets how the turn may run: refused (True), or on which agent."""
+        if self.meters is None:
+            return False
+        last = record.last
+        metered = record.metered = await self.meters.begin(
+            last.msg, last.agent, last.session, last.target
+        )
+        if metered.refusal is not None:
+            record.failure = metered.refusal
+            return True
+        cheaper = self.rt.agents.get(metered.agent)
+        if metered.agent != last.agent and cheaper is not None:
+            record.agent = cheaper
+            self.providers.agent_event(
+                EventName.MODEL_FALLBACK,
+                {
+                    "agent": last.agent,
+                    "to_agent": metered.agent,
+                    "reason": FailureReason.BUDGET_EXHAUSTED.value,
+                    "fallback_index": 0,
+                },
+            )
+        return False
 
     def _turn_for(self, record: TurnRecord) -> Turn:
         last, session, stream = record.last, record.session, record.stream
@@ -226,6 +258,7 @@ class TurnSteps:
             approve=self._approver(record),
             before_model=functools.partial(self._fence, record),
             secrets=secrets,
+            meter=record.metered.meter if record.metered is not None else None,
         )
 
     def _approver(self, record: TurnRecord) -> Approve | None:
@@ -341,11 +374,12 @@ class TurnSteps:
         stopped = record.control.reason is CancelReason.STOP
         final = last.target is None and record.stream is None
         outcome = record.outcome = Outcome(kind, message, reason, stopped=stopped, final=final)
+        usage = self._usage(record)
         # A one-shot session is never read again; the journal keeps its message and reply.
         persist = (
             [] if record.one_shot else to_persist(record.new, kind, record.reply, record.failure)
         )
-        reply = answered(outcome, persist) | record.media.journal_fields()
+        reply = answered(outcome, persist) | record.media.journal_fields() | usage
         if record.tools is not None:
             record.tools.record(reply)  # the tool trail `chatgate why` shows
         keys = [j.msg.key for j in record.batch]
@@ -368,6 +402,19 @@ class TurnSteps:
                 self.unsaved.keep(keys, len(session.transcript), record.reply)
             raise
         return None
+
+    @staticmethod
+    def _usage(record: TurnRecord) -> dict[str, Any]:
+        """The turn's tokens and cost (the budgets' accounting) for the journal, also kept in
+        the answer's transcript metadata."""
+        summary = record.metered.summary if record.metered is not None else None
+        if summary is None:
+            return {}
+        usage = dict(summary())
+        if record.reply is not None:
+            meta = {**(record.reply.meta or {}), USAGE_META: usage}
+            record.reply = dataclasses.replace(record.reply, meta=meta)
+        return {USAGE_META: usage}
 
     def _tell_operator(self, record: TurnRecord) -> None:
         """The operator's side of a failure the chat was told about: the log line and, when

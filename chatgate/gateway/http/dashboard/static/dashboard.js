@@ -150,6 +150,7 @@ function render(data) {
   turns(data.stats);
   dlq(data.dlq.entries, now);
   jobs(status.jobs || [], now);
+  spend(data.usage || { rows: [], agent_days: [] });
   chats(status.chats || { paused: [], recent: [] }, now);
   pairing(data.pairing, now);
   whyChannels(status.channels);
@@ -262,6 +263,31 @@ function dlq(entries, now) {
       h("button", { class: "primary", onclick: () => act("POST", `/api/dlq/${e.id}/replay`, null, (d) => `reply #${e.id}: ${d.status || d.error}`) }, "Replay"), " ",
       h("button", { class: "danger", onclick: () => act("DELETE", `/api/dlq/${e.id}`, null, () => `reply #${e.id} dropped`) }, "Drop")),
   ), "nothing undelivered");
+}
+
+function usd(x) {
+  // enough digits that a small amount never reads as 0.00
+  if (x === 0) return "$0";
+  return x >= 1 ? `$${x.toFixed(2)}` : `$${x.toFixed(Math.min(9, Math.max(2, 1 - Math.floor(Math.log10(x)))))}`;
+}
+
+function spend(usage) {
+  const top = usage.rows.slice(0, 10);
+  rows("spenders", top, (r) => h("tr", {},
+    h("td", {}, r.rule || r.scope || ""),
+    h("td", {}, r.id),
+    h("td", { class: "nowrap" }, r.period_start),
+    h("td", {}, usd(r.usd)),
+    h("td", {}, String(r.tokens)),
+    h("td", {}, String(r.turns)),
+  ), "no budget counters (budgets: in gateway.yaml)");
+  rows("agent-days", usage.agent_days, (d) => h("tr", {},
+    h("td", { class: "nowrap" }, d.day),
+    h("td", {}, d.agent),
+    h("td", {}, usd(d.usd)),
+    h("td", {}, String(d.tokens)),
+    h("td", {}, String(d.turns)),
+  ), "no spend recorded yet");
 }
 
 function jobs(list, now) {

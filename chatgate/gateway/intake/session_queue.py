@@ -85,22 +85,9 @@ class SessionScheduler:
             q = self._queues[job.session] = SessionQueue(job.session)
         if capped and not front and len(q.jobs) >= self.max_queued:
             return False
-        if front:
-            q.jobs.appendleft(job)
-        elif job.resumed:  # taken up from the journal: earlier than what came in live
-            q.jobs.insert(_resumed_ahead(q.jobs), job)
-            if q.control is not None and not any(j.resumed for j in q.running or ()):
-                q.control.give_way()
-        else:
-            q.jobs.append(job)
-        if (
-            self.policy == "interrupt"
-            and job.kind is JobKind.TURN
-            and q.running
-            and q.control is not None
-            and any(j.kind is JobKind.TURN for j in q.running)
-        ):
-            q.control.cancel(CancelReason.INTERRUPT)
+        _place(q, job, front)
+        if self.policy == "interrupt" and job.kind is JobKind.TURN:
+            _interrupt_running_turn(q)
         if q.worker is None:
             q.worker = asyncio.create_task(self._work(q), name=f"session:{job.session}")
         return True
@@ -318,3 +305,22 @@ def _held(held_as: HeldAs, job: Job) -> Job:
         observed=held_as.observed,
         kept=held_as.kept(job.msg),
     )
+
+
+def _place(q: SessionQueue, job: Job, front: bool) -> None:
+    """Put ``job`` in line: at the front, ahead of live jobs when resumed from the journal (a
+    running live turn gives way to it), else at the back."""
+    if front:
+        q.jobs.appendleft(job)
+    elif job.resumed:  # taken up from the journal: earlier than what came in live
+        q.jobs.insert(_resumed_ahead(q.jobs), job)
+        if q.control is not None and not any(j.resumed for j in q.running or ()):
+            q.control.give_way()
+    else:
+        q.jobs.append(job)
+
+
+def _interrupt_running_turn(q: SessionQueue) -> None:
+    """Under the ``interrupt`` policy a new turn cancels the session's running one."""
+    if q.running and q.control is not None and any(j.kind is JobKind.TURN for j in q.running):
+        q.control.cancel(CancelReason.INTERRUPT)

@@ -255,6 +255,11 @@ def _cross_check(
     issues.extend(_schedule_issues(config, src, channels, need_agent))
     issues.extend(_check_api_token(config, src))
     issues.extend(tool_issues(config, src, channels))
+    issues.extend(
+        src.issue(("retention", "channels", name), f"channel '{name}' is not configured")
+        for name in config.retention.channels
+        if name not in channels
+    )
     return issues
 
 

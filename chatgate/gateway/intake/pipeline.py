@@ -167,9 +167,9 @@ class Pipeline:
             messaging__message__id=msg.message_id,
         ):
             return await self._submit(msg)  # off, or a duplicate of a message in flight
-        trace_id = tracing.trace_id(msg.key)
-        if trace_id is not None:  # journaled with the message: `chatgate why` prints it
-            msg = replace(msg, extra={**msg.extra, tracing.TRACE_ID: trace_id})
+        trace = tracing.journaled(msg.key)
+        if trace:  # journaled with the message: `chatgate why` prints it, an adopter links it
+            msg = replace(msg, extra={**msg.extra, **trace})
         try:
             with tracing.within(msg.key):
                 submission = await self._submit(msg)
@@ -292,6 +292,15 @@ class Pipeline:
     async def _resume_one(self, entry: JournalEntry) -> None:
         future = self.inflight.get(entry.key) or self.inflight.track(entry.key)
         msg = entry.message
+        tracing.start_message(  # a trace of its own, linked to the one its intake began
+            msg.key,
+            f"{msg.platform} message",
+            link=msg.extra.get(tracing.TRACE_PARENT),
+            chatgate__channel=msg.channel,
+            chatgate__resumed=True,
+            messaging__system=msg.platform,
+            messaging__message__id=msg.message_id,
+        )
         if entry.state is JournalState.ANSWERED and entry.reply is not None and entry.session:
             hint = self.hint(msg)
             job = Job(

@@ -217,6 +217,12 @@ class _Current:
         _otel.detach(self._token)
 
 
+def keyed(owner: str, key: str) -> str:
+    """Message ``key`` among the kept roots, per replica ``owner``: two replicas in one process
+    (as in the tests) each keep their own root of a message one hands to the other."""
+    return f"{owner}|{key}"
+
+
 def start_message(
     key: str, name: str, *, traceparent: Any = None, link: Any = None, **attributes: Attr
 ) -> bool:

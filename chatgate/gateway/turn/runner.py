@@ -34,7 +34,7 @@ class TurnRunner:
         """Run ``batch``; False when it was interrupted and must run again."""
         job = batch[-1]
         with (
-            tracing.within(job.msg.key),
+            tracing.within(tracing.keyed(self.rt.owner, job.msg.key)),
             tracing.span(
                 f"chatgate.{job.kind.value}",
                 gen_ai__agent__name=job.agent,

@@ -139,11 +139,15 @@ class Timeline:
         self._names: list[str] = []
         self._starts: list[float] = []
 
+    @staticmethod
+    def of(span: Span, now: Callable[[], float]) -> Timeline:
+        """A timeline for ``span``; the shared no-op one while ``span`` records nothing."""
+        return _NO_TIMELINE if span is OFF else Timeline(span, now)
+
     def mark(self, name: str) -> None:
         """Stage ``name`` starts now (the one before it ends)."""
-        if self._span is not OFF:
-            self._names.append(name)
-            self._starts.append(self._now())
+        self._names.append(name)
+        self._starts.append(self._now())
 
     def close(self) -> None:
         if not self._names:
@@ -152,6 +156,19 @@ class Timeline:
         took = [round(end - start, 6) for start, end in zip(self._starts, ends, strict=True)]
         self._span.set(chatgate__steps=self._names, chatgate__steps__duration_s=took)
         self._names = []
+
+
+class _NoTimeline(Timeline):
+    __slots__ = ()
+
+    def mark(self, name: str) -> None:
+        pass
+
+    def close(self) -> None:
+        pass
+
+
+_NO_TIMELINE = _NoTimeline(OFF, lambda: 0.0)
 
 
 class _Nothing:
@@ -220,7 +237,7 @@ class _Current:
 def keyed(owner: str, key: str) -> str:
     """Message ``key`` among the kept roots, per replica ``owner``: two replicas in one process
     (as in the tests) each keep their own root of a message one hands to the other."""
-    return f"{owner}|{key}"
+    return key if _tracer is None else f"{owner}|{key}"
 
 
 def start_message(

@@ -89,5 +89,7 @@ async def test_the_replica_a_message_is_handed_to_links_to_its_first_trace(
     ]
     assert adopted.trace_id != first.trace_id and adopted.parent_id == ""
     assert adopted.links == [(first.trace_id, first.span_id)]
-    [redeliver] = [s for s in receiver.spans if s.name == "chatgate.redeliver"]
-    assert redeliver.trace_id == adopted.trace_id  # b's sending is in the linked trace
+    # b's sending is in the linked trace (a re-delivery, or the resumed turn when a busy
+    # machine let a's lease lapse and b adopted the message as a dead replica's)
+    sending = {s.name for s in receiver.spans if s.trace_id == adopted.trace_id}
+    assert sending & {"chatgate.redeliver", "chatgate.turn"}

@@ -73,7 +73,7 @@ class TurnRunner:
         """The held steps under the turn lock and session (released as soon as the answer is
         journaled), then the steps after; a step's `TurnExit` ends the turn there."""
         rec = TurnRecord(batch, control, contextlib.AsyncExitStack())
-        timeline = tracing.Timeline(tracing.current(), self.rt.clock.monotonic)
+        timeline = tracing.Timeline.of(tracing.current(), self.rt.clock.monotonic)
         try:
             async with rec.held:
                 for step in self.steps.held:

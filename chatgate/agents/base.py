@@ -30,6 +30,16 @@ EventCallback = Callable[[str, Mapping[str, Any]], None]
 FenceCallback = Callable[[], Awaitable[None]]
 
 
+class ModelMeter(Protocol):
+    """Accounts each model call of a turn (budgets): ``admit`` before the request reserves its
+    estimate and raises `AgentError` (budget_exhausted) when a limit would be crossed; ``settle``
+    after it charges what the provider reported (an empty ``usage``: nothing reported)."""
+
+    async def admit(self, model: str, messages: Sequence[Mapping[str, Any]]) -> object: ...
+
+    async def settle(self, ticket: object, model: str, usage: Mapping[str, int]) -> None: ...
+
+
 class TurnFenced(Exception):
     """This turn lost its session's lock (its replica stalled past the lock's TTL): another turn
     of the session may be running, so no model request may be made. Not a model failure."""
@@ -57,6 +67,7 @@ class Turn:
     before_model: FenceCallback | None = None  # the gateway's turn-lock check (see TurnFenced)
     # Every configured secret: masked in what a tool loop shows (approval prompts, the trail).
     secrets: frozenset[str] = frozenset()
+    meter: ModelMeter | None = None  # budgets: every model call admitted and charged
 
     @property
     def text(self) -> str:
@@ -88,12 +99,15 @@ class AgentError(Exception):
         *,
         retry_after_s: float | None = None,
         provider: str | None = None,
+        notice: str | None = None,
     ) -> None:
         super().__init__(f"{reason.value}: {detail}" if detail else reason.value)
         self.reason = reason
         self.detail = detail
         self.retry_after_s = retry_after_s
         self.provider = provider
+        # The words the chat reads instead of the reason's catalog text ("": nothing is sent).
+        self.notice = notice
 
 
 class Agent(Protocol):

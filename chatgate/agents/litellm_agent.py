@@ -1,4 +1,4 @@
-"""litellm agent: one model plus ordered fallbacks; litellm is imported lazily, off the startup path."""
+"""litellm agent: one model plus ordered fallbacks; litellm is imported lazily, on a thread."""
 
 from __future__ import annotations
 
@@ -15,16 +15,29 @@ from types import ModuleType
 from typing import Any
 
 from chatgate import genai_metrics, tracing
-from chatgate.agents.base import REPLY_TO, AgentError, AgentReply, Turn, recent, with_parts
+from chatgate.agents.base import (
+    REPLY_TO,
+    AgentError,
+    AgentReply,
+    Turn,
+    TurnFenced,
+    recent,
+    with_parts,
+)
 from chatgate.agents.litellm_errors import classify_model_error
 from chatgate.agents.tools.loop import ModelStep, RequestedCall, ToolLoop
 from chatgate.agents.tools.types import ToolContext, ToolSource
 from chatgate.config.agent_models import LiteLLMAgentConfig
 from chatgate.config.base import secret_value
+from chatgate.config.masking import masked, masker_for
 from chatgate.model.reasons import FailureReason
+from chatgate.policies.taint import history_taint
 
 TOOL_STEPS_META = "tool_steps"  # ChatMessage.meta key: the tool calls and results behind an answer
 IMPORT_SWITCH_INTERVAL_S = 0.0005
+ABANDON_S = 0.2  # a cancelled model call's grace to leave litellm's worker thread (_completion)
+MAX_RATE_WAITS = 3  # provider rate limits with a Retry-After waited out per model call
+RATE_WAIT_EVENT = "rate_limit_wait"  # on_event: the call waits out a provider's Retry-After
 OFFLINE_ENV = {"LITELLM_LOCAL_MODEL_COST_MAP": "True", "LITELLM_OFFLINE_MODE": "true"}
 # Most model connections open at once per provider host (and in total). litellm keeps one cached
 # SDK client per provider (key, base, timeout), whose aiohttp pool reads these at import; a call
@@ -130,6 +143,25 @@ async def litellm_module() -> ModuleType:
     return await future
 
 
+async def _completion(litellm: ModuleType, kwargs: dict[str, Any]) -> Any:
+    """``litellm.acompletion``, safe to cancel: litellm builds the provider's request coroutine in
+    a worker thread, and a cancel landing there drops that coroutine unawaited (a RuntimeWarning
+    and a request nobody closes). A cancelled caller leaves the call ``ABANDON_S`` to get past
+    that hand-over, then cancels the request itself; its outcome is read, never reported."""
+    call = asyncio.ensure_future(litellm.acompletion(**kwargs))
+    try:
+        return await asyncio.shield(call)
+    except asyncio.CancelledError:
+        call.add_done_callback(_read_outcome)
+        asyncio.get_running_loop().call_later(ABANDON_S, call.cancel)
+        raise
+
+
+def _read_outcome(call: asyncio.Future[Any]) -> None:
+    if not call.cancelled():
+        call.exception()
+
+
 def _settle(
     future: asyncio.Future[ModuleType], module: ModuleType | None, exc: BaseException | None
 ) -> None:
@@ -176,6 +208,10 @@ class LiteLLMAgent:
             for f in config.fallbacks
         ]
         self._models = [primary, *fallbacks]
+        self._warm = False
+        # At most this many calls in flight for the agent (a burst must not trip the provider).
+        most = config.max_concurrent
+        self._slots = asyncio.Semaphore(most) if most else None
 
     def provider_id(self) -> str | None:
         return self._models[0].provider_id
@@ -186,7 +222,25 @@ class LiteLLMAgent:
             self._key_for(spec)
 
     async def prewarm(self) -> None:
-        await litellm_module()
+        """Import litellm, then walk one offline completion (``mock_response``, no request) down
+        the primary model's route: litellm imports that route's modules on its first call (a
+        second of CPU under load), which the first real turn then does not pay."""
+        litellm = await litellm_module()
+        if self._warm:
+            return
+        self._warm = True
+        spec = self._models[0]
+        kwargs: dict[str, Any] = {
+            "model": spec.model,
+            "messages": [{"role": "user", "content": "warm-up"}],
+            "mock_response": "ok",
+            "max_retries": 0,
+        }
+        if spec.api_base:
+            kwargs["api_base"] = spec.api_base
+        with contextlib.suppress(Exception):  # best effort: the real call reports real errors
+            kwargs["api_key"] = self._key_for(spec) or "not-needed"
+            await litellm.acompletion(**kwargs)
 
     async def aclose(self) -> None:
         return None
@@ -209,6 +263,7 @@ class LiteLLMAgent:
             on_event=turn.on_event,
             on_progress=turn.on_progress,
             approve=turn.approve,
+            taint=self._taint(turn),
         )
 
         async def complete(
@@ -234,14 +289,15 @@ class LiteLLMAgent:
         turn = tracked.turn
         last_error: AgentError | None = None
         for index, spec in enumerate(self._models):
-            if turn.before_model is not None:  # outside the try: a fenced turn is no model error
-                await turn.before_model()
             try:
-                return await self._call(spec, messages, turn, tools)
-            except asyncio.CancelledError:
+                last = index == len(self._models) - 1  # a fallback answers without waiting
+                return await self._attempts(spec, messages, turn, tools, wait=last)
+            except (asyncio.CancelledError, TurnFenced):
                 raise
             except Exception as exc:
                 error = classify_model_error(exc, spec.provider_id)
+                if error.reason is FailureReason.BUDGET_EXHAUSTED and error.notice is not None:
+                    raise error from None  # a spend budget refused: no other model may run
                 last_error = error
                 nxt = self._models[index + 1] if index + 1 < len(self._models) else None
                 # Once deltas reached the caller a fallback would stream a second answer after them.
@@ -261,6 +317,61 @@ class LiteLLMAgent:
         assert last_error is not None
         raise last_error
 
+    async def _attempts(
+        self,
+        spec: ModelSpec,
+        messages: list[dict[str, Any]],
+        turn: Turn,
+        tools: list[dict[str, Any]] | None,
+        *,
+        wait: bool,
+    ) -> ModelStep:
+        """One model's call; with ``wait``, a rate limit that names its wait (Retry-After) is
+        waited out and the call made again (the turn's deadline bounds the waits; the chat
+        sees typing)."""
+        waits = 0
+        while True:
+            try:
+                return await self._metered(spec, messages, turn, tools)
+            except (asyncio.CancelledError, TurnFenced, AgentError):
+                raise
+            except Exception as exc:
+                error = classify_model_error(exc, spec.provider_id)
+                pause = error.retry_after_s
+                if not wait or error.reason is not FailureReason.RATE_LIMIT or pause is None:
+                    raise
+                if waits >= MAX_RATE_WAITS or pause > self._config.timeout_s:
+                    raise
+                waits += 1
+                if turn.on_event is not None:
+                    turn.on_event(RATE_WAIT_EVENT, {"agent": self.name, "wait_s": pause})
+                await asyncio.sleep(pause)
+
+    async def _metered(
+        self,
+        spec: ModelSpec,
+        messages: list[dict[str, Any]],
+        turn: Turn,
+        tools: list[dict[str, Any]] | None,
+    ) -> ModelStep:
+        """`_call` fenced, admitted by the turn's meter, in one of the agent's slots, charged."""
+        if turn.before_model is not None:
+            await turn.before_model()
+        meter = turn.meter
+        ticket = await meter.admit(spec.model, messages) if meter is not None else None
+        usage: Mapping[str, int] = {}
+        try:
+            if self._slots is None:
+                step = await self._call(spec, messages, turn, tools)
+            else:
+                async with self._slots:
+                    step = await self._call(spec, messages, turn, tools)
+            usage = step.usage
+            return step
+        finally:
+            if meter is not None:
+                await asyncio.shield(meter.settle(ticket, spec.model, usage))
+
     def _messages(self, turn: Turn) -> list[dict[str, Any]]:
         out: list[dict[str, Any]] = []
         if self._config.system_prompt:
@@ -272,6 +383,17 @@ class LiteLLMAgent:
             out.append(message.to_openai())
         out.extend(with_parts(m.to_openai(), turn.parts.get(m.source or "")) for m in turn.new)
         return out
+
+    def _taint(self, turn: Turn) -> tuple[str, ...]:
+        """What makes the turn untrusted before any tool runs: the lines the model is sent."""
+        lines = [*recent(turn.history, self._config.max_history), *turn.new]
+        return history_taint(m.meta for m in lines)
+
+    def _scrubbed(self, messages: list[dict[str, Any]], turn: Turn) -> list[dict[str, Any]]:
+        """``messages`` with every configured secret (and the models' own keys) masked."""
+        keys = frozenset(s.api_key for s in self._models if s.api_key)
+        scrubbed: list[dict[str, Any]] = masked(messages, masker_for(turn.secrets | keys))
+        return scrubbed
 
     def _key_for(self, spec: ModelSpec) -> str | None:
         if spec.api_key:
@@ -298,7 +420,9 @@ class LiteLLMAgent:
         tools: list[dict[str, Any]] | None = None,
     ) -> ModelStep:
         """`_request` in a GenAI client span (`chat {model}`, the model as configured), counted in
-        the GenAI client metrics."""
+        the GenAI client metrics; every configured secret masked out of what the model is sent
+        (tool results, documents, errors)."""
+        messages = self._scrubbed(messages, turn)
         with tracing.span(
             f"chat {spec.model}",
             kind="client",
@@ -370,8 +494,8 @@ class LiteLLMAgent:
         stream = self._config.stream and turn.on_delta is not None
         deadline = self._config.timeout_s + 5.0
         if not stream:
-            async with asyncio.timeout(deadline):  # no task per call, unlike wait_for
-                response = await litellm.acompletion(**kwargs)
+            async with asyncio.timeout(deadline):
+                response = await _completion(litellm, kwargs)
             message = response.choices[0].message
             calls = [
                 RequestedCall(
@@ -386,6 +510,7 @@ class LiteLLMAgent:
             )
             return _step(text, calls, spec.model, _usage(response))
         kwargs["stream"] = True
+        kwargs["stream_options"] = {"include_usage": True}  # the last chunk reports usage
         async with asyncio.timeout(deadline):
             return await self._stream(litellm, kwargs, spec, turn)
 
@@ -394,8 +519,12 @@ class LiteLLMAgent:
     ) -> ModelStep:
         parts: list[str] = []
         calls: dict[int, dict[str, str]] = {}
-        response = await litellm.acompletion(**kwargs)
+        usage: dict[str, int] = {}
+        response = await _completion(litellm, kwargs)
         async for chunk in response:
+            reported = _usage(chunk)
+            if reported.get("total_tokens"):
+                usage = reported
             choices = getattr(chunk, "choices", None) or []
             delta = choices[0].delta if choices else None
             text = getattr(delta, "content", None) if delta is not None else None
@@ -408,7 +537,7 @@ class LiteLLMAgent:
         requested = [
             RequestedCall(c["id"], c["name"], c["arguments"]) for _, c in sorted(calls.items())
         ]
-        return _step("".join(parts), requested, spec.model, {})
+        return _step("".join(parts), requested, spec.model, usage)
 
 
 def tool_context(agent: str, turn: Turn) -> ToolContext:

@@ -12,8 +12,8 @@ from chatgate.policies.failure import parse_retry_after, reason_from_status
 _BY_CLASS: dict[str, FailureReason] = {
     "ContextWindowExceededError": FailureReason.CONTEXT_OVERFLOW,
     "ContentPolicyViolationError": FailureReason.FORMAT_ERROR,
-    "PaymentRequiredError": FailureReason.BUDGET_EXHAUSTED,
-    "BudgetExceededError": FailureReason.BUDGET_EXHAUSTED,
+    "PaymentRequiredError": FailureReason.PROVIDER_QUOTA,
+    "BudgetExceededError": FailureReason.PROVIDER_QUOTA,
     "LiteLLMUnknownProvider": FailureReason.MODEL_NOT_FOUND,
     "AuthenticationError": FailureReason.AUTH_PERMANENT,
     "PermissionDeniedError": FailureReason.AUTH_PERMANENT,
@@ -47,6 +47,9 @@ def classify_model_error(exc: BaseException, provider: str | None = None) -> Age
         reason = FailureReason.AUTH_EXPIRED
     if reason is FailureReason.FORMAT_ERROR and "context length" in message:
         reason = FailureReason.CONTEXT_OVERFLOW
+    if reason is FailureReason.RATE_LIMIT:  # out of credit rather than too fast: waiting can't help
+        code = str(getattr(exc, "code", "") or "")
+        reason = reason_from_status(429, f"{message} {code}")
     if reason is FailureReason.OVERLOADED and _caused_by_connection(exc):
         reason = FailureReason.UNAVAILABLE
     if reason is None:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import asyncio
 from abc import ABC, abstractmethod
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, ClassVar, Protocol
@@ -28,6 +28,7 @@ from chatgate.policies.send_errors import classify_status
 from chatgate.presentation.chunking import chunk_text
 from chatgate.presentation.degrade import REF_PREFIX, callback_hash
 from chatgate.presentation.render import to_markdown
+from chatgate.state.personal import PersonalData
 
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 
@@ -185,6 +186,11 @@ class ChannelAdapter(ABC):
     async def typing(self, target: Target) -> None:
         return None
 
+    async def tell_privately(self, msg: InboundMessage, text: str) -> bool:
+        """Show ``text`` to the sender of ``msg`` alone, in its conversation (an ephemeral
+        message); False where the platform cannot, so the caller answers in the chat."""
+        return False
+
     async def acknowledge(self, msg: InboundMessage) -> None:
         """A turn for ``msg`` starts (capabilities.ack has REACTION); must not raise."""
         return None
@@ -216,6 +222,11 @@ class ChannelAdapter(ABC):
             Rendered(chunk)
             for chunk in chunk_text(text, caps.limits.max_text_length, length=caps.length)
         ]
+
+    def personal_data(self) -> Sequence[PersonalData]:
+        """What the channel keeps about a person in stores of its own (an outbox, uploads),
+        for `chatgate people` show, export and erase; most keep nothing of their own."""
+        return ()
 
     def classify_error(self, exc: BaseException) -> SendResult:
         """Map a native send exception to a SendResult; adapters override for fidelity."""

@@ -15,6 +15,7 @@ import json
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from chatgate.cli import config_edit_cmd
 from chatgate.cli.api_client import DaemonUnreachable, call, request
 from chatgate.cli.common import EX_UNAVAILABLE, EX_USAGE, die
 from chatgate.config.loader import LoadedConfig
@@ -253,10 +254,31 @@ def tool_line(call: Mapping[str, Any]) -> str:
     if call.get("approval"):  # a call that was asked in the chat first
         by = f" by {call['approver']}" if call.get("approver") else ""
         line += f"; {call['approval']}{by}"
+    if call.get("taint"):  # a write tool asked for because untrusted content was in context
+        line += f"; tainted by {', '.join(call['taint'])}"
     return line + (f" ({call['detail']})" if call.get("detail") else "")
 
 
+def usage(args: Any, answer: dict[str, Any], as_json: bool) -> int:
+    """`chatgate usage`: one line per counter (or scope id), biggest spend first."""
+    if as_json or "error" in answer:
+        return as_json_only(args, answer, as_json)
+    rows = answer["rows"]
+    for r in rows:
+        name = r["rule"] or r["scope"] or ""
+        print(
+            f"  {name:<20} {r['id']:<28} {r['period_start']}  ${r['usd']:.6f}"
+            f"  {r['tokens']} tokens  {r['turns']} turns"
+        )
+    if not rows:
+        print("  (no budget counters)")
+    return 0
+
+
 RENDERERS: dict[str, Render] = {
+    "config_history": config_edit_cmd.history,
+    "config_rollback": config_edit_cmd.rollback,
+    "usage": usage,
     "dlq_list": dlq_list,
     "dlq_drop": dlq_drop,
     "dlq_replay": dlq_replay,
@@ -269,3 +291,7 @@ RENDERERS: dict[str, Render] = {
     "session_reset": session_reset,
     "why": why,
 }
+
+from chatgate.cli.people_cmd import RENDERERS as _PEOPLE  # noqa: E402  (after the built-in ones)
+
+RENDERERS.update(_PEOPLE)

@@ -7,6 +7,7 @@ from typing import Annotated, Literal
 from pydantic import Field, SecretStr, ValidationInfo, field_validator
 
 from chatgate.config.base import StrictModel
+from chatgate.config.budget_models import PriceConfig
 from chatgate.config.media_models import AgentMediaConfig
 from chatgate.config.text_models import TextOverrides
 from chatgate.config.tool_models import AgentToolsConfig
@@ -41,6 +42,10 @@ class LiteLLMAgentConfig(_AgentBase):
     voice_reply: Literal["never", "when_user_sent_voice", "always"] = "never"
     voice_model: str | None = Field(None, min_length=1, validate_default=True)
     voice: str = Field("alloy", min_length=1)
+    price: PriceConfig | None = Field(None, description="USD per million tokens (budgets)")
+    max_concurrent: int | None = Field(
+        None, ge=1, description="model calls in flight at once for this agent (the process)"
+    )
 
     @field_validator("api_base", mode="before")
     @classmethod

@@ -13,6 +13,7 @@ from typing import Any, Protocol
 from pydantic import BaseModel, ValidationError
 
 from chatgate.config.base import secret_value
+from chatgate.config.budget_checks import budget_issues
 from chatgate.config.channel_models import ChatChannelConfig
 from chatgate.config.claims import AgentRef, ChannelRef, Claim, LoopbackOnly, PathClaim
 from chatgate.config.errors import ConfigError, ConfigIssue, KeyPath, format_path
@@ -255,6 +256,7 @@ def _cross_check(
     issues.extend(_schedule_issues(config, src, channels, need_agent))
     issues.extend(_check_api_token(config, src))
     issues.extend(tool_issues(config, src, channels))
+    issues.extend(budget_issues(config, src))
     return issues
 
 

@@ -142,6 +142,11 @@ class TextOverrides(StrictModel):
     render_rows_hidden: Override | None = Field(None, alias="render.rows_hidden")
     render_columns_hidden: Override | None = Field(None, alias="render.columns_hidden")
     tools_progress: Override | None = Field(None, alias="tools.progress")
+    budget_refused: Override | None = Field(None, alias="budget.refused")
+    budget_warn: Override | None = Field(None, alias="budget.warn")
+    usage_title: Override | None = Field(None, alias="usage.title")
+    usage_line: Override | None = Field(None, alias="usage.line")
+    usage_none: Override | None = Field(None, alias="usage.none")
 
     @field_validator("*")
     @classmethod

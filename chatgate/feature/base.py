@@ -14,9 +14,10 @@ from typing import Any, ClassVar
 from chatgate.config.loader import LoadedConfig
 from chatgate.feature.intake import CommandHandler, GateSlot, HintSource, StageFn
 from chatgate.feature.ports import RouteTable
-from chatgate.feature.turns import ToolApprover
+from chatgate.feature.turns import ToolApprover, TurnMeters
 from chatgate.model.results import DeliveryReport
 from chatgate.operator.actions import AnyAction
+from chatgate.state.personal import PersonalData
 from chatgate.state.records import DeadLetter
 
 Task = Callable[[], Coroutine[Any, Any, None]]
@@ -43,12 +44,21 @@ class Feature:
         """Asks a person before a tool call runs (one feature at most offers it)."""
         return None
 
+    def turn_meters(self) -> TurnMeters | None:
+        """Meters each turn's model calls and may refuse or degrade it (the budgets)."""
+        return None
+
     def mount(self, routes: RouteTable) -> None:
         """Add the feature's HTTP routes (behind the operator API token unless public)."""
 
     def actions(self) -> Sequence[AnyAction]:
         """Operator actions (served on the API, the CLI and the dashboard like the built-in
         ones); their handlers close over the feature."""
+        return ()
+
+    def personal_data(self) -> Sequence[PersonalData]:
+        """What the feature keeps about a person (its jobs, its counters), for `chatgate people`
+        show, export and erase."""
         return ()
 
     def tasks(self) -> Mapping[str, Task]:

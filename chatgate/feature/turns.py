@@ -4,13 +4,15 @@ the approver a turn asks before a tool call runs."""
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any, Protocol
 
+from chatgate.agents.base import AgentError, ModelMeter
 from chatgate.agents.tools.loop import Stretch
 from chatgate.agents.tools.types import ApprovalAnswer, ApprovalAsk
-from chatgate.model.messages import Target
+from chatgate.model.messages import InboundMessage, Target
 
 
 class CancelReason(StrEnum):
@@ -34,6 +36,12 @@ class TurnControl:
     _cancelled: bool = False
     _pending: CancelReason | None = None  # asked before the agent call began: lands there
     _over: bool = False  # the agent call ended: nothing left to cancel in this turn
+    giving_way: bool = False  # an earlier message of the session was taken up: it goes first
+
+    def give_way(self) -> None:
+        """An earlier message of this session was taken up from the journal while this turn
+        waits for the session's lock: the turn steps back behind it (never once it runs)."""
+        self.giving_way = True
 
     def enter_agent(self) -> None:
         self.worker = asyncio.current_task()
@@ -90,3 +98,24 @@ class ToolApprover(Protocol):
     def release(self) -> int:
         """Shutdown: turns waiting for an answer stop now; returns how many were waiting."""
         ...
+
+
+@dataclass(frozen=True)
+class MeteredTurn:
+    """How a turn may run under the spend budgets: on ``agent`` (a cheaper one when a budget
+    degrades it), each model call admitted and charged by ``meter``; with ``refusal`` no model
+    call is made and the turn fails with it. ``summary`` is the turn's usage for the journal."""
+
+    agent: str
+    meter: ModelMeter | None = None
+    refusal: AgentError | None = None
+    summary: Callable[[], Mapping[str, Any]] | None = None
+
+
+class TurnMeters(Protocol):
+    """Decides, as a turn's agent call begins, how the budgets let it run (one feature at
+    most offers it)."""
+
+    async def begin(
+        self, msg: InboundMessage, agent: str, session: str, target: Target | None
+    ) -> MeteredTurn: ...

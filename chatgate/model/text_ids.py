@@ -123,6 +123,11 @@ class TextId(StrEnum):
     RENDER_COLUMNS_HIDDEN = "render.columns_hidden"
     TOOL_PROGRESS = "tools.progress"
     FILE_GONE = "files.gone"
+    BUDGET_REFUSED = "budget.refused"
+    BUDGET_WARN = "budget.warn"
+    USAGE_TITLE = "usage.title"
+    USAGE_LINE = "usage.line"
+    USAGE_NONE = "usage.none"
 
 
 # A template, or for a text that counts something (``{count}``) one template per plural
@@ -190,6 +195,9 @@ PLACEHOLDERS: dict[TextId, frozenset[str]] = {
         )
     },
     TextId.TOOL_PROGRESS: frozenset({"tools"}),
+    TextId.BUDGET_REFUSED: frozenset({"wait"}),
+    TextId.BUDGET_WARN: frozenset({"share", "wait"}),
+    TextId.USAGE_LINE: frozenset({"rule", "used", "limit", "share", "wait"}),
 }
 # Texts whose wording follows ``{count}``: shipped with a form per plural category.
 PLURALS: frozenset[TextId] = frozenset(t for t, names in PLACEHOLDERS.items() if "count" in names)

@@ -56,9 +56,15 @@ _TEXTS: dict[FailureReason, str] = {
         f"{_OPERATOR_CHECK}."
     ),
     FailureReason.BUDGET_EXHAUSTED: (
-        "I can't answer: the spending budget or provider credit for this agent is used up. "
-        "Next step for the operator: top up the provider account or raise the agent's budget "
-        "in gateway.yaml."
+        "I can't answer: a spend budget (`budgets:` in gateway.yaml) is used up for this user, "
+        "chat, agent or channel until its period renews. Next step for the operator: "
+        "`chatgate usage` shows the counters; raise the rule's limit or run "
+        "`chatgate budgets reset SCOPE:ID`."
+    ),
+    FailureReason.PROVIDER_QUOTA: (
+        "I can't answer: the model provider says this account has no quota or credit left "
+        "(insufficient_quota). Next step for the operator: top up the provider account; "
+        "chatgate tries the provider again on its own."
     ),
     FailureReason.CANCELLED: "That request was cancelled.",
     FailureReason.FORMAT_ERROR: (
@@ -197,7 +203,7 @@ def _reason_from_message(message: str) -> FailureReason:
     if _mentions(message, _CONTEXT_PATTERNS):
         return FailureReason.CONTEXT_OVERFLOW
     if _mentions(message, _BILLING_PATTERNS):
-        return FailureReason.BUDGET_EXHAUSTED
+        return FailureReason.PROVIDER_QUOTA
     if _mentions(message, _RATE_PATTERNS):
         return FailureReason.RATE_LIMIT
     if _mentions(message, _TIMEOUT_PATTERNS):
@@ -210,7 +216,7 @@ def _reason_from_message(message: str) -> FailureReason:
 
 
 _STATUS_REASONS: dict[int, FailureReason] = {
-    402: FailureReason.BUDGET_EXHAUSTED,
+    402: FailureReason.PROVIDER_QUOTA,
     403: FailureReason.AUTH_PERMANENT,
     404: FailureReason.MODEL_NOT_FOUND,
     408: FailureReason.TIMEOUT,
@@ -228,7 +234,7 @@ def reason_from_status(status: int | None, message: str = "") -> FailureReason:
         return FailureReason.AUTH_EXPIRED if "expired" in text else FailureReason.AUTH_PERMANENT
     if status == 429:
         billing = _mentions(text, _BILLING_PATTERNS)
-        return FailureReason.BUDGET_EXHAUSTED if billing else FailureReason.RATE_LIMIT
+        return FailureReason.PROVIDER_QUOTA if billing else FailureReason.RATE_LIMIT
     if status == 400:
         if _mentions(text, _CONTEXT_PATTERNS):
             return FailureReason.CONTEXT_OVERFLOW

@@ -360,6 +360,7 @@ def run_message(
             "reason": reason.value,
             "agent": job.spec.agent,
             "session": job.spec.session,
+            "owner": job.owner,  # whose budget a run spends (None: the target chat's)
         },
     )
 

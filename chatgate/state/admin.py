@@ -140,10 +140,24 @@ def trail(entry: JournalEntry) -> dict[str, Any]:
     if isinstance(tools, dict) and tools.get("calls"):
         out["tools"] = tools
         out["summary"] = f"{summary}; {tool_summary(tools)}"
+    usage = (entry.reply or {}).get("usage")
+    if isinstance(usage, dict) and usage.get("calls"):
+        out["usage"] = usage
+        out["summary"] = f"{out['summary']}; {usage_summary(usage)}"
     trace_id = entry.message.extra.get(TRACE_ID)
     if isinstance(trace_id, str):
         out["trace_id"] = trace_id
     return out
+
+
+def usage_summary(usage: dict[str, Any]) -> str:
+    """``2 model calls (cheap), 310 tokens in / 42 out, $0.000046`` (the budgets' accounting)."""
+    calls = int(usage.get("calls") or 0)
+    cost = float(usage.get("cost_usd") or 0.0)
+    return (
+        f"{calls} model call{'s' if calls != 1 else ''} ({usage.get('agent')}), "
+        f"{usage.get('tokens_in', 0)} tokens in / {usage.get('tokens_out', 0)} out, ${cost:.6f}"
+    )
 
 
 def fate(entry: JournalEntry) -> str:

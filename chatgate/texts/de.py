@@ -317,3 +317,20 @@ TEXTS.update(
         },
     }
 )
+
+# Spend budgets: the refusal, the one warning per period, /usage.
+TEXTS.update(
+    {
+        T.BUDGET_REFUSED: (
+            "Dein Kontingent ist vorerst aufgebraucht, deshalb kann ich darauf nicht antworten."
+            " Es erneuert sich in {wait}."
+        ),
+        T.BUDGET_WARN: (
+            "Hinweis: Du hast {share} deines Kontingents für diesen Zeitraum verbraucht."
+            " Es erneuert sich in {wait}."
+        ),
+        T.USAGE_TITLE: "Dein Verbrauch in diesem Zeitraum:",
+        T.USAGE_LINE: "• {rule}: {used} von {limit} ({share}), erneuert sich in {wait}",
+        T.USAGE_NONE: "Hier gelten für dich keine Ausgabengrenzen.",
+    }
+)

@@ -281,3 +281,19 @@ TEXTS.update(
         },
     }
 )
+
+# Spend budgets: the refusal, the one warning per period, /usage.
+TEXTS.update(
+    {
+        T.BUDGET_REFUSED: (
+            "You've used up your allowance for now, so I can't answer this. It renews in {wait}."
+        ),
+        T.BUDGET_WARN: (
+            "Heads-up: you have used {share} of your allowance for this period."
+            " It renews in {wait}."
+        ),
+        T.USAGE_TITLE: "Your usage this period:",
+        T.USAGE_LINE: "• {rule}: {used} of {limit} ({share}), renews in {wait}",
+        T.USAGE_NONE: "No spending limits apply to you here.",
+    }
+)

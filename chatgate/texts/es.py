@@ -290,3 +290,17 @@ TEXTS.update(
         },
     }
 )
+
+# Spend budgets: the refusal, the one warning per period, /usage.
+TEXTS.update(
+    {
+        T.BUDGET_REFUSED: (
+            "Has agotado tu cupo por ahora, así que no puedo responder a esto."
+            " Se renueva en {wait}."
+        ),
+        T.BUDGET_WARN: "Aviso: has usado {share} de tu cupo de este periodo. Se renueva en {wait}.",
+        T.USAGE_TITLE: "Tu uso en este periodo:",
+        T.USAGE_LINE: "• {rule}: {used} de {limit} ({share}), se renueva en {wait}",
+        T.USAGE_NONE: "Aquí no se te aplica ningún límite de gasto.",
+    }
+)

@@ -302,3 +302,20 @@ TEXTS.update(
         },
     }
 )
+
+# Spend budgets: the refusal, the one warning per period, /usage.
+TEXTS.update(
+    {
+        T.BUDGET_REFUSED: (
+            "Vous avez épuisé votre quota pour l'instant, je ne peux donc pas répondre."
+            " Il se renouvelle dans {wait}."
+        ),
+        T.BUDGET_WARN: (
+            "Attention : vous avez utilisé {share} de votre quota pour cette période."
+            " Il se renouvelle dans {wait}."
+        ),
+        T.USAGE_TITLE: "Votre consommation sur cette période :",
+        T.USAGE_LINE: "• {rule} : {used} sur {limit} ({share}), renouvelé dans {wait}",
+        T.USAGE_NONE: "Aucune limite de dépense ne s'applique à vous ici.",
+    }
+)

@@ -355,3 +355,17 @@ TEXTS.update(
         },
     }
 )
+
+# Spend budgets: the refusal, the one warning per period, /usage.
+TEXTS.update(
+    {
+        T.BUDGET_REFUSED: "Ваш лимит пока исчерпан, поэтому я не могу ответить. Он обновится через {wait}.",
+        T.BUDGET_WARN: (
+            "Обратите внимание: вы израсходовали {share} лимита за этот период."
+            " Он обновится через {wait}."
+        ),
+        T.USAGE_TITLE: "Ваш расход за этот период:",
+        T.USAGE_LINE: "• {rule}: {used} из {limit} ({share}), обновится через {wait}",
+        T.USAGE_NONE: "Здесь на вас не действуют лимиты расходов.",
+    }
+)

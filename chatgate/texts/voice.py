@@ -24,6 +24,7 @@ _USER_TEXTS: dict[FailureReason, TextId] = {
     FailureReason.MISSING_KEY: _SETUP,
     FailureReason.MODEL_NOT_FOUND: _SETUP,
     FailureReason.BUDGET_EXHAUSTED: _SETUP,
+    FailureReason.PROVIDER_QUOTA: _SETUP,
     FailureReason.RATE_LIMIT: TextId.FAILURE_BUSY,
     FailureReason.OVERLOADED: TextId.FAILURE_BUSY,
     FailureReason.TIMEOUT: TextId.FAILURE_TIMEOUT,

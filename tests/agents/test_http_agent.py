@@ -211,7 +211,7 @@ async def test_files_come_as_base64_and_a_local_path_is_refused(
         ("/status/400?message=maximum context length exceeded", FailureReason.CONTEXT_OVERFLOW),
         ("/status/401", FailureReason.AUTH_PERMANENT),
         ("/status/401?message=token expired", FailureReason.AUTH_EXPIRED),
-        ("/status/402", FailureReason.BUDGET_EXHAUSTED),
+        ("/status/402", FailureReason.PROVIDER_QUOTA),
         ("/status/403", FailureReason.AUTH_PERMANENT),
         ("/status/404", FailureReason.MODEL_NOT_FOUND),
         ("/status/408", FailureReason.TIMEOUT),

@@ -23,7 +23,7 @@ FLOORS: tuple[frozenset[str], ...] = tuple(
         "channels",
         "operator",
         "feature",
-        "schedules takeover approvals budgets telemetry people",
+        "schedules takeover approvals budgets telemetry people config_edit",
         "gateway",
         "cli",
         "__main__ __init__",

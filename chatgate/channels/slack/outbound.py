@@ -53,6 +53,21 @@ class SlackOutbound(TallyingAdapter):
             while len(self.engaged) > ENGAGED_MAX:
                 self.engaged.popitem(last=False)
 
+    async def tell_privately(self, msg: InboundMessage, text: str) -> bool:
+        """An ephemeral message only the sender sees (chat.postEphemeral), in their thread."""
+        if self.web is None:
+            return False
+        try:
+            await self.web.chat_postEphemeral(
+                channel=msg.chat_id, user=msg.sender_id, text=text, thread_ts=msg.thread_id
+            )
+        except (SlackClientError, OSError, TimeoutError) as exc:
+            log.warning(
+                "could not tell a Slack user privately", extra={"error": type(exc).__name__}
+            )
+            return False
+        return True
+
     async def tell_presser(self, msg: InboundMessage, notice: str) -> None:
         """A refused press (an approval that is not theirs): an ephemeral message only the
         presser sees, in the conversation of the pressed message."""

@@ -135,6 +135,7 @@ class Connector:
             str(value.get("conversation") or ""),
             str(value["service_url"]),
             str(value.get("tenant_id") or ""),
+            str(value.get("kind") or ""),
         )
         self._refs[chat] = found
         self.hosts.add(urlsplit(found.service_url).netloc.lower())

@@ -19,6 +19,7 @@ import asyncio
 import logging
 import re
 import time
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -44,6 +45,7 @@ from chatgate.channels.webchat.identity import (
     valid_session_id,
 )
 from chatgate.channels.webchat.outbox import MessageLog, Outbox, SharedWebChat
+from chatgate.channels.webchat.personal import WebChatData
 from chatgate.channels.webchat.render import render
 from chatgate.channels.webchat.uploads import UploadStore, receive
 from chatgate.channels.webui import StaticAssets, json_answer, same_origin
@@ -55,6 +57,7 @@ from chatgate.model.outbound import OutboundMessage
 from chatgate.model.reasons import MediaReason, SendErrorKind
 from chatgate.secure_compare import secure_equals
 from chatgate.state.factory import SHARED_KV
+from chatgate.state.personal import PersonalData
 
 if TYPE_CHECKING:
     from chatgate.state.redis.client import RedisShare
@@ -210,6 +213,9 @@ class WebChatChannel(ChannelAdapter):
         }
 
     # -- outbound ---------------------------------------------------------------------------
+
+    def personal_data(self) -> Sequence[PersonalData]:
+        return (WebChatData(self),)
 
     def render(self, message: OutboundMessage) -> list[Rendered]:
         files = self.ctx.kv.get("files")

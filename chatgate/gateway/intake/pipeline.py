@@ -28,6 +28,7 @@ from chatgate.feature.turns import ToolApprover, TurnControl
 from chatgate.gateway.events import EventName
 from chatgate.gateway.intake.commands import parse_command
 from chatgate.gateway.intake.inflight import InFlight
+from chatgate.gateway.intake.restore import HeldWork
 from chatgate.gateway.intake.session_queue import SessionScheduler
 from chatgate.gateway.intake.stages import Stages
 from chatgate.gateway.intake.state_guard import StateGuard
@@ -36,7 +37,7 @@ from chatgate.gateway.turn.job import Job, JobKind
 from chatgate.gateway.turn.runner import TurnRunner
 from chatgate.model.messages import InboundMessage, RouteHint, Target
 from chatgate.model.outbound import OutboundMessage
-from chatgate.model.reasons import DropReason
+from chatgate.model.reasons import DropReason, RefusalReason
 from chatgate.model.results import Stage, Submission, TurnResult
 from chatgate.policies.admission import AdmissionPolicy
 from chatgate.policies.routing import Binding, route
@@ -68,6 +69,8 @@ class Pipeline:
         self.hint_sources: tuple[HintSource, ...] = ()
         self._tasks: set[asyncio.Task[None]] = set()
         self.guard = StateGuard(runtime, self.resume_stranded)
+        self.held = HeldWork(runtime, self.scheduler.held)
+        self.runner.answering.restore = self.held.check  # asked by a turn whose entry is gone
         self.apply_config()
 
     def apply_config(self) -> None:
@@ -114,6 +117,7 @@ class Pipeline:
             refusal = self.guard.failed(exc)
             if refusal is None:
                 raise
+            self.held.stranded(batch)
             raise refusal from exc
 
     def plug(self, features: Sequence[Feature]) -> None:
@@ -128,6 +132,9 @@ class Pipeline:
             approver = feature.tool_approver()
             if approver is not None:
                 self.approver = self.runner.steps.approvals = approver
+            meters = feature.turn_meters()
+            if meters is not None:
+                self.runner.steps.meters = meters
         self.stages.plug(gates, commands)
 
     def policy(self, channel: str) -> ChannelPolicy:
@@ -250,6 +257,7 @@ class Pipeline:
 
     async def recover(self) -> int:
         """Resume what a previous process journaled but did not finish; returns the count."""
+        await self.held.check()  # learns the store's generation
         entries = await self.rt.journal.unfinished()
         await self._resume(entries)
         if entries:
@@ -259,14 +267,18 @@ class Pipeline:
     async def resume_stranded(self) -> int:
         """After the state became writable again: resume journaled messages no turn of this
         process holds (their later writes failed); those still in flight are left alone."""
+        await self.held.check()  # a store that came back empty gets what this one holds
         entries = [e for e in await self.rt.journal.unfinished() if e.key not in self.inflight]
         await self._resume(entries)
+        self.held.resumed()
         if entries:
             log.info("resumed messages stranded by a state failure", extra={"count": len(entries)})
         return len(entries)
 
     async def adopt(self) -> int:
         """Resume what another replica journaled and left behind when it died."""
+        if await self.held.check():  # the store lost its data: run what was stranded
+            await self.resume_stranded()
         entries = await self.rt.journal.orphaned(self.rt.channels.serving())
         await self._resume(entries)
         dead = sum(1 for e in entries if not e.handed_off)
@@ -315,7 +327,7 @@ class Pipeline:
                 stored_reply=entry.reply,
                 ephemeral=hint.ephemeral,
             )
-            self.scheduler.enqueue(job, front=False)
+            self._background(self.runner.send_answered(job))  # not behind the session's queue
             return
         try:
             await self._walk(self._inbound(msg, future, self.rt.clock.monotonic(), resumed=True))
@@ -474,3 +486,17 @@ class Pipeline:
         task = asyncio.ensure_future(coro)
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
+        task.add_done_callback(self._ended)
+
+    def _ended(self, task: asyncio.Task[None]) -> None:
+        """A background step's error is read here (never left for asyncio to report): a state
+        outage is one coded line and the guard's probe resumes the message; else a traceback."""
+        if task.cancelled() or (exc := task.exception()) is None:
+            return
+        if self.guard.failed(exc) is not None:
+            log.warning(
+                "background step left to the journal: state unavailable",
+                extra={"reason": RefusalReason.STATE_UNAVAILABLE.value, "error": str(exc)[:200]},
+            )
+        else:
+            log.error("background step failed", exc_info=exc)

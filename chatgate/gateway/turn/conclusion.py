@@ -61,6 +61,9 @@ def decide(
     """Outcome kind, message and reason code of an agent call that returned or failed; a
     failure shows the user's text in ``voice`` (the operator detail goes elsewhere)."""
     failed = failure_of(reply, failure)
+    if failure is not None and failure.notice is not None:  # words written for this failure
+        notice = OutboundMessage.from_text(failure.notice) if failure.notice else None
+        return OutcomeKind.FAILURE, notice, failure.reason.value
     if failed is not None or reply is None:
         fr = failed or failure_reply(FailureReason.UNKNOWN)
         return OutcomeKind.FAILURE, OutboundMessage.from_text(voice.failure(fr)), fr.reason.value

@@ -15,6 +15,20 @@ from chatgate.model.reasons import FailureReason
 
 log = logging.getLogger("chatgate.turn")
 AUTH_FAILURES = frozenset({FailureReason.AUTH_PERMANENT, FailureReason.AUTH_EXPIRED})
+PARKING = AUTH_FAILURES | {FailureReason.PROVIDER_QUOTA}  # failures that park the provider
+
+
+def _parked(agent: str, reason: FailureReason) -> tuple[str, str]:
+    """What the operator reads about a parked provider, and the fix."""
+    if reason is FailureReason.PROVIDER_QUOTA:
+        return (
+            f"the model provider for agent '{agent}' has no quota left (insufficient_quota)",
+            "top up or raise the provider account's quota",
+        )
+    return (
+        f"the model provider for agent '{agent}' rejected its credentials ({reason.value})",
+        f"fix agents.{agent}.api_key in gateway.yaml and run `chatgate reload`",
+    )
 
 
 class ProviderWatch:
@@ -28,14 +42,14 @@ class ProviderWatch:
         if provider is None:
             return
         runtime = self.rt
-        if failure is not None and failure.reason in AUTH_FAILURES:
+        if failure is not None and failure.reason in PARKING:
             probe = runtime.config.gateway.supervision.provider_probe_s
+            what, fix = _parked(agent, failure.reason)
             runtime.degraded.mark(
                 OwnerKind.PROVIDER,
                 provider,
-                f"the model provider for agent '{agent}' rejected its credentials ({failure.reason.value})",
-                f"fix agents.{agent}.api_key in gateway.yaml and run `chatgate reload`; "
-                f"chatgate retries the provider every {probe:.0f} s",
+                what,
+                f"{fix}; chatgate retries the provider every {probe:.0f} s",
                 runtime.clock.monotonic(),
                 probe_every_s=probe,
             )

@@ -10,7 +10,7 @@ from enum import Enum
 from chatgate.agents.base import Agent, AgentError, AgentReply
 from chatgate.agents.tools.runtime import TurnTools
 from chatgate.channels.base import ChannelAdapter
-from chatgate.feature.turns import CancelReason, TurnControl
+from chatgate.feature.turns import CancelReason, MeteredTurn, TurnControl
 from chatgate.gateway.delivery.status_line import StatusLine
 from chatgate.gateway.delivery.streaming import StreamingReply
 from chatgate.gateway.session_cache import WarmSession
@@ -70,6 +70,7 @@ class TurnRecord:
     media: PreparedInput = field(default_factory=PreparedInput)  # the media step's result
     outcome: Outcome | None = None
     report: DeliveryReport | None = None
+    metered: MeteredTurn | None = None  # how the spend budgets let the turn run
 
     @property
     def last(self) -> Job:

@@ -70,8 +70,8 @@ class TurnRunner:
             return True
 
     async def _steps(self, batch: list[Job], control: TurnControl) -> bool:
-        """The held steps under the turn lock and session (released as soon as the answer is
-        journaled), then the steps after; a step's `TurnExit` ends the turn there."""
+        """The held steps under the turn lock and session (released once the answer is sent or
+        handed off), then the steps after; a step's `TurnExit` ends the turn there."""
         rec = TurnRecord(batch, control, contextlib.AsyncExitStack())
         timeline = tracing.Timeline.of(tracing.current(), self.rt.clock.monotonic)
         try:
@@ -93,7 +93,7 @@ class TurnRunner:
         if job.kept:
             session = await runtime.cache.acquire(job.session, runtime.clock.time())
             try:
-                await self.persistence.append(session, [user_message(job)])
+                await self.persistence.append(session, [user_message(job, observed=True)])
             finally:
                 runtime.cache.release(session)
         report = DeliveryReport(DeliveryStatus.SUPPRESSED)
@@ -128,7 +128,26 @@ class TurnRunner:
         report = await self.answering.deliver(job, message, 0.0)
         await self.answering.finish([job], Stage.COMMAND, "new_session", message, report)
 
-    async def _redeliver(self, job: Job) -> None:
+    async def send_answered(self, job: Job) -> None:
+        """Send an answer another replica (or this one's previous process) journaled but did not
+        send, under the session's turn lock taken over from its hand-off or its dead holder:
+        it goes out before any later turn of the session."""
+        runtime = self.rt
+        ttl = runtime.config.gateway.turn_lock.ttl_s
+        try:
+            async with runtime.turn_lock.hold(
+                job.session, owner=runtime.owner, ttl=ttl, after=job.msg.key
+            ) as lease:
+                await self._redeliver(job)
+                if self.answering.handed_off(job.msg.key):
+                    runtime.turn_lock.pass_on(lease, job.msg.key)
+        except Exception as exc:
+            if not job.future.done():
+                job.future.set_exception(exc)
+                job.future.exception()  # read: nobody need wait for an adopted answer
+            raise
+
+    async def _redeliver(self, job: Job) -> DeliveryStatus:
         """Finish a turn a previous process answered but did not deliver (no second agent call)."""
         runtime = self.rt
         stored = job.stored_reply or {}
@@ -149,6 +168,7 @@ class TurnRunner:
         await self.answering.finish(
             [job], Stage.TURN, str(stored.get("reason", "text")), message, report
         )
+        return report.status
 
 
 def _step_name(step: object) -> str:

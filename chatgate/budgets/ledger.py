@@ -1,0 +1,94 @@
+"""Prices, estimates and the accounting of settled model calls (metrics, running averages).
+
+A model's price is the agent's `price:` when set, else litellm's cost map; an estimate is the
+agent's running average cost per model call, or (no history yet) the price of the counted
+prompt tokens with no output.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from prometheus_client import CollectorRegistry, Counter
+
+from chatgate.budgets.store import BudgetStore, CallAverage
+from chatgate.config.agent_models import LiteLLMAgentConfig
+from chatgate.config.budget_checks import map_price
+from chatgate.config.models import GatewayConfig
+from chatgate.feature.ports import LiveConfig
+from chatgate.policies.budgets import NANO, Price
+
+CHARS_PER_TOKEN = 4  # the prompt estimate when no tokenizer is at hand
+
+
+def prompt_tokens(messages: Sequence[Mapping[str, Any]]) -> int:
+    """A cheap count of a request's prompt tokens (only used before an agent has history)."""
+    chars = sum(len(json.dumps(m.get("content") or "", default=str)) for m in messages)
+    return max(1, chars // CHARS_PER_TOKEN)
+
+
+def price_of(config: GatewayConfig, agent: str, model: str) -> Price | None:
+    cfg = config.agents.get(agent)
+    if isinstance(cfg, LiteLLMAgentConfig) and cfg.price is not None:
+        return Price(cfg.price.input_per_mtok, cfg.price.output_per_mtok)
+    listed = map_price(model)
+    if listed is None:
+        return None
+    per_in, per_out = listed
+    return Price(per_in * 1e6, per_out * 1e6)
+
+
+class Ledger:
+    """The per-process side of accounting: averages cached from the store, metrics."""
+
+    def __init__(self, live: LiveConfig, store: BudgetStore, registry: CollectorRegistry) -> None:
+        self.live = live
+        self.store = store
+        self._averages: dict[str, CallAverage] = {}
+        self.tokens = Counter(
+            "chatgate_tokens",
+            "Model tokens by agent, model and direction (input, output)",
+            ["agent", "model", "direction"],
+            registry=registry,
+        )
+        self.cost = Counter(
+            "chatgate_cost_usd",
+            "Model cost in USD by agent and model (the agent's price or litellm's cost map)",
+            ["agent", "model"],
+            registry=registry,
+        )
+        self.refusals = Counter(
+            "chatgate_budget_refusals",
+            "Turns and model calls refused by a spend budget, by rule",
+            ["rule"],
+            registry=registry,
+        )
+
+    def cost_nano(self, agent: str, model: str, tokens_in: int, tokens_out: int) -> int:
+        price = price_of(self.live.loaded.config, agent, model)
+        return price.cost_nano(tokens_in, tokens_out) if price is not None else 0
+
+    async def estimate(
+        self, agent: str, model: str, messages: Sequence[Mapping[str, Any]]
+    ) -> tuple[int, int]:
+        """(nano-USD, tokens) one model call of ``agent`` is expected to cost."""
+        average = self._averages.get(agent)
+        if average is None:
+            average = self._averages[agent] = await self.store.average(agent)
+        per_call = average.per_call()
+        if per_call is not None:
+            return per_call
+        tokens = prompt_tokens(messages)
+        return self.cost_nano(agent, model, tokens, 0), tokens
+
+    def charged(self, agent: str, model: str, tokens_in: int, tokens_out: int, nano: int) -> None:
+        """A settled call: metrics and this process's running average."""
+        self.tokens.labels(agent=agent, model=model, direction="input").inc(tokens_in)
+        self.tokens.labels(agent=agent, model=model, direction="output").inc(tokens_out)
+        self.cost.labels(agent=agent, model=model).inc(nano / NANO)
+        seen = self._averages.get(agent, CallAverage())
+        self._averages[agent] = CallAverage(
+            seen.calls + 1, seen.nano + nano, seen.tokens + tokens_in + tokens_out
+        )

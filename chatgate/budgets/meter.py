@@ -1,0 +1,224 @@
+"""The budgets on the turn path: at the start of an agent call the ladder decides (refuse,
+warn once, degrade to a cheaper agent); each model call is then admitted against every
+applicable counter (its estimate reserved) and settled to the usage the provider reported."""
+
+from __future__ import annotations
+
+import logging
+import uuid
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+from chatgate.agents.base import AgentError
+from chatgate.budgets.ledger import Ledger
+from chatgate.budgets.rules import Rules
+from chatgate.budgets.store import BudgetStore, Spent
+from chatgate.clock import Clock
+from chatgate.feature.ports import ChannelLookup, Deliver, LiveConfig, Routing
+from chatgate.feature.turns import MeteredTurn
+from chatgate.feature.voices import Voices
+from chatgate.model.messages import InboundMessage, Target
+from chatgate.model.outbound import OutboundMessage
+from chatgate.model.reasons import FailureReason
+from chatgate.model.text_ids import TextId
+from chatgate.policies.budgets import (
+    AGENT_DAY,
+    NANO,
+    Standing,
+    Who,
+    charge_for,
+    format_share,
+    plan,
+    user_of,
+)
+from chatgate.texts.voice import Voice
+
+log = logging.getLogger("chatgate.budgets")
+RESERVATION_SLACK_S = 30.0  # a reservation outlives its call's timeout by this, then expires
+GROUP_REFUSAL_EVERY_S = 3600.0  # at most one refusal per user and group chat in this
+
+
+def who_of(msg: InboundMessage, agent: str, session: str, routing: Routing) -> Who:
+    chat = f"{msg.channel}:{msg.chat_id}"
+    owner = msg.extra.get("owner")
+    address = routing.principal_of(f"{msg.channel}:{msg.sender_id}")
+    user = user_of(msg.platform, address, session, owner if isinstance(owner, str) else None, chat)
+    return Who(user, chat, agent, msg.channel)
+
+
+@dataclass(frozen=True)
+class _Ticket:
+    id: str
+    turns: int
+
+
+class Meters:
+    """The budgets' `TurnMeters`: one `begin` per agent call."""
+
+    def __init__(
+        self,
+        live: LiveConfig,
+        clock: Clock,
+        store: BudgetStore,
+        ledger: Ledger,
+        rules: Rules,
+        voices: Voices,
+        routing: Routing,
+        deliver: Deliver,
+        channels: ChannelLookup,
+    ) -> None:
+        self.live, self.clock, self.store, self.ledger = live, clock, store, ledger
+        self.rules, self.voices, self.routing, self.deliver = rules, voices, routing, deliver
+        self.channels = channels
+
+    async def standings(self, who: Who) -> list[Standing]:
+        now = self.clock.time()
+        counters = self.rules.counters(who, now)
+        if not counters:
+            return []
+        usage = await self.store.read([key for _, key, _ in counters], now)
+        return [Standing(rule, key, usage[key], ends) for rule, key, ends in counters]
+
+    async def begin(
+        self, msg: InboundMessage, agent: str, session: str, target: Target | None
+    ) -> MeteredTurn:
+        who = who_of(msg, agent, session, self.routing)
+        standings = await self.standings(who)
+        voice = self.voices.for_message(msg, agent)
+        decided = plan(standings)
+        if decided.refused is not None:
+            refusal = await self.refusal(decided.refused, msg, who, voice)
+            return MeteredTurn(agent, refusal=refusal)
+        for standing in decided.warn:
+            await self._warn(standing, msg, target, voice)
+        run_on = agent
+        if decided.degrade_to is not None and decided.degrade_to in self.live.loaded.config.agents:
+            run_on = decided.degrade_to
+        bill = TurnBill(self, run_on, standings, msg, who, voice)
+        return MeteredTurn(run_on, meter=bill, summary=bill.summary)
+
+    async def refusal(
+        self, standing: Standing, msg: InboundMessage, who: Who, voice: Voice
+    ) -> AgentError:
+        """The budget_exhausted failure, with the words the user reads (nothing left, when it
+        resets); in a group at most one per user and hour, else the turn ends silently."""
+        now = self.clock.time()
+        self.ledger.refusals.labels(rule=standing.rule.name).inc()
+        detail = f"budget '{standing.rule.name}' is used up for {standing.key.split('|')[1]}"
+        notice = voice.text(TextId.BUDGET_REFUSED, wait=voice.wait(standing.ends - now))
+        if msg.chat_kind != "direct":
+            key = f"refused|{who.user}|{who.chat}"
+            if not await self.store.once(key, now, now + GROUP_REFUSAL_EVERY_S):
+                notice = ""
+            elif await self.privately(msg, notice):
+                notice = ""  # the sender alone saw it; nothing in the group
+        return AgentError(FailureReason.BUDGET_EXHAUSTED, detail, notice=notice)
+
+    async def privately(self, msg: InboundMessage, text: str) -> bool:
+        """``text`` to the sender alone where the platform can (a Slack ephemeral)."""
+        adapter = await self.channels.ready_adapter(msg.channel)
+        return adapter is not None and await adapter.tell_privately(msg, text)
+
+    async def _warn(
+        self, standing: Standing, msg: InboundMessage, target: Target | None, voice: Voice
+    ) -> None:
+        """The one notice per counter and period, across replicas."""
+        if target is None:
+            return
+        now, ends = self.clock.time(), standing.ends
+        if not await self.store.once(standing.key + "|warn", now, ends):
+            return
+        usage, rule = standing.usage, standing.rule
+        used, limit = max(
+            (
+                (u, lim)
+                for u, lim in (
+                    (usage.nano, rule.limit_nano),
+                    (usage.tokens, rule.limit_tokens),
+                    (usage.turns, rule.limit_turns),
+                )
+                if lim is not None
+            ),
+            key=lambda p: p[0] / p[1] if p[1] else 1.0,
+        )
+        text = voice.text(
+            TextId.BUDGET_WARN, share=format_share(used, limit), wait=voice.wait(ends - now)
+        )
+        if msg.chat_kind != "direct" and await self.privately(msg, text):
+            return
+        try:
+            await self.deliver(target, OutboundMessage.from_text(text))
+        except Exception:  # a notice must never cost the turn
+            log.warning("budget warning not delivered", extra={"budget": rule.name})
+
+
+class TurnBill:
+    """One turn's `ModelMeter`: admits each model call and keeps the turn's totals."""
+
+    def __init__(
+        self,
+        meters: Meters,
+        agent: str,
+        standings: Sequence[Standing],
+        msg: InboundMessage,
+        who: Who,
+        voice: Voice,
+    ) -> None:
+        self.meters, self.agent, self.standings = meters, agent, tuple(standings)
+        self.msg, self.who, self.voice = msg, who, voice
+        self.keys = [s.key for s in self.standings]
+        if meters.rules.all():  # while budgets are kept, each agent's spend per day too
+            day = datetime.fromtimestamp(meters.clock.time(), UTC).date().isoformat()
+            self.keys.append(f"{AGENT_DAY}|{agent}|{day}")
+        self.calls = self.tokens_in = self.tokens_out = self.nano = 0
+        self.model: str | None = None
+        self._counted = False  # the turn has reached the model (counted once in limit_turns)
+
+    async def admit(self, model: str, messages: Sequence[Mapping[str, Any]]) -> object:
+        meters = self.meters
+        turns = 0 if self._counted else 1
+        ticket = _Ticket(uuid.uuid4().hex, turns)
+        if self.standings:
+            nano, tokens = await meters.ledger.estimate(self.agent, model, messages)
+            charges = [charge_for(s, nano, tokens, turns) for s in self.standings]
+            now = meters.clock.time()
+            refused = await meters.store.reserve(ticket.id, charges, now, now + self._ttl())
+            if refused is not None:
+                standing = next(s for s in self.standings if s.key == refused)
+                raise await meters.refusal(standing, self.msg, self.who, self.voice)
+        self._counted = True
+        return ticket
+
+    def _ttl(self) -> float:
+        agent = self.meters.live.loaded.config.agents.get(self.agent)
+        return (agent.timeout_s if agent is not None else 60.0) + RESERVATION_SLACK_S
+
+    async def settle(self, ticket: object, model: str, usage: Mapping[str, int]) -> None:
+        assert isinstance(ticket, _Ticket)
+        tokens_in = int(usage.get("prompt_tokens", 0))
+        tokens_out = int(usage.get("completion_tokens", 0))
+        if not tokens_in and not tokens_out:
+            tokens_in = int(usage.get("total_tokens", 0))
+        ledger = self.meters.ledger
+        nano = ledger.cost_nano(self.agent, model, tokens_in, tokens_out)
+        self.calls += 1
+        self.tokens_in += tokens_in
+        self.tokens_out += tokens_out
+        self.nano += nano
+        self.model = model
+        ledger.charged(self.agent, model, tokens_in, tokens_out, nano)
+        if self.keys:
+            spent = Spent(nano, tokens_in + tokens_out, ticket.turns)
+            await self.meters.store.settle(ticket.id, self.keys, spent, self.agent)
+
+    def summary(self) -> Mapping[str, Any]:
+        return {
+            "agent": self.agent,
+            "model": self.model,
+            "calls": self.calls,
+            "tokens_in": self.tokens_in,
+            "tokens_out": self.tokens_out,
+            "cost_usd": self.nano / NANO,
+        }

@@ -1,0 +1,235 @@
+"""Where budget counters live: SQLite (one process) or Redis (every replica shares them).
+
+A counter is keyed by rule name, scope id and period start (`policies.budgets.counter_key`).
+A model call reserves its estimate on every counter of the turn in one atomic step (all or
+none: a transaction here, one Lua script on Redis) and settles it to the reported usage; a
+reservation a crash left behind expires at its deadline.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sqlite3
+import threading
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Protocol, TypeVar
+
+from chatgate.policies.budgets import Charge, Usage, admits, split_key
+
+T = TypeVar("T")
+DB_FILE = "budgets.db"
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS budget_counters (
+    key TEXT PRIMARY KEY, rule TEXT NOT NULL, scope TEXT NOT NULL, start TEXT NOT NULL,
+    nano INTEGER NOT NULL DEFAULT 0, tokens INTEGER NOT NULL DEFAULT 0,
+    turns INTEGER NOT NULL DEFAULT 0);
+CREATE INDEX IF NOT EXISTS budget_counters_scope ON budget_counters(scope);
+CREATE TABLE IF NOT EXISTS budget_reservations (
+    ticket TEXT NOT NULL, key TEXT NOT NULL, nano INTEGER NOT NULL, tokens INTEGER NOT NULL,
+    turns INTEGER NOT NULL, expires REAL NOT NULL, PRIMARY KEY (ticket, key));
+CREATE INDEX IF NOT EXISTS budget_reservations_key ON budget_reservations(key, expires);
+CREATE TABLE IF NOT EXISTS budget_flags (key TEXT PRIMARY KEY, expires REAL NOT NULL);
+CREATE TABLE IF NOT EXISTS budget_calls (
+    agent TEXT PRIMARY KEY, calls INTEGER NOT NULL, nano INTEGER NOT NULL,
+    tokens INTEGER NOT NULL);
+"""
+
+
+@dataclass(frozen=True)
+class Spent:
+    """What a settled call cost: nano-USD, tokens in + out, and whether it was the turn's first."""
+
+    nano: int = 0
+    tokens: int = 0
+    turns: int = 0
+
+
+@dataclass(frozen=True)
+class CallAverage:
+    calls: int = 0
+    nano: int = 0
+    tokens: int = 0
+
+    def per_call(self) -> tuple[int, int] | None:
+        """(nano, tokens) per model call, or None without history."""
+        if self.calls <= 0:
+            return None
+        return self.nano // self.calls, self.tokens // self.calls
+
+
+class BudgetStore(Protocol):
+    async def open(self) -> None: ...
+    async def close(self) -> None: ...
+
+    async def read(self, keys: Sequence[str], now: float) -> dict[str, Usage]:
+        """The counters (unexpired reservations included); a missing one reads as zero."""
+        ...
+
+    async def reserve(
+        self, ticket: str, charges: Sequence[Charge], now: float, expires: float
+    ) -> str | None:
+        """Reserve every charge, or none: None when admitted, else the key that refused."""
+        ...
+
+    async def settle(self, ticket: str, keys: Sequence[str], spent: Spent, agent: str) -> None:
+        """Drop the ticket's reservations, add what the call really cost to each counter and
+        (when the provider reported usage) to ``agent``'s running average."""
+        ...
+
+    async def once(self, key: str, now: float, expires: float) -> bool:
+        """True for the first caller only (until ``expires``): a notice sent once per period."""
+        ...
+
+    async def average(self, agent: str) -> CallAverage: ...
+
+    async def counters(self) -> dict[str, Usage]:
+        """Every counter (settled spend), by key."""
+        ...
+
+    async def forget(self, scope: str) -> int:
+        """Delete every counter of scope id ``scope`` (a reset, a privacy erase); how many."""
+        ...
+
+
+class SqliteBudgetStore:
+    """One connection on worker threads, serialised by a lock; each call is one transaction."""
+
+    def __init__(self, path: Path) -> None:
+        self._path = path
+        self._conn: sqlite3.Connection | None = None
+        self._lock = threading.Lock()
+
+    async def open(self) -> None:
+        def connect() -> sqlite3.Connection:
+            self._path.parent.mkdir(parents=True, exist_ok=True)
+            conn = sqlite3.connect(self._path, check_same_thread=False, isolation_level=None)
+            conn.execute("PRAGMA journal_mode=WAL")
+            conn.execute("PRAGMA synchronous=NORMAL")
+            conn.execute("PRAGMA busy_timeout=5000")
+            conn.executescript(_SCHEMA)
+            return conn
+
+        self._conn = await asyncio.to_thread(connect)
+
+    async def close(self) -> None:
+        conn, self._conn = self._conn, None
+        if conn is not None:
+
+            def close() -> None:
+                with self._lock:
+                    conn.close()
+
+            await asyncio.to_thread(close)
+
+    async def _call(self, fn: Callable[[sqlite3.Connection], T]) -> T:
+        conn = self._conn
+        if conn is None:
+            raise RuntimeError("budget store is not open")
+
+        def run() -> T:
+            with self._lock:
+                conn.execute("BEGIN IMMEDIATE")
+                try:
+                    result = fn(conn)
+                except BaseException:
+                    conn.execute("ROLLBACK")
+                    raise
+                conn.execute("COMMIT")
+                return result
+
+        return await asyncio.to_thread(run)
+
+    async def read(self, keys: Sequence[str], now: float) -> dict[str, Usage]:
+        return await self._call(lambda c: {k: _usage(c, k, now) for k in keys})
+
+    async def reserve(
+        self, ticket: str, charges: Sequence[Charge], now: float, expires: float
+    ) -> str | None:
+        def run(c: sqlite3.Connection) -> str | None:
+            for charge in charges:
+                if not admits(charge, _usage(c, charge.key, now)):
+                    return charge.key
+            for charge in charges:
+                c.execute(
+                    "INSERT OR REPLACE INTO budget_reservations VALUES (?, ?, ?, ?, ?, ?)",
+                    (ticket, charge.key, charge.nano, charge.tokens, charge.turns, expires),
+                )
+            return None
+
+        return await self._call(run)
+
+    async def settle(self, ticket: str, keys: Sequence[str], spent: Spent, agent: str) -> None:
+        def run(c: sqlite3.Connection) -> None:
+            c.execute("DELETE FROM budget_reservations WHERE ticket = ?", (ticket,))
+            for key in keys:
+                rule, scope, start = split_key(key)
+                c.execute(
+                    "INSERT INTO budget_counters VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT(key) "
+                    "DO UPDATE SET nano = nano + excluded.nano, tokens = tokens + excluded.tokens,"
+                    " turns = turns + excluded.turns",
+                    (key, rule, scope, start, spent.nano, spent.tokens, spent.turns),
+                )
+            if spent.tokens > 0:
+                c.execute(
+                    "INSERT INTO budget_calls VALUES (?, 1, ?, ?) ON CONFLICT(agent) DO UPDATE SET "
+                    "calls = calls + 1, nano = nano + excluded.nano, "
+                    "tokens = tokens + excluded.tokens",
+                    (agent, spent.nano, spent.tokens),
+                )
+
+        await self._call(run)
+
+    async def once(self, key: str, now: float, expires: float) -> bool:
+        def run(c: sqlite3.Connection) -> bool:
+            c.execute("DELETE FROM budget_flags WHERE key = ? AND expires <= ?", (key, now))
+            sql = "INSERT OR IGNORE INTO budget_flags VALUES (?, ?)"
+            return bool(c.execute(sql, (key, expires)).rowcount == 1)
+
+        return await self._call(run)
+
+    async def average(self, agent: str) -> CallAverage:
+        def run(c: sqlite3.Connection) -> CallAverage:
+            sql = "SELECT calls, nano, tokens FROM budget_calls WHERE agent = ?"
+            row = c.execute(sql, (agent,)).fetchone()
+            return CallAverage(*row) if row else CallAverage()
+
+        return await self._call(run)
+
+    async def counters(self) -> dict[str, Usage]:
+        def run(c: sqlite3.Connection) -> dict[str, Usage]:
+            rows = c.execute("SELECT key, nano, tokens, turns FROM budget_counters").fetchall()
+            return {key: Usage(nano, tokens, turns) for key, nano, tokens, turns in rows}
+
+        return await self._call(run)
+
+    async def forget(self, scope: str) -> int:
+        def run(c: sqlite3.Connection) -> int:
+            keys = [
+                row[0]
+                for row in c.execute("SELECT key FROM budget_counters WHERE scope = ?", (scope,))
+            ]
+            for key in keys:
+                c.execute("DELETE FROM budget_reservations WHERE key = ?", (key,))
+                sql = "DELETE FROM budget_flags WHERE substr(key, 1, ?) = ?"
+                c.execute(sql, (len(key), key))
+            c.execute("DELETE FROM budget_counters WHERE scope = ?", (scope,))
+            return len(keys)
+
+        return await self._call(run)
+
+
+def _usage(c: sqlite3.Connection, key: str, now: float) -> Usage:
+    c.execute("DELETE FROM budget_reservations WHERE key = ? AND expires <= ?", (key, now))
+    row = c.execute(
+        "SELECT nano, tokens, turns FROM budget_counters WHERE key = ?", (key,)
+    ).fetchone()
+    held = c.execute(
+        "SELECT COALESCE(SUM(nano), 0), COALESCE(SUM(tokens), 0), COALESCE(SUM(turns), 0) "
+        "FROM budget_reservations WHERE key = ?",
+        (key,),
+    ).fetchone()
+    nano, tokens, turns = row if row else (0, 0, 0)
+    return Usage(nano, tokens, turns, *held)

@@ -1,0 +1,195 @@
+"""Budget counters on Redis, shared by every replica. Reservation and settlement are one Lua
+script each, so two replicas never both take the last of a limit."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from redis.asyncio import Redis
+
+from chatgate.budgets.store import CallAverage, Spent
+from chatgate.config.models import GatewaySection
+from chatgate.policies.budgets import Charge, Usage, split_key
+from chatgate.state.redis.client import connect, maps_errors
+
+OWN_CONNECTIONS = 8
+NO_LIMIT = -1
+
+# Sum a counter's live reservations (dropping expired ones) and read its spend. Shared head of
+# the scripts: KEYS come in pairs (counter hash, reservation hash).
+_LIVE = """
+local function live(c, r, now)
+  local rn, rt, ru = 0, 0, 0
+  local entries = redis.call('HGETALL', r)
+  for j = 1, #entries, 2 do
+    local a, b, d, e = string.match(entries[j + 1], '(%S+) (%S+) (%S+) (%S+)')
+    if tonumber(e) <= now then
+      redis.call('HDEL', r, entries[j])
+    else
+      rn, rt, ru = rn + tonumber(a), rt + tonumber(b), ru + tonumber(d)
+    end
+  end
+  local v = redis.call('HMGET', c, 'n', 't', 'u')
+  return tonumber(v[1] or 0), tonumber(v[2] or 0), tonumber(v[3] or 0), rn, rt, ru
+end
+"""
+# ARGV: ticket, now, expires, ttl_ms, then six numbers per pair: limits (nano, tokens, turns;
+# -1: none) and the estimate (nano, tokens, turns). Returns 0 (all reserved) or the 1-based
+# index of the pair that refused (nothing reserved).
+_RESERVE = (
+    _LIVE
+    + """
+local now = tonumber(ARGV[2])
+local n = #KEYS / 2
+for i = 1, n do
+  local sn, st, su, rn, rt, ru = live(KEYS[2 * i - 1], KEYS[2 * i], now)
+  local b = 4 + (i - 1) * 6
+  local used = {sn + rn, st + rt, su + ru}
+  for k = 1, 3 do
+    local limit = tonumber(ARGV[b + k])
+    if limit >= 0 and used[k] + tonumber(ARGV[b + 3 + k]) > limit then return i end
+  end
+end
+for i = 1, n do
+  local b = 4 + (i - 1) * 6
+  local r = KEYS[2 * i]
+  redis.call('HSET', r, ARGV[1],
+    ARGV[b + 4] .. ' ' .. ARGV[b + 5] .. ' ' .. ARGV[b + 6] .. ' ' .. ARGV[3])
+  redis.call('PEXPIRE', r, ARGV[4])
+end
+return 0
+"""
+)
+# KEYS: the agent's average hash, the index set, then (counter, reservation) pairs. ARGV:
+# ticket, nano, tokens, turns, 1 to add the call to the average, then each counter's key.
+_SETTLE = """
+for i = 1, (#KEYS - 2) / 2 do
+  local c, r = KEYS[2 * i + 1], KEYS[2 * i + 2]
+  redis.call('HDEL', r, ARGV[1])
+  redis.call('HINCRBY', c, 'n', ARGV[2])
+  redis.call('HINCRBY', c, 't', ARGV[3])
+  redis.call('HINCRBY', c, 'u', ARGV[4])
+  redis.call('SADD', KEYS[2], ARGV[5 + i])
+end
+if ARGV[5] == '1' then
+  redis.call('HINCRBY', KEYS[1], 'calls', 1)
+  redis.call('HINCRBY', KEYS[1], 'n', ARGV[2])
+  redis.call('HINCRBY', KEYS[1], 't', ARGV[3])
+end
+return 0
+"""
+_READ = (
+    _LIVE
+    + """
+local out = {}
+for i = 1, #KEYS / 2 do
+  local sn, st, su, rn, rt, ru = live(KEYS[2 * i - 1], KEYS[2 * i], tonumber(ARGV[1]))
+  table.insert(out, {sn, st, su, rn, rt, ru})
+end
+return out
+"""
+)
+
+
+def _limit(value: int | None) -> int:
+    return NO_LIMIT if value is None else value
+
+
+@maps_errors("budgets")
+class RedisBudgetStore:
+    def __init__(self, gateway: GatewaySection, client: object = None) -> None:
+        self._gateway = gateway
+        self._prefix = gateway.redis_prefix() + "budget:"
+        self._redis: Redis | None = None
+        self._shared = client if isinstance(client, Redis) else None
+
+    def _r(self) -> Redis:
+        if self._redis is None:
+            raise RuntimeError("budget store is not open")
+        return self._redis
+
+    def _pair(self, key: str) -> list[str]:
+        return [self._prefix + "c:" + key, self._prefix + "r:" + key]
+
+    async def open(self) -> None:
+        self._redis = self._shared or connect(self._gateway, max_connections=OWN_CONNECTIONS)
+
+    async def close(self) -> None:
+        redis, self._redis = self._redis, None
+        if redis is not None and redis is not self._shared:
+            await redis.aclose()
+
+    async def read(self, keys: Sequence[str], now: float) -> dict[str, Usage]:
+        if not keys:
+            return {}
+        names = [name for key in keys for name in self._pair(key)]
+        rows = await self._r().eval(_READ, len(names), *names, repr(now))
+        return {key: Usage(*(int(v) for v in row)) for key, row in zip(keys, rows, strict=True)}
+
+    async def reserve(
+        self, ticket: str, charges: Sequence[Charge], now: float, expires: float
+    ) -> str | None:
+        names = [name for c in charges for name in self._pair(c.key)]
+        args: list[str | int] = [
+            ticket,
+            repr(now),
+            repr(expires),
+            max(1, int((expires - now) * 1000)),
+        ]
+        for c in charges:
+            args += [_limit(c.limit_nano), _limit(c.limit_tokens), _limit(c.limit_turns)]
+            args += [c.nano, c.tokens, c.turns]
+        refused = int(await self._r().eval(_RESERVE, len(names), *names, *args))
+        return charges[refused - 1].key if refused else None
+
+    async def settle(self, ticket: str, keys: Sequence[str], spent: Spent, agent: str) -> None:
+        names = [self._prefix + "avg:" + agent, self._prefix + "index"]
+        names += [name for key in keys for name in self._pair(key)]
+        record = "1" if spent.tokens > 0 else "0"
+        await self._r().eval(
+            _SETTLE,
+            len(names),
+            *names,
+            ticket,
+            spent.nano,
+            spent.tokens,
+            spent.turns,
+            record,
+            *keys,
+        )
+
+    async def once(self, key: str, now: float, expires: float) -> bool:
+        ttl_ms = max(1, int((expires - now) * 1000))
+        return bool(await self._r().set(self._prefix + "f:" + key, "1", nx=True, px=ttl_ms))
+
+    async def average(self, agent: str) -> CallAverage:
+        calls, nano, tokens = await self._r().hmget(
+            self._prefix + "avg:" + agent, "calls", "n", "t"
+        )
+        return CallAverage(int(calls or 0), int(nano or 0), int(tokens or 0))
+
+    async def counters(self) -> dict[str, Usage]:
+        r = self._r()
+        keys = sorted(str(k) for k in await r.smembers(self._prefix + "index"))
+        if not keys:
+            return {}
+        async with r.pipeline(transaction=False) as pipe:
+            for key in keys:
+                pipe.hmget(self._prefix + "c:" + key, "n", "t", "u")
+            rows = await pipe.execute()
+        return {
+            key: Usage(int(n or 0), int(t or 0), int(u or 0))
+            for key, (n, t, u) in zip(keys, rows, strict=True)
+            if n is not None or t is not None or u is not None
+        }
+
+    async def forget(self, scope: str) -> int:
+        r, index = self._r(), self._prefix + "index"
+        keys = [str(k) for k in await r.smembers(index) if split_key(str(k))[1] == scope]
+        if keys:
+            async with r.pipeline(transaction=True) as pipe:
+                for key in keys:
+                    pipe.delete(*self._pair(key), self._prefix + "f:" + key)
+                    pipe.srem(index, key)
+                await pipe.execute()
+        return len(keys)

@@ -1,0 +1,100 @@
+"""Cross-checks of `budgets:`: the agents a rule names exist, and every model that can run
+under a cost limit (fallbacks and `degrade_to` included) has a price, from `price:` or from
+litellm's cost map (read from its bundled file, without importing litellm)."""
+
+from __future__ import annotations
+
+import functools
+import importlib.util
+import json
+from pathlib import Path
+from typing import Any
+
+from chatgate.config.agent_models import LiteLLMAgentConfig
+from chatgate.config.errors import ConfigIssue, KeyPath
+from chatgate.config.models import GatewayConfig
+from chatgate.config.source import YamlSource
+
+COST_MAP_FILE = "model_prices_and_context_window_backup.json"
+
+
+@functools.lru_cache(maxsize=1)
+def cost_map() -> dict[str, Any]:
+    """litellm's bundled model cost map ({} when litellm is not installed)."""
+    spec = importlib.util.find_spec("litellm")
+    if spec is None or not spec.submodule_search_locations:
+        return {}
+    path = Path(next(iter(spec.submodule_search_locations))) / COST_MAP_FILE
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def map_price(model: str) -> tuple[float, float] | None:
+    """(USD per input token, per output token) of ``model`` in the cost map, if listed."""
+    table = cost_map()
+    for name in (model, model.split("/", 1)[-1]):
+        entry = table.get(name)
+        if isinstance(entry, dict):
+            cost_in = entry.get("input_cost_per_token")
+            cost_out = entry.get("output_cost_per_token")
+            if isinstance(cost_in, int | float) and isinstance(cost_out, int | float):
+                return float(cost_in), float(cost_out)
+    return None
+
+
+def budget_issues(config: GatewayConfig, src: YamlSource) -> list[ConfigIssue]:
+    issues: list[ConfigIssue] = []
+    agents = config.agents
+    names: set[str] = set()
+    for index, rule in enumerate(config.budgets):
+        base: KeyPath = ("budgets", index)
+        if rule.name in names:
+            issues.append(src.issue((*base, "name"), f"budget name '{rule.name}' is used twice"))
+        names.add(rule.name)
+        for i, agent in enumerate(rule.agents):
+            if agent not in agents:
+                issues.append(src.issue((*base, "agents", i), f"unknown agent '{agent}'"))
+        if rule.degrade_to is not None and rule.degrade_to not in agents:
+            listed = ", ".join(sorted(agents))
+            issues.append(
+                src.issue(
+                    (*base, "degrade_to"), f"unknown agent '{rule.degrade_to}' (agents: {listed})"
+                )
+            )
+    issues += _price_issues(config, src)
+    return issues
+
+
+def _price_issues(config: GatewayConfig, src: YamlSource) -> list[ConfigIssue]:
+    """A model without a price is refused when a cost limit could apply to its agent."""
+    costed = [r for r in config.budgets if r.limit_usd is not None]
+    if not costed:
+        return []
+    degrade = {r.degrade_to for r in config.budgets if r.degrade_to}
+    issues: list[ConfigIssue] = []
+    for name, agent in config.agents.items():
+        if not isinstance(agent, LiteLLMAgentConfig) or agent.price is not None:
+            continue
+        if name not in degrade and not any(not r.agents or name in r.agents for r in costed):
+            continue
+        for key, model in _models(agent):
+            if map_price(model) is None:
+                issues.append(
+                    src.issue(
+                        ("agents", name, *key),
+                        f"model '{model}' has no known price and a cost budget (limit_usd) can "
+                        f"apply to agent '{name}'; set agents.{name}.price "
+                        "{input_per_mtok: …, output_per_mtok: …}",
+                    )
+                )
+    return issues
+
+
+def _models(agent: LiteLLMAgentConfig) -> list[tuple[KeyPath, str]]:
+    """Every model the agent may call, with its key path under the agent."""
+    return [(("model",), agent.model)] + [
+        (("fallbacks", i, "model"), f.model) for i, f in enumerate(agent.fallbacks)
+    ]

@@ -1,0 +1,63 @@
+"""Budget config: a model without a price under a cost limit is refused by `config check` (exit
+78 naming the key), unknown agents in rules are named, `price:` satisfies the check."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from chatgate.config.errors import EX_CONFIG, ConfigError
+from tests.harness import load, write_config
+
+AGENT = """
+agents:
+  default:
+    backend: litellm
+    model: openai/our-own-model
+    api_key: sk-test
+{price}budgets:
+  - name: money
+    scope: user
+    limit_usd: 1.0
+{extra}channels:
+  memory: {{dm_policy: open}}
+"""
+
+
+def _config(tmp_path: Path, price: str = "", extra: str = "") -> Path:
+    return write_config(tmp_path, AGENT.format(price=price, extra=extra))
+
+
+def test_config_check_refuses_a_model_without_a_price(tmp_path: Path) -> None:
+    path = _config(tmp_path)
+    done = subprocess.run(
+        [sys.executable, "-m", "chatgate", "config", "check", "-c", str(path)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == EX_CONFIG, done.stderr
+    assert "agents.default.model" in done.stderr and "no known price" in done.stderr
+
+
+def test_a_price_or_the_cost_map_satisfies_the_check(tmp_path: Path) -> None:
+    load(_config(tmp_path, price="    price: {input_per_mtok: 1, output_per_mtok: 2}\n"))
+    mapped = _config(tmp_path / "mapped").read_text().replace("our-own-model", "gpt-4o-mini")
+    (tmp_path / "mapped" / "gateway.yaml").write_text(mapped)
+    load(tmp_path / "mapped" / "gateway.yaml")
+
+
+def test_rules_name_known_agents(tmp_path: Path) -> None:
+    path = _config(
+        tmp_path,
+        price="    price: {input_per_mtok: 1, output_per_mtok: 2}\n",
+        extra="    degrade_to: nowhere\n",
+    )
+    with pytest.raises(ConfigError) as raised:
+        load(path)
+    assert "budgets[0].degrade_to" in str(raised.value) or "budgets.0.degrade_to" in str(
+        raised.value
+    )

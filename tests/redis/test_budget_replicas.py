@@ -1,0 +1,97 @@
+"""Two in-process replicas on one Redis, 40 concurrent turns of one user against a 10-turn
+budget: exactly 10 reach the model (turn reservations are atomic across replicas), the other
+30 are refused with the budget text; the Redis store admits a cost limit exactly."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from pathlib import Path
+
+import pytest
+
+from chatgate.budgets.store import Spent
+from chatgate.budgets.store_redis import RedisBudgetStore
+from chatgate.config.models import GatewaySection, RedisConfig, StoreConfig
+from chatgate.policies.budgets import Charge, usd_to_nano
+from tests.fakes.llm import FakeLLM
+from tests.harness import memory, running, write_config
+
+pytestmark = pytest.mark.redis
+TURNS = 40
+LIMIT = 10
+
+
+def replica_config(directory: Path, fake: FakeLLM, url: str, replica: str) -> Path:
+    return write_config(
+        directory,
+        f"""
+  store: {{backend: redis, url: '{url}', key_prefix: 'br:'}}
+  turn_lock: {{backend: redis}}
+  redis: {{replica_id: {replica}}}
+  rate_limits: {{per_sender: null, per_chat: null}}
+agents:
+  default:
+    backend: litellm
+    model: openai/fake-model
+    api_base: {fake.base_url}
+    api_key: sk-test
+    timeout_s: 10
+    price: {{input_per_mtok: 1, output_per_mtok: 1}}
+budgets:
+  - name: per-user-daily
+    scope: user
+    limit_turns: {LIMIT}
+    warn_at: null
+channels:
+  memory: {{dm_policy: open}}
+""",
+    )
+
+
+async def test_two_replicas_forty_concurrent_turns_of_one_user_admit_ten(
+    tmp_path: Path, redis_db: str
+) -> None:
+    async with FakeLLM(latency_s=0.05) as fake, contextlib.AsyncExitStack() as stack:
+        gateways = [
+            await stack.enter_async_context(
+                running(replica_config(tmp_path / name, fake, redis_db, name))
+            )
+            for name in ("r1", "r2")
+        ]
+        submissions = [
+            await memory(gateways[i % 2]).inject(
+                f"q{i}", chat_id=f"c{i}", sender_id="ann", message_id=f"q{i}"
+            )
+            for i in range(TURNS)
+        ]
+        results = await asyncio.gather(*(s.result for s in submissions))
+    reasons = [r.reason for r in results]
+    assert reasons.count("text") == LIMIT, reasons
+    assert reasons.count("budget_exhausted") == TURNS - LIMIT
+    assert len(fake.requests) == LIMIT  # the overspend bound for turns: none
+
+
+def _section(url: str) -> GatewaySection:
+    return GatewaySection(
+        store=StoreConfig(backend="redis"), redis=RedisConfig(url=url, key_prefix="bs:")
+    )
+
+
+async def test_redis_store_admits_exactly_five_turns_of_0002_under_001(redis_db: str) -> None:
+    store = RedisBudgetStore(_section(redis_db))
+    await store.open()
+    try:
+        cost = usd_to_nano(0.002)
+        admitted = 0
+        for i in range(8):
+            charge = Charge("money|u|2026-12-06", usd_to_nano(0.01), None, None, cost, 0, 1)
+            if await store.reserve(f"t{i}", [charge], 100.0, 200.0) is not None:
+                break
+            await store.settle(f"t{i}", [charge.key], Spent(cost, 10, 1), "default")
+            admitted += 1
+        assert admitted == 5
+        assert (await store.forget("u")) == 1
+        assert (await store.counters()) == {}
+    finally:
+        await store.close()

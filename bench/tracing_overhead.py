@@ -85,7 +85,8 @@ async def cpu_per_message(workdir: Path, turns: int, endpoint: str | None) -> fl
 def noop_calls_per_message(workdir: Path) -> Counter[str]:
     """How often a message calls each tracing helper while tracing is off."""
     counts: Counter[str] = Counter()
-    originals = {n: getattr(tracing, n) for n in ("span", "within", "start_message", "ids")}
+    names = ("span", "within", "start_message", "ids", "keyed", "current")
+    originals = {n: getattr(tracing, n) for n in names}
 
     def counting(name: str, fn: object) -> object:
         def wrapper(*args: object, **kwargs: object) -> object:
@@ -113,6 +114,12 @@ def noop_cost_s() -> dict[str, float]:
         with tracing.within("k"):
             pass
 
+    def timeline() -> None:  # a turn's `current()`: its timeline, a mark per step, closed
+        steps = tracing.Timeline.of(tracing.current(), time.monotonic)
+        for name in ("open", "prepare", "prepare_input", "call_agent", "conclude", "deliver"):
+            steps.mark(name)
+        steps.close()
+
     n = 200_000
     return {
         "span": min(timeit.repeat(span, number=n, repeat=3)) / n,
@@ -122,6 +129,8 @@ def noop_cost_s() -> dict[str, float]:
         )
         / n,
         "ids": min(timeit.repeat(tracing.ids, number=n, repeat=3)) / n,
+        "keyed": min(timeit.repeat(lambda: tracing.keyed("r", "k"), number=n, repeat=3)) / n,
+        "current": min(timeit.repeat(timeline, number=n, repeat=3)) / n,
     }
 
 

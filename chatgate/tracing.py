@@ -21,6 +21,9 @@ from typing import Any
 Attr = str | int | float | bool | list[str] | list[float] | tuple[str, ...] | None
 
 TRACE_ID = "trace_id"  # InboundMessage.extra key: the message's trace, journaled for `why`
+# InboundMessage.extra key: the message's root span (W3C traceparent), journaled so a replica
+# that adopts the message links its own trace to this one
+TRACE_PARENT = "trace_parent"
 
 _tracer: Any = None  # an opentelemetry Tracer while tracing is on
 _capture = False
@@ -136,11 +139,15 @@ class Timeline:
         self._names: list[str] = []
         self._starts: list[float] = []
 
+    @staticmethod
+    def of(span: Span, now: Callable[[], float]) -> Timeline:
+        """A timeline for ``span``; the shared no-op one while ``span`` records nothing."""
+        return _NO_TIMELINE if span is OFF else Timeline(span, now)
+
     def mark(self, name: str) -> None:
         """Stage ``name`` starts now (the one before it ends)."""
-        if self._span is not OFF:
-            self._names.append(name)
-            self._starts.append(self._now())
+        self._names.append(name)
+        self._starts.append(self._now())
 
     def close(self) -> None:
         if not self._names:
@@ -149,6 +156,19 @@ class Timeline:
         took = [round(end - start, 6) for start, end in zip(self._starts, ends, strict=True)]
         self._span.set(chatgate__steps=self._names, chatgate__steps__duration_s=took)
         self._names = []
+
+
+class _NoTimeline(Timeline):
+    __slots__ = ()
+
+    def mark(self, name: str) -> None:
+        pass
+
+    def close(self) -> None:
+        pass
+
+
+_NO_TIMELINE = _NoTimeline(OFF, lambda: 0.0)
 
 
 class _Nothing:
@@ -214,22 +234,55 @@ class _Current:
         _otel.detach(self._token)
 
 
-def start_message(key: str, name: str, *, traceparent: Any = None, **attributes: Attr) -> bool:
+def keyed(owner: str, key: str) -> str:
+    """Message ``key`` among the kept roots, per replica ``owner``: two replicas in one process
+    (as in the tests) each keep their own root of a message one hands to the other."""
+    return key if _tracer is None else f"{owner}|{key}"
+
+
+def start_message(
+    key: str, name: str, *, traceparent: Any = None, link: Any = None, **attributes: Attr
+) -> bool:
     """Open the root span of an inbound message (a new trace, or the caller's when a W3C
-    ``traceparent`` came with it) and keep it under ``key`` until `finish_message`; False when
-    tracing is off or ``key`` already has one (a duplicate of a message in flight)."""
+    ``traceparent`` came with it) and keep it under ``key`` until `finish_message`; ``link``: the
+    traceparent of an earlier trace of the same message (another replica's), linked to. False
+    when tracing is off or ``key`` already has one (a duplicate of a message in flight)."""
     tracer = _tracer
     if tracer is None or key in _roots:
         return False
     parent = _otel.empty
     if isinstance(traceparent, str):
-        from opentelemetry.propagate import extract
+        parent = _extracted(traceparent)
+    links = None
+    if isinstance(link, str):
+        from opentelemetry.trace import Link
 
-        parent = extract({"traceparent": traceparent})
+        earlier = _otel.get_current_span(_extracted(link)).get_span_context()
+        links = [Link(earlier)] if earlier.is_valid else None
     _roots[key] = tracer.start_span(
-        name, context=parent, kind=_kind("consumer"), attributes=_attrs(attributes)
+        name, context=parent, kind=_kind("consumer"), attributes=_attrs(attributes), links=links
     )
     return True
+
+
+def journaled(key: str) -> dict[str, str]:
+    """What the journal keeps of open message ``key``'s trace when it is recorded (sampled):
+    its trace id (`chatgate why` prints it) and its root's traceparent (an adopter links it)."""
+    root = _roots.get(key)
+    if root is None:
+        return {}
+    context = root.get_span_context()
+    if not context.trace_flags.sampled:
+        return {}
+    trace = format(context.trace_id, "032x")
+    parent = f"00-{trace}-{context.span_id:016x}-{int(context.trace_flags):02x}"
+    return {TRACE_ID: trace, TRACE_PARENT: parent}
+
+
+def _extracted(traceparent: str) -> Any:
+    from opentelemetry.propagate import extract
+
+    return extract({"traceparent": traceparent})
 
 
 def finish_message(key: str, **attributes: Attr) -> None:
@@ -296,14 +349,6 @@ def ids() -> tuple[str, str] | None:
     if not context.is_valid:
         return None
     return format(context.trace_id, "032x"), format(context.span_id, "016x")
-
-
-def trace_id(key: str) -> str | None:
-    """The trace id of open message ``key`` when it is recorded (sampled), for `chatgate why`."""
-    root = _roots.get(key)
-    if root is None or not root.get_span_context().trace_flags.sampled:
-        return None
-    return format(root.get_span_context().trace_id, "032x")
 
 
 def inject(carrier: dict[str, Any]) -> None:

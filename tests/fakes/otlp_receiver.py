@@ -21,6 +21,7 @@ class ReceivedSpan:
     status: int
     resource: dict[str, Any] = field(default_factory=dict)
     scope: str = ""  # the instrumentation scope (tracer name) that made it
+    links: list[tuple[str, str]] = field(default_factory=list)  # (trace id, span id) linked to
 
 
 def _value(any_value: Any) -> Any:
@@ -99,6 +100,7 @@ class OtlpReceiver:
                             span.status.code,
                             resource,
                             scope.scope.name,
+                            [(k.trace_id.hex(), k.span_id.hex()) for k in span.links],
                         )
                     )
         return web.Response(

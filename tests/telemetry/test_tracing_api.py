@@ -103,7 +103,7 @@ def test_a_timeline_sets_its_stages_and_durations_when_it_closes(
 ) -> None:
     ticks = iter([1.0, 1.5, 4.0])
     with tracing.span("chatgate.turn") as turn:
-        timeline = tracing.Timeline(turn, lambda: next(ticks))
+        timeline = tracing.Timeline.of(turn, lambda: next(ticks))
         timeline.mark("open")
         timeline.mark("deliver")
         timeline.close()
@@ -114,7 +114,7 @@ def test_a_timeline_sets_its_stages_and_durations_when_it_closes(
     def unread() -> float:
         raise AssertionError("the clock is read while tracing is off")
 
-    idle = tracing.Timeline(tracing.OFF, unread)
+    idle = tracing.Timeline.of(tracing.OFF, unread)
     idle.mark("open")
     idle.close()
 

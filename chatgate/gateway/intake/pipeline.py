@@ -165,8 +165,9 @@ class Pipeline:
 
     async def submit(self, msg: InboundMessage) -> Submission:
         """`_submit` under the message's root span (ended when its result is known)."""
+        root = tracing.keyed(self.rt.owner, msg.key)
         if not tracing.start_message(
-            msg.key,
+            root,
             f"{msg.platform} message",
             traceparent=msg.extra.get("traceparent"),
             chatgate__channel=msg.channel,
@@ -174,20 +175,20 @@ class Pipeline:
             messaging__message__id=msg.message_id,
         ):
             return await self._submit(msg)  # off, or a duplicate of a message in flight
-        trace_id = tracing.trace_id(msg.key)
-        if trace_id is not None:  # journaled with the message: `chatgate why` prints it
-            msg = replace(msg, extra={**msg.extra, tracing.TRACE_ID: trace_id})
+        trace = tracing.journaled(root)
+        if trace:  # journaled with the message: `chatgate why` prints it, an adopter links it
+            msg = replace(msg, extra={**msg.extra, **trace})
         try:
-            with tracing.within(msg.key):
+            with tracing.within(root):
                 submission = await self._submit(msg)
         except Exception as exc:
             if msg.key not in self.inflight:
-                tracing.message(msg.key).fail(exc)
-                tracing.finish_message(msg.key)
+                tracing.message(root).fail(exc)
+                tracing.finish_message(root)
             raise
         if submission.duplicate:
             tracing.finish_message(
-                msg.key, chatgate__stage=Stage.DEDUPE.value, chatgate__reason=DropReason.DUPLICATE
+                root, chatgate__stage=Stage.DEDUPE.value, chatgate__reason=DropReason.DUPLICATE
             )
         return submission
 
@@ -304,6 +305,15 @@ class Pipeline:
     async def _resume_one(self, entry: JournalEntry) -> None:
         future = self.inflight.get(entry.key) or self.inflight.track(entry.key)
         msg = entry.message
+        tracing.start_message(  # a trace of its own, linked to the one its intake began
+            tracing.keyed(self.rt.owner, msg.key),
+            f"{msg.platform} message",
+            link=msg.extra.get(tracing.TRACE_PARENT),
+            chatgate__channel=msg.channel,
+            chatgate__resumed=True,
+            messaging__system=msg.platform,
+            messaging__message__id=msg.message_id,
+        )
         if entry.state is JournalState.ANSWERED and entry.reply is not None and entry.session:
             hint = self.hint(msg)
             job = Job(

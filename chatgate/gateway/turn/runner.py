@@ -34,7 +34,7 @@ class TurnRunner:
         """Run ``batch``; False when it was interrupted and must run again."""
         job = batch[-1]
         with (
-            tracing.within(job.msg.key),
+            tracing.within(tracing.keyed(self.rt.owner, job.msg.key)),
             tracing.span(
                 f"chatgate.{job.kind.value}",
                 gen_ai__agent__name=job.agent,
@@ -73,7 +73,7 @@ class TurnRunner:
         """The held steps under the turn lock and session (released once the answer is sent or
         handed off), then the steps after; a step's `TurnExit` ends the turn there."""
         rec = TurnRecord(batch, control, contextlib.AsyncExitStack())
-        timeline = tracing.Timeline(tracing.current(), self.rt.clock.monotonic)
+        timeline = tracing.Timeline.of(tracing.current(), self.rt.clock.monotonic)
         try:
             async with rec.held:
                 for step in self.steps.held:

@@ -146,7 +146,7 @@ class TurnRunner:
         ttl = runtime.config.gateway.turn_lock.ttl_s
         try:
             async with runtime.turn_lock.hold(
-                job.session, owner=runtime.owner, ttl=ttl, after=job.msg.key
+                job.session, owner=runtime.owner, ttl=ttl, after=job.msg.key, from_dead=True
             ) as lease:
                 await self._redeliver(job)
                 if self.answering.handed_off(job.msg.key):

@@ -110,7 +110,7 @@ class TurnSteps:
             record.last.session,
             owner=runtime.owner,
             ttl=runtime.config.gateway.turn_lock.ttl_s,
-            after=first.msg.key if first.resumed else None,  # its lock, from a dead replica
+            after=first.msg.key if first.resumed else None,  # the lock passed on with it
             give_way=lambda: control.giving_way,
         )
         try:

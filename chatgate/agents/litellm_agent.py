@@ -412,7 +412,7 @@ class LiteLLMAgent:
                 gen_ai__response__model=getattr(response, "model", None),
                 gen_ai__response__finish_reasons=[str(response.choices[0].finish_reason)],
             )
-            return _step(text, calls, spec.model, _usage(response))
+            return _step(text, calls, spec.model, usage_of(response))
         kwargs["stream"] = True
         kwargs["stream_options"] = {"include_usage": True}  # the last chunk reports usage
         async with asyncio.timeout(deadline):
@@ -426,7 +426,7 @@ class LiteLLMAgent:
         usage: dict[str, int] = {}
         response = await litellm.acompletion(**kwargs)
         async for chunk in response:
-            reported = _usage(chunk)
+            reported = usage_of(chunk)
             if reported.get("total_tokens"):
                 usage = reported
             choices = getattr(chunk, "choices", None) or []
@@ -493,7 +493,8 @@ class _DeltaTracker:
             await self._forward(delta)
 
 
-def _usage(response: Any) -> dict[str, int]:
+def usage_of(response: Any) -> dict[str, int]:
+    """Tokens a litellm response (or stream chunk) reports; {} when it reports none."""
     usage = getattr(response, "usage", None)
     if usage is None:
         return {}

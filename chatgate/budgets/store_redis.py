@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from redis.asyncio import Redis
 from redis.commands.core import AsyncScript
 
-from chatgate.budgets.store import CallAverage, Spent
+from chatgate.budgets.store import WARN_SUFFIX, CallAverage, Spent
 from chatgate.config.models import GatewaySection
 from chatgate.policies.budgets import Charge, Usage, split_key
 from chatgate.state.redis.client import connect, maps_errors
@@ -190,7 +190,7 @@ class RedisBudgetStore:
         if keys:
             async with r.pipeline(transaction=True) as pipe:
                 for key in keys:
-                    pipe.delete(*self._pair(key), self._prefix + "f:" + key)
+                    pipe.delete(*self._pair(key), self._prefix + "f:" + key + WARN_SUFFIX)
                     pipe.srem(index, key)
                 await pipe.execute()
         return len(keys)

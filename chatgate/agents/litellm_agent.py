@@ -282,10 +282,10 @@ class LiteLLMAgent:
                 raise
             except Exception as exc:
                 error = classify_model_error(exc, spec.provider_id)
-                pause = error.retry_after_s
-                if not wait or error.reason is not FailureReason.RATE_LIMIT or pause is None:
+                pause = error.retry_after_s if error.reason is FailureReason.RATE_LIMIT else None
+                if not wait or pause is None or pause > self._config.timeout_s:
                     raise
-                if waits >= MAX_RATE_WAITS or pause > self._config.timeout_s:
+                if waits >= MAX_RATE_WAITS:
                     raise
                 waits += 1
                 if turn.on_event is not None:
@@ -306,11 +306,8 @@ class LiteLLMAgent:
         ticket = await meter.admit(spec.model, messages) if meter is not None else None
         usage: Mapping[str, int] = {}
         try:
-            if self._slots is None:
+            async with self._slots or contextlib.nullcontext():
                 step = await self._call(spec, messages, turn, tools)
-            else:
-                async with self._slots:
-                    step = await self._call(spec, messages, turn, tools)
             usage = step.usage
             return step
         finally:

@@ -90,3 +90,41 @@ async def test_an_injected_delete_waits_for_the_chat_and_a_clean_read_does_not(
     assert deleted["taint"] == ["tool_output:writer.fetch_page"]
     assert "tainted by tool_output:writer.fetch_page" in tool_line(deleted)
     assert 'chatgate_tool_tainted_total{agent="default",decision="denied"} 1.0' in metrics
+
+
+async def test_a_document_that_asks_for_delete_all_gets_a_prompt_not_a_deletion(
+    tmp_path: Path, fake_tg: FakeTelegram, fake_llm: FakeLLM
+) -> None:
+    marker = tmp_path / "deleted"
+    fake_llm.script(ToolCalls.of(ToolCall("writer__delete_all", {})), "Not deleted.")
+    fake_tg.files.add("doc-1", f"Meeting notes\n{INJECTION}\n".encode(), ext="txt")
+    document = {
+        "file_id": "doc-1",
+        "file_unique_id": "d1",
+        "file_name": "notes.txt",
+        "mime_type": "text/plain",
+    }
+    async with running(config_for(tmp_path, fake_tg, fake_llm, marker)) as gw:
+        fake_tg.media_message(42, "document", document, caption="summarise this")
+        [prompt] = await fake_tg.wait_for(
+            "sendMessage", timeout=TIMEOUT, where=lambda c: "reply_markup" in c.params
+        )
+        assert "writer.delete_all" in prompt.params["text"] and not marker.exists()
+        assert "untrusted content (document)" in prompt.params["text"]
+        markup = prompt.params["reply_markup"]["inline_keyboard"]
+        asked = next(m for m in fake_tg.sent if m.get("reply_markup"))
+        fake_tg.callback(42, 42, asked["message_id"], markup[0][1]["callback_data"])  # deny
+        await fake_llm.wait_for_requests(2, timeout=TIMEOUT)
+
+        def answered() -> bool:
+            sent = fake_tg.calls_of("sendMessage") + fake_tg.calls_of("editMessageText")
+            return any("Not deleted." in c.params["text"] for c in sent)
+
+        await eventually(answered, TIMEOUT, "the answer")
+        why = await admin.why(gw.rt.state, "telegram", None, "42")
+    assert INJECTION in str(fake_llm.requests[0].messages)  # the model read the document
+    assert not marker.exists()
+    calls = [c for t in why["trails"] for c in (t.get("tools") or {}).get("trail") or []]
+    assert [(c["tool"], c["status"], c.get("taint")) for c in calls] == [
+        ("writer.delete_all", "denied", ["document"])
+    ]

@@ -101,7 +101,6 @@ class TeamsChannel(ChannelAdapter):
         self._accepting = False
         self._order = ChatOrder()
         self.offers: FileOffers | None = None
-        self._consents: set[asyncio.Task[None]] = set()
 
     @property
     def capabilities(self) -> Capabilities:
@@ -136,7 +135,9 @@ class TeamsChannel(ChannelAdapter):
         files = self.ctx.kv.get("files")
         if files is not None:
             words = words_for(self.ctx.kv, self.name)
-            self.offers = FileOffers(self.connector, files, self._session, words)
+            self.offers = FileOffers(
+                self.connector, files, self._session, words, self._upload_failed
+            )
         self._route = self.config.messaging_path
         self.ctx.http.add("POST", self._route, self._messages)
         self._accepting = True
@@ -164,9 +165,9 @@ class TeamsChannel(ChannelAdapter):
         await self._close()
 
     async def _close(self) -> None:
-        for task in list(self._consents):
-            task.cancel()
-        self.offers = None
+        offers, self.offers = self.offers, None
+        if offers is not None:
+            offers.cancel()
         if self._route is not None:
             self.ctx.http.remove(self._route)
             self._route = None
@@ -258,7 +259,8 @@ class TeamsChannel(ChannelAdapter):
         tenant = tenant_of(activity)
         answer = consent.answer_of(activity)
         if answer is not None and tenant_allowed(self.config.tenants(), tenant):
-            self._consented(reference(activity), answer)
+            if self.offers is not None:
+                self.offers.answer(reference(activity), answer)
             return
         event = normalize(activity, self.name, EditMode(self.config.edits))
         if not tenant_allowed(self.config.tenants(), tenant):
@@ -277,21 +279,8 @@ class TeamsChannel(ChannelAdapter):
         if notice:
             await self._tell_presser(ref, activity, notice)
 
-    def _consented(self, ref: Reference, answer: consent.Answer) -> None:
-        """A press on a file-consent card of this chat: the upload runs after the invoke's 200
-        (Teams waits only seconds for it)."""
-        if self.offers is None or answer.offer.chat_id != ref.chat_id:
-            return
-        task = asyncio.create_task(self._complete(self.offers, ref, answer))
-        self._consents.add(task)
-        task.add_done_callback(self._consents.discard)
-
-    async def _complete(self, offers: FileOffers, ref: Reference, answer: consent.Answer) -> None:
-        try:
-            await offers.answered(ref, answer)
-        except Exception as exc:
-            self.note_error(f"file upload failed: {exc}", errors.UPLOAD_HINT)
-            log.warning("teams file upload failed", extra={"error": type(exc).__name__})
+    def _upload_failed(self, error: str) -> None:
+        self.note_error(f"file upload failed: {error}", errors.UPLOAD_HINT)
 
     async def _tell_presser(self, ref: Reference, activity: Any, notice: str) -> None:
         """A press that was not the presser's to make (an approval for someone else): told to

@@ -8,7 +8,9 @@ press after that, or on a replica whose disk does not hold it, is told it is no 
 
 from __future__ import annotations
 
+import asyncio
 import logging
+from collections.abc import Callable
 from typing import Any
 
 import aiohttp
@@ -31,9 +33,32 @@ class FileOffers:
         files: Any,
         session: aiohttp.ClientSession,
         words: Any,
+        failed: Callable[[str], None],
     ) -> None:
         self.connector, self.files, self.session, self.words = connector, files, session, words
+        self.failed = failed
         self.counters = dict.fromkeys(("offered", "accepted", "declined", "gone"), 0)
+        self._tasks: set[asyncio.Task[None]] = set()
+
+    def answer(self, ref: Reference, answer: consent.Answer) -> None:
+        """A press on a consent card in ``ref``'s chat (one offered elsewhere is ignored): the
+        upload runs after the invoke's 200, since Teams waits only seconds for it."""
+        if answer.offer.chat_id != ref.chat_id:
+            return
+        task = asyncio.create_task(self._complete(ref, answer), name=f"teams-file:{ref.chat_id}")
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    def cancel(self) -> None:
+        for task in list(self._tasks):
+            task.cancel()
+
+    async def _complete(self, ref: Reference, answer: consent.Answer) -> None:
+        try:
+            await self.answered(ref, answer)
+        except Exception as exc:
+            self.failed(type(exc).__name__)
+            log.warning("teams file upload failed", extra={"error": type(exc).__name__})
 
     async def offer(self, ref: Reference, conversation: str, file: File) -> str:
         """Posts the consent card for the stored ``file``; the card's activity id."""

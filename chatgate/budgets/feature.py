@@ -18,6 +18,7 @@ from chatgate.budgets.actions import (
 )
 from chatgate.budgets.ledger import Ledger
 from chatgate.budgets.meter import Meters, who_of
+from chatgate.budgets.personal import UsageCounters
 from chatgate.budgets.report import agent_days, usage_rows, usage_text
 from chatgate.budgets.rules import Rules
 from chatgate.budgets.store import DB_FILE, BudgetStore, SqliteBudgetStore
@@ -30,6 +31,7 @@ from chatgate.model.messages import InboundMessage
 from chatgate.operator.actions import AnyAction
 from chatgate.operator.context import OperatorContext
 from chatgate.policies.budgets import Scope
+from chatgate.state.personal import PersonalData
 
 log = logging.getLogger("chatgate.budgets")
 USAGE_COMMAND = "usage"
@@ -64,6 +66,9 @@ class Budgets(Feature):
             context.deliver,
             context.channels,
         )
+
+    def personal_data(self) -> Sequence[PersonalData]:
+        return (UsageCounters(self.store, self.context.routing.principal_of),)
 
     def turn_meters(self) -> TurnMeters | None:
         return self.meters

@@ -94,6 +94,10 @@ class BudgetStore(Protocol):
         """Delete every counter of scope id ``scope`` (a reset, a privacy erase); how many."""
         ...
 
+    async def compact(self) -> None:
+        """Make forgotten counters unrecoverable from the store's files (a privacy erase)."""
+        ...
+
 
 class SqliteBudgetStore:
     """One connection on worker threads, serialised by a lock; each call is one transaction."""
@@ -142,6 +146,19 @@ class SqliteBudgetStore:
                 return result
 
         return await asyncio.to_thread(run)
+
+    async def compact(self) -> None:
+        """VACUUM away the freed pages, then empty the WAL (outside any transaction)."""
+        conn = self._conn
+        if conn is None:
+            return
+
+        def run() -> None:
+            with self._lock:
+                conn.execute("VACUUM")
+                conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+
+        await asyncio.to_thread(run)
 
     async def read(self, keys: Sequence[str], now: float) -> dict[str, Usage]:
         return await self._call(lambda c: {k: _usage(c, k, now) for k in keys})

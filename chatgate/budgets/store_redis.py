@@ -124,6 +124,9 @@ class RedisBudgetStore:
         self._reserve = redis.register_script(_RESERVE)
         self._settle = redis.register_script(_SETTLE)
 
+    async def compact(self) -> None:
+        return None  # deleted keys are gone from the server
+
     async def close(self) -> None:
         redis, self._redis = self._redis, None
         if redis is not None and redis is not self._shared:

@@ -35,6 +35,8 @@ def config(tmp_path: Path, llm: FakeLLM, redis_url: str | None) -> Path:
     return write_config(
         tmp_path,
         f"""{store}{fake_agent(llm, "sk-test", 30)}
+budgets:
+  - {{name: per-user, scope: user, period: day, limit_turns: 1000}}
 channels:
   memory: {{dm_policy: open}}
 """,
@@ -156,7 +158,7 @@ async def test_erase_leaves_no_canary_and_keeps_the_others(
         assert counts["journal"] == 2 and counts["transcripts"] == 4, counts
         assert counts["dead_letters"] == counts["approvals"] == counts["outgoing_files"] == 1
         assert counts["pairing"] == counts["chat_marks"] == counts["jobs"] == 1
-        assert counts["spilled_transcripts"] == 1
+        assert counts["spilled_transcripts"] == 1 and counts["usage_counters"] == 1
         assert KEEP not in json.dumps(shown)
 
         exported = archive_texts(await api(gw, "POST", "/api/people/export", {"person": ALICE}))

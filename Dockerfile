@@ -10,7 +10,11 @@ COPY chatgate ./chatgate
 # The exact versions of deploy/constraints.txt: the same build every time. --compile ships the
 # bytecode (~116 MB of .pyc): without it every start compiles litellm & co. again (the image runs
 # with PYTHONDONTWRITEBYTECODE and a read-only root), ~3x slower to import (docs/deployment.md).
-RUN pip install --no-cache-dir --compile --prefix=/install -c deploy/constraints.txt .
+# Supply chain: only the hash-locked set (every distribution's sha256 in the lock), then chatgate
+# itself without dependencies (docs/security.md).
+RUN pip install --no-cache-dir --compile --prefix=/install \
+        --require-hashes --no-deps -r deploy/constraints.txt \
+    && pip install --no-cache-dir --compile --prefix=/install --no-deps .
 
 FROM ${PYTHON_IMAGE}
 ENV PYTHONDONTWRITEBYTECODE=1 \
@@ -23,6 +27,8 @@ ENV PYTHONDONTWRITEBYTECODE=1 \
     CHATGATE_WEBCHAT_AUTH=token
 COPY --from=build /install /usr/local
 COPY gateway.yaml /etc/chatgate/gateway.yaml
+# Supply chain: the CycloneDX SBOM of this environment (`make sbom` writes it before the build).
+COPY build/sbom.cdx.json /usr/share/doc/chatgate/sbom.cdx.json
 RUN groupadd --system --gid 10001 chatgate \
     && useradd --system --uid 10001 --gid 10001 --home-dir /var/lib/chatgate chatgate \
     && mkdir -p /var/lib/chatgate && chown 10001:10001 /var/lib/chatgate

@@ -5,22 +5,36 @@ BIN    := $(VENV)/bin
 CONFIG ?= gateway.yaml
 STAMP  := $(VENV)/.installed
 
-.PHONY: run test lint typecheck unit bench clean venv screenshots fuzz soak constraints docs
+.PHONY: run test lint typecheck unit bench clean venv screenshots fuzz soak constraints docs sbom
 
-$(STAMP): pyproject.toml deploy/constraints.txt
+# Hash-locked: every distribution (dev tools and the build backend included) comes from
+# deploy/constraints-dev.txt with its sha256; chatgate itself is built without isolation.
+$(STAMP): pyproject.toml deploy/constraints.txt deploy/constraints-dev.txt
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -c deploy/constraints.txt -e '.[dev]'
+	$(BIN)/python -m pip install --quiet --require-hashes --no-deps -r deploy/constraints-dev.txt
+	$(BIN)/python -m pip install --quiet --no-deps --no-build-isolation -e .
 	@touch $(STAMP)
 
-# deploy/constraints.txt: the exact runtime dependency versions the image and `make venv` install,
-# resolved afresh from pyproject.toml's ranges in a throwaway venv.
+# deploy/constraints.txt (the image's runtime set) and deploy/constraints-dev.txt (plus the dev
+# extras, the runtime versions kept): the whole resolved set, hash-locked, by uv from
+# pyproject.toml's ranges for any platform on Python 3.11. Versions already locked are kept
+# unless they no longer fit; `make constraints UPGRADE=--upgrade` takes the newest.
+LOCK_FLAGS := --universal --python-version 3.11 --generate-hashes --quiet $(UPGRADE)
 constraints:
-	rm -rf .venv-constraints && $(PYTHON) -m venv .venv-constraints
-	.venv-constraints/bin/python -m pip install --quiet .
-	( echo "# Runtime dependency pins (make constraints regenerates; pip install -c deploy/constraints.txt)"; \
-	  .venv-constraints/bin/python -m pip freeze --exclude-editable | grep -iv '^chatgate[= @]' ) > deploy/constraints.txt
-	rm -rf .venv-constraints
+	@test -x $(BIN)/uv || { echo "make venv first (uv comes with the dev extras)"; exit 1; }
+	$(BIN)/uv pip compile pyproject.toml $(LOCK_FLAGS) -o deploy/constraints.txt
+	$(BIN)/uv pip compile pyproject.toml --extra dev -c deploy/constraints.txt $(LOCK_FLAGS) \
+	  -o deploy/constraints-dev.txt
+
+# build/sbom.cdx.json: a CycloneDX SBOM of the image's environment (the runtime lock installed in
+# a throwaway venv, as the Dockerfile does); the image carries it as
+# /usr/share/doc/chatgate/sbom.cdx.json.
+sbom: $(STAMP)
+	rm -rf build/sbom-venv && $(PYTHON) -m venv build/sbom-venv
+	build/sbom-venv/bin/python -m pip install --quiet --require-hashes --no-deps -r deploy/constraints.txt
+	build/sbom-venv/bin/python -m pip install --quiet --no-deps .
+	$(BIN)/cyclonedx-py environment --output-reproducible --of JSON -o build/sbom.cdx.json build/sbom-venv/bin/python
+	rm -rf build/sbom-venv
 
 venv: $(STAMP)
 

@@ -13,24 +13,48 @@ which drops it unless the operator enabled `capture_content`; errors are recorde
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping
-from contextlib import AbstractContextManager, contextmanager
+from collections.abc import Callable, Iterable, Mapping
+from contextlib import AbstractContextManager
+from types import SimpleNamespace
 from typing import Any
 
-Attr = str | int | float | bool | list[str] | tuple[str, ...] | None
+Attr = str | int | float | bool | list[str] | list[float] | tuple[str, ...] | None
 
 TRACE_ID = "trace_id"  # InboundMessage.extra key: the message's trace, journaled for `why`
+# InboundMessage.extra key: the message's root span (W3C traceparent), journaled so a replica
+# that adopts the message links its own trace to this one
+TRACE_PARENT = "trace_parent"
 
 _tracer: Any = None  # an opentelemetry Tracer while tracing is on
 _capture = False
 _secrets: tuple[str, ...] = ()  # masked out of captured content
 _roots: dict[str, Any] = {}  # message key → its root span (open until the message ends)
+_otel: Any = None  # the OpenTelemetry API functions the hot paths call, bound at install
+_latest_genai = False  # OTEL_SEMCONV_STABILITY_OPT_IN=gen_ai_latest_experimental
 
 
-def install(tracer: Any, *, capture_content: bool = False, secrets: Iterable[str] = ()) -> None:
+def install(
+    tracer: Any,
+    *,
+    capture_content: bool = False,
+    secrets: Iterable[str] = (),
+    latest_genai: bool = False,
+) -> None:
     """Switch tracing on with ``tracer`` (an OpenTelemetry Tracer); ``secrets`` never appear in
-    captured content."""
-    global _tracer, _capture, _secrets
+    captured content; ``latest_genai``: the operator opted in to the latest experimental GenAI
+    conventions."""
+    global _tracer, _capture, _secrets, _otel, _latest_genai
+    _latest_genai = latest_genai
+    from opentelemetry import context, trace
+
+    _otel = SimpleNamespace(
+        attach=context.attach,
+        detach=context.detach,
+        set_span_in_context=trace.set_span_in_context,
+        get_current_span=trace.get_current_span,
+        empty=context.Context(),
+        kinds={kind.name.lower(): kind for kind in trace.SpanKind},
+    )
     _tracer, _capture = tracer, capture_content
     _secrets = tuple(sorted((s for s in secrets if s), key=len, reverse=True))
 
@@ -46,6 +70,11 @@ def uninstall() -> None:
 
 def on() -> bool:
     return _tracer is not None
+
+
+def capturing() -> bool:
+    """Content is recorded (worth serializing only then)."""
+    return _tracer is not None and _capture
 
 
 class Span:
@@ -98,6 +127,50 @@ class _Off(Span):
 OFF = _Off(None)
 
 
+class Timeline:
+    """The stages of a span's work with how long each took, set as two attributes when it
+    closes (``chatgate.steps``, ``chatgate.steps.duration_s``): a turn's steps cost two
+    attributes rather than a span or an event each."""
+
+    __slots__ = ("_names", "_now", "_span", "_starts")
+
+    def __init__(self, span: Span, now: Callable[[], float]) -> None:
+        self._span, self._now = span, now
+        self._names: list[str] = []
+        self._starts: list[float] = []
+
+    @staticmethod
+    def of(span: Span, now: Callable[[], float]) -> Timeline:
+        """A timeline for ``span``; the shared no-op one while ``span`` records nothing."""
+        return _NO_TIMELINE if span is OFF else Timeline(span, now)
+
+    def mark(self, name: str) -> None:
+        """Stage ``name`` starts now (the one before it ends)."""
+        self._names.append(name)
+        self._starts.append(self._now())
+
+    def close(self) -> None:
+        if not self._names:
+            return
+        ends = [*self._starts[1:], self._now()]
+        took = [round(end - start, 6) for start, end in zip(self._starts, ends, strict=True)]
+        self._span.set(chatgate__steps=self._names, chatgate__steps__duration_s=took)
+        self._names = []
+
+
+class _NoTimeline(Timeline):
+    __slots__ = ()
+
+    def mark(self, name: str) -> None:
+        pass
+
+    def close(self) -> None:
+        pass
+
+
+_NO_TIMELINE = _NoTimeline(OFF, lambda: 0.0)
+
+
 class _Nothing:
     """The context manager handed out while tracing is off (one shared object, no generator)."""
 
@@ -120,41 +193,96 @@ def span(
     ``inside``: only within a trace (a platform's long poll outside any message starts none)."""
     if _tracer is None or (inside and not _in_trace()):
         return NOTHING
-    return _span(name, kind, attributes)
+    return _Active(name, _kind(kind), attributes)
 
 
-@contextmanager
-def _span(name: str, kind: str, attributes: Mapping[str, Attr]) -> Iterator[Span]:
-    with _tracer.start_as_current_span(
-        name,
-        kind=_kind(kind),
-        attributes=_attrs(attributes),
-        record_exception=False,
-        set_status_on_exception=False,
-    ) as current:
-        handle = Span(current)
-        try:
-            yield handle
-        except BaseException as exc:
-            handle.fail(exc)
-            raise
+class _Active:
+    """A span made current for a block: one plain object instead of the SDK's two generator
+    context managers, since a message opens several."""
+
+    __slots__ = ("_attributes", "_kind", "_name", "_span", "_token")
+
+    def __init__(self, name: str, kind: Any, attributes: Mapping[str, Attr]) -> None:
+        self._name, self._kind, self._attributes = name, kind, attributes
+
+    def __enter__(self) -> Span:
+        made = _tracer.start_span(self._name, kind=self._kind, attributes=_attrs(self._attributes))
+        self._span = made
+        self._token = _otel.attach(_otel.set_span_in_context(made))
+        return Span(made)
+
+    def __exit__(self, kind: object, error: object, tb: object) -> None:
+        if isinstance(error, BaseException):
+            Span(self._span).fail(error)
+        _otel.detach(self._token)
+        self._span.end()
 
 
-def start_message(key: str, name: str, *, traceparent: Any = None, **attributes: Attr) -> bool:
+class _Current:
+    """Makes an open span (a message's root) the current one for a block, without ending it."""
+
+    __slots__ = ("_span", "_token")
+
+    def __init__(self, span: Any) -> None:
+        self._span = span
+
+    def __enter__(self) -> object:
+        self._token = _otel.attach(_otel.set_span_in_context(self._span))
+        return self._span
+
+    def __exit__(self, *exc: object) -> None:
+        _otel.detach(self._token)
+
+
+def keyed(owner: str, key: str) -> str:
+    """Message ``key`` among the kept roots, per replica ``owner``: two replicas in one process
+    (as in the tests) each keep their own root of a message one hands to the other."""
+    return key if _tracer is None else f"{owner}|{key}"
+
+
+def start_message(
+    key: str, name: str, *, traceparent: Any = None, link: Any = None, **attributes: Attr
+) -> bool:
     """Open the root span of an inbound message (a new trace, or the caller's when a W3C
-    ``traceparent`` came with it) and keep it under ``key`` until `finish_message`; False when
-    tracing is off or ``key`` already has one (a duplicate of a message in flight)."""
+    ``traceparent`` came with it) and keep it under ``key`` until `finish_message`; ``link``: the
+    traceparent of an earlier trace of the same message (another replica's), linked to. False
+    when tracing is off or ``key`` already has one (a duplicate of a message in flight)."""
     tracer = _tracer
     if tracer is None or key in _roots:
         return False
-    from opentelemetry.context import Context
-    from opentelemetry.propagate import extract
+    parent = _otel.empty
+    if isinstance(traceparent, str):
+        parent = _extracted(traceparent)
+    links = None
+    if isinstance(link, str):
+        from opentelemetry.trace import Link
 
-    parent = extract({"traceparent": traceparent}) if isinstance(traceparent, str) else Context()
+        earlier = _otel.get_current_span(_extracted(link)).get_span_context()
+        links = [Link(earlier)] if earlier.is_valid else None
     _roots[key] = tracer.start_span(
-        name, context=parent, kind=_kind("consumer"), attributes=_attrs(attributes)
+        name, context=parent, kind=_kind("consumer"), attributes=_attrs(attributes), links=links
     )
     return True
+
+
+def journaled(key: str) -> dict[str, str]:
+    """What the journal keeps of open message ``key``'s trace when it is recorded (sampled):
+    its trace id (`chatgate why` prints it) and its root's traceparent (an adopter links it)."""
+    root = _roots.get(key)
+    if root is None:
+        return {}
+    context = root.get_span_context()
+    if not context.trace_flags.sampled:
+        return {}
+    trace = format(context.trace_id, "032x")
+    parent = f"00-{trace}-{context.span_id:016x}-{int(context.trace_flags):02x}"
+    return {TRACE_ID: trace, TRACE_PARENT: parent}
+
+
+def _extracted(traceparent: str) -> Any:
+    from opentelemetry.propagate import extract
+
+    return extract({"traceparent": traceparent})
 
 
 def finish_message(key: str, **attributes: Attr) -> None:
@@ -165,13 +293,37 @@ def finish_message(key: str, **attributes: Attr) -> None:
         root.end()
 
 
+def genai_provider(name: str) -> dict[str, str]:
+    """A GenAI span's provider: ``gen_ai.provider.name``, with the deprecated ``gen_ai.system``
+    beside it for backends built on the older conventions, unless the operator opted in to the
+    latest experimental ones (which emit the new name only)."""
+    if _latest_genai:
+        return {"gen_ai__provider__name": name}
+    return {"gen_ai__provider__name": name, "gen_ai__system": name}
+
+
+def genai_content(span: Span, *, given: str, answered: str) -> None:
+    """A model call's messages, when content is captured: as the latest experimental conventions
+    place them (one ``gen_ai.client.inference.operation.details`` event) when opted in, else as
+    one event each for what the model was given and what it answered."""
+    if not _capture:
+        return
+    if _latest_genai:
+        span.content(
+            "gen_ai.client.inference.operation.details",
+            gen_ai__input__messages=given,
+            gen_ai__output__messages=answered,
+        )
+        return
+    span.content("gen_ai.input.messages", messages=given)
+    span.content("gen_ai.output.messages", text=answered)
+
+
 def current() -> Span:
     """The current span (`OFF` when tracing is off)."""
     if _tracer is None:
         return OFF
-    from opentelemetry import trace
-
-    found = trace.get_current_span()
+    found = _otel.get_current_span()
     return Span(found) if found.is_recording() else OFF
 
 
@@ -186,29 +338,17 @@ def within(key: str) -> AbstractContextManager[object]:
     root = _roots.get(key) if _tracer is not None else None
     if root is None:
         return NOTHING
-    from opentelemetry import trace
-
-    return trace.use_span(root, end_on_exit=False)
+    return _Current(root)
 
 
 def ids() -> tuple[str, str] | None:
     """(trace id, span id) in hex of the current span, for log lines; None when off or none."""
     if _tracer is None:
         return None
-    from opentelemetry import trace
-
-    context = trace.get_current_span().get_span_context()
+    context = _otel.get_current_span().get_span_context()
     if not context.is_valid:
         return None
     return format(context.trace_id, "032x"), format(context.span_id, "016x")
-
-
-def trace_id(key: str) -> str | None:
-    """The trace id of open message ``key`` when it is recorded (sampled), for `chatgate why`."""
-    root = _roots.get(key)
-    if root is None or not root.get_span_context().trace_flags.sampled:
-        return None
-    return format(root.get_span_context().trace_id, "032x")
 
 
 def inject(carrier: dict[str, Any]) -> None:
@@ -228,15 +368,11 @@ def _masked(value: Attr) -> Attr:
 
 
 def _in_trace() -> bool:
-    from opentelemetry import trace
-
-    return bool(trace.get_current_span().get_span_context().is_valid)
+    return bool(_otel.get_current_span().get_span_context().is_valid)
 
 
 def _kind(kind: str) -> Any:
-    from opentelemetry.trace import SpanKind
-
-    return SpanKind[kind.upper()]
+    return _otel.kinds[kind]
 
 
 def _dotted(key: str) -> str:

@@ -61,7 +61,7 @@ class Daemon:
     def base(self) -> str:
         return f"http://127.0.0.1:{self.port}"
 
-    async def start(self, timeout: float = 30.0) -> Daemon:
+    async def start(self, timeout: float = 60.0) -> Daemon:
         log = self.log_path.open("ab")
         self.proc = await asyncio.create_subprocess_exec(
             sys.executable,

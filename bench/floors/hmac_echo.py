@@ -61,7 +61,16 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--port", type=int, default=0)
     parser.add_argument("--secret", required=True)
     parser.add_argument("--path", default="/hooks/bench")
+    parser.add_argument(
+        "--import-litellm",
+        action="store_true",
+        help="import litellm (chatgate's daemon settings) before listening, as a model bot must",
+    )
     args = parser.parse_args(argv)
+    if args.import_litellm:
+        from chatgate.agents.litellm_agent import import_litellm
+
+        import_litellm()
     asyncio.run(serve(args.port, args.secret, args.path))
 
 

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import time
 from collections import Counter
 from dataclasses import dataclass
 from typing import Any
@@ -23,7 +22,6 @@ from bench.procs import (
     AnnouncedProc,
     FakeLLMProc,
     Proc,
-    cpu_seconds,
     daemon,
     free_port,
     started,
@@ -31,8 +29,9 @@ from bench.procs import (
     wait_until,
 )
 from bench.runner import Context, Outcome
+from bench.scenarios.posted_burst import Record, posted_burst, quiesce
 from bench.scenarios.slack import Platform, burst_specs, measure, shape_params, wave_specs
-from bench.scenarios.tgrig import QUIESCE_MAX_S, QUIET_S, REPLY_PREFIX, SETTLE_S, Backend, Burst
+from bench.scenarios.tgrig import QUIET_S, REPLY_PREFIX, Backend, Burst
 from tests.fakes.teams import APP_ID, APP_PASSWORD, FakeTeams
 
 WARMUP_TIMEOUT_S = 120.0
@@ -125,6 +124,15 @@ def _post(subject: Subject, user: str, text: str) -> Any:
     return subject.fake.post(subject.url, activity, token=subject.token)
 
 
+def record(fake: FakeTeams) -> Record:
+    return Record(
+        lambda start: sends(fake, start),
+        lambda: len(fake.sent),
+        lambda: fake.sent[-1].at if fake.sent else None,
+        lambda start: Counter(str(s.activity.get("type")) for s in fake.sent[start:]),
+    )
+
+
 async def warm_up(owner: TeamsRig, subject: Subject) -> None:
     """One message answered end to end: imports done, token fetched, connections warm."""
     [user] = owner.users(1)
@@ -137,89 +145,29 @@ async def warm_up(owner: TeamsRig, subject: Subject) -> None:
         procs=[subject.proc],
         interval=0.05,
     )
-    await quiesce(subject, owner.quiet_s)
+    await quiesce(record(subject.fake), owner.quiet_s)
 
 
 async def burst(
     owner: TeamsRig, subject: Subject, *, users: int, per_user: int, tag: str, within_s: float
 ) -> Burst:
-    """Post ``users × per_user`` messages at once (bounded in flight) and wait, bounded, for
-    every reply; a reply missing at ``within_s`` counts that as its latency; ``cpu_s`` is the
-    subject's CPU from the first post until it went quiet."""
-    fake, prefix = subject.fake, REPLY_PREFIX[owner.backend]
-    start = len(fake.sent)
-    cpu_before = cpu_seconds(subject.proc.pid)
-    people = owner.users(users)
-    posts = [(f"{tag} {user} m{k}", user) for k in range(per_user) for user in people]
-    pushed: dict[str, float] = {}
-    gate = asyncio.Semaphore(POST_CONCURRENCY)
-    refused: list[int] = []
+    """The posted burst (bench/scenarios/posted_burst.py) of signed activities."""
 
-    async def post(text: str, user: str) -> None:
-        async with gate:
-            pushed[text] = time.monotonic()
-            status, _ = await _post(subject, user, text)
-            if status != 200:
-                refused.append(status)
+    async def post(text: str, user: str) -> int:
+        return (await _post(subject, user, text))[0]
 
-    first_sent = time.monotonic()
-    posting = asyncio.gather(*(post(text, user) for text, user in posts))
-    deadline = first_sent + within_s
-    replies = _Replies(fake, prefix, start)
-    while time.monotonic() < deadline:
-        subject.proc.check_alive()
-        replies.scan()
-        if posting.done() and len(replies.first) >= len(posts):
-            break
-        await asyncio.sleep(0.005)
-    await posting
-    await asyncio.sleep(SETTLE_S)
-    replies.scan()
-    first = replies.first
-    on_time = {t: at for t, at in first.items() if t in pushed and at <= deadline}
-    missing = len(posts) - len(on_time)
-    last = max(on_time.values(), default=first_sent)
-    result = Burst(
-        sent=len(on_time),
-        wall_s=within_s if missing else last - first_sent,
-        latencies_s=[at - pushed[t] for t, at in on_time.items()] + [within_s] * missing,
-        missing=missing,
-        duplicates=0,
-        unexpected=len(refused),
+    return await posted_burst(
+        subject.proc,
+        record(subject.fake),
+        post,
+        owner.users(users),
+        per_user=per_user,
+        tag=tag,
+        prefix=REPLY_PREFIX[owner.backend],
+        within_s=within_s,
+        quiet_s=owner.quiet_s,
+        concurrency=POST_CONCURRENCY,
     )
-    await quiesce(subject, owner.quiet_s)
-    result.cpu_s = cpu_seconds(subject.proc.pid) - cpu_before
-    replies.scan()
-    result.late = sum(1 for t, at in first.items() if t in pushed and at > deadline)
-    result.duplicates = sum(n - 1 for t, n in replies.counts.items() if t in pushed and n > 1)
-    result.calls = dict(Counter(str(s.activity.get("type")) for s in fake.sent[start:]))
-    return result
-
-
-class _Replies:
-    """Incremental scan of the connector's record: first arrival and count per text."""
-
-    def __init__(self, fake: FakeTeams, prefix: str, start: int) -> None:
-        self.fake, self.prefix, self.index = fake, prefix, start
-        self.first: dict[str, float] = {}
-        self.counts: Counter[str] = Counter()
-
-    def scan(self) -> None:
-        for text, at in sends(self.fake, self.index):
-            original = text.removeprefix(self.prefix)
-            self.counts[original] += 1
-            self.first.setdefault(original, at)
-        self.index = len(self.fake.sent)
-
-
-async def quiesce(subject: Subject, quiet_s: float) -> None:
-    """Wait (at most QUIESCE_MAX_S) until the subject made no connector call for ``quiet_s``."""
-    deadline = time.monotonic() + QUIESCE_MAX_S
-    while time.monotonic() < deadline:
-        sent = subject.fake.sent
-        if not sent or time.monotonic() - sent[-1].at >= quiet_s:
-            return
-        await asyncio.sleep(0.1)
 
 
 def summary(result: Burst) -> dict[str, object]:

@@ -7,8 +7,8 @@ settings (``--daemon-litellm``), so the comparison is of everything else.
 
 Each repetition starts, in turn, the floor and then chatgate, each fresh (new process, new fake
 Bot API, new state): **first reply after ready** is the time from the subject's first getUpdates to
-the reply to a DM sent at that moment (for chatgate this includes the litellm import it defers
-until after ready). Then the burst:
+the reply to a DM sent at that moment (both import litellm before they poll; chatgate also walks one
+offline completion, so its first real call imports nothing). Then the burst:
 
 - ``telegram_tls_dms``: 50 users × 10 DMs at once (500), model without latency;
 - ``telegram_tls_slow_model``: 200 users × one DM at once, model answering after 0.5 s.

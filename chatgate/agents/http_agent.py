@@ -12,6 +12,7 @@ from chatgate.agents.base import AgentError, AgentReply, Turn, recent, with_part
 from chatgate.agents.python_callable import coerce_reply
 from chatgate.config.agent_models import HttpAgentConfig
 from chatgate.config.base import secret_value
+from chatgate.config.masking import masked, masker_for
 from chatgate.model.outbound import File
 from chatgate.model.reasons import FailureReason
 from chatgate.policies.failure import parse_retry_after, reason_from_status
@@ -54,7 +55,7 @@ class HttpAgent:
     async def run(self, turn: Turn) -> AgentReply:
         if self._session is None:
             self._session = aiohttp.ClientSession(headers=self._headers)
-        payload = self._payload(turn)
+        payload = masked(self._payload(turn), masker_for(turn.secrets))  # no secret leaves
         timeout = aiohttp.ClientTimeout(total=self._config.timeout_s)
         if turn.before_model is not None:
             await turn.before_model()

@@ -1,4 +1,4 @@
-"""litellm agent: one model plus ordered fallbacks; litellm is imported lazily, off the startup path."""
+"""litellm agent: one model plus ordered fallbacks; litellm is imported lazily, on a thread."""
 
 from __future__ import annotations
 
@@ -8,12 +8,13 @@ import json
 import os
 import sys
 import threading
+import time
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from types import ModuleType
 from typing import Any
 
-from chatgate import tracing
+from chatgate import genai_metrics, tracing
 from chatgate.agents.base import (
     REPLY_TO,
     AgentError,
@@ -28,10 +29,13 @@ from chatgate.agents.tools.loop import ModelStep, RequestedCall, ToolLoop
 from chatgate.agents.tools.types import ToolContext, ToolSource
 from chatgate.config.agent_models import LiteLLMAgentConfig
 from chatgate.config.base import secret_value
+from chatgate.config.masking import masked, masker_for
 from chatgate.model.reasons import FailureReason
+from chatgate.policies.taint import history_taint
 
 TOOL_STEPS_META = "tool_steps"  # ChatMessage.meta key: the tool calls and results behind an answer
 IMPORT_SWITCH_INTERVAL_S = 0.0005
+ABANDON_S = 0.2  # a cancelled model call's grace to leave litellm's worker thread (_completion)
 MAX_RATE_WAITS = 3  # provider rate limits with a Retry-After waited out per model call
 RATE_WAIT_EVENT = "rate_limit_wait"  # on_event: the call waits out a provider's Retry-After
 OFFLINE_ENV = {"LITELLM_LOCAL_MODEL_COST_MAP": "True", "LITELLM_OFFLINE_MODE": "true"}
@@ -57,6 +61,8 @@ DAEMON_SETTINGS: dict[str, Any] = {
     "suppress_debug_info": True,  # no "Give Feedback / Get Help" banners on errors
     "drop_params": True,  # a provider that lacks a parameter gets the call without it
 }
+
+LITELLM_OTEL_CALLBACKS = ("otel",)  # litellm's own OpenTelemetry logger
 
 # Providers whose key litellm reads from the environment when none is configured.
 PROVIDER_KEY_ENV = {
@@ -92,8 +98,18 @@ def import_litellm() -> ModuleType:
 
             for name, value in DAEMON_SETTINGS.items():
                 setattr(litellm, name, value)
+            _no_otel_callback(litellm)
             _module = litellm
         return _module
+
+
+def _no_otel_callback(litellm: ModuleType) -> None:
+    """Keep litellm's own OpenTelemetry logger off: chatgate records each model call itself, so
+    the call is never in a trace twice."""
+    for name in ("callbacks", "success_callback", "failure_callback"):
+        found = getattr(litellm, name, None)
+        if isinstance(found, list):
+            found[:] = [c for c in found if c not in LITELLM_OTEL_CALLBACKS]
 
 
 async def litellm_module() -> ModuleType:
@@ -125,6 +141,25 @@ async def litellm_module() -> ModuleType:
 
     threading.Thread(target=work, name="litellm-import", daemon=True).start()
     return await future
+
+
+async def _completion(litellm: ModuleType, kwargs: dict[str, Any]) -> Any:
+    """``litellm.acompletion``, safe to cancel: litellm builds the provider's request coroutine in
+    a worker thread, and a cancel landing there drops that coroutine unawaited (a RuntimeWarning
+    and a request nobody closes). A cancelled caller leaves the call ``ABANDON_S`` to get past
+    that hand-over, then cancels the request itself; its outcome is read, never reported."""
+    call = asyncio.ensure_future(litellm.acompletion(**kwargs))
+    try:
+        return await asyncio.shield(call)
+    except asyncio.CancelledError:
+        call.add_done_callback(_read_outcome)
+        asyncio.get_running_loop().call_later(ABANDON_S, call.cancel)
+        raise
+
+
+def _read_outcome(call: asyncio.Future[Any]) -> None:
+    if not call.cancelled():
+        call.exception()
 
 
 def _settle(
@@ -173,6 +208,7 @@ class LiteLLMAgent:
             for f in config.fallbacks
         ]
         self._models = [primary, *fallbacks]
+        self._warm = False
         # At most this many calls in flight for the agent (a burst must not trip the provider).
         most = config.max_concurrent
         self._slots = asyncio.Semaphore(most) if most else None
@@ -186,7 +222,25 @@ class LiteLLMAgent:
             self._key_for(spec)
 
     async def prewarm(self) -> None:
-        await litellm_module()
+        """Import litellm, then walk one offline completion (``mock_response``, no request) down
+        the primary model's route: litellm imports that route's modules on its first call (a
+        second of CPU under load), which the first real turn then does not pay."""
+        litellm = await litellm_module()
+        if self._warm:
+            return
+        self._warm = True
+        spec = self._models[0]
+        kwargs: dict[str, Any] = {
+            "model": spec.model,
+            "messages": [{"role": "user", "content": "warm-up"}],
+            "mock_response": "ok",
+            "max_retries": 0,
+        }
+        if spec.api_base:
+            kwargs["api_base"] = spec.api_base
+        with contextlib.suppress(Exception):  # best effort: the real call reports real errors
+            kwargs["api_key"] = self._key_for(spec) or "not-needed"
+            await litellm.acompletion(**kwargs)
 
     async def aclose(self) -> None:
         return None
@@ -209,6 +263,7 @@ class LiteLLMAgent:
             on_event=turn.on_event,
             on_progress=turn.on_progress,
             approve=turn.approve,
+            taint=self._taint(turn),
         )
 
         async def complete(
@@ -326,6 +381,17 @@ class LiteLLMAgent:
         out.extend(with_parts(m.to_openai(), turn.parts.get(m.source or "")) for m in turn.new)
         return out
 
+    def _taint(self, turn: Turn) -> tuple[str, ...]:
+        """What makes the turn untrusted before any tool runs: the lines the model is sent."""
+        lines = [*recent(turn.history, self._config.max_history), *turn.new]
+        return history_taint(m.meta for m in lines)
+
+    def _scrubbed(self, messages: list[dict[str, Any]], turn: Turn) -> list[dict[str, Any]]:
+        """``messages`` with every configured secret (and the models' own keys) masked."""
+        keys = frozenset(s.api_key for s in self._models if s.api_key)
+        scrubbed: list[dict[str, Any]] = masked(messages, masker_for(turn.secrets | keys))
+        return scrubbed
+
     def _key_for(self, spec: ModelSpec) -> str | None:
         if spec.api_key:
             return spec.api_key
@@ -350,22 +416,52 @@ class LiteLLMAgent:
         turn: Turn,
         tools: list[dict[str, Any]] | None = None,
     ) -> ModelStep:
-        """`_request` in a GenAI client span (`chat {model}`, the model as configured)."""
+        """`_request` in a GenAI client span (`chat {model}`, the model as configured), counted in
+        the GenAI client metrics; every configured secret masked out of what the model is sent
+        (tool results, documents, errors)."""
+        messages = self._scrubbed(messages, turn)
         with tracing.span(
             f"chat {spec.model}",
             kind="client",
             gen_ai__operation__name="chat",
-            gen_ai__provider__name=spec.provider,
             gen_ai__request__model=spec.model,
         ) as span:
-            span.content("gen_ai.input.messages", messages=json.dumps(messages, default=str))
-            step = await self._request(spec, messages, turn, tools)
+            span.set(**tracing.genai_provider(spec.provider))
+            step = await self._measured(spec, messages, turn, tools)
             span.set(
                 gen_ai__usage__input_tokens=step.usage.get("prompt_tokens"),
                 gen_ai__usage__output_tokens=step.usage.get("completion_tokens"),
             )
-            span.content("gen_ai.output.messages", text=step.text)
+            if tracing.capturing():
+                given = json.dumps(messages, default=str)
+                tracing.genai_content(span, given=given, answered=step.text)
             return step
+
+    async def _measured(
+        self,
+        spec: ModelSpec,
+        messages: list[dict[str, Any]],
+        turn: Turn,
+        tools: list[dict[str, Any]] | None,
+    ) -> ModelStep:
+        """`_request`, its duration and tokens recorded in the GenAI client metrics."""
+        if not genai_metrics.on():
+            return await self._request(spec, messages, turn, tools)
+        started = time.perf_counter()
+        call = genai_metrics.Call("chat", spec.provider, spec.model)
+        try:
+            step = await self._request(spec, messages, turn, tools)
+        except BaseException as exc:
+            kind = exc.reason.value if isinstance(exc, AgentError) else type(exc).__qualname__
+            genai_metrics.model_call(call, time.perf_counter() - started, error=kind)
+            raise
+        genai_metrics.model_call(
+            call,
+            time.perf_counter() - started,
+            input_tokens=step.usage.get("prompt_tokens"),
+            output_tokens=step.usage.get("completion_tokens"),
+        )
+        return step
 
     async def _request(
         self,
@@ -395,8 +491,8 @@ class LiteLLMAgent:
         stream = self._config.stream and turn.on_delta is not None
         deadline = self._config.timeout_s + 5.0
         if not stream:
-            async with asyncio.timeout(deadline):  # no task per call, unlike wait_for
-                response = await litellm.acompletion(**kwargs)
+            async with asyncio.timeout(deadline):
+                response = await _completion(litellm, kwargs)
             message = response.choices[0].message
             calls = [
                 RequestedCall(
@@ -421,7 +517,7 @@ class LiteLLMAgent:
         parts: list[str] = []
         calls: dict[int, dict[str, str]] = {}
         usage: dict[str, int] = {}
-        response = await litellm.acompletion(**kwargs)
+        response = await _completion(litellm, kwargs)
         async for chunk in response:
             reported = usage_of(chunk)
             if reported.get("total_tokens"):

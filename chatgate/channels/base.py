@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import asyncio
 from abc import ABC, abstractmethod
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, ClassVar, Protocol
@@ -28,6 +28,7 @@ from chatgate.policies.send_errors import classify_status
 from chatgate.presentation.chunking import chunk_text
 from chatgate.presentation.degrade import REF_PREFIX, callback_hash
 from chatgate.presentation.render import to_markdown
+from chatgate.state.personal import PersonalData
 
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 
@@ -221,6 +222,11 @@ class ChannelAdapter(ABC):
             Rendered(chunk)
             for chunk in chunk_text(text, caps.limits.max_text_length, length=caps.length)
         ]
+
+    def personal_data(self) -> Sequence[PersonalData]:
+        """What the channel keeps about a person in stores of its own (an outbox, uploads),
+        for `chatgate people` show, export and erase; most keep nothing of their own."""
+        return ()
 
     def classify_error(self, exc: BaseException) -> SendResult:
         """Map a native send exception to a SendResult; adapters override for fidelity."""

@@ -17,11 +17,13 @@ def add_actions(
     actions: Iterable[AnyAction],
     group_help: Mapping[str, str],
     *parents: argparse.ArgumentParser,
+    groups: Mapping[str, Any] | None = None,
 ) -> None:
-    """A subcommand for every action that declares a `Command`."""
+    """A subcommand for every action that declares a `Command` (its verb joins ``groups``'
+    subparsers when its group is one of them, e.g. `config` beside check/show/migrate)."""
     out = argparse.ArgumentParser(add_help=False)
     out.add_argument("--json", action="store_true", help="machine-readable output")
-    groups: dict[str, Any] = {}
+    groups = dict(groups or {})
     for action in actions:
         command = action.command
         if command is None:

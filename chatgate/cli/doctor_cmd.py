@@ -22,6 +22,7 @@ from chatgate.cli.common import config_path
 from chatgate.cli.doctor_mcp import check_mcp_servers
 from chatgate.cli.doctor_redis import check_redis
 from chatgate.cli.doctor_report import CONFIG_CHECK, as_json, exit_code, render, select
+from chatgate.cli.doctor_supply import check_supply_chain
 from chatgate.config.agent_models import LiteLLMAgentConfig
 from chatgate.config.errors import EX_CONFIG, ConfigError
 from chatgate.config.findings import Finding, Level
@@ -63,6 +64,7 @@ async def diagnose(path: Path, *, fix: bool = False, offline: bool = False) -> l
     findings += await _agents(loaded, offline)
     findings += await check_redis(loaded.config.gateway, offline)
     findings += await check_mcp_servers(loaded.config.mcp_servers, offline)
+    findings += await asyncio.to_thread(check_supply_chain)
     # Defence in depth: an SDK message that quotes a credential must not reach the terminal.
     secrets = loaded.secrets
     return [

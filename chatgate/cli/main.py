@@ -84,9 +84,9 @@ def _parser() -> argparse.ArgumentParser:
     )
     restart.add_argument("name")
 
-    cfg = sub.add_parser("config", help="check, show or migrate the config").add_subparsers(
-        dest="action", required=True
-    )
+    cfg = sub.add_parser(
+        "config", help="check, show, migrate the config; its change history and rollback"
+    ).add_subparsers(dest="action", required=True)
     cfg.add_parser("check", parents=[config], help="validate the config (exit 78 when invalid)")
     cfg.add_parser(
         "show", parents=[config], help="print the effective config with secrets redacted"
@@ -99,9 +99,14 @@ def _parser() -> argparse.ArgumentParser:
     from chatgate.budgets.actions import ACTIONS as BUDGET_ACTIONS
     from chatgate.budgets.actions import GROUP_HELP as BUDGET_HELP
     from chatgate.cli.action_parsers import add_actions
+    from chatgate.config_edit.actions import declared as config_actions
     from chatgate.operator.catalog import BUILTIN, GROUP_HELP
+    from chatgate.people.actions import GROUP_HELP as PEOPLE_HELP
+    from chatgate.people.actions import people_actions
 
     add_actions(sub, (*BUILTIN, *BUDGET_ACTIONS), GROUP_HELP | BUDGET_HELP, config, api)
+    add_actions(sub, config_actions(), {}, config, api, groups={"config": cfg})
+    add_actions(sub, people_actions(None), PEOPLE_HELP, config, api)
     from chatgate.cli import chats_cmd, jobs_cmd, send_cmd
 
     jobs_cmd.add_parser(sub, config, api)
@@ -157,7 +162,21 @@ def _config(args: argparse.Namespace) -> int:
         return config_cmd.run_check(args.config)
     if args.action == "show":
         return config_cmd.run_show(args.config)
-    return config_cmd.run_migrate(args.config, dry_run=args.dry_run)
+    if args.action == "migrate":
+        return config_cmd.run_migrate(args.config, dry_run=args.dry_run)
+    from chatgate.cli.action_parsers import chosen
+    from chatgate.cli.common import load_or_exit
+    from chatgate.cli.state_cmds import run_action
+    from chatgate.config_edit.actions import declared as config_actions
+
+    action = chosen(config_actions(), args)
+    if action is None:
+        return 2
+    if action.name == "config_rollback":
+        from chatgate.cli.config_edit_cmd import run_rollback
+
+        return run_rollback(load_or_exit(args.config), action, args)
+    return run_action(load_or_exit(args.config), action, args)
 
 
 # Commands that load the config themselves (or need none).
@@ -190,8 +209,9 @@ def _with_config(loaded: LoadedConfig, args: argparse.Namespace) -> int:
     from chatgate.cli.action_parsers import chosen
     from chatgate.cli.state_cmds import run_action
     from chatgate.operator.catalog import BUILTIN
+    from chatgate.people.actions import people_actions
 
-    action = chosen((*BUILTIN, *BUDGET_ACTIONS), args)
+    action = chosen((*BUILTIN, *BUDGET_ACTIONS, *people_actions(None)), args)
     return 2 if action is None else run_action(loaded, action, args)
 
 

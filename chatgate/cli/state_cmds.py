@@ -15,6 +15,7 @@ import json
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from chatgate.cli import config_edit_cmd
 from chatgate.cli.api_client import DaemonUnreachable, call, request
 from chatgate.cli.common import EX_UNAVAILABLE, EX_USAGE, die
 from chatgate.config.loader import LoadedConfig
@@ -46,7 +47,8 @@ def ask(loaded: LoadedConfig, action: AnyAction, args: Any, url: str | None) -> 
     method, path, body = to_request(action, args)
     assert action.command is not None
     if not action.command.offline:
-        return call(loaded, path, method=method, body=body, url=url)
+        timeout_s = action.command.timeout_s
+        return call(loaded, path, method=method, body=body, url=url, timeout_s=timeout_s)
     try:
         return request(loaded, path, method=method, body=body, url=url)
     except DaemonUnreachable as exc:
@@ -253,6 +255,8 @@ def tool_line(call: Mapping[str, Any]) -> str:
     if call.get("approval"):  # a call that was asked in the chat first
         by = f" by {call['approver']}" if call.get("approver") else ""
         line += f"; {call['approval']}{by}"
+    if call.get("taint"):  # a write tool asked for because untrusted content was in context
+        line += f"; tainted by {', '.join(call['taint'])}"
     return line + (f" ({call['detail']})" if call.get("detail") else "")
 
 
@@ -273,6 +277,8 @@ def usage(args: Any, answer: dict[str, Any], as_json: bool) -> int:
 
 
 RENDERERS: dict[str, Render] = {
+    "config_history": config_edit_cmd.history,
+    "config_rollback": config_edit_cmd.rollback,
     "usage": usage,
     "dlq_list": dlq_list,
     "dlq_drop": dlq_drop,
@@ -286,3 +292,7 @@ RENDERERS: dict[str, Render] = {
     "session_reset": session_reset,
     "why": why,
 }
+
+from chatgate.cli.people_cmd import RENDERERS as _PEOPLE  # noqa: E402  (after the built-in ones)
+
+RENDERERS.update(_PEOPLE)

@@ -12,6 +12,7 @@ from chatgate.config.agent_models import AgentConfig, EchoAgentConfig
 from chatgate.config.base import StrictModel
 from chatgate.config.budget_models import BudgetRuleConfig
 from chatgate.config.channel_models import TARGET_PATTERN
+from chatgate.config.retention_models import RetentionConfig
 from chatgate.config.schedule_models import JOB_ID_PATTERN, ScheduleConfig
 from chatgate.config.telemetry_models import TelemetryConfig
 from chatgate.config.text_models import FailureReplies, Language, TextOverrides
@@ -144,6 +145,17 @@ class TakeoverConfig(StrictModel):
     )
 
 
+class ConfigEditConfig(StrictModel):
+    """Editing gateway.yaml from the dashboard's Config page (`/api/config`)."""
+
+    enabled: bool = Field(
+        True, description="false: the page shows the config and validates, but never writes"
+    )
+    backups: int = Field(
+        5, ge=1, le=100, description="previous versions kept as gateway.yaml.1 … .N"
+    )
+
+
 class GatewaySection(StrictModel):
     http: HttpConfig = Field(default_factory=HttpConfig)
     api_token: SecretStr | None = None
@@ -184,6 +196,7 @@ class GatewaySection(StrictModel):
         description="CHANNEL:USER_ID of people who may send /bot off and /bot on in a chat",
     )
     takeover: TakeoverConfig = Field(default_factory=TakeoverConfig)
+    config_edit: ConfigEditConfig = Field(default_factory=ConfigEditConfig)
 
     @field_validator("event_loop")
     @classmethod
@@ -238,6 +251,9 @@ class GatewayConfig(StrictModel):
         default_factory=dict, description="job id → a cron, interval or one-shot job"
     )
     telemetry: TelemetryConfig = Field(default_factory=TelemetryConfig)
+    retention: RetentionConfig = Field(
+        default_factory=RetentionConfig, description="transcripts and journal content purged by age"
+    )
     budgets: list[BudgetRuleConfig] = Field(
         default_factory=list, description="spend limits; several may apply, the strictest decides"
     )

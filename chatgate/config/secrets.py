@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from typing import Any
+from urllib.parse import unquote, urlsplit
 
 from pydantic import BaseModel, SecretStr
 
@@ -45,11 +46,23 @@ def collect_secrets(value: Any) -> set[str]:
     return found
 
 
+def _url_password(text: str) -> set[str]:
+    """The password of a URL secret (``redis://:pw@host``), masked on its own too."""
+    if "://" not in text:
+        return set()
+    try:
+        password = urlsplit(text).password
+    except ValueError:
+        return set()
+    return {unquote(password)} if password else set()
+
+
 def _collect(value: Any, found: set[str]) -> None:
     if isinstance(value, SecretStr):
         text = value.get_secret_value()
         if text:
             found.add(text)
+            found.update(_url_password(text))
     elif isinstance(value, BaseModel):
         for name in type(value).model_fields:
             _collect(getattr(value, name), found)

@@ -7,6 +7,7 @@ from typing import Annotated, Self
 from pydantic import Field, SecretStr, field_validator, model_validator
 
 from chatgate.config.base import StrictModel, TimeZone
+from chatgate.policies.taint import Effect
 from chatgate.policies.tools import Approval
 
 BUILTIN_SERVER = "gateway"  # reserved: no MCP server may take this name
@@ -47,6 +48,14 @@ class AgentToolsConfig(StrictModel):
     approval: dict[str, Approval] = Field(
         default_factory=dict,
         description="glob → auto | ask | deny; first match wins, else auto",
+    )
+    effects: dict[str, Effect] = Field(
+        default_factory=dict,
+        description="glob → read | write: overrides the MCP annotations (unknown tools: write)",
+    )
+    untrusted_output: list[str] = Field(
+        default_factory=list,
+        description="globs of tools whose results taint the turn (besides `openWorldHint` ones)",
     )
     approval_timeout_s: float = Field(
         300.0, gt=0, le=86_400, description="`ask`: how long a prompt waits; no answer = deny"

@@ -17,6 +17,7 @@ from chatgate.feature.ports import RouteTable
 from chatgate.feature.turns import ToolApprover, TurnMeters
 from chatgate.model.results import DeliveryReport
 from chatgate.operator.actions import AnyAction
+from chatgate.state.personal import PersonalData
 from chatgate.state.records import DeadLetter
 
 Task = Callable[[], Coroutine[Any, Any, None]]
@@ -53,6 +54,11 @@ class Feature:
     def actions(self) -> Sequence[AnyAction]:
         """Operator actions (served on the API, the CLI and the dashboard like the built-in
         ones); their handlers close over the feature."""
+        return ()
+
+    def personal_data(self) -> Sequence[PersonalData]:
+        """What the feature keeps about a person (its jobs, its counters), for `chatgate people`
+        show, export and erase."""
         return ()
 
     def tasks(self) -> Mapping[str, Task]:

@@ -16,6 +16,7 @@ from chatgate.config.models import GatewayConfig
 from chatgate.feature.operator_notify import OperatorNotifier
 from chatgate.feature.ports import (
     ChannelLookup,
+    ConfigFiles,
     Deliver,
     LiveConfig,
     Routing,
@@ -46,6 +47,7 @@ class FeatureContext:
     operators: OperatorNotifier
     tools: ToolRuntime | None = None  # MCP servers and tool metrics (None: no tools configured)
     files: OutgoingFiles | None = None  # the files replies carry (None: no media store)
+    config_files: ConfigFiles | None = None  # validate and reload the config file
 
     @property
     def loaded(self) -> LoadedConfig:

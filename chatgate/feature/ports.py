@@ -3,9 +3,10 @@ them): each names one thing a feature may ask for, so a feature never sees the g
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Protocol
+from pathlib import Path
+from typing import Any, Protocol
 
 from aiohttp import web
 
@@ -68,6 +69,11 @@ class Transcripts(Protocol):
         already there is not added again)."""
         ...
 
+    async def forget(self, keys: Collection[str]) -> None:
+        """Drop the warm copies of sessions ``keys`` (their store was changed underneath, e.g. a
+        person's lines erased): the next turn rebuilds each from the store."""
+        ...
+
 
 class Routing(Protocol):
     def principal_of(self, address: str) -> str:
@@ -86,4 +92,19 @@ class ChannelLookup(Protocol):
 
 
 class RouteTable(Protocol):
-    def add(self, method: str, path: str, handler: Handler, *, prefix: bool = False) -> None: ...
+    def add(
+        self, method: str, path: str, handler: Handler, *, prefix: bool = False, token: bool = False
+    ) -> None:
+        """Serve ``path``; an /api/ path with ``token`` needs the operator token for reads too."""
+        ...
+
+
+class ConfigFiles(Protocol):
+    """The config as the daemon reads it: a text validated with the running channel catalog and
+    environment (blocking: call it in a worker thread), and the hot reload of the file."""
+
+    def validate(self, text: str, path: Path) -> LoadedConfig: ...
+
+    async def reload(self) -> Mapping[str, Any]:
+        """Re-read the file and apply it live; the reload's report."""
+        ...

@@ -154,6 +154,10 @@ class Gateway:
         await asyncio.to_thread(sweep_media, rt.state_dir)  # a crash's leftover downloads
         await rt.state.open()
         self._opened = True
+        # Warm the agents (litellm's import, seconds of CPU) while the rest starts, and start the
+        # channels only when they are warm: ready means the first message is answered at once.
+        self._spawn(self._prewarm(), "prewarm")
+        warming = self._tasks[-1]
         for feature in self.features:
             await feature.open()
         rt.metrics.dlq_size.set(await rt.dead_letters.count())
@@ -168,6 +172,7 @@ class Gateway:
         await self.pipeline.recover()
         await self._serve_http()
         self._spawn(rt.watchdog.run(), "loop-watchdog")
+        await warming
         await rt.channels.start_all(self.pipeline)
         self.life.ready = True
         self.notifier.ready(f"chatgate {__version__} ready on port {self.port}")
@@ -178,7 +183,6 @@ class Gateway:
         self._spawn(self._adopt_orphans(), "journal-adopt")
         if rt.state.stores.ping is not None:
             self._spawn(self.pipeline.guard.watch(rt.state.stores.ping), "store-ping")
-        self._spawn(self._prewarm(), "prewarm")
         for feature in self.features:
             for name, task in feature.tasks().items():
                 self._spawn(task(), name)

@@ -25,12 +25,13 @@ from chatgate.budgets.feature import Budgets
 from chatgate.channels.registry import ChannelRegistry
 from chatgate.clock import Clock, SystemClock
 from chatgate.config.loader import LoadedConfig
+from chatgate.config_edit.feature import ConfigEdit
 from chatgate.feature.base import Feature
 from chatgate.feature.voices import Voices
 from chatgate.gateway.app import Gateway, GatewayParts
 from chatgate.gateway.delivery.sender import Delivery
 from chatgate.gateway.events import EventBus, EventName
-from chatgate.gateway.features import feature_context
+from chatgate.gateway.features import ConfigPort, feature_context
 from chatgate.gateway.http.app import DynamicRoutes
 from chatgate.gateway.http.file_downloads import ReplyFiles
 from chatgate.gateway.intake.pipeline import Pipeline
@@ -53,6 +54,7 @@ from chatgate.media.links import FileLinks
 from chatgate.media.outgoing import OutgoingFiles
 from chatgate.model.messages import Target
 from chatgate.model.outbound import OutboundMessage
+from chatgate.people.feature import People
 from chatgate.policies.ratelimit import RateLimiter
 from chatgate.schedules.feature import Schedules
 from chatgate.state.factory import build_state
@@ -176,15 +178,18 @@ class GatewayBuilder:
         channels.kv["voices"] = voices  # channel-level texts (menu words) in its language
         delivery.voices = voices
         pipeline = Pipeline(rt)
-        context = feature_context(rt, pipeline)
-        features: tuple[Feature, ...] = (
+        config_port = ConfigPort(registry, env)
+        context = feature_context(rt, pipeline, config_port)
+        others: tuple[Feature, ...] = (
             Telemetry(context, env),
             ReplyFiles(files, links, state.dead_letters, clock),
             Approvals(context),
             Schedules(context),
             TakeoverFeature(context),
+            ConfigEdit(context),
             Budgets(context),
         )
+        features = (*others, People(context, lambda: others))
         pipeline.plug(features)
         for feature in features:
             feature.mount(routes)
@@ -199,7 +204,9 @@ class GatewayBuilder:
             state_lock=StateLock(loaded.state_dir),
             on_secrets=self._on_secrets,
         )
-        return Gateway(parts)
+        gateway = Gateway(parts)
+        config_port.bind(gateway.reload)
+        return gateway
 
 
 def _evicted(metrics: Metrics, key: str) -> None:

@@ -3,8 +3,12 @@ message path (transcripts, routing, the queue's hold), so features never see eit
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable, Collection, Mapping
 from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
 
+from chatgate.config.loader import ChannelCatalog, LoadedConfig, load_config_text
 from chatgate.feature.context import FeatureContext
 from chatgate.feature.operator_notify import OperatorNotifier
 from chatgate.gateway.intake.pipeline import Pipeline
@@ -39,6 +43,10 @@ class _Transcripts:
         finally:
             cache.release(session)
 
+    async def forget(self, keys: Collection[str]) -> None:
+        for key in keys:
+            self.runtime.cache.drop(key)
+
 
 class _Routing:
     def __init__(self, pipeline: Pipeline) -> None:
@@ -54,7 +62,29 @@ class _Routing:
         return key
 
 
-def feature_context(runtime: Runtime, pipeline: Pipeline) -> FeatureContext:
+class ConfigPort:
+    """`ConfigFiles` over the daemon's channel catalog and environment; the gateway binds its
+    reload once it exists (features are made first)."""
+
+    def __init__(self, catalog: ChannelCatalog, env: Mapping[str, str]) -> None:
+        self.catalog, self.env = catalog, env
+        self._reload: Callable[[], Awaitable[Mapping[str, Any]]] | None = None
+
+    def bind(self, reload: Callable[[], Awaitable[Mapping[str, Any]]]) -> None:
+        self._reload = reload
+
+    def validate(self, text: str, path: Path) -> LoadedConfig:
+        return load_config_text(text, path, self.env, catalog=self.catalog)
+
+    async def reload(self) -> Mapping[str, Any]:
+        if self._reload is None:
+            raise RuntimeError("the gateway is not built yet")
+        return await self._reload()
+
+
+def feature_context(
+    runtime: Runtime, pipeline: Pipeline, config_files: ConfigPort | None = None
+) -> FeatureContext:
     deliver = runtime.delivery.deliver
     return FeatureContext(
         live=runtime,
@@ -73,4 +103,5 @@ def feature_context(runtime: Runtime, pipeline: Pipeline) -> FeatureContext:
         operators=OperatorNotifier(runtime, runtime.clock, deliver),
         tools=runtime.tools,
         files=runtime.delivery.files,
+        config_files=config_files,
     )

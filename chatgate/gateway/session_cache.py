@@ -93,6 +93,11 @@ class SessionCache:
         self.evictions += 1
         return True
 
+    def drop(self, key: str) -> None:
+        """Forget ``key``'s warm copy even mid-turn (its stored transcript was erased): the
+        running turn keeps its own copy, the next one reads the store."""
+        self._warm.pop(key, None)
+
     def facts(self) -> list[WarmSessionFacts]:
         return [
             WarmSessionFacts(s.key, s.last_activity, bool(s.in_flight), s.flushed)

@@ -7,8 +7,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from chatgate import tracing
 from chatgate.agents.base import AgentError, ModelMeter
-from chatgate.agents.litellm_agent import litellm_module, usage_of
+from chatgate.agents.litellm_agent import ModelSpec, litellm_module, usage_of
 
 PROMPT = (
     "Describe this image for an assistant that cannot see it, in a few sentences. "
@@ -30,6 +31,24 @@ class DescriptionFailed(Exception):
 
 
 async def describe(part: Mapping[str, Any], describer: Describer) -> str:
+    """What the vision model sees in the image ``part``: a GenAI client span like any model
+    call (`chat {model}`), marked as the media step it is."""
+    with tracing.span(
+        f"chat {describer.model}",
+        kind="client",
+        gen_ai__operation__name="chat",
+        gen_ai__request__model=describer.model,
+        chatgate__media__step="vision",
+    ) as span:
+        span.set(**tracing.genai_provider(ModelSpec(describer.model, None, None).provider))
+        try:
+            return await _describe(part, describer)
+        except DescriptionFailed as exc:
+            span.fail(str(exc))
+            raise
+
+
+async def _describe(part: Mapping[str, Any], describer: Describer) -> str:
     litellm = await litellm_module()
     content = [{"type": "text", "text": PROMPT}, dict(part)]
     kwargs: dict[str, Any] = {

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Protocol
 
+from chatgate import tracing
 from chatgate.config.media_models import AgentMediaConfig
 from chatgate.media.describe import Describer, DescriptionFailed, describe
 from chatgate.media.documents import DocumentText, UnreadableDocument, pdf_text, text_file
@@ -311,12 +312,16 @@ async def _one(
         outcome = _outcome(key, att, MediaReason.DOWNLOAD_FAILED, name=name, detail="no channel")
         return outcome, model_note(outcome.reason, name, att.mime or "", att.size), None
     path = files.path_for(Path(att.name or "").suffix)
-    async with gate:
-        failure = await _fetch(fetcher, att, path, max_bytes, ctx.config.download_timeout_s)
-    if failure is not None:
-        outcome = _outcome(key, att, failure.reason, name=name, detail=failure.detail)
-        return outcome, model_note(failure.reason, name, att.mime or "", att.size), None
-    size = (await asyncio.to_thread(path.stat)).st_size
+    # the file's kind and size, never its name
+    with tracing.span("chatgate.media.download", chatgate__media__kind=str(att.kind)) as span:
+        async with gate:
+            failure = await _fetch(fetcher, att, path, max_bytes, ctx.config.download_timeout_s)
+        if failure is not None:
+            span.fail(failure.reason.value)
+            outcome = _outcome(key, att, failure.reason, name=name, detail=failure.detail)
+            return outcome, model_note(failure.reason, name, att.mime or "", att.size), None
+        size = (await asyncio.to_thread(path.stat)).st_size
+        span.set(chatgate__media__size=size)
     mime = await asyncio.to_thread(sniff, path, att.mime)
     return await _understand(key, att, name, path, mime, size, ctx)
 

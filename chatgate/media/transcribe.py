@@ -7,6 +7,7 @@ import asyncio
 from dataclasses import dataclass
 from pathlib import Path
 
+from chatgate import tracing
 from chatgate.agents.litellm_agent import litellm_module
 
 ATTEMPTS = 2
@@ -25,6 +26,20 @@ class TranscriptionFailed(Exception):
 
 
 async def transcribe(path: Path, name: str, endpoint: SpeechEndpoint) -> str:
+    """The speech in ``path``, in a client span (the model as configured, never the words)."""
+    with tracing.span(
+        "chatgate.media.transcribe",
+        kind="client",
+        gen_ai__request__model=endpoint.model,
+    ) as span:
+        try:
+            return await _transcribe(path, name, endpoint)
+        except TranscriptionFailed as exc:
+            span.fail(str(exc) or "transcription_failed")  # the error's type name, no key
+            raise
+
+
+async def _transcribe(path: Path, name: str, endpoint: SpeechEndpoint) -> str:
     litellm = await litellm_module()
     data = await asyncio.to_thread(path.read_bytes)
     last = ""

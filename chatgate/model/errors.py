@@ -11,6 +11,11 @@ class StateUnavailable(Exception):
     submission that cannot be journaled is refused, so the platform redelivers it)."""
 
 
+class GaveWay(Exception):
+    """A turn waiting for its session's lock stepped back: an earlier message of the session
+    was taken up from the journal meanwhile and goes first."""
+
+
 class FetchError(Exception):
     """An attachment could not be fetched; ``detail`` is operator-safe (no token, no URL)."""
 

@@ -150,6 +150,16 @@ class ApprovalReason(StrEnum):
     UNKNOWN = "approval_unknown"  # the prompt's record is gone (purged, another state store)
     EDITED = "approval_edited"  # an edited message never answers a prompt
     NO_APPROVER = "approval_no_approver"  # nowhere to ask (no reply target, no approver)
+    TAINT_NO_APPROVER = "taint_no_approver"  # a write tool in a tainted turn, nobody to ask
+
+
+class TaintSource(StrEnum):
+    """What made a turn's context untrusted (write tools then need a person's approval)."""
+
+    TOOL_OUTPUT = "tool_output"  # a result of a tool marked untrusted_output (web, mail, files)
+    DOCUMENT = "document"  # a fetched document's text (an attachment, a URL)
+    OBSERVED = "observed"  # text from a sender who did not address the bot (group context)
+    UNTRUSTED_ROUTE = "untrusted_route"  # an inbound email or webhook body on an untrusted route
 
 
 class SendErrorKind(StrEnum):
@@ -223,3 +233,25 @@ class MediaReason(StrEnum):
     DOWNLOAD_FAILED = "media_download_failed"
     TRANSCRIPTION_FAILED = "media_transcription_failed"
     DISABLED = "media_disabled"  # the agent has media understanding turned off
+
+
+class ConfigEditReason(StrEnum):
+    """Why a config change from the dashboard, the API or the CLI was refused or undone."""
+
+    DISABLED = "config_edit_disabled"  # gateway.config_edit.enabled is false
+    NOT_WRITABLE = "config_not_writable"  # a read-only mount, a ConfigMap, no permission
+    CHANGED_ON_DISK = "config_changed_on_disk"  # someone else wrote the file since it was read
+    INVALID = "config_invalid"  # the loader refused the text (issues name key path and line)
+    CLEAR_SECRET = "config_clear_secret"  # a secret written in clear instead of ${VAR} / *_file
+    NO_SUCH_BACKUP = "config_no_backup"  # rollback to a version that is not kept
+    RELOAD_REJECTED = "config_reload_rejected"  # written, refused by the reload, put back
+
+
+class PrivacyReason(StrEnum):
+    """Privacy requests and retention (`chatgate people`, `retention:`): audit actions, and the
+    reason an erased message's journal tombstone names."""
+
+    SHOWN = "shown"  # an operator looked at what is stored about a person
+    EXPORTED = "exported"  # an archive of a person's data was handed out
+    ERASED = "erased"  # a person's data was removed (tombstones left for dedupe)
+    RETENTION = "retention"  # content older than the channel's retention was purged

@@ -8,12 +8,18 @@ from __future__ import annotations
 
 import time
 from collections.abc import Mapping
+from contextvars import ContextVar
 from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
     from chatgate.operator.results import DlqReplay
     from chatgate.state.factory import State
     from chatgate.state.records import DeadLetter
+
+
+CALLER: ContextVar[str] = ContextVar("operator_caller", default="local")
+"""Who asked for the running action: the API client's address, or "local" (the CLI on the
+store itself), for the actions that keep an audit trail."""
 
 
 class NeedsDaemon(Exception):

@@ -17,8 +17,10 @@ from chatgate.model.errors import StateUnavailable
 from chatgate.schedules.agent_jobs import AgentJobs
 from chatgate.schedules.api import JobsApi, jobs_status
 from chatgate.schedules.chat import JOBS_COMMAND, jobs_command
+from chatgate.schedules.personal import OwnedJobs
 from chatgate.schedules.runner import Scheduler
 from chatgate.schedules.store import DB_FILE, JobStore, SqliteJobStore
+from chatgate.state.personal import PersonalData
 
 
 class Schedules(Feature):
@@ -30,6 +32,7 @@ class Schedules(Feature):
             context, job_store(loaded.config.gateway, loaded, context.state.stores.client)
         )
         self.voices = context.voices
+        self.owned = OwnedJobs(self.scheduler, context.routing.principal_of)
         if context.tools is not None:  # the agents' gateway.schedule tools
             context.tools.hub.jobs = AgentJobs(self.scheduler, context.routing.principal_of)
 
@@ -38,6 +41,9 @@ class Schedules(Feature):
 
     def hint_sources(self) -> Sequence[HintSource]:
         return (self.scheduler.hint,)
+
+    def personal_data(self) -> Sequence[PersonalData]:
+        return (self.owned,)
 
     def mount(self, routes: RouteTable) -> None:
         JobsApi(self.scheduler).mount(routes)

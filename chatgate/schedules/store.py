@@ -76,6 +76,10 @@ class JobStore(Protocol):
         """Newest first."""
         ...
 
+    async def compact(self) -> None:
+        """Make deleted jobs unrecoverable from the store's files (after a privacy erase)."""
+        ...
+
 
 class SqliteJobStore:
     """One connection on worker threads, serialised by a lock (jobs are low-volume)."""
@@ -123,6 +127,19 @@ class SqliteJobStore:
                 return result
 
         return await asyncio.to_thread(run)
+
+    async def compact(self) -> None:
+        """VACUUM away the freed pages, then empty the WAL (outside any transaction)."""
+        conn = self._conn
+        if conn is None:
+            return
+
+        def run() -> None:
+            with self._lock:
+                conn.execute("VACUUM")
+                conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+
+        await asyncio.to_thread(run)
 
     async def save(self, job: ScheduledJob, cap: ChatCap | None = None) -> bool:
         data = json.dumps(job.to_dict())

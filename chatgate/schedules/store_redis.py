@@ -56,6 +56,9 @@ class RedisJobStore:
     async def open(self) -> None:
         self._redis = self._shared or connect(self._gateway, max_connections=OWN_CONNECTIONS)
 
+    async def compact(self) -> None:
+        return None  # deleted keys are gone from the server
+
     async def close(self) -> None:
         redis, self._redis = self._redis, None
         if redis is not None and redis is not self._shared:

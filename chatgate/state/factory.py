@@ -13,6 +13,7 @@ from pathlib import Path
 
 from chatgate.clock import Clock
 from chatgate.config.models import GatewaySection
+from chatgate.state.personal import PersonalStores
 from chatgate.state.protocols import (
     CallbackStore,
     ChannelFacts,
@@ -58,6 +59,8 @@ class Stores:
     # A cheap round trip to a networked store (Redis PING on the data pool), so readiness
     # notices an outage without waiting for a write to fail. None: nothing to ping.
     ping: Callable[[], Awaitable[object]] | None = None
+    # A person's data across these stores (privacy requests, retention).
+    personal: PersonalStores | None = None
 
 
 @dataclass

@@ -13,6 +13,7 @@ import itertools
 import logging
 import math
 from collections import deque
+from collections.abc import Callable
 
 from chatgate.clock import Clock, SystemClock
 from chatgate.config.models import GatewaySection
@@ -96,7 +97,19 @@ class LocalTurnLock:
         """Nothing left over: the lock died with its process."""
         return 0
 
-    def hold(self, key: str, *, owner: str, ttl: float) -> _Held:
+    def pass_on(self, token: LeaseToken, message_key: str) -> None:
+        return None  # one process: nothing is handed off to another
+
+    def hold(
+        self,
+        key: str,
+        *,
+        owner: str,
+        ttl: float,
+        after: str | None = None,
+        give_way: Callable[[], bool] | None = None,
+        from_dead: bool = False,
+    ) -> _Held:
         """The lease for as long as the block runs. In one process a live holder cannot vanish
         without its exit running, so the lease is simply kept (no renewal timer); only a bare
         ``acquire`` that is never released runs out after ``ttl``."""

@@ -7,16 +7,24 @@ traceback; anything else gets its traceback once per outage, when it breaks.
 from __future__ import annotations
 
 import logging
+import sys
 import time
 from collections.abc import Callable
-
-from redis.exceptions import RedisError
 
 from chatgate.model.errors import StateUnavailable
 from chatgate.policies.outage import OutageEvent, OutageState, on_failure, on_success
 
-EXPECTED: tuple[type[BaseException], ...] = (StateUnavailable, RedisError, OSError, TimeoutError)
+EXPECTED: tuple[type[BaseException], ...] = (StateUnavailable, OSError, TimeoutError)
 REMIND_S = 60.0
+
+
+def expected(exc: BaseException) -> bool:
+    """A failure logged without a traceback. A Redis error counts only once redis is loaded
+    (by a Redis store): a gateway on SQLite does not import the client to recognise it."""
+    if isinstance(exc, EXPECTED):
+        return True
+    errors = sys.modules.get("redis.exceptions")
+    return errors is not None and isinstance(exc, errors.RedisError)
 
 
 class OutageReporter:
@@ -45,7 +53,7 @@ class OutageReporter:
         self.state, event = on_failure(self.state, now, self.remind_s)
         error = f"{type(exc).__name__}: {exc}"[:300]
         if event is OutageEvent.BROKE:
-            trace = None if isinstance(exc, EXPECTED) else exc
+            trace = None if expected(exc) else exc
             self._log.warning(
                 "%s failing; retrying quietly", self.what, extra={"error": error}, exc_info=trace
             )

@@ -86,6 +86,12 @@ class Journal(Protocol):
         at once where one process owns the journal)."""
         ...
 
+    async def generation(self) -> str:
+        """Names the store's data: it changes when the store lost its data (a Redis restarted
+        without persistence), so each process re-journals what it still holds; constant where
+        the journal is a local file."""
+        ...
+
     async def owns(self, key: str) -> bool:
         """Whether this process may still answer ``key`` (no other replica adopted it while
         this one stalled); always True where one process owns the journal."""
@@ -335,7 +341,27 @@ class TurnLock(Protocol):
         mid-turn); the count freed. Nothing to do where the lock lives in this process."""
         ...
 
-    def hold(self, key: str, *, owner: str, ttl: float) -> AbstractAsyncContextManager[LeaseToken]:
+    def hold(
+        self,
+        key: str,
+        *,
+        owner: str,
+        ttl: float,
+        after: str | None = None,
+        give_way: Callable[[], bool] | None = None,
+        from_dead: bool = False,
+    ) -> AbstractAsyncContextManager[LeaseToken]:
         """Acquire, keep the lease while the block runs (renewing it where leases can lapse
-        behind a live holder's back), release on exit."""
+        behind a live holder's back), release on exit. ``after``: the message whose answer this
+        holder sends (or whose turn it runs again) for a replica that handed it off; it takes
+        over the lock passed on with it, and with ``from_dead`` one held by a replica whose
+        liveness ran out (only to send an answer already made: a stalled holder may still be
+        at the model). ``give_way``: asked while waiting; True stops the wait with `GaveWay`."""
+        ...
+
+    def pass_on(self, token: LeaseToken, message_key: str) -> None:
+        """On leaving ``token``'s hold, pass the lock on to the sender of ``message_key``'s
+        handed-off answer (`hold`'s ``after``) instead of freeing it, so no later turn of the
+        session answers first; it runs out after the TTL if nobody takes it. A no-op where one
+        process holds every lock (nothing is handed off)."""
         ...

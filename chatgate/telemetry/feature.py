@@ -7,10 +7,10 @@ import logging
 from collections.abc import Mapping
 from typing import Any
 
-from chatgate import __version__, tracing
+from chatgate import __version__, genai_metrics, tracing
 from chatgate.feature.base import Feature
 from chatgate.feature.context import FeatureContext
-from chatgate.telemetry.setup import SCHEMA_URL, ExportSettings, provider, settings
+from chatgate.telemetry.setup import SCHEMA_URL, ExportSettings, meters, provider, settings
 
 log = logging.getLogger("chatgate.telemetry")
 
@@ -26,6 +26,7 @@ class Telemetry(Feature):
         )
         self._exporter = exporter  # tests: an in-memory exporter instead of OTLP/HTTP
         self._provider: Any = None
+        self._meters: Any = None  # a MeterProvider while GenAI client metrics are exported
         self._secrets = context.loaded.secrets
 
     async def open(self) -> None:
@@ -35,15 +36,28 @@ class Telemetry(Feature):
         self._provider = provider(found, self._exporter)
         _share(self._provider)
         tracer = self._provider.get_tracer("chatgate", __version__, schema_url=SCHEMA_URL)
-        tracing.install(tracer, capture_content=found.capture_content, secrets=self._secrets)
+        tracing.install(
+            tracer,
+            capture_content=found.capture_content,
+            secrets=self._secrets,
+            latest_genai=found.latest_genai,
+        )
+        self._meters = meters(found)
+        if self._meters is not None:
+            meter = self._meters.get_meter("chatgate", __version__, schema_url=SCHEMA_URL)
+            genai_metrics.install(meter, latest_genai=found.latest_genai)
         log.info("exporting traces", extra={"endpoint": found.shown_endpoint})
 
     async def close(self) -> None:
         made, self._provider = self._provider, None
+        measured, self._meters = self._meters, None
         if made is None:
             return
         tracing.uninstall()
+        genai_metrics.uninstall()
         await asyncio.to_thread(made.shutdown)  # flushes the last batch over HTTP
+        if measured is not None:
+            await asyncio.to_thread(measured.shutdown)  # and the metrics since the last export
 
     async def status(self) -> Mapping[str, Any]:
         found = self.settings

@@ -11,8 +11,11 @@ from urllib.parse import unquote, urlsplit
 from chatgate import __version__
 from chatgate.config.telemetry_models import TelemetryConfig
 
+# The conventions' version the names follow (gen_ai.provider.name arrived in 1.37.0).
 SCHEMA_URL = "https://opentelemetry.io/schemas/1.37.0"
+LATEST_GENAI = "gen_ai_latest_experimental"  # an OTEL_SEMCONV_STABILITY_OPT_IN value
 SERVICE = "chatgate"
+QUEUE_SIZE = 16384
 _SAMPLERS = (
     "always_on",
     "always_off",
@@ -30,6 +33,9 @@ class ExportSettings:
     ratio: float
     capture_content: bool
     resource: Mapping[str, str]
+    queue_size: int | None = QUEUE_SIZE  # spans waiting for export; None: OTEL_BSP_MAX_QUEUE_SIZE
+    latest_genai: bool = False  # the latest experimental GenAI conventions, opted in
+    metrics_url: str | None = None  # where GenAI client metrics go (None: not exported)
 
     @property
     def shown_endpoint(self) -> str:
@@ -56,7 +62,18 @@ def settings(
         ratio = _ratio(env.get("OTEL_TRACES_SAMPLER_ARG"), ratio)
     else:
         sampler = "parentbased_traceidratio"
-    return ExportSettings(url, sampler, ratio, config.capture_content, resource(env, replica))
+    queue = None if env.get("OTEL_BSP_MAX_QUEUE_SIZE", "").strip() else QUEUE_SIZE
+    opted = {v.strip() for v in env.get("OTEL_SEMCONV_STABILITY_OPT_IN", "").split(",")}
+    return ExportSettings(
+        url,
+        sampler,
+        ratio,
+        config.capture_content,
+        resource(env, replica),
+        queue,
+        LATEST_GENAI in opted,
+        _metrics_url(config, env),
+    )
 
 
 def _traces_url(config: TelemetryConfig, env: Mapping[str, str]) -> str | None:
@@ -67,6 +84,34 @@ def _traces_url(config: TelemetryConfig, env: Mapping[str, str]) -> str | None:
         return signal  # the signal's own endpoint is used as given
     base = env.get("OTEL_EXPORTER_OTLP_ENDPOINT", "").strip()
     return base.rstrip("/") + "/v1/traces" if base else None
+
+
+def _metrics_url(config: TelemetryConfig, env: Mapping[str, str]) -> str | None:
+    """The metrics URL beside the traces' (same base, ``/v1/metrics``), or the signal's own."""
+    if env.get("OTEL_METRICS_EXPORTER", "otlp").strip().lower() == "none":
+        return None
+    if config.otlp_endpoint:
+        return config.otlp_endpoint.rstrip("/") + "/v1/metrics"
+    signal = env.get("OTEL_EXPORTER_OTLP_METRICS_ENDPOINT", "").strip()
+    if signal:
+        return signal
+    base = env.get("OTEL_EXPORTER_OTLP_ENDPOINT", "").strip()
+    return base.rstrip("/") + "/v1/metrics" if base else None
+
+
+def meters(found: ExportSettings) -> Any:
+    """A MeterProvider exporting to the OTLP/HTTP metrics endpoint (or ``exporter``) from the
+    SDK's reader thread, every OTEL_METRIC_EXPORT_INTERVAL (60 s) and when it shuts down; None
+    when metrics are not exported."""
+    if found.metrics_url is None:
+        return None
+    from opentelemetry.exporter.otlp.proto.http.metric_exporter import OTLPMetricExporter
+    from opentelemetry.sdk.metrics import MeterProvider
+    from opentelemetry.sdk.metrics.export import PeriodicExportingMetricReader
+    from opentelemetry.sdk.resources import Resource
+
+    reader = PeriodicExportingMetricReader(OTLPMetricExporter(endpoint=found.metrics_url))
+    return MeterProvider([reader], resource=Resource(dict(found.resource), SCHEMA_URL))
 
 
 def _ratio(raw: str | None, default: float) -> float:
@@ -111,7 +156,9 @@ def provider(found: ExportSettings, exporter: Any = None) -> Any:
     made = TracerProvider(
         resource=Resource(dict(found.resource), SCHEMA_URL), sampler=sampler(found)
     )
-    made.add_span_processor(BatchSpanProcessor(exporter))
+    # A deeper queue than the SDK's 2048: a burst on a busy machine, where the export thread
+    # runs late, is kept rather than dropped (OTEL_BSP_* still wins when set).
+    made.add_span_processor(BatchSpanProcessor(exporter, max_queue_size=found.queue_size))
     return made
 
 

@@ -240,6 +240,22 @@ async def test_a_job_is_listed_paused_and_run_from_the_page(board: Watched, setu
     await expect(row).to_contain_text("run_now")
 
 
+async def test_a_person_is_shown_exported_and_erased_from_the_page(board: Watched) -> None:
+    page = board.page
+    await page.fill("#people-person", "discord:someone")
+    await page.locator("#people button", has_text="Show").click()
+    await expect(page.locator('#people-result li[data-store="journal"]')).to_have_text("journal: 0")
+    async with page.expect_download() as download:
+        await page.locator("#people-export").click()
+    assert (await download.value).suggested_filename == "chatgate-person-discord_someone.tar.gz"
+    page.once("dialog", lambda dialog: dialog.accept())
+    await page.locator("#people-erase").click()
+    await expect(page.locator("#toast")).to_contain_text("erased discord:someone")
+    audit = page.locator("#privacy tbody tr", has_text="discord:someone")
+    await expect(audit.filter(has_text="erased")).to_have_count(1)
+    await expect(audit.filter(has_text="exported")).to_have_count(1)
+
+
 async def test_no_secret_reaches_either_page(browser: Browser, setup: Setup) -> None:
     chat = await open_chat(browser, setup.daemon, CHAT_TOKEN)
     dashboard = await open_dashboard(browser, setup.daemon, API_TOKEN)

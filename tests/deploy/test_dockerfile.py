@@ -128,16 +128,15 @@ def test_config_and_state_paths_match_what_the_image_sets_up() -> None:
 
 def test_the_image_installs_the_pinned_constraints() -> None:
     text = DOCKERFILE.read_text()
-    assert "-c deploy/constraints.txt" in text
-    pins = [
-        line
-        for line in (ROOT / "deploy" / "constraints.txt").read_text().splitlines()
-        if line and not line.startswith("#")
-    ]
-    assert all(re.fullmatch(r"[A-Za-z0-9_.\-]+==[^=\s]+", pin) for pin in pins), pins
+    assert "--require-hashes --no-deps -r deploy/constraints.txt" in text
+    lock = (ROOT / "deploy" / "constraints.txt").read_text()
+    pins = [m.group(1) for m in re.finditer(r"^([A-Za-z0-9_.\-]+==[^=\s;\\]+)", lock, re.M)]
     names = {pin.split("==")[0].lower() for pin in pins}
     assert {"aiohttp", "litellm", "redis", "pydantic"} <= names
-    assert "-c deploy/constraints.txt" in (ROOT / "Makefile").read_text()
+    assert (
+        "--require-hashes --no-deps -r deploy/constraints-dev.txt"
+        in (ROOT / "Makefile").read_text()
+    )
     # Every runtime dependency is pinned, direct or pulled in (a new one: `make constraints`).
     project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
     direct = {canonical(Requirement(dep).name) for dep in project["dependencies"]}

@@ -1,4 +1,5 @@
-"""An OTLP/HTTP trace receiver on 127.0.0.1: decodes each protobuf export into plain spans."""
+"""An OTLP/HTTP receiver on 127.0.0.1: decodes each protobuf export into plain spans and plain
+histogram points."""
 
 from __future__ import annotations
 
@@ -19,6 +20,8 @@ class ReceivedSpan:
     events: list[tuple[str, dict[str, Any]]]
     status: int
     resource: dict[str, Any] = field(default_factory=dict)
+    scope: str = ""  # the instrumentation scope (tracer name) that made it
+    links: list[tuple[str, str]] = field(default_factory=list)  # (trace id, span id) linked to
 
 
 def _value(any_value: Any) -> Any:
@@ -32,9 +35,22 @@ def _attrs(pairs: Any) -> dict[str, Any]:
     return {p.key: _value(p.value) for p in pairs}
 
 
+@dataclass
+class ReceivedHistogram:
+    """One data point of a histogram metric."""
+
+    name: str
+    unit: str
+    attributes: dict[str, Any]
+    count: int
+    total: float
+    bounds: list[float]
+
+
 class OtlpReceiver:
     def __init__(self) -> None:
         self.spans: list[ReceivedSpan] = []
+        self.histograms: list[ReceivedHistogram] = []
         self.requests = 0
         self._runner: web.AppRunner | None = None
         self.port = 0
@@ -46,6 +62,7 @@ class OtlpReceiver:
     async def __aenter__(self) -> OtlpReceiver:
         app = web.Application()
         app.router.add_post("/v1/traces", self._traces)
+        app.router.add_post("/v1/metrics", self._metrics)
         self._runner = web.AppRunner(app)
         await self._runner.setup()
         site = web.TCPSite(self._runner, "127.0.0.1", 0)
@@ -82,10 +99,40 @@ class OtlpReceiver:
                             [(e.name, _attrs(e.attributes)) for e in span.events],
                             span.status.code,
                             resource,
+                            scope.scope.name,
+                            [(k.trace_id.hex(), k.span_id.hex()) for k in span.links],
                         )
                     )
         return web.Response(
             body=ExportTraceServiceResponse().SerializeToString(),
+            content_type="application/x-protobuf",
+        )
+
+    async def _metrics(self, request: web.Request) -> web.Response:
+        from opentelemetry.proto.collector.metrics.v1.metrics_service_pb2 import (
+            ExportMetricsServiceRequest,
+            ExportMetricsServiceResponse,
+        )
+
+        assert request.content_type == "application/x-protobuf"
+        export = ExportMetricsServiceRequest()
+        export.ParseFromString(await request.read())
+        for resource_metrics in export.resource_metrics:
+            for scope in resource_metrics.scope_metrics:
+                for metric in scope.metrics:
+                    for point in metric.histogram.data_points:
+                        self.histograms.append(
+                            ReceivedHistogram(
+                                metric.name,
+                                metric.unit,
+                                _attrs(point.attributes),
+                                point.count,
+                                point.sum,
+                                list(point.explicit_bounds),
+                            )
+                        )
+        return web.Response(
+            body=ExportMetricsServiceResponse().SerializeToString(),
             content_type="application/x-protobuf",
         )
 

@@ -3,7 +3,9 @@
 endpoint) and the Bot Connector (conversation activities: create, update; inline attachments).
 
 It also plays Teams: ``post`` sends an activity to chatgate's messaging endpoint with a bearer
-JWT signed by the real rules (RS256, issuer, audience = app id, `serviceurl`, expiry). Forged,
+JWT signed by the real rules (RS256, issuer, audience = app id, `serviceurl`, expiry), and a
+user's press on a file-consent card (``consent``: the `fileConsent/invoke` with an upload
+session on this server, whose PUT pieces land in ``uploads``). Forged,
 expired, wrong-audience and wrong-serviceUrl tokens are one keyword away. Connector faults are
 queued with ``fail`` (status, Retry-After). Point chatgate at it only through the channel's
 public ``endpoints`` settings (the SDK's CloudEnvironment) and the activity's ``serviceUrl``.
@@ -62,6 +64,12 @@ class Sent:
     def text(self) -> str:
         return str(self.activity.get("text") or "")
 
+    def attachment(self, content_type: str) -> JSONDict | None:
+        for item in self.activity.get("attachments") or ():
+            if item.get("contentType") == content_type:
+                return dict(item)
+        return None
+
     @property
     def card(self) -> JSONDict | None:
         for item in self.activity.get("attachments") or ():
@@ -83,6 +91,8 @@ class FakeTeams:
     refused: list[int] = field(default_factory=list)  # statuses of faults answered
     files: dict[str, tuple[bytes, str]] = field(default_factory=dict)  # id → (bytes, type)
     fetches: list[tuple[str, bool]] = field(default_factory=list)  # (path, had the bot token)
+    uploads: dict[str, bytearray] = field(default_factory=dict)  # upload session id → bytes
+    upload_auth: list[bool] = field(default_factory=list)  # each upload piece: had a token
     port: int = 0
     _key: rsa.RSAPrivateKey = field(default_factory=_new_key)
     _rogue: rsa.RSAPrivateKey = field(default_factory=_new_key)
@@ -102,6 +112,7 @@ class FakeTeams:
         app.router.add_put("/v3/conversations/{conv}/activities/{id}", self._update)
         app.router.add_get("/v3/attachments/{id}/views/original", self._attachment)
         app.router.add_get("/shared/{id}", self._shared)
+        app.router.add_put("/upload/{id}", self._upload)
         self._runner = web.AppRunner(app, access_log=None, shutdown_timeout=1.0)
         await self._runner.setup()
         site = web.TCPSite(self._runner, "127.0.0.1", 0)
@@ -233,6 +244,50 @@ class FakeTeams:
         if found is None:
             return web.Response(status=404)
         return web.Response(body=found[0], content_type=found[1])
+
+    async def _upload(self, request: web.Request) -> web.Response:
+        """A OneDrive upload session: pieces by Content-Range, 202 until the last, then 201."""
+        self.upload_auth.append("Authorization" in request.headers)
+        span, _, total = (
+            request.headers.get("Content-Range", "").removeprefix("bytes ").partition("/")
+        )
+        first, _, last = span.partition("-")
+        body = await request.read()
+        data = self.uploads.setdefault(request.match_info["id"], bytearray())
+        if (
+            not first.isdigit()
+            or int(first) != len(data)
+            or len(body) != int(last) - int(first) + 1
+        ):
+            return web.json_response({"error": "bad range"}, status=416)
+        data.extend(body)
+        self._signal.fire()
+        done = len(data) == int(total)
+        return web.json_response({"id": "drive-item"} if done else {}, status=201 if done else 202)
+
+    def consent(self, card: Sent, *, accept: bool = True, user: str = "aad-user-1") -> JSONDict:
+        """The `fileConsent/invoke` Teams sends when the user answers the consent card."""
+        attachment = card.attachment("application/vnd.microsoft.teams.card.file.consent")
+        assert attachment is not None, card.activity
+        content, name = attachment["content"], attachment["name"]
+        session = f"s{next(self._ids)}"
+        value: JSONDict = {
+            "type": "fileUpload",
+            "action": "accept" if accept else "decline",
+            "context": content["acceptContext" if accept else "declineContext"],
+        }
+        if accept:
+            value["uploadInfo"] = {
+                "name": name,
+                "uploadUrl": f"{self.base}/upload/{session}",
+                "contentUrl": f"https://contoso-my.sharepoint.com/personal/{session}/{name}",
+                "uniqueId": f"unique-{session}",
+                "fileType": name.rpartition(".")[2],
+            }
+        activity = self.message("", user=user, conversation=card.conversation)
+        activity.update(type="invoke", name="fileConsent/invoke", value=value, replyToId=card.id)
+        activity.pop("text", None)
+        return activity
 
     def inline_image(self, image_id: str = "img-1") -> JSONDict:
         url = f"{self.base}/v3/attachments/{image_id}/views/original"

@@ -50,7 +50,11 @@ async def test_a_replica_restarted_after_a_kill_frees_its_leftover_turn_lock(
             lambda: _answered(fake_tg, "re: u1 first"), 40, "the resumed turn's answer (lock freed)"
         )
         assert "freed turn locks left by this replica's last run" in replica.logs()
-        assert await client.exists(lock) == 0
+
+        async def freed() -> bool:  # held until the answer is sent, then released
+            return await client.exists(lock) == 0
+
+        await eventually(freed, 10, "the lock released after the send")
         assert sent_texts(fake_tg)["re: u1 first"] == 1
     finally:
         await stop_all(daemons, kill=True)

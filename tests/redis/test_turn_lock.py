@@ -102,3 +102,37 @@ async def test_a_turn_ending_during_a_renewal_keeps_the_connection(redis_db: str
             assert proxy.accepted == dialled, "a connection was dialled anew"
         finally:
             await redis.aclose()
+
+
+async def test_a_lock_passed_on_with_a_handed_off_answer_waits_for_its_sender(
+    client: Redis,
+) -> None:
+    """The holder that handed the answer of m1 off passes the lock on: the session's next turn
+    waits, the replica sending m1 takes it over at once, then the next turn runs."""
+    a = RedisTurnLock(client, PREFIX, replica="a")
+    b = RedisTurnLock(client, PREFIX, replica="b")
+    await client.set(PREFIX + "replica:a", "1")
+    async with a.hold("s1", owner="a", ttl=30) as lease:
+        a.pass_on(lease, "m1")
+    assert await client.get(PREFIX + "lock:s1") == "handoff:m1"
+    later = asyncio.ensure_future(b.acquire("s1", owner="b", ttl=30))  # m2's turn
+    other = asyncio.ensure_future(b.acquire("s1", owner="b", ttl=30, after="m0"))
+    await asyncio.sleep(0.2)
+    assert not later.done() and not other.done(), "the lock went to a turn not m1's"
+    other.cancel()
+    async with b.hold("s1", owner="b", ttl=30, after="m1") as sending:  # at once
+        assert await client.get(PREFIX + "lock:s1") == sending.token
+        assert not later.done()
+    assert (await asyncio.wait_for(later, 10)).owner == "b"
+
+
+async def test_the_sender_of_a_dead_replicas_answer_takes_its_lock_over(client: Redis) -> None:
+    a = RedisTurnLock(client, PREFIX, replica="a")
+    b = RedisTurnLock(client, PREFIX, replica="b")
+    await client.set(PREFIX + "replica:a", "1")
+    await a.acquire("s1", owner="a", ttl=30)  # a runs the session's turn
+    taking = asyncio.ensure_future(b.acquire("s1", owner="b", ttl=30, after="m1", from_dead=True))
+    await asyncio.sleep(0.2)
+    assert not taking.done(), "took a live replica's lock"
+    await client.delete(PREFIX + "replica:a")  # a died: its liveness key expired
+    assert (await asyncio.wait_for(taking, 10)).owner == "b"

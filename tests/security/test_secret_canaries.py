@@ -201,7 +201,16 @@ async def test_no_canary_anywhere(tmp_path: Path, fake_llm: FakeLLM) -> None:
             config.write_text(good + f"  oops: {{port: {MODEL_KEY}}}\n  http: {API_TOKEN}\n")
             outputs.append(await post(daemon.base, "/api/reload", b"", auth))
             config.write_text(good)
+            json_auth = {**auth, "Content-Type": "application/json"}
+            for text in (
+                good + f"  oops: {{port: {MODEL_KEY}}}\n",  # invalid, the secret in the way
+                good.replace("${CHATGATE_API_TOKEN}", API_TOKEN),  # a secret in clear
+            ):
+                body = json.dumps({"text": text}).encode()
+                outputs.append(await post(daemon.base, "/api/config/check", body, json_auth))
             paths = (
+                "/api/config",
+                "/api/config/history",
                 "/api/status",
                 "/metrics",
                 "/api/dlq",
@@ -240,6 +249,7 @@ async def test_no_canary_anywhere(tmp_path: Path, fake_llm: FakeLLM) -> None:
     assert "invalid request" in everything and "Slack rejected the bot token" in everything
     assert "verification failed" in everything and "system-user token" in everything
     assert "RuntimeError" in everything or "crash" in everything
+    assert "config_invalid" in everything and "config_clear_secret" in everything
     assert found(everything) == [], [line for line in everything.splitlines() if found(line)]
     for file in (tmp_path / "state").rglob("*"):
         if file.is_file():

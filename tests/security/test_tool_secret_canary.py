@@ -64,7 +64,8 @@ async def test_a_configured_secret_is_masked_in_prompt_trail_journal_and_state_d
         state_dir = gw.rt.state_dir
 
     assert "the key is" in prompt.params["text"] and not leaks(prompt.params["text"].encode())
-    assert MCP_CANARY in fake_llm.requests[2].messages[-1]["content"]  # the tool did see it
+    seen = fake_llm.requests[2].messages[-1]["content"]  # the tool saw it; the model does not
+    assert "tag=**********" in seen and not leaks(seen.encode())
     chat = fake_tg.calls_of("sendMessage") + fake_tg.calls_of("editMessageText")
     assert [c.params["text"] for c in chat if leaks(c.params["text"].encode())] == []
     trail = [t for t in why["trails"] if t.get("tools")]

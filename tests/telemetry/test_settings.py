@@ -95,3 +95,45 @@ def test_a_telemetry_change_needs_a_restart() -> None:
     old = GatewayConfig()
     new = GatewayConfig(telemetry=ON)
     assert restart_only_changes(old, new) == ["telemetry"]
+
+
+@pytest.mark.parametrize(
+    ("opt_in", "latest"),
+    [
+        ("", False),
+        ("http", False),
+        ("http, gen_ai_latest_experimental", True),
+        ("gen_ai_latest_experimental", True),
+    ],
+)
+def test_the_latest_genai_conventions_are_opted_into(opt_in: str, latest: bool) -> None:
+    found = settings(ON, {"OTEL_SEMCONV_STABILITY_OPT_IN": opt_in}, "r")
+    assert found is not None and found.latest_genai is latest
+
+
+@pytest.mark.parametrize(
+    ("config", "env", "url"),
+    [
+        (ON, {}, "http://collector:4318/v1/metrics"),
+        (ON, {"OTEL_METRICS_EXPORTER": "none"}, None),
+        (
+            TelemetryConfig(),
+            {"OTEL_EXPORTER_OTLP_ENDPOINT": "http://c:4318/"},
+            "http://c:4318/v1/metrics",
+        ),
+        (
+            TelemetryConfig(),
+            {
+                "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT": "http://c/t",
+                "OTEL_EXPORTER_OTLP_METRICS_ENDPOINT": "http://c/m",
+            },
+            "http://c/m",
+        ),
+        (TelemetryConfig(), {"OTEL_EXPORTER_OTLP_TRACES_ENDPOINT": "http://c/t"}, None),
+    ],
+)
+def test_genai_metrics_go_beside_the_traces(
+    config: TelemetryConfig, env: dict[str, str], url: str | None
+) -> None:
+    found = settings(config, env, "r")
+    assert found is not None and found.metrics_url == url

@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from chatgate import tracing
+from chatgate import genai_metrics, tracing
 from chatgate.state import admin
 from tests.channels.telegram.support import telegram_config
 from tests.fakes.llm import FakeLLM, ToolCall, ToolCalls
@@ -78,8 +78,13 @@ async def test_a_telegram_message_is_one_trace_into_the_mcp_server(
     [journal] = [s for s in trace if s.name == "chatgate.journal"]
     [turn] = [s for s in trace if s.name == "chatgate.turn"]
     assert parent(journal) == parent(turn) == "telegram message"
+    steps = turn.attributes["chatgate.steps"]  # the turn's steps: attributes, not spans
+    assert steps[0] == "chatgate.open" and "chatgate.call_agent" in steps
+    assert len(turn.attributes["chatgate.steps.duration_s"]) == len(steps)
     chats = [s for s in trace if s.name == "chat openai/fake-model"]
-    assert len(chats) == 2
+    assert len(chats) == len(fake_llm.requests) == 2  # each model call recorded once
+    assert {s.scope for s in chats} == {"chatgate"}
+    assert not [s for s in receiver.spans if "litellm" in s.scope.lower()]
     for chat in chats:
         assert chat.attributes["gen_ai.operation.name"] == "chat"
         assert chat.attributes["gen_ai.provider.name"] == "openai"
@@ -96,7 +101,21 @@ async def test_a_telegram_message_is_one_trace_into_the_mcp_server(
     traceparent = call["params"]["_meta"]["traceparent"]
     assert traceparent.split("-")[1] == root.trace_id
 
-    text = "".join(_everything(s) for s in receiver.spans)
+    # GenAI client metrics, flushed when the gateway closed: both calls, their tokens by type
+    [duration] = [h for h in receiver.histograms if h.name == "gen_ai.client.operation.duration"]
+    assert duration.unit == "s" and duration.count == 2 and duration.total > 0
+    assert duration.attributes["gen_ai.request.model"] == "openai/fake-model"
+    assert duration.attributes["gen_ai.provider.name"] == "openai"
+    assert duration.bounds[:2] == [0.01, 0.02]
+    tokens = {
+        h.attributes["gen_ai.token.type"]: h
+        for h in receiver.histograms
+        if h.name == "gen_ai.client.token.usage"
+    }
+    assert set(tokens) == {"input", "output"} and tokens["input"].count == 2
+    assert tokens["input"].unit == "{token}" and tokens["input"].total > 0
+
+    text = "".join(_everything(s) for s in receiver.spans) + str(receiver.histograms)
     assert "QX-99812" not in text and "UTC" not in text  # content-free by default
     assert API_KEY not in text and "noon" not in text
 
@@ -113,6 +132,6 @@ async def test_nothing_is_exported_when_unconfigured(
         fake_tg.dm(42, WORDS)
         await fake_tg.wait_for("sendMessage", timeout=90)
         status = await gw.status()
-        on = tracing.on()
+        on = tracing.on() or genai_metrics.on()
     assert not on and status["telemetry"] == {"export": False}
     assert receiver.requests == 0

@@ -18,11 +18,12 @@ SECRET = "sk-canary-tracing-5521"
 CALLER = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
 
 
-def _install(capture: bool) -> InMemorySpanExporter:
+def _install(capture: bool, latest: bool = False) -> InMemorySpanExporter:
     exporter = InMemorySpanExporter()
     provider = TracerProvider()
     provider.add_span_processor(SimpleSpanProcessor(exporter))
-    tracing.install(provider.get_tracer("test"), capture_content=capture, secrets=[SECRET])
+    tracer = provider.get_tracer("test")
+    tracing.install(tracer, capture_content=capture, secrets=[SECRET], latest_genai=latest)
     return exporter
 
 
@@ -95,3 +96,78 @@ def test_an_error_is_recorded_by_type_never_its_text(exported: InMemorySpanExpor
     assert span.attributes["error.type"] == "ValueError"
     assert span.status.description == "ValueError" and not span.events
     assert SECRET not in str(span.to_json())
+
+
+def test_a_timeline_sets_its_stages_and_durations_when_it_closes(
+    exported: InMemorySpanExporter,
+) -> None:
+    ticks = iter([1.0, 1.5, 4.0])
+    with tracing.span("chatgate.turn") as turn:
+        timeline = tracing.Timeline.of(turn, lambda: next(ticks))
+        timeline.mark("open")
+        timeline.mark("deliver")
+        timeline.close()
+    [span] = exported.get_finished_spans()
+    assert span.attributes["chatgate.steps"] == ("open", "deliver")
+    assert span.attributes["chatgate.steps.duration_s"] == (0.5, 2.5)
+
+    def unread() -> float:
+        raise AssertionError("the clock is read while tracing is off")
+
+    idle = tracing.Timeline.of(tracing.OFF, unread)
+    idle.mark("open")
+    idle.close()
+
+
+@pytest.mark.parametrize("latest", [False, True])
+def test_genai_names_follow_the_opt_in(latest: bool) -> None:
+    """By default the current provider name with the deprecated one beside it; opted in to the
+    latest experimental conventions, the new name only and the messages in one details event."""
+    exporter = _install(capture=True, latest=latest)
+    try:
+        with tracing.span("chat m", **tracing.genai_provider("openai")) as span:
+            tracing.genai_content(span, given='[{"role": "user"}]', answered="hi")
+    finally:
+        tracing.uninstall()
+    [chat] = exporter.get_finished_spans()
+    assert chat.attributes["gen_ai.provider.name"] == "openai"
+    assert ("gen_ai.system" in chat.attributes) is not latest
+    names = [event.name for event in chat.events]
+    if latest:
+        assert names == ["gen_ai.client.inference.operation.details"]
+        assert chat.events[0].attributes["gen_ai.output.messages"] == "hi"
+    else:
+        assert names == ["gen_ai.input.messages", "gen_ai.output.messages"]
+
+
+def test_litellms_own_otel_logger_stays_off() -> None:
+    """Only chatgate records a model call: litellm's "otel" logger, were it listed, is dropped."""
+    from types import ModuleType
+
+    from chatgate.agents.litellm_agent import _no_otel_callback
+
+    fake = ModuleType("litellm")
+    keep = object()
+    fake.callbacks = ["otel", keep]  # type: ignore[attr-defined]
+    fake.success_callback = ["otel"]  # type: ignore[attr-defined]
+    fake.failure_callback = []  # type: ignore[attr-defined]
+    _no_otel_callback(fake)
+    assert fake.callbacks == [keep] and fake.success_callback == []  # type: ignore[attr-defined]
+
+
+def test_whatsapp_spans_name_the_graph_edge_never_an_id(exported: InMemorySpanExporter) -> None:
+    from chatgate.channels.whatsapp.graph import _span
+
+    with tracing.span("whatsapp message"):
+        for path in ("1234567/messages", "1234567/media", "998877"):
+            with _span(path):
+                pass
+    with _span("1234567/messages"):  # outside any message: no trace of its own
+        pass
+    names = [s.name for s in exported.get_finished_spans()]
+    assert names == [
+        "whatsapp messages",
+        "whatsapp media",
+        "whatsapp getMedia",
+        "whatsapp message",
+    ]

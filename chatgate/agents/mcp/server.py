@@ -25,6 +25,7 @@ from chatgate.config.base import secret_value
 from chatgate.config.secrets import is_secret_env
 from chatgate.config.tool_models import McpServerConfig
 from chatgate.policies.supervision import RestartBudget, backoff_delay
+from chatgate.policies.taint import ToolHints
 
 log = logging.getLogger(__name__)
 
@@ -278,7 +279,9 @@ def _spec(server: str, tool: Any) -> ToolSpec:
     schema = getattr(tool, "input_schema", None) or getattr(tool, "inputSchema", None)
     parameters = dict(schema) if isinstance(schema, Mapping) else {"type": "object"}
     parameters.setdefault("type", "object")
-    return ToolSpec(f"{server}.{tool.name}", getattr(tool, "description", None) or "", parameters)
+    hints = ToolHints.from_annotations(getattr(tool, "annotations", None))
+    description = getattr(tool, "description", None) or ""
+    return ToolSpec(f"{server}.{tool.name}", description, parameters, hints)
 
 
 def _result_text(result: Any) -> str:

@@ -29,8 +29,17 @@ from chatgate.agents.tools.types import (
     ToolSpec,
     ToolUnavailable,
 )
+from chatgate.config.masking import masker_for
 from chatgate.config.tool_models import AgentToolsConfig
-from chatgate.model.reasons import ApprovalReason, FailureReason, ToolCallStatus
+from chatgate.model.reasons import ApprovalReason, FailureReason, TaintSource, ToolCallStatus
+from chatgate.policies.taint import (
+    ToolHints,
+    effect_of,
+    escalated,
+    refusal,
+    taint_label,
+    untrusted_output,
+)
 from chatgate.policies.tools import (
     Approval,
     LoopUsage,
@@ -178,17 +187,22 @@ class ToolLoop:
         on_progress: ProgressCallback | None = None,
         clock: Callable[[], float] = time.monotonic,
         approve: Approve | None = None,
+        taint: Iterable[str] = (),
     ) -> None:
         self._agent = agent
         self._source = source
         self._config = config
-        self._secrets = tuple(secrets)
+        self._secrets = frozenset(secrets)
         self._on_event = on_event
         self._on_progress = on_progress if config.show_tool_progress else None
         self._clock = clock
         self._limits = ToolLimits(config.max_steps, config.budget_tokens, config.budget_s)
         self._approvals = tuple(config.approval.items())
         self._approve = approve
+        self._effects = tuple(config.effects.items())
+        self._hints: dict[str, ToolHints] = {}
+        self.taint: list[str] = list(dict.fromkeys(taint))  # what made the turn untrusted
+        self._tainting: list[str] = []  # untrusted results of the running step
         self._shown: list[asyncio.Future[None]] = []  # status lines of approved calls
         self._asked: dict[str, int] = {}  # identical calls asked so far this turn
         self._budget = Stretch()  # the budget_s bound, paused while a person is asked
@@ -197,6 +211,7 @@ class ToolLoop:
     async def run(self, messages: list[dict[str, Any]], complete: Complete) -> LoopResult:
         """Drive ``complete`` until it answers without tool calls; ``messages`` grows in place."""
         specs = await self._source.tools()
+        self._hints = {spec.name: spec.hints for spec in specs}
         defs, names = tool_definitions(specs)
         budget = self._config.budget_s
         try:
@@ -246,6 +261,9 @@ class ToolLoop:
             for call, (text, error) in zip(step.calls, results, strict=True):
                 messages.append({"role": "tool", "tool_call_id": call.id, "content": text})
                 fatal = fatal or error
+            # The model read these results: the calls it asks for from now on are tainted.
+            self.taint.extend(t for t in self._tainting if t not in self.taint)
+            self._tainting.clear()
             if fatal is not None:
                 raise fatal
 
@@ -262,21 +280,53 @@ class ToolLoop:
         return [await self._traced(c, names, step) for c in calls]
 
     def _any_asked(self, calls: Sequence[RequestedCall], names: Mapping[str, str]) -> bool:
-        return any(
-            approval_for(names.get(c.name, c.name), self._approvals) is Approval.ASK for c in calls
-        )
+        return any(self._approval(names.get(c.name, c.name))[0] is Approval.ASK for c in calls)
 
-    async def _ask(self, name: str, shown: Any) -> ApprovalAnswer:
+    def _approval(self, name: str) -> tuple[Approval, tuple[str, ...]]:
+        """The call's approval rule, and the taint when it is what makes the call need asking
+        (a ``write`` tool configured ``auto`` in a tainted turn)."""
+        approval = approval_for(name, self._approvals)
+        effect = effect_of(name, self._hints.get(name, ToolHints()), self._effects)
+        if escalated(approval, effect, self.taint):
+            return Approval.ASK, tuple(self.taint)
+        return approval, ()
+
+    def _taints(self, name: str) -> None:
+        """Note a result of an ``untrusted_output`` tool (taints the next steps)."""
+        hints = self._hints.get(name, ToolHints())
+        if untrusted_output(name, hints, self._config.untrusted_output):
+            self._tainting.append(taint_label(TaintSource.TOOL_OUTPUT, name))
+
+    async def _ask(self, name: str, shown: Any, taint: tuple[str, ...] = ()) -> ApprovalAnswer:
         """Wait for the approval of one call; the wait does not count against the budget."""
         if self._approve is None:
             return ApprovalAnswer(ToolCallStatus.DENIED, ApprovalReason.NO_APPROVER.value)
         fingerprint = json.dumps([name, shown], sort_keys=True, default=str)
         occurrence = self._asked.get(fingerprint, 0)
         self._asked[fingerprint] = occurrence + 1
-        ask = ApprovalAsk(self._agent, name, shown, occurrence)
+        ask = ApprovalAsk(self._agent, name, shown, occurrence, taint)
         async with self._budget.paused(self._config.approval_timeout_s):
             with tracing.span("chatgate.approval_wait", gen_ai__tool__name=name):
                 return await self._approve(ask)
+
+    async def _permit(
+        self, name: str, shown: Any, approval: Approval, taint: tuple[str, ...]
+    ) -> tuple[ApprovalAnswer, str | None]:
+        """A ``deny`` or ``ask`` call's answer, and what the model is told when it may not run."""
+        if approval is Approval.DENY:
+            denied = ApprovalAnswer(ToolCallStatus.DENIED, "")
+            return denied, f"error: the operator does not allow the tool {name!r}"
+        refused = ApprovalAnswer(ToolCallStatus.DENIED, ApprovalReason.TAINT_NO_APPROVER.value)
+        if taint and self._approve is None:  # a tainted write with nobody to ask: refused
+            return refused, refusal(name, taint)
+        answer = await self._ask(name, shown, taint)
+        if answer.approved:
+            return answer, None
+        if taint and answer.decision == ApprovalReason.NO_APPROVER.value:
+            return refused, refusal(name, taint)
+        if answer.status is ToolCallStatus.APPROVAL_TIMEOUT:
+            return answer, f"error: nobody approved the tool {name!r} in time; it did not run"
+        return answer, f"error: the user did not allow the tool {name!r} this time"
 
     async def _progress(self, calls: Sequence[RequestedCall], names: Mapping[str, str]) -> None:
         if self._on_progress is None:
@@ -323,6 +373,7 @@ class ToolLoop:
         arguments, shown = self._arguments(call)
 
         answer: ApprovalAnswer | None = None
+        taint: tuple[str, ...] = ()
 
         def record(status: ToolCallStatus, chars: int = 0, detail: str = "") -> None:
             known = call.name in names  # a made-up name must not become a metric label
@@ -336,6 +387,7 @@ class ToolLoop:
                 detail if known else f"the model asked for {call.name[:80]!r}",
                 answer.decision if answer is not None else "",
                 answer.by if answer is not None else "",
+                taint,
             )
             self.trail.append(entry)
             if self._on_event is not None:
@@ -348,18 +400,13 @@ class ToolLoop:
         if not isinstance(arguments, dict):
             record(ToolCallStatus.BAD_ARGUMENTS)
             return "error: the arguments must be a JSON object", None
-        approval = approval_for(name, self._approvals)
-        if approval is Approval.DENY:
-            record(ToolCallStatus.DENIED)
-            return f"error: the operator does not allow the tool {name!r}", None
-        if approval is Approval.ASK:
-            answer = await self._ask(name, shown)
-            started = self._clock()  # the call's duration is the tool's own time
-            if not answer.approved:
+        approval, taint = self._approval(name)
+        if approval is not Approval.AUTO:
+            answer, refused = await self._permit(name, shown, approval, taint)
+            if refused is not None:
                 record(answer.status)
-                if answer.status is ToolCallStatus.APPROVAL_TIMEOUT:
-                    return f"error: nobody approved the tool {name!r} in time; it did not run", None
-                return f"error: the user did not allow the tool {name!r} this time", None
+                return refused, None
+            started = self._clock()  # the call's duration is the tool's own time
             if self._on_progress is not None:
                 self._shown.append(asyncio.ensure_future(self._progress([call], names)))
         if self._on_event is not None:
@@ -376,7 +423,10 @@ class ToolLoop:
             detail = str(exc) if isinstance(exc, ToolUnavailable) else type(exc).__name__
             record(ToolCallStatus.FAILED, detail=detail)
             return "error: the tool failed", AgentError(FailureReason.TOOL_FAILED, detail)
-        text = cap_text(outcome.text, self._config.max_result_chars)
+        # A tool that echoes its environment or quotes a URL with a token: masked before the
+        # model, the transcript or the trail sees it.
+        text = cap_text(masker_for(self._secrets).mask(outcome.text), self._config.max_result_chars)
+        self._taints(name)
         status = ToolCallStatus.ERROR if outcome.is_error else ToolCallStatus.OK
         record(status, len(outcome.text))
         return text, None

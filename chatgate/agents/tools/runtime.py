@@ -26,7 +26,7 @@ _TOOL_BUCKETS = (0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120)
 
 class ToolMetrics:
     """``chatgate_tool_calls_total{agent,tool,status}``, ``chatgate_tool_seconds{tool}`` and
-    ``chatgate_tool_approvals_total{agent,reason}``."""
+    ``chatgate_tool_approvals_total{agent,reason}``, ``chatgate_tool_tainted_total{agent,decision}``."""
 
     def __init__(self, registry: CollectorRegistry) -> None:
         self.calls = Counter(
@@ -46,6 +46,12 @@ class ToolMetrics:
             "chatgate_tool_approvals_total",
             "Tool approval prompts, answers and ignored presses by reason code",
             ["agent", "reason"],
+            registry=registry,
+        )
+        self.tainted = Counter(
+            "chatgate_tool_tainted_total",
+            "Write tool calls of tainted turns (untrusted content in context) by decision",
+            ["agent", "decision"],
             registry=registry,
         )
         self._children: dict[tuple[str, str, str], tuple[Any, Any]] = {}
@@ -114,6 +120,11 @@ class TurnTools:
                 str(data.get("status")),
                 float(data.get("duration_ms", 0)) / 1000,
             )
+            if data.get("taint"):  # asked (or refused) because untrusted content was in context
+                decision = str(data.get("approval") or data.get("status"))
+                self._runtime.metrics.tainted.labels(
+                    agent=str(data.get("agent")), decision=decision
+                ).inc()
 
     def record(self, answered: dict[str, Any]) -> None:
         """Put the trail into the journaled answer (read back by ``chatgate why``)."""

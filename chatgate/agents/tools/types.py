@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from chatgate.model.reasons import ToolCallStatus
+from chatgate.policies.taint import ToolHints
 
 TOOL_CALL_EVENT = "tool_call"  # one finished call: a ``ToolCallRecord.to_dict()``
 TOOL_STARTED_EVENT = "tool_started"  # a call begins: ``{"agent", "tool"}`` (progress)
@@ -21,6 +22,9 @@ class ToolSpec:
     parameters: Mapping[str, Any] = field(
         default_factory=lambda: {"type": "object", "properties": {}}
     )
+    hints: ToolHints = field(
+        default_factory=ToolHints
+    )  # the server's annotations (effect, open world)
 
 
 @dataclass(frozen=True)
@@ -55,6 +59,7 @@ class ApprovalAsk:
     tool: str
     arguments: Any
     occurrence: int = 0
+    taint: tuple[str, ...] = ()  # a write tool asked for because the turn is tainted
 
 
 @dataclass(frozen=True)
@@ -87,6 +92,7 @@ class ToolCallRecord:
     detail: str = ""
     approval: str = ""  # for a call that was asked: approved, denied, timed_out
     approver: str = ""  # who answered (channel:user)
+    taint: tuple[str, ...] = ()  # a write call of a tainted turn: what tainted it
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -99,6 +105,7 @@ class ToolCallRecord:
             **({"detail": self.detail} if self.detail else {}),
             **({"approval": self.approval} if self.approval else {}),
             **({"approver": self.approver} if self.approver else {}),
+            **({"taint": list(self.taint)} if self.taint else {}),
         }
 
 

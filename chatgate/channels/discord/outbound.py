@@ -15,6 +15,7 @@ from collections import deque
 from typing import Any
 
 import discord
+from chatgate import tracing
 from chatgate.channels.base import ChannelContext, ChannelError, Rendered
 from chatgate.channels.discord import errors
 from chatgate.channels.discord.config import DiscordChannelConfig
@@ -82,9 +83,11 @@ class DiscordOutbound(TallyingAdapter):
             raise ConnectionError("the Discord channel is not connected")
         return self.client.get_partial_messageable(int(target.thread_id or target.chat_id))
 
-    async def _call(self, call: Any) -> Any:
+    async def _call(self, call: Any, method: str) -> Any:
+        """One REST call (``method``: its name in Discord's API reference, for its span)."""
         try:
-            return await asyncio.wait_for(call, self.config.request_timeout_s)
+            with tracing.span(f"discord {method}", kind="client", inside=True):
+                return await asyncio.wait_for(call, self.config.request_timeout_s)
         except discord.HTTPException as exc:
             if exc.status == 401:
                 self.fail(
@@ -115,7 +118,7 @@ class DiscordOutbound(TallyingAdapter):
             payload = _payload(rendered)
         if reference is not None:
             payload["reference"] = reference
-        sent = await self._call(channel.send(**payload))
+        sent = await self._call(channel.send(**payload), "createMessage")
         self._remember(sent.id)
         return SendResult.sent(str(sent.id))
 
@@ -130,7 +133,7 @@ class DiscordOutbound(TallyingAdapter):
         payload = _payload(rendered)
         payload.setdefault("view", None)
         try:
-            await self._call(message.edit(**payload))
+            await self._call(message.edit(**payload), "editMessage")
         except discord.NotFound as exc:
             if errors.is_unknown_message(exc):  # the draft was deleted: post the text anew
                 return await self.send(replace_reply(target), rendered)
@@ -140,11 +143,11 @@ class DiscordOutbound(TallyingAdapter):
         return SendResult.sent(message_id)
 
     async def typing(self, target: Target) -> None:
-        await self._call(self._channel(target).typing())
+        await self._call(self._channel(target).typing(), "triggerTypingIndicator")
 
     async def react(self, target: Target, message_id: str, emoji: str) -> None:
         message = self._channel(target).get_partial_message(int(message_id))
-        await self._call(message.add_reaction(emoji))
+        await self._call(message.add_reaction(emoji), "createReaction")
 
     async def acknowledge(self, msg: InboundMessage) -> None:
         emoji = self.config.ack_reaction

@@ -45,7 +45,7 @@ from chatgate.channels.email.watcher import Watcher
 from chatgate.model.errors import FetchError
 from chatgate.model.messages import Attachment, InboundMessage, SendResult, Target
 from chatgate.model.outbound import File, OutboundMessage
-from chatgate.model.reasons import DropReason, MediaReason, SendErrorKind
+from chatgate.model.reasons import DropReason, MediaReason, SendErrorKind, TaintSource
 from chatgate.policies.mail import (
     authenticated,
     automated_reason,
@@ -55,6 +55,7 @@ from chatgate.policies.mail import (
     thread_root,
     thread_subject,
 )
+from chatgate.policies.taint import UNTRUSTED_EXTRA
 from chatgate.presentation.render import to_markdown
 
 log = logging.getLogger("chatgate.email")
@@ -223,6 +224,9 @@ class EmailChannel(ChannelAdapter):
             ),
             received_at=time.time(),
             reply_target=Target(self.name, sender, thread, head.message_id),
+            extra={UNTRUSTED_EXTRA: TaintSource.UNTRUSTED_ROUTE.value}
+            if self.config.untrusted
+            else {},
         )
 
     def _keep_raw(self, key: str, raw: bytes) -> None:

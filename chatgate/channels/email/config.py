@@ -84,6 +84,9 @@ class EmailChannelConfig(ChatChannelConfig):
     imap: ImapConfig
     smtp: SmtpConfig
     dm_policy: DmPolicyName = "allowlist"
+    untrusted: bool = Field(
+        False, description="mail bodies are untrusted content: write tools need approval"
+    )
     require_authentication_results: bool = Field(
         False, description="answer only mail whose Authentication-Results says dkim/spf/dmarc=pass"
     )

@@ -16,6 +16,7 @@ from email.utils import formatdate, make_msgid
 import aiosmtplib
 from pydantic import SecretStr
 
+from chatgate import tracing
 from chatgate.channels.email.config import SmtpConfig
 from chatgate.channels.email.imap import tls_context
 from chatgate.config.base import secret_value
@@ -129,7 +130,8 @@ class _Connection:
                 client = self.client = self._make()
                 await client.connect()
             try:
-                await client.send_message(message)
+                with tracing.span("email send", kind="client", inside=True):
+                    await client.send_message(message)  # SMTP MAIL, RCPT, DATA
                 return
             except aiosmtplib.SMTPServerDisconnected:
                 self.client = None  # an idle connection the server closed: once more

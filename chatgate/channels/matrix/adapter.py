@@ -18,6 +18,7 @@ from typing import Any
 from mautrix.errors import MNotFound
 from mautrix.types import EventType, RoomID
 
+from chatgate import tracing
 from chatgate.channels.base import (
     ChannelAdapter,
     ChannelContext,
@@ -30,9 +31,10 @@ from chatgate.channels.files import render_with_files, upload_of
 from chatgate.channels.matrix import LIMITS, errors, media
 from chatgate.channels.matrix.client import Session, connect
 from chatgate.channels.matrix.config import MatrixChannelConfig
-from chatgate.channels.matrix.crypto import OLM_HINT, Crypto, enable, olm_missing
+from chatgate.channels.matrix.crypto import OLM_HINT, Crypto, Place, enable, olm_missing
 from chatgate.channels.matrix.inbound import Me
 from chatgate.channels.matrix.intake import SENT_IDS_KEPT, Intake
+from chatgate.channels.matrix.receipts import Receipts
 from chatgate.channels.matrix.render import render, utf8_len
 from chatgate.channels.matrix.sync import FileTokens, RedisTokens, SyncLoop, TokenStore
 from chatgate.model.errors import FetchError
@@ -80,6 +82,8 @@ class MatrixChannel(ChannelAdapter):
         self._task: asyncio.Task[None] | None = None
         self._sent: dict[str, None] = {}
         self._upload_limit: int | None = None
+        self._typing_in: set[str] = set()  # rooms where the bot's typing indicator is on
+        self.receipts = Receipts(self._receipt)
 
     @property
     def capabilities(self) -> Capabilities:
@@ -117,7 +121,7 @@ class MatrixChannel(ChannelAdapter):
         if self.config.e2ee:
             self.e2ee_off_reason = olm_missing()
             if self.e2ee_off_reason is None:
-                self.crypto = await enable(client, self._folder() / "crypto")
+                self.crypto = await enable(client, self._keys_place())
             else:
                 log.warning("e2ee off: %s (%s)", self.e2ee_off_reason, OLM_HINT)
         self.intake = Intake(
@@ -139,6 +143,14 @@ class MatrixChannel(ChannelAdapter):
 
     def _folder(self) -> Path:
         return self.ctx.state_dir / "matrix" / self.name
+
+    def _keys_place(self) -> Place:
+        """The crypto store: Redis in replica mode (the next lease holder decrypts too)."""
+        share = self.ctx.kv.get(SHARED_KV)
+        folder = self._folder() / "crypto"
+        if share is None:
+            return Place(folder)
+        return Place(folder, share.client, share.keys("matrix", self.name, self.me.user_id, "e2ee"))
 
     def _tokens(self) -> TokenStore:
         share = self.ctx.kv.get(SHARED_KV)
@@ -195,7 +207,8 @@ class MatrixChannel(ChannelAdapter):
         return self.session.client
 
     async def _post(self, room: str, content: dict[str, Any], kind: EventType) -> str:
-        event_id = await self._client().send_message_event(RoomID(room), kind, content)
+        with tracing.span(f"matrix send {kind.t}", kind="client", inside=True):
+            event_id = await self._client().send_message_event(RoomID(room), kind, content)
         self._sent[str(event_id)] = None
         while len(self._sent) > SENT_IDS_KEPT:
             self._sent.pop(next(iter(self._sent)))
@@ -270,14 +283,17 @@ class MatrixChannel(ChannelAdapter):
 
     async def typing(self, target: Target) -> None:
         with contextlib.suppress(Exception):
+            self._typing_in.add(target.chat_id)
             await self._client().set_typing(RoomID(target.chat_id), timeout=TYPING_MS)
+
+    async def _receipt(self, room: str, event_id: str) -> None:
+        await self._client().send_receipt(RoomID(room), event_id)
 
     async def acknowledge(self, msg: InboundMessage) -> None:
         """The turn starts: a read receipt (and the ack reaction when one is set)."""
         try:
-            client = self._client()
             if self.config.read_receipts:
-                await client.send_receipt(RoomID(msg.chat_id), msg.message_id.split(":edit:")[0])
+                await self.receipts.mark(msg.chat_id, msg.message_id.split(":edit:")[0])
             if self.config.ack_reaction:
                 await self.react(
                     msg.reply_target or Target(self.name, msg.chat_id),
@@ -288,6 +304,10 @@ class MatrixChannel(ChannelAdapter):
             log.debug("matrix acknowledge failed: %s", type(exc).__name__)
 
     async def acknowledge_done(self, msg: InboundMessage, *, failed: bool) -> None:
+        """The typing indicator off, where this bot turned it on (a fast turn showed none)."""
+        if msg.chat_id not in self._typing_in:
+            return
+        self._typing_in.discard(msg.chat_id)
         with contextlib.suppress(Exception):
             await self._client().set_typing(RoomID(msg.chat_id), timeout=0)
 

@@ -1,4 +1,5 @@
-"""End-to-end encryption through mautrix's OlmMachine, its keys in a SQLite store in state_dir.
+"""End-to-end encryption through mautrix's OlmMachine, its keys in a SQLite store in state_dir,
+or in Redis in replica mode (so the replica that takes the channel over decrypts).
 
 A bot cannot verify anyone, so room keys are shared with (and accepted from) unverified
 devices. When `python-olm` is missing the channel runs unencrypted and `doctor` says why.
@@ -10,13 +11,17 @@ import asyncio
 import logging
 import os
 import secrets
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
+from chatgate.model.errors import StateUnavailable
+
 if TYPE_CHECKING:
     from mautrix.client import Client
-    from mautrix.util.async_db import Database
+    from mautrix.crypto.store import CryptoStore
+    from redis.asyncio import Redis
 
 log = logging.getLogger("chatgate.matrix")
 OLM_HINT = (
@@ -49,11 +54,11 @@ def _pickle_key(folder: Path) -> str:
 
 @dataclass
 class Crypto:
-    db: Database
     machine: Any
+    stop: Callable[[], Awaitable[None]]
 
     async def close(self) -> None:
-        await self.db.stop()
+        await self.stop()
 
     def facts(self) -> dict[str, Any]:
         account = self.machine.account
@@ -63,27 +68,44 @@ class Crypto:
         }
 
 
-def _open(folder: Path, user_id: str, device_id: str) -> tuple[Database, Any]:
+@dataclass(frozen=True)
+class Place:
+    """Where the keys live: a folder of the state dir, or Redis under `prefix` (replicas)."""
+
+    folder: Path
+    redis: Redis | None = None
+    prefix: str = ""
+
+
+async def _open(place: Place, user_id: str) -> tuple[CryptoStore, Callable[[], Awaitable[None]]]:
+    """The opened store and how to close it."""
+    if place.redis is not None:
+        from chatgate.channels.matrix.crypto_store import RedisCryptoStore
+
+        shared = RedisCryptoStore(place.redis, place.prefix, user_id)
+        await shared.open()
+        return shared, shared.close
     from mautrix.crypto import PgCryptoStore
     from mautrix.util.async_db import Database
 
+    await asyncio.to_thread(place.folder.mkdir, parents=True, exist_ok=True)
     db = Database.create(
-        f"sqlite:{folder / 'crypto.db'}",
+        f"sqlite:{place.folder / 'crypto.db'}",
         upgrade_table=PgCryptoStore.upgrade_table,
         log=logging.getLogger("chatgate.matrix.crypto.db"),
     )
-    return db, PgCryptoStore(user_id, _pickle_key(folder), db)
+    key = await asyncio.to_thread(_pickle_key, place.folder)
+    await db.start()
+    return PgCryptoStore(user_id, key, db), db.stop
 
 
-async def enable(client: Client, folder: Path) -> Crypto:
-    """An OlmMachine on `client` whose keys live in `folder`; device keys uploaded."""
+async def enable(client: Client, place: Place) -> Crypto:
+    """An OlmMachine on `client` whose keys live at `place`; device keys uploaded."""
     from mautrix.client.encryption_manager import DecryptionDispatcher
     from mautrix.crypto import OlmMachine
     from mautrix.types import TrustState
 
-    await asyncio.to_thread(folder.mkdir, parents=True, exist_ok=True)
-    db, store = _open(folder, str(client.mxid), str(client.device_id))
-    await db.start()
+    store, stop = await _open(place, str(client.mxid))
     try:
         stored = await store.get_device_id()
         if stored and stored != client.device_id:
@@ -98,9 +120,9 @@ async def enable(client: Client, folder: Path) -> Crypto:
         client.remove_dispatcher(DecryptionDispatcher)  # the channel decrypts what it reads
         await machine.share_keys()
     except BaseException:
-        await db.stop()
+        await stop()
         raise
-    return Crypto(db, machine)
+    return Crypto(machine, stop)
 
 
 async def decrypt(crypto: Crypto, raw: dict[str, Any]) -> dict[str, Any] | None:
@@ -110,6 +132,8 @@ async def decrypt(crypto: Crypto, raw: dict[str, Any]) -> dict[str, Any] | None:
     try:
         event = EncryptedEvent.deserialize(cast(JSON, raw))
         plain = await crypto.machine.decrypt_megolm_event(event)
+    except StateUnavailable:
+        raise  # the store is away: the batch is fetched again, not dropped as undecryptable
     except Exception as exc:
         log.warning("could not decrypt %s: %s", raw.get("event_id"), type(exc).__name__)
         return None

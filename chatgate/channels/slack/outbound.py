@@ -15,6 +15,7 @@ from typing import Any
 
 from slack_sdk.errors import SlackClientError
 
+from chatgate import tracing
 from chatgate.channels.base import ChannelContext, ChannelError, Rendered
 from chatgate.channels.files import render_with_files, upload_of
 from chatgate.channels.slack import errors
@@ -102,7 +103,8 @@ class SlackOutbound(TallyingAdapter):
         rejected token parks the channel (the caller still classifies the failure)."""
         call = getattr(self._client(), method.replace(".", "_"))
         try:
-            return await call(**params)
+            with tracing.span(f"slack {method}", kind="client", inside=True):
+                return await call(**params)
         except Exception as exc:
             found = errors.api_error(exc)
             if found is not None and found[1] in errors.AUTH_ERRORS:

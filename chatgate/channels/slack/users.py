@@ -1,7 +1,8 @@
 """What Slack tells about a user that the messages themselves do not: their locale (the
 language texts are written in) and whether the account is a bot (reactions from bots are never
 input). Fetched lazily with `users.info` (`include_locale=true`), cached per user in a bounded
-map; a failed lookup is retried after a short while and means "default language, a person"."""
+map; a failed lookup is retried after a short while and means "default language, a person".
+Concurrent messages of one user share one lookup (a burst costs one call per user, not per message)."""
 
 from __future__ import annotations
 
@@ -37,25 +38,33 @@ class SlackUsers:
         self._clock = clock
         self._kept = kept
         self._known: OrderedDict[str, tuple[SlackUser, float]] = OrderedDict()
+        self._lookups: dict[str, asyncio.Future[SlackUser]] = {}
 
     def __len__(self) -> int:
         return len(self._known)
 
     async def get(self, user: str, fetch: Fetch) -> SlackUser:
         """The cached facts about ``user``, looked up when missing or expired."""
-        now = self._clock.monotonic()
         found = self._known.get(user)
-        if found is not None and found[1] > now:
+        if found is not None and found[1] > self._clock.monotonic():
             self._known.move_to_end(user)
             return found[0]
+        lookup = self._lookups.get(user)
+        if lookup is None:
+            lookup = asyncio.ensure_future(self._lookup(user, fetch))
+            self._lookups[user] = lookup
+            lookup.add_done_callback(lambda _: self._lookups.pop(user, None))
+        return await asyncio.shield(lookup)  # one waiter cancelled does not cancel the others'
+
+    async def _lookup(self, user: str, fetch: Fetch) -> SlackUser:
         try:
             answer = await asyncio.wait_for(fetch(user), LOOKUP_TIMEOUT_S)
             info = answer.get("user") or {}
             facts = SlackUser(str(info.get("locale") or "") or None, bool(info.get("is_bot")))
-            expires = now + KNOWN_FOR_S
+            expires = self._clock.monotonic() + KNOWN_FOR_S
         except Exception as exc:  # the default language, and another try later
             log.info("slack users.info failed", extra={"error": type(exc).__name__})
-            facts, expires = UNKNOWN, now + UNKNOWN_FOR_S
+            facts, expires = UNKNOWN, self._clock.monotonic() + UNKNOWN_FOR_S
         self._known[user] = (facts, expires)
         self._known.move_to_end(user)
         while len(self._known) > self._kept:

@@ -7,7 +7,7 @@ allowed; the chat's conversation reference is saved and the message journaled be
 gets its 200 (a refused journal write answers 503: Teams retries; retries dedupe by id).
 
 Outbound: each send finds the chat's reference (without one: `no_reference`, to the DLQ with
-the fix); a refused token parks the channel; 403 and 404 are that conversation's alone.
+the fix); a refused token (401) or app (403) parks the channel; 404 is that conversation's alone.
 """
 
 from __future__ import annotations
@@ -36,7 +36,7 @@ from chatgate.channels.capabilities import AckMode, Capabilities
 from chatgate.channels.download import stream_to_file
 from chatgate.channels.http_ingress import read_request, refuse
 from chatgate.channels.ordering import ChatOrder
-from chatgate.channels.teams import LIMITS, errors, ids
+from chatgate.channels.teams import LIMITS, consent, errors, ids
 from chatgate.channels.teams.auth import Unverified, Verifier
 from chatgate.channels.teams.config import TeamsChannelConfig
 from chatgate.channels.teams.connector import Connector
@@ -48,7 +48,9 @@ from chatgate.channels.teams.inbound import (
     tenant_allowed,
     tenant_of,
 )
-from chatgate.channels.teams.render import render, utf8_length
+from chatgate.channels.teams.offers import FileOffers
+from chatgate.channels.teams.render import OFFER_KEY, render, utf8_length
+from chatgate.channels.words import words_for
 from chatgate.config.base import secret_value
 from chatgate.http_input import BadInput, parse_json
 from chatgate.model.errors import FetchError, StateUnavailable
@@ -98,6 +100,8 @@ class TeamsChannel(ChannelAdapter):
         self._route: str | None = None
         self._accepting = False
         self._order = ChatOrder()
+        self.offers: FileOffers | None = None
+        self._consents: set[asyncio.Task[None]] = set()
 
     @property
     def capabilities(self) -> Capabilities:
@@ -129,6 +133,10 @@ class TeamsChannel(ChannelAdapter):
             error = self._start_error(exc)
             self.note_error(str(error), error.hint)
             raise error from None
+        files = self.ctx.kv.get("files")
+        if files is not None:
+            words = words_for(self.ctx.kv, self.name)
+            self.offers = FileOffers(self.connector, files, self._session, words)
         self._route = self.config.messaging_path
         self.ctx.http.add("POST", self._route, self._messages)
         self._accepting = True
@@ -156,6 +164,9 @@ class TeamsChannel(ChannelAdapter):
         await self._close()
 
     async def _close(self) -> None:
+        for task in list(self._consents):
+            task.cancel()
+        self.offers = None
         if self._route is not None:
             self.ctx.http.remove(self._route)
             self._route = None
@@ -197,6 +208,8 @@ class TeamsChannel(ChannelAdapter):
             )
         if self.ignored:
             detail["ignored"] = dict(self.ignored)
+        if self.offers is not None and self.offers.counters["offered"]:
+            detail["file_offers"] = dict(self.offers.counters)
         if self.last_error is not None:
             detail["last_error"] = dict(self.last_error)
         return detail
@@ -243,6 +256,10 @@ class TeamsChannel(ChannelAdapter):
         assert self._sink is not None and self.connector is not None
         self.counters["activities"] += 1
         tenant = tenant_of(activity)
+        answer = consent.answer_of(activity)
+        if answer is not None and tenant_allowed(self.config.tenants(), tenant):
+            self._consented(reference(activity), answer)
+            return
         event = normalize(activity, self.name, EditMode(self.config.edits))
         if not tenant_allowed(self.config.tenants(), tenant):
             event = Ignored(DropReason.TENANT_NOT_ALLOWED, getattr(event, "chat_id", ""))
@@ -259,6 +276,22 @@ class TeamsChannel(ChannelAdapter):
         notice = press_notice(submission) if msg.choice is not None else None
         if notice:
             await self._tell_presser(ref, activity, notice)
+
+    def _consented(self, ref: Reference, answer: consent.Answer) -> None:
+        """A press on a file-consent card of this chat: the upload runs after the invoke's 200
+        (Teams waits only seconds for it)."""
+        if self.offers is None or answer.offer.chat_id != ref.chat_id:
+            return
+        task = asyncio.create_task(self._complete(self.offers, ref, answer))
+        self._consents.add(task)
+        task.add_done_callback(self._consents.discard)
+
+    async def _complete(self, offers: FileOffers, ref: Reference, answer: consent.Answer) -> None:
+        try:
+            await offers.answered(ref, answer)
+        except Exception as exc:
+            self.note_error(f"file upload failed: {exc}", errors.UPLOAD_HINT)
+            log.warning("teams file upload failed", extra={"error": type(exc).__name__})
 
     async def _tell_presser(self, ref: Reference, activity: Any, notice: str) -> None:
         """A press that was not the presser's to make (an approval for someone else): told to
@@ -299,8 +332,13 @@ class TeamsChannel(ChannelAdapter):
             return where
         assert self.connector is not None
         activity = rendered.native.get("activity") or {"text": rendered.text}
+        file = rendered.native.get(OFFER_KEY)
+        ref, conversation = where
         try:
-            sent = await self.connector.post(*where, dict(activity))
+            if isinstance(file, File) and file.ref and self.offers and ref.personal():
+                sent = await self.offers.offer(ref, conversation, file)
+            else:
+                sent = await self.connector.post(ref, conversation, dict(activity))
         except httpx.HTTPStatusError as exc:
             self._refused(exc)
             raise
@@ -326,15 +364,19 @@ class TeamsChannel(ChannelAdapter):
         await self.connector.typing(*where)
 
     def _refused(self, exc: httpx.HTTPStatusError) -> None:
-        """401 from the connector: the token is refused; park the channel with the fix."""
-        if exc.response.status_code != 401 or self.connector is None:
+        """401 (the token) or 403 (the app) from the connector: park the channel with the fix;
+        the reply waits for the operator instead of being thrown away as a dead target."""
+        status = exc.response.status_code
+        if status not in errors.PARKING or self.connector is None:
             return
-        self.connector.tokens.forget()
+        if status == 401:
+            self.connector.tokens.forget()
+        what = "token" if status == 401 else "app"
         self.fail(
             ChannelError(
-                "the Bot Connector refused the bot's token (HTTP 401)",
+                f"the Bot Connector refused the bot's {what} (HTTP {status})",
                 kind=SendErrorKind.AUTH_FATAL,
-                hint=errors.PASSWORD_HINT,
+                hint=errors.PARKING[status],
             )
         )
 
@@ -354,7 +396,8 @@ class TeamsChannel(ChannelAdapter):
     def classify_error(self, exc: BaseException) -> SendResult:
         result = errors.classify(exc)
         kind = result.kind or SendErrorKind.UNKNOWN
-        self.note_error(f"send failed: {kind.value}: {result.error}", errors.hint(kind))
+        hint = errors.hint(kind, errors.status_of(exc))
+        self.note_error(f"send failed: {kind.value}: {result.error}", hint)
         log.warning("teams send failed", extra={"kind": kind.value, "error": result.error})
         return result
 

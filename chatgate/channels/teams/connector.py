@@ -8,11 +8,13 @@ activity is acked; a send to a chat without one cannot reach Teams at all.
 
 from __future__ import annotations
 
+from contextlib import AbstractContextManager
 from typing import Any
 from urllib.parse import urlsplit
 
 import httpx
 
+from chatgate import tracing
 from chatgate.channels.teams import ids
 from chatgate.channels.teams.auth import TokenSource
 from chatgate.channels.teams.config import TeamsChannelConfig
@@ -133,6 +135,7 @@ class Connector:
             str(value.get("conversation") or ""),
             str(value["service_url"]),
             str(value.get("tenant_id") or ""),
+            str(value.get("kind") or ""),
         )
         self._refs[chat] = found
         self.hosts.add(urlsplit(found.service_url).netloc.lower())
@@ -156,9 +159,10 @@ class Connector:
         from microsoft_teams.api.activities.message import MessageActivityInput
 
         params = MessageActivityInput.model_validate({"type": "message", **activity})
-        sent = await self.client(ref.service_url).conversations.create_activity(
-            conversation, params
-        )
+        with _span("sendToConversation"):
+            sent = await self.client(ref.service_url).conversations.create_activity(
+                conversation, params
+            )
         return str(sent.id)
 
     async def update(
@@ -168,7 +172,8 @@ class Connector:
 
         params = MessageActivityInput.model_validate({"type": "message", **activity})
         api = self.client(ref.service_url).conversations
-        sent = await api.update_activity(conversation, activity_id, params)
+        with _span("updateActivity"):
+            sent = await api.update_activity(conversation, activity_id, params)
         return str(sent.id)
 
     async def tell(self, ref: Reference, conversation: str, user: str, text: str) -> None:
@@ -182,11 +187,18 @@ class Connector:
         warnings.filterwarnings("ignore", ".*ExperimentalTeamsTargeted", ExperimentalWarning)
         params = MessageActivityInput(text=text, recipient=Account(id=user))
         api = self.client(ref.service_url).conversations
-        await api.create_targeted_activity(conversation, params)
+        with _span("sendTargetedActivity"):
+            await api.create_targeted_activity(conversation, params)
 
     async def typing(self, ref: Reference, conversation: str) -> None:
         from microsoft_teams.api.activities.typing import TypingActivityInput
 
-        await self.client(ref.service_url).conversations.create_activity(
-            conversation, TypingActivityInput()
-        )
+        with _span("sendTyping"):
+            await self.client(ref.service_url).conversations.create_activity(
+                conversation, TypingActivityInput()
+            )
+
+
+def _span(method: str) -> AbstractContextManager[tracing.Span]:
+    """A Bot Connector call's span, named by the REST operation (``sendToConversation``)."""
+    return tracing.span(f"teams {method}", kind="client", inside=True)

@@ -1,10 +1,10 @@
 """Map Bot Connector and token failures to SendErrorKind, with the fix an operator needs.
 
 The SDK's HTTP client raises httpx's `HTTPStatusError` for a refused call: 429 waits as long
-as `Retry-After` asks; 401 means the token was refused (wrong app password or app id: the
-channel parks); 403 means the bot may not post in that conversation (removed from the team or
-chat, or the app not installed there): that conversation is dead, the channel keeps serving
-the others; 404 is a conversation that is gone; 5xx, 408 and timeouts are retried.
+as `Retry-After` asks; 401 means the token was refused (wrong app password or app id) and 403
+that the app may not act there (not installed in the team, or blocked by the tenant): both park
+the channel with the fix, and the reply waits for the operator; 404 is a conversation that is
+gone (a dead target, the channel keeps serving the others); 5xx, 408 and timeouts are retried.
 """
 
 from __future__ import annotations
@@ -20,8 +20,10 @@ PASSWORD_HINT = (
     "secret) and, for a single-tenant bot, tenant_id"
 )
 FORBIDDEN_HINT = (
-    "Teams refused the bot in that conversation: install the app in the team or chat (Teams → "
-    "Apps → Manage your apps), or the user removed it; the reply is in `chatgate dlq list`"
+    "the Bot Connector refused the bot (HTTP 403): install the app in the team or chat (Teams → "
+    "Apps → Manage your apps, or the admin center's app setup policy), check that the tenant "
+    "allows the app and that channels.teams.tenant_id is the bot's; then `chatgate channels "
+    "restart teams`"
 )
 GONE_HINT = "that Teams conversation no longer exists; the reply is in `chatgate dlq list`"
 NO_REFERENCE_HINT = (
@@ -29,7 +31,14 @@ NO_REFERENCE_HINT = (
     "the bot a conversation's service URL only with an incoming message), then "
     "`chatgate dlq replay`"
 )
+UPLOAD_HINT = (
+    "a file the user accepted could not be uploaded to their OneDrive (the upload session "
+    "refused it or is unreachable); they can ask for it again"
+)
 NETWORK_HINT = "check network access to the Bot Connector service (smba.trafficmanager.net, 443)"
+
+
+PARKING = {401: PASSWORD_HINT, 403: FORBIDDEN_HINT}  # statuses that park the channel
 
 
 class TokenError(Exception):
@@ -65,10 +74,8 @@ def classify_status(status: int, wait: float | None = None) -> SendResult:
     error = f"HTTP {status} from the Bot Connector"
     if status == 429:
         return SendResult.failed(SendErrorKind.RATE_LIMITED, error, retry_after_s=wait or 1.0)
-    if status == 401:
+    if status in PARKING:
         return SendResult.failed(SendErrorKind.AUTH_FATAL, error)
-    if status == 403:
-        return SendResult.failed(SendErrorKind.FORBIDDEN, error)
     if status in (404, 410):
         return SendResult.failed(SendErrorKind.TARGET_NOT_FOUND, error)
     if status == 408 or status >= 500:
@@ -76,7 +83,14 @@ def classify_status(status: int, wait: float | None = None) -> SendResult:
     return SendResult.failed(SendErrorKind.INVALID_REQUEST, error)
 
 
-def hint(kind: SendErrorKind | None) -> str:
+def status_of(exc: BaseException) -> int | None:
+    return exc.response.status_code if isinstance(exc, httpx.HTTPStatusError) else None
+
+
+def hint(kind: SendErrorKind | None, status: int | None = None) -> str:
+    """The fix for a failure (by the HTTP status when it tells more than the kind)."""
+    if status in PARKING:
+        return PARKING[status]
     return {
         SendErrorKind.AUTH_FATAL: PASSWORD_HINT,
         SendErrorKind.FORBIDDEN: FORBIDDEN_HINT,

@@ -45,12 +45,18 @@ class Reference:
     conversation: str
     service_url: str
     tenant_id: str
+    kind: str = ""  # personal, groupChat or channel ("" in references saved before)
+
+    def personal(self) -> bool:
+        """A one-to-one chat with the bot (personal conversation ids start `a:`)."""
+        return self.kind == "personal" if self.kind else self.conversation.startswith("a:")
 
     def to_dict(self) -> dict[str, Any]:
         return {
             "conversation": self.conversation,
             "service_url": self.service_url,
             "tenant_id": self.tenant_id,
+            "kind": self.kind,
         }
 
 
@@ -67,7 +73,9 @@ def tenant_allowed(tenants: Collection[str], tenant: str) -> bool:
 
 def reference(activity: Any) -> Reference:
     base, _ = ids.split_thread(activity.conversation.id)
-    return Reference(ids.chat_id(base), base, str(activity.service_url or ""), tenant_of(activity))
+    kind = str(activity.conversation.conversation_type or "")
+    service = str(activity.service_url or "")
+    return Reference(ids.chat_id(base), base, service, tenant_of(activity), kind)
 
 
 def normalize(

@@ -2,7 +2,8 @@
 into the SDK's `MessageActivityInput`).
 
 Pure. Text goes as Teams markdown (the subset Teams shows: emphasis, links, lists, code),
-chunked to Teams' message size; a file is a signed download link on chatgate's public URL.
+chunked to Teams' message size. Each file is a chunk of its own: the adapter offers it by
+file consent in a personal chat, and sends its download link (chatgate's public URL) elsewhere.
 Buttons and menus become one Adaptive Card on the last chunk:
 a button is an `Action.Submit` whose data carries the choice under `chatgate_choice`, a link
 button an `Action.OpenUrl`, a menu an `Input.ChoiceSet` with that id and a submit action, so
@@ -29,6 +30,7 @@ MAX_TEXT_BYTES = 24_000  # Teams refuses messages over ~28 KB (text, card and en
 CARD_TYPE = "application/vnd.microsoft.card.adaptive"
 CARD_VERSION = "1.4"
 CHOOSE = "Choose"
+OFFER_KEY = "offer"  # a file chunk's File: offered by file consent in a personal chat
 
 
 def utf8_length(text: str) -> int:
@@ -38,12 +40,13 @@ def utf8_length(text: str) -> int:
 def render(message: OutboundMessage, link: Link = lambda file: None) -> list[Rendered]:
     parts: list[str] = []
     widgets: list[Buttons | Select] = []
+    files: list[File] = []
     for block in message.blocks:
         if isinstance(block, Buttons | Select):
             widgets.append(block)
             continue
         if isinstance(block, File):
-            parts.append(_file(block, link(block)))
+            files.append(block)
             continue
         text = block.text if isinstance(block, Text) and not block.markdown else _markdown(block)
         if text.strip():
@@ -53,7 +56,15 @@ def render(message: OutboundMessage, link: Link = lambda file: None) -> list[Ren
     if widgets:
         body = out.pop().text if out else ""
         out.append(_card(body, widgets))
-    return out
+    return out + [_file_chunk(f, link(f)) for f in files]
+
+
+def _file_chunk(file: File, url: str | None) -> Rendered:
+    """A file: its link message, and the file itself for a consent offer (personal chats). Not
+    an upload chunk: the stored file stays until its link expires (or its offer is answered)."""
+    text = _file(file, url)
+    native = {"activity": {"text": text, "textFormat": "markdown"}, OFFER_KEY: file}
+    return Rendered(text, FORMAT, native)
 
 
 def _file(file: File, url: str | None) -> str:

@@ -19,11 +19,13 @@ import asyncio
 import logging
 import re
 import time
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from aiohttp import web
 
+from chatgate import tracing
 from chatgate.channels.base import (
     ChannelAdapter,
     ChannelContext,
@@ -43,6 +45,7 @@ from chatgate.channels.webchat.identity import (
     valid_session_id,
 )
 from chatgate.channels.webchat.outbox import MessageLog, Outbox, SharedWebChat
+from chatgate.channels.webchat.personal import WebChatData
 from chatgate.channels.webchat.render import render
 from chatgate.channels.webchat.uploads import UploadStore, receive
 from chatgate.channels.webui import StaticAssets, json_answer, same_origin
@@ -54,6 +57,7 @@ from chatgate.model.outbound import OutboundMessage
 from chatgate.model.reasons import MediaReason, SendErrorKind
 from chatgate.secure_compare import secure_equals
 from chatgate.state.factory import SHARED_KV
+from chatgate.state.personal import PersonalData
 
 if TYPE_CHECKING:
     from chatgate.state.redis.client import RedisShare
@@ -210,6 +214,9 @@ class WebChatChannel(ChannelAdapter):
 
     # -- outbound ---------------------------------------------------------------------------
 
+    def personal_data(self) -> Sequence[PersonalData]:
+        return (WebChatData(self),)
+
     def render(self, message: OutboundMessage) -> list[Rendered]:
         files = self.ctx.kv.get("files")
         if files is None:
@@ -229,9 +236,11 @@ class WebChatChannel(ChannelAdapter):
         try:
             if self.outbox is None:
                 raise RuntimeError("web chat is not running")
-            entry = await self.outbox.put(
-                target.chat_id, "assistant", body, time.time(), message_id=mid
-            )
+            method = "send" if mid is None else "edit"  # into the outbox the browser reads
+            with tracing.span(f"webchat {method}", kind="producer", inside=True):
+                entry = await self.outbox.put(
+                    target.chat_id, "assistant", body, time.time(), message_id=mid
+                )
         except RuntimeError:  # stopped or restarting: delivery retries it
             return SendResult.failed(SendErrorKind.TRANSIENT, "web chat is restarting")
         return SendResult.sent(entry.id)

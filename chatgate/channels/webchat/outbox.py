@@ -73,6 +73,10 @@ class MessageLog(Protocol):
     async def typing(self, sid: str, ttl_s: float) -> None:
         """Show the typing indicator on every stream of ``sid``, wherever it is served."""
 
+    async def forget(self, sid: str) -> int:
+        """Remove every message of ``sid`` for good (a privacy erase); how many there were."""
+        ...
+
 
 class SharedWebChat(Protocol):
     """A store every replica sees (``ctx.kv["webchat"]``): the cookie key and the outboxes."""
@@ -204,6 +208,20 @@ class Outbox:
         return [
             Entry(sid, i, seq, pos, role, json.loads(b), at) for i, seq, pos, role, b, at in rows
         ]
+
+    async def forget(self, sid: str) -> int:
+        """Delete the browser session's messages and cursor, then VACUUM and empty the WAL so
+        their bytes leave the file."""
+        return await self._run(lambda: self._forget(sid))
+
+    def _forget(self, sid: str) -> int:
+        conn = self._connection()
+        with conn:
+            removed = conn.execute("DELETE FROM messages WHERE sid = ?", (sid,)).rowcount
+            conn.execute("DELETE FROM cursors WHERE sid = ?", (sid,))
+        conn.execute("VACUUM")
+        conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        return int(removed)
 
     def _connection(self) -> sqlite3.Connection:
         if self._conn is None:

@@ -179,6 +179,14 @@ class RedisOutbox:
             out.append(_entry(sid, str(flat[i]), int(float(flat[i + 1])), int(pos), record))
         return out
 
+    async def forget(self, sid: str) -> int:
+        try:
+            removed = int(await self._redis.hlen(self._key("messages", sid)))
+            await self._redis.delete(*(self._key(k, sid) for k in ("cursor", "messages", "order")))
+        except RedisError as exc:
+            raise RuntimeError(f"web chat store unreachable ({type(exc).__name__})") from exc
+        return removed
+
     async def typing(self, sid: str, ttl_s: float) -> None:
         with contextlib.suppress(RedisError):
             await self._redis.publish(self._topic, f"t\n{sid}\n{ttl_s}")

@@ -151,6 +151,35 @@ class UploadStore:
         }
         return await asyncio.to_thread(self._sweep, now)
 
+    async def of_session(self, sid: str) -> list[Path]:
+        """The stored files ``sid`` uploaded (a privacy request)."""
+        return await asyncio.to_thread(self._of_session, sid)
+
+    def _of_session(self, sid: str) -> list[Path]:
+        found = []
+        for meta in self.root.glob("*.json"):
+            try:
+                owner = json.loads(meta.read_text("utf-8")).get("sid")
+            except (OSError, ValueError, AttributeError):
+                continue
+            data = meta.with_suffix("")
+            if owner == sid and data.is_file():
+                found.append(data)
+        return found
+
+    async def forget(self, sid: str) -> int:
+        """Delete every file ``sid`` uploaded; how many went."""
+        paths = await self.of_session(sid)
+
+        def unlink() -> None:
+            for path in paths:
+                path.unlink(missing_ok=True)
+                path.with_name(path.name + ".json").unlink(missing_ok=True)
+
+        await asyncio.to_thread(unlink)
+        self._recent.pop(sid, None)
+        return len(paths)
+
     async def sweep_forever(self) -> None:
         """Sweep every SWEEP_EVERY_S, so expired uploads go even when nobody uploads."""
         while True:

@@ -32,7 +32,8 @@ from chatgate.http_input import MAX_JSON_DEPTH, BadInput, json_depth, utf8_clean
 from chatgate.model.errors import StateUnavailable
 from chatgate.model.messages import Attachment, InboundMessage, Target
 from chatgate.model.outbound import File
-from chatgate.model.reasons import DropReason, IngressReason, RefusalReason
+from chatgate.model.reasons import DropReason, IngressReason, RefusalReason, TaintSource
+from chatgate.policies.taint import UNTRUSTED_EXTRA
 from chatgate.policies.webhook_filter import (
     Pieces,
     compile_template,
@@ -192,7 +193,8 @@ class WebhookChannel(ChannelAdapter):
             reply_target=Target.parse(route.deliver.to) if route.deliver else None,
             route=name,
             attachments=files,
-            extra=_trace_context(request.headers.get("traceparent")),
+            extra=_trace_context(request.headers.get("traceparent"))
+            | ({UNTRUSTED_EXTRA: TaintSource.UNTRUSTED_ROUTE.value} if route.untrusted else {}),
         )
         return await self._submit(msg, route, request)
 

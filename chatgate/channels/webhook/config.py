@@ -36,6 +36,7 @@ class WebhookRouteConfig(StrictModel):
     deliver: DeliverConfig | None = None
     max_body_bytes: int = Field(1024 * 1024, gt=0)
     attachments: WebhookAttachmentsConfig | None = None
+    untrusted: bool = False  # the body is untrusted content: write tools need approval
 
     @model_validator(mode="after")
     def _consistent(self) -> WebhookRouteConfig:

@@ -11,11 +11,13 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from typing import Any
 
 import aiohttp
 
+from chatgate import tracing
 from chatgate.channels.whatsapp.config import WhatsAppChannelConfig
 
 _ENCODER = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
@@ -59,8 +61,10 @@ class Graph:
     async def post(self, path: str, body: Mapping[str, Any]) -> dict[str, Any]:
         data = _ENCODER.encode(body).encode()
         headers = {"Content-Type": "application/json"}
-        async with self.session.post(self.base + path, data=data, headers=headers) as response:
-            return _answer(response.status, await response.read())
+        with _span(path) as span:
+            async with self.session.post(self.base + path, data=data, headers=headers) as response:
+                span.set(http__response__status_code=response.status)
+                return _answer(response.status, await response.read())
 
     async def upload(self, path: str, data: bytes, filename: str, mime: str) -> dict[str, Any]:
         """`POST /{phone_number_id}/media` as multipart: the file's bytes, its type; → `{"id"}`."""
@@ -70,12 +74,24 @@ class Graph:
         form.add_field("file", data, filename=filename, content_type=mime)
         budget = (self.session.timeout.total or 0.0) + len(data) / MIN_UPLOAD_BYTES_PER_S
         timeout = aiohttp.ClientTimeout(total=budget)
-        async with self.session.post(self.base + path, data=form, timeout=timeout) as response:
-            return _answer(response.status, await response.read())
+        with _span(path) as span:
+            async with self.session.post(self.base + path, data=form, timeout=timeout) as response:
+                span.set(http__response__status_code=response.status)
+                return _answer(response.status, await response.read())
 
     async def get(self, path: str, **params: str) -> dict[str, Any]:
-        async with self.session.get(self.base + path, params=params) as response:
-            return _answer(response.status, await response.read())
+        with _span(path) as span:
+            async with self.session.get(self.base + path, params=params) as response:
+                span.set(http__response__status_code=response.status)
+                return _answer(response.status, await response.read())
+
+
+def _span(path: str) -> AbstractContextManager[tracing.Span]:
+    """A Graph API call's span, named by its edge (``messages``, ``media``); a call on an object
+    by its id (a media's URL) is ``getMedia``, never the id."""
+    edge = path.rstrip("/").rsplit("/", 1)[-1]
+    method = "getMedia" if edge.isdigit() else edge
+    return tracing.span(f"whatsapp {method}", kind="client", inside=True)
 
 
 def _answer(status: int, raw: bytes) -> dict[str, Any]:

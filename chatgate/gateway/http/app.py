@@ -20,6 +20,7 @@ from chatgate.http_input.answers import refuse
 from chatgate.model.errors import StateUnavailable
 from chatgate.model.reasons import RefusalReason
 from chatgate.operator.actions import AnyAction
+from chatgate.operator.context import CALLER
 from chatgate.operator.parse import from_request
 
 MAX_BODY = 8 * 1024 * 1024  # routes enforce their own, smaller limits
@@ -35,11 +36,21 @@ class DynamicRoutes:
     def __init__(self) -> None:
         self._routes: dict[str, dict[str, Handler]] = {}
         self._prefixes: dict[str, dict[str, Handler]] = {}
+        self._private: set[str] = set()
 
-    def add(self, method: str, path: str, handler: Handler, *, prefix: bool = False) -> None:
+    def add(
+        self, method: str, path: str, handler: Handler, *, prefix: bool = False, token: bool = False
+    ) -> None:
         table = self._prefixes if prefix else self._routes
         key = path.rstrip("/") if prefix else path
         table.setdefault(key, {})[method.upper()] = handler
+        if token:
+            self._private.add(path)
+
+    def needs_token(self, path: str) -> bool:
+        """Whether ``path`` (or a path it is under) was added with ``token``: the operator
+        token is needed even to read, also without a configured token."""
+        return any(path == p or path.startswith(p + "/") for p in self._private)
 
     def remove(self, path: str) -> None:
         self._routes.pop(path, None)
@@ -70,6 +81,7 @@ class DynamicRoutes:
 
 
 API_KEY = web.AppKey("operator_api", OperatorApi)
+ROUTES_KEY = web.AppKey("dynamic_routes", DynamicRoutes)
 _BEARER = re.compile(r"^\s*bearer\s+(\S+)\s*$", re.IGNORECASE)
 _READ_METHODS = frozenset({"GET", "HEAD"})
 
@@ -81,6 +93,7 @@ def _api(request: web.Request) -> OperatorApi:
 def build_app(api: OperatorApi, routes: DynamicRoutes) -> web.Application:
     app = web.Application(client_max_size=MAX_BODY, middlewares=[_api_auth, _store_down])
     app[API_KEY] = api
+    app[ROUTES_KEY] = routes
     app.router.add_get("/healthz", healthz)
     app.router.add_get("/readyz", readyz)
     app.router.add_get("/metrics", metrics)
@@ -105,7 +118,11 @@ async def _api_auth(
         api = _api(request)
         match = _BEARER.match(request.headers.get("Authorization", ""))
         given = match.group(1) if match else ""
-        needed = api.api_token_configured or request.method not in _READ_METHODS
+        needed = (
+            api.api_token_configured
+            or request.method not in _READ_METHODS
+            or request.app[ROUTES_KEY].needs_token(request.path)
+        )
         if needed and not (given and api.accepts_token(given)):
             return web.json_response({"error": "missing or wrong bearer token"}, status=401)
     return await handler(request)
@@ -159,11 +176,14 @@ def _action(action: AnyAction) -> Handler:
     with ``not_found_404``, an answer saying it found nothing is a 404."""
 
     async def handle(request: web.Request) -> web.StreamResponse:
+        asked_by = CALLER.set(request.remote or "unknown")
         try:
             args = await from_request(action, request)
-        except BadInput as bad:
+            result = await _api(request).answer(action, args)
+        except BadInput as bad:  # a malformed argument, or one the handler refused
             return bad.answer()
-        result = await _api(request).answer(action, args)
+        finally:
+            CALLER.reset(asked_by)
         missing = action.route.not_found_404 and not result.get("found")
         return web.json_response(result, status=404 if missing else 200)
 

@@ -39,7 +39,8 @@ class InFlight:
         future: asyncio.Future[TurnResult] = asyncio.get_running_loop().create_future()
         self._inflight[key] = future
         future.add_done_callback(lambda _: self._inflight.pop(key, None))
-        future.add_done_callback(lambda done: _trace_end(key, done))
+        root = tracing.keyed(self.rt.owner, key)
+        future.add_done_callback(lambda done: _trace_end(root, done))
         return future
 
     def release(self, key: str, future: asyncio.Future[TurnResult]) -> None:

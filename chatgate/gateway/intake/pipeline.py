@@ -28,6 +28,7 @@ from chatgate.feature.turns import ToolApprover, TurnControl
 from chatgate.gateway.events import EventName
 from chatgate.gateway.intake.commands import parse_command
 from chatgate.gateway.intake.inflight import InFlight
+from chatgate.gateway.intake.restore import HeldWork
 from chatgate.gateway.intake.session_queue import SessionScheduler
 from chatgate.gateway.intake.stages import Stages
 from chatgate.gateway.intake.state_guard import StateGuard
@@ -36,7 +37,7 @@ from chatgate.gateway.turn.job import Job, JobKind
 from chatgate.gateway.turn.runner import TurnRunner
 from chatgate.model.messages import InboundMessage, RouteHint, Target
 from chatgate.model.outbound import OutboundMessage
-from chatgate.model.reasons import DropReason
+from chatgate.model.reasons import DropReason, RefusalReason
 from chatgate.model.results import Stage, Submission, TurnResult
 from chatgate.policies.admission import AdmissionPolicy
 from chatgate.policies.routing import Binding, route
@@ -68,6 +69,8 @@ class Pipeline:
         self.hint_sources: tuple[HintSource, ...] = ()
         self._tasks: set[asyncio.Task[None]] = set()
         self.guard = StateGuard(runtime, self.resume_stranded)
+        self.held = HeldWork(runtime, self.scheduler.held)
+        self.runner.answering.restore = self.held.check  # asked by a turn whose entry is gone
         self.apply_config()
 
     def apply_config(self) -> None:
@@ -114,6 +117,7 @@ class Pipeline:
             refusal = self.guard.failed(exc)
             if refusal is None:
                 raise
+            self.held.stranded(batch)
             raise refusal from exc
 
     def plug(self, features: Sequence[Feature]) -> None:
@@ -161,8 +165,9 @@ class Pipeline:
 
     async def submit(self, msg: InboundMessage) -> Submission:
         """`_submit` under the message's root span (ended when its result is known)."""
+        root = tracing.keyed(self.rt.owner, msg.key)
         if not tracing.start_message(
-            msg.key,
+            root,
             f"{msg.platform} message",
             traceparent=msg.extra.get("traceparent"),
             chatgate__channel=msg.channel,
@@ -170,20 +175,20 @@ class Pipeline:
             messaging__message__id=msg.message_id,
         ):
             return await self._submit(msg)  # off, or a duplicate of a message in flight
-        trace_id = tracing.trace_id(msg.key)
-        if trace_id is not None:  # journaled with the message: `chatgate why` prints it
-            msg = replace(msg, extra={**msg.extra, tracing.TRACE_ID: trace_id})
+        trace = tracing.journaled(root)
+        if trace:  # journaled with the message: `chatgate why` prints it, an adopter links it
+            msg = replace(msg, extra={**msg.extra, **trace})
         try:
-            with tracing.within(msg.key):
+            with tracing.within(root):
                 submission = await self._submit(msg)
         except Exception as exc:
             if msg.key not in self.inflight:
-                tracing.message(msg.key).fail(exc)
-                tracing.finish_message(msg.key)
+                tracing.message(root).fail(exc)
+                tracing.finish_message(root)
             raise
         if submission.duplicate:
             tracing.finish_message(
-                msg.key, chatgate__stage=Stage.DEDUPE.value, chatgate__reason=DropReason.DUPLICATE
+                root, chatgate__stage=Stage.DEDUPE.value, chatgate__reason=DropReason.DUPLICATE
             )
         return submission
 
@@ -252,6 +257,7 @@ class Pipeline:
 
     async def recover(self) -> int:
         """Resume what a previous process journaled but did not finish; returns the count."""
+        await self.held.check()  # learns the store's generation
         entries = await self.rt.journal.unfinished()
         await self._resume(entries)
         if entries:
@@ -261,14 +267,18 @@ class Pipeline:
     async def resume_stranded(self) -> int:
         """After the state became writable again: resume journaled messages no turn of this
         process holds (their later writes failed); those still in flight are left alone."""
+        await self.held.check()  # a store that came back empty gets what this one holds
         entries = [e for e in await self.rt.journal.unfinished() if e.key not in self.inflight]
         await self._resume(entries)
+        self.held.resumed()
         if entries:
             log.info("resumed messages stranded by a state failure", extra={"count": len(entries)})
         return len(entries)
 
     async def adopt(self) -> int:
         """Resume what another replica journaled and left behind when it died."""
+        if await self.held.check():  # the store lost its data: run what was stranded
+            await self.resume_stranded()
         entries = await self.rt.journal.orphaned(self.rt.channels.serving())
         await self._resume(entries)
         dead = sum(1 for e in entries if not e.handed_off)
@@ -295,6 +305,15 @@ class Pipeline:
     async def _resume_one(self, entry: JournalEntry) -> None:
         future = self.inflight.get(entry.key) or self.inflight.track(entry.key)
         msg = entry.message
+        tracing.start_message(  # a trace of its own, linked to the one its intake began
+            tracing.keyed(self.rt.owner, msg.key),
+            f"{msg.platform} message",
+            link=msg.extra.get(tracing.TRACE_PARENT),
+            chatgate__channel=msg.channel,
+            chatgate__resumed=True,
+            messaging__system=msg.platform,
+            messaging__message__id=msg.message_id,
+        )
         if entry.state is JournalState.ANSWERED and entry.reply is not None and entry.session:
             hint = self.hint(msg)
             job = Job(
@@ -308,7 +327,7 @@ class Pipeline:
                 stored_reply=entry.reply,
                 ephemeral=hint.ephemeral,
             )
-            self.scheduler.enqueue(job, front=False)
+            self._background(self.runner.send_answered(job, entry.handed_at))
             return
         try:
             await self._walk(self._inbound(msg, future, self.rt.clock.monotonic(), resumed=True))
@@ -467,3 +486,17 @@ class Pipeline:
         task = asyncio.ensure_future(coro)
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
+        task.add_done_callback(self._ended)
+
+    def _ended(self, task: asyncio.Task[None]) -> None:
+        """A background step's error is read here (never left for asyncio to report): a state
+        outage is one coded line and the guard's probe resumes the message; else a traceback."""
+        if task.cancelled() or (exc := task.exception()) is None:
+            return
+        if self.guard.failed(exc) is not None:
+            log.warning(
+                "background step left to the journal: state unavailable",
+                extra={"reason": RefusalReason.STATE_UNAVAILABLE.value, "error": str(exc)[:200]},
+            )
+        else:
+            log.error("background step failed", exc_info=exc)

@@ -22,6 +22,7 @@ from chatgate.feature.turns import CancelReason, TurnControl
 from chatgate.gateway.turn.job import Job, JobKind
 from chatgate.model.errors import StateUnavailable
 from chatgate.model.messages import InboundMessage
+from chatgate.model.reasons import RefusalReason
 from chatgate.policies.bursts import album_run, album_turn, burst_size, burst_wait
 
 log = logging.getLogger("chatgate.sessions")
@@ -84,21 +85,16 @@ class SessionScheduler:
             q = self._queues[job.session] = SessionQueue(job.session)
         if capped and not front and len(q.jobs) >= self.max_queued:
             return False
-        if front:
-            q.jobs.appendleft(job)
-        else:
-            q.jobs.append(job)
-        if (
-            self.policy == "interrupt"
-            and job.kind is JobKind.TURN
-            and q.running
-            and q.control is not None
-            and any(j.kind is JobKind.TURN for j in q.running)
-        ):
-            q.control.cancel(CancelReason.INTERRUPT)
+        _place(q, job, front)
+        if self.policy == "interrupt" and job.kind is JobKind.TURN:
+            _interrupt_running_turn(q)
         if q.worker is None:
             q.worker = asyncio.create_task(self._work(q), name=f"session:{job.session}")
         return True
+
+    def held(self) -> list[Job]:
+        """Every job this process holds: each session's running batch, then its queue, in order."""
+        return [job for q in self._queues.values() for job in (*(q.running or ()), *q.jobs)]
 
     def waiting(self, key: str, message_key: str) -> bool:
         """Whether the message ``message_key`` waits in session ``key`` (its turn not started)."""
@@ -246,27 +242,56 @@ class SessionScheduler:
                 try:
                     completed = await self._execute(batch, q.control)
                 except Exception as exc:
-                    log.exception("session worker failed", extra={"session": q.key})
                     completed = True
-                    # state loss stays what it is, so callers answer "retry later" (503)
-                    error = exc if isinstance(exc, StateUnavailable) else None
-                    for job in batch:
-                        if not job.future.done():
-                            job.future.set_exception(
-                                error or RuntimeError("turn failed unexpectedly")
-                            )
+                    _failed(q.key, batch, exc)
                 finally:
                     q.running = None
                 if not completed:
                     if q.held is not None and q.control and q.control.reason is CancelReason.HOLD:
                         batch = [q.held(job) for job in batch]
-                    q.jobs.extendleft(reversed(batch))
+                    ahead = 0 if batch[0].resumed else _resumed_ahead(q.jobs)
+                    for index, job in enumerate(batch):  # behind earlier messages taken up
+                        q.jobs.insert(ahead + index, job)
                 q.held = None
         finally:
             q.worker = None
             q.control = None
             if not q.jobs and self._queues.get(q.key) is q:
                 del self._queues[q.key]
+
+
+def _resumed_ahead(jobs: deque[Job]) -> int:
+    """How many leading jobs were taken up from the journal (they go before live ones)."""
+    count = 0
+    for job in jobs:
+        if not job.resumed:
+            break
+        count += 1
+    return count
+
+
+def _failed(session: str, batch: list[Job], exc: Exception) -> None:
+    """A batch's turn raised: a state outage is expected (one coded line; the journal keeps the
+    messages for the guard's resume), anything else is a bug (its traceback). State loss stays
+    what it is, so callers answer "retry later" (503); nobody need read a future's error."""
+    if isinstance(exc, StateUnavailable):
+        log.warning(
+            "turn left to the journal: state unavailable",
+            extra={
+                "session": session,
+                "reason": RefusalReason.STATE_UNAVAILABLE.value,
+                "messages": len(batch),
+                "error": str(exc)[:200],
+            },
+        )
+        error: Exception = exc
+    else:
+        log.error("session worker failed", exc_info=exc, extra={"session": session})
+        error = RuntimeError("turn failed unexpectedly")
+    for job in batch:
+        if not job.future.done():
+            job.future.set_exception(error)
+            job.future.exception()  # retrieved: a caller that did not wait is no leak
 
 
 def _held(held_as: HeldAs, job: Job) -> Job:
@@ -280,3 +305,22 @@ def _held(held_as: HeldAs, job: Job) -> Job:
         observed=held_as.observed,
         kept=held_as.kept(job.msg),
     )
+
+
+def _place(q: SessionQueue, job: Job, front: bool) -> None:
+    """Put ``job`` in line: at the front, ahead of live jobs when resumed from the journal (a
+    running live turn gives way to it), else at the back."""
+    if front:
+        q.jobs.appendleft(job)
+    elif job.resumed:  # taken up from the journal: earlier than what came in live
+        q.jobs.insert(_resumed_ahead(q.jobs), job)
+        if q.control is not None and not any(j.resumed for j in q.running or ()):
+            q.control.give_way()
+    else:
+        q.jobs.append(job)
+
+
+def _interrupt_running_turn(q: SessionQueue) -> None:
+    """Under the ``interrupt`` policy a new turn cancels the session's running one."""
+    if q.running and q.control is not None and any(j.kind is JobKind.TURN for j in q.running):
+        q.control.cancel(CancelReason.INTERRUPT)

@@ -4,7 +4,7 @@ the journal DONE and resolve the waiting futures."""
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 
 from chatgate.feature.voices import Voices
 from chatgate.gateway.delivery.streaming import StreamingReply
@@ -24,6 +24,33 @@ class Answering:
         self.rt = runtime
         self.voices = Voices(runtime)
         self.unrecorded = UnrecordedDeliveries()
+        # Re-journals what this process holds if the store lost its data; how many it restored.
+        self.restore: Callable[[], Awaitable[int]] | None = None
+        self._handed: set[str] = set()  # answers this process handed off, not yet passed on
+
+    def handed_off(self, key: str) -> bool:
+        """Whether this process handed ``key``'s answer off (asked once, as its turn's lock is
+        left: that lock goes on with the answer). Not so when another replica had adopted it."""
+        if key in self._handed:
+            self._handed.discard(key)
+            return True
+        return False
+
+    async def still_mine(self, key: str) -> bool:
+        """`journal.owns`, asked again after a restore when the entry is gone with the store's
+        data (nobody adopted it: this process still holds it)."""
+        if await self.rt.journal.owns(key):
+            return True
+        return await self._restored() and await self.rt.journal.owns(key)
+
+    async def may_send(self, key: str) -> bool:
+        """`journal.claim_send`, asked again after a restore like `still_mine`."""
+        if await self.rt.journal.claim_send(key):
+            return True
+        return await self._restored() and await self.rt.journal.claim_send(key)
+
+    async def _restored(self) -> bool:
+        return self.restore is not None and await self.restore() > 0
 
     async def deliver(
         self,
@@ -60,9 +87,9 @@ class Answering:
             session=job.session,
             on_first_send=first_send,
             edit_ids=edit_ids,
-            still_mine=lambda: runtime.journal.owns(job.msg.key),
+            still_mine=lambda: self.still_mine(job.msg.key),
             describe=self.voices.for_message(job.msg, job.agent).degrade_note,
-            may_send=lambda: runtime.journal.claim_send(job.msg.key),
+            may_send=lambda: self.may_send(job.msg.key),
             hand_off=lambda: self.hand_off(job),
         )
 
@@ -75,6 +102,7 @@ class Answering:
             return False
         if not await runtime.journal.hand_off(job.msg.key):
             return False
+        self._handed.add(job.msg.key)
         log.warning(
             "channel no longer served here; answer handed off",
             extra={"channel": target.channel, "key": job.msg.key, "session": job.session},

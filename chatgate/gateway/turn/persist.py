@@ -13,6 +13,7 @@ from chatgate.gateway.events import EventName
 from chatgate.gateway.runtime import Runtime
 from chatgate.gateway.session_cache import WarmSession
 from chatgate.model.chat import ChatMessage
+from chatgate.state.personal import spill_file
 from chatgate.state.protocols import TranscriptAppend
 from chatgate.state.records import JournalMark
 
@@ -106,9 +107,8 @@ def spill(
 ) -> Path | None:
     """Append the lines the store refused to ``spill/transcripts.jsonl`` (runs in a thread)."""
     try:
-        spill_dir = state_dir / "spill"
-        spill_dir.mkdir(parents=True, exist_ok=True)
-        path = spill_dir / "transcripts.jsonl"
+        path = spill_file(state_dir)
+        path.parent.mkdir(parents=True, exist_ok=True)
         record = {
             "at": now,
             "session": session.key,

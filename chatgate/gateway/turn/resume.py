@@ -23,7 +23,10 @@ log = logging.getLogger("chatgate.turn")
 
 
 async def still_open(
-    runtime: Runtime, batch: list[Job], redeliver: Callable[[Job], Awaitable[None]]
+    runtime: Runtime,
+    answering: Answering,
+    batch: list[Job],
+    redeliver: Callable[[Job], Awaitable[object]],
 ) -> list[Job]:
     """The jobs still to run. Resumed ones another replica answered meanwhile (it was only
     stalled when this one adopted them) are not run again: an answer not yet sent is sent from
@@ -31,7 +34,7 @@ async def still_open(
     stalled are left to that replica."""
     keep = []
     for job in batch:
-        if not job.resumed and await runtime.journal.owns(job.msg.key):
+        if not job.resumed and await answering.still_mine(job.msg.key):
             keep.append(job)
             continue
         if not job.resumed:  # adopted by another replica while this one stalled

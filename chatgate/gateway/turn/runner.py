@@ -4,6 +4,7 @@ that need no agent (an observed message, /new, re-delivery of a stored answer)."
 from __future__ import annotations
 
 import contextlib
+import logging
 
 from chatgate import tracing
 from chatgate.feature.turns import TurnControl
@@ -22,6 +23,8 @@ from chatgate.model.results import DeliveryReport, Stage
 from chatgate.model.text_ids import TextId
 from chatgate.state.records import JournalMark, JournalState
 
+log = logging.getLogger("chatgate.turn")
+
 
 class TurnRunner:
     def __init__(self, runtime: Runtime) -> None:
@@ -34,7 +37,7 @@ class TurnRunner:
         """Run ``batch``; False when it was interrupted and must run again."""
         job = batch[-1]
         with (
-            tracing.within(job.msg.key),
+            tracing.within(tracing.keyed(self.rt.owner, job.msg.key)),
             tracing.span(
                 f"chatgate.{job.kind.value}",
                 gen_ai__agent__name=job.agent,
@@ -70,26 +73,30 @@ class TurnRunner:
             return True
 
     async def _steps(self, batch: list[Job], control: TurnControl) -> bool:
-        """The held steps under the turn lock and session (released as soon as the answer is
-        journaled), then the steps after; a step's `TurnExit` ends the turn there."""
+        """The held steps under the turn lock and session (released once the answer is sent or
+        handed off), then the steps after; a step's `TurnExit` ends the turn there."""
         rec = TurnRecord(batch, control, contextlib.AsyncExitStack())
-        async with rec.held:
-            for step in self.steps.held:
-                with tracing.span(_step_name(step)):
+        timeline = tracing.Timeline.of(tracing.current(), self.rt.clock.monotonic)
+        try:
+            async with rec.held:
+                for step in self.steps.held:
+                    timeline.mark(_step_name(step))
                     ended = await step(rec)
-                if ended is not None:
-                    return ended.ran
-        for step in self.steps.after:
-            with tracing.span(_step_name(step)):
+                    if ended is not None:
+                        return ended.ran
+            for step in self.steps.after:
+                timeline.mark(_step_name(step))
                 await step(rec)
-        return True
+            return True
+        finally:
+            timeline.close()
 
     async def _observe(self, job: Job) -> None:
         runtime = self.rt
         if job.kept:
             session = await runtime.cache.acquire(job.session, runtime.clock.time())
             try:
-                await self.persistence.append(session, [user_message(job)])
+                await self.persistence.append(session, [user_message(job, observed=True)])
             finally:
                 runtime.cache.release(session)
         report = DeliveryReport(DeliveryStatus.SUPPRESSED)
@@ -124,7 +131,37 @@ class TurnRunner:
         report = await self.answering.deliver(job, message, 0.0)
         await self.answering.finish([job], Stage.COMMAND, "new_session", message, report)
 
-    async def _redeliver(self, job: Job) -> None:
+    async def send_answered(self, job: Job, handed_at: float | None = None) -> None:
+        """Send an answer another replica (or this one's previous process) journaled but did not
+        send, under the session's turn lock taken over from its hand-off or its dead holder:
+        it goes out before any later turn of the session (not behind its queue). One handed
+        off at ``handed_at`` (the store's clock) is timed from then."""
+        await self._send_answered(job)
+        if handed_at is not None:
+            took = max(0.0, self.rt.clock.time() - handed_at)
+            self.rt.metrics.handoff_seconds.observe(took)
+            log.info(
+                "sent an answer another replica handed off",
+                extra={"key": job.msg.key, "session": job.session, "handoff_ms": round(took * 1e3)},
+            )
+
+    async def _send_answered(self, job: Job) -> None:
+        runtime = self.rt
+        ttl = runtime.config.gateway.turn_lock.ttl_s
+        try:
+            async with runtime.turn_lock.hold(
+                job.session, owner=runtime.owner, ttl=ttl, after=job.msg.key, from_dead=True
+            ) as lease:
+                await self._redeliver(job)
+                if self.answering.handed_off(job.msg.key):
+                    runtime.turn_lock.pass_on(lease, job.msg.key)
+        except Exception as exc:
+            if not job.future.done():
+                job.future.set_exception(exc)
+                job.future.exception()  # read: nobody need wait for an adopted answer
+            raise
+
+    async def _redeliver(self, job: Job) -> DeliveryStatus:
         """Finish a turn a previous process answered but did not deliver (no second agent call)."""
         runtime = self.rt
         stored = job.stored_reply or {}
@@ -145,6 +182,7 @@ class TurnRunner:
         await self.answering.finish(
             [job], Stage.TURN, str(stored.get("reason", "text")), message, report
         )
+        return report.status
 
 
 def _step_name(step: object) -> str:

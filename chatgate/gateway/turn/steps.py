@@ -1,9 +1,10 @@
 """The named steps of one agent turn, in order (the turn side of `gateway/intake/stages.py`).
 
 Steps run while the turn holds its lock and session: open → prepare → budget → prepare_input →
-call_agent → conclude. A step returns None to go on, or a `TurnExit` that ends the turn there.
-After the lock and session are released: deliver → announce. Each step reads and fills in the
-`TurnRecord`; the `TurnRunner` only runs them.
+call_agent → conclude → deliver (an answer handed off to another replica takes the lock along,
+so no later answer of the session overtakes it). A step returns None to go on, or a `TurnExit`
+that ends the turn there. After the lock and session are released: announce. Each step reads
+and fills in the `TurnRecord`; the `TurnRunner` only runs them.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from chatgate.agents.tools.runtime import TurnTools
 from chatgate.agents.tools.types import ApprovalAnswer, ApprovalAsk, Approve
 from chatgate.channels.capabilities import AckMode
 from chatgate.config.agent_models import AgentConfig, LiteLLMAgentConfig
+from chatgate.config.masking import masker_for
 from chatgate.feature.operator_notify import OperatorNotifier
 from chatgate.feature.turns import AskContext, CancelReason, ToolApprover, TurnMeters
 from chatgate.feature.voices import USER_LANGUAGE_KEY, Voices
@@ -31,7 +33,7 @@ from chatgate.gateway.runtime import Runtime
 from chatgate.gateway.turn.answering import Answering
 from chatgate.gateway.turn.conclusion import Outcome, answered, decide, failure_of, to_persist
 from chatgate.gateway.turn.job import Job
-from chatgate.gateway.turn.masking import masked_reply, turn_secrets
+from chatgate.gateway.turn.masking import masked, masked_reply, turn_secrets
 from chatgate.gateway.turn.persist import TurnPersistence
 from chatgate.gateway.turn.provider import ProviderWatch
 from chatgate.gateway.turn.record import CANCEL_EXITS, TurnExit, TurnRecord
@@ -41,10 +43,10 @@ from chatgate.media.outgoing import store_files
 from chatgate.media.speech import with_voice
 from chatgate.media.step import prepare_turn_input
 from chatgate.model.chat import ChatMessage
-from chatgate.model.errors import StateUnavailable
-from chatgate.model.reasons import DeliveryStatus, FailureReason, OutcomeKind
+from chatgate.model.errors import GaveWay, StateUnavailable
+from chatgate.model.reasons import DeliveryStatus, FailureReason, OutcomeKind, TaintSource
 from chatgate.model.results import DeliveryReport, Stage
-from chatgate.policies.tools import Approval
+from chatgate.policies.taint import TAINT_META, UNTRUSTED_EXTRA
 from chatgate.policies.voice_reply import SPEECH_FAILURES
 from chatgate.state.records import JournalMark, JournalState
 
@@ -59,8 +61,12 @@ def shows_tools(config: AgentConfig | None) -> bool:
     return tools is not None and tools.show_tool_progress
 
 
-def user_message(job: Job) -> ChatMessage:
-    return ChatMessage("user", job.msg.text, job.msg.sender_name or None, job.msg.key)
+def user_message(job: Job, observed: bool = False) -> ChatMessage:
+    """The transcript line of an inbound message; an untrusted one (an observed group message,
+    a body from an untrusted route) is marked so later turns know their context is tainted."""
+    taint = TaintSource.OBSERVED.value if observed else job.msg.extra.get(UNTRUSTED_EXTRA)
+    meta = {TAINT_META: taint} if isinstance(taint, str) else None
+    return ChatMessage("user", job.msg.text, job.msg.sender_name or None, job.msg.key, meta)
 
 
 class TurnSteps:
@@ -69,7 +75,7 @@ class TurnSteps:
         runtime: Runtime,
         answering: Answering,
         persistence: TurnPersistence,
-        redeliver: Callable[[Job], Awaitable[None]],
+        redeliver: Callable[[Job], Awaitable[object]],
     ) -> None:
         self.rt = runtime
         self.answering = answering
@@ -88,8 +94,9 @@ class TurnSteps:
             self.prepare_input,
             self.call_agent,
             self.conclude,
+            self.deliver,  # under the lock: no later turn of the session is sent first
         )
-        self.after: tuple[Step, ...] = (self.deliver, self.announce)
+        self.after: tuple[Step, ...] = (self.announce,)
 
     async def open(self, record: TurnRecord) -> TurnExit | None:
         """Take the session's turn lock, drop resumed messages answered meanwhile, take the
@@ -99,16 +106,23 @@ class TurnSteps:
             record.last.agent
         ]  # as configured when the turn began (reloads swap it)
         record.deadline_s = TurnTools.deadline_s(runtime.config.agents[record.last.agent])
+        first, control = record.batch[0], record.control
         lock = runtime.turn_lock.hold(
-            record.last.session, owner=runtime.owner, ttl=runtime.config.gateway.turn_lock.ttl_s
+            record.last.session,
+            owner=runtime.owner,
+            ttl=runtime.config.gateway.turn_lock.ttl_s,
+            after=first.msg.key if first.resumed else None,  # the lock passed on with it
+            give_way=lambda: control.giving_way,
         )
         try:
             record.lease = await record.held.enter_async_context(lock)
+        except GaveWay:  # an earlier message of the session was taken up: it goes first
+            return TurnExit.RETRY
         except StateUnavailable as exc:  # fail closed: never two turns of one session
             voice = self.voices.for_message(record.last.msg, record.last.agent)
             await lock_unavailable(runtime, self.answering, record.batch, exc, voice)
             return TurnExit.SETTLED
-        record.batch = await still_open(runtime, record.batch, self.redeliver)
+        record.batch = await still_open(runtime, self.answering, record.batch, self.redeliver)
         if not record.batch:
             return TurnExit.SETTLED
         record.new = [user_message(job) for job in record.batch]
@@ -227,6 +241,10 @@ class TurnSteps:
             progress = worded(shown.progress, lambda: voices.for_message(last.msg, last.agent))
         tools = record.tools = TurnTools(self.rt.tools, self.providers.agent_event, progress)
         record.history_len = len(session.transcript)
+        secrets = turn_secrets(self.rt)
+        # Document text, transcripts and pasted input: masked before the model or the
+        # transcript sees them.
+        record.new = masked(record.new, masker_for(secrets))
         return Turn(
             session=last.session,
             history=tuple(session.transcript),
@@ -244,7 +262,7 @@ class TurnSteps:
             parts=record.media.parts,
             approve=self._approver(record),
             before_model=functools.partial(self._fence, record),
-            secrets=turn_secrets(self.rt),
+            secrets=secrets,
             meter=record.metered.meter if record.metered is not None else None,
         )
 
@@ -253,7 +271,7 @@ class TurnSteps:
         desk, last = self.approvals, record.last
         config = self.rt.config.agents.get(last.agent)
         tools = config.tools if isinstance(config, LiteLLMAgentConfig) else None
-        if desk is None or tools is None or Approval.ASK not in tools.approval.values():
+        if desk is None or tools is None:  # `auto` calls are asked for too in a tainted turn
             return None
         language = last.msg.extra.get(USER_LANGUAGE_KEY)
         ctx = AskContext(
@@ -434,6 +452,8 @@ class TurnSteps:
             drafted = record.stream or record.status  # the answer replaces what was shown
             report = await self.answering.deliver(last, outcome.shown, record.agent_s, drafted)
         record.report = report
+        if self.answering.handed_off(last.msg.key) and record.lease is not None:
+            runtime.turn_lock.pass_on(record.lease, last.msg.key)  # the order goes with it
         if adapter is not None and record.reacts:
             failed = outcome.kind is OutcomeKind.FAILURE or report.kind is not None
             await asyncio.gather(

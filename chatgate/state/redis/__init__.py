@@ -20,6 +20,7 @@ from redis.exceptions import RedisError
 
 from chatgate.config.models import GatewaySection
 from chatgate.state.approvals import KV_NAME as APPROVALS
+from chatgate.state.config_audit import KV_NAME as CONFIG_AUDIT
 from chatgate.state.factory import SHARED_KV, Stores, StoreUnreachable
 from chatgate.state.outage import OutageReporter
 from chatgate.state.redis.approvals import RedisApprovals
@@ -32,12 +33,14 @@ from chatgate.state.redis.client import (
     connect,
     replica_id,
 )
+from chatgate.state.redis.config_audit import RedisConfigAudit
 from chatgate.state.redis.dead_letters import RedisDeadLetters, RedisDeadTargets
 from chatgate.state.redis.facts import RedisFacts
 from chatgate.state.redis.journal import RedisJournal
 from chatgate.state.redis.leases import RedisLeases
 from chatgate.state.redis.pairing import RedisPairing
 from chatgate.state.redis.pauses import RedisPauses
+from chatgate.state.redis.personal import RedisPersonal
 from chatgate.state.redis.sessions import RedisSessionStore
 
 log = logging.getLogger("chatgate.redis")
@@ -130,7 +133,12 @@ def build_stores(gateway: GatewaySection, state_dir: Path) -> Stores:
         pauses=RedisPauses(redis, keys),
         open=open_all,
         close=close_all,
-        kv={SHARED_KV: RedisShare(redis, keys), APPROVALS: RedisApprovals(redis, keys)},
+        kv={
+            SHARED_KV: RedisShare(redis, keys),
+            APPROVALS: RedisApprovals(redis, keys),
+            CONFIG_AUDIT: RedisConfigAudit(redis, keys),
+        },
         client=redis,  # the turn lock and the job store share it: one pool per replica
         ping=lambda: cancel_safe(redis.ping()),
+        personal=RedisPersonal(redis, keys),
     )

@@ -25,6 +25,7 @@ from redis.typing import EncodableT
 from chatgate.model.messages import InboundMessage
 from chatgate.state.records import TERMINAL, JournalEntry, JournalMark, JournalState
 from chatgate.state.redis.client import Keys, unavailable
+from chatgate.state.redis.leases import FENCE_KEY
 
 log = logging.getLogger("chatgate.state")
 SENDER_HISTORY = 50
@@ -61,7 +62,8 @@ return 1
 # A send of mine that failed is not one the next sender waits for: the mark goes too.
 HAND_OFF = """
 if redis.call('hget', KEYS[1], 'owner') ~= ARGV[1] then return 0 end
-redis.call('hset', KEYS[1], 'owner', '')
+local t = redis.call('time')
+redis.call('hset', KEYS[1], 'owner', '', 'handed_at', t[1] .. '.' .. string.format('%06d', t[2]))
 if redis.call('hget', KEYS[1], 'sending_by') == ARGV[1] then
   redis.call('hdel', KEYS[1], 'sending_by', 'sending_at')
 end
@@ -104,6 +106,16 @@ redis.call('hset', KEYS[1], 'sending_by', ARGV[1], 'sending_at', now)
 return 1
 """
 SEND_POLL_S = 0.2
+# KEYS: the lease fence → its value, set to Redis's TIME (ms) when missing (as the lease fence
+# does): a Redis that lost its data shows a new value to every replica that remembers the old.
+GENERATION = """
+local v = redis.call('GET', KEYS[1])
+if v then return v end
+local t = redis.call('TIME')
+local now = tostring(tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000))
+redis.call('SET', KEYS[1], now)
+return now
+"""
 # The outcome writes of a replica that may have stalled while another adopted its entry.
 GUARDS = {JournalState.ANSWERED: 2, JournalState.DONE: 1}
 
@@ -150,6 +162,7 @@ def _entry(key: str, h: dict[str, str]) -> JournalEntry:
         delivery_ids=json.loads(h["delivery_ids"]) if h.get("delivery_ids") else [],
         received_at=float(h["received_at"]),
         updated_at=float(h["updated_at"]),
+        handed_at=float(h["handed_at"]) if h.get("handed_at") else None,
     )
 
 
@@ -182,6 +195,7 @@ class RedisJournal:
         self._record = redis.register_script(RECORD)
         self._claim = redis.register_script(CLAIM)
         self._hand_off = redis.register_script(HAND_OFF)
+        self._generation = redis.register_script(GENERATION)
 
     def _e(self, key: str) -> str:
         return self._keys("journal", "e", key)
@@ -235,6 +249,12 @@ class RedisJournal:
 
     def turn_writer(self) -> None:
         return None  # the session store is a separate set of keys: written side by side
+
+    @unavailable("journal")
+    async def generation(self) -> str:
+        """The lease fence's value (see `leases`): the Redis TIME at which the data was first
+        found missing, so it changes exactly when Redis lost its data."""
+        return str(await self._generation(keys=[FENCE_KEY]))
 
     @unavailable("journal")
     async def owns(self, key: str) -> bool:

@@ -17,14 +17,14 @@ import asyncio
 import contextlib
 import logging
 import uuid
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 
 from redis.asyncio import Redis
 from redis.exceptions import RedisError
 
 from chatgate.clock import Clock, SystemClock
 from chatgate.config.models import GatewaySection
-from chatgate.model.errors import StateUnavailable
+from chatgate.model.errors import GaveWay, StateUnavailable
 from chatgate.state.records import LeaseToken
 from chatgate.state.redis.client import (
     LOCK_CONNECTIONS,
@@ -50,6 +50,28 @@ local v = redis.call('get', KEYS[1])
 if v and string.sub(v, 1, string.len(ARGV[1])) == ARGV[1] then return redis.call('del', KEYS[1]) end
 return 0
 """
+# KEYS: a lock; ARGV: my token, px, the value a hand-off left, the replica liveness key prefix
+# ('' : not from a dead replica). 1 when the lock is mine now: it was free, passed on with the
+# message I take up, or held by a replica whose liveness key expired (it died, or stalls: only
+# the sender of an answer it made takes that lock, never a turn that would ask the model again).
+TAKE_OVER = """
+local v = redis.call('get', KEYS[1])
+local free = (not v) or v == ARGV[3]
+if not free and ARGV[4] ~= '' and string.sub(v, 1, 8) ~= 'handoff:' then
+  local slash = string.find(v, '/', 1, true)
+  free = slash ~= nil and redis.call('exists', ARGV[4] .. string.sub(v, 1, slash - 1)) == 0
+end
+if not free then return 0 end
+redis.call('set', KEYS[1], ARGV[1], 'px', ARGV[2])
+return 1
+"""
+# KEYS: a lock; ARGV: my token, the hand-off value, px → the lock passed on (1) or not mine (0).
+PASS_ON = """
+if redis.call('get', KEYS[1]) ~= ARGV[1] then return 0 end
+redis.call('set', KEYS[1], ARGV[2], 'px', ARGV[3])
+return 1
+"""
+HANDOFF = "handoff:"  # a lock passed on with a handed-off answer: handoff:<message key>
 POLL_MIN_S = 0.02
 POLL_MAX_S = 0.25
 RETRY_FRACTION = 10  # after a failed renewal, retry every ttl/10 (not ttl/3)
@@ -78,26 +100,67 @@ class RedisTurnLock:
         self._release = redis.register_script(RELEASE)
         self._renew = redis.register_script(RENEW)
         self._release_prefixed = redis.register_script(RELEASE_PREFIXED)
+        self._take_over = redis.register_script(TAKE_OVER)
+        self._pass_on = redis.register_script(PASS_ON)
         self._unreleased: dict[str, str] = {}  # lock key → token whose release failed
+        self._passing: dict[str, str] = {}  # token → the message key its lock goes on with
 
     def _key(self, session: str) -> str:
         return self._keys("lock", session)
 
-    async def acquire(self, key: str, *, owner: str, ttl: float) -> LeaseToken:
+    async def acquire(
+        self,
+        key: str,
+        *,
+        owner: str,
+        ttl: float,
+        after: str | None = None,
+        give_way: Callable[[], bool] | None = None,
+        from_dead: bool = False,
+    ) -> LeaseToken:
         token = f"{self.replica or owner}/{uuid.uuid4().hex}"
         await self._retry_releases()
         wait = POLL_MIN_S
         while True:
             try:
-                took = await self._redis.set(self._key(key), token, nx=True, px=_ms(ttl))
+                took = await self._take(key, token, ttl, after, from_dead)
             except RedisError as exc:
                 raise StateUnavailable(
                     f"turn lock: redis unreachable ({type(exc).__name__})"
                 ) from exc
             if took:
                 return LeaseToken(key, owner, self._clock.monotonic() + ttl, token)
+            if give_way is not None and give_way():
+                raise GaveWay(key)
             await asyncio.sleep(wait)  # real time: the holder's lease runs on Redis's clock
             wait = min(POLL_MAX_S, wait * 2)
+
+    async def _take(
+        self, key: str, token: str, ttl: float, after: str | None, from_dead: bool
+    ) -> bool:
+        if after is None:
+            return bool(await self._redis.set(self._key(key), token, nx=True, px=_ms(ttl)))
+        dead = self._keys("replica", "") if from_dead else ""
+        args: list[str | int] = [token, _ms(ttl), HANDOFF + after, dead]
+        return bool(await self._take_over(keys=[self._key(key)], args=args))
+
+    def pass_on(self, token: LeaseToken, message_key: str) -> None:
+        self._passing[token.token] = message_key
+
+    async def _leave(self, token: LeaseToken, ttl: float) -> None:
+        """Release ``token``, or pass its lock on when its answer was handed off."""
+        passing = self._passing.pop(token.token, None)
+        if passing is None:
+            await self.release(token)
+            return
+        try:
+            args: list[str | int] = [token.token, HANDOFF + passing, _ms(ttl)]
+            await self._pass_on(keys=[self._key(token.key)], args=args)
+        except RedisError as exc:  # it runs out by itself; the order waits that long at most
+            log.warning(
+                "turn lock not passed on with a handed-off answer",
+                extra={"session": token.key, "error": type(exc).__name__},
+            )
 
     async def renew(self, token: LeaseToken, ttl: float) -> bool:
         try:
@@ -146,8 +209,19 @@ class RedisTurnLock:
             await self._redis.aclose()
 
     @contextlib.asynccontextmanager
-    async def hold(self, key: str, *, owner: str, ttl: float) -> AsyncIterator[LeaseToken]:
-        lease = await self.acquire(key, owner=owner, ttl=ttl)
+    async def hold(
+        self,
+        key: str,
+        *,
+        owner: str,
+        ttl: float,
+        after: str | None = None,
+        give_way: Callable[[], bool] | None = None,
+        from_dead: bool = False,
+    ) -> AsyncIterator[LeaseToken]:
+        lease = await self.acquire(
+            key, owner=owner, ttl=ttl, after=after, give_way=give_way, from_dead=from_dead
+        )
         stop = asyncio.Event()
         keeper = asyncio.ensure_future(self._keep(lease, ttl, stop))
         try:
@@ -160,7 +234,7 @@ class RedisTurnLock:
             if not keeper.done():
                 keeper.cancel()
                 await asyncio.wait([keeper], timeout=STOP_WAIT_S)
-            await self.release(lease)
+            await self._leave(lease, ttl)
 
     async def _stopped_within(self, stop: asyncio.Event, seconds: float) -> bool:
         """Wait ``seconds`` on the injected clock or until ``stop``; whether it was stopped."""

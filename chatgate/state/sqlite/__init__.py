@@ -10,16 +10,19 @@ from pathlib import Path
 
 from chatgate.config.models import GatewaySection
 from chatgate.state.approvals import KV_NAME as APPROVALS
+from chatgate.state.config_audit import KV_NAME as CONFIG_AUDIT
 from chatgate.state.factory import Stores
 from chatgate.state.local_lock import LocalLeases
 from chatgate.state.sqlite.approvals import SqliteApprovals
 from chatgate.state.sqlite.callbacks import SqliteCallbacks
+from chatgate.state.sqlite.config_audit import SqliteConfigAudit
 from chatgate.state.sqlite.db import Database
 from chatgate.state.sqlite.dead_letters import SqliteDeadLetters, SqliteDeadTargets
 from chatgate.state.sqlite.facts import SqliteFacts
 from chatgate.state.sqlite.journal import SqliteJournal
 from chatgate.state.sqlite.pairing import SqlitePairing
 from chatgate.state.sqlite.pauses import SqlitePauses
+from chatgate.state.sqlite.personal import SqlitePersonal
 from chatgate.state.sqlite.sessions import SqliteSessionStore
 
 DB_FILE = "chatgate.db"
@@ -49,5 +52,6 @@ def build_stores(gateway: GatewaySection, state_dir: Path) -> Stores:
         pauses=SqlitePauses(db),
         open=open_all,
         close=db.close,
-        kv={APPROVALS: SqliteApprovals(db)},
+        kv={APPROVALS: SqliteApprovals(db), CONFIG_AUDIT: SqliteConfigAudit(db)},
+        personal=SqlitePersonal(db),
     )

@@ -96,6 +96,7 @@ class Database:
         self._pending: list[Any] = []  # calls of this loop iteration, passed in one put
         self._flush_loop: asyncio.AbstractEventLoop | None = None
         self._behind: asyncio.TimerHandle | None = None
+        self._maintenance = 0  # calls queued that run outside a transaction (VACUUM)
 
     async def open(self) -> None:
         self.path.parent.mkdir(parents=True, exist_ok=True)
@@ -134,6 +135,12 @@ class Database:
         future: asyncio.Future[T] = loop.create_future()
         self._enqueue((fn, future, loop), loop)
         return await future
+
+    async def maintain(self, fn: Callable[[sqlite3.Connection], T]) -> T:
+        """Run ``fn(conn)`` on the database thread outside any transaction (VACUUM, a TRUNCATE
+        checkpoint), in order with every other call: writers wait behind it, none fails."""
+        self._maintenance += 1
+        return await self.call(_Outside(fn))
 
     def submit(self, fn: Callable[[sqlite3.Connection], object]) -> None:
         """Queue a write nobody waits for; it still commits in order with every other call."""
@@ -217,6 +224,9 @@ class Database:
             conn.close()
 
     def _execute(self, conn: sqlite3.Connection, batch: list[Any]) -> None:
+        if self._maintenance and any(isinstance(item[0], _Outside) for item in batch):
+            self._execute_around(conn, batch)
+            return
         if len(batch) == 1:
             self._execute_one(conn, batch[0])
             return
@@ -233,6 +243,19 @@ class Database:
             self._execute_isolated(conn, batch)
             return
         self._deliver(batch, results)
+
+    def _execute_around(self, conn: sqlite3.Connection, batch: list[Any]) -> None:
+        """A batch holding maintenance: each call alone, maintenance outside a transaction."""
+        for item in batch:
+            if not isinstance(item[0], _Outside):
+                self._execute_one(conn, item)
+                continue
+            self._maintenance -= 1
+            try:
+                outcome: tuple[bool, Any] = (True, item[0](conn))
+            except BaseException as exc:
+                outcome = (False, exc)
+            self._deliver([item], [outcome])
 
     def _execute_isolated(self, conn: sqlite3.Connection, batch: list[Any]) -> None:
         """The batch in one transaction, each call under its own savepoint."""
@@ -286,6 +309,18 @@ class Database:
                 loop.call_soon_threadsafe(_settle, items)
             except RuntimeError:
                 pass  # the loop closed while we worked; nobody is waiting
+
+
+class _Outside:
+    """A call `Database.maintain` runs outside any transaction."""
+
+    __slots__ = ("fn",)
+
+    def __init__(self, fn: Callable[[sqlite3.Connection], Any]) -> None:
+        self.fn = fn
+
+    def __call__(self, conn: sqlite3.Connection) -> Any:
+        return self.fn(conn)
 
 
 def _settle(items: list[tuple[asyncio.Future[Any], bool, Any]]) -> None:

@@ -167,6 +167,9 @@ class SqliteJournal:
     async def watch_hand_offs(self, wake: Callable[[], None]) -> None:
         return None  # nobody else hands anything over
 
+    async def generation(self) -> str:
+        return "local"  # the file's data is lost only with the process's own state dir
+
     async def owns(self, key: str) -> bool:
         return True  # one daemon per state dir: every entry is its own
 

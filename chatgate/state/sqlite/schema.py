@@ -1,4 +1,5 @@
-"""SQLite schema of the state database (journal, sessions, DLQ, dead targets, pairing)."""
+"""SQLite schema of the state database (journal, sessions, DLQ, dead targets, pairing, the
+privacy audit trail)."""
 
 from __future__ import annotations
 
@@ -131,6 +132,18 @@ CREATE TABLE IF NOT EXISTS approvals (
 CREATE INDEX IF NOT EXISTS approvals_chat ON approvals(prompt_channel, prompt_chat)
     WHERE state = 'pending';
 CREATE INDEX IF NOT EXISTS approvals_key ON approvals(key);
+
+CREATE TABLE IF NOT EXISTS config_audit (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    at REAL NOT NULL,
+    data TEXT NOT NULL
+);
+
+CREATE TABLE IF NOT EXISTS privacy_audit (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    at REAL NOT NULL,
+    data TEXT NOT NULL
+);
 """
 
 

@@ -41,3 +41,12 @@ async def bob(synapse: Synapse) -> AsyncIterator[Person]:
     person = await Person(synapse, await synapse.register("bob")).start()
     yield person
     await person.stop()
+
+
+@pytest.fixture
+async def carol(synapse: Synapse) -> AsyncIterator[Person]:
+    """A person whose client encrypts (python-olm), for the E2EE tests."""
+    pytest.importorskip("olm")
+    person = await Person(synapse, await synapse.register("carol")).start(e2ee=True)
+    yield person
+    await person.stop()

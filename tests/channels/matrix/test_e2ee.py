@@ -7,20 +7,10 @@ import base64
 import sqlite3
 from pathlib import Path
 
-import pytest
-
 from tests.channels.matrix.support import Person, matrix_config
 from tests.fakes.llm import FakeLLM
 from tests.harness import running
 from tests.support.synapse import MatrixUser, Synapse
-
-
-@pytest.fixture
-async def carol(synapse: Synapse) -> Person:  # type: ignore[misc]
-    pytest.importorskip("olm")
-    person = await Person(synapse, await synapse.register("carol")).start(e2ee=True)
-    yield person
-    await person.stop()
 
 
 def _stored_text(state: Path) -> str:

@@ -1,6 +1,7 @@
 """Sends through the Bot Connector: proactive sends need a conversation reference saved from
-an inbound activity (without one: the DLQ with the fix), 429 waits for Retry-After, 403 and
-404 end that conversation only, 401 parks the channel, a refused app password never starts."""
+an inbound activity (without one: the DLQ with the fix), 429 waits for Retry-After, 404 ends that
+conversation only, 401 (the token) and 403 (the app not installed) park the channel with the fix,
+a refused app password never starts."""
 
 from __future__ import annotations
 
@@ -91,28 +92,40 @@ async def test_5xx_is_retried(tmp_path: Path, fake_teams: FakeTeams, fake_llm: F
     assert sent.text == "echo: again" and entry.delivery == "sent"
 
 
-async def test_403_and_404_end_that_conversation_only(
+async def test_404_ends_that_conversation_only(
+    tmp_path: Path, fake_teams: FakeTeams, fake_llm: FakeLLM
+) -> None:
+    ms = fake_teams
+    async with running(teams_config(tmp_path, ms, fake_llm)) as gw:
+        ms.fail(Fault(404))
+        await ms.post(endpoint(gw), ms.message("one", activity_id="3401"))
+        first = await settled(gw, f"teams:{CHAT}/3401")
+        other = ms.message("two", conversation="a:1second-chat", activity_id="3402")
+        await ms.post(endpoint(gw), other)
+        [sent] = await ms.wait_sent(1)
+        status = channel_status(gw, "teams")
+        dead = {d.target.chat_id for d in await gw.rt.dead_letters.list()}
+    assert first.delivery == "dead_target"
+    assert sent.conversation == "a:1second-chat"
+    assert status["state"] == "running"
+    assert status["last_error"]["hint"] == errors.GONE_HINT
+    assert dead == {CHAT}
+
+
+async def test_403_from_the_connector_parks_the_channel_with_the_install_fix(
     tmp_path: Path, fake_teams: FakeTeams, fake_llm: FakeLLM
 ) -> None:
     ms = fake_teams
     async with running(teams_config(tmp_path, ms, fake_llm)) as gw:
         ms.fail(Fault(403))
-        await ms.post(endpoint(gw), ms.message("one", activity_id="3401"))
-        first = await settled(gw, f"teams:{CHAT}/3401")
-        ms.fail(Fault(404))
-        other = ms.message("two", conversation="a:1second-chat", activity_id="3402")
-        await ms.post(endpoint(gw), other)
-        second = await settled(gw, "teams:a%3A1second-chat/3402")
-        third = ms.message("three", conversation="a:1third-chat", activity_id="3403")
-        await ms.post(endpoint(gw), third)
-        [sent] = await ms.wait_sent(1)
-        status = channel_status(gw, "teams")
-        dead = {d.target.chat_id for d in await gw.rt.dead_letters.list()}
-    assert (first.delivery, second.delivery) == ("dead_target", "dead_target")
-    assert sent.conversation == "a:1third-chat"
-    assert status["state"] == "running"
-    assert status["last_error"]["hint"] in (errors.FORBIDDEN_HINT, errors.GONE_HINT)
-    assert dead == {CHAT, "a%3A1second-chat"}
+        await ms.post(endpoint(gw), ms.message("anyone?", activity_id="3451"))
+        parked = await eventually_channel_state(gw, "teams", "parked")
+        entry = await settled(gw, f"teams:{CHAT}/3451")
+        dead = await gw.rt.dead_letters.list()
+    assert parked["hint"] == errors.FORBIDDEN_HINT and "403" in parked["error"]
+    assert entry.delivery == "undelivered"  # waits for the operator, not a dead target
+    assert all(d.kind != "dead_target" for d in dead)
+    assert APP_PASSWORD not in str(parked)
 
 
 async def test_401_from_the_connector_parks_the_channel(

@@ -85,21 +85,29 @@ async def test_a_shared_file_is_fetched_from_its_link_without_the_token(
     assert "Offsite moved to Thursday" in str(fake_llm.requests[0].last_user_text)
 
 
-async def test_a_file_in_a_reply_is_a_signed_link_on_the_public_url(
+GROUP = "19:group-chat@thread.v2"
+
+
+async def test_a_file_in_a_group_chat_is_a_signed_link_on_the_public_url(
     tmp_path: Path, fake_teams: FakeTeams, fake_llm: FakeLLM
 ) -> None:
     ms = fake_teams
-    channel = "    dm_policy: open\n    public_url: https://bot.example.com/teams/messages\n"
+    channel = (
+        "    dm_policy: open\n    group_policy: respond_all\n"
+        "    public_url: https://bot.example.com/teams/messages\n"
+    )
     config = teams_config(tmp_path, ms, fake_llm, agent="files", channel=channel)
     async with running(config) as gw:
-        await ms.post(endpoint(gw), ms.message("chart please", activity_id="4201"))
-        [sent] = await ms.wait_sent(1)
+        asked = ms.message("chart please", conversation=GROUP, kind="groupChat", activity_id="4201")
+        await ms.post(endpoint(gw), asked)
+        [text, sent] = await ms.wait_sent(2)
         link = re.search(r"\((https://bot\.example\.com(/[^)]+))\)", sent.text)
         assert link is not None, sent.text
         async with aiohttp.ClientSession() as http, http.get(url(gw, link.group(2))) as response:
             served = (response.status, await response.read())
-    assert sent.text.startswith("Here is the chart.\n\n📎 [chart.png](https://bot.example.com/")
-    assert sent.text.endswith("\nQ3")
+    assert text.text == "Here is the chart."
+    assert sent.text.startswith("📎 [chart.png](https://bot.example.com/")
+    assert sent.text.endswith("\nQ3") and sent.card is None
     assert served == (200, PNG)
 
 
@@ -107,7 +115,9 @@ async def test_without_a_public_url_a_file_is_named_not_linked(
     tmp_path: Path, fake_teams: FakeTeams, fake_llm: FakeLLM
 ) -> None:
     ms = fake_teams
-    async with running(teams_config(tmp_path, ms, fake_llm, agent="files")) as gw:
-        await ms.post(endpoint(gw), ms.message("chart please", activity_id="4301"))
-        [sent] = await ms.wait_sent(1)
+    channel = "    dm_policy: open\n    group_policy: respond_all\n"
+    async with running(teams_config(tmp_path, ms, fake_llm, agent="files", channel=channel)) as gw:
+        asked = ms.message("chart please", conversation=GROUP, kind="groupChat", activity_id="4301")
+        await ms.post(endpoint(gw), asked)
+        [_, sent] = await ms.wait_sent(2)
     assert "chart.png could not be attached" in sent.text and "http" not in sent.text

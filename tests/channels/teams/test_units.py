@@ -203,7 +203,7 @@ def test_long_text_is_chunked_by_bytes_and_menus_become_one_card() -> None:
     [
         (429, SendErrorKind.RATE_LIMITED),
         (401, SendErrorKind.AUTH_FATAL),
-        (403, SendErrorKind.FORBIDDEN),
+        (403, SendErrorKind.AUTH_FATAL),
         (404, SendErrorKind.TARGET_NOT_FOUND),
         (400, SendErrorKind.INVALID_REQUEST),
         (502, SendErrorKind.TRANSIENT),
@@ -213,6 +213,11 @@ def test_long_text_is_chunked_by_bytes_and_menus_become_one_card() -> None:
 def test_connector_statuses(status: int, kind: SendErrorKind) -> None:
     result = errors.classify_status(status, 3.0)
     assert result.kind is kind
-    assert errors.hint(kind) or kind is SendErrorKind.INVALID_REQUEST
+    assert errors.hint(kind, status) or kind is SendErrorKind.INVALID_REQUEST
+    if status in (401, 403):  # both park; the fix names the cause
+        assert (
+            errors.hint(kind, status)
+            == {401: errors.PASSWORD_HINT, 403: errors.FORBIDDEN_HINT}[status]
+        )
     if kind is SendErrorKind.RATE_LIMITED:
         assert result.retry_after_s == 3.0

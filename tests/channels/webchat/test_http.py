@@ -175,7 +175,7 @@ async def test_dashboard_page_is_public_but_its_data_needs_the_token(gateway: Ga
         )
         kind, snapshot = events[0]
         assert kind == "snapshot"
-        assert set(snapshot) == {"now", "status", "dlq", "pairing", "stats"}
+        assert set(snapshot) == {"now", "status", "dlq", "pairing", "stats", "privacy"}
         assert snapshot["stats"]["window_minutes"] == 60
         assert {"shed_ratio", "evict_ratio"} <= set(snapshot["status"]["memory"])
         [chat] = [c for c in snapshot["status"]["channels"] if c["name"] == "webchat"]

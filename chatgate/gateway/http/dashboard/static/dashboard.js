@@ -154,6 +154,7 @@ function render(data) {
   chats(status.chats || { paused: [], recent: [] }, now);
   pairing(data.pairing, now);
   whyChannels(status.channels);
+  privacy(data.privacy || { records: [] }, now);
 }
 
 function rows(table, items, draw, empty) {
@@ -419,6 +420,61 @@ $("why").addEventListener("submit", async (event) => {
       ? data.trails.map((t) => h("li", { "data-key": t.key }, h("b", {}, t.summary), h("div", { class: "muted" }, t.key)))
       : [h("li", { class: "muted" }, "no such message in the journal")]),
   );
+});
+
+// --- privacy requests (show, export, erase one person; the audit trail) ----------------------
+
+function privacy(audit, now) {
+  rows("privacy", audit.records, (r) => h("tr", {},
+    h("td", {}, `${duration(now - r.at)} ago`),
+    h("td", {}, r.action),
+    h("td", {}, r.person),
+    h("td", {}, Object.values(r.counts).reduce((a, b) => a + b, 0).toString()),
+  ), "no privacy requests yet");
+}
+
+async function people(method, verb, describe) {
+  const person = $("people-person").value.trim();
+  if (!person) return;
+  const query = method === "GET" ? `?${new URLSearchParams({ person })}` : "";
+  const headers = method === "POST" ? { ...auth(), "Content-Type": "application/json" } : auth();
+  const body = method === "POST" ? JSON.stringify({ person }) : undefined;
+  let response;
+  try {
+    response = await fetch(`/api/people/${verb}${query}`, { method, headers, body });
+  } catch {
+    return toast("the gateway did not answer");
+  }
+  if (response.status === 401) return signOut("That token was refused.");
+  const data = await response.json().catch(() => ({}));
+  if (!response.ok) return toast(data.error || `refused (${response.status})`);
+  describe(data, person);
+}
+
+function storeCounts(stores) {
+  return Object.entries(stores).map(([name, s]) => h("li", { "data-store": name }, `${name}: ${s.count}`));
+}
+
+$("people").addEventListener("submit", (event) => {
+  event.preventDefault();
+  people("GET", "show", (d) => $("people-result").replaceChildren(...storeCounts(d.stores)));
+});
+$("people-export").addEventListener("click", () => people("POST", "export", (d, person) => {
+  const bytes = Uint8Array.from(atob(d.archive_b64), (c) => c.charCodeAt(0));
+  const link = h("a", { href: URL.createObjectURL(new Blob([bytes], { type: "application/gzip" })),
+    download: `chatgate-person-${person.replace(/[^A-Za-z0-9._-]/g, "_")}.tar.gz` });
+  link.click();
+  URL.revokeObjectURL(link.href);
+  toast(`exported ${person} (${d.bytes} bytes)`);
+}));
+$("people-erase").addEventListener("click", () => {
+  const person = $("people-person").value.trim();
+  if (!person || !confirm(`Erase everything stored about ${person}? This cannot be undone.`)) return;
+  people("POST", "erase", (d) => {
+    $("people-result").replaceChildren(...d.erased.map((e) => h("li", { "data-store": e.store }, `${e.store}: ${e.removed} removed`)));
+    toast(`erased ${person}`);
+    connect();
+  });
 });
 
 $("signin").addEventListener("submit", (event) => {

@@ -1,0 +1,88 @@
+"""GenAI client metrics through the OpenTelemetry metrics API: how long each model call took and
+the tokens it used, as the GenAI conventions name them (``gen_ai.client.operation.duration``,
+``gen_ai.client.token.usage``). No-ops until the telemetry feature installs a meter, so a
+gateway without export pays one global read per call; Prometheus ``/metrics`` is separate.
+
+Unlike spans these are not sampled: every call is counted whatever ``sample_ratio`` says.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+DURATION = "gen_ai.client.operation.duration"
+TOKENS = "gen_ai.client.token.usage"
+# The bucket boundaries the conventions advise for each histogram.
+DURATION_BUCKETS: tuple[float, ...] = tuple(0.01 * 2**n for n in range(14))  # 0.01 s … 81.92 s
+TOKEN_BUCKETS: tuple[int, ...] = tuple(4**n for n in range(14))  # 1 … 67,108,864
+
+_duration: Any = None  # Histogram instruments while export is on
+_tokens: Any = None
+_latest_genai = False
+
+
+def install(meter: Any, *, latest_genai: bool = False) -> None:
+    """Record with ``meter`` (an OpenTelemetry Meter); ``latest_genai`` as in `tracing.install`."""
+    global _duration, _tokens, _latest_genai
+    _latest_genai = latest_genai
+    _duration = meter.create_histogram(
+        DURATION,
+        unit="s",
+        description="GenAI operation duration",
+        explicit_bucket_boundaries_advisory=DURATION_BUCKETS,
+    )
+    _tokens = meter.create_histogram(
+        TOKENS,
+        unit="{token}",
+        description="Number of input and output tokens used",
+        explicit_bucket_boundaries_advisory=TOKEN_BUCKETS,
+    )
+
+
+def uninstall() -> None:
+    global _duration, _tokens
+    _duration = _tokens = None
+
+
+def on() -> bool:
+    return _duration is not None
+
+
+@dataclass(frozen=True)
+class Call:
+    """What a model call was: the operation, the provider and the model as configured."""
+
+    operation: str
+    provider: str
+    request_model: str
+
+
+def model_call(
+    call: Call,
+    duration_s: float,
+    *,
+    error: str | None = None,
+    input_tokens: int | None = None,
+    output_tokens: int | None = None,
+) -> None:
+    """One finished model call: its duration (with ``error.type`` when it failed) and, when it
+    answered, the tokens it used by type."""
+    duration, tokens = _duration, _tokens
+    if duration is None or tokens is None:
+        return
+    provider = call.provider
+    attributes: dict[str, str] = {
+        "gen_ai.operation.name": call.operation,
+        "gen_ai.provider.name": provider,
+        "gen_ai.request.model": call.request_model,
+    }
+    if not _latest_genai:
+        attributes["gen_ai.system"] = provider  # the deprecated name, as on the spans
+    if error is not None:
+        duration.record(duration_s, {**attributes, "error.type": error})
+        return
+    duration.record(duration_s, attributes)
+    for kind, count in (("input", input_tokens), ("output", output_tokens)):
+        if count is not None:
+            tokens.record(count, {**attributes, "gen_ai.token.type": kind})

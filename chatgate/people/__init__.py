@@ -1,0 +1,1 @@
+"""Privacy requests (show, export, erase what is stored about one person) and retention."""

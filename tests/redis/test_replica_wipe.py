@@ -1,0 +1,82 @@
+"""Redis restarts without its data while two real `chatgate run` replicas hold turns at the model
+and DMs queued behind them: each replica re-journals what it holds (one log line with the count),
+and every DM it held is answered, once."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from redis.asyncio import Redis
+
+from tests.fakes.llm import FakeLLM
+from tests.fakes.telegram import FakeTelegram
+from tests.redis.conftest import PrivateRedis
+from tests.redis.replicas_support import (
+    PREFIX,
+    echo_replies,
+    owner,
+    sent_texts,
+    start_telegram_replicas,
+    stop_all,
+    warnings,
+)
+from tests.support.waiting import eventually
+
+pytestmark = [pytest.mark.slow, pytest.mark.redis]
+LEASE_TTL_S = 3.0
+USERS, PER_USER = 4, 3
+RESTORED = "the store lost its data; re-journaled the messages this replica holds"
+
+
+def wipe(redis: PrivateRedis) -> None:
+    """Restart Redis without its data (no append-only file left)."""
+    redis.kill()
+    for leftover in redis.directory.rglob("*.aof*"):
+        if leftover.is_file():
+            leftover.unlink()
+    redis.start()
+
+
+def restored_counts(text: str) -> list[int]:
+    return [
+        json.loads(line)["count"]
+        for line in text.splitlines()
+        if line.startswith("{") and RESTORED in line
+    ]
+
+
+async def test_a_wiped_redis_loses_nothing_a_replica_held(
+    tmp_path: Path, fake_tg: FakeTelegram, fake_llm: FakeLLM, private_redis: PrivateRedis
+) -> None:
+    fake_llm.latency_s = 1.5  # a turn at the model, the other DMs of each user queued behind it
+    echo_replies(fake_llm)
+    client = Redis.from_url(private_redis.url, decode_responses=True)
+    urls = dict.fromkeys(("r1", "r2"), private_redis.url)
+    daemons = await start_telegram_replicas(
+        tmp_path, fake_tg, fake_llm, urls, lease_ttl_s=LEASE_TTL_S, lock_ttl_s=6.0
+    )
+    expected = {f"re: u{u} m{i}" for u in range(1, USERS + 1) for i in range(PER_USER)}
+    try:
+        await eventually(lambda: owner(client), 30, "a telegram owner")
+        for i in range(PER_USER):
+            for user in range(1, USERS + 1):
+                fake_tg.dm(user, f"u{user} m{i}")
+        await fake_llm.wait_for_requests(USERS, timeout=90)  # every user's first turn runs
+        assert await client.zcard(PREFIX + "journal:open") == USERS * PER_USER
+        wipe(private_redis)
+
+        async def answered() -> bool:
+            return expected <= set(sent_texts(fake_tg))
+
+        await eventually(answered, 60, f"all {len(expected)} answers after the wipe")
+        log = warnings(daemons)
+        assert set(sent_texts(fake_tg)) == expected, log
+        assert max(sent_texts(fake_tg).values()) == 1, f"repeated\n{log}"
+        counts = [n for d in daemons.values() for n in restored_counts(d.logs())]
+        assert sum(counts) >= USERS * PER_USER, f"{counts}\n{log}"  # every held DM, once
+        assert len(counts) <= len(daemons), f"one line per replica: {counts}"
+    finally:
+        await stop_all(daemons, kill=True)
+        await client.aclose()

@@ -1,0 +1,52 @@
+"""GenAI client metrics through an in-memory reader: names, units, attributes by outcome and
+by the conventions opted into; nothing recorded while off."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from opentelemetry.sdk.metrics import MeterProvider
+from opentelemetry.sdk.metrics.export import InMemoryMetricReader
+
+from chatgate import genai_metrics
+
+CALL = genai_metrics.Call("chat", "openai", "openai/gpt-4o-mini")
+
+
+def _points(reader: InMemoryMetricReader) -> dict[str, list[Any]]:
+    found: dict[str, list[Any]] = {}
+    data = reader.get_metrics_data()
+    assert data is not None
+    for resource in data.resource_metrics:
+        for scope in resource.scope_metrics:
+            for metric in scope.metrics:
+                found.setdefault(metric.name, []).extend(metric.data.data_points)
+    return found
+
+
+@pytest.mark.parametrize("latest", [False, True])
+def test_a_call_records_its_duration_and_tokens(latest: bool) -> None:
+    reader = InMemoryMetricReader()
+    genai_metrics.install(MeterProvider([reader]).get_meter("t"), latest_genai=latest)
+    try:
+        genai_metrics.model_call(CALL, 0.3, input_tokens=120, output_tokens=7)
+        genai_metrics.model_call(CALL, 2.0, error="timeout", input_tokens=5)
+    finally:
+        genai_metrics.uninstall()
+    points = _points(reader)
+    durations = {p.attributes.get("error.type"): p for p in points[genai_metrics.DURATION]}
+    assert durations[None].sum == pytest.approx(0.3)
+    assert durations["timeout"].count == 1  # failed calls are timed, their tokens are not
+    assert durations[None].explicit_bounds[:3] == (0.01, 0.02, 0.04)
+    tokens = {p.attributes["gen_ai.token.type"]: p.sum for p in points[genai_metrics.TOKENS]}
+    assert tokens == {"input": 120, "output": 7}
+    attributes = durations[None].attributes
+    assert attributes["gen_ai.provider.name"] == "openai"
+    assert attributes["gen_ai.request.model"] == "openai/gpt-4o-mini"
+    assert ("gen_ai.system" in attributes) is not latest
+
+
+def test_nothing_is_recorded_while_off() -> None:
+    assert not genai_metrics.on()
+    genai_metrics.model_call(CALL, 1.0, input_tokens=1)  # no meter: a no-op, no error

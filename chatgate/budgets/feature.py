@@ -18,6 +18,7 @@ from chatgate.budgets.actions import (
 )
 from chatgate.budgets.ledger import Ledger
 from chatgate.budgets.meter import Meters, who_of
+from chatgate.budgets.privacy import BudgetCounters
 from chatgate.budgets.report import agent_days, usage_rows, usage_text
 from chatgate.budgets.rules import Rules
 from chatgate.budgets.store import DB_FILE, BudgetStore, SqliteBudgetStore
@@ -30,6 +31,7 @@ from chatgate.model.messages import InboundMessage
 from chatgate.operator.actions import AnyAction
 from chatgate.operator.context import OperatorContext
 from chatgate.policies.budgets import Scope
+from chatgate.state.personal import PersonalData
 
 log = logging.getLogger("chatgate.budgets")
 USAGE_COMMAND = "usage"
@@ -53,6 +55,7 @@ class Budgets(Feature):
         self.store = budget_store(context.loaded, context.state.stores.client)
         self.ledger = Ledger(context.live, self.store, context.metrics)
         self.rules = Rules(context.live)
+        self.counters = BudgetCounters(self.store)
         self.meters = Meters(
             context.live,
             context.clock,
@@ -82,6 +85,9 @@ class Budgets(Feature):
 
     async def close(self) -> None:
         await self.store.close()
+
+    def personal_data(self) -> Sequence[PersonalData]:
+        return (self.counters,)
 
     async def forget(self, scope: str) -> int:
         """Delete every budget counter of scope id ``scope`` (a privacy erase, a reset)."""

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import aiohttp
 
+from chatgate.gateway.http.dashboard import snapshot
 from chatgate.state.admin import trail
 from tests.channels.telegram.helpers_b import settled
 from tests.fakes.llm import FakeLLM, Fault, ToolCall, ToolCalls
@@ -123,6 +124,9 @@ async def test_the_operator_resets_a_user(tmp_path: Path, fake_llm: FakeLLM) -> 
         assert (await (await chat.inject("a", sender_id="ann")).result).reason == "text"
         refused = await (await chat.inject("b", sender_id="ann")).result
         assert refused.reason == "budget_exhausted"
+        board = (await snapshot(gw))["usage"]  # the dashboard's spend panel reads this part
+        assert [(r["id"], r["turns"]) for r in board["rows"]] == [("memory:ann", 1)]
+        assert [(d["agent"], d["turns"]) for d in board["agent_days"]] == [("default", 1)]
         async with aiohttp.ClientSession() as http:
             got = await http.post(
                 url(gw, "/api/budgets/reset"),

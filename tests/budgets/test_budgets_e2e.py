@@ -4,8 +4,13 @@ call, counts survive a restart, a reload raises the limit."""
 
 from __future__ import annotations
 
+import asyncio
+import json
 from pathlib import Path
 
+import pytest
+
+from chatgate.cli.main import main
 from tests.fakes.llm import FakeLLM
 from tests.harness import memory, running, write_config
 
@@ -97,3 +102,25 @@ async def test_cost_limit_admits_exactly_what_fits_and_warns_once(
     assert answered >= 2 and reasons[-1] == "budget_exhausted"
     warnings = [t for t in chat.texts() if t.startswith("Heads-up")]
     assert len(warnings) == 1
+
+
+async def test_the_cli_lists_usage_and_resets_a_user(
+    tmp_path: Path, fake_llm: FakeLLM, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = _config(tmp_path, fake_llm, TWO_TURNS)
+    cli = tmp_path / "cli.yaml"  # the same daemon, as the CLI reads it (no test channel)
+    memory_channel = "  memory: {dm_policy: open}\n"
+    cli.write_text(path.read_text().replace(memory_channel, "  webhook: {routes: {}}\n"))
+    async with running(path) as gw:
+        chat = memory(gw)
+        await (await chat.inject("one", sender_id="ann")).result
+        code = await asyncio.to_thread(main, ["usage", "--json", "-c", str(cli)])
+        listed = json.loads(capsys.readouterr().out)
+        code_reset = await asyncio.to_thread(
+            main, ["budgets", "reset", "user:memory:ann", "-c", str(cli)]
+        )
+        reset = json.loads(capsys.readouterr().out)
+    assert code == 0 and code_reset == 0
+    [row] = listed["rows"]
+    assert (row["rule"], row["id"], row["turns"]) == ("per-user-daily", "memory:ann", 1)
+    assert reset["counters"] == 1

@@ -129,7 +129,7 @@ async def test_steps_in_order_and_the_prepare_input_slot(tmp_path: Path, fake_ll
             "prepare_input",
             "call_agent",
             "conclude",
-            "deliver",
+            "deliver",  # under the turn lock: the session's order holds across replicas
         ]
         assert [s.__name__ for s in steps.after] == ["announce"]
 

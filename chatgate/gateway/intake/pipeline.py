@@ -69,8 +69,9 @@ class Pipeline:
         self.hint_sources: tuple[HintSource, ...] = ()
         self._tasks: set[asyncio.Task[None]] = set()
         self.guard = StateGuard(runtime, self.resume_stranded)
-        self.held = HeldWork(runtime, self.scheduler.held)
+        self.held = HeldWork(runtime, self.scheduler)
         self.runner.answering.restore = self.held.check  # asked by a turn whose entry is gone
+        self.runner.answering.hand_off_waiting = self.held.hand_off_waiting
         self.apply_config()
 
     def apply_config(self) -> None:

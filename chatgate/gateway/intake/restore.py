@@ -8,19 +8,22 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Callable
 
+from chatgate.gateway.intake.session_queue import SessionScheduler
 from chatgate.gateway.runtime import Runtime
 from chatgate.gateway.turn.job import Job
 from chatgate.model.messages import InboundMessage
+from chatgate.model.reasons import DeliveryStatus
+from chatgate.model.results import Stage, TurnResult
 
 log = logging.getLogger("chatgate.state")
 
 
 class HeldWork:
-    def __init__(self, runtime: Runtime, held: Callable[[], list[Job]]) -> None:
+    def __init__(self, runtime: Runtime, scheduler: SessionScheduler) -> None:
         self.rt = runtime
-        self._held = held
+        self.scheduler = scheduler
+        self._held = scheduler.held
         self._generation: str | None = None
         self._stranded: dict[str, InboundMessage] = {}  # turns the state outage cut short
         self._lock = asyncio.Lock()
@@ -61,3 +64,31 @@ class HeldWork:
             new, _ = await journal.record(msg, now, now)
             restored += new
         return restored
+
+    async def hand_off_waiting(self, job: Job) -> int:
+        """``job``'s answer was handed off (its channel is served by another replica now): the
+        session's messages waiting here go the same way, behind it, so that replica answers
+        them in order instead of this one racing its later turns. How many went."""
+        waiting = self.scheduler.take_waiting(job.session)
+        kept: list[Job] = []
+        handed = DeliveryStatus.HANDED_OFF.value
+        left = list(waiting)
+        try:
+            while left:
+                queued = left[0]
+                if not await self.rt.journal.hand_off(queued.msg.key):
+                    kept.append(queued)
+                elif not queued.future.done():
+                    result = TurnResult(
+                        queued.msg.key, Stage.TURN.value, handed, None, queued.session, handed
+                    )
+                    queued.future.set_result(result)
+                left.pop(0)
+        finally:  # what was not handed off (or not reached before an error) runs here
+            self.scheduler.put_back(kept + left)
+        if len(waiting) > len(kept):
+            log.info(
+                "handed the session's waiting messages off behind its answer",
+                extra={"session": job.session, "count": len(waiting) - len(kept)},
+            )
+        return len(waiting) - len(kept)

@@ -96,6 +96,20 @@ class SessionScheduler:
         """Every job this process holds: each session's running batch, then its queue, in order."""
         return [job for q in self._queues.values() for job in (*(q.running or ()), *q.jobs)]
 
+    def take_waiting(self, key: str) -> list[Job]:
+        """Take every job waiting in session ``key`` (not the running batch) out of its queue."""
+        q = self._queues.get(key)
+        if q is None:
+            return []
+        jobs = list(q.jobs)
+        q.jobs.clear()
+        return jobs
+
+    def put_back(self, jobs: list[Job]) -> None:
+        """Return jobs `take_waiting` took, ahead of what came meanwhile."""
+        for job in reversed(jobs):
+            self.enqueue(job, front=True)
+
     def waiting(self, key: str, message_key: str) -> bool:
         """Whether the message ``message_key`` waits in session ``key`` (its turn not started)."""
         q = self._queues.get(key)

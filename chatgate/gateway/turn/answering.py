@@ -27,6 +27,8 @@ class Answering:
         # Re-journals what this process holds if the store lost its data; how many it restored.
         self.restore: Callable[[], Awaitable[int]] | None = None
         self._handed: set[str] = set()  # answers this process handed off, not yet passed on
+        # Hands the session's waiting messages off behind its answer; how many.
+        self.hand_off_waiting: Callable[[Job], Awaitable[int]] | None = None
 
     def handed_off(self, key: str) -> bool:
         """Whether this process handed ``key``'s answer off (asked once, as its turn's lock is
@@ -103,6 +105,8 @@ class Answering:
         if not await runtime.journal.hand_off(job.msg.key):
             return False
         self._handed.add(job.msg.key)
+        if self.hand_off_waiting is not None:  # they follow it, in order, to the same replica
+            await self.hand_off_waiting(job)
         log.warning(
             "channel no longer served here; answer handed off",
             extra={"channel": target.channel, "key": job.msg.key, "session": job.session},

@@ -1,6 +1,6 @@
 """Opt-in pytest plugin: CPU seconds per test, its child processes included (reaped ones).
 
-    pytest -p tests.support.cpu_profile --cpu-report=build/cpu.tsv -n 0 tests/...
+    python -m pytest -p tests.support.cpu_profile --cpu-report=build/cpu.tsv -n 0 tests/...
 
 Wall time says little on a loaded machine; user+sys of the test process and its waited-for
 children says what a test costs. The report is one `seconds<TAB>nodeid` line per test, largest

@@ -28,6 +28,7 @@ def cli_env(extra: Mapping[str, str] | None = None) -> dict[str, str]:
         }
     )
     env.pop("OPENAI_API_KEY", None)
+    env.pop("PYTHONDONTWRITEBYTECODE", None)  # a daemon caches what it compiles for the next one
     env.pop("WEBHOOK_SECRET", None)
     env.update(extra or {})
     return env

@@ -76,3 +76,16 @@ async def fake_wa() -> FakeWhatsApp:  # type: ignore[misc]
     """Fake WhatsApp Cloud API (Graph API + Meta's webhook posts) on plain HTTP."""
     async with FakeWhatsApp() as fake:
         yield fake
+
+
+def pytest_sessionstart(session: pytest.Session) -> None:
+    """Bytecode for chatgate before any daemon starts: each `chatgate run` a test spawns would
+    otherwise compile the package from source (PYTHONDONTWRITEBYTECODE, an editable install).
+    Once, in the controller; an up-to-date tree costs a stat per file."""
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        return
+    import compileall
+
+    from tests.daemon import ROOT
+
+    compileall.compile_dir(ROOT / "chatgate", quiet=1)

@@ -28,6 +28,7 @@ def cli_env(extra: Mapping[str, str] | None = None) -> dict[str, str]:
         }
     )
     env.pop("OPENAI_API_KEY", None)
+    env.pop("PYTHONDONTWRITEBYTECODE", None)  # a daemon caches what it compiles for the next one
     env.pop("WEBHOOK_SECRET", None)
     env.update(extra or {})
     return env
@@ -102,13 +103,15 @@ class Daemon:
         assert self.proc is not None
         self.proc.send_signal(signal.SIGKILL)
 
-    async def terminate(self, timeout: float = 20.0) -> int:
+    # The default timeouts guard against a hang; a loaded CI box can take 20 s to stop a daemon.
+    # A test that proves a shutdown bound passes its own.
+    async def terminate(self, timeout: float = 60.0) -> int:
         assert self.proc is not None
         if self.proc.returncode is None:
             self.proc.send_signal(signal.SIGTERM)
         return await asyncio.wait_for(self.proc.wait(), timeout)
 
-    async def wait(self, timeout: float = 20.0) -> int:
+    async def wait(self, timeout: float = 60.0) -> int:
         assert self.proc is not None
         return await asyncio.wait_for(self.proc.wait(), timeout)
 

@@ -14,6 +14,7 @@ from tests.fakes.discord_lite import (
 )
 from tests.fakes.llm import FakeLLM
 from tests.harness import running
+from tests.support.spacing import assert_spaced
 
 SEND = "POST /channels/{id}/messages"
 TYPING = "POST /channels/{id}/typing"
@@ -147,8 +148,7 @@ async def test_streaming_edits_a_draft_no_faster_than_the_interval(
     [draft] = fake_discord.sent()
     edits = fake_discord.calls_to(EDIT)
     assert draft.json["content"].endswith("…") and len(edits) >= 2
-    gaps = [b.at - a.at for a, b in zip([draft, *edits], edits, strict=False)]
-    assert min(gaps) >= 0.3 - 0.02
+    assert_spaced([c.at for c in [draft, *edits]], 0.3)
 
 
 async def test_status_shows_shards_guilds_and_latency(

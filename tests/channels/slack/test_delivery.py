@@ -12,6 +12,7 @@ from tests.channels.telegram.helpers_b import settled
 from tests.fakes.llm import FakeLLM
 from tests.fakes.slack import FakeSlack
 from tests.harness import running
+from tests.support.spacing import assert_spaced
 
 
 def _fences_balanced(text: str) -> bool:
@@ -136,6 +137,5 @@ async def test_streaming_edits_a_draft_no_faster_than_the_interval(
     [draft] = fake_slack.calls("chat.postMessage")
     edits = fake_slack.calls("chat.update")
     assert draft.params["text"].endswith("…") and len(edits) >= 2
-    gaps = [b.at - a.at for a, b in zip([draft, *edits], edits, strict=False)]
-    assert min(gaps) >= 0.3 - 0.02
+    assert_spaced([c.at for c in [draft, *edits]], 0.3)
     assert fake_slack.message("D1", fake_slack.posted()[0]["ts"])["text"] == reply  # type: ignore[index]

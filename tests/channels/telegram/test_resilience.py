@@ -15,6 +15,7 @@ from tests.daemon import Daemon, run_cli
 from tests.fakes.llm import FakeLLM
 from tests.fakes.telegram import FakeTelegram
 from tests.harness import running, url
+from tests.support.spacing import assert_spaced
 
 WEBHOOK = """  webhook:
     routes:
@@ -166,6 +167,5 @@ async def test_streaming_sends_a_draft_then_throttled_edits_then_the_final_text(
     assert draft.params["text"].endswith("…") and len(draft.params["text"]) < len(reply)
     assert len(edits) >= 2  # intermediate edits, then the final one
     assert edits[-1].params["text"] == reply
-    gaps = [b.at - a.at for a, b in zip([draft, *edits], edits, strict=False)]
-    assert min(gaps) >= 0.3 - 0.02
+    assert_spaced([c.at for c in [draft, *edits]], 0.3)
     assert json.dumps(edits[0].params).count("word") < 24

@@ -8,17 +8,15 @@ reservation a crash left behind expires at its deadline.
 
 from __future__ import annotations
 
-import asyncio
 import sqlite3
-import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Protocol, TypeVar
+from typing import Protocol
 
 from chatgate.policies.budgets import Charge, Usage, admits, split_key
+from chatgate.state.sqlite.side import SideDatabase
 
-T = TypeVar("T")
 DB_FILE = "budgets.db"
 WARN_SUFFIX = "|warn"  # a counter's warned-once flag: the counter key with this suffix
 
@@ -103,62 +101,17 @@ class SqliteBudgetStore:
     """One connection on worker threads, serialised by a lock; each call is one transaction."""
 
     def __init__(self, path: Path) -> None:
-        self._path = path
-        self._conn: sqlite3.Connection | None = None
-        self._lock = threading.Lock()
+        self._db = SideDatabase(path, _SCHEMA, what="budget store", synchronous="NORMAL")
+        self._call = self._db.call
 
     async def open(self) -> None:
-        def connect() -> sqlite3.Connection:
-            self._path.parent.mkdir(parents=True, exist_ok=True)
-            conn = sqlite3.connect(self._path, check_same_thread=False, isolation_level=None)
-            conn.execute("PRAGMA journal_mode=WAL")
-            conn.execute("PRAGMA synchronous=NORMAL")
-            conn.execute("PRAGMA busy_timeout=5000")
-            conn.executescript(_SCHEMA)
-            return conn
-
-        self._conn = await asyncio.to_thread(connect)
+        await self._db.open()
 
     async def close(self) -> None:
-        conn, self._conn = self._conn, None
-        if conn is not None:
-
-            def close() -> None:
-                with self._lock:
-                    conn.close()
-
-            await asyncio.to_thread(close)
-
-    async def _call(self, fn: Callable[[sqlite3.Connection], T]) -> T:
-        conn = self._conn
-        if conn is None:
-            raise RuntimeError("budget store is not open")
-
-        def run() -> T:
-            with self._lock:
-                conn.execute("BEGIN IMMEDIATE")
-                try:
-                    result = fn(conn)
-                except BaseException:
-                    conn.execute("ROLLBACK")
-                    raise
-                conn.execute("COMMIT")
-                return result
-
-        return await asyncio.to_thread(run)
+        await self._db.close()
 
     async def compact(self) -> None:
-        """VACUUM away the freed pages, then empty the WAL (outside any transaction)."""
-        conn = self._conn
-        if conn is None:
-            return
-
-        def run() -> None:
-            with self._lock:
-                conn.execute("VACUUM")
-                conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-
-        await asyncio.to_thread(run)
+        await self._db.compact()
 
     async def read(self, keys: Sequence[str], now: float) -> dict[str, Usage]:
         return await self._call(lambda c: {k: _usage(c, k, now) for k in keys})

@@ -4,18 +4,16 @@ moves forward, so a replica with a stale view never decides an instant twice."""
 
 from __future__ import annotations
 
-import asyncio
 import json
 import sqlite3
-import threading
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol, TypeVar
+from typing import Any, Protocol
 
 from chatgate.schedules.jobs import RunRecord, ScheduledJob
+from chatgate.state.sqlite.side import SideDatabase
 
-T = TypeVar("T")
 DB_FILE = "schedules.db"
 KEEP_RUNS = 50
 
@@ -85,61 +83,17 @@ class SqliteJobStore:
     """One connection on worker threads, serialised by a lock (jobs are low-volume)."""
 
     def __init__(self, path: Path) -> None:
-        self._path = path
-        self._conn: sqlite3.Connection | None = None
-        self._lock = threading.Lock()
+        self._db = SideDatabase(path, _SCHEMA, what="job store")
+        self._call = self._db.call
 
     async def open(self) -> None:
-        def connect() -> sqlite3.Connection:
-            self._path.parent.mkdir(parents=True, exist_ok=True)
-            conn = sqlite3.connect(self._path, check_same_thread=False, isolation_level=None)
-            conn.execute("PRAGMA journal_mode=WAL")
-            conn.execute("PRAGMA busy_timeout=5000")
-            conn.executescript(_SCHEMA)
-            return conn
-
-        self._conn = await asyncio.to_thread(connect)
+        await self._db.open()
 
     async def close(self) -> None:
-        conn, self._conn = self._conn, None
-        if conn is not None:
-
-            def close() -> None:
-                with self._lock:  # after a call a cancelled caller left running on its thread
-                    conn.close()
-
-            await asyncio.to_thread(close)
-
-    async def _call(self, fn: Callable[[sqlite3.Connection], T]) -> T:
-        conn = self._conn
-        if conn is None:
-            raise RuntimeError("job store is not open")
-
-        def run() -> T:
-            with self._lock:
-                conn.execute("BEGIN IMMEDIATE")
-                try:
-                    result = fn(conn)
-                except BaseException:
-                    conn.execute("ROLLBACK")
-                    raise
-                conn.execute("COMMIT")
-                return result
-
-        return await asyncio.to_thread(run)
+        await self._db.close()
 
     async def compact(self) -> None:
-        """VACUUM away the freed pages, then empty the WAL (outside any transaction)."""
-        conn = self._conn
-        if conn is None:
-            return
-
-        def run() -> None:
-            with self._lock:
-                conn.execute("VACUUM")
-                conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-
-        await asyncio.to_thread(run)
+        await self._db.compact()
 
     async def save(self, job: ScheduledJob, cap: ChatCap | None = None) -> bool:
         data = json.dumps(job.to_dict())

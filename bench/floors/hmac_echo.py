@@ -68,7 +68,7 @@ def main(argv: list[str] | None = None) -> None:
     )
     args = parser.parse_args(argv)
     if args.import_litellm:
-        from chatgate.agents.litellm_agent import import_litellm
+        from chatgate.agents.litellm_import import import_litellm
 
         import_litellm()
     asyncio.run(serve(args.port, args.secret, args.path))

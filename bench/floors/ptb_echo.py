@@ -35,7 +35,7 @@ def make_reply(args: argparse.Namespace) -> Reply:
 
         return echo
     if getattr(args, "daemon_litellm", False):  # the discord floor has no such option
-        from chatgate.agents.litellm_agent import import_litellm
+        from chatgate.agents.litellm_import import import_litellm
 
         litellm = import_litellm()
     else:

@@ -39,7 +39,7 @@ def shrink(data: bytes) -> bytes:
 
 
 def build(args: argparse.Namespace) -> App:
-    from chatgate.agents.litellm_agent import import_litellm
+    from chatgate.agents.litellm_import import import_litellm
 
     litellm = import_litellm()  # chatgate's module-level switches: the comparison measures the rest
     common = {"api_base": args.llm_base, "api_key": args.api_key, "timeout": TIMEOUT_S}

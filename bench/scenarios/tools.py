@@ -27,7 +27,8 @@ from prometheus_client import CollectorRegistry
 from bench.runner import Context, Outcome
 from bench.stats import Spec, Table
 from chatgate.agents.base import Turn
-from chatgate.agents.litellm_agent import LiteLLMAgent, litellm_module
+from chatgate.agents.litellm_agent import LiteLLMAgent
+from chatgate.agents.litellm_import import litellm_module
 from chatgate.agents.mcp.hub import McpHub
 from chatgate.agents.tools.runtime import ToolRuntime, TurnTools
 from chatgate.clock import SystemClock

@@ -9,7 +9,8 @@ from typing import Any
 
 from chatgate import tracing
 from chatgate.agents.base import AgentError, ModelMeter
-from chatgate.agents.litellm_agent import ModelSpec, litellm_module, usage_of
+from chatgate.agents.litellm_agent import ModelSpec, usage_of
+from chatgate.agents.litellm_import import litellm_module
 
 PROMPT = (
     "Describe this image for an assistant that cannot see it, in a few sentences. "

@@ -15,7 +15,7 @@ from dataclasses import replace
 from typing import Any
 
 from chatgate.agents.base import AgentReply
-from chatgate.agents.litellm_agent import litellm_module
+from chatgate.agents.litellm_import import litellm_module
 from chatgate.config.agent_models import LiteLLMAgentConfig
 from chatgate.config.base import secret_value
 from chatgate.model.outbound import File, OutboundMessage

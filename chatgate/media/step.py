@@ -47,7 +47,7 @@ async def model_sees_images(agent_cfg: Any) -> bool:
     """litellm's own capability lookup for a litellm agent's model; other backends: no."""
     if getattr(agent_cfg, "backend", None) != "litellm":
         return False
-    from chatgate.agents.litellm_agent import litellm_module
+    from chatgate.agents.litellm_import import litellm_module
 
     litellm = await litellm_module()
     try:

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from chatgate import tracing
-from chatgate.agents.litellm_agent import litellm_module
+from chatgate.agents.litellm_import import litellm_module
 
 ATTEMPTS = 2
 

@@ -10,7 +10,8 @@ import asyncio
 import json
 import sys
 
-from chatgate.agents.litellm_agent import LiteLLMAgent, import_litellm
+from chatgate.agents.litellm_agent import LiteLLMAgent
+from chatgate.agents.litellm_import import import_litellm
 from chatgate.config.agent_models import LiteLLMAgentConfig
 from tests.agents.helpers import make_turn
 

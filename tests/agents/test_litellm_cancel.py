@@ -11,7 +11,7 @@ import types
 import warnings
 from typing import Any
 
-from chatgate.agents import litellm_agent
+from chatgate.agents import litellm_import
 
 
 class ExecutorShapedLiteLLM:
@@ -43,7 +43,7 @@ class ExecutorShapedLiteLLM:
 async def test_a_call_cancelled_in_the_worker_thread_drops_no_coroutine() -> None:
     fake = ExecutorShapedLiteLLM()
     module = types.SimpleNamespace(acompletion=fake.acompletion)
-    caller = asyncio.ensure_future(litellm_agent._completion(module, {}))  # type: ignore[arg-type]
+    caller = asyncio.ensure_future(litellm_import.completion(module, {}))  # type: ignore[arg-type]
     await asyncio.to_thread(fake.built.wait, 5)
     caller.cancel()  # the request coroutine is still being built in the thread
     await asyncio.sleep(0.01)

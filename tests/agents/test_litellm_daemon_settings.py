@@ -9,7 +9,7 @@ import sys
 
 import pytest
 
-from chatgate.agents.litellm_agent import (
+from chatgate.agents.litellm_import import (
     DAEMON_SETTINGS,
     MODEL_CONNECTIONS_PER_HOST,
     POOL_ENV,

@@ -144,7 +144,7 @@ def test_litellms_own_otel_logger_stays_off() -> None:
     """Only chatgate records a model call: litellm's "otel" logger, were it listed, is dropped."""
     from types import ModuleType
 
-    from chatgate.agents.litellm_agent import _no_otel_callback
+    from chatgate.agents.litellm_import import _no_otel_callback
 
     fake = ModuleType("litellm")
     keep = object()

@@ -54,7 +54,7 @@ async def test_redis_restarts_with_and_without_its_data_lose_nothing_accepted_an
     try:
         await eventually(lambda: owner(client), 20, "a telegram owner")
         expected |= dms(fake_tg, "before")
-        await eventually(all_answered, 30, "the answers before the restarts")
+        await eventually(all_answered, 90, "the answers before the restarts")
         started = time.monotonic()
         for wipe in (False, True):
             private_redis.kill()

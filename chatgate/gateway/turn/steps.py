@@ -18,19 +18,19 @@ from typing import Any
 
 from chatgate.agents.base import REPLY_TO, Agent, AgentError, AgentReply, Turn, TurnFenced
 from chatgate.agents.tools.runtime import TurnTools
-from chatgate.agents.tools.types import ApprovalAnswer, ApprovalAsk, Approve
 from chatgate.channels.capabilities import AckMode
 from chatgate.config.agent_models import AgentConfig, LiteLLMAgentConfig
 from chatgate.config.masking import masker_for
 from chatgate.feature.operator_notify import OperatorNotifier
-from chatgate.feature.turns import AskContext, CancelReason, ToolApprover, TurnMeters
-from chatgate.feature.voices import USER_LANGUAGE_KEY, Voices
+from chatgate.feature.turns import CancelReason, ToolApprover, TurnMeters
+from chatgate.feature.voices import Voices
 from chatgate.gateway.delivery.presence import typing_while
 from chatgate.gateway.delivery.status_line import StatusLine, worded
 from chatgate.gateway.delivery.streaming import StreamingReply
 from chatgate.gateway.events import EventName
 from chatgate.gateway.runtime import Runtime
 from chatgate.gateway.turn.answering import Answering
+from chatgate.gateway.turn.asking import chat_approver
 from chatgate.gateway.turn.conclusion import Outcome, answered, decide, failure_of, to_persist
 from chatgate.gateway.turn.job import Job
 from chatgate.gateway.turn.masking import masked, masked_reply, turn_secrets
@@ -260,39 +260,13 @@ class TurnSteps:
             },
             on_progress=tools.on_progress,
             parts=record.media.parts,
-            approve=self._approver(record),
+            approve=chat_approver(
+                self.rt.config.agents.get(record.last.agent), self.approvals, record
+            ),
             before_model=functools.partial(self._fence, record),
             secrets=secrets,
             meter=record.metered.meter if record.metered is not None else None,
         )
-
-    def _approver(self, record: TurnRecord) -> Approve | None:
-        """The turn's way to ask the chat before a tool call whose rule is `ask`."""
-        desk, last = self.approvals, record.last
-        config = self.rt.config.agents.get(last.agent)
-        tools = config.tools if isinstance(config, LiteLLMAgentConfig) else None
-        if desk is None or tools is None:  # `auto` calls are asked for too in a tainted turn
-            return None
-        language = last.msg.extra.get(USER_LANGUAGE_KEY)
-        ctx = AskContext(
-            key=last.msg.key,
-            session=last.session,
-            agent=last.agent,
-            channel=last.msg.channel,
-            chat_id=last.msg.chat_id,
-            sender_id=last.msg.sender_id,
-            target=last.target,
-            language=language if isinstance(language, str) else None,
-            timeout_s=tools.approval_timeout_s,
-            approver=tools.approver,
-            control=record.control,
-        )
-
-        async def approve(ask: ApprovalAsk) -> ApprovalAnswer:
-            ctx.deadline.timeout = record.deadline
-            return await desk.ask(ctx, ask)
-
-        return approve
 
     async def _fence(self, record: TurnRecord) -> None:
         """Right before each model request: is the session's turn lock still this turn's? One

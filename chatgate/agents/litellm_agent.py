@@ -337,10 +337,10 @@ class LiteLLMAgent:
                 raise
             except Exception as exc:
                 error = classify_model_error(exc, spec.provider_id)
-                pause = error.retry_after_s
-                if not wait or error.reason is not FailureReason.RATE_LIMIT or pause is None:
+                pause = error.retry_after_s if error.reason is FailureReason.RATE_LIMIT else None
+                if not wait or pause is None or pause > self._config.timeout_s:
                     raise
-                if waits >= MAX_RATE_WAITS or pause > self._config.timeout_s:
+                if waits >= MAX_RATE_WAITS:
                     raise
                 waits += 1
                 if turn.on_event is not None:
@@ -361,11 +361,8 @@ class LiteLLMAgent:
         ticket = await meter.admit(spec.model, messages) if meter is not None else None
         usage: Mapping[str, int] = {}
         try:
-            if self._slots is None:
+            async with self._slots or contextlib.nullcontext():
                 step = await self._call(spec, messages, turn, tools)
-            else:
-                async with self._slots:
-                    step = await self._call(spec, messages, turn, tools)
             usage = step.usage
             return step
         finally:
@@ -508,7 +505,7 @@ class LiteLLMAgent:
                 gen_ai__response__model=getattr(response, "model", None),
                 gen_ai__response__finish_reasons=[str(response.choices[0].finish_reason)],
             )
-            return _step(text, calls, spec.model, _usage(response))
+            return _step(text, calls, spec.model, usage_of(response))
         kwargs["stream"] = True
         kwargs["stream_options"] = {"include_usage": True}  # the last chunk reports usage
         async with asyncio.timeout(deadline):
@@ -522,7 +519,7 @@ class LiteLLMAgent:
         usage: dict[str, int] = {}
         response = await _completion(litellm, kwargs)
         async for chunk in response:
-            reported = _usage(chunk)
+            reported = usage_of(chunk)
             if reported.get("total_tokens"):
                 usage = reported
             choices = getattr(chunk, "choices", None) or []
@@ -589,7 +586,8 @@ class _DeltaTracker:
             await self._forward(delta)
 
 
-def _usage(response: Any) -> dict[str, int]:
+def usage_of(response: Any) -> dict[str, int]:
+    """Tokens a litellm response (or stream chunk) reports; {} when it reports none."""
     usage = getattr(response, "usage", None)
     if usage is None:
         return {}

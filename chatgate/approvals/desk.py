@@ -100,6 +100,7 @@ class ApprovalDesk:
             created_at=now,
             expires_at=now + ctx.timeout_s,
             language=ctx.language,
+            taint=ask.taint,
         )
         record = await self.store.create(fresh)
         try:
@@ -349,6 +350,8 @@ def prompt_message(
         arguments=shown_arguments(record.arguments),
         expires=voice.wait(max(0.0, record.expires_at - now)),
     )
+    if record.taint:
+        text += "\n" + voice.text(TextId.APPROVAL_TAINTED, sources=", ".join(record.taint))
     if not buttons:
         hint = voice.text(TextId.APPROVAL_REPLY_HINT)
         return OutboundMessage((Text(f"{text}\n{hint}", markdown=False),))

@@ -14,7 +14,7 @@ from typing import Any
 from chatgate.agents.base import AgentError
 from chatgate.budgets.ledger import Ledger
 from chatgate.budgets.rules import Rules
-from chatgate.budgets.store import BudgetStore, Spent
+from chatgate.budgets.store import WARN_SUFFIX, BudgetStore, Spent
 from chatgate.clock import Clock
 from chatgate.feature.ports import ChannelLookup, Deliver, LiveConfig, Routing
 from chatgate.feature.turns import MeteredTurn
@@ -128,7 +128,7 @@ class Meters:
         if target is None:
             return
         now, ends = self.clock.time(), standing.ends
-        if not await self.store.once(standing.key + "|warn", now, ends):
+        if not await self.store.once(standing.key + WARN_SUFFIX, now, ends):
             return
         usage, rule = standing.usage, standing.rule
         used, limit = max(

@@ -20,6 +20,7 @@ from chatgate.policies.budgets import Charge, Usage, admits, split_key
 
 T = TypeVar("T")
 DB_FILE = "budgets.db"
+WARN_SUFFIX = "|warn"  # a counter's warned-once flag: the counter key with this suffix
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS budget_counters (

@@ -6,8 +6,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from redis.asyncio import Redis
+from redis.commands.core import AsyncScript
 
-from chatgate.budgets.store import CallAverage, Spent
+from chatgate.budgets.store import WARN_SUFFIX, CallAverage, Spent
 from chatgate.config.models import GatewaySection
 from chatgate.policies.budgets import Charge, Usage, split_key
 from chatgate.state.redis.client import connect, maps_errors
@@ -102,6 +103,9 @@ class RedisBudgetStore:
         self._prefix = gateway.redis_prefix() + "budget:"
         self._redis: Redis | None = None
         self._shared = client if isinstance(client, Redis) else None
+        self._read: AsyncScript
+        self._reserve: AsyncScript
+        self._settle: AsyncScript
 
     def _r(self) -> Redis:
         if self._redis is None:
@@ -112,7 +116,13 @@ class RedisBudgetStore:
         return [self._prefix + "c:" + key, self._prefix + "r:" + key]
 
     async def open(self) -> None:
-        self._redis = self._shared or connect(self._gateway, max_connections=OWN_CONNECTIONS)
+        redis = self._redis = self._shared or connect(
+            self._gateway, max_connections=OWN_CONNECTIONS
+        )
+        # EVALSHA: the script's text is sent once, not with every call.
+        self._read = redis.register_script(_READ)
+        self._reserve = redis.register_script(_RESERVE)
+        self._settle = redis.register_script(_SETTLE)
 
     async def close(self) -> None:
         redis, self._redis = self._redis, None
@@ -123,7 +133,7 @@ class RedisBudgetStore:
         if not keys:
             return {}
         names = [name for key in keys for name in self._pair(key)]
-        rows = await self._r().eval(_READ, len(names), *names, repr(now))
+        rows = await self._read(keys=names, args=[repr(now)])
         return {key: Usage(*(int(v) for v in row)) for key, row in zip(keys, rows, strict=True)}
 
     async def reserve(
@@ -139,24 +149,15 @@ class RedisBudgetStore:
         for c in charges:
             args += [_limit(c.limit_nano), _limit(c.limit_tokens), _limit(c.limit_turns)]
             args += [c.nano, c.tokens, c.turns]
-        refused = int(await self._r().eval(_RESERVE, len(names), *names, *args))
+        refused = int(await self._reserve(keys=names, args=args))
         return charges[refused - 1].key if refused else None
 
     async def settle(self, ticket: str, keys: Sequence[str], spent: Spent, agent: str) -> None:
         names = [self._prefix + "avg:" + agent, self._prefix + "index"]
         names += [name for key in keys for name in self._pair(key)]
         record = "1" if spent.tokens > 0 else "0"
-        await self._r().eval(
-            _SETTLE,
-            len(names),
-            *names,
-            ticket,
-            spent.nano,
-            spent.tokens,
-            spent.turns,
-            record,
-            *keys,
-        )
+        args: list[str | int] = [ticket, spent.nano, spent.tokens, spent.turns, record, *keys]
+        await self._settle(keys=names, args=args)
 
     async def once(self, key: str, now: float, expires: float) -> bool:
         ttl_ms = max(1, int((expires - now) * 1000))
@@ -189,7 +190,7 @@ class RedisBudgetStore:
         if keys:
             async with r.pipeline(transaction=True) as pipe:
                 for key in keys:
-                    pipe.delete(*self._pair(key), self._prefix + "f:" + key)
+                    pipe.delete(*self._pair(key), self._prefix + "f:" + key + WARN_SUFFIX)
                     pipe.srem(index, key)
                 await pipe.execute()
         return len(keys)

@@ -23,6 +23,9 @@ class DaemonUnreachable(Exception):
     """Nothing answered at the daemon's address."""
 
 
+REQUEST_TIMEOUT_S = 10.0  # an answer slower than this counts as no daemon
+
+
 def _where(loaded: LoadedConfig, url: str | None) -> tuple[str, str | None]:
     configured = secret_value(loaded.config.gateway.api_token)
     if url is None:
@@ -61,6 +64,7 @@ def request(
     method: str = "GET",
     body: dict[str, Any] | None = None,
     url: str | None = None,
+    timeout_s: float = REQUEST_TIMEOUT_S,
 ) -> dict[str, Any]:
     """The daemon's JSON answer (HTTP errors included, with `http_status`); raises
     DaemonUnreachable when no daemon answers."""
@@ -72,7 +76,7 @@ def request(
     if token:
         req.add_header("Authorization", f"Bearer {token}")
     try:
-        with urllib.request.urlopen(req, timeout=10) as response:
+        with urllib.request.urlopen(req, timeout=timeout_s) as response:
             answer: dict[str, Any] = json.loads(response.read() or b"{}")
             return answer
     except urllib.error.HTTPError as exc:
@@ -95,10 +99,11 @@ def call(
     method: str = "GET",
     body: dict[str, Any] | None = None,
     url: str | None = None,
+    timeout_s: float = REQUEST_TIMEOUT_S,
 ) -> dict[str, Any]:
     """Like `request`, for commands that need the running daemon: exit 69 when it is not."""
     try:
-        return request(loaded, path, method=method, body=body, url=url)
+        return request(loaded, path, method=method, body=body, url=url, timeout_s=timeout_s)
     except DaemonUnreachable as exc:
         api = loaded.state_dir / FILE_NAME
         found = "found" if _present(api) else "not found"

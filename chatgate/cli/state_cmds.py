@@ -47,7 +47,8 @@ def ask(loaded: LoadedConfig, action: AnyAction, args: Any, url: str | None) -> 
     method, path, body = to_request(action, args)
     assert action.command is not None
     if not action.command.offline:
-        return call(loaded, path, method=method, body=body, url=url)
+        timeout_s = action.command.timeout_s
+        return call(loaded, path, method=method, body=body, url=url, timeout_s=timeout_s)
     try:
         return request(loaded, path, method=method, body=body, url=url)
     except DaemonUnreachable as exc:

@@ -257,6 +257,11 @@ def _cross_check(
     issues.extend(_check_api_token(config, src))
     issues.extend(tool_issues(config, src, channels))
     issues.extend(budget_issues(config, src))
+    issues.extend(
+        src.issue(("retention", "channels", name), f"channel '{name}' is not configured")
+        for name in config.retention.channels
+        if name not in channels
+    )
     return issues
 
 

@@ -80,6 +80,7 @@ class TextOverrides(StrictModel):
     takeover_resumed: Override | None = Field(None, alias="takeover.resumed")
     approval_prompt: Override | None = Field(None, alias="approval.prompt")
     approval_reply_hint: Override | None = Field(None, alias="approval.reply_hint")
+    approval_tainted: Override | None = Field(None, alias="approval.tainted")
     approval_approve: Override | None = Field(None, alias="approval.approve")
     approval_deny: Override | None = Field(None, alias="approval.deny")
     approval_approved: Override | None = Field(None, alias="approval.approved")

@@ -103,6 +103,12 @@ class Metrics:
                 registry=r,
             )
         )
+        self.handoff_seconds = Histogram(
+            "chatgate_handoff_seconds",
+            "Answers handed off between replicas: hand-off → sent by the channel's holder",
+            buckets=_LATENCY_BUCKETS,
+            registry=r,
+        )
         self.overhead_seconds = Histogram(
             "chatgate_overhead_seconds",
             "Gateway time per turn excluding the agent (accepted → first send)",

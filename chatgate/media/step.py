@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from chatgate.agents.base import ModelMeter
 from chatgate.config.base import secret_value
 from chatgate.config.media_models import AgentMediaConfig
 from chatgate.media.describe import Describer
@@ -23,6 +24,7 @@ async def prepare_turn_input(
     agent_cfg: Any,
     state_dir: Path,
     download_cap: int | None = None,
+    meter: ModelMeter | None = None,
 ) -> PreparedInput:
     """Fetch, check and understand the attachments of a turn's messages for agent ``agent_cfg``
     (no attachments: an empty result, nothing imported or awaited); ``download_cap`` is the
@@ -36,7 +38,7 @@ async def prepare_turn_input(
         state_dir=state_dir,
         vision=media.vision if media.vision is not None else await model_sees_images(agent_cfg),
         speech=speech_endpoint(agent_cfg),
-        describer=describer(agent_cfg),
+        describer=describer(agent_cfg, meter),
     )
     return await prepare_attachments(messages, fetcher, ctx)
 
@@ -68,7 +70,7 @@ def speech_endpoint(agent_cfg: Any) -> SpeechEndpoint | None:
     return SpeechEndpoint("whisper-1", agent_cfg.api_base, secret_value(agent_cfg.api_key), timeout)
 
 
-def describer(agent_cfg: Any) -> Describer | None:
+def describer(agent_cfg: Any, meter: ModelMeter | None = None) -> Describer | None:
     """`media.vision_model` with the agent's own api_base/api_key, if configured."""
     media: AgentMediaConfig = agent_cfg.media
     if media.vision_model is None:
@@ -78,4 +80,5 @@ def describer(agent_cfg: Any) -> Describer | None:
         getattr(agent_cfg, "api_base", None),
         secret_value(getattr(agent_cfg, "api_key", None)),
         float(agent_cfg.timeout_s),
+        meter,
     )

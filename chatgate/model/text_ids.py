@@ -66,6 +66,7 @@ class TextId(StrEnum):
     TAKEOVER_RESUMED = "takeover.resumed"
     APPROVAL_PROMPT = "approval.prompt"
     APPROVAL_REPLY_HINT = "approval.reply_hint"
+    APPROVAL_TAINTED = "approval.tainted"  # why a tool under `auto` asks: untrusted content
     APPROVAL_APPROVE = "approval.approve"
     APPROVAL_DENY = "approval.deny"
     APPROVAL_APPROVED = "approval.approved"
@@ -163,6 +164,7 @@ PLACEHOLDERS: dict[TextId, frozenset[str]] = {
     TextId.TAKEOVER_PAUSED: frozenset({"on"}),
     TextId.TAKEOVER_PAUSED_FOR: frozenset({"on", "wait"}),
     TextId.APPROVAL_PROMPT: frozenset({"tool", "arguments", "expires"}),
+    TextId.APPROVAL_TAINTED: frozenset({"sources"}),
     TextId.APPROVAL_APPROVED: frozenset({"tool", "name"}),
     TextId.APPROVAL_DENIED: frozenset({"tool", "name"}),
     TextId.APPROVAL_TIMED_OUT: frozenset({"tool", "wait"}),

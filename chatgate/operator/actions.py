@@ -79,6 +79,7 @@ class Command:
     help: str = ""
     json_flag: bool = False  # `--json` prints the answer as JSON
     offline: bool = True  # runs against the store itself when no daemon answers
+    timeout_s: float = 10.0  # how long the CLI waits for the daemon's answer
 
 
 @dataclass(frozen=True)

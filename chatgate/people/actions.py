@@ -23,6 +23,7 @@ from chatgate.state.personal import AuditRecord, Erased, Footprint, Person
 
 GROUP_HELP = {"people": "privacy requests: what is stored about a person; export, erase"}
 AUDIT_SHOWN = 20
+SLOW_S = 600.0  # an export reads every store, an erase compacts the database
 
 
 @dataclass(frozen=True)
@@ -147,25 +148,25 @@ def people_actions(desk: PrivacyDesk | None) -> tuple[AnyAction, ...]:
             "people_show", PersonArgs, PersonShown, show,
             Route("GET", "/api/people/show"),
             Command("people", "show", help="everything stored about one person", json_flag=True,
-                    offline=False),
+                    offline=False, timeout_s=SLOW_S),
         ),
         Action(
             "people_export", ExportArgs, PersonExport, export,
             Route("POST", "/api/people/export"),
             Command("people", "export", help="write one archive of a person's data",
-                    offline=False),
+                    offline=False, timeout_s=SLOW_S),
         ),
         Action(
             "people_erase", PersonArgs, PersonErased, erase,
             Route("POST", "/api/people/erase"),
             Command("people", "erase", help="remove a person's data (tombstones kept for dedupe)",
-                    json_flag=True, offline=False),
+                    json_flag=True, offline=False, timeout_s=SLOW_S),
         ),
         Action(
             "people_audit", AuditArgs, PrivacyAudit, audit,
             Route("GET", "/api/people/audit"),
             Command("people", "audit", help="the privacy requests answered", json_flag=True,
-                    offline=False),
+                    offline=False, timeout_s=SLOW_S),
             DashboardPart("privacy", {"limit": AUDIT_SHOWN}, empty=PrivacyAudit(())),
         ),
     )  # fmt: skip

@@ -11,7 +11,7 @@ from pathlib import Path
 
 from chatgate.state.personal import Footprint, Found
 
-MAX_ARCHIVE_BYTES = 512 * 1024 * 1024
+MAX_ARCHIVE_BYTES = 64 * 1024 * 1024  # the API answers with the archive in one JSON document
 
 
 class ArchiveTooLarge(Exception):

@@ -36,6 +36,7 @@ class ApprovalRecord:
     decided_by: str = ""
     decided_at: float | None = None
     prompt_ids: Sequence[str] = field(default_factory=tuple)
+    taint: tuple[str, ...] = ()  # asked because untrusted content was in the turn's context
 
     def static(self) -> dict[str, Any]:
         """The part that never changes after creation, JSON-ready."""
@@ -50,6 +51,7 @@ class ApprovalRecord:
             "created_at": self.created_at,
             "expires_at": self.expires_at,
             "language": self.language,
+            **({"taint": list(self.taint)} if self.taint else {}),
         }
 
     @classmethod
@@ -75,6 +77,7 @@ class ApprovalRecord:
             created_at=float(data["created_at"]),
             expires_at=float(data["expires_at"]),
             language=data.get("language"),
+            taint=tuple(str(t) for t in data.get("taint") or ()),
             state=ApprovalState(state),
             decided_by=decided_by,
             decided_at=decided_at,

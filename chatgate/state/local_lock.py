@@ -108,6 +108,7 @@ class LocalTurnLock:
         ttl: float,
         after: str | None = None,
         give_way: Callable[[], bool] | None = None,
+        from_dead: bool = False,
     ) -> _Held:
         """The lease for as long as the block runs. In one process a live holder cannot vanish
         without its exit running, so the lease is simply kept (no renewal timer); only a bare

@@ -114,6 +114,37 @@ def footprint_of(
     return Footprint(person, frozenset(keys), frozenset(sessions), frozenset(own), frozenset(chats))
 
 
+def direct_chats(person: Person, journal: Footprint, paired_chat: str | None) -> frozenset[str]:
+    """The person's direct chats: those the journal saw, the one pairing recorded, and the chat
+    named like the user (platforms whose direct chat id is the user id: Telegram, WhatsApp,
+    web chat, email), so chats the journal has forgotten (past its dedupe window) are found."""
+    chats = {*journal.chats, f"{person.channel}:{person.user}"}
+    if paired_chat:
+        chats.add(f"{person.channel}:{paired_chat}")
+    return frozenset(chats)
+
+
+def session_is_theirs(session: str, person: Person, chats: frozenset[str]) -> bool:
+    """Whether session key ``agent:channel:chat[:thread][:u<sender>]`` is the person's alone:
+    one of their direct chats, or a group session kept per user for them."""
+    _, _, rest = session.partition(":")  # the agent's name holds no colon
+    if rest.endswith(f":u{person.user}") and rest.startswith(f"{person.channel}:"):
+        return True
+    return any(rest == chat or rest.startswith(chat + ":") for chat in chats)
+
+
+def with_sessions(footprint: Footprint, chats: frozenset[str], own: frozenset[str]) -> Footprint:
+    """``footprint`` with the direct chats and whole sessions found besides the journal."""
+    return Footprint(
+        footprint.person,
+        footprint.keys,
+        footprint.sessions | own,
+        footprint.own_sessions | own,
+        footprint.chats | chats,
+        footprint.also,
+    )
+
+
 def tombstone(msg: InboundMessage) -> InboundMessage:
     """The content-free stand-in of an erased message: its key (channel, message id) and chat
     kind stay, so dedupe still recognises a redelivery; who sent it and what it said go."""
@@ -242,8 +273,11 @@ __all__ = [
     "PersonalData",
     "PersonalStores",
     "PrivacyReason",
+    "direct_chats",
     "footprint_of",
     "own_session",
+    "session_is_theirs",
     "spill_file",
     "tombstone",
+    "with_sessions",
 ]

@@ -349,12 +349,14 @@ class TurnLock(Protocol):
         ttl: float,
         after: str | None = None,
         give_way: Callable[[], bool] | None = None,
+        from_dead: bool = False,
     ) -> AbstractAsyncContextManager[LeaseToken]:
         """Acquire, keep the lease while the block runs (renewing it where leases can lapse
         behind a live holder's back), release on exit. ``after``: the message whose answer this
-        holder sends (or whose turn it runs again) for a replica that handed it off or died; it
-        takes over the lock passed on with it, or held by the dead replica. ``give_way``: asked
-        while waiting; True stops the wait with `GaveWay`."""
+        holder sends (or whose turn it runs again) for a replica that handed it off; it takes
+        over the lock passed on with it, and with ``from_dead`` one held by a replica whose
+        liveness ran out (only to send an answer already made: a stalled holder may still be
+        at the model). ``give_way``: asked while waiting; True stops the wait with `GaveWay`."""
         ...
 
     def pass_on(self, token: LeaseToken, message_key: str) -> None:

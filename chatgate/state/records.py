@@ -56,6 +56,7 @@ class JournalEntry:
     received_at: float
     updated_at: float
     handed_off: bool = False  # claimed from a live replica that handed it over (not a dead one)
+    handed_at: float | None = None  # when it was handed off (the shared store's clock, epoch s)
 
 
 RECEIPT_PREFIX = "receipt:"  # ChannelFacts key of a sent message's delivery receipt

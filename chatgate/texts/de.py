@@ -156,6 +156,7 @@ TEXTS: dict[T, Template] = {
         "Erlauben? (läuft ab in {expires})"
     ),
     T.APPROVAL_REPLY_HINT: "Antworte mit ja oder nein.",
+    T.APPROVAL_TAINTED: "⚠️ Gefragt, weil das Gespräch nicht vertrauenswürdige Inhalte enthält ({sources}).",
     T.APPROVAL_APPROVE: "Erlauben",
     T.APPROVAL_DENY: "Ablehnen",
     T.APPROVAL_APPROVED: "✅ {tool}: erlaubt von {name}.",

@@ -120,6 +120,7 @@ TEXTS: dict[T, Template] = {
         "🔐 The assistant wants to use {tool} with {arguments}\nAllow it? (expires in {expires})"
     ),
     T.APPROVAL_REPLY_HINT: "Reply yes or no.",
+    T.APPROVAL_TAINTED: "⚠️ Asked because the conversation holds untrusted content ({sources}).",
     T.APPROVAL_APPROVE: "Approve",
     T.APPROVAL_DENY: "Deny",
     T.APPROVAL_APPROVED: "✅ {tool}: approved by {name}.",

@@ -129,6 +129,7 @@ TEXTS: dict[T, Template] = {
         "🔐 El asistente quiere usar {tool} con {arguments}\n¿Lo permites? (caduca en {expires})"
     ),
     T.APPROVAL_REPLY_HINT: "Responde sí o no.",
+    T.APPROVAL_TAINTED: "⚠️ Se pregunta porque la conversación contiene contenido no fiable ({sources}).",
     T.APPROVAL_APPROVE: "Aprobar",
     T.APPROVAL_DENY: "Rechazar",
     T.APPROVAL_APPROVED: "✅ {tool}: aprobado por {name}.",

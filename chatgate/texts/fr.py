@@ -141,6 +141,7 @@ TEXTS: dict[T, Template] = {
         "L'autoriser ? (expire dans {expires})"
     ),
     T.APPROVAL_REPLY_HINT: "Répondez oui ou non.",
+    T.APPROVAL_TAINTED: "⚠️ Demandé car la conversation contient du contenu non fiable ({sources}).",
     T.APPROVAL_APPROVE: "Autoriser",
     T.APPROVAL_DENY: "Refuser",
     T.APPROVAL_APPROVED: "✅ {tool} : autorisé par {name}.",

@@ -138,6 +138,7 @@ TEXTS: dict[T, Template] = {
         "Разрешить? (истекает через {expires})"
     ),
     T.APPROVAL_REPLY_HINT: "Ответьте да или нет.",
+    T.APPROVAL_TAINTED: "⚠️ Спрашиваю, потому что в разговоре есть недоверенное содержимое ({sources}).",
     T.APPROVAL_APPROVE: "Разрешить",
     T.APPROVAL_DENY: "Отклонить",
     T.APPROVAL_APPROVED: "✅ {tool}: разрешено, {name}.",

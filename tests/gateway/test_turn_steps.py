@@ -125,6 +125,7 @@ async def test_steps_in_order_and_the_prepare_input_slot(tmp_path: Path, fake_ll
         assert [s.__name__ for s in steps.held] == [
             "open",
             "prepare",
+            "budget",
             "prepare_input",
             "call_agent",
             "conclude",

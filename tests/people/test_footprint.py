@@ -7,7 +7,14 @@ import pytest
 
 from chatgate.model.messages import ChatKind, InboundMessage
 from chatgate.people.parts import _chat_of
-from chatgate.state.personal import AuditRecord, Person, footprint_of, own_session, tombstone
+from chatgate.state.personal import (
+    AuditRecord,
+    Person,
+    footprint_of,
+    own_session,
+    session_is_theirs,
+    tombstone,
+)
 
 
 @pytest.mark.parametrize(
@@ -80,3 +87,25 @@ def test_the_chat_of_an_address(address: str, chat: str) -> None:
 def test_an_audit_record_round_trips() -> None:
     record = AuditRecord(1.5, "erased", "tg:u1", "operator", {"journal": 2})
     assert AuditRecord.from_json(record.to_json()) == record
+
+
+ANN = Person("tg", "42")
+CHATS = frozenset({"tg:42", "tg:D9"})
+
+
+@pytest.mark.parametrize(
+    ("session", "theirs"),
+    [
+        ("a:tg:42", True),  # the direct chat named like the user
+        ("a:tg:D9", True),  # a direct chat the journal or pairing named
+        ("a:tg:42:t1", True),  # a thread of it
+        ("a:tg:G1:u42", True),  # their per-user session in a group
+        ("a:tg:G1", False),
+        ("a:tg:420", False),
+        ("a:tg:G1:u420", False),
+        ("a:other:42", False),
+        ("a:other:G1:u42", False),
+    ],
+)
+def test_whole_sessions_of_theirs(session: str, theirs: bool) -> None:
+    assert session_is_theirs(session, ANN, CHATS) is theirs

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from chatgate.clock import SystemClock
+from chatgate.config.errors import ConfigError
 from chatgate.config.loader import LoadedConfig
 from chatgate.model.chat import ChatMessage
 from chatgate.model.messages import InboundMessage
@@ -105,3 +106,11 @@ async def test_old_lines_and_entries_go_in_bounded_steps(
     [audited] = await personal.audit_log(5)
     assert (audited.action, audited.person, audited.by) == ("retention", "memory:*", "retention")
     assert await purge_once(personal, Live(loaded), clock) == {}  # nothing left to purge
+
+
+def test_a_retention_for_an_unknown_channel_is_a_config_error(tmp_path: Path) -> None:
+    path = write_config(
+        tmp_path, "retention:\n  channels: {telegarm: 7}\nchannels:\n  memory: {}\n"
+    )
+    with pytest.raises(ConfigError, match=r"retention\.channels\.telegarm: channel 'telegarm' is"):
+        load(path)

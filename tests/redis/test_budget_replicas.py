@@ -10,9 +10,11 @@ from pathlib import Path
 
 import pytest
 
+from chatgate.budgets.feature import Budgets
 from chatgate.budgets.store import Spent
 from chatgate.budgets.store_redis import RedisBudgetStore
 from chatgate.config.models import GatewaySection, RedisConfig, StoreConfig
+from chatgate.gateway.app import Gateway
 from chatgate.policies.budgets import Charge, usd_to_nano
 from tests.fakes.llm import FakeLLM
 from tests.harness import memory, running, write_config
@@ -70,6 +72,57 @@ async def test_two_replicas_forty_concurrent_turns_of_one_user_admit_ten(
     assert reasons.count("text") == LIMIT, reasons
     assert reasons.count("budget_exhausted") == TURNS - LIMIT
     assert len(fake.requests) == LIMIT  # the overspend bound for turns: none
+
+
+async def _spent(gw: Gateway, user: str) -> int:
+    """Nano-USD spent by ``user`` under the rule, read from the shared store."""
+    budgets = next(f for f in gw.features if isinstance(f, Budgets))
+    counters = await budgets.store.counters()
+    return sum(u.nano for key, u in counters.items() if key.startswith(f"money|{user}|"))
+
+
+COST_RULE = """budgets:
+  - name: money
+    scope: user
+    limit_usd: {limit}
+    warn_at: null
+"""
+
+
+async def test_two_replicas_overspend_a_cost_limit_by_at_most_one_estimate_each(
+    tmp_path: Path, redis_db: str
+) -> None:
+    """Turns of equal cost c under a limit of 10 c: concurrent turns on two replicas spend at
+    most 10 c + 2 c (the bound the docs state: one estimate per replica), and at least 9 c."""
+    async with FakeLLM(latency_s=0.05) as fake, contextlib.AsyncExitStack() as stack:
+        paths = []
+        for name in ("r1", "r2"):
+            path = replica_config(tmp_path / name, fake, redis_db, name)
+            text = path.read_text().replace("limit_turns: 10", "limit_usd: 1000")
+            path.write_text(text.replace("per-user-daily", "money"))
+            paths.append(path)
+        gateways = [await stack.enter_async_context(running(p)) for p in paths]
+        warm = await memory(gateways[0]).inject("q00", chat_id="w", sender_id="warm")
+        assert (await warm.result).reason == "text"
+        cost = await _spent(gateways[0], "memory:warm")
+        assert cost > 0
+        for path, gw in zip(paths, gateways, strict=True):
+            path.write_text(
+                path.read_text().replace("limit_usd: 1000", f"limit_usd: {10 * cost / 1e9!r}")
+            )
+            await gw.reload()
+        submissions = [
+            await memory(gateways[i % 2]).inject(
+                f"q{i:02d}", chat_id=f"c{i}", sender_id="ann", message_id=f"q{i}"
+            )
+            for i in range(TURNS)
+        ]
+        results = await asyncio.gather(*(s.result for s in submissions))
+        spent = await _spent(gateways[0], "memory:ann")
+    answered = [r.reason for r in results].count("text")
+    print(f"overspend bound: {answered} turns answered, spent {spent / cost:.2f} c of 10 c")
+    assert 9 <= answered <= 12, [r.reason for r in results]
+    assert spent <= 12 * cost, (spent, cost)
 
 
 def _section(url: str) -> GatewaySection:

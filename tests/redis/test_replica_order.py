@@ -8,6 +8,7 @@ in the order of the DMs, each once."""
 from __future__ import annotations
 
 import asyncio
+import json
 import signal
 from pathlib import Path
 
@@ -45,6 +46,15 @@ def order_violations(tg: FakeTelegram) -> list[str]:
             out.append(f"{text} after m{last[user]}")
         last[user] = max(index, last.get(user, -1))
     return out
+
+
+def handoff_ms(text: str) -> list[int]:
+    """How long each answer a replica sent for another took from its hand-off (its log)."""
+    return [
+        int(json.loads(line)["handoff_ms"])
+        for line in text.splitlines()
+        if line.startswith("{") and '"handoff_ms"' in line
+    ]
 
 
 @pytest.mark.parametrize("then", ["resume", "kill"])
@@ -97,6 +107,10 @@ async def test_a_frozen_lease_holder_keeps_every_sessions_answers_in_order(
         log = warnings(daemons)
         assert set(sent_texts(fake_tg)) == expected, log
         assert order_violations(fake_tg) == [], log
+        ms = sorted(n for d in daemons.values() for n in handoff_ms(d.logs()))
+        if ms:
+            p50, p99 = ms[len(ms) // 2], ms[min(len(ms) - 1, int(len(ms) * 0.99))]
+            print(f"\n{then}: {len(ms)} answers handed off, hand-off p50 {p50} ms, p99 {p99} ms")
     finally:
         if frozen is not None and frozen.proc is not None:
             frozen.proc.send_signal(signal.SIGCONT)

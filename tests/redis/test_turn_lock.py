@@ -131,7 +131,7 @@ async def test_the_sender_of_a_dead_replicas_answer_takes_its_lock_over(client: 
     b = RedisTurnLock(client, PREFIX, replica="b")
     await client.set(PREFIX + "replica:a", "1")
     await a.acquire("s1", owner="a", ttl=30)  # a runs the session's turn
-    taking = asyncio.ensure_future(b.acquire("s1", owner="b", ttl=30, after="m1"))
+    taking = asyncio.ensure_future(b.acquire("s1", owner="b", ttl=30, after="m1", from_dead=True))
     await asyncio.sleep(0.2)
     assert not taking.done(), "took a live replica's lock"
     await client.delete(PREFIX + "replica:a")  # a died: its liveness key expired

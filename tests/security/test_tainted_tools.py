@@ -69,6 +69,7 @@ async def test_an_injected_delete_waits_for_the_chat_and_a_clean_read_does_not(
             "sendMessage", timeout=TIMEOUT, where=lambda c: "reply_markup" in c.params
         )
         assert "writer.delete_all" in prompt.params["text"]
+        assert "untrusted content (tool_output:writer.fetch_page)" in prompt.params["text"]
         assert not marker.exists()  # it waits for the chat
         markup = prompt.params["reply_markup"]["inline_keyboard"]
         asked = next(m for m in fake_tg.sent if m.get("reply_markup"))

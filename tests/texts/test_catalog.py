@@ -23,7 +23,8 @@ SAMPLE = {"wait": "5 s", "new": "/new", "hello": "Hi!", "code": "ABCD2345", "exp
           "assistant": "support", "model": "gpt", "items": "2 buttons dropped", "kept": 2,
           "id": "nag", "schedule": "every 60s", "when": "soon", "time": "09:00",
           "command": "/jobs rm ID", "tools": "github.search", "share": "80 %",
-          "rule": "per-user-daily", "used": "$0.40", "limit": "$0.50"}  # fmt: skip
+          "rule": "per-user-daily", "used": "$0.40", "limit": "$0.50",
+          "sources": "tool_output:web.fetch"}  # fmt: skip
 # What a chat user must never read in the default mode: config keys, files, our CLI.
 OPERATOR_WORDS = re.compile(r"chatgate|gateway\.yaml|api_key|_file\b|\.ya?ml\b|`|config", re.I)
 

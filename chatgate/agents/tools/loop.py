@@ -297,14 +297,14 @@ class ToolLoop:
         if untrusted_output(name, hints, self._config.untrusted_output):
             self._tainting.append(taint_label(TaintSource.TOOL_OUTPUT, name))
 
-    async def _ask(self, name: str, shown: Any) -> ApprovalAnswer:
+    async def _ask(self, name: str, shown: Any, taint: tuple[str, ...] = ()) -> ApprovalAnswer:
         """Wait for the approval of one call; the wait does not count against the budget."""
         if self._approve is None:
             return ApprovalAnswer(ToolCallStatus.DENIED, ApprovalReason.NO_APPROVER.value)
         fingerprint = json.dumps([name, shown], sort_keys=True, default=str)
         occurrence = self._asked.get(fingerprint, 0)
         self._asked[fingerprint] = occurrence + 1
-        ask = ApprovalAsk(self._agent, name, shown, occurrence)
+        ask = ApprovalAsk(self._agent, name, shown, occurrence, taint)
         async with self._budget.paused(self._config.approval_timeout_s):
             with tracing.span("chatgate.approval_wait", gen_ai__tool__name=name):
                 return await self._approve(ask)
@@ -319,7 +319,7 @@ class ToolLoop:
         refused = ApprovalAnswer(ToolCallStatus.DENIED, ApprovalReason.TAINT_NO_APPROVER.value)
         if taint and self._approve is None:  # a tainted write with nobody to ask: refused
             return refused, refusal(name, taint)
-        answer = await self._ask(name, shown)
+        answer = await self._ask(name, shown, taint)
         if answer.approved:
             return answer, None
         if taint and answer.decision == ApprovalReason.NO_APPROVER.value:

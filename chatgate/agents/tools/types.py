@@ -59,6 +59,7 @@ class ApprovalAsk:
     tool: str
     arguments: Any
     occurrence: int = 0
+    taint: tuple[str, ...] = ()  # a write tool asked for because the turn is tainted
 
 
 @dataclass(frozen=True)

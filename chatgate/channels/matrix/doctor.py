@@ -97,9 +97,12 @@ async def _keys(name: str, client: Any) -> list[Finding]:
     result = await _safe(client.query_keys([user]))
     if result is None:
         return [Finding(f"{name}.keys", Level.WARN, "could not query the device keys")]
-    devices = result.device_keys.get(user, {})
-    uploaded = str(client.device_id) in {str(d) for d in devices}
-    state = "uploaded" if uploaded else "not uploaded yet (the channel uploads them at start)"
+    devices = {str(d): keys for d, keys in result.device_keys.get(user, {}).items()}
+    mine = devices.get(str(client.device_id))
+    uploaded = mine is not None
+    state = "not uploaded yet (the channel uploads them at start)"
+    if mine is not None:
+        state = f"uploaded (ed25519 {_fingerprint(mine)})"
     level = Level.OK if uploaded else Level.WARN
     findings = [Finding(f"{name}.keys", level, f"device keys {state}")]
     signed = user in (result.master_keys or {})
@@ -109,3 +112,9 @@ async def _keys(name: str, client: Any) -> list[Finding]:
         text = "no cross-signing keys"
         findings.append(Finding(f"{name}.cross_signing", Level.WARN, text, CROSS_SIGNING_HINT))
     return findings
+
+
+def _fingerprint(keys: Any) -> str:
+    """The device's ed25519 key as Element shows it (groups of four)."""
+    signing = str(getattr(keys, "ed25519", "") or "")
+    return " ".join(signing[i : i + 4] for i in range(0, len(signing), 4)) or "?"

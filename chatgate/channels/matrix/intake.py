@@ -1,5 +1,5 @@
-"""One `/sync` response into the gateway: state and keys to mautrix, invites per `auto_join`,
-then each joined room's timeline in order (decrypted, normalised, journaled).
+"""One `/sync` response into the gateway: with E2EE, state and keys to mautrix; invites per
+`auto_join`, then each joined room's timeline in order (decrypted, normalised, journaled).
 
 Events before the bot's own join event are history (being invited is not joining); the bot's
 own events and those of `ignored_users` are never input.
@@ -79,9 +79,8 @@ class Intake:
         self.counters: dict[str, int] = {"messages": 0, "invites_accepted": 0, "declined": 0}
 
     async def handle(self, data: dict[str, Any]) -> None:
-        await asyncio.gather(
-            *self.client.handle_sync(cast(JSON, data))
-        )  # state store, keys, device lists
+        if self.crypto is not None:  # room state, keys and device lists for the OlmMachine
+            await asyncio.gather(*self.client.handle_sync(cast(JSON, data)))
         rooms = data.get("rooms") or {}
         self._account_data(data)
         for room_id, room in (rooms.get("invite") or {}).items():

@@ -7,6 +7,7 @@ holder of the channel lease resumes where the last one stopped.
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 import os
 import random
@@ -17,7 +18,7 @@ from typing import Any, Protocol
 
 from mautrix import errors as mx
 from mautrix.client import Client
-from mautrix.types import PresenceState, SyncToken
+from mautrix.types import FilterID, PresenceState, SyncToken
 
 from chatgate.channels.matrix import errors
 from chatgate.channels.matrix.client import RateNotes
@@ -29,6 +30,11 @@ log = logging.getLogger("chatgate.matrix")
 HandleBatch = Callable[[dict[str, Any]], Awaitable[None]]
 LEASE_WAIT_S = 0.2
 MAX_BACKOFF_S = 30.0
+# Nothing the channel reads comes as presence or room ephemeral events (typing, receipts): the
+# homeserver leaves them out, so a busy room costs neither it nor the bot their stream.
+SYNC_FILTER = FilterID(
+    json.dumps({"presence": {"not_types": ["*"]}, "room": {"ephemeral": {"not_types": ["*"]}}})
+)
 
 
 class TokenStore(Protocol):
@@ -126,6 +132,7 @@ class SyncLoop:
                 data = await self.client.sync(
                     since=SyncToken(self.since) if self.since else None,
                     timeout=int(budget * 1000),
+                    filter_id=SYNC_FILTER,
                     set_presence=PresenceState.OFFLINE,
                 )
             except (mx.MatrixInvalidToken, mx.MUserDeactivated) as exc:

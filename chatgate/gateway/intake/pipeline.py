@@ -327,7 +327,7 @@ class Pipeline:
                 stored_reply=entry.reply,
                 ephemeral=hint.ephemeral,
             )
-            self._background(self.runner.send_answered(job))  # not behind the session's queue
+            self._background(self.runner.send_answered(job, entry.handed_at))
             return
         try:
             await self._walk(self._inbound(msg, future, self.rt.clock.monotonic(), resumed=True))

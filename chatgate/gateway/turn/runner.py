@@ -4,6 +4,7 @@ that need no agent (an observed message, /new, re-delivery of a stored answer)."
 from __future__ import annotations
 
 import contextlib
+import logging
 
 from chatgate import tracing
 from chatgate.feature.turns import TurnControl
@@ -21,6 +22,8 @@ from chatgate.model.reasons import DeliveryStatus
 from chatgate.model.results import DeliveryReport, Stage
 from chatgate.model.text_ids import TextId
 from chatgate.state.records import JournalMark, JournalState
+
+log = logging.getLogger("chatgate.turn")
 
 
 class TurnRunner:
@@ -128,15 +131,26 @@ class TurnRunner:
         report = await self.answering.deliver(job, message, 0.0)
         await self.answering.finish([job], Stage.COMMAND, "new_session", message, report)
 
-    async def send_answered(self, job: Job) -> None:
+    async def send_answered(self, job: Job, handed_at: float | None = None) -> None:
         """Send an answer another replica (or this one's previous process) journaled but did not
         send, under the session's turn lock taken over from its hand-off or its dead holder:
-        it goes out before any later turn of the session."""
+        it goes out before any later turn of the session (not behind its queue). One handed
+        off at ``handed_at`` (the store's clock) is timed from then."""
+        await self._send_answered(job)
+        if handed_at is not None:
+            took = max(0.0, self.rt.clock.time() - handed_at)
+            self.rt.metrics.handoff_seconds.observe(took)
+            log.info(
+                "sent an answer another replica handed off",
+                extra={"key": job.msg.key, "session": job.session, "handoff_ms": round(took * 1e3)},
+            )
+
+    async def _send_answered(self, job: Job) -> None:
         runtime = self.rt
         ttl = runtime.config.gateway.turn_lock.ttl_s
         try:
             async with runtime.turn_lock.hold(
-                job.session, owner=runtime.owner, ttl=ttl, after=job.msg.key
+                job.session, owner=runtime.owner, ttl=ttl, after=job.msg.key, from_dead=True
             ) as lease:
                 await self._redeliver(job)
                 if self.answering.handed_off(job.msg.key):

@@ -1,10 +1,10 @@
 """The named steps of one agent turn, in order (the turn side of `gateway/intake/stages.py`).
 
-Steps run while the turn holds its lock and session: open → prepare → prepare_input →
+Steps run while the turn holds its lock and session: open → prepare → budget → prepare_input →
 call_agent → conclude → deliver (an answer handed off to another replica takes the lock along,
 so no later answer of the session overtakes it). A step returns None to go on, or a `TurnExit`
-that ends the turn there. After the lock and session are released: announce. Each step reads and fills in the
-`TurnRecord`; the `TurnRunner` only runs them.
+that ends the turn there. After the lock and session are released: announce. Each step reads
+and fills in the `TurnRecord`; the `TurnRunner` only runs them.
 """
 
 from __future__ import annotations
@@ -90,6 +90,7 @@ class TurnSteps:
         self.held: tuple[Step, ...] = (
             self.open,
             self.prepare,
+            self.budget,
             self.prepare_input,
             self.call_agent,
             self.conclude,
@@ -110,7 +111,7 @@ class TurnSteps:
             record.last.session,
             owner=runtime.owner,
             ttl=runtime.config.gateway.turn_lock.ttl_s,
-            after=first.msg.key if first.resumed else None,  # its lock, from a dead replica
+            after=first.msg.key if first.resumed else None,  # the lock passed on with it
             give_way=lambda: control.giving_way,
         )
         try:
@@ -160,7 +161,7 @@ class TurnSteps:
     async def prepare_input(self, record: TurnRecord) -> TurnExit | None:
         """The media step: the batch's attachments fetched by their channel and understood
         (image parts, transcripts, document text, coded notes); rewrites ``rec.new``."""
-        if not any(job.msg.attachments for job in record.batch):
+        if record.failure is not None or not any(job.msg.attachments for job in record.batch):
             return None
         runtime, last = self.rt, record.last
         channel = last.msg.channel
@@ -169,7 +170,10 @@ class TurnSteps:
         agent_cfg = runtime.config.agents[last.agent]
         files = runtime.channels.registry.descriptor(last.msg.platform).limits.files
         cap = files.max_download_bytes if files is not None else None
-        record.media = await prepare_turn_input(msgs, fetcher, agent_cfg, runtime.state_dir, cap)
+        meter = record.metered.meter if record.metered is not None else None
+        record.media = await prepare_turn_input(
+            msgs, fetcher, agent_cfg, runtime.state_dir, cap, meter
+        )
         record.new = record.media.apply(record.new)
         for o in record.media.outcomes:
             runtime.metrics.media.labels(channel=channel, kind=o.kind, reason=o.reason.value).inc()
@@ -179,7 +183,7 @@ class TurnSteps:
         """Run the agent inline under its timeout while the channel shows life (reaction ack,
         typing); a cancelled call ends as its `TurnExit` or as the /stop failure."""
         runtime, last, adapter = self.rt, record.last, record.adapter
-        if await self._budgeted(record):
+        if record.failure is not None:
             return None  # refused by a spend budget: no model call
         agent = record.agent
         assert agent is not None
@@ -201,17 +205,18 @@ class TurnSteps:
         runtime.metrics.turn_seconds.labels(agent=last.agent).observe(record.agent_s)
         return None
 
-    async def _budgeted(self, record: TurnRecord) -> bool:
-        """Ask the budgets how the turn may run: refused (True), or on which agent."""
+    async def budget(self, record: TurnRecord) -> TurnExit | None:
+        """Ask the spend budgets how the turn may run: refused (no model call, not even for its
+        media), or on which agent, every model call metered."""
         if self.meters is None:
-            return False
+            return None
         last = record.last
         metered = record.metered = await self.meters.begin(
             last.msg, last.agent, last.session, last.target
         )
         if metered.refusal is not None:
             record.failure = metered.refusal
-            return True
+            return None
         cheaper = self.rt.agents.get(metered.agent)
         if metered.agent != last.agent and cheaper is not None:
             record.agent = cheaper
@@ -224,7 +229,7 @@ class TurnSteps:
                     "fallback_index": 0,
                 },
             )
-        return False
+        return None
 
     def _turn_for(self, record: TurnRecord) -> Turn:
         last, session, stream = record.last, record.session, record.stream

@@ -62,7 +62,8 @@ return 1
 # A send of mine that failed is not one the next sender waits for: the mark goes too.
 HAND_OFF = """
 if redis.call('hget', KEYS[1], 'owner') ~= ARGV[1] then return 0 end
-redis.call('hset', KEYS[1], 'owner', '')
+local t = redis.call('time')
+redis.call('hset', KEYS[1], 'owner', '', 'handed_at', t[1] .. '.' .. string.format('%06d', t[2]))
 if redis.call('hget', KEYS[1], 'sending_by') == ARGV[1] then
   redis.call('hdel', KEYS[1], 'sending_by', 'sending_at')
 end
@@ -161,6 +162,7 @@ def _entry(key: str, h: dict[str, str]) -> JournalEntry:
         delivery_ids=json.loads(h["delivery_ids"]) if h.get("delivery_ids") else [],
         received_at=float(h["received_at"]),
         updated_at=float(h["updated_at"]),
+        handed_at=float(h["handed_at"]) if h.get("handed_at") else None,
     )
 
 

@@ -50,13 +50,14 @@ local v = redis.call('get', KEYS[1])
 if v and string.sub(v, 1, string.len(ARGV[1])) == ARGV[1] then return redis.call('del', KEYS[1]) end
 return 0
 """
-# KEYS: a lock; ARGV: my token, px, the value a hand-off left, the replica liveness key prefix.
-# 1 when the lock is mine now: it was free, passed on with the answer I send, or held by a
-# replica whose liveness key expired (it died; the journal gave me its answer).
+# KEYS: a lock; ARGV: my token, px, the value a hand-off left, the replica liveness key prefix
+# ('' : not from a dead replica). 1 when the lock is mine now: it was free, passed on with the
+# message I take up, or held by a replica whose liveness key expired (it died, or stalls: only
+# the sender of an answer it made takes that lock, never a turn that would ask the model again).
 TAKE_OVER = """
 local v = redis.call('get', KEYS[1])
 local free = (not v) or v == ARGV[3]
-if not free and string.sub(v, 1, 8) ~= 'handoff:' then
+if not free and ARGV[4] ~= '' and string.sub(v, 1, 8) ~= 'handoff:' then
   local slash = string.find(v, '/', 1, true)
   free = slash ~= nil and redis.call('exists', ARGV[4] .. string.sub(v, 1, slash - 1)) == 0
 end
@@ -115,13 +116,14 @@ class RedisTurnLock:
         ttl: float,
         after: str | None = None,
         give_way: Callable[[], bool] | None = None,
+        from_dead: bool = False,
     ) -> LeaseToken:
         token = f"{self.replica or owner}/{uuid.uuid4().hex}"
         await self._retry_releases()
         wait = POLL_MIN_S
         while True:
             try:
-                took = await self._take(key, token, ttl, after)
+                took = await self._take(key, token, ttl, after, from_dead)
             except RedisError as exc:
                 raise StateUnavailable(
                     f"turn lock: redis unreachable ({type(exc).__name__})"
@@ -133,10 +135,13 @@ class RedisTurnLock:
             await asyncio.sleep(wait)  # real time: the holder's lease runs on Redis's clock
             wait = min(POLL_MAX_S, wait * 2)
 
-    async def _take(self, key: str, token: str, ttl: float, after: str | None) -> bool:
+    async def _take(
+        self, key: str, token: str, ttl: float, after: str | None, from_dead: bool
+    ) -> bool:
         if after is None:
             return bool(await self._redis.set(self._key(key), token, nx=True, px=_ms(ttl)))
-        args: list[str | int] = [token, _ms(ttl), HANDOFF + after, self._keys("replica", "")]
+        dead = self._keys("replica", "") if from_dead else ""
+        args: list[str | int] = [token, _ms(ttl), HANDOFF + after, dead]
         return bool(await self._take_over(keys=[self._key(key)], args=args))
 
     def pass_on(self, token: LeaseToken, message_key: str) -> None:
@@ -212,8 +217,11 @@ class RedisTurnLock:
         ttl: float,
         after: str | None = None,
         give_way: Callable[[], bool] | None = None,
+        from_dead: bool = False,
     ) -> AsyncIterator[LeaseToken]:
-        lease = await self.acquire(key, owner=owner, ttl=ttl, after=after, give_way=give_way)
+        lease = await self.acquire(
+            key, owner=owner, ttl=ttl, after=after, give_way=give_way, from_dead=from_dead
+        )
         stop = asyncio.Event()
         keeper = asyncio.ensure_future(self._keep(lease, ttl, stop))
         try:

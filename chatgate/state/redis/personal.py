@@ -20,8 +20,11 @@ from chatgate.state.personal import (
     Found,
     Person,
     PersonalData,
+    direct_chats,
     footprint_of,
+    session_is_theirs,
     tombstone,
+    with_sessions,
 )
 from chatgate.state.records import TERMINAL, JournalState
 from chatgate.state.redis.client import Keys, maps_errors
@@ -252,7 +255,7 @@ class RedisPersonal:
         while True:
             names = [str(k) for k in await self._redis.zrange(everything, start, start + SCAN - 1)]
             if not names:
-                return footprint_of(person, found)
+                return await self._with_sessions(person, footprint_of(person, found))
             start += len(names)
             async with self._redis.pipeline(transaction=False) as pipe:
                 for name in names:
@@ -264,6 +267,15 @@ class RedisPersonal:
                 msg = InboundMessage.from_dict(json.loads(raw))
                 if msg.channel == person.channel and msg.sender_id == person.user:
                     found.append((name, msg, session))
+
+    async def _with_sessions(self, person: Person, journal: Footprint) -> Footprint:
+        raw = await self._redis.hget(self._keys("pairing", "approved", person.channel), person.user)
+        paired = json.loads(raw).get("chat_id") if raw else None
+        chats = direct_chats(person, journal, paired)
+        marker = f":{person.channel}:"
+        names = [str(n) for n in await self._redis.zrange(self._keys("sessions"), 0, -1)]
+        own = frozenset(n for n in names if marker in n and session_is_theirs(n, person, chats))
+        return with_sessions(journal, chats, own)
 
     def parts(self) -> Sequence[PersonalData]:
         return (

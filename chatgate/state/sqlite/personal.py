@@ -22,8 +22,11 @@ from chatgate.state.personal import (
     Found,
     Person,
     PersonalData,
+    direct_chats,
     footprint_of,
+    session_is_theirs,
     tombstone,
+    with_sessions,
 )
 from chatgate.state.records import JournalState
 from chatgate.state.sqlite.db import Database
@@ -233,7 +236,23 @@ class SqlitePersonal:
                 for r in rows
             ]
 
-        return footprint_of(person, await self._db.call(read))
+        journal = footprint_of(person, await self._db.call(read))
+
+        def sessions(conn: sqlite3.Connection) -> tuple[str | None, list[str]]:
+            paired = conn.execute(
+                "SELECT chat_id FROM pairing_approved WHERE channel = ? AND sender_id = ?",
+                (person.channel, person.user),
+            ).fetchone()
+            keys = conn.execute(
+                "SELECT key FROM sessions WHERE key LIKE ? ESCAPE '\\'",
+                (f"%:{_like(person.channel)}:%",),
+            ).fetchall()
+            return (paired["chat_id"] if paired else None), [r["key"] for r in keys]
+
+        paired, keys = await self._db.call(sessions)
+        chats = direct_chats(person, journal, paired)
+        own = frozenset(k for k in keys if session_is_theirs(k, person, chats))
+        return with_sessions(journal, chats, own)
 
     def parts(self) -> Sequence[PersonalData]:
         return (_Journal(self._db), _Transcripts(self._db), _Approvals(self._db))

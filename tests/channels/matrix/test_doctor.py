@@ -55,3 +55,17 @@ async def test_status_shows_rooms_e2ee_and_no_secret(
         status = channel_status(gw, "matrix")
     assert status["e2ee"] == "on" and status["rooms_joined"] == 0
     assert bot.access_token not in str(status)
+
+
+async def test_doctor_finds_the_keys_once_the_channel_uploaded_them(
+    tmp_path: Path, synapse: Synapse, bot: MatrixUser, fake_llm: FakeLLM
+) -> None:
+    config = matrix_config(tmp_path, synapse, bot, fake_llm, channel="    e2ee: true")
+    async with running(config) as gw:
+        device = gw.channels.adapters["matrix"].crypto.machine.account.signing_key  # type: ignore[attr-defined]
+    findings = {f.check: f for f in await check("matrix", _config(synapse, bot, e2ee=True), False)}
+    keys = findings["matrix.keys"]
+    assert keys.level is Level.OK
+    assert keys.detail.startswith("device keys uploaded (ed25519 ")
+    assert keys.detail.replace(" ", "").endswith(f"{device})")
+    assert findings["matrix.cross_signing"].level is Level.WARN

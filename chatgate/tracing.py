@@ -4,7 +4,9 @@ While tracing is off (the default) every helper returns a shared no-op at the co
 read, and OpenTelemetry is not even imported; the telemetry feature `install`s a tracer when
 export is configured. Spans nest through OpenTelemetry's context (contextvars), so a span opened
 inside another, in the same task or a task created inside it, is its child. A message's root span
-is kept by the message key, so the turn that runs later in a session worker continues it.
+is kept by the replica and message key (`keyed`), so the turn that runs later in a session worker
+continues it. The steps of a turn are attributes of its span (`Timeline`), not spans: a span is
+the SDK's costliest unit (built on the loop, encoded on the export thread).
 
 Content (message text, prompts, answers, tool arguments) is recorded only through `content`,
 which drops it unless the operator enabled `capture_content`; errors are recorded by type only
@@ -28,7 +30,7 @@ TRACE_PARENT = "trace_parent"
 _tracer: Any = None  # an opentelemetry Tracer while tracing is on
 _capture = False
 _secrets: tuple[str, ...] = ()  # masked out of captured content
-_roots: dict[str, Any] = {}  # message key → its root span (open until the message ends)
+_roots: dict[str, Any] = {}  # `keyed` message key → its root span (open until the message ends)
 _otel: Any = None  # the OpenTelemetry API functions the hot paths call, bound at install
 _latest_genai = False  # OTEL_SEMCONV_STABILITY_OPT_IN=gen_ai_latest_experimental
 

@@ -52,6 +52,7 @@ async def _one_message(
         await tg.wait_for("getUpdates", timeout=15)
         tg.dm(42, WORDS)
         await tg.wait_for("sendMessage", timeout=90)
+        assert await gw.pipeline.scheduler.wait_idle(30)  # the turn ended: its root has the outcome
         return list((await admin.why(gw.rt.state, "telegram", None, "42"))["trails"])
 
 

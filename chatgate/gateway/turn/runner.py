@@ -136,7 +136,11 @@ class TurnRunner:
         send, under the session's turn lock taken over from its hand-off or its dead holder:
         it goes out before any later turn of the session (not behind its queue). One handed
         off at ``handed_at`` (the store's clock) is timed from then."""
-        await self._send_answered(job)
+        with (
+            tracing.within(tracing.keyed(self.rt.owner, job.msg.key)),
+            tracing.span(f"chatgate.{job.kind.value}", gen_ai__agent__name=job.agent),
+        ):
+            await self._send_answered(job)
         if handed_at is not None:
             took = max(0.0, self.rt.clock.time() - handed_at)
             self.rt.metrics.handoff_seconds.observe(took)

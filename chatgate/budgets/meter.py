@@ -43,9 +43,10 @@ GROUP_REFUSAL_EVERY_S = 3600.0  # at most one refusal per user and group chat in
 def who_of(msg: InboundMessage, agent: str, session: str, routing: Routing) -> Who:
     chat = f"{msg.channel}:{msg.chat_id}"
     owner = msg.extra.get("owner")
-    address = routing.principal_of(f"{msg.channel}:{msg.sender_id}")
+    raw = f"{msg.channel}:{msg.sender_id}"
+    address = routing.principal_of(raw)
     user = user_of(msg.platform, address, session, owner if isinstance(owner, str) else None, chat)
-    return Who(user, chat, agent, msg.channel)
+    return Who(user, chat, agent, msg.channel, raw)
 
 
 @dataclass(frozen=True)

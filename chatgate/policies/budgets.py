@@ -75,6 +75,7 @@ class Who:
     chat: str
     agent: str
     channel: str
+    address: str = ""  # the sender's own CHANNEL:ID when `user` is a configured identity
 
 
 def user_of(
@@ -98,7 +99,7 @@ def applies(rule: Rule, who: Who) -> bool:
         return False
     if rule.agents and who.agent not in rule.agents:
         return False
-    return who.user not in rule.exempt_users
+    return who.user not in rule.exempt_users and who.address not in rule.exempt_users
 
 
 def scope_id(rule: Rule, who: Who) -> str:

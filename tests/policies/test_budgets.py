@@ -29,7 +29,7 @@ from chatgate.policies.budgets import (
     user_of,
 )
 
-WHO = Who("telegram:42", "telegram:-100", "default", "telegram")
+WHO = Who("telegram:42", "telegram:-100", "default", "telegram", "telegram:9")
 END = datetime(2026, 12, 7, tzinfo=ZoneInfo("UTC")).timestamp()
 
 
@@ -54,6 +54,7 @@ def test_who_the_user_is(platform: str, owner: str | None, expected: str) -> Non
         (Rule("r", Scope.USER, limit_turns=1, channels=frozenset({"slack"})), False),
         (Rule("r", Scope.USER, limit_turns=1, agents=frozenset({"other"})), False),
         (Rule("r", Scope.USER, limit_turns=1, exempt_users=frozenset({"telegram:42"})), False),
+        (Rule("r", Scope.USER, limit_turns=1, exempt_users=frozenset({"telegram:9"})), False),
     ],
 )
 def test_which_rules_apply(rule: Rule, applies_: bool) -> None:

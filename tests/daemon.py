@@ -62,7 +62,7 @@ class Daemon:
     def base(self) -> str:
         return f"http://127.0.0.1:{self.port}"
 
-    async def start(self, timeout: float = 60.0) -> Daemon:
+    async def start(self, timeout: float = 120.0) -> Daemon:
         log = self.log_path.open("ab")
         self.proc = await asyncio.create_subprocess_exec(
             sys.executable,
@@ -103,8 +103,8 @@ class Daemon:
         assert self.proc is not None
         self.proc.send_signal(signal.SIGKILL)
 
-    # The default timeouts guard against a hang; a loaded CI box can take 20 s to stop a daemon.
-    # A test that proves a shutdown bound passes its own.
+    # The default timeouts guard against a hang; a loaded box takes 20 s to stop a daemon and a
+    # minute to start one (litellm's import alone is ~4 CPU s). A test proving a bound passes its own.
     async def terminate(self, timeout: float = 60.0) -> int:
         assert self.proc is not None
         if self.proc.returncode is None:

@@ -87,7 +87,7 @@ async def test_status_from_an_operator_shell_finds_the_system_daemon(
         "CHATGATE_API_TOKEN": API_TOKEN,
         "CHATGATE_PORT": "0",
     }
-    daemon = await Daemon(system / "gateway.yaml", env=unit_env).start(timeout=60)
+    daemon = await Daemon(system / "gateway.yaml", env=unit_env).start()
     try:
         monkeypatch.chdir(tmp_path)  # no ./gateway.yaml here
         for name in ("CHATGATE_CONFIG", "CHATGATE_STATE_DIR", "CHATGATE_API_TOKEN"):

@@ -202,7 +202,7 @@ async def kill_loop(
     try:
         for n in range(kills):
             started = time.monotonic()
-            daemon = await Daemon(path, log_name=f"daemon{n}.log").start(timeout=60)
+            daemon = await Daemon(path, log_name=f"daemon{n}.log").start()
             figures.restart_to_ready_s.append(time.monotonic() - started)
             load.base = daemon.base
             await asyncio.sleep(rng.uniform(*up_s))
@@ -215,7 +215,7 @@ async def kill_loop(
         load.stop()
         await loader
         started = time.monotonic()
-        last = await Daemon(path, log_name="daemon-final.log").start(timeout=60)
+        last = await Daemon(path, log_name="daemon-final.log").start()
         figures.restart_to_ready_s.append(time.monotonic() - started)
         load.base = last.base
         try:

@@ -41,13 +41,13 @@ schedules:
     ledger = tmp_path / "ledger.txt"
     (tmp_path / "hang").touch()  # the first run hangs at the agent
     env = {"SCHEDULE_TEST_LEDGER": str(ledger), "PYTHONPATH": str(ROOT)}
-    daemon = await Daemon(path, env=env).start(timeout=60)
+    daemon = await Daemon(path, env=env).start()
     await eventually(ledger.exists, 30, "the first run at the agent")
     first = ledger.read_text().splitlines()[0]
     daemon.kill9()
     await daemon.wait()
     assert not fake_tg.calls_of("sendMessage")
-    daemon = await Daemon(path, env=env, log_name="daemon2.log").start(timeout=60)
+    daemon = await Daemon(path, env=env, log_name="daemon2.log").start()
     try:
         await fake_tg.wait_for("sendMessage", 2, timeout=30)
     finally:

@@ -94,9 +94,22 @@ def _masked_items(value: list[Any] | tuple[Any, ...], mask: Masker) -> Any:
     return items if isinstance(value, list) else tuple(items)
 
 
+_INIT_NAMES: dict[type, tuple[str, ...]] = {}
+
+
+def _init_names(cls: type) -> tuple[str, ...]:
+    """The fields ``replace`` takes, per class (``fields()`` on every value costs per turn)."""
+    names = _INIT_NAMES.get(cls)
+    if names is None:
+        names = _INIT_NAMES[cls] = tuple(f.name for f in fields(cls) if f.init)
+    return names
+
+
 def _masked_dataclass(value: Any, mask: Masker) -> Any:
-    names = [f.name for f in fields(value) if f.init]
-    changes = {n: masked(getattr(value, n), mask) for n in names}
-    if all(changes[n] is getattr(value, n) for n in names):
-        return value
-    return replace(value, **changes)
+    changes: dict[str, Any] = {}
+    for name in _init_names(type(value)):
+        old = getattr(value, name)
+        new = masked(old, mask)
+        if new is not old:
+            changes[name] = new
+    return replace(value, **changes) if changes else value

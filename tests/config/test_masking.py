@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import logging
+from dataclasses import dataclass, field
 
 import pytest
 
-from chatgate.config.masking import REDACTED, Masker
+from chatgate.config.masking import REDACTED, Masker, masked
 from chatgate.config.redact import scrub
 from chatgate.gateway.logs import SecretScrubber
 
@@ -83,3 +84,26 @@ def test_the_quick_path_agrees_with_the_full_scan(text: str) -> None:
 def test_the_shape_hint(text: str, hinted: bool) -> None:
     """Six digits before a colon, or xox / xapp in any case, send ASCII text to the full scan."""
     assert Masker([KEY])._could_match(text) is hinted
+
+
+@dataclass(frozen=True)
+class _Inner:
+    text: str
+    tags: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class _Outer:
+    title: str
+    inner: _Inner
+    size: int = field(init=False, default=0)
+
+
+def test_nested_dataclasses_are_rebuilt_only_where_a_secret_was() -> None:
+    mask = Masker(frozenset({KEY}))
+    clean = _Outer("hello", _Inner("plain", ("a",)))
+    assert masked(clean, mask) is clean
+    dirty = _Outer("hello", _Inner("key " + KEY, ("a", KEY)))
+    out = masked(dirty, mask)
+    assert out == _Outer("hello", _Inner("key " + REDACTED, ("a", REDACTED)))
+    assert out.title is dirty.title

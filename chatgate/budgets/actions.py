@@ -58,7 +58,7 @@ USAGE = Action(
     "usage", UsageArgs, UsageReport, _needs_daemon,
     Route("GET", "/api/usage"),
     Command("usage", help="spend per budget counter this period", json_flag=True, offline=False),
-    dashboard=DashboardPart("usage"),
+    dashboard=DashboardPart("usage", empty=UsageReport()),
 )  # fmt: skip
 BUDGETS_RESET = Action(
     "budgets_reset", ResetArgs, BudgetReset, _needs_daemon,

@@ -148,7 +148,8 @@ async def test_stop_cancels_and_new_starts_over(chat: Watched, fake: FakeLLM) ->
 
 
 async def test_a_model_fault_shows_the_failure_reply(chat: Watched, fake: FakeLLM) -> None:
-    fake.fail_next(Fault.rate_limited())
+    # a Retry-After the turn's deadline cannot wait out (a short one is waited out, not shown)
+    fake.fail_next(Fault.rate_limited(retry_after=3600))
     await say(chat.page, "are you there?")
     await expect(chat.page.locator(".msg.assistant")).to_contain_text(
         "more requests than I can handle right now"

@@ -7,7 +7,8 @@ import { colorOf, latencyChart, ms, turnsChart } from "./chart.js";
 
 const TOKEN_KEY = "chatgate:dashboard:token";
 const $ = (id) => document.getElementById(id);
-const state = { token: sessionStorage.getItem(TOKEN_KEY) || "", abort: null, backoff: 0, started: null };
+const state = { token: sessionStorage.getItem(TOKEN_KEY) || "", abort: null, backoff: 0, started: null, restarted: false };
+const RESTART_NOTICE_S = 60; // how long "the gateway restarted" stays up after the page saw it
 
 function h(tag, attrs = {}, ...children) {
   const el = document.createElement(tag);
@@ -127,9 +128,11 @@ function onEvent(kind, data) {
   state.backoff = 0;
   setConn("live", "live");
   const started = data.status.pid_started_at;
-  if (state.started !== null && started !== state.started) {
+  if (state.started !== null && started !== state.started) state.restarted = true;
+  if (state.restarted && data.now - started < RESTART_NOTICE_S) {
     banner(`The gateway restarted ${duration(data.now - started)} ago; showing the new process.`);
   } else if (!data.status.draining) {
+    state.restarted = false;
     banner("");
   }
   state.started = started;

@@ -67,10 +67,10 @@ async def test_the_replica_a_message_is_handed_to_links_to_its_first_trace(
                 # a stalls past its lease and b takes the connection over
                 await client.set(f"chatgate:lease:{LEASE}", "b", px=60_000)
                 await eventually(lambda: state(b) is ChannelState.RUNNING, what="b runs")
+                await eventually(lambda: state(a) is ChannelState.STANDBY, what="a stands by")
                 fake_llm.release()
                 result = await asyncio.wait_for(submission.result, 30)
-                if result.delivery != DeliveryStatus.HANDED_OFF.value:
-                    pytest.skip(f"a's turn ended {result.delivery!r} here, not handed off")
+                assert result.delivery == DeliveryStatus.HANDED_OFF.value
                 await memory(b).wait_sent(1, timeout=30)
                 assert await b.pipeline.scheduler.wait_idle(10)
     finally:

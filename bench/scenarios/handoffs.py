@@ -14,9 +14,11 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import signal
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Literal
 
 from redis.asyncio import Redis
 
@@ -24,6 +26,7 @@ from bench.configs import DaemonConfig, telegram_api_base
 from bench.procs import FakeLLMProc, Proc, daemon, free_port, started, wait_ready
 from bench.procs import wait_until as wait_for
 from bench.runner import Context
+from bench.stats import Spec, Table, percentile
 from tests.fakes.telegram import FakeTelegram
 
 LEASE_TTL_S = 2.0
@@ -31,6 +34,8 @@ LOCK_TTL_S = 20.0
 TURN_S = 1.5  # the fake model's latency here: longer than the old holder takes to see the move
 ANSWERS_TIMEOUT_S = 120.0
 REPLICAS = ("h0", "h1")
+STALL_TTLS = 1.2  # a frozen holder loses the lease, and its liveness only just
+Mode = Literal["move", "stall"]
 
 
 @dataclass(frozen=True)
@@ -100,10 +105,31 @@ async def start(
     return procs
 
 
+async def move(client: Redis, procs: list[Proc], key: str, name: str, how: Mode) -> None:
+    """Take the lease from ``name``: set it to the other replica, or freeze ``name`` (SIGSTOP)
+    a little longer than the lease TTL so the other replica takes it, then let it go on."""
+    if how == "move":
+        other = REPLICAS[1 - REPLICAS.index(name)] if name in REPLICAS else REPLICAS[0]
+        await client.set(key, other, px=int(LEASE_TTL_S * 1000))
+        return
+    proc = procs[REPLICAS.index(name)]
+    proc.send(signal.SIGSTOP)
+    try:
+        await asyncio.sleep(LEASE_TTL_S * STALL_TTLS)
+    finally:
+        proc.send(signal.SIGCONT)
+
+
 async def run(
-    ctx: Context, workdir: Path, client: Redis, redis_url: str, prefix: str, llm: FakeLLMProc
+    ctx: Context,
+    workdir: Path,
+    client: Redis,
+    redis_url: str,
+    prefix: str,
+    llm: FakeLLMProc,
+    how: Mode = "move",
 ) -> HandOffs:
-    """``ctx.pick(12, 3)`` rounds of one DM per user, the lease moved mid-turn each round."""
+    """``ctx.pick(12, 3)`` rounds of one DM per user, the lease taken mid-turn each round."""
     users, rounds = ctx.pick(20, 5), ctx.pick(12, 3)
     await client.flushdb()
     await llm.configure(ctx.http, TURN_S)  # the scenario runs this last: no need to restore it
@@ -126,10 +152,8 @@ async def run(
 
                 await wait_for(at_model, 60.0, "turns at the model", procs=procs)
                 now = await holder(client, prefix)
-                if now is not None:
-                    key, name = now
-                    other = REPLICAS[1 - REPLICAS.index(name)] if name in REPLICAS else REPLICAS[0]
-                    await client.set(key, other, px=int(LEASE_TTL_S * 1000))
+                if now is not None and now[1] in REPLICAS:
+                    await move(client, procs, now[0], now[1], how)
                 await asyncio.sleep(TURN_S)
             expected = {(u, f"echo: u{u} r{r}") for u in range(1, users + 1) for r in range(rounds)}
 
@@ -151,3 +175,24 @@ async def run(
         duplicated=sum(n - 1 for n in counts.values()),
         out_of_order=out_of_order(sent),
     )
+
+
+WHAT = {"move": "lease moved", "stall": "holder frozen"}
+
+
+def add_rows(table: Table, how: Mode, found: HandOffs) -> None:
+    """Hand-off p50/p99 (target: p99 under 1 s) and what the run lost, repeated or reordered."""
+    what = WHAT[how]
+    p50, p99 = percentile(found.handoff_ms, 50), percentile(found.handoff_ms, 99)
+    table.add(Spec(f"handoff_{how}_p50_ms", f"hand-off p50 ({what})", "ms", "lower"), p50)
+    table.add(Spec(f"handoff_{how}_p99_ms", f"hand-off p99 ({what})", "ms", "lower", 1000.0), p99)
+    table.add(Spec(f"handoff_{how}_count", f"answers handed off ({what})", "", "higher"),
+              len(found.handoff_ms))  # fmt: skip
+    for name, value in (
+        ("lost", found.lost),
+        ("duplicated", found.duplicated),
+        ("out_of_order", found.out_of_order),
+    ):
+        spec = Spec(f"handoff_{how}_{name}", f"answers {name.replace('_', ' ')} ({what})", "",
+                    "lower", 0.0)  # fmt: skip
+        table.add(spec, value)

@@ -34,7 +34,7 @@ from bench.procs import BenchError, FakeLLMProc, Proc, daemon, free_port, starte
 from bench.procs import wait_until as wait_for
 from bench.runner import Context, Outcome
 from bench.scenarios import handoffs
-from bench.stats import Spec, Table, latency_ms, percentile
+from bench.stats import Spec, Table, latency_ms
 from chatgate.channels.signatures import sign
 
 REDIS_DB = 15
@@ -51,12 +51,6 @@ LOST = Spec("lost", "lost (no 200 / wrong reply)", "", "lower", 0.0)
 DUPS = Spec("duplicated", "model calls beyond one per message", "", "lower", 0.0)
 COMMANDS = Spec("redis_cmds_per_turn", "Redis commands per turn", "", "lower")
 STUCK = Spec("stuck_turns", "turn locks still held after the load", "", "lower", 0.0)
-HANDOFF_P50 = Spec("handoff_p50_ms", "hand-off p50 (2 Telegram replicas)", "ms", "lower")
-HANDOFF_P99 = Spec("handoff_p99_ms", "hand-off p99 (2 Telegram replicas)", "ms", "lower", 1000.0)
-HANDED = Spec("handed_off", "answers handed off", "", "higher")
-HANDOFF_LOST = Spec("handoff_lost", "hand-off run: answers lost", "", "lower", 0.0)
-HANDOFF_DUPS = Spec("handoff_duplicated", "hand-off run: answers sent twice", "", "lower", 0.0)
-HANDOFF_ORDER = Spec("handoff_out_of_order", "hand-off run: answers out of order", "", "lower", 0.0)
 ROUND_TRIPS = Spec(
     "redis_round_trips_per_turn", "Redis round trips (replies) per turn", "", "lower"
 )
@@ -234,7 +228,8 @@ async def scenario(ctx: Context) -> Outcome:
         )
         one = await run_setup(ctx, 1, client, redis_url, llm, size)
         three = await run_setup(ctx, 3, client, redis_url, llm, size)
-        moved = await handoffs.run(ctx, workdir, client, redis_url, KEY_PREFIX, llm)
+        moved = await handoffs.run(ctx, workdir, client, redis_url, KEY_PREFIX, llm, "move")
+        stalled = await handoffs.run(ctx, workdir, client, redis_url, KEY_PREFIX, llm, "stall")
     for a, b in zip(three, one, strict=True):
         table.add(RATE, a.msgs_per_s, b.msgs_per_s)
         a50, a99 = latency_ms(a.latencies_s)
@@ -246,13 +241,8 @@ async def scenario(ctx: Context) -> Outcome:
         table.add(STUCK, a.stuck_turns, b.stuck_turns)
         table.add(COMMANDS, a.redis_cmds_per_turn, b.redis_cmds_per_turn)
         table.add(ROUND_TRIPS, a.redis_round_trips_per_turn, b.redis_round_trips_per_turn)
-    h50, h99 = percentile(moved.handoff_ms, 50), percentile(moved.handoff_ms, 99)
-    table.add(HANDOFF_P50, h50)
-    table.add(HANDOFF_P99, h99)
-    table.add(HANDED, len(moved.handoff_ms))
-    table.add(HANDOFF_LOST, moved.lost)
-    table.add(HANDOFF_DUPS, moved.duplicated)
-    table.add(HANDOFF_ORDER, moved.out_of_order)
+    handoffs.add_rows(table, "move", moved)
+    handoffs.add_rows(table, "stall", stalled)
     params: dict[str, Any] = {
         "messages": size,
         "sessions": ctx.pick(300, 30),
@@ -263,7 +253,8 @@ async def scenario(ctx: Context) -> Outcome:
         "floor": "1 replica on the same Redis, same load",
         "redis": f"private redis-server, db {REDIS_DB}, flushed",
         "reps": ctx.reps,
-        "handoffs": "2 Telegram replicas, lease moved mid-turn each round; see handoffs.py",
+        "handoffs": "2 Telegram replicas; each round the lease is moved (SET) or its holder "
+        "frozen (SIGSTOP, 1.2 lease TTLs) mid-turn; see handoffs.py",
     }
     extra = {
         "commandstats_3x": three[-1].commandstats,

@@ -82,7 +82,7 @@ async def holder(client: Redis, prefix: str) -> tuple[str, str] | None:
 
 async def start(
     ctx: Context, stack: contextlib.AsyncExitStack, fake: FakeTelegram, redis_url: str,
-    prefix: str, llm: FakeLLMProc,
+    prefix: str, llm: FakeLLMProc, how: Mode,
 ) -> list[Proc]:  # fmt: skip
     procs = []
     for name in REPLICAS:
@@ -98,7 +98,7 @@ async def start(
             telegram_base=telegram_api_base(fake.base_url),
             gateway_extra=extra,
         )
-        proc = daemon(config.write(ctx.scratch(f"handoffs/{name}")))
+        proc = daemon(config.write(ctx.scratch(f"handoffs/{how}/{name}")))
         await stack.enter_async_context(started(proc))
         await wait_ready(ctx.http, proc, port)
         procs.append(proc)
@@ -136,7 +136,7 @@ async def run(
     try:
         async with contextlib.AsyncExitStack() as stack:
             fake = await stack.enter_async_context(FakeTelegram())
-            procs = await start(ctx, stack, fake, redis_url, prefix, llm)
+            procs = await start(ctx, stack, fake, redis_url, prefix, llm, how)
 
             async def held() -> bool:
                 return await holder(client, prefix) is not None

@@ -92,6 +92,7 @@ SOAK_KILLS ?= 30
 soak: $(STAMP)
 	timeout 900 $(BIN)/python -m tests.reliability.soak $(SOAK_KILLS)
 	timeout 600 $(BIN)/pytest -q -n 0 -p no:randomly tests/redis/soak_replica_stalls.py
+	timeout 1800 $(BIN)/pytest -q -n 0 -p no:randomly -s tests/redis/soak_replica_handoffs.py
 
 # docs/webchat.png and docs/dashboard.png: the real daemon, fakes and Debian's chromium
 screenshots: $(STAMP)

@@ -33,6 +33,7 @@ from bench.configs import LLM_HOOK_PATH, WEBHOOK_SECRET, DaemonConfig
 from bench.procs import BenchError, FakeLLMProc, Proc, daemon, free_port, started, wait_ready
 from bench.procs import wait_until as wait_for
 from bench.runner import Context, Outcome
+from bench.scenarios import handoffs
 from bench.stats import Spec, Table, latency_ms
 from chatgate.channels.signatures import sign
 
@@ -227,6 +228,8 @@ async def scenario(ctx: Context) -> Outcome:
         )
         one = await run_setup(ctx, 1, client, redis_url, llm, size)
         three = await run_setup(ctx, 3, client, redis_url, llm, size)
+        moved = await handoffs.run(ctx, workdir, client, redis_url, KEY_PREFIX, llm, "move")
+        stalled = await handoffs.run(ctx, workdir, client, redis_url, KEY_PREFIX, llm, "stall")
     for a, b in zip(three, one, strict=True):
         table.add(RATE, a.msgs_per_s, b.msgs_per_s)
         a50, a99 = latency_ms(a.latencies_s)
@@ -238,6 +241,8 @@ async def scenario(ctx: Context) -> Outcome:
         table.add(STUCK, a.stuck_turns, b.stuck_turns)
         table.add(COMMANDS, a.redis_cmds_per_turn, b.redis_cmds_per_turn)
         table.add(ROUND_TRIPS, a.redis_round_trips_per_turn, b.redis_round_trips_per_turn)
+    handoffs.add_rows(table, "move", moved)
+    handoffs.add_rows(table, "stall", stalled)
     params: dict[str, Any] = {
         "messages": size,
         "sessions": ctx.pick(300, 30),
@@ -248,6 +253,8 @@ async def scenario(ctx: Context) -> Outcome:
         "floor": "1 replica on the same Redis, same load",
         "redis": f"private redis-server, db {REDIS_DB}, flushed",
         "reps": ctx.reps,
+        "handoffs": "2 Telegram replicas; each round the lease is moved (SET) or its holder "
+        "frozen (SIGSTOP, 1.2 lease TTLs) mid-turn; see handoffs.py",
     }
     extra = {
         "commandstats_3x": three[-1].commandstats,

@@ -21,7 +21,7 @@ from chatgate.channels.telegram.adapter import TelegramChannel
 from chatgate.gateway.app import Gateway
 from chatgate.policies.channel_states import ChannelState
 from tests.channels.telegram.support import telegram_config
-from tests.fakes.llm import FakeLLM, Fault
+from tests.fakes.llm import FakeLLM
 from tests.fakes.telegram import TOKEN, FakeTelegram
 from tests.harness import running
 from tests.media.samples import png

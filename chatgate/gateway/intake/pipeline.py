@@ -29,11 +29,12 @@ from chatgate.gateway.events import EventName
 from chatgate.gateway.intake.commands import parse_command
 from chatgate.gateway.intake.inflight import InFlight
 from chatgate.gateway.intake.restore import HeldWork
+from chatgate.gateway.intake.resuming import redelivery, trace_resumed
 from chatgate.gateway.intake.session_queue import SessionScheduler
 from chatgate.gateway.intake.stages import Stages
 from chatgate.gateway.intake.state_guard import StateGuard
 from chatgate.gateway.runtime import Runtime
-from chatgate.gateway.turn.job import Job, JobKind
+from chatgate.gateway.turn.job import Job
 from chatgate.gateway.turn.runner import TurnRunner
 from chatgate.model.messages import InboundMessage, RouteHint, Target
 from chatgate.model.outbound import OutboundMessage
@@ -42,7 +43,7 @@ from chatgate.model.results import Stage, Submission, TurnResult
 from chatgate.policies.admission import AdmissionPolicy
 from chatgate.policies.routing import Binding, route
 from chatgate.policies.staleness import StaleAction, StalePolicy
-from chatgate.state.records import TERMINAL, JournalEntry, JournalMark, JournalState
+from chatgate.state.records import TERMINAL, JournalEntry, JournalMark
 
 log = logging.getLogger("chatgate.pipeline")
 NO_HINT = RouteHint()
@@ -306,32 +307,14 @@ class Pipeline:
     async def _resume_one(self, entry: JournalEntry) -> None:
         future = self.inflight.get(entry.key) or self.inflight.track(entry.key)
         msg = entry.message
-        tracing.start_message(  # a trace of its own, linked to the one its intake began
-            tracing.keyed(self.rt.owner, msg.key),
-            f"{msg.platform} message",
-            link=msg.extra.get(tracing.TRACE_PARENT),
-            chatgate__channel=msg.channel,
-            chatgate__resumed=True,
-            messaging__system=msg.platform,
-            messaging__message__id=msg.message_id,
-        )
-        if entry.state is JournalState.ANSWERED and entry.reply is not None and entry.session:
-            hint = self.hint(msg)
-            job = Job(
-                JobKind.REDELIVER,
-                msg,
-                future,
-                entry.session,
-                self.route_of(msg)[0],
-                msg.reply_target,
-                self.rt.clock.monotonic(),
-                stored_reply=entry.reply,
-                ephemeral=hint.ephemeral,
-            )
+        trace_resumed(self.rt.owner, msg)
+        now = self.rt.clock.monotonic()
+        job = redelivery(entry, future, self.route_of(msg)[0], self.hint(msg).ephemeral, now)
+        if job is not None:
             self._background(self.runner.send_answered(job, entry.handed_at))
             return
         try:
-            await self._walk(self._inbound(msg, future, self.rt.clock.monotonic(), resumed=True))
+            await self._walk(self._inbound(msg, future, now, resumed=True))
         except Exception:
             self.inflight.release(entry.key, future)
             raise

@@ -22,6 +22,7 @@ from slack_bolt.adapter.socket_mode.async_handler import AsyncSocketModeHandler
 from slack_bolt.async_app import AsyncApp
 from slack_sdk.web.async_client import AsyncWebClient
 
+from bench.floors.model_args import add_model_args, parse_with_model
 from bench.floors.ptb_echo import Reply, make_reply
 
 CONNECTOR_LIMIT = 16  # chatgate: max(16, 2 × send_concurrency 8)
@@ -72,16 +73,11 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--api-url", required=True, help="Web API base, ending in /api/")
     parser.add_argument("--bot-token", required=True)
     parser.add_argument("--app-token", required=True)
-    parser.add_argument("--mode", choices=("llm", "echo"), default="llm")
-    parser.add_argument("--llm-base", default=None)
-    parser.add_argument("--model", default=None)
-    parser.add_argument("--api-key", default=None)
+    add_model_args(parser)
     parser.add_argument(
         "--daemon-litellm", action="store_true", help="apply chatgate's litellm settings first"
     )
-    args = parser.parse_args(argv)
-    if args.mode == "llm" and not (args.llm_base and args.model and args.api_key):
-        parser.error("--mode llm needs --llm-base, --model and --api-key")
+    args = parse_with_model(parser, argv)
     logging.basicConfig(level=logging.WARNING)
     asyncio.run(serve(args))
 

@@ -18,6 +18,7 @@ from pathlib import Path
 import aiohttp
 import discord
 
+from bench.floors.model_args import add_model_args, parse_with_model
 from bench.floors.ptb_echo import make_reply
 from chatgate.channels.discord.net import StaticResolver, ssl_context
 
@@ -75,13 +76,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--port", type=int, required=True, help="the fake Discord's port")
     parser.add_argument("--ca-file", required=True, help="the fake's CA certificate (PEM)")
     parser.add_argument("--token", required=True)
-    parser.add_argument("--mode", choices=("llm", "echo"), default="llm")
-    parser.add_argument("--llm-base", default=None)
-    parser.add_argument("--model", default=None)
-    parser.add_argument("--api-key", default=None)
-    args = parser.parse_args(argv)
-    if args.mode == "llm" and not (args.llm_base and args.model and args.api_key):
-        parser.error("--mode llm needs --llm-base, --model and --api-key")
+    add_model_args(parser)
+    args = parse_with_model(parser, argv)
     args.ca_pem = Path(args.ca_file).read_text(encoding="utf-8")
     asyncio.run(serve(args))
 

@@ -23,6 +23,7 @@ from email.message import EmailMessage
 import aiosmtplib
 from aioimaplib import aioimaplib
 
+from bench.floors.model_args import add_model_args, parse_with_model
 from bench.floors.ptb_echo import make_reply
 
 _UIDNEXT = re.compile(rb"\[UIDNEXT (\d+)\]")
@@ -111,13 +112,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--smtp-user", required=True)
     parser.add_argument("--smtp-password", required=True)
     parser.add_argument("--address", required=True)
-    parser.add_argument("--mode", choices=("llm", "echo"), default="llm")
-    parser.add_argument("--llm-base", default=None)
-    parser.add_argument("--model", default=None)
-    parser.add_argument("--api-key", default=None)
-    args = parser.parse_args(argv)
-    if args.mode == "llm" and not (args.llm_base and args.model and args.api_key):
-        parser.error("--mode llm needs --llm-base, --model and --api-key")
+    add_model_args(parser)
+    args = parse_with_model(parser, argv)
     logging.basicConfig(level=logging.WARNING)
     asyncio.run(serve(args))
 

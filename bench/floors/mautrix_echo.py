@@ -19,6 +19,7 @@ from typing import Any
 from mautrix.client import Client
 from mautrix.types import EventType, RoomID, UserID
 
+from bench.floors.model_args import add_model_args, parse_with_model
 from bench.floors.ptb_echo import make_reply
 
 
@@ -76,13 +77,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--homeserver", required=True)
     parser.add_argument("--user-id", required=True)
     parser.add_argument("--access-token", required=True)
-    parser.add_argument("--mode", choices=("llm", "echo"), default="llm")
-    parser.add_argument("--llm-base", default=None)
-    parser.add_argument("--model", default=None)
-    parser.add_argument("--api-key", default=None)
-    args = parser.parse_args(argv)
-    if args.mode == "llm" and not (args.llm_base and args.model and args.api_key):
-        parser.error("--mode llm needs --llm-base, --model and --api-key")
+    add_model_args(parser)
+    args = parse_with_model(parser, argv)
     logging.basicConfig(level=logging.WARNING)
     asyncio.run(run(args))
 

@@ -20,6 +20,8 @@ from typing import Any
 from telegram import Update
 from telegram.ext import Application, ContextTypes, MessageHandler, filters
 
+from bench.floors.model_args import add_model_args, parse_with_model
+
 TIMEOUT_S = 30.0
 SEND_POOL = 8  # as chatgate: httpcore spends CPU per request on every open connection
 Reply = Callable[[str], Awaitable[str]]
@@ -116,19 +118,14 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="python -m bench.floors.ptb_echo", description=__doc__)
     parser.add_argument("--base-url", required=True, help="Bot API base, ending in /bot")
     parser.add_argument("--token", required=True)
-    parser.add_argument("--mode", choices=("llm", "echo"), default="llm")
-    parser.add_argument("--llm-base", default=None)
-    parser.add_argument("--model", default=None)
-    parser.add_argument("--api-key", default=None)
+    add_model_args(parser)
     parser.add_argument(
         "--daemon-litellm", action="store_true", help="apply chatgate's litellm settings first"
     )
     parser.add_argument("--webhook-port", type=int, default=0, help="also serve the HMAC route")
     parser.add_argument("--webhook-secret", default="")
     parser.add_argument("--webhook-path", default="/hooks/llm")
-    args = parser.parse_args(argv)
-    if args.mode == "llm" and not (args.llm_base and args.model and args.api_key):
-        parser.error("--mode llm needs --llm-base, --model and --api-key")
+    args = parse_with_model(parser, argv)
     if args.webhook_port and not args.webhook_secret:
         parser.error("--webhook-port needs --webhook-secret")
     build(args).run_polling(poll_interval=0.0, timeout=10, allowed_updates=["message"])

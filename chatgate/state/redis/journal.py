@@ -12,7 +12,6 @@ resumes each. An answered entry keeps its reply, so the resuming replica re-send
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import json
 import logging
 from collections.abc import Awaitable, Callable, Collection, Sequence
@@ -24,7 +23,7 @@ from redis.typing import EncodableT
 
 from chatgate.model.messages import InboundMessage
 from chatgate.state.records import TERMINAL, JournalEntry, JournalMark, JournalState
-from chatgate.state.redis.client import Keys, unavailable
+from chatgate.state.redis.client import Keys, listen, unavailable
 from chatgate.state.redis.leases import FENCE_KEY
 
 log = logging.getLogger("chatgate.state")
@@ -168,6 +167,10 @@ def _entry(key: str, h: dict[str, str]) -> JournalEntry:
 
 async def _nothing() -> None:
     return None
+
+
+def _subscribed() -> None:
+    """Nothing to do once hand-off notices flow (the adoption poll covered the time before)."""
 
 
 class RedisJournal:
@@ -329,18 +332,13 @@ class RedisJournal:
         """Subscribe to hand-off notices; resubscribe after a Redis error (the adoption poll
         covers the gap). Until cancelled."""
         while True:
-            pubsub = self._redis.pubsub(ignore_subscribe_messages=True)
             try:
-                await pubsub.subscribe(self._keys("journal", "handoffs"))
-                async for message in pubsub.listen():
-                    if message.get("type") == "message":
-                        wake()
+                await listen(
+                    self._redis, self._keys("journal", "handoffs"), lambda _: wake(), _subscribed
+                )
             except (RedisError, OSError) as exc:
                 log.debug("hand-off notices lost; resubscribing", extra={"error": repr(exc)})
                 await asyncio.sleep(RESUBSCRIBE_S)
-            finally:
-                with contextlib.suppress(RedisError, OSError):
-                    await pubsub.aclose()
 
     async def _claimed(self, channels: list[str], *, include_own: bool) -> list[JournalEntry]:
         found = await self._open_entries()

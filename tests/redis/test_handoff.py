@@ -1,6 +1,7 @@
 """A replica that loses an exclusive channel while a turn runs, or while its send is failing on
 the stopping connection, hands the answer to the replica now holding it: sent once, there, and
-not dead-lettered. A dead letter for such a channel is
+not dead-lettered; so is an answer made after the connection left (a command taken in as it
+went). A dead letter for such a channel is
 replayed by its holder; a standby replica says so instead of using the entry up."""
 
 from __future__ import annotations
@@ -104,3 +105,28 @@ async def test_a_standby_replica_leaves_a_dead_letter_to_the_channels_holder(
         replayed = await a.replay_dead_letter(entry_id)
         assert replayed["status"] == DeliveryStatus.SENT.value
         assert memory(a).texts() == ["late answer"] and memory(b).texts() == []
+
+
+async def test_a_command_answered_after_the_channel_left_is_handed_off_not_dead_lettered(
+    tmp_path: Path, redis_db: str, fake_llm: FakeLLM
+) -> None:
+    client = Redis.from_url(redis_db, decode_responses=True)
+    try:
+        async with (
+            replica(tmp_path / "a", redis_db, "a", fake_llm) as a,
+            replica(tmp_path / "b", redis_db, "b", fake_llm) as b,
+        ):
+            await eventually(lambda: state(b) is ChannelState.STANDBY, what="b in standby")
+            sink = memory(a).sink  # a poll's last update, taken in as the connection leaves
+            await client.set(f"chatgate:lease:{LEASE}", "b", px=60_000)
+            await eventually(lambda: state(a) is ChannelState.STANDBY, what="a lost the channel")
+            await eventually(lambda: state(b) is ChannelState.RUNNING, what="b runs it")
+            memory(a).sink = sink
+            submission = await memory(a).inject("/new", message_id="m1")
+            result = await asyncio.wait_for(submission.result, 30)
+            assert result.delivery == DeliveryStatus.HANDED_OFF.value
+            assert await a.rt.dead_letters.count() == 0, "dead-lettered instead of handed off"
+            await memory(b).wait_sent(1, timeout=30)
+            assert len(memory(b).texts()) == 1 and memory(a).texts() == []
+    finally:
+        await client.aclose()

@@ -4,14 +4,18 @@ and every DM it held is answered, once."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 from pathlib import Path
 
 import pytest
 from redis.asyncio import Redis
 
-from tests.fakes.llm import FakeLLM
+from chatgate.model.reasons import DeliveryStatus
+from tests.fakes.clock import ManualClock
+from tests.fakes.llm import FakeLLM, Fault
 from tests.fakes.telegram import FakeTelegram
+from tests.harness import memory, running
 from tests.redis.conftest import PrivateRedis
 from tests.redis.replicas_support import (
     PREFIX,
@@ -22,6 +26,7 @@ from tests.redis.replicas_support import (
     stop_all,
     warnings,
 )
+from tests.redis.test_gateway_redis import config, on_redis
 from tests.support.waiting import eventually
 
 pytestmark = [pytest.mark.slow, pytest.mark.redis]
@@ -80,3 +85,29 @@ async def test_a_wiped_redis_loses_nothing_a_replica_held(
     finally:
         await stop_all(daemons, kill=True)
         await client.aclose()
+
+
+async def test_turns_finishing_together_after_a_wipe_all_send_their_answers(
+    tmp_path: Path, fake_llm: FakeLLM, redis_db: str
+) -> None:
+    """The first turn to find its entry gone re-journals everything the replica holds; the
+    turns that asked meanwhile, while it did, are among what it restored and send too."""
+    sessions = 6
+    fake_llm.fail_next(Fault.hang(), times=sessions)
+    clock = ManualClock()  # no adoption poll or probe: the turns find the wipe themselves
+    admin = Redis.from_url(redis_db, decode_responses=True)
+    try:
+        async with running(config(tmp_path, fake_llm, on_redis(redis_db, "a")), clock=clock) as gw:
+            chat = memory(gw)
+            submissions = [
+                await chat.inject(f"hi {n}", chat_id=f"c{n}", sender_id=f"u{n}")
+                for n in range(sessions)
+            ]
+            await fake_llm.wait_for_requests(sessions, timeout=30)
+            await admin.flushdb()  # Redis restarted without its data
+            fake_llm.release()  # every turn answers at once
+            results = [await asyncio.wait_for(s.result, 30) for s in submissions]
+            assert [r.delivery for r in results] == [DeliveryStatus.SENT.value] * sessions
+            assert sorted(s.target.chat_id for s in chat.sent) == [f"c{n}" for n in range(sessions)]
+    finally:
+        await admin.aclose()

@@ -52,7 +52,13 @@ class Answering:
         return await self._restored() and await self.rt.journal.claim_send(key)
 
     async def _restored(self) -> bool:
-        return self.restore is not None and await self.restore() > 0
+        """Whether the entry may be back: the store's data is checked (and, when lost, what this
+        process holds re-journaled) before the answer is given up. Asked again even when another
+        turn did the restoring: one that asked while it ran is among what it restored."""
+        if self.restore is None:
+            return False
+        await self.restore()
+        return True
 
     async def deliver(
         self,

@@ -1,6 +1,7 @@
 """Redis restarts without its data while two real `chatgate run` replicas hold turns at the model
 and DMs queued behind them: each replica re-journals what it holds (one log line with the count),
-and every DM it held is answered, once."""
+and every DM it held is answered, once; so are turns that all find their entry gone at once (one
+in-process replica)."""
 
 from __future__ import annotations
 

@@ -36,13 +36,17 @@ class _Kept:
     reply: dict[str, Any] | None
 
 
+def _kept(job: Job) -> _Kept:
+    return _Kept(job.msg, job.session, job.stored_reply)
+
+
 class HeldWork:
     def __init__(self, runtime: Runtime, scheduler: SessionScheduler) -> None:
         self.rt = runtime
         self.scheduler = scheduler
         self._held = scheduler.held
         self._generation: str | None = None
-        self._stranded: dict[str, InboundMessage] = {}  # turns the state outage cut short
+        self._stranded: dict[str, _Kept] = {}  # turns (and sends) the state outage cut short
         self._sending: dict[str, _Kept] = {}  # stored answers taken up here, being sent
         self._handed: dict[str, _Kept] = {}  # handed off, not yet claimed by any replica
         self._lock = asyncio.Lock()
@@ -51,17 +55,21 @@ class HeldWork:
         """``batch``'s turn failed on the state: the journal is meant to keep it (the guard's
         resume runs it), but only this process knows it if the store lost its data meanwhile."""
         for job in batch:
-            self._stranded[job.msg.key] = job.msg
+            self._stranded[job.msg.key] = _kept(job)
 
     def resumed(self) -> None:
         """The guard resumed what the journal keeps: the stranded turns are the journal's again."""
         self._stranded.clear()
 
     async def sending(self, job: Job, send: Awaitable[None]) -> None:
-        """Run ``send``, the sending of ``job``'s stored answer, held here meanwhile."""
-        self._sending[job.msg.key] = _Kept(job.msg, job.session, job.stored_reply)
+        """Run ``send``, the sending of ``job``'s stored answer, held here meanwhile (and kept
+        as stranded when it fails: the guard's resume takes it up from the journal)."""
+        kept = self._sending[job.msg.key] = _kept(job)
         try:
             await send
+        except Exception:
+            self._stranded[job.msg.key] = kept
+            raise
         finally:
             self._sending.pop(job.msg.key, None)
 
@@ -91,15 +99,12 @@ class HeldWork:
         return restored
 
     async def _restore(self) -> int:
-        messages = {job.msg.key: job.msg for job in self._held()}
-        messages.update(self._stranded)
+        held = {job.msg.key: _kept(job) for job in self._held()}
+        everything = {**held, **self._stranded, **self._sending, **self._handed}
         journal, now = self.rt.journal, self.rt.clock.time()
         restored = 0
-        for msg in messages.values():
+        for key, kept in everything.items():
             # a window reaching back to the epoch: an entry that survived is never overwritten
-            new, _ = await journal.record(msg, now, now)
-            restored += new
-        for key, kept in [*self._sending.items(), *self._handed.items()]:
             new, _ = await journal.record(kept.msg, now, now)
             restored += new
             if new and kept.reply is not None:

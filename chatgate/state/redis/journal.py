@@ -340,6 +340,19 @@ class RedisJournal:
                 log.debug("hand-off notices lost; resubscribing", extra={"error": repr(exc)})
                 await asyncio.sleep(RESUBSCRIBE_S)
 
+    @unavailable("journal")
+    async def unclaimed(self, keys: Collection[str]) -> set[str]:
+        """Of ``keys`` (handed off by this replica), those still handed to nobody, or whose
+        entry is gone (with Redis's data: the hander journals them again)."""
+        ordered = list(keys)
+        if not ordered:
+            return set()
+        async with self._redis.pipeline(transaction=False) as pipe:
+            for key in ordered:
+                pipe.hget(self._e(key), "owner")
+            owners = await pipe.execute()
+        return {k for k, o in zip(ordered, owners, strict=True) if o is None or o == NOBODY}
+
     async def _claimed(self, channels: list[str], *, include_own: bool) -> list[JournalEntry]:
         found = await self._open_entries()
         claimed: dict[str, bool] = {}  # key → handed off (not left by a dead replica)

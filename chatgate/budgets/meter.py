@@ -14,7 +14,7 @@ from typing import Any
 from chatgate.agents.base import AgentError
 from chatgate.budgets.ledger import Ledger
 from chatgate.budgets.rules import Rules
-from chatgate.budgets.store import WARN_SUFFIX, BudgetStore, Spent
+from chatgate.budgets.store import WARN_SUFFIX, BudgetStore, Spent, refusal_flag
 from chatgate.clock import Clock
 from chatgate.feature.ports import ChannelLookup, Deliver, LiveConfig, Routing
 from chatgate.feature.turns import MeteredTurn
@@ -110,7 +110,7 @@ class Meters:
         detail = f"budget '{standing.rule.name}' is used up for {standing.key.split('|')[1]}"
         notice = voice.text(TextId.BUDGET_REFUSED, wait=voice.wait(standing.ends - now))
         if msg.chat_kind != "direct":
-            key = f"refused|{who.user}|{who.chat}"
+            key = refusal_flag(who.user, who.chat)
             if not await self.store.once(key, now, now + GROUP_REFUSAL_EVERY_S):
                 notice = ""
             elif await self.privately(msg, notice):

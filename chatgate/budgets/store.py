@@ -19,6 +19,12 @@ from chatgate.state.sqlite.side import SideDatabase
 
 DB_FILE = "budgets.db"
 WARN_SUFFIX = "|warn"  # a counter's warned-once flag: the counter key with this suffix
+REFUSED_PREFIX = "refused|"  # a user's refused-once-an-hour flag in a group chat
+
+
+def refusal_flag(user: str, chat: str) -> str:
+    """The flag of the one refusal an hour that ``user`` is told in group ``chat``."""
+    return f"{REFUSED_PREFIX}{user}|{chat}"
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS budget_counters (
@@ -90,6 +96,11 @@ class BudgetStore(Protocol):
 
     async def forget(self, scope: str) -> int:
         """Delete every counter of scope id ``scope`` (a reset, a privacy erase); how many."""
+        ...
+
+    async def forget_flags(self, user: str) -> int:
+        """Delete the group refusal flags of ``user`` (a privacy erase: they name the person
+        and the group); how many."""
         ...
 
     async def compact(self) -> None:
@@ -188,6 +199,15 @@ class SqliteBudgetStore:
                 c.execute(sql, (len(key), key))
             c.execute("DELETE FROM budget_counters WHERE scope = ?", (scope,))
             return len(keys)
+
+        return await self._call(run)
+
+    async def forget_flags(self, user: str) -> int:
+        prefix = refusal_flag(user, "")
+
+        def run(c: sqlite3.Connection) -> int:
+            sql = "DELETE FROM budget_flags WHERE substr(key, 1, ?) = ?"
+            return int(c.execute(sql, (len(prefix), prefix)).rowcount)
 
         return await self._call(run)
 

@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from redis.asyncio import Redis
 from redis.commands.core import AsyncScript
 
-from chatgate.budgets.store import WARN_SUFFIX, CallAverage, Spent
+from chatgate.budgets.store import WARN_SUFFIX, CallAverage, Spent, refusal_flag
 from chatgate.config.models import GatewaySection
 from chatgate.policies.budgets import Charge, Usage, split_key
 from chatgate.state.redis.client import connect, maps_errors
@@ -90,6 +90,11 @@ end
 return out
 """
 )
+
+
+def _glob_escaped(text: str) -> str:
+    """``text`` matched literally by a SCAN MATCH pattern."""
+    return "".join("\\" + ch if ch in "*?[]\\" else ch for ch in text)
 
 
 def _limit(value: int | None) -> int:
@@ -197,3 +202,9 @@ class RedisBudgetStore:
                     pipe.srem(index, key)
                 await pipe.execute()
         return len(keys)
+
+    async def forget_flags(self, user: str) -> int:
+        r = self._r()
+        pattern = _glob_escaped(self._prefix + "f:" + refusal_flag(user, "")) + "*"
+        keys = [key async for key in r.scan_iter(match=pattern, count=1000)]
+        return int(await r.delete(*keys)) if keys else 0

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from chatgate.budgets.feature import Budgets
-from chatgate.budgets.store import Spent
+from chatgate.budgets.store import Spent, refusal_flag
 from chatgate.budgets.store_redis import RedisBudgetStore
 from chatgate.config.models import GatewaySection, RedisConfig, StoreConfig
 from chatgate.gateway.app import Gateway
@@ -146,5 +146,18 @@ async def test_redis_store_admits_exactly_five_turns_of_0002_under_001(redis_db:
         assert admitted == 5
         assert (await store.forget("u")) == 1
         assert (await store.counters()) == {}
+    finally:
+        await store.close()
+
+
+async def test_redis_forgets_a_person_s_refusal_flags_and_no_one_else_s(redis_db: str) -> None:
+    store = RedisBudgetStore(_section(redis_db))
+    await store.open()
+    try:
+        theirs = refusal_flag("memory:a*[x]", "memory:g")  # glob characters in an id
+        other = refusal_flag("memory:ab", "memory:g")
+        assert await store.once(theirs, 0.0, 3600.0) and await store.once(other, 0.0, 3600.0)
+        assert await store.forget_flags("memory:a*[x]") == 1
+        assert await store.once(theirs, 1.0, 3600.0) and not await store.once(other, 1.0, 3600.0)
     finally:
         await store.close()

@@ -106,11 +106,23 @@ class Ledger:
         tokens = await prompt_tokens(model, messages)
         return self.cost_nano(agent, model, tokens, 0), tokens
 
-    def charged(self, agent: str, model: str, tokens_in: int, tokens_out: int, nano: int) -> None:
-        """A settled call: metrics and this process's running average."""
+    def charged(
+        self,
+        agent: str,
+        model: str,
+        tokens_in: int,
+        tokens_out: int,
+        nano: int,
+        *,
+        average: bool = True,
+    ) -> None:
+        """A settled call: metrics and (a chat call that reported usage, as the store keeps it)
+        this process's running average."""
         self.tokens.labels(agent=agent, model=model, direction="input").inc(tokens_in)
         self.tokens.labels(agent=agent, model=model, direction="output").inc(tokens_out)
         self.cost.labels(agent=agent, model=model).inc(nano / NANO)
+        if not average or tokens_in + tokens_out <= 0:
+            return
         seen = self._averages.get(agent, CallAverage())
         self._averages[agent] = CallAverage(
             seen.calls + 1, seen.nano + nano, seen.tokens + tokens_in + tokens_out

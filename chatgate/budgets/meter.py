@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from chatgate.agents.base import AgentError
+from chatgate.agents.base import COST_NANO, AgentError
 from chatgate.budgets.ledger import Ledger
 from chatgate.budgets.rules import Rules
 from chatgate.budgets.store import WARN_SUFFIX, BudgetStore, Spent, refusal_flag
@@ -203,15 +203,20 @@ class TurnBill:
         if not tokens_in and not tokens_out:
             tokens_in = int(usage.get("total_tokens", 0))
         ledger = self.meters.ledger
-        nano = ledger.cost_nano(self.agent, model, tokens_in, tokens_out)
+        reported = usage.get(COST_NANO)  # an audio call's own cost (priced per second, …)
+        nano = (
+            int(reported)
+            if reported is not None
+            else ledger.cost_nano(self.agent, model, tokens_in, tokens_out)
+        )
         self.calls += 1
         self.tokens_in += tokens_in
         self.tokens_out += tokens_out
         self.nano += nano
         self.model = model
-        ledger.charged(self.agent, model, tokens_in, tokens_out, nano)
+        ledger.charged(self.agent, model, tokens_in, tokens_out, nano, average=reported is None)
         if self.keys:
-            spent = Spent(nano, tokens_in + tokens_out, ticket.turns)
+            spent = Spent(nano, tokens_in + tokens_out, ticket.turns, average=reported is None)
             await self.meters.store.settle(ticket.id, self.keys, spent, self.agent)
 
     def summary(self) -> Mapping[str, Any]:

@@ -26,6 +26,7 @@ def refusal_flag(user: str, chat: str) -> str:
     """The flag of the one refusal an hour that ``user`` is told in group ``chat``."""
     return f"{REFUSED_PREFIX}{user}|{chat}"
 
+
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS budget_counters (
     key TEXT PRIMARY KEY, rule TEXT NOT NULL, scope TEXT NOT NULL, start TEXT NOT NULL,
@@ -45,11 +46,17 @@ CREATE TABLE IF NOT EXISTS budget_calls (
 
 @dataclass(frozen=True)
 class Spent:
-    """What a settled call cost: nano-USD, tokens in + out, and whether it was the turn's first."""
+    """What a settled call cost: nano-USD, tokens in + out, whether it was the turn's first,
+    and whether it counts in the agent's running average (a chat call that reported usage)."""
 
     nano: int = 0
     tokens: int = 0
     turns: int = 0
+    average: bool = True
+
+    @property
+    def averaged(self) -> bool:
+        return self.average and self.tokens > 0
 
 
 @dataclass(frozen=True)
@@ -154,7 +161,7 @@ class SqliteBudgetStore:
                     " turns = turns + excluded.turns",
                     (key, rule, scope, start, spent.nano, spent.tokens, spent.turns),
                 )
-            if spent.tokens > 0:
+            if spent.averaged:
                 c.execute(
                     "INSERT INTO budget_calls VALUES (?, 1, ?, ?) ON CONFLICT(agent) DO UPDATE SET "
                     "calls = calls + 1, nano = nano + excluded.nano, "

@@ -163,7 +163,7 @@ class RedisBudgetStore:
     async def settle(self, ticket: str, keys: Sequence[str], spent: Spent, agent: str) -> None:
         names = [self._prefix + "avg:" + agent, self._prefix + "index"]
         names += [name for key in keys for name in self._pair(key)]
-        record = "1" if spent.tokens > 0 else "0"
+        record = "1" if spent.averaged else "0"
         args: list[str | int] = [ticket, spent.nano, spent.tokens, spent.turns, record, *keys]
         await self._settle(keys=names, args=args)
 

@@ -106,6 +106,12 @@ class Ledger:
         tokens = await prompt_tokens(model, messages)
         return self.cost_nano(agent, model, tokens, 0), tokens
 
+    def known_estimate(self, agent: str) -> tuple[int, int] | None:
+        """The estimate when this process already knows ``agent``'s running average (no store
+        read, no prompt to count): what a turn reserves ahead of its first model call."""
+        average = self._averages.get(agent)
+        return average.per_call() if average is not None else None
+
     def charged(
         self,
         agent: str,

@@ -86,9 +86,20 @@ class BudgetStore(Protocol):
         """Reserve every charge, or none: None when admitted, else the key that refused."""
         ...
 
+    async def reserve_reading(
+        self, ticket: str, charges: Sequence[Charge], now: float, expires: float
+    ) -> tuple[str | None, dict[str, Usage]]:
+        """`reserve`, also answering each counter's use before it (the turn's ladder reads it:
+        one round trip for both)."""
+        ...
+
     async def settle(self, ticket: str, keys: Sequence[str], spent: Spent, agent: str) -> None:
         """Drop the ticket's reservations, add what the call really cost to each counter and
         (when the provider reported usage) to ``agent``'s running average."""
+        ...
+
+    async def release(self, ticket: str, keys: Sequence[str]) -> None:
+        """Drop the ticket's reservations unused (a turn that made no model call after all)."""
         ...
 
     async def once(self, key: str, now: float, expires: float) -> bool:
@@ -137,16 +148,21 @@ class SqliteBudgetStore:
     async def reserve(
         self, ticket: str, charges: Sequence[Charge], now: float, expires: float
     ) -> str | None:
-        def run(c: sqlite3.Connection) -> str | None:
+        return (await self.reserve_reading(ticket, charges, now, expires))[0]
+
+    async def reserve_reading(
+        self, ticket: str, charges: Sequence[Charge], now: float, expires: float
+    ) -> tuple[str | None, dict[str, Usage]]:
+        def run(c: sqlite3.Connection) -> tuple[str | None, dict[str, Usage]]:
+            usage = {charge.key: _usage(c, charge.key, now) for charge in charges}
             for charge in charges:
-                if not admits(charge, _usage(c, charge.key, now)):
-                    return charge.key
-            for charge in charges:
-                c.execute(
-                    "INSERT OR REPLACE INTO budget_reservations VALUES (?, ?, ?, ?, ?, ?)",
-                    (ticket, charge.key, charge.nano, charge.tokens, charge.turns, expires),
-                )
-            return None
+                if not admits(charge, usage[charge.key]):
+                    return charge.key, usage
+            c.executemany(
+                "INSERT OR REPLACE INTO budget_reservations VALUES (?, ?, ?, ?, ?, ?)",
+                [(ticket, ch.key, ch.nano, ch.tokens, ch.turns, expires) for ch in charges],
+            )
+            return None, usage
 
         return await self._call(run)
 
@@ -168,6 +184,12 @@ class SqliteBudgetStore:
                     "tokens = tokens + excluded.tokens",
                     (agent, spent.nano, spent.tokens),
                 )
+
+        await self._call(run)
+
+    async def release(self, ticket: str, keys: Sequence[str]) -> None:
+        def run(c: sqlite3.Connection) -> None:
+            c.execute("DELETE FROM budget_reservations WHERE ticket = ?", (ticket,))
 
         await self._call(run)
 

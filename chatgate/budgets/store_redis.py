@@ -35,30 +35,37 @@ local function live(c, r, now)
 end
 """
 # ARGV: ticket, now, expires, ttl_ms, then six numbers per pair: limits (nano, tokens, turns;
-# -1: none) and the estimate (nano, tokens, turns). Returns 0 (all reserved) or the 1-based
-# index of the pair that refused (nothing reserved).
+# -1: none) and the estimate (nano, tokens, turns). Returns {refused, rows}: refused is 0 (all
+# reserved) or the 1-based index of the pair that refused (nothing reserved); rows are each
+# counter's use before this reservation (spend and live reservations), for the ladder.
 _RESERVE = (
     _LIVE
     + """
 local now = tonumber(ARGV[2])
 local n = #KEYS / 2
+local rows, refused = {}, 0
 for i = 1, n do
   local sn, st, su, rn, rt, ru = live(KEYS[2 * i - 1], KEYS[2 * i], now)
+  rows[i] = {sn, st, su, rn, rt, ru}
   local b = 4 + (i - 1) * 6
   local used = {sn + rn, st + rt, su + ru}
   for k = 1, 3 do
     local limit = tonumber(ARGV[b + k])
-    if limit >= 0 and used[k] + tonumber(ARGV[b + 3 + k]) > limit then return i end
+    if refused == 0 and limit >= 0 and used[k] + tonumber(ARGV[b + 3 + k]) > limit then
+      refused = i
+    end
   end
 end
-for i = 1, n do
-  local b = 4 + (i - 1) * 6
-  local r = KEYS[2 * i]
-  redis.call('HSET', r, ARGV[1],
-    ARGV[b + 4] .. ' ' .. ARGV[b + 5] .. ' ' .. ARGV[b + 6] .. ' ' .. ARGV[3])
-  redis.call('PEXPIRE', r, ARGV[4])
+if refused == 0 then
+  for i = 1, n do
+    local b = 4 + (i - 1) * 6
+    local r = KEYS[2 * i]
+    redis.call('HSET', r, ARGV[1],
+      ARGV[b + 4] .. ' ' .. ARGV[b + 5] .. ' ' .. ARGV[b + 6] .. ' ' .. ARGV[3])
+    redis.call('PEXPIRE', r, ARGV[4])
+  end
 end
-return 0
+return {refused, rows}
 """
 )
 # KEYS: the agent's average hash, the index set, then (counter, reservation) pairs. ARGV:
@@ -147,6 +154,11 @@ class RedisBudgetStore:
     async def reserve(
         self, ticket: str, charges: Sequence[Charge], now: float, expires: float
     ) -> str | None:
+        return (await self.reserve_reading(ticket, charges, now, expires))[0]
+
+    async def reserve_reading(
+        self, ticket: str, charges: Sequence[Charge], now: float, expires: float
+    ) -> tuple[str | None, dict[str, Usage]]:
         names = [name for c in charges for name in self._pair(c.key)]
         args: list[str | int] = [
             ticket,
@@ -157,8 +169,9 @@ class RedisBudgetStore:
         for c in charges:
             args += [_limit(c.limit_nano), _limit(c.limit_tokens), _limit(c.limit_turns)]
             args += [c.nano, c.tokens, c.turns]
-        refused = int(await self._reserve(keys=names, args=args))
-        return charges[refused - 1].key if refused else None
+        refused, rows = await self._reserve(keys=names, args=args)
+        usage = {c.key: Usage(*(int(v) for v in row)) for c, row in zip(charges, rows, strict=True)}
+        return (charges[int(refused) - 1].key if refused else None), usage
 
     async def settle(self, ticket: str, keys: Sequence[str], spent: Spent, agent: str) -> None:
         names = [self._prefix + "avg:" + agent, self._prefix + "index"]
@@ -166,6 +179,12 @@ class RedisBudgetStore:
         record = "1" if spent.averaged else "0"
         args: list[str | int] = [ticket, spent.nano, spent.tokens, spent.turns, record, *keys]
         await self._settle(keys=names, args=args)
+
+    async def release(self, ticket: str, keys: Sequence[str]) -> None:
+        async with self._r().pipeline(transaction=False) as pipe:
+            for key in keys:
+                pipe.hdel(self._prefix + "r:" + key, ticket)
+            await pipe.execute()
 
     async def once(self, key: str, now: float, expires: float) -> bool:
         ttl_ms = max(1, int((expires - now) * 1000))

@@ -214,6 +214,8 @@ class TurnSteps:
         metered = record.metered = await self.meters.begin(
             last.msg, last.agent, last.session, last.target
         )
+        if metered.release is not None:  # a reservation no model call used goes back
+            record.held.push_async_callback(metered.release)
         if metered.refusal is not None:
             record.failure = metered.refusal
             return None

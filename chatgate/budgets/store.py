@@ -9,14 +9,16 @@ reservation a crash left behind expires at its deadline.
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Protocol
+from typing import Protocol, TypeVar
 
+from chatgate.budgets.settling import Settle, SettleQueue
 from chatgate.policies.budgets import Charge, Usage, admits, split_key
 from chatgate.state.sqlite.side import SideDatabase
 
+T = TypeVar("T")
 DB_FILE = "budgets.db"
 WARN_SUFFIX = "|warn"  # a counter's warned-once flag: the counter key with this suffix
 REFUSED_PREFIX = "refused|"  # a user's refused-once-an-hour flag in a group chat
@@ -95,7 +97,8 @@ class BudgetStore(Protocol):
 
     async def settle(self, ticket: str, keys: Sequence[str], spent: Spent, agent: str) -> None:
         """Drop the ticket's reservations, add what the call really cost to each counter and
-        (when the provider reported usage) to ``agent``'s running average."""
+        (when the provider reported usage) to ``agent``'s running average: queued, written
+        with the store's next round trip (`settling`)."""
         ...
 
     async def release(self, ticket: str, keys: Sequence[str]) -> None:
@@ -131,13 +134,36 @@ class SqliteBudgetStore:
 
     def __init__(self, path: Path) -> None:
         self._db = SideDatabase(path, _SCHEMA, what="budget store", synchronous="NORMAL")
-        self._call = self._db.call
+        self._queue = SettleQueue(self._flush)
+
+    async def _call(self, fn: Callable[[sqlite3.Connection], T]) -> T:
+        """``fn`` in one transaction, with the queued settles written first."""
+        queued = self._queue.take()
+        if not queued:
+            return await self._db.call(fn)
+
+        def run(c: sqlite3.Connection) -> T:
+            for item in queued:
+                _settle(c, item)
+            return fn(c)
+
+        try:
+            return await self._db.call(run)
+        except BaseException:
+            self._queue.give_back(queued)  # rolled back: written with the next round trip
+            raise
+
+    async def _flush(self) -> None:
+        await self._call(lambda c: None)
 
     async def open(self) -> None:
         await self._db.open()
 
     async def close(self) -> None:
-        await self._db.close()
+        try:
+            await self._queue.drain()
+        finally:
+            await self._db.close()
 
     async def compact(self) -> None:
         await self._db.compact()
@@ -167,25 +193,7 @@ class SqliteBudgetStore:
         return await self._call(run)
 
     async def settle(self, ticket: str, keys: Sequence[str], spent: Spent, agent: str) -> None:
-        def run(c: sqlite3.Connection) -> None:
-            c.execute("DELETE FROM budget_reservations WHERE ticket = ?", (ticket,))
-            for key in keys:
-                rule, scope, start = split_key(key)
-                c.execute(
-                    "INSERT INTO budget_counters VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT(key) "
-                    "DO UPDATE SET nano = nano + excluded.nano, tokens = tokens + excluded.tokens,"
-                    " turns = turns + excluded.turns",
-                    (key, rule, scope, start, spent.nano, spent.tokens, spent.turns),
-                )
-            if spent.averaged:
-                c.execute(
-                    "INSERT INTO budget_calls VALUES (?, 1, ?, ?) ON CONFLICT(agent) DO UPDATE SET "
-                    "calls = calls + 1, nano = nano + excluded.nano, "
-                    "tokens = tokens + excluded.tokens",
-                    (agent, spent.nano, spent.tokens),
-                )
-
-        await self._call(run)
+        self._queue.add(settle_of(ticket, keys, spent, agent))
 
     async def release(self, ticket: str, keys: Sequence[str]) -> None:
         def run(c: sqlite3.Connection) -> None:
@@ -239,6 +247,29 @@ class SqliteBudgetStore:
             return int(c.execute(sql, (len(prefix), prefix)).rowcount)
 
         return await self._call(run)
+
+
+def settle_of(ticket: str, keys: Sequence[str], spent: Spent, agent: str) -> Settle:
+    return Settle(ticket, tuple(keys), spent.nano, spent.tokens, spent.turns, spent.averaged, agent)
+
+
+def _settle(c: sqlite3.Connection, item: Settle) -> None:
+    """Drop the ticket's reservations, add the cost to each counter and the agent's average."""
+    c.execute("DELETE FROM budget_reservations WHERE ticket = ?", (item.ticket,))
+    for key in item.keys:
+        rule, scope, start = split_key(key)
+        c.execute(
+            "INSERT INTO budget_counters VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT(key) "
+            "DO UPDATE SET nano = nano + excluded.nano, tokens = tokens + excluded.tokens,"
+            " turns = turns + excluded.turns",
+            (key, rule, scope, start, item.nano, item.tokens, item.turns),
+        )
+    if item.averaged:
+        c.execute(
+            "INSERT INTO budget_calls VALUES (?, 1, ?, ?) ON CONFLICT(agent) DO UPDATE SET "
+            "calls = calls + 1, nano = nano + excluded.nano, tokens = tokens + excluded.tokens",
+            (item.agent, item.nano, item.tokens),
+        )
 
 
 def _usage(c: sqlite3.Connection, key: str, now: float) -> Usage:

@@ -4,11 +4,14 @@ script each, so two replicas never both take the last of a limit."""
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 from redis.asyncio import Redis
 from redis.commands.core import AsyncScript
+from redis.exceptions import NoScriptError
 
-from chatgate.budgets.store import WARN_SUFFIX, CallAverage, Spent, refusal_flag
+from chatgate.budgets.settling import Settle, SettleQueue
+from chatgate.budgets.store import WARN_SUFFIX, CallAverage, Spent, refusal_flag, settle_of
 from chatgate.config.models import GatewaySection
 from chatgate.policies.budgets import Charge, Usage, split_key
 from chatgate.state.redis.client import connect, maps_errors
@@ -118,6 +121,7 @@ class RedisBudgetStore:
         self._read: AsyncScript
         self._reserve: AsyncScript
         self._settle: AsyncScript
+        self._queue = SettleQueue(self._flush)
 
     def _r(self) -> Redis:
         if self._redis is None:
@@ -140,15 +144,51 @@ class RedisBudgetStore:
         return None  # deleted keys are gone from the server
 
     async def close(self) -> None:
-        redis, self._redis = self._redis, None
-        if redis is not None and redis is not self._shared:
-            await redis.aclose()
+        try:
+            if self._redis is not None:
+                await self._queue.drain()
+        finally:
+            redis, self._redis = self._redis, None
+            if redis is not None and redis is not self._shared:
+                await redis.aclose()
+
+    async def _run(self, script: AsyncScript | None, keys: list[str], args: list[Any]) -> Any:
+        """``script`` with the queued settles before it, in one pipeline: one round trip."""
+        queued = self._queue.take()
+        if not queued:
+            return await script(keys=keys, args=args) if script is not None else None
+        try:
+            return await self._pipelined(queued, script, keys, args)
+        except NoScriptError:  # the server lost its scripts (a restart): load them, once more
+            for known in (self._read, self._reserve, self._settle):
+                known.sha = await self._r().script_load(known.script)
+            return await self._pipelined(queued, script, keys, args)
+
+    async def _pipelined(
+        self, queued: list[Settle], script: AsyncScript | None, keys: list[str], args: list[Any]
+    ) -> Any:
+        # EVALSHA queued by hand: a pipeline told of its scripts asks SCRIPT EXISTS every time
+        async with self._r().pipeline(transaction=False) as pipe:
+            for item in queued:
+                names = [self._prefix + "avg:" + item.agent, self._prefix + "index"]
+                names += [name for key in item.keys for name in self._pair(key)]
+                record = "1" if item.averaged else "0"
+                argv: list[str | int] = [item.ticket, item.nano, item.tokens, item.turns, record]
+                argv += item.keys
+                pipe.evalsha(self._settle.sha, len(names), *names, *argv)
+            if script is not None:
+                pipe.evalsha(script.sha, len(keys), *keys, *args)
+            results = await pipe.execute()
+        return results[-1] if script is not None else None
+
+    async def _flush(self) -> None:
+        await self._run(None, [], [])
 
     async def read(self, keys: Sequence[str], now: float) -> dict[str, Usage]:
         if not keys:
             return {}
         names = [name for key in keys for name in self._pair(key)]
-        rows = await self._read(keys=names, args=[repr(now)])
+        rows = await self._run(self._read, names, [repr(now)])
         return {key: Usage(*(int(v) for v in row)) for key, row in zip(keys, rows, strict=True)}
 
     async def reserve(
@@ -169,34 +209,34 @@ class RedisBudgetStore:
         for c in charges:
             args += [_limit(c.limit_nano), _limit(c.limit_tokens), _limit(c.limit_turns)]
             args += [c.nano, c.tokens, c.turns]
-        refused, rows = await self._reserve(keys=names, args=args)
+        refused, rows = await self._run(self._reserve, names, args)
         usage = {c.key: Usage(*(int(v) for v in row)) for c, row in zip(charges, rows, strict=True)}
         return (charges[int(refused) - 1].key if refused else None), usage
 
     async def settle(self, ticket: str, keys: Sequence[str], spent: Spent, agent: str) -> None:
-        names = [self._prefix + "avg:" + agent, self._prefix + "index"]
-        names += [name for key in keys for name in self._pair(key)]
-        record = "1" if spent.averaged else "0"
-        args: list[str | int] = [ticket, spent.nano, spent.tokens, spent.turns, record, *keys]
-        await self._settle(keys=names, args=args)
+        self._queue.add(settle_of(ticket, keys, spent, agent))
 
     async def release(self, ticket: str, keys: Sequence[str]) -> None:
+        await self._flush()
         async with self._r().pipeline(transaction=False) as pipe:
             for key in keys:
                 pipe.hdel(self._prefix + "r:" + key, ticket)
             await pipe.execute()
 
     async def once(self, key: str, now: float, expires: float) -> bool:
+        await self._flush()
         ttl_ms = max(1, int((expires - now) * 1000))
         return bool(await self._r().set(self._prefix + "f:" + key, "1", nx=True, px=ttl_ms))
 
     async def average(self, agent: str) -> CallAverage:
+        await self._flush()
         calls, nano, tokens = await self._r().hmget(
             self._prefix + "avg:" + agent, "calls", "n", "t"
         )
         return CallAverage(int(calls or 0), int(nano or 0), int(tokens or 0))
 
     async def counters(self) -> dict[str, Usage]:
+        await self._flush()
         r = self._r()
         keys = sorted(str(k) for k in await r.smembers(self._prefix + "index"))
         if not keys:
@@ -212,6 +252,7 @@ class RedisBudgetStore:
         }
 
     async def forget(self, scope: str) -> int:
+        await self._flush()
         r, index = self._r(), self._prefix + "index"
         keys = [str(k) for k in await r.smembers(index) if split_key(str(k))[1] == scope]
         if keys:

@@ -295,7 +295,7 @@ def finish_message(key: str, **attributes: Attr) -> None:
         root.end()
 
 
-def genai_provider(name: str) -> dict[str, str]:
+def genai_provider(name: str) -> dict[str, Any]:
     """A GenAI span's provider: ``gen_ai.provider.name``, with the deprecated ``gen_ai.system``
     beside it for backends built on the older conventions, unless the operator opted in to the
     latest experimental ones (which emit the new name only)."""

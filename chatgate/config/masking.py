@@ -23,6 +23,7 @@ SLACK_TOKEN_SHAPE = r"\bxox[abpersc]-[A-Za-z0-9-]{8,}|\bxapp-[A-Za-z0-9-]{8,}"
 # tries every position), or "xox" / "xapp" in any case.
 _DIGITS_COLON = re.compile(r":(?<=[0-9]{6}:)")
 _SHAPE_WORDS = ("xox", "xapp")
+_SHORTEST_SHAPE = len("xoxb-") + 8  # the shortest text either token shape matches
 
 
 class Masker:
@@ -42,8 +43,11 @@ class Masker:
         ascii_forms = all(form.isascii() for form in forms)
         self._lowered = tuple(form.lower() for form in forms) if ascii_forms else None
         self._needles = _SHAPE_WORDS + (self._lowered or ())
+        self._shortest = min([_SHORTEST_SHAPE, *(len(form) for form in forms)])
 
     def mask(self, text: str) -> str:
+        if len(text) < self._shortest:
+            return text  # shorter than any match (roles, names, reason codes)
         if self._lowered is not None and text.isascii() and not self._could_match(text):
             return text  # most log lines: skip the (slow) scan of the full pattern
         return self._pattern.sub(REDACTED, text)

@@ -127,3 +127,18 @@ def test_every_kind_of_value_is_walked_by_its_type() -> None:
         "b": b"k",
     }
     assert type(out["t"]) is tuple and masked(value["c"], mask) is _Inner
+
+
+@pytest.mark.parametrize(
+    ("secret", "text", "out"),
+    [
+        ("abcd", "ABCD", REDACTED),  # as short as the shortest secret: still masked
+        ("abcd", "abc", "abc"),
+        ("a-much-longer-secret", "xoxb-12345678", REDACTED),  # the shortest token shape
+        ("a-much-longer-secret", "xoxb-1234567", "xoxb-1234567"),
+    ],
+)
+def test_texts_shorter_than_any_match_are_skipped_not_missed(
+    secret: str, text: str, out: str
+) -> None:
+    assert Masker(frozenset({secret})).mask(text) == out

@@ -11,6 +11,7 @@ from chatgate.texts.commands import CommandStyle
 from chatgate.texts.voice import Voice
 
 USER_LANGUAGE_KEY = "language"  # InboundMessage.extra key an adapter sets from the platform
+_MADE_MAX = 1024  # Voices kept per config (distinct channel, user language and agent)
 
 
 def catalog_from(loaded: LoadedConfig) -> Catalog:
@@ -42,11 +43,15 @@ class Voices:
         self._catalog = Catalog()
         self._styles: dict[str, CommandStyle] = {}
         self._integrations: frozenset[str] = frozenset()
+        # Voices are immutable and a turn asks for its own ~3 times: one per (channel, language,
+        # agent) until the config is reloaded. Languages come from the platform, so it is capped.
+        self._made: dict[tuple[str, str | None, str | None], Voice] = {}
 
     def _refresh(self) -> None:
         loaded = self.live.loaded
         if loaded is self._built_from:
             return
+        self._made = {}
         self._catalog = catalog_from(loaded)
         self._styles = {
             name: style_for(section.platform, getattr(section.config, "slash_command", None))
@@ -62,15 +67,21 @@ class Voices:
         self, channel: str, user_language: str | None = None, agent: str | None = None
     ) -> Voice:
         self._refresh()
-        return Voice(
-            catalog=self._catalog,
-            language=self._catalog.language_for(channel, user_language),
-            channel=channel,
-            agent=agent or None,
-            commands=self._styles.get(channel, CommandStyle()),
-            verbose=self.live.loaded.config.gateway.failure_replies == "verbose"
-            or channel in self._integrations,
-        )
+        key = (channel, user_language, agent or None)
+        voice = self._made.get(key)
+        if voice is None:
+            if len(self._made) >= _MADE_MAX:
+                self._made.clear()
+            voice = self._made[key] = Voice(
+                catalog=self._catalog,
+                language=self._catalog.language_for(channel, user_language),
+                channel=channel,
+                agent=agent or None,
+                commands=self._styles.get(channel, CommandStyle()),
+                verbose=self.live.loaded.config.gateway.failure_replies == "verbose"
+                or channel in self._integrations,
+            )
+        return voice
 
     def for_message(self, msg: InboundMessage, agent: str | None = None) -> Voice:
         """The Voice answering ``msg``; ``agent`` once routing chose one (its overrides)."""

@@ -42,15 +42,16 @@ async def _read_capped(content: StreamReader, limit: int) -> bytes | None:
         if size > limit:
             return None
         chunks.append(chunk)
+        if content.at_eof():  # all of it arrived: no second read just to learn that
+            return b"".join(chunks)
 
 
 async def read_body(request: web.Request, limit: int) -> bytes:
     """The whole body, decompressed, of at most ``limit`` bytes; else `BadInput` (413, 415 or
     400 for a body that is not what its headers say or stops half-way)."""
     check_headers(request)
-    too_big = BadInput(413, InputReason.BODY_TOO_LARGE, f"body larger than {limit} bytes")
     if request.content_length is not None and request.content_length > limit:
-        raise too_big
+        raise _too_big(limit)
     try:
         body = await _read_capped(request.content, limit)
     except (RequestPayloadError, HttpProcessingError) as exc:
@@ -61,5 +62,9 @@ async def read_body(request: web.Request, limit: int) -> bytes:
         log.debug("client left mid-body", extra={"peer": request.remote})
         raise BadInput(400, InputReason.BODY_INCOMPLETE, "connection lost mid-body") from exc
     if body is None:
-        raise too_big
+        raise _too_big(limit)
     return body
+
+
+def _too_big(limit: int) -> BadInput:
+    return BadInput(413, InputReason.BODY_TOO_LARGE, f"body larger than {limit} bytes")

@@ -105,12 +105,15 @@ def parse_reply(text: str) -> bool | None:
     word = text.strip().rstrip(".!?¡¿ ").lstrip("¡¿").strip()
     if not word or len(word) > 16:
         return None
-    folded = "".join(
-        c for c in unicodedata.normalize("NFKD", word.casefold()) if not unicodedata.combining(c)
+    low = word.casefold()
+    folded = (  # ASCII has no accents to fold away (most messages: no per-character pass)
+        low
+        if low.isascii()
+        else "".join(c for c in unicodedata.normalize("NFKD", low) if not unicodedata.combining(c))
     )
-    if folded in YES_WORDS or word.casefold() in YES_WORDS:
+    if folded in YES_WORDS or low in YES_WORDS:
         return True
-    if folded in NO_WORDS or word.casefold() in NO_WORDS:
+    if folded in NO_WORDS or low in NO_WORDS:
         return False
     return None
 

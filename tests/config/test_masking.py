@@ -107,3 +107,38 @@ def test_nested_dataclasses_are_rebuilt_only_where_a_secret_was() -> None:
     out = masked(dirty, mask)
     assert out == _Outer("hello", _Inner("key " + REDACTED, ("a", REDACTED)))
     assert out.title is dirty.title
+
+
+class _Word(str):
+    """A str subclass (as a StrEnum value is): masked like any text."""
+
+
+def test_every_kind_of_value_is_walked_by_its_type() -> None:
+    """Text (subclasses too), dicts, lists, tuples and dataclass objects are masked; other
+    values, and a dataclass *class*, come back as they are."""
+    mask = Masker(frozenset({KEY}))
+    value = {"w": _Word("w " + KEY), "l": [KEY, 3, None], "t": (1.5, KEY), "c": _Inner, "b": b"k"}
+    out = masked(value, mask)
+    assert out == {
+        "w": "w " + REDACTED,
+        "l": [REDACTED, 3, None],
+        "t": (1.5, REDACTED),
+        "c": _Inner,
+        "b": b"k",
+    }
+    assert type(out["t"]) is tuple and masked(value["c"], mask) is _Inner
+
+
+@pytest.mark.parametrize(
+    ("secret", "text", "out"),
+    [
+        ("abcd", "ABCD", REDACTED),  # as short as the shortest secret: still masked
+        ("abcd", "abc", "abc"),
+        ("a-much-longer-secret", "xoxb-12345678", REDACTED),  # the shortest token shape
+        ("a-much-longer-secret", "xoxb-1234567", "xoxb-1234567"),
+    ],
+)
+def test_texts_shorter_than_any_match_are_skipped_not_missed(
+    secret: str, text: str, out: str
+) -> None:
+    assert Masker(frozenset({secret})).mask(text) == out

@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 
 from chatgate.config.errors import EX_CONFIG
-from chatgate.feature.voices import catalog_from
+from chatgate.config.loader import LoadedConfig
+from chatgate.feature.voices import Voices, catalog_from
 from chatgate.model.text_ids import TextId
 from tests.config.support import assert_issue, load, load_error
 
@@ -108,3 +109,30 @@ def test_bad_text_keys_exit_78_with_path_and_line(
     error = load_error(tmp_path, text)
     assert error.exit_code == EX_CONFIG
     assert_issue(error, path, line, fragment)
+
+
+class _Live:
+    def __init__(self, loaded: LoadedConfig) -> None:
+        self.loaded = loaded
+
+
+def test_a_voice_is_made_once_per_config_and_again_after_a_reload(tmp_path: Path) -> None:
+    """A turn asks for its Voice several times: the same one comes back until the config is
+    reloaded, and the reloaded config's language then."""
+    yaml = """
+        agents:
+          default:
+            backend: echo
+        channels:
+          telegram:
+            token: "123:abc"
+            language: {lang}
+        """
+    live = _Live(load(tmp_path, yaml.format(lang="fr")))
+    voices = Voices(live)
+    first = voices.for_channel("telegram", None, "default")
+    assert first.language == "fr"
+    assert voices.for_channel("telegram", None, "default") is first
+    assert voices.for_channel("telegram", "de", "default").language == "de"
+    live.loaded = load(tmp_path, yaml.format(lang="es"))
+    assert voices.for_channel("telegram", None, "default").language == "es"

@@ -53,6 +53,7 @@ from chatgate.policies.reactions import CONTEXT_ONLY, ReactionMode, reaction_inp
 from chatgate.secure_compare import secure_equals
 from chatgate.state.protocols import ChannelFacts
 from chatgate.state.records import receipt_key
+from chatgate.texts.voice import Voice
 
 SENT_IDS_KEPT = 4096  # answers a reaction can still be recognised on (in memory)
 log = logging.getLogger("chatgate.whatsapp")
@@ -90,6 +91,7 @@ class WhatsAppChannel(TallyingAdapter):
         super().__init__(ctx)
         self.config: WhatsAppChannelConfig = ctx.config
         self.graph: Graph | None = None
+        self._words: tuple[Voice, MenuWords] | None = None  # the menu words and their Voice
         self.number: dict[str, Any] = {}
         self.facts: ChannelFacts | None = ctx.kv.get("facts")
         self.windows = Windows(ctx.name, self.facts, ctx.clock)
@@ -309,7 +311,10 @@ class WhatsAppChannel(TallyingAdapter):
         if voices is None:
             return MenuWords()
         voice = voices.for_channel(self.name)
-        return MenuWords(voice.text(TextId.MENU_CHOOSE), voice.text(TextId.MENU_OPEN_LIST))
+        if self._words is None or self._words[0] is not voice:  # rendered once per Voice
+            words = MenuWords(voice.text(TextId.MENU_CHOOSE), voice.text(TextId.MENU_OPEN_LIST))
+            self._words = (voice, words)
+        return self._words[1]
 
     async def send(self, target: Target, rendered: Rendered) -> SendResult:
         user = phone_id(target.chat_id)

@@ -3,8 +3,9 @@ stands in for a free-form message once it has closed.
 
 The last inbound time lives in the state backend (`ChannelFacts`), so it holds across restarts
 and replicas; a local copy answers the common case (a reply to a message just heard) without a
-read. The copy is never newer than the store, so it can only say "closed" too early, and then
-the store is asked.
+read. A user's next messages within STORE_EVERY_S of the time stored are not written again (a
+burst costs one write, not one per message): the store may be that much behind the local copy,
+so another replica or the next start can only find the window closing early, never late.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from chatgate.state.protocols import ChannelFacts
 log = logging.getLogger("chatgate.whatsapp")
 WINDOW_S = 24 * 3600.0
 MARGIN_S = 60.0  # closed a minute early: a free-form send racing the deadline would be refused
+STORE_EVERY_S = 60.0  # the stored time may lag the last message by this much (closes early)
 LOCAL_MAX = 50_000  # users remembered in memory (the store keeps them all)
 PARAMETER_MAX = 1024
 _SPACES = re.compile(r"[ \t\r\n\u00a0]+")
@@ -40,21 +42,29 @@ class Windows:
         self._facts = facts
         self._clock = clock
         self._last: OrderedDict[str, float] = OrderedDict()
+        self._stored: OrderedDict[str, float] = OrderedDict()  # what this process wrote
+
+    @staticmethod
+    def _keep(times: OrderedDict[str, float], user: str, at: float) -> None:
+        times[user] = at
+        times.move_to_end(user)
+        while len(times) > LOCAL_MAX:
+            times.popitem(last=False)
 
     def _remember(self, user: str, at: float) -> None:
         if at > self._last.get(user, 0.0):
-            self._last[user] = at
-            self._last.move_to_end(user)
-            while len(self._last) > LOCAL_MAX:
-                self._last.popitem(last=False)
+            self._keep(self._last, user, at)
 
     async def heard(self, user: str, at: float) -> None:
         """``user`` wrote at ``at`` (Meta's timestamp, never later than now)."""
         now = self._clock.time()
         at = min(at, now) if at > 0 else now
         self._remember(user, at)
-        if self._facts is not None:
-            await self._facts.put(self._channel, window_key(user), {"at": at}, now, WINDOW_S)
+        stored = self._stored.get(user)
+        if self._facts is None or (stored is not None and at - stored < STORE_EVERY_S):
+            return  # the store holds a time at most STORE_EVERY_S older (or a later one)
+        await self._facts.put(self._channel, window_key(user), {"at": at}, now, WINDOW_S)
+        self._keep(self._stored, user, at)
 
     async def is_open(self, user: str) -> bool:
         now = self._clock.time()

@@ -14,7 +14,7 @@ from chatgate.gateway.turn.job import Job, JobKind
 from chatgate.gateway.turn.persist import TurnPersistence
 from chatgate.gateway.turn.record import TurnRecord
 from chatgate.gateway.turn.resume import turn_crashed
-from chatgate.gateway.turn.steps import TurnSteps, user_message
+from chatgate.gateway.turn.steps import Step, TurnSteps, user_message
 from chatgate.model.chat import ChatMessage
 from chatgate.model.errors import StateUnavailable
 from chatgate.model.outbound import OutboundMessage, message_from_dict
@@ -32,6 +32,7 @@ class TurnRunner:
         self.answering = Answering(runtime)
         self.persistence = TurnPersistence(runtime)
         self.steps = TurnSteps(runtime, self.answering, self.persistence, self._redeliver)
+        self._held, self._after = _Named(), _Named()
 
     async def execute(self, batch: list[Job], control: TurnControl) -> bool:
         """Run ``batch``; False when it was interrupted and must run again."""
@@ -79,14 +80,14 @@ class TurnRunner:
         timeline = tracing.Timeline.of(tracing.current(), self.rt.clock.monotonic)
         try:
             async with rec.held:
-                for step in self.steps.held:
-                    timeline.mark(_step_name(step))
+                for name, step in self._held.of(self.steps.held):
+                    timeline.mark(name)
                     ended = await step(rec)
                     if ended is not None:
                         return ended.ran
-            for step in self.steps.after:
-                timeline.mark(_step_name(step))
-                await step(rec)
+            for name, after in self._after.of(self.steps.after):
+                timeline.mark(name)
+                await after(rec)
             return True
         finally:
             timeline.close()
@@ -192,3 +193,19 @@ class TurnRunner:
 
 def _step_name(step: object) -> str:
     return "chatgate." + getattr(step, "__name__", "step").lstrip("_")
+
+
+class _Named:
+    """Steps paired with their span names, named once per tuple of steps, not on every turn."""
+
+    __slots__ = ("_named", "_steps")
+
+    def __init__(self) -> None:
+        self._steps: tuple[Step, ...] | None = None
+        self._named: tuple[tuple[str, Step], ...] = ()
+
+    def of(self, steps: tuple[Step, ...]) -> tuple[tuple[str, Step], ...]:
+        if steps is not self._steps:
+            self._named = tuple((_step_name(step), step) for step in steps)
+            self._steps = steps
+        return self._named

@@ -8,7 +8,14 @@ from typing import Any
 import pytest
 
 from chatgate.channels.whatsapp.config import TemplateConfig
-from chatgate.channels.whatsapp.window import WINDOW_S, Windows, is_open, template_payload
+from chatgate.channels.whatsapp.window import (
+    MARGIN_S,
+    STORE_EVERY_S,
+    WINDOW_S,
+    Windows,
+    is_open,
+    template_payload,
+)
 from tests.fakes.clock import ManualClock
 
 HOUR = 3600.0
@@ -76,3 +83,41 @@ def test_template_parameters_are_one_clipped_line() -> None:
     assert second == {"type": "text", "text": "fixed"}
     bare = template_payload(TemplateConfig(name="ping", parameters=[]), "hi")
     assert "components" not in bare["template"]
+
+
+class CountingFacts(DictFacts):
+    def __init__(self) -> None:
+        super().__init__()
+        self.writes = 0
+
+    async def put(
+        self, channel: str, key: str, value: dict[str, Any], now: float, ttl_s: float
+    ) -> None:
+        self.writes += 1
+        await super().put(channel, key, value, now, ttl_s)
+
+
+async def test_a_burst_writes_the_window_once_and_the_store_only_closes_it_early() -> None:
+    """A user's messages within STORE_EVERY_S of the stored time are not written again; the
+    store then lags by less than that, so a restarted replica sees the window close early
+    (by at most STORE_EVERY_S), never late."""
+    clock, facts = ManualClock(), CountingFacts()
+    clock.advance(HOUR)
+    windows = Windows("wa", facts, clock)
+    first = clock.time()
+    for _ in range(5):
+        await windows.heard("1555", clock.time())
+        clock.advance(STORE_EVERY_S / 10)
+    last = clock.time() - STORE_EVERY_S / 10
+    assert facts.writes == 1 and facts.rows[("wa", "window:1555")] == {"at": first}
+    await windows.heard("1444", clock.time())  # another user: its own write
+    assert facts.writes == 2
+    clock.advance(WINDOW_S - MARGIN_S - (clock.time() - first) - 1)
+    assert await Windows("wa", facts, clock).is_open("1555")  # a restart, just before
+    clock.advance(2)
+    assert not await Windows("wa", facts, clock).is_open("1555")  # early, by < STORE_EVERY_S
+    assert await windows.is_open("1555")  # the replica that heard the last message knows
+    assert (last + WINDOW_S - MARGIN_S) - clock.time() < STORE_EVERY_S
+    clock.advance(HOUR)
+    await windows.heard("1555", clock.time())  # later than STORE_EVERY_S: written again
+    assert facts.writes == 3 and facts.rows[("wa", "window:1555")] == {"at": clock.time()}

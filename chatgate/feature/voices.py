@@ -11,6 +11,10 @@ from chatgate.texts.commands import CommandStyle
 from chatgate.texts.voice import Voice
 
 USER_LANGUAGE_KEY = "language"  # InboundMessage.extra key an adapter sets from the platform
+# Voices kept per (channel, user language, agent) until the next reload: a turn asks for its voice
+# several times (budget, agent call, conclusion, delivery) and the answer is always the same one.
+# Bounded, as user language tags come from the platforms.
+_KEPT_VOICES = 512
 
 
 def catalog_from(loaded: LoadedConfig) -> Catalog:
@@ -42,11 +46,13 @@ class Voices:
         self._catalog = Catalog()
         self._styles: dict[str, CommandStyle] = {}
         self._integrations: frozenset[str] = frozenset()
+        self._kept: dict[tuple[str, str | None, str | None], Voice] = {}
 
     def _refresh(self) -> None:
         loaded = self.live.loaded
         if loaded is self._built_from:
             return
+        self._kept = {}
         self._catalog = catalog_from(loaded)
         self._styles = {
             name: style_for(section.platform, getattr(section.config, "slash_command", None))
@@ -62,15 +68,21 @@ class Voices:
         self, channel: str, user_language: str | None = None, agent: str | None = None
     ) -> Voice:
         self._refresh()
-        return Voice(
-            catalog=self._catalog,
-            language=self._catalog.language_for(channel, user_language),
-            channel=channel,
-            agent=agent or None,
-            commands=self._styles.get(channel, CommandStyle()),
-            verbose=self.live.loaded.config.gateway.failure_replies == "verbose"
-            or channel in self._integrations,
-        )
+        key = (channel, user_language, agent or None)
+        voice = self._kept.get(key)
+        if voice is None:
+            if len(self._kept) >= _KEPT_VOICES:
+                self._kept = {}
+            voice = self._kept[key] = Voice(
+                catalog=self._catalog,
+                language=self._catalog.language_for(channel, user_language),
+                channel=channel,
+                agent=agent or None,
+                commands=self._styles.get(channel, CommandStyle()),
+                verbose=self.live.loaded.config.gateway.failure_replies == "verbose"
+                or channel in self._integrations,
+            )
+        return voice
 
     def for_message(self, msg: InboundMessage, agent: str | None = None) -> Voice:
         """The Voice answering ``msg``; ``agent`` once routing chose one (its overrides)."""

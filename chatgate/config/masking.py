@@ -23,6 +23,8 @@ SLACK_TOKEN_SHAPE = r"\bxox[abpersc]-[A-Za-z0-9-]{8,}|\bxapp-[A-Za-z0-9-]{8,}"
 # tries every position), or "xox" / "xapp" in any case.
 _DIGITS_COLON = re.compile(r":(?<=[0-9]{6}:)")
 _SHAPE_WORDS = ("xox", "xapp")
+# The shortest text a token shape matches ("xoxb-" and eight more): a shorter one holds no token.
+_SHORTEST_SHAPE = 13
 
 
 class Masker:
@@ -41,8 +43,12 @@ class Masker:
         self.secrets = frozenset(forms)
         ascii_forms = all(form.isascii() for form in forms)
         self._lowered = tuple(form.lower() for form in forms) if ascii_forms else None
+        # Case-insensitive matching is character by character: a match is as long as its form.
+        self._shortest = min([_SHORTEST_SHAPE, *(len(form) for form in forms)])
 
     def mask(self, text: str) -> str:
+        if len(text) < self._shortest:
+            return text  # roles, ids, short words: too short to hold any secret or token
         if self._lowered is not None and text.isascii() and not self._could_match(text):
             return text  # most log lines: skip the (slow) scan of the full pattern
         return self._pattern.sub(REDACTED, text)

@@ -20,7 +20,6 @@ from pathlib import Path
 from typing import Any, BinaryIO
 
 import aiohttp
-import filetype
 
 from chatgate.agents.base import AgentReply
 from chatgate.clock import Clock
@@ -201,6 +200,8 @@ class OutgoingFiles:
     def _stored(file: File, ref: str, size: int, head: bytes) -> File:
         mime = file.mime
         if mime in _GENERIC:
+            import filetype  # on the first file without a type, not at start
+
             mime = filetype.guess_mime(head[:_SNIFF_BYTES]) or "application/octet-stream"
         return replace(file, ref=ref, size=size, mime=mime, data=None, path="", url="")
 

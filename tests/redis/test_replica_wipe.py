@@ -22,6 +22,7 @@ from chatgate.state.redis.client import Keys
 from chatgate.state.redis.journal import RedisJournal
 from tests.fakes.clock import ManualClock
 from tests.fakes.llm import FakeLLM, Fault
+from tests.fakes.tcp_proxy import TcpProxy
 from tests.fakes.telegram import FakeTelegram
 from tests.harness import memory, running
 from tests.redis.conftest import PrivateRedis
@@ -144,22 +145,28 @@ async def test_an_answer_handed_off_and_not_yet_claimed_survives_a_wipe(
         assert len(fake_llm.requests) == 1, "the answer was produced again"
 
 
+async def dead_replicas_answer(admin: Redis) -> InboundMessage:
+    """An answer a replica that died stored for session s1, whose turn lock a live replica
+    holds: the adopter waits for that lock to send it."""
+    dead = RedisJournal(admin, Keys("cg:"), "gone")
+    msg = InboundMessage("memory", "memory", "c1", "direct", "u1", "m1", "hi")
+    msg = replace(msg, reply_target=default_target(msg))
+    stored = {"message": message_to_dict(OutboundMessage.from_text("the stored answer"))}
+    await dead.record(msg, NOW, 60)
+    await dead.settle(msg.key, JournalMark(JournalState.ANSWERED, NOW, session="s1", reply=stored))
+    await admin.set("cg:replica:busy", "1", ex=60)
+    await admin.set("cg:lock:s1", "busy/turn", ex=60)
+    return msg
+
+
 async def test_a_stored_answer_taken_up_and_not_yet_sent_survives_a_wipe(
     tmp_path: Path, fake_llm: FakeLLM, redis_db: str
 ) -> None:
     """a adopts the answer a dead replica stored, and waits for its session's turn lock to send
     it; Redis loses its data meanwhile. a journals that answer again and sends it."""
     admin = Redis.from_url(redis_db, decode_responses=True)
-    dead = RedisJournal(admin, Keys("cg:"), "gone")
-    msg = InboundMessage("memory", "memory", "c1", "direct", "u1", "m1", "hi")
-    msg = replace(msg, reply_target=default_target(msg))
-    stored = {"message": message_to_dict(OutboundMessage.from_text("the stored answer"))}
     try:
-        await dead.record(msg, NOW, 60)
-        mark = JournalMark(JournalState.ANSWERED, NOW, session="s1", reply=stored)
-        await dead.settle(msg.key, mark)
-        await admin.set("cg:replica:busy", "1", ex=60)  # a live replica holds the session
-        await admin.set("cg:lock:s1", "busy/turn", ex=60)
+        msg = await dead_replicas_answer(admin)
         async with running(config(tmp_path, fake_llm, on_redis(redis_db, "a"))) as gw:
 
             async def adopted() -> bool:
@@ -169,5 +176,38 @@ async def test_a_stored_answer_taken_up_and_not_yet_sent_survives_a_wipe(
             await admin.flushdb()  # Redis restarted without its data (and the lock with it)
             await memory(gw).wait_sent(1, timeout=30)
             assert memory(gw).texts() == ["the stored answer"]
+    finally:
+        await admin.aclose()
+
+
+async def test_a_stored_answer_whose_send_failed_on_the_state_survives_a_wipe(
+    tmp_path: Path, fake_llm: FakeLLM, redis_db: str
+) -> None:
+    """a adopts a dead replica's stored answer; Redis goes away before a sends it, and comes
+    back without its data. a still holds that answer: it journals it again and sends it."""
+    admin = Redis.from_url(redis_db, decode_responses=True)
+    clock = ManualClock()  # the adoption poll and the state probe run when the test says
+    try:
+        msg = await dead_replicas_answer(admin)
+        async with TcpProxy(6379) as proxy:
+            url = proxy.url(int(redis_db.rsplit("/", 1)[1]))
+            async with running(config(tmp_path, fake_llm, on_redis(url, "a")), clock=clock) as gw:
+
+                async def adopted() -> bool:
+                    clock.advance(5.0)
+                    return await admin.hget(f"cg:journal:e:{msg.key}", "owner") == "a"
+
+                await eventually(adopted, 30, "a adopted the answer")
+                proxy.go_down()  # the send fails on the state (its turn lock cannot be taken)
+                await eventually(lambda: gw.pipeline.guard.current() is not None, what="refused")
+                await admin.flushdb()
+                proxy.down = False  # back, without its data
+
+                async def sent() -> bool:
+                    clock.advance(5.0)  # the state probe, then the adoption poll
+                    return bool(memory(gw).sent)
+
+                await eventually(sent, 30, "the stored answer sent")
+                assert memory(gw).texts() == ["the stored answer"]
     finally:
         await admin.aclose()

@@ -76,4 +76,4 @@ class SettleQueue:
         if self._tasks:
             await asyncio.gather(*self._tasks, return_exceptions=True)
         if self.items:
-            await self._flush()
+            await self._write()

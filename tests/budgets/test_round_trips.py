@@ -1,6 +1,7 @@
-"""A budgeted turn's store round trips: once the agent's running average is known, the turn's
-first model call is reserved as the turn begins, in the same round trip that reads the ladder's
-counters, so a one-call turn makes two (reserve with the read, settle) instead of three."""
+"""A budgeted turn's store calls: once the agent's running average is known, the turn's first
+model call is reserved as the turn begins, in the same round trip that reads the ladder's
+counters (before: a read, a reserve and a settle). The settle itself is queued and rides the
+store's next round trip (tests/budgets/test_store.py), so a steady turn makes one."""
 
 from __future__ import annotations
 

@@ -140,16 +140,8 @@ class SpanWriter:
             parts.append(_field(b"\x6a", self._link(link)))
         if span.dropped_links:
             parts.append(b"\x70" + _varint(span.dropped_links))
-        status = span.status
-        if status is not None:
-            code = status.status_code.value
-            parts.append(
-                _field(
-                    b"\x7a",
-                    (_field(b"\x12", status.description.encode()) if status.description else b"")
-                    + (b"\x18" + _SMALL[code] if code else b""),
-                )
-            )
+        if span.status is not None:
+            parts.append(_field(b"\x7a", _status(span.status)))
         parts.append(b"\x85\x01" + _pack_i(_flags(parent)))
         return b"".join(parts)
 
@@ -193,6 +185,12 @@ class SpanWriter:
             else:
                 out.append(_field(tag, _pair(key, value)))
         return b"".join(out)
+
+
+def _status(status: Any) -> bytes:
+    code = status.status_code.value
+    described = _field(b"\x12", status.description.encode()) if status.description else b""
+    return described + (b"\x18" + _SMALL[code] if code else b"")
 
 
 def _flags(parent: Any) -> int:

@@ -85,6 +85,9 @@ class Meters:
     async def begin(
         self, msg: InboundMessage, agent: str, session: str, target: Target | None
     ) -> MeteredTurn:
+        if not self.rules.all():  # no budgets: no one to look up, nothing to refuse or warn of
+            bill = TurnBill(self, agent, (), msg, None, None)
+            return MeteredTurn(agent, meter=bill, summary=bill.summary)
         who = who_of(msg, agent, session, self.routing)
         standings = await self.standings(who)
         voice = self.voices.for_message(msg, agent)
@@ -164,9 +167,10 @@ class TurnBill:
         agent: str,
         standings: Sequence[Standing],
         msg: InboundMessage,
-        who: Who,
-        voice: Voice,
+        who: Who | None,
+        voice: Voice | None,
     ) -> None:
+        """``who`` and ``voice`` (for a refusal) may be None only when nothing is metered."""
         self.meters, self.agent, self.standings = meters, agent, tuple(standings)
         self.msg, self.who, self.voice = msg, who, voice
         self.keys = [s.key for s in self.standings]
@@ -188,6 +192,7 @@ class TurnBill:
             refused = await meters.store.reserve(ticket.id, charges, now, now + self._ttl())
             if refused is not None:
                 standing = next(s for s in self.standings if s.key == refused)
+                assert self.who is not None and self.voice is not None
                 raise await meters.refusal(standing, self.msg, self.who, self.voice)
         self._counted = True
         return ticket

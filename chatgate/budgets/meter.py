@@ -120,6 +120,9 @@ class Meters:
     async def begin(
         self, msg: InboundMessage, agent: str, session: str, target: Target | None
     ) -> MeteredTurn:
+        if not self.rules.all():  # no budgets: no one to look up, nothing to refuse or warn of
+            bill = TurnBill(self, agent, (), msg, None, None)
+            return MeteredTurn(agent, meter=bill, summary=bill.summary)
         who = who_of(msg, agent, session, self.routing)
         standings, ahead = await self._ahead(who, agent)
         voice = self.voices.for_message(msg, agent)
@@ -207,10 +210,11 @@ class TurnBill:
         agent: str,
         standings: Sequence[Standing],
         msg: InboundMessage,
-        who: Who,
-        voice: Voice,
+        who: Who | None,
+        voice: Voice | None,
         ahead: _Ahead | None = None,
     ) -> None:
+        """``who`` and ``voice`` (for a refusal) may be None only when nothing is metered."""
         self.meters, self.agent, self.standings = meters, agent, tuple(standings)
         self._ahead = ahead  # the first call's reservation, made as the turn began
         self.msg, self.who, self.voice = msg, who, voice
@@ -227,6 +231,7 @@ class TurnBill:
         if ahead is not None:  # reserved as the turn began: no store round trip
             if ahead.refused is not None:
                 standing = next(s for s in self.standings if s.key == ahead.refused)
+                assert self.who is not None and self.voice is not None
                 raise await meters.refusal(standing, self.msg, self.who, self.voice)
             self._counted = True
             return ahead.ticket
@@ -240,6 +245,7 @@ class TurnBill:
             refused = await meters.store.reserve(ticket.id, charges, now, expires)
             if refused is not None:
                 standing = next(s for s in self.standings if s.key == refused)
+                assert self.who is not None and self.voice is not None
                 raise await meters.refusal(standing, self.msg, self.who, self.voice)
         self._counted = True
         return ticket

@@ -135,3 +135,19 @@ async def test_the_operator_resets_a_user(tmp_path: Path, fake_llm: FakeLLM) -> 
             )
             assert (await got.json())["counters"] == 1
         assert (await (await chat.inject("c", sender_id="ann")).result).reason == "text"
+
+
+async def test_without_budgets_the_journal_still_keeps_the_usage(
+    tmp_path: Path, fake_llm: FakeLLM
+) -> None:
+    """No budget rules: nothing is looked up or refused (the meter's quick path), and the turn's
+    model calls, tokens and cost still reach the journal and `chatgate why`."""
+    async with running(_config(tmp_path, fake_llm, "  []")) as gw:
+        chat = memory(gw)
+        result = await (await chat.inject("hello", sender_id="ann")).result
+        entry = await settled(gw, "memory:m1")
+    assert result.reason == "text" and entry.reply is not None
+    usage = entry.reply["usage"]
+    assert usage["agent"] == "default" and usage["model"] == "openai/fake-model"
+    assert usage["calls"] == 1 and usage["tokens_in"] > 0 and usage["cost_usd"] > 0
+    assert "1 model call (default)" in trail(entry)["summary"]

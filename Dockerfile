@@ -16,15 +16,18 @@ RUN pip install --no-cache-dir --no-compile --prefix=/install \
 COPY deploy/slim_image.py ./deploy/slim_image.py
 # Ship only what runs (bench/RESULTS.md, "Per-message CPU and image" and "Pipeline, image and
 # idle imports"): native libraries without their symbol tables (~53 MB); no test suites, type
-# stubs, Cython sources or litellm's proxy admin UI bundle (~25 MB; the SDK never serves it);
-# Babel locale data only for the languages chatgate has texts in (~32 MB). The image runs with
-# PYTHONDONTWRITEBYTECODE on a read-only root, so bytecode is compiled here, once, for every
-# module a gateway imports (starting, its first completion, media, MCP, Redis) and for all of
-# chatgate and litellm's providers; modules nothing imports ship as source (~60 MB less .pyc).
+# stubs, Cython sources, or litellm's proxy admin UI, Swagger UI and OpenAPI snapshot (~26 MB;
+# only litellm's proxy server reads them); Babel locale data only for the languages chatgate has
+# texts in (~32 MB). The image runs with PYTHONDONTWRITEBYTECODE on a read-only root, so bytecode
+# is compiled here, once, for every module a gateway imports (starting, its first completion,
+# media, MCP, Redis) and for all of chatgate and litellm's providers; modules nothing imports
+# ship as source (~60 MB less .pyc).
 # hadolint ignore=DL3008
 RUN apt-get update && apt-get install -y --no-install-recommends binutils \
     && find /install -name '*.so*' -type f -exec strip --strip-unneeded {} + \
     && rm -rf /install/lib/python3.11/site-packages/litellm/proxy/_experimental/out \
+        /install/lib/python3.11/site-packages/litellm/proxy/swagger \
+        /install/lib/python3.11/site-packages/litellm/proxy/_lazy_openapi_snapshot.json \
     && find /install -depth -type d \( -name tests -o -name test \) -exec rm -rf {} + \
     && find /install -type f \( -name '*.pyi' -o -name '*.pyx' -o -name '*.pxd' \) -delete \
     && PYTHONPATH=/install/lib/python3.11/site-packages \

@@ -26,6 +26,8 @@ from chatgate.state.records import TERMINAL, JournalEntry, JournalMark, JournalS
 from chatgate.state.redis.client import Keys, listen, unavailable
 from chatgate.state.redis.leases import FENCE_KEY
 
+_COMPACT = json.JSONEncoder(separators=(",", ":"))  # one encoder, not one per call
+
 log = logging.getLogger("chatgate.state")
 SENDER_HISTORY = 50
 RESUBSCRIBE_S = 1.0
@@ -207,7 +209,7 @@ class RedisJournal:
     async def record(
         self, msg: InboundMessage, now: float, window_s: float
     ) -> tuple[bool, JournalEntry | None]:
-        payload = json.dumps(msg.to_dict(), separators=(",", ":"))
+        payload = _COMPACT.encode(msg.to_dict())
         keys = [
             self._e(msg.key),
             self._keys("journal", "open"),
@@ -237,9 +239,7 @@ class RedisJournal:
             "stage": mark.stage,
             "reason": mark.reason,
             "session": mark.session,
-            "reply": json.dumps(mark.reply, separators=(",", ":"))
-            if mark.reply is not None
-            else None,
+            "reply": _COMPACT.encode(mark.reply) if mark.reply is not None else None,
             "delivery": mark.delivery,
             "delivery_ids": json.dumps(list(ids)) if ids is not None else None,
         }

@@ -17,7 +17,6 @@ from typing import Any
 from chatgate.gateway.intake.session_queue import SessionScheduler
 from chatgate.gateway.runtime import Runtime
 from chatgate.gateway.turn.job import Job
-from chatgate.model.errors import StateUnavailable
 from chatgate.model.messages import InboundMessage
 from chatgate.model.reasons import DeliveryStatus
 from chatgate.model.results import Stage, TurnResult
@@ -49,6 +48,7 @@ class HeldWork:
         self._stranded: dict[str, _Kept] = {}  # turns (and sends) the state outage cut short
         self._sending: dict[str, _Kept] = {}  # stored answers taken up here, being sent
         self._handed: dict[str, _Kept] = {}  # handed off, not yet claimed by any replica
+        self._reading: set[asyncio.Future[None]] = set()  # handed-off answers being read
         self._lock = asyncio.Lock()
 
     def stranded(self, batch: list[Job]) -> None:
@@ -120,11 +120,18 @@ class HeldWork:
                 await journal.hand_off(key)
         return restored
 
+    def _keep_handed(self, job: Job) -> None:
+        """Keep ``job``'s handed-off answer until a replica claims it. Its journal entry is read
+        beside the turn, which passes its lock on meanwhile: the holder sends without waiting."""
+        task = asyncio.ensure_future(self._handed_answer(job))
+        self._reading.add(task)
+        task.add_done_callback(self._reading.discard)
+
     async def _handed_answer(self, job: Job) -> None:
-        """Keep ``job``'s handed-off answer (its journal entry) until a replica claims it."""
         try:
             entry = await self.rt.journal.get(job.msg.key)
-        except StateUnavailable:  # the store is away: the next restore finds the turn stranded
+        except Exception as exc:  # not kept: lost only if the store also loses its data now
+            log.warning("handed-off answer not kept", extra={"error": type(exc).__name__})
             return
         if entry is not None:
             self._handed[job.msg.key] = _Kept(job.msg, job.session, entry.reply)
@@ -134,7 +141,7 @@ class HeldWork:
         session's messages waiting here go the same way, behind it, so that replica answers
         them in order instead of this one racing its later turns. How many went. Each is kept
         here until a replica claims it (a store that loses its data meanwhile gets it again)."""
-        await self._handed_answer(job)
+        self._keep_handed(job)
         waiting = self.scheduler.take_waiting(job.session)
         kept: list[Job] = []
         handed = DeliveryStatus.HANDED_OFF.value

@@ -4,7 +4,8 @@ A turn's settle would be a store round trip of its own; instead it is queued and
 the same transaction (SQLite) or pipeline (Redis) as the store's next call, typically the next
 turn's reservation, and on its own after ``SETTLE_DELAY_S`` when nothing else comes. Until it
 is written the call's reservation (its estimate) stands in for its cost, so admission still
-holds the room; a crash in between loses at most those charges (their reservations expire).
+holds the room; a crash in between loses at most those charges (their reservations expire),
+as does a Redis round trip that fails (SQLite rolls back and keeps them for the next one).
 """
 
 from __future__ import annotations

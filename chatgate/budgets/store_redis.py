@@ -158,28 +158,15 @@ class RedisBudgetStore:
         if not queued:
             return await script(keys=keys, args=args) if script is not None else None
         try:
-            return await self._pipelined(queued, script, keys, args)
-        except NoScriptError:  # the server lost its scripts (a restart): load them, once more
+            return await _pipelined(
+                self._r(), self._prefix, self._settle, queued, script, keys, args
+            )
+        except NoScriptError:  # the server lost its scripts (a restart): none ran; load, again
             for known in (self._read, self._reserve, self._settle):
                 known.sha = await self._r().script_load(known.script)
-            return await self._pipelined(queued, script, keys, args)
-
-    async def _pipelined(
-        self, queued: list[Settle], script: AsyncScript | None, keys: list[str], args: list[Any]
-    ) -> Any:
-        # EVALSHA queued by hand: a pipeline told of its scripts asks SCRIPT EXISTS every time
-        async with self._r().pipeline(transaction=False) as pipe:
-            for item in queued:
-                names = [self._prefix + "avg:" + item.agent, self._prefix + "index"]
-                names += [name for key in item.keys for name in self._pair(key)]
-                record = "1" if item.averaged else "0"
-                argv: list[str | int] = [item.ticket, item.nano, item.tokens, item.turns, record]
-                argv += item.keys
-                pipe.evalsha(self._settle.sha, len(names), *names, *argv)
-            if script is not None:
-                pipe.evalsha(script.sha, len(keys), *keys, *args)
-            results = await pipe.execute()
-        return results[-1] if script is not None else None
+            return await _pipelined(
+                self._r(), self._prefix, self._settle, queued, script, keys, args
+            )
 
     async def _flush(self) -> None:
         await self._run(None, [], [])
@@ -268,3 +255,30 @@ class RedisBudgetStore:
         pattern = _glob_escaped(self._prefix + "f:" + refusal_flag(user, "")) + "*"
         keys = [key async for key in r.scan_iter(match=pattern, count=1000)]
         return int(await r.delete(*keys)) if keys else 0
+
+
+async def _pipelined(
+    redis: Redis,
+    prefix: str,
+    settle: AsyncScript,
+    queued: list[Settle],
+    script: AsyncScript | None,
+    keys: list[str],
+    args: list[Any],
+) -> Any:
+    """The queued settles, then ``script``, in one pipeline (not a method: the store maps a
+    method's Redis errors, and NoScriptError must reach `_run`)."""
+    # EVALSHA queued by hand: a pipeline told of its scripts asks SCRIPT EXISTS every time
+    async with redis.pipeline(transaction=False) as pipe:
+        for item in queued:
+            names = [prefix + "avg:" + item.agent, prefix + "index"]
+            names += [
+                name for key in item.keys for name in (prefix + "c:" + key, prefix + "r:" + key)
+            ]
+            argv: list[str | int] = [item.ticket, item.nano, item.tokens, item.turns]
+            argv += ["1" if item.averaged else "0", *item.keys]
+            pipe.evalsha(settle.sha, len(names), *names, *argv)
+        if script is not None:
+            pipe.evalsha(script.sha, len(keys), *keys, *args)
+        results = await pipe.execute()
+    return results[-1] if script is not None else None

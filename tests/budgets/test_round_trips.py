@@ -6,11 +6,13 @@ store's next round trip (tests/budgets/test_store.py), so a steady turn makes on
 from __future__ import annotations
 
 import functools
+import time
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
 from chatgate.budgets.feature import Budgets
+from chatgate.model.messages import InboundMessage
 from tests.fakes.llm import FakeLLM
 from tests.harness import memory, running, write_config
 
@@ -60,7 +62,16 @@ channels:
         assert (await (await chat.inject("second", sender_id="ann")).result).reason == "text"
         second = list(calls)
         usage = await store.read([k for k in (await store.counters()) if "|memory:ann|" in k], 0)
+        # a turn that begins (its first call reserved ahead) and makes no model call after all
+        meters = next(f for f in gw.features if isinstance(f, Budgets)).meters
+        msg = InboundMessage("memory", "memory", "ann", "direct", "ann", "m9", "hi")
+        metered = await meters.begin(msg, "default", "default:memory:ann", None)
+        [held] = (await store.read(list(usage), time.time())).values()
+        assert metered.release is not None
+        await metered.release()
+        [released] = (await store.read(list(usage), time.time())).values()
     assert first == ["read", "reserve", "settle"]  # no average yet: the prompt is counted
     assert second == ["reserve_reading", "settle"]
     [counter] = usage.values()
     assert counter.turns == 2 and counter.reserved_turns == 0  # nothing left reserved
+    assert held.reserved_turns == 1 and released.reserved_turns == 0  # given back unused

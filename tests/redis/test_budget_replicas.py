@@ -18,6 +18,7 @@ from chatgate.gateway.app import Gateway
 from chatgate.policies.budgets import Charge, usd_to_nano
 from tests.fakes.llm import FakeLLM
 from tests.harness import memory, running, write_config
+from tests.redis.conftest import PrivateRedis
 
 pytestmark = pytest.mark.redis
 TURNS = 40
@@ -183,3 +184,26 @@ async def test_redis_settles_ride_the_next_script_and_close_writes_them(redis_db
         assert (await reopened.read([key], 100.0))[key].reserved_nano == 0
     finally:
         await reopened.close()
+
+
+async def test_queued_settles_survive_a_server_that_lost_its_scripts(
+    private_redis: PrivateRedis,
+) -> None:
+    """After a Redis restart the scripts are gone: the pipeline of queued settles and the
+    reservation loads them and runs once more (none of it ran), nothing is lost."""
+    key = "money|u3|2026-12-06"
+    section = GatewaySection(
+        store=StoreConfig(backend="redis"), redis=RedisConfig(url=private_redis.url)
+    )
+    store = RedisBudgetStore(section)
+    await store.open()
+    try:
+        charge = Charge(key, usd_to_nano(0.01), None, None, 100, 0, 1)
+        assert await store.reserve("t1", [charge], 1.0, 100.0) is None
+        await store.settle("t1", [key], Spent(500, 5, 1), "default")
+        await store._r().script_flush()  # this test's own server: as after a restart
+        refused, usage = await store.reserve_reading("t2", [charge], 2.0, 100.0)
+    finally:
+        await store.close()
+    assert refused is None
+    assert (usage[key].nano, usage[key].turns, usage[key].reserved_nano) == (500, 1, 0)

@@ -13,6 +13,7 @@ from chatgate.model.chat import ChatMessage
 from chatgate.model.reasons import FailureReason
 from tests.agents.helpers import USER_TEXT, Recorder, closed_port, make_turn
 from tests.fakes.llm import FakeLLM, Fault
+from tests.support.spans import Spans
 
 ECHOED = f"echo: {USER_TEXT}"
 
@@ -253,6 +254,22 @@ async def test_streaming_deltas_join_to_the_reply(fake: FakeLLM, reply_text: str
     assert len(recorder.deltas) >= 2
     assert "".join(recorder.deltas) == reply.text
     assert fake.requests[0].stream is True
+
+
+@pytest.mark.parametrize("stream", [True, False])
+async def test_the_model_span_names_the_model_that_answered(
+    fake: FakeLLM, spans: Spans, stream: bool
+) -> None:
+    fake.script("Hello.")
+    agent = litellm_agent(fake.base_url, stream=stream)
+
+    await agent.run(make_turn(recorder=Recorder(), stream=stream))
+
+    [chat] = spans.named("chat openai/fake-model")
+    assert chat.attributes is not None
+    assert chat.attributes["gen_ai.request.model"] == "openai/fake-model"  # as configured
+    assert chat.attributes["gen_ai.response.model"] == "fake-model"  # as the server named it
+    assert chat.attributes["gen_ai.response.finish_reasons"] == ("stop",)
 
 
 @pytest.mark.parametrize(("stream", "with_callback"), [(True, False), (False, True)])

@@ -7,24 +7,31 @@ WORKDIR /src
 COPY pyproject.toml README.md ./
 COPY deploy/constraints.txt ./deploy/constraints.txt
 COPY chatgate ./chatgate
-# The exact versions of deploy/constraints.txt: the same build every time. --compile ships the
-# bytecode (~116 MB of .pyc): without it every start compiles litellm & co. again (the image runs
-# with PYTHONDONTWRITEBYTECODE and a read-only root), ~3x slower to import (docs/deployment.md).
-# Supply chain: only the hash-locked set (every distribution's sha256 in the lock), then chatgate
-# itself without dependencies (docs/security.md).
-RUN pip install --no-cache-dir --compile --prefix=/install \
+# The exact versions of deploy/constraints.txt: the same build every time. Supply chain: only the
+# hash-locked set (every distribution's sha256 in the lock), then chatgate itself without
+# dependencies (docs/security.md). No bytecode yet: deploy/slim_image.py compiles what runs.
+RUN pip install --no-cache-dir --no-compile --prefix=/install \
         --require-hashes --no-deps -r deploy/constraints.txt \
-    && pip install --no-cache-dir --compile --prefix=/install --no-deps .
-# Ship only what runs (bench/RESULTS.md, "Per-message CPU and image"): native libraries without
-# their symbol tables (~53 MB), and no test suites, type stubs, Cython sources or litellm's proxy
-# admin UI bundle (~25 MB; the SDK never serves it). The bytecode above is compiled once, here,
-# for the files that ship; every import the daemon makes still finds its .pyc.
+    && pip install --no-cache-dir --no-compile --prefix=/install --no-deps .
+COPY deploy/slim_image.py ./deploy/slim_image.py
+# Ship only what runs (bench/RESULTS.md, "Per-message CPU and image" and "Pipeline, image and
+# idle imports"): native libraries without their symbol tables (~53 MB); no test suites, type
+# stubs, Cython sources, or litellm's proxy admin UI, Swagger UI and OpenAPI snapshot (~26 MB;
+# only litellm's proxy server reads them); Babel locale data only for the languages chatgate has
+# texts in (~32 MB). The image runs with PYTHONDONTWRITEBYTECODE on a read-only root, so bytecode
+# is compiled here, once, for every module a gateway imports (starting, its first completion,
+# media, MCP, Redis) and for all of chatgate and litellm's providers; modules nothing imports
+# ship as source (~60 MB less .pyc).
 # hadolint ignore=DL3008
 RUN apt-get update && apt-get install -y --no-install-recommends binutils \
     && find /install -name '*.so*' -type f -exec strip --strip-unneeded {} + \
     && rm -rf /install/lib/python3.11/site-packages/litellm/proxy/_experimental/out \
+        /install/lib/python3.11/site-packages/litellm/proxy/swagger \
+        /install/lib/python3.11/site-packages/litellm/proxy/_lazy_openapi_snapshot.json \
     && find /install -depth -type d \( -name tests -o -name test \) -exec rm -rf {} + \
     && find /install -type f \( -name '*.pyi' -o -name '*.pyx' -o -name '*.pxd' \) -delete \
+    && PYTHONPATH=/install/lib/python3.11/site-packages \
+        python deploy/slim_image.py /install/lib/python3.11/site-packages \
     && rm -rf /var/lib/apt/lists/*
 
 FROM ${PYTHON_IMAGE}

@@ -1,10 +1,13 @@
 """`python -m bench.tracing_overhead`: CPU per message with tracing off and on (100 % sampling).
 
-The in-process pipeline (real Gateway, memory channel, echo agent, SQLite), one message at a
-time; process CPU (event loop, SQLite and exporter threads) per message after a warm-up. "On"
-exports over OTLP/HTTP to a sink in another process that answers 200 and keeps nothing, so its
-work is not counted. Off vs before is estimated: the no-op calls a message makes while tracing
-is off (counted) times their measured cost, as a share of the CPU per message.
+The in-process pipeline (real Gateway, memory channel, SQLite), one message at a time, for two
+kinds of message: a model turn (the litellm agent against the fake model served by another
+process, so its work is not counted; the goal is judged on this one) and an echo turn (almost
+no work of its own, so the spans dominate: the worst case). Process CPU (event loop, SQLite and
+exporter threads) per message after a warm-up. "On" exports over OTLP/HTTP to a sink in another
+process that answers 200 and keeps nothing, so its work is not counted either. Off vs before is
+estimated: the no-op calls a message makes while tracing is off (counted) times their measured
+cost, as a share of the CPU per message.
 """
 
 from __future__ import annotations
@@ -12,6 +15,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import os
 import statistics
 import subprocess
 import sys
@@ -24,6 +28,7 @@ from pathlib import Path
 
 import yaml
 
+from bench.budget_overhead import fake_model
 from bench.scenarios.pipeline import WARMUP_TURNS, _config, _daemon_logging
 from chatgate import tracing
 from chatgate.channels.registry import ChannelRegistry
@@ -56,12 +61,30 @@ def sink() -> Iterator[str]:
         proc.wait()
 
 
-async def cpu_per_message(workdir: Path, turns: int, endpoint: str | None) -> float:
+def _configure(workdir: Path, endpoint: str | None, model: str | None) -> Path:
+    """The bench gateway: echo, or the litellm agent on the fake model at ``model``; exporting
+    every span to ``endpoint`` when given."""
     path = _config(workdir)
+    document = yaml.safe_load(path.read_text())
     if endpoint is not None:
-        document = yaml.safe_load(path.read_text())
         document["telemetry"] = {"otlp_endpoint": endpoint, "sample_ratio": 1.0}
-        path.write_text(yaml.safe_dump(document))
+    if model is not None:
+        document["agents"] = {
+            "default": {
+                "backend": "litellm",
+                "model": "openai/fake-model",
+                "api_base": model,
+                "api_key": "sk-bench",
+            }
+        }
+    path.write_text(yaml.safe_dump(document))
+    return path
+
+
+async def cpu_per_message(
+    workdir: Path, turns: int, endpoint: str | None, model: str | None = None
+) -> float:
+    path = _configure(workdir, endpoint, model)
     registry = ChannelRegistry()
     registry.register("memory", MemoryChannel)
     loaded = load_config(path, env={}, catalog=registry)
@@ -76,13 +99,14 @@ async def cpu_per_message(workdir: Path, turns: int, endpoint: str | None) -> fl
                 await (await channel.inject(f"warm {i}", chat_id="warm")).result
             started = time.process_time()
             for i in range(turns):
-                await (await channel.inject(f"t{i}", chat_id=f"c{i % 10}")).result
+                result = await (await channel.inject(f"t{i}", chat_id=f"c{i % 10}")).result
+                assert result.reason == "text", result
             return (time.process_time() - started) / turns
         finally:
             await gateway.stop()  # flushes the last batch (not counted)
 
 
-def noop_calls_per_message(workdir: Path) -> Counter[str]:
+def noop_calls_per_message(workdir: Path, model: str | None) -> Counter[str]:
     """How often a message calls each tracing helper while tracing is off."""
     counts: Counter[str] = Counter()
     names = ("span", "within", "start_message", "ids", "keyed", "current")
@@ -98,7 +122,7 @@ def noop_calls_per_message(workdir: Path) -> Counter[str]:
     for name, fn in originals.items():
         setattr(tracing, name, counting(name, fn))
     try:
-        asyncio.run(cpu_per_message(workdir, 100, None))
+        asyncio.run(cpu_per_message(workdir, 100, None, model))
     finally:
         for name, fn in originals.items():
             setattr(tracing, name, fn)
@@ -134,33 +158,63 @@ def noop_cost_s() -> dict[str, float]:
     }
 
 
+def compare(
+    work: Path, turns: int, reps: int, url: str, model: str | None
+) -> tuple[list[float], list[float]]:
+    """CPU per message off and on, in short alternating runs (drift on a busy machine hits
+    both)."""
+    off: list[float] = []
+    on: list[float] = []
+    for rep in range(reps):
+        off.append(asyncio.run(cpu_per_message(work / f"off{rep}", turns, None, model)))
+        on.append(asyncio.run(cpu_per_message(work / f"on{rep}", turns, url, model)))
+    return off, on
+
+
+def report(label: str, off: list[float], on: list[float]) -> None:
+    off_m, on_m = statistics.median(off), statistics.median(on)
+    pairs = statistics.median(b / a for a, b in zip(off, on, strict=True))
+    print(
+        f"{label}: CPU per message off: median {off_m * 1e6:,.0f} µs, least {min(off) * 1e6:,.0f}"
+    )
+    print(f"{label}: CPU per message on:  median {on_m * 1e6:,.0f} µs, least {min(on) * 1e6:,.0f}")
+    print(
+        f"{label}: on / off {pairs:.3f}x median of pairs, {min(on) / min(off):.3f}x least to least"
+        "  (goal <= 1.05x on the model turn)"
+    )
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="python -m bench.tracing_overhead", description=__doc__)
     parser.add_argument("--turns", type=int, default=300)
     parser.add_argument("--reps", type=int, default=10)
+    parser.add_argument("--agents", default="model,echo", help="which turns: model, echo or both")
     args = parser.parse_args(argv)
-    off: list[float] = []
-    on: list[float] = []
-    with tempfile.TemporaryDirectory(prefix="chatgate-tracing-") as scratch, sink() as url:
+    kinds = args.agents.split(",")
+    with (
+        tempfile.TemporaryDirectory(prefix="chatgate-tracing-") as scratch,
+        sink() as url,
+        fake_model() as model,
+    ):
         work = Path(scratch)
-        for rep in range(args.reps):  # short alternating runs: drift on a busy machine hits both
-            off.append(asyncio.run(cpu_per_message(work / f"off{rep}", args.turns, None)))
-            on.append(asyncio.run(cpu_per_message(work / f"on{rep}", args.turns, url)))
-        calls = noop_calls_per_message(work / "count")
+        runs = {
+            kind: compare(
+                work / kind, args.turns, args.reps, url, model if kind == "model" else None
+            )
+            for kind in kinds
+        }
+        calls = noop_calls_per_message(work / "count", model if "model" in kinds else None)
+    for kind, (off, on) in runs.items():
+        report(f"{kind} turn", off, on)
     cost = noop_cost_s()
-    off_m, on_m = statistics.median(off), statistics.median(on)
-    pairs = statistics.median(b / a for a, b in zip(off, on, strict=True))
     noop = sum(cost[name] * count for name, count in calls.items())
-    print(
-        f"CPU per message, tracing off: median {off_m * 1e6:,.0f} µs, least {min(off) * 1e6:,.0f}"
-    )
-    print(f"CPU per message, tracing on:  median {on_m * 1e6:,.0f} µs, least {min(on) * 1e6:,.0f}")
-    print(
-        f"on / off: {pairs:.3f}x median of pairs, {min(on) / min(off):.3f}x least to least"
-        "  (goal <= 1.05x)"
-    )
     print(f"no-op calls per message while off: {dict(calls)}; their cost {noop * 1e6:.2f} µs")
-    print(f"off / before (estimated): {off_m / (off_m - noop):.4f}x  (goal <= 1.01x)")
+    for kind, (off, _) in runs.items():
+        off_m = statistics.median(off)
+        print(
+            f"{kind} turn: off / before (estimated) {off_m / (off_m - noop):.4f}x  (goal <= 1.01x)"
+        )
+    print(f"load average: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
 
 
 if __name__ == "__main__":

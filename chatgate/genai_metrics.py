@@ -63,11 +63,13 @@ def model_call(
     duration_s: float,
     *,
     error: str | None = None,
+    response_model: str | None = None,
     input_tokens: int | None = None,
     output_tokens: int | None = None,
 ) -> None:
     """One finished model call: its duration (with ``error.type`` when it failed) and, when it
-    answered, the tokens it used by type."""
+    answered, the tokens it used by type; both carry ``gen_ai.response.model`` when the
+    provider named the model that answered."""
     duration, tokens = _duration, _tokens
     if duration is None or tokens is None:
         return
@@ -82,6 +84,8 @@ def model_call(
     if error is not None:
         duration.record(duration_s, {**attributes, "error.type": error})
         return
+    if response_model:
+        attributes["gen_ai.response.model"] = response_model
     duration.record(duration_s, attributes)
     for kind, count in (("input", input_tokens), ("output", output_tokens)):
         if count is not None:

@@ -88,9 +88,7 @@ class Span:
         self._span = span
 
     def set(self, **attributes: Attr) -> None:
-        for key, value in attributes.items():
-            if value is not None:
-                self._span.set_attribute(_dotted(key), value)
+        self._span.set_attributes(_attrs(attributes))  # one call: the SDK locks once
 
     def event(self, name: str, **attributes: Attr) -> None:
         self._span.add_event(name, _attrs(attributes))
@@ -192,8 +190,15 @@ def span(
     name: str, *, kind: str = "internal", inside: bool = False, **attributes: Attr
 ) -> AbstractContextManager[Span]:
     """A child of the current span for the duration of the block; a raised error marks it.
-    ``inside``: only within a trace (a platform's long poll outside any message starts none)."""
-    if _tracer is None or (inside and not _in_trace()):
+    ``inside``: only within a trace (a platform's long poll outside any message starts none).
+    Nothing is built under a message the sampler left out (its spans would record nothing)."""
+    if _tracer is None:
+        return NOTHING
+    current = _otel.get_current_span()
+    if current.get_span_context().is_valid:
+        if not current.is_recording():
+            return NOTHING  # an unsampled message: its trace context is passed on as it is
+    elif inside:
         return NOTHING
     return _Active(name, _kind(kind), attributes)
 
@@ -295,7 +300,7 @@ def finish_message(key: str, **attributes: Attr) -> None:
         root.end()
 
 
-def genai_provider(name: str) -> dict[str, str]:
+def genai_provider(name: str) -> dict[str, Any]:
     """A GenAI span's provider: ``gen_ai.provider.name``, with the deprecated ``gen_ai.system``
     beside it for backends built on the older conventions, unless the operator opted in to the
     latest experimental ones (which emit the new name only)."""
@@ -369,17 +374,19 @@ def _masked(value: Attr) -> Attr:
     return value
 
 
-def _in_trace() -> bool:
-    return bool(_otel.get_current_span().get_span_context().is_valid)
-
-
 def _kind(kind: str) -> Any:
     return _otel.kinds[kind]
 
 
+_NAMES: dict[str, str] = {}  # keyword name → dotted attribute name, as met
+
+
 def _dotted(key: str) -> str:
     """Keyword names stand for dotted attribute names: gen_ai__request__model → gen_ai.request.model."""
-    return key.replace("__", ".")
+    name = _NAMES.get(key)
+    if name is None:
+        name = _NAMES[key] = key.replace("__", ".")
+    return name
 
 
 def _attrs(attributes: Mapping[str, Attr]) -> dict[str, Any]:

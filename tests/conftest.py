@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterator
+from typing import TYPE_CHECKING
 
 # litellm fetches a remote cost map at import unless told not to; SDKs honour proxy vars.
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
@@ -15,6 +16,9 @@ os.environ["NO_PROXY"] = "127.0.0.1,localhost"
 
 
 import pytest  # noqa: E402
+
+if TYPE_CHECKING:
+    from tests.support.spans import Spans
 from hypothesis import settings  # noqa: E402
 
 # `make test` runs the same examples every time (a red CI run is a real regression, not a new
@@ -76,6 +80,17 @@ async def fake_wa() -> FakeWhatsApp:  # type: ignore[misc]
     """Fake WhatsApp Cloud API (Graph API + Meta's webhook posts) on plain HTTP."""
     async with FakeWhatsApp() as fake:
         yield fake
+
+
+@pytest.fixture
+def spans() -> Iterator[Spans]:
+    """Tracing on for the test (in-process gateways record every span in memory); imported
+    here, not at the top, so a test that checks what a gateway imports sees no OTel SDK."""
+    from tests.support.spans import Spans
+
+    recorded = Spans()
+    yield recorded
+    recorded.close()
 
 
 def pytest_sessionstart(session: pytest.Session) -> None:

@@ -30,10 +30,14 @@ EventCallback = Callable[[str, Mapping[str, Any]], None]
 FenceCallback = Callable[[], Awaitable[None]]
 
 
+COST_NANO = "cost_nano"  # a usage key: the call's cost as reported (audio, priced per second)
+
+
 class ModelMeter(Protocol):
     """Accounts each model call of a turn (budgets): ``admit`` before the request reserves its
     estimate and raises `AgentError` (budget_exhausted) when a limit would be crossed; ``settle``
-    after it charges what the provider reported (an empty ``usage``: nothing reported)."""
+    after it charges what the provider reported (an empty ``usage``: nothing reported; with
+    ``COST_NANO``, that cost instead of the tokens priced)."""
 
     async def admit(self, model: str, messages: Sequence[Mapping[str, Any]]) -> object: ...
 

@@ -304,10 +304,12 @@ class LiteLLMAgent:
             kind="client",
             gen_ai__operation__name="chat",
             gen_ai__request__model=spec.model,
+            **tracing.genai_provider(spec.provider),
         ) as span:
-            span.set(**tracing.genai_provider(spec.provider))
             step = await self._measured(spec, messages, turn, tools)
             span.set(
+                gen_ai__response__model=step.response_model,
+                gen_ai__response__finish_reasons=list(step.finish_reasons) or None,
                 gen_ai__usage__input_tokens=step.usage.get("prompt_tokens"),
                 gen_ai__usage__output_tokens=step.usage.get("completion_tokens"),
             )
@@ -337,6 +339,7 @@ class LiteLLMAgent:
         genai_metrics.model_call(
             call,
             time.perf_counter() - started,
+            response_model=step.response_model,
             input_tokens=step.usage.get("prompt_tokens"),
             output_tokens=step.usage.get("completion_tokens"),
         )
@@ -380,11 +383,12 @@ class LiteLLMAgent:
                 for c in (getattr(message, "tool_calls", None) or [])
             ]
             text = message.content or ""
-            tracing.current().set(
-                gen_ai__response__model=getattr(response, "model", None),
-                gen_ai__response__finish_reasons=[str(response.choices[0].finish_reason)],
+            step = _step(text, calls, spec.model, usage_of(response))
+            return replace(
+                step,
+                response_model=_named(response),
+                finish_reasons=(str(response.choices[0].finish_reason),),
             )
-            return _step(text, calls, spec.model, usage_of(response))
         kwargs["stream"] = True
         kwargs["stream_options"] = {"include_usage": True}  # the last chunk reports usage
         async with asyncio.timeout(deadline):
@@ -396,12 +400,17 @@ class LiteLLMAgent:
         parts: list[str] = []
         calls: dict[int, dict[str, str]] = {}
         usage: dict[str, int] = {}
+        answered_by: str | None = None  # the model the provider names in its chunks
+        finished: tuple[str, ...] = ()
         response = await completion(litellm, kwargs)
         async for chunk in response:
             reported = usage_of(chunk)
             if reported.get("total_tokens"):
                 usage = reported
+            answered_by = answered_by or _named(chunk)
             choices = getattr(chunk, "choices", None) or []
+            if choices and getattr(choices[0], "finish_reason", None):
+                finished = (str(choices[0].finish_reason),)
             delta = choices[0].delta if choices else None
             text = getattr(delta, "content", None) if delta is not None else None
             for piece in getattr(delta, "tool_calls", None) or []:
@@ -413,7 +422,8 @@ class LiteLLMAgent:
         requested = [
             RequestedCall(c["id"], c["name"], c["arguments"]) for _, c in sorted(calls.items())
         ]
-        return _step("".join(parts), requested, spec.model, usage)
+        step = _step("".join(parts), requested, spec.model, usage)
+        return replace(step, response_model=answered_by, finish_reasons=finished)
 
 
 def tool_context(agent: str, turn: Turn) -> ToolContext:
@@ -449,6 +459,12 @@ def _step(text: str, calls: list[RequestedCall], model: str, usage: Mapping[str,
             for c in calls
         ]
     return ModelStep(text, calls, model, message, usage)
+
+
+def _named(response: Any) -> str | None:
+    """The model a response (or stream chunk) says answered, as the provider names it."""
+    model = getattr(response, "model", None)
+    return model if isinstance(model, str) and model else None
 
 
 class _DeltaTracker:

@@ -7,12 +7,15 @@ prompt tokens with no output.
 
 from __future__ import annotations
 
+import asyncio
 import json
+import logging
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 from prometheus_client import CollectorRegistry, Counter
 
+from chatgate.agents.litellm_import import litellm_module
 from chatgate.budgets.store import BudgetStore, CallAverage
 from chatgate.config.agent_models import LiteLLMAgentConfig
 from chatgate.config.budget_checks import map_price
@@ -20,13 +23,33 @@ from chatgate.config.models import GatewayConfig
 from chatgate.feature.ports import LiveConfig
 from chatgate.policies.budgets import NANO, Price
 
-CHARS_PER_TOKEN = 4  # the prompt estimate when no tokenizer is at hand
+log = logging.getLogger("chatgate.budgets")
+CHARS_PER_TOKEN = 4  # the prompt estimate when litellm cannot count a model's tokens
 
 
-def prompt_tokens(messages: Sequence[Mapping[str, Any]]) -> int:
-    """A cheap count of a request's prompt tokens (only used before an agent has history)."""
+def rough_tokens(messages: Sequence[Mapping[str, Any]]) -> int:
     chars = sum(len(json.dumps(m.get("content") or "", default=str)) for m in messages)
     return max(1, chars // CHARS_PER_TOKEN)
+
+
+async def prompt_tokens(model: str, messages: Sequence[Mapping[str, Any]]) -> int:
+    """The request's prompt tokens as litellm counts them for ``model`` (its tokenizer: CPU,
+    so only an agent's first calls, before it has history, pay it; on a thread). An image
+    counts litellm's default, never fetched."""
+    litellm = await litellm_module()
+
+    def count() -> int:
+        return int(
+            litellm.token_counter(
+                model=model, messages=list(messages), use_default_image_token_count=True
+            )
+        )
+
+    try:
+        return max(1, await asyncio.to_thread(count))
+    except Exception as exc:  # a content shape the counter does not know
+        log.debug("prompt tokens estimated from characters", extra={"error": type(exc).__name__})
+        return rough_tokens(messages)
 
 
 def price_of(config: GatewayConfig, agent: str, model: str) -> Price | None:
@@ -80,14 +103,32 @@ class Ledger:
         per_call = average.per_call()
         if per_call is not None:
             return per_call
-        tokens = prompt_tokens(messages)
+        tokens = await prompt_tokens(model, messages)
         return self.cost_nano(agent, model, tokens, 0), tokens
 
-    def charged(self, agent: str, model: str, tokens_in: int, tokens_out: int, nano: int) -> None:
-        """A settled call: metrics and this process's running average."""
+    def known_estimate(self, agent: str) -> tuple[int, int] | None:
+        """The estimate when this process already knows ``agent``'s running average (no store
+        read, no prompt to count): what a turn reserves ahead of its first model call."""
+        average = self._averages.get(agent)
+        return average.per_call() if average is not None else None
+
+    def charged(
+        self,
+        agent: str,
+        model: str,
+        tokens_in: int,
+        tokens_out: int,
+        nano: int,
+        *,
+        average: bool = True,
+    ) -> None:
+        """A settled call: metrics and (a chat call that reported usage, as the store keeps it)
+        this process's running average."""
         self.tokens.labels(agent=agent, model=model, direction="input").inc(tokens_in)
         self.tokens.labels(agent=agent, model=model, direction="output").inc(tokens_out)
         self.cost.labels(agent=agent, model=model).inc(nano / NANO)
+        if not average or tokens_in + tokens_out <= 0:
+            return
         seen = self._averages.get(agent, CallAverage())
         self._averages[agent] = CallAverage(
             seen.calls + 1, seen.nano + nano, seen.tokens + tokens_in + tokens_out

@@ -11,10 +11,10 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from chatgate.agents.base import AgentError
+from chatgate.agents.base import COST_NANO, AgentError
 from chatgate.budgets.ledger import Ledger
 from chatgate.budgets.rules import Rules
-from chatgate.budgets.store import WARN_SUFFIX, BudgetStore, Spent
+from chatgate.budgets.store import WARN_SUFFIX, BudgetStore, Spent, refusal_flag
 from chatgate.clock import Clock
 from chatgate.feature.ports import ChannelLookup, Deliver, LiveConfig, Routing
 from chatgate.feature.turns import MeteredTurn
@@ -26,6 +26,7 @@ from chatgate.model.text_ids import TextId
 from chatgate.policies.budgets import (
     AGENT_DAY,
     NANO,
+    Charge,
     Standing,
     Who,
     charge_for,
@@ -55,6 +56,20 @@ class _Ticket:
     turns: int
 
 
+@dataclass(frozen=True)
+class _Ahead:
+    """The first model call's reservation made as the turn began; ``refused``: the counter
+    that had no room (nothing reserved, the first call is refused)."""
+
+    ticket: _Ticket
+    refused: str | None
+
+
+def reservation_ttl(live: LiveConfig, agent: str) -> float:
+    config = live.loaded.config.agents.get(agent)
+    return (config.timeout_s if config is not None else 60.0) + RESERVATION_SLACK_S
+
+
 class Meters:
     """The budgets' `TurnMeters`: one `begin` per agent call."""
 
@@ -82,6 +97,26 @@ class Meters:
         usage = await self.store.read([key for _, key, _ in counters], now)
         return [Standing(rule, key, usage[key], ends) for rule, key, ends in counters]
 
+    async def _ahead(self, who: Who, agent: str) -> tuple[list[Standing], _Ahead | None]:
+        """The standings, and with them (one store round trip) the reservation of the turn's
+        first model call when the agent's estimate is known: the same atomic admission the
+        call would make, made as the turn begins."""
+        estimate = self.ledger.known_estimate(agent)
+        if estimate is None:
+            return await self.standings(who), None
+        now = self.clock.time()
+        counters = self.rules.counters(who, now)
+        if not counters:
+            return [], None
+        nano, tokens = estimate
+        charges = [Charge(key, r.limit_nano, r.limit_tokens, r.limit_turns, nano, tokens, 1)
+                   for r, key, _ in counters]  # fmt: skip
+        ticket = _Ticket(uuid.uuid4().hex, 1)
+        expires = now + reservation_ttl(self.live, agent)
+        refused, usage = await self.store.reserve_reading(ticket.id, charges, now, expires)
+        standings = [Standing(rule, key, usage[key], ends) for rule, key, ends in counters]
+        return standings, _Ahead(ticket, refused)
+
     async def begin(
         self, msg: InboundMessage, agent: str, session: str, target: Target | None
     ) -> MeteredTurn:
@@ -89,19 +124,27 @@ class Meters:
             bill = TurnBill(self, agent, (), msg, None, None)
             return MeteredTurn(agent, meter=bill, summary=bill.summary)
         who = who_of(msg, agent, session, self.routing)
-        standings = await self.standings(who)
+        standings, ahead = await self._ahead(who, agent)
         voice = self.voices.for_message(msg, agent)
         decided = plan(standings)
+        run_on = agent
+        if decided.degrade_to is not None and decided.degrade_to in self.live.loaded.config.agents:
+            run_on = decided.degrade_to
+        if ahead is not None and (decided.refused is not None or run_on != agent):
+            # refused, or estimated again at the cheaper agent's own price by its first call
+            await self.release_ahead(ahead, standings)
+            ahead = None
         if decided.refused is not None:
             refusal = await self.refusal(decided.refused, msg, who, voice)
             return MeteredTurn(agent, refusal=refusal)
         for standing in decided.warn:
             await self._warn(standing, msg, target, voice)
-        run_on = agent
-        if decided.degrade_to is not None and decided.degrade_to in self.live.loaded.config.agents:
-            run_on = decided.degrade_to
-        bill = TurnBill(self, run_on, standings, msg, who, voice)
-        return MeteredTurn(run_on, meter=bill, summary=bill.summary)
+        bill = TurnBill(self, run_on, standings, msg, who, voice, ahead)
+        return MeteredTurn(run_on, meter=bill, summary=bill.summary, release=bill.release)
+
+    async def release_ahead(self, ahead: _Ahead, standings: Sequence[Standing]) -> None:
+        if ahead.refused is None:
+            await self.store.release(ahead.ticket.id, [s.key for s in standings])
 
     async def refusal(
         self, standing: Standing, msg: InboundMessage, who: Who, voice: Voice
@@ -113,7 +156,7 @@ class Meters:
         detail = f"budget '{standing.rule.name}' is used up for {standing.key.split('|')[1]}"
         notice = voice.text(TextId.BUDGET_REFUSED, wait=voice.wait(standing.ends - now))
         if msg.chat_kind != "direct":
-            key = f"refused|{who.user}|{who.chat}"
+            key = refusal_flag(who.user, who.chat)
             if not await self.store.once(key, now, now + GROUP_REFUSAL_EVERY_S):
                 notice = ""
             elif await self.privately(msg, notice):
@@ -169,9 +212,11 @@ class TurnBill:
         msg: InboundMessage,
         who: Who | None,
         voice: Voice | None,
+        ahead: _Ahead | None = None,
     ) -> None:
         """``who`` and ``voice`` (for a refusal) may be None only when nothing is metered."""
         self.meters, self.agent, self.standings = meters, agent, tuple(standings)
+        self._ahead = ahead  # the first call's reservation, made as the turn began
         self.msg, self.who, self.voice = msg, who, voice
         self.keys = [s.key for s in self.standings]
         if meters.rules.all():  # while budgets are kept, each agent's spend per day too
@@ -182,14 +227,22 @@ class TurnBill:
         self._counted = False  # the turn has reached the model (counted once in limit_turns)
 
     async def admit(self, model: str, messages: Sequence[Mapping[str, Any]]) -> object:
-        meters = self.meters
+        meters, ahead, self._ahead = self.meters, self._ahead, None
+        if ahead is not None:  # reserved as the turn began: no store round trip
+            if ahead.refused is not None:
+                standing = next(s for s in self.standings if s.key == ahead.refused)
+                assert self.who is not None and self.voice is not None
+                raise await meters.refusal(standing, self.msg, self.who, self.voice)
+            self._counted = True
+            return ahead.ticket
         turns = 0 if self._counted else 1
         ticket = _Ticket(uuid.uuid4().hex, turns)
         if self.standings:
             nano, tokens = await meters.ledger.estimate(self.agent, model, messages)
             charges = [charge_for(s, nano, tokens, turns) for s in self.standings]
             now = meters.clock.time()
-            refused = await meters.store.reserve(ticket.id, charges, now, now + self._ttl())
+            expires = now + reservation_ttl(meters.live, self.agent)
+            refused = await meters.store.reserve(ticket.id, charges, now, expires)
             if refused is not None:
                 standing = next(s for s in self.standings if s.key == refused)
                 assert self.who is not None and self.voice is not None
@@ -197,9 +250,11 @@ class TurnBill:
         self._counted = True
         return ticket
 
-    def _ttl(self) -> float:
-        agent = self.meters.live.loaded.config.agents.get(self.agent)
-        return (agent.timeout_s if agent is not None else 60.0) + RESERVATION_SLACK_S
+    async def release(self) -> None:
+        """The turn is over: a reservation made ahead that no model call used is dropped."""
+        ahead, self._ahead = self._ahead, None
+        if ahead is not None:
+            await self.meters.release_ahead(ahead, self.standings)
 
     async def settle(self, ticket: object, model: str, usage: Mapping[str, int]) -> None:
         assert isinstance(ticket, _Ticket)
@@ -208,15 +263,20 @@ class TurnBill:
         if not tokens_in and not tokens_out:
             tokens_in = int(usage.get("total_tokens", 0))
         ledger = self.meters.ledger
-        nano = ledger.cost_nano(self.agent, model, tokens_in, tokens_out)
+        reported = usage.get(COST_NANO)  # an audio call's own cost (priced per second, …)
+        nano = (
+            int(reported)
+            if reported is not None
+            else ledger.cost_nano(self.agent, model, tokens_in, tokens_out)
+        )
         self.calls += 1
         self.tokens_in += tokens_in
         self.tokens_out += tokens_out
         self.nano += nano
         self.model = model
-        ledger.charged(self.agent, model, tokens_in, tokens_out, nano)
+        ledger.charged(self.agent, model, tokens_in, tokens_out, nano, average=reported is None)
         if self.keys:
-            spent = Spent(nano, tokens_in + tokens_out, ticket.turns)
+            spent = Spent(nano, tokens_in + tokens_out, ticket.turns, average=reported is None)
             await self.meters.store.settle(ticket.id, self.keys, spent, self.agent)
 
     def summary(self) -> Mapping[str, Any]:

@@ -43,6 +43,7 @@ class UsageCounters:
         removed = 0
         for scope in sorted(self.scope_ids(footprint)):
             removed += await self.store.forget(scope)
+            removed += await self.store.forget_flags(scope)  # "refused once an hour" in a group
         if removed:
             await self.store.compact()
         return Erased(self.name, removed=removed)

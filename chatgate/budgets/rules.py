@@ -41,6 +41,8 @@ class Rules:
         self.live = live
         self._from: LoadedConfig | None = None
         self._rules: tuple[Rule, ...] = ()
+        # (period, zone) -> (start, end epoch s, start ISO date): kept until the period ends
+        self._periods: dict[tuple[str, str], tuple[float, float, str]] = {}
 
     def all(self) -> tuple[Rule, ...]:
         loaded = self.live.loaded
@@ -54,7 +56,17 @@ class Rules:
         out = []
         for rule in self.all():
             if applies(rule, who):
-                start, end = period_bounds(rule.period, rule.timezone, now)
-                key = counter_key(rule, scope_id(rule, who), start.date().isoformat())
-                out.append((rule, key, end.timestamp()))
+                start, end = self._period(rule, now)
+                out.append((rule, counter_key(rule, scope_id(rule, who), start), end))
         return out
+
+    def _period(self, rule: Rule, now: float) -> tuple[str, float]:
+        """(start ISO date, end epoch s) of the rule's period holding ``now``; computed once
+        per period and zone (zone arithmetic on every turn is measurable)."""
+        known = self._periods.get((rule.period, rule.timezone))
+        if known is not None and known[0] <= now < known[1]:
+            return known[2], known[1]
+        start, end = period_bounds(rule.period, rule.timezone, now)
+        kept = (start.timestamp(), end.timestamp(), start.date().isoformat())
+        self._periods[(rule.period, rule.timezone)] = kept
+        return kept[2], kept[1]

@@ -9,16 +9,25 @@ reservation a crash left behind expires at its deadline.
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Protocol
+from typing import Protocol, TypeVar
 
+from chatgate.budgets.settling import Settle, SettleQueue
 from chatgate.policies.budgets import Charge, Usage, admits, split_key
 from chatgate.state.sqlite.side import SideDatabase
 
+T = TypeVar("T")
 DB_FILE = "budgets.db"
 WARN_SUFFIX = "|warn"  # a counter's warned-once flag: the counter key with this suffix
+REFUSED_PREFIX = "refused|"  # a user's refused-once-an-hour flag in a group chat
+
+
+def refusal_flag(user: str, chat: str) -> str:
+    """The flag of the one refusal an hour that ``user`` is told in group ``chat``."""
+    return f"{REFUSED_PREFIX}{user}|{chat}"
+
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS budget_counters (
@@ -39,11 +48,17 @@ CREATE TABLE IF NOT EXISTS budget_calls (
 
 @dataclass(frozen=True)
 class Spent:
-    """What a settled call cost: nano-USD, tokens in + out, and whether it was the turn's first."""
+    """What a settled call cost: nano-USD, tokens in + out, whether it was the turn's first,
+    and whether it counts in the agent's running average (a chat call that reported usage)."""
 
     nano: int = 0
     tokens: int = 0
     turns: int = 0
+    average: bool = True
+
+    @property
+    def averaged(self) -> bool:
+        return self.average and self.tokens > 0
 
 
 @dataclass(frozen=True)
@@ -73,9 +88,21 @@ class BudgetStore(Protocol):
         """Reserve every charge, or none: None when admitted, else the key that refused."""
         ...
 
+    async def reserve_reading(
+        self, ticket: str, charges: Sequence[Charge], now: float, expires: float
+    ) -> tuple[str | None, dict[str, Usage]]:
+        """`reserve`, also answering each counter's use before it (the turn's ladder reads it:
+        one round trip for both)."""
+        ...
+
     async def settle(self, ticket: str, keys: Sequence[str], spent: Spent, agent: str) -> None:
         """Drop the ticket's reservations, add what the call really cost to each counter and
-        (when the provider reported usage) to ``agent``'s running average."""
+        (when the provider reported usage) to ``agent``'s running average: queued, written
+        with the store's next round trip (`settling`)."""
+        ...
+
+    async def release(self, ticket: str, keys: Sequence[str]) -> None:
+        """Drop the ticket's reservations unused (a turn that made no model call after all)."""
         ...
 
     async def once(self, key: str, now: float, expires: float) -> bool:
@@ -92,6 +119,11 @@ class BudgetStore(Protocol):
         """Delete every counter of scope id ``scope`` (a reset, a privacy erase); how many."""
         ...
 
+    async def forget_flags(self, user: str) -> int:
+        """Delete the group refusal flags of ``user`` (a privacy erase: they name the person
+        and the group); how many."""
+        ...
+
     async def compact(self) -> None:
         """Make forgotten counters unrecoverable from the store's files (a privacy erase)."""
         ...
@@ -102,13 +134,36 @@ class SqliteBudgetStore:
 
     def __init__(self, path: Path) -> None:
         self._db = SideDatabase(path, _SCHEMA, what="budget store", synchronous="NORMAL")
-        self._call = self._db.call
+        self._queue = SettleQueue(self._flush)
+
+    async def _call(self, fn: Callable[[sqlite3.Connection], T]) -> T:
+        """``fn`` in one transaction, with the queued settles written first."""
+        queued = self._queue.take()
+        if not queued:
+            return await self._db.call(fn)
+
+        def run(c: sqlite3.Connection) -> T:
+            for item in queued:
+                _settle(c, item)
+            return fn(c)
+
+        try:
+            return await self._db.call(run)
+        except BaseException:
+            self._queue.give_back(queued)  # rolled back: written with the next round trip
+            raise
+
+    async def _flush(self) -> None:
+        await self._call(lambda c: None)
 
     async def open(self) -> None:
         await self._db.open()
 
     async def close(self) -> None:
-        await self._db.close()
+        try:
+            await self._queue.drain()
+        finally:
+            await self._db.close()
 
     async def compact(self) -> None:
         await self._db.compact()
@@ -119,37 +174,30 @@ class SqliteBudgetStore:
     async def reserve(
         self, ticket: str, charges: Sequence[Charge], now: float, expires: float
     ) -> str | None:
-        def run(c: sqlite3.Connection) -> str | None:
+        return (await self.reserve_reading(ticket, charges, now, expires))[0]
+
+    async def reserve_reading(
+        self, ticket: str, charges: Sequence[Charge], now: float, expires: float
+    ) -> tuple[str | None, dict[str, Usage]]:
+        def run(c: sqlite3.Connection) -> tuple[str | None, dict[str, Usage]]:
+            usage = {charge.key: _usage(c, charge.key, now) for charge in charges}
             for charge in charges:
-                if not admits(charge, _usage(c, charge.key, now)):
-                    return charge.key
-            for charge in charges:
-                c.execute(
-                    "INSERT OR REPLACE INTO budget_reservations VALUES (?, ?, ?, ?, ?, ?)",
-                    (ticket, charge.key, charge.nano, charge.tokens, charge.turns, expires),
-                )
-            return None
+                if not admits(charge, usage[charge.key]):
+                    return charge.key, usage
+            c.executemany(
+                "INSERT OR REPLACE INTO budget_reservations VALUES (?, ?, ?, ?, ?, ?)",
+                [(ticket, ch.key, ch.nano, ch.tokens, ch.turns, expires) for ch in charges],
+            )
+            return None, usage
 
         return await self._call(run)
 
     async def settle(self, ticket: str, keys: Sequence[str], spent: Spent, agent: str) -> None:
+        self._queue.add(settle_of(ticket, keys, spent, agent))
+
+    async def release(self, ticket: str, keys: Sequence[str]) -> None:
         def run(c: sqlite3.Connection) -> None:
             c.execute("DELETE FROM budget_reservations WHERE ticket = ?", (ticket,))
-            for key in keys:
-                rule, scope, start = split_key(key)
-                c.execute(
-                    "INSERT INTO budget_counters VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT(key) "
-                    "DO UPDATE SET nano = nano + excluded.nano, tokens = tokens + excluded.tokens,"
-                    " turns = turns + excluded.turns",
-                    (key, rule, scope, start, spent.nano, spent.tokens, spent.turns),
-                )
-            if spent.tokens > 0:
-                c.execute(
-                    "INSERT INTO budget_calls VALUES (?, 1, ?, ?) ON CONFLICT(agent) DO UPDATE SET "
-                    "calls = calls + 1, nano = nano + excluded.nano, "
-                    "tokens = tokens + excluded.tokens",
-                    (agent, spent.nano, spent.tokens),
-                )
 
         await self._call(run)
 
@@ -190,6 +238,38 @@ class SqliteBudgetStore:
             return len(keys)
 
         return await self._call(run)
+
+    async def forget_flags(self, user: str) -> int:
+        prefix = refusal_flag(user, "")
+
+        def run(c: sqlite3.Connection) -> int:
+            sql = "DELETE FROM budget_flags WHERE substr(key, 1, ?) = ?"
+            return int(c.execute(sql, (len(prefix), prefix)).rowcount)
+
+        return await self._call(run)
+
+
+def settle_of(ticket: str, keys: Sequence[str], spent: Spent, agent: str) -> Settle:
+    return Settle(ticket, tuple(keys), spent.nano, spent.tokens, spent.turns, spent.averaged, agent)
+
+
+def _settle(c: sqlite3.Connection, item: Settle) -> None:
+    """Drop the ticket's reservations, add the cost to each counter and the agent's average."""
+    c.execute("DELETE FROM budget_reservations WHERE ticket = ?", (item.ticket,))
+    for key in item.keys:
+        rule, scope, start = split_key(key)
+        c.execute(
+            "INSERT INTO budget_counters VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT(key) "
+            "DO UPDATE SET nano = nano + excluded.nano, tokens = tokens + excluded.tokens,"
+            " turns = turns + excluded.turns",
+            (key, rule, scope, start, item.nano, item.tokens, item.turns),
+        )
+    if item.averaged:
+        c.execute(
+            "INSERT INTO budget_calls VALUES (?, 1, ?, ?) ON CONFLICT(agent) DO UPDATE SET "
+            "calls = calls + 1, nano = nano + excluded.nano, tokens = tokens + excluded.tokens",
+            (item.agent, item.nano, item.tokens),
+        )
 
 
 def _usage(c: sqlite3.Connection, key: str, now: float) -> Usage:

@@ -4,11 +4,14 @@ script each, so two replicas never both take the last of a limit."""
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 from redis.asyncio import Redis
 from redis.commands.core import AsyncScript
+from redis.exceptions import NoScriptError
 
-from chatgate.budgets.store import WARN_SUFFIX, CallAverage, Spent
+from chatgate.budgets.settling import Settle, SettleQueue
+from chatgate.budgets.store import WARN_SUFFIX, CallAverage, Spent, refusal_flag, settle_of
 from chatgate.config.models import GatewaySection
 from chatgate.policies.budgets import Charge, Usage, split_key
 from chatgate.state.redis.client import connect, maps_errors
@@ -35,30 +38,37 @@ local function live(c, r, now)
 end
 """
 # ARGV: ticket, now, expires, ttl_ms, then six numbers per pair: limits (nano, tokens, turns;
-# -1: none) and the estimate (nano, tokens, turns). Returns 0 (all reserved) or the 1-based
-# index of the pair that refused (nothing reserved).
+# -1: none) and the estimate (nano, tokens, turns). Returns {refused, rows}: refused is 0 (all
+# reserved) or the 1-based index of the pair that refused (nothing reserved); rows are each
+# counter's use before this reservation (spend and live reservations), for the ladder.
 _RESERVE = (
     _LIVE
     + """
 local now = tonumber(ARGV[2])
 local n = #KEYS / 2
+local rows, refused = {}, 0
 for i = 1, n do
   local sn, st, su, rn, rt, ru = live(KEYS[2 * i - 1], KEYS[2 * i], now)
+  rows[i] = {sn, st, su, rn, rt, ru}
   local b = 4 + (i - 1) * 6
   local used = {sn + rn, st + rt, su + ru}
   for k = 1, 3 do
     local limit = tonumber(ARGV[b + k])
-    if limit >= 0 and used[k] + tonumber(ARGV[b + 3 + k]) > limit then return i end
+    if refused == 0 and limit >= 0 and used[k] + tonumber(ARGV[b + 3 + k]) > limit then
+      refused = i
+    end
   end
 end
-for i = 1, n do
-  local b = 4 + (i - 1) * 6
-  local r = KEYS[2 * i]
-  redis.call('HSET', r, ARGV[1],
-    ARGV[b + 4] .. ' ' .. ARGV[b + 5] .. ' ' .. ARGV[b + 6] .. ' ' .. ARGV[3])
-  redis.call('PEXPIRE', r, ARGV[4])
+if refused == 0 then
+  for i = 1, n do
+    local b = 4 + (i - 1) * 6
+    local r = KEYS[2 * i]
+    redis.call('HSET', r, ARGV[1],
+      ARGV[b + 4] .. ' ' .. ARGV[b + 5] .. ' ' .. ARGV[b + 6] .. ' ' .. ARGV[3])
+    redis.call('PEXPIRE', r, ARGV[4])
+  end
 end
-return 0
+return {refused, rows}
 """
 )
 # KEYS: the agent's average hash, the index set, then (counter, reservation) pairs. ARGV:
@@ -92,6 +102,11 @@ return out
 )
 
 
+def _glob_escaped(text: str) -> str:
+    """``text`` matched literally by a SCAN MATCH pattern."""
+    return "".join("\\" + ch if ch in "*?[]\\" else ch for ch in text)
+
+
 def _limit(value: int | None) -> int:
     return NO_LIMIT if value is None else value
 
@@ -106,6 +121,7 @@ class RedisBudgetStore:
         self._read: AsyncScript
         self._reserve: AsyncScript
         self._settle: AsyncScript
+        self._queue = SettleQueue(self._flush)
 
     def _r(self) -> Redis:
         if self._redis is None:
@@ -128,20 +144,61 @@ class RedisBudgetStore:
         return None  # deleted keys are gone from the server
 
     async def close(self) -> None:
-        redis, self._redis = self._redis, None
-        if redis is not None and redis is not self._shared:
-            await redis.aclose()
+        try:
+            if self._redis is not None:
+                await self._queue.drain()
+        finally:
+            redis, self._redis = self._redis, None
+            if redis is not None and redis is not self._shared:
+                await redis.aclose()
+
+    async def _run(self, script: AsyncScript | None, keys: list[str], args: list[Any]) -> Any:
+        """``script`` with the queued settles before it, in one pipeline: one round trip."""
+        queued = self._queue.take()
+        if not queued:
+            return await script(keys=keys, args=args) if script is not None else None
+        try:
+            return await self._pipelined(queued, script, keys, args)
+        except NoScriptError:  # the server lost its scripts (a restart): load them, once more
+            for known in (self._read, self._reserve, self._settle):
+                known.sha = await self._r().script_load(known.script)
+            return await self._pipelined(queued, script, keys, args)
+
+    async def _pipelined(
+        self, queued: list[Settle], script: AsyncScript | None, keys: list[str], args: list[Any]
+    ) -> Any:
+        # EVALSHA queued by hand: a pipeline told of its scripts asks SCRIPT EXISTS every time
+        async with self._r().pipeline(transaction=False) as pipe:
+            for item in queued:
+                names = [self._prefix + "avg:" + item.agent, self._prefix + "index"]
+                names += [name for key in item.keys for name in self._pair(key)]
+                record = "1" if item.averaged else "0"
+                argv: list[str | int] = [item.ticket, item.nano, item.tokens, item.turns, record]
+                argv += item.keys
+                pipe.evalsha(self._settle.sha, len(names), *names, *argv)
+            if script is not None:
+                pipe.evalsha(script.sha, len(keys), *keys, *args)
+            results = await pipe.execute()
+        return results[-1] if script is not None else None
+
+    async def _flush(self) -> None:
+        await self._run(None, [], [])
 
     async def read(self, keys: Sequence[str], now: float) -> dict[str, Usage]:
         if not keys:
             return {}
         names = [name for key in keys for name in self._pair(key)]
-        rows = await self._read(keys=names, args=[repr(now)])
+        rows = await self._run(self._read, names, [repr(now)])
         return {key: Usage(*(int(v) for v in row)) for key, row in zip(keys, rows, strict=True)}
 
     async def reserve(
         self, ticket: str, charges: Sequence[Charge], now: float, expires: float
     ) -> str | None:
+        return (await self.reserve_reading(ticket, charges, now, expires))[0]
+
+    async def reserve_reading(
+        self, ticket: str, charges: Sequence[Charge], now: float, expires: float
+    ) -> tuple[str | None, dict[str, Usage]]:
         names = [name for c in charges for name in self._pair(c.key)]
         args: list[str | int] = [
             ticket,
@@ -152,27 +209,34 @@ class RedisBudgetStore:
         for c in charges:
             args += [_limit(c.limit_nano), _limit(c.limit_tokens), _limit(c.limit_turns)]
             args += [c.nano, c.tokens, c.turns]
-        refused = int(await self._reserve(keys=names, args=args))
-        return charges[refused - 1].key if refused else None
+        refused, rows = await self._run(self._reserve, names, args)
+        usage = {c.key: Usage(*(int(v) for v in row)) for c, row in zip(charges, rows, strict=True)}
+        return (charges[int(refused) - 1].key if refused else None), usage
 
     async def settle(self, ticket: str, keys: Sequence[str], spent: Spent, agent: str) -> None:
-        names = [self._prefix + "avg:" + agent, self._prefix + "index"]
-        names += [name for key in keys for name in self._pair(key)]
-        record = "1" if spent.tokens > 0 else "0"
-        args: list[str | int] = [ticket, spent.nano, spent.tokens, spent.turns, record, *keys]
-        await self._settle(keys=names, args=args)
+        self._queue.add(settle_of(ticket, keys, spent, agent))
+
+    async def release(self, ticket: str, keys: Sequence[str]) -> None:
+        await self._flush()
+        async with self._r().pipeline(transaction=False) as pipe:
+            for key in keys:
+                pipe.hdel(self._prefix + "r:" + key, ticket)
+            await pipe.execute()
 
     async def once(self, key: str, now: float, expires: float) -> bool:
+        await self._flush()
         ttl_ms = max(1, int((expires - now) * 1000))
         return bool(await self._r().set(self._prefix + "f:" + key, "1", nx=True, px=ttl_ms))
 
     async def average(self, agent: str) -> CallAverage:
+        await self._flush()
         calls, nano, tokens = await self._r().hmget(
             self._prefix + "avg:" + agent, "calls", "n", "t"
         )
         return CallAverage(int(calls or 0), int(nano or 0), int(tokens or 0))
 
     async def counters(self) -> dict[str, Usage]:
+        await self._flush()
         r = self._r()
         keys = sorted(str(k) for k in await r.smembers(self._prefix + "index"))
         if not keys:
@@ -188,6 +252,7 @@ class RedisBudgetStore:
         }
 
     async def forget(self, scope: str) -> int:
+        await self._flush()
         r, index = self._r(), self._prefix + "index"
         keys = [str(k) for k in await r.smembers(index) if split_key(str(k))[1] == scope]
         if keys:
@@ -197,3 +262,9 @@ class RedisBudgetStore:
                     pipe.srem(index, key)
                 await pipe.execute()
         return len(keys)
+
+    async def forget_flags(self, user: str) -> int:
+        r = self._r()
+        pattern = _glob_escaped(self._prefix + "f:" + refusal_flag(user, "")) + "*"
+        keys = [key async for key in r.scan_iter(match=pattern, count=1000)]
+        return int(await r.delete(*keys)) if keys else 0

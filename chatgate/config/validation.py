@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import difflib
 import types
 from collections.abc import Iterable, Iterator
 from typing import Annotated, Any, Union, get_args, get_origin
@@ -146,6 +145,8 @@ def _message(err: ErrorDetails, path: KeyPath, words: list[str], *, hide_value: 
     value = None if hide_value else err.get("input")
     last = path[-1] if path else ""
     if kind == "extra_forbidden":
+        import difflib  # only for a config with a mistake in it
+
         hint = difflib.get_close_matches(str(last), words, n=1, cutoff=0.7)
         suggestion = f" (did you mean '{hint[0]}'?)" if hint else ""
         return f"unknown key '{last}'{suggestion}"

@@ -5,7 +5,6 @@ diff against the file and a change summary that names keys only."""
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -106,6 +105,8 @@ def unmask(edited: str, on_disk: str, file: str, hide: Callable[[str], str]) -> 
 
 def diff(before: str, after: str, *, label: str) -> str:
     """A unified diff of two (masked) texts."""
+    import difflib  # when a config edit is shown, not at start
+
     lines = difflib.unified_diff(
         before.splitlines(keepends=True),
         after.splitlines(keepends=True),
@@ -149,6 +150,8 @@ def summary(before: str, after: str) -> Summary:
         | {format_path(p) for p in old.keys() & new.keys() if old[p] != new[p]}
     )
     added = removed = 0
+    import difflib
+
     for line in difflib.unified_diff(before.splitlines(), after.splitlines(), n=0):
         if not line.startswith(("+++", "---")):
             added += line.startswith("+")

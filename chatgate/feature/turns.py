@@ -4,7 +4,7 @@ the approver a turn asks before a tool call runs."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any, Protocol
@@ -104,12 +104,14 @@ class ToolApprover(Protocol):
 class MeteredTurn:
     """How a turn may run under the spend budgets: on ``agent`` (a cheaper one when a budget
     degrades it), each model call admitted and charged by ``meter``; with ``refusal`` no model
-    call is made and the turn fails with it. ``summary`` is the turn's usage for the journal."""
+    call is made and the turn fails with it. ``summary`` is the turn's usage for the journal;
+    ``release``, awaited as the turn ends, returns what was reserved and not used."""
 
     agent: str
     meter: ModelMeter | None = None
     refusal: AgentError | None = None
     summary: Callable[[], Mapping[str, Any]] | None = None
+    release: Callable[[], Awaitable[None]] | None = None
 
 
 class TurnMeters(Protocol):

@@ -51,6 +51,7 @@ from chatgate.operator.arguments import EntryArgs
 from chatgate.operator.catalog import DLQ_REPLAY
 from chatgate.secure_compare import secure_equals
 from chatgate.state.outage import OutageReporter
+from chatgate.tasks import cancel_and_wait
 
 log = logging.getLogger("chatgate.gateway")
 PAIRING_POLL_S = 2.0
@@ -204,16 +205,11 @@ class Gateway:
     async def _cancel_tasks(self) -> None:
         """Cancel the background loops and wait for them, bounded: a loop whose cancellation
         is absorbed (inside a client library's call) must not hold the stop, and it is named."""
-        for task in self._tasks:
-            task.cancel()
         if not self._tasks:
             return
-        done, stuck = await asyncio.wait(self._tasks, timeout=TASKS_STOP_S)
-        for task in done:
-            if not task.cancelled():
-                task.exception()  # retrieved: a loop's last error is not reported at exit
+        _, stuck = await cancel_and_wait(self._tasks, TASKS_STOP_S)
         if stuck:
-            names = sorted(task.get_name() for task in stuck)
+            names = sorted(task.get_name() for task in stuck if isinstance(task, asyncio.Task))
             log.warning("background tasks did not stop in time", extra={"tasks": names})
 
     async def _serve_http(self) -> None:

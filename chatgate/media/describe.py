@@ -9,8 +9,9 @@ from typing import Any
 
 from chatgate import tracing
 from chatgate.agents.base import AgentError, ModelMeter
-from chatgate.agents.litellm_agent import ModelSpec, usage_of
+from chatgate.agents.litellm_agent import ModelSpec
 from chatgate.agents.litellm_import import litellm_module
+from chatgate.media.metered import metered
 
 PROMPT = (
     "Describe this image for an assistant that cannot see it, in a few sentences. "
@@ -62,22 +63,19 @@ async def _describe(part: Mapping[str, Any], describer: Describer) -> str:
         kwargs["api_base"] = describer.api_base
     if describer.api_key:
         kwargs["api_key"] = describer.api_key
-    meter = describer.meter
     try:
-        ticket = await meter.admit(describer.model, kwargs["messages"]) if meter else None
-    except AgentError as exc:  # a spend budget refused the call
-        raise DescriptionFailed(exc.reason.value) from None
-    usage: Mapping[str, int] = {}
-    try:
-        response = await asyncio.wait_for(litellm.acompletion(**kwargs), describer.timeout_s + 5)
-        usage = usage_of(response)
+        response = await metered(
+            describer.meter,
+            describer.model,
+            kwargs["messages"],
+            lambda: asyncio.wait_for(litellm.acompletion(**kwargs), describer.timeout_s + 5),
+        )
     except asyncio.CancelledError:
         raise
+    except AgentError as exc:  # a spend budget refused the call
+        raise DescriptionFailed(exc.reason.value) from None
     except Exception as exc:
         raise DescriptionFailed(type(exc).__name__) from None
-    finally:
-        if meter is not None:
-            await asyncio.shield(meter.settle(ticket, describer.model, usage))
     text = str(response.choices[0].message.content or "").strip()
     if not text:
         raise DescriptionFailed("empty description")

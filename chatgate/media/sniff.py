@@ -4,14 +4,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import filetype
-
 _TEXT_PROBE = 4096
 
 
 def sniff(path: Path, claimed: str | None) -> str:
     """MIME type by magic number; a file without one is text when it decodes as UTF-8 (then the
     claimed text/* type is kept), else ``application/octet-stream``. Blocking: run in a thread."""
+    import filetype  # on the first file, not at start
+
     kind = filetype.guess(str(path))
     if kind is not None:
         return str(kind.mime)

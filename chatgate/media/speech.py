@@ -10,14 +10,16 @@ answer alone, logged and counted with its `SpeechReason`.
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 from dataclasses import replace
 from typing import Any
 
-from chatgate.agents.base import AgentReply
+from chatgate.agents.base import AgentError, AgentReply, ModelMeter
 from chatgate.agents.litellm_import import litellm_module
 from chatgate.config.agent_models import LiteLLMAgentConfig
 from chatgate.config.base import secret_value
+from chatgate.media.metered import audio_usage, metered
 from chatgate.model.outbound import File, OutboundMessage
 from chatgate.policies.voice_reply import SpeechReason, decide_voice
 from chatgate.presentation.markdown import markdown_to_plain
@@ -44,9 +46,12 @@ def _provider(model: str | None) -> str:
     return (model or "").partition("/")[0]
 
 
-async def synthesize(config: LiteLLMAgentConfig, text: str) -> bytes:
+async def synthesize(
+    config: LiteLLMAgentConfig, text: str, meter: ModelMeter | None = None
+) -> bytes:
     """OGG/Opus audio of `text` from the agent's `voice_model`; SpeechFailed otherwise. The
-    agent's `api_base`/`api_key` go along when both models have the same provider."""
+    agent's `api_base`/`api_key` go along when both models have the same provider. A model
+    call of the turn: ``meter`` admits and charges it (a spent budget: the text goes alone)."""
     litellm = await litellm_module()
     kwargs: dict[str, Any] = {
         "model": config.voice_model,
@@ -57,10 +62,14 @@ async def synthesize(config: LiteLLMAgentConfig, text: str) -> bytes:
     if _provider(config.voice_model) == _provider(config.model):  # else: the provider's env key
         kwargs["api_base"] = config.api_base
         kwargs["api_key"] = secret_value(config.api_key)
+    model = str(config.voice_model)
     try:
         async with asyncio.timeout(min(config.timeout_s, SPEECH_TIMEOUT_S)):
-            response = await litellm.aspeech(**kwargs)
+            call = functools.partial(litellm.aspeech, **kwargs)
+            response = await metered(meter, model, [], call, audio_usage(model))
             audio = await asyncio.to_thread(lambda: response.content)  # may read the body
+    except AgentError as exc:
+        raise SpeechFailed(SpeechReason.TTS_OVER_BUDGET, exc.reason.value) from None
     except TimeoutError:
         raise SpeechFailed(SpeechReason.TTS_TIMEOUT, "no audio in time") from None
     except Exception as exc:  # the provider's words can quote the request: keep the type only
@@ -71,7 +80,11 @@ async def synthesize(config: LiteLLMAgentConfig, text: str) -> bytes:
 
 
 async def with_voice(
-    reply: AgentReply, config: LiteLLMAgentConfig, *, user_sent_voice: bool
+    reply: AgentReply,
+    config: LiteLLMAgentConfig,
+    *,
+    user_sent_voice: bool,
+    meter: ModelMeter | None = None,
 ) -> tuple[AgentReply, SpeechReason | None]:
     """The reply with its voice note appended when `voice_reply` asks for one; else the reply as
     it was and why not (None when a voice note was added)."""
@@ -85,7 +98,7 @@ async def with_voice(
     if not decision.speak:
         return reply, decision.reason
     try:
-        audio = await synthesize(config, text)
+        audio = await synthesize(config, text, meter)
     except SpeechFailed as exc:
         log.warning(
             "spoken reply failed (%s); the text goes alone", exc, extra={"reason": exc.reason.value}

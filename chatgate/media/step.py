@@ -37,7 +37,7 @@ async def prepare_turn_input(
         download_cap=download_cap,
         state_dir=state_dir,
         vision=media.vision if media.vision is not None else await model_sees_images(agent_cfg),
-        speech=speech_endpoint(agent_cfg),
+        speech=speech_endpoint(agent_cfg, meter),
         describer=describer(agent_cfg, meter),
     )
     return await prepare_attachments(messages, fetcher, ctx)
@@ -56,7 +56,7 @@ async def model_sees_images(agent_cfg: Any) -> bool:
         return False
 
 
-def speech_endpoint(agent_cfg: Any) -> SpeechEndpoint | None:
+def speech_endpoint(agent_cfg: Any, meter: ModelMeter | None = None) -> SpeechEndpoint | None:
     """`media.transcription`, or by default the litellm agent's own endpoint with whisper-1."""
     media: AgentMediaConfig = agent_cfg.media
     timeout = float(agent_cfg.timeout_s)
@@ -64,10 +64,11 @@ def speech_endpoint(agent_cfg: Any) -> SpeechEndpoint | None:
     if spec is not None:
         base = spec.api_base or getattr(agent_cfg, "api_base", None)
         key = secret_value(spec.api_key) or secret_value(getattr(agent_cfg, "api_key", None))
-        return SpeechEndpoint(spec.model, base, key, timeout)
+        return SpeechEndpoint(spec.model, base, key, timeout, meter)
     if getattr(agent_cfg, "backend", None) != "litellm":
         return None
-    return SpeechEndpoint("whisper-1", agent_cfg.api_base, secret_value(agent_cfg.api_key), timeout)
+    key = secret_value(agent_cfg.api_key)
+    return SpeechEndpoint("whisper-1", agent_cfg.api_base, key, timeout, meter)
 
 
 def describer(agent_cfg: Any, meter: ModelMeter | None = None) -> Describer | None:

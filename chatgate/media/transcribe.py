@@ -4,11 +4,14 @@ endpoint), with one retry of a failed call."""
 from __future__ import annotations
 
 import asyncio
+import functools
 from dataclasses import dataclass
 from pathlib import Path
 
 from chatgate import tracing
+from chatgate.agents.base import AgentError, ModelMeter
 from chatgate.agents.litellm_import import litellm_module
+from chatgate.media.metered import audio_usage, metered
 
 ATTEMPTS = 2
 
@@ -19,6 +22,7 @@ class SpeechEndpoint:
     api_base: str | None
     api_key: str | None
     timeout_s: float
+    meter: ModelMeter | None = None  # the turn's budgets: a transcription is a model call too
 
 
 class TranscriptionFailed(Exception):
@@ -55,9 +59,17 @@ async def _transcribe(path: Path, name: str, endpoint: SpeechEndpoint) -> str:
         if endpoint.api_key:
             kwargs["api_key"] = endpoint.api_key
         try:
-            result = await litellm.atranscription(**kwargs)
+            result = await metered(
+                endpoint.meter,
+                endpoint.model,
+                [],
+                functools.partial(litellm.atranscription, **kwargs),
+                audio_usage(endpoint.model),
+            )
         except asyncio.CancelledError:
             raise
+        except AgentError as exc:  # a spend budget refused it: no call, no retry
+            raise TranscriptionFailed(exc.reason.value) from None
         except Exception as exc:
             last = type(exc).__name__
             continue

@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import io
 import json
-import tarfile
 import time
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from chatgate.state.personal import Footprint, Found
+
+if TYPE_CHECKING:
+    import tarfile  # imported when an export is made, not at start
 
 MAX_ARCHIVE_BYTES = 64 * 1024 * 1024  # the API answers with the archive in one JSON document
 
@@ -19,6 +22,8 @@ class ArchiveTooLarge(Exception):
 
 
 def _add(tar: tarfile.TarFile, name: str, data: bytes, mtime: float) -> None:
+    import tarfile
+
     info = tarfile.TarInfo(name)
     info.size, info.mtime, info.mode = len(data), int(mtime), 0o600
     tar.addfile(info, io.BytesIO(data))
@@ -33,6 +38,8 @@ def build(footprint: Footprint, found: Sequence[Found], now: float) -> bytes:
         c if c.isalnum() or c in "-_." else "_" for c in footprint.person.address
     )
     out = io.BytesIO()
+    import tarfile
+
     with tarfile.open(fileobj=out, mode="w:gz") as tar:
         index = {
             "person": footprint.person.address,

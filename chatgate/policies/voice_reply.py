@@ -27,10 +27,16 @@ class SpeechReason(StrEnum):
     TTS_FAILED = "tts_failed"
     TTS_TIMEOUT = "tts_timeout"
     TTS_EMPTY = "tts_empty_audio"
+    TTS_OVER_BUDGET = "tts_over_budget"  # a spend budget refused the speech call
 
 
 SPEECH_FAILURES = frozenset(
-    {SpeechReason.TTS_FAILED, SpeechReason.TTS_TIMEOUT, SpeechReason.TTS_EMPTY}
+    {
+        SpeechReason.TTS_FAILED,
+        SpeechReason.TTS_TIMEOUT,
+        SpeechReason.TTS_EMPTY,
+        SpeechReason.TTS_OVER_BUDGET,
+    }
 )
 
 

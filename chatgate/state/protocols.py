@@ -86,6 +86,12 @@ class Journal(Protocol):
         at once where one process owns the journal)."""
         ...
 
+    async def unclaimed(self, keys: Collection[str]) -> set[str]:
+        """Of ``keys`` this process handed off, those no replica has claimed yet (or gone with
+        the store's data): the handing process still answers for them; empty where one process
+        owns the journal."""
+        ...
+
     async def generation(self) -> str:
         """Names the store's data: it changes when the store lost its data (a Redis restarted
         without persistence), so each process re-journals what it still holds; constant where

@@ -150,9 +150,9 @@ def provider(found: ExportSettings, exporter: Any = None) -> Any:
     from opentelemetry.sdk.trace.export import BatchSpanProcessor
 
     if exporter is None:
-        from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
+        from chatgate.telemetry.export import SpanExporter
 
-        exporter = OTLPSpanExporter(endpoint=found.traces_url)
+        exporter = SpanExporter(endpoint=found.traces_url)
     made = TracerProvider(
         resource=Resource(dict(found.resource), SCHEMA_URL), sampler=sampler(found)
     )

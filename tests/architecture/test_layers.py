@@ -13,7 +13,7 @@ from tests.architecture.imports import ROOT, cycles, graph, imported, modules
 FLOORS: tuple[frozenset[str], ...] = tuple(
     frozenset(floor.split())
     for floor in (
-        "model clock secure_compare tracing genai_metrics",
+        "model clock secure_compare tracing genai_metrics tasks",
         "http_input policies",
         "presentation texts",
         "config",

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 from pathlib import Path
+from typing import Any
 
 from chatgate.budgets.store import Spent, SqliteBudgetStore
 from chatgate.policies.budgets import Charge, usd_to_nano
@@ -77,3 +78,36 @@ async def test_forget_removes_a_scope_only(tmp_path: Path) -> None:
         assert list(await store.counters()) == ["money|telegram:2|2026-12-06"]
     finally:
         await store.close()
+
+
+async def test_a_settle_rides_the_next_round_trip_and_close_writes_it(tmp_path: Path) -> None:
+    """A settled call's charge is written in the same transaction as the store's next call
+    (before its reservation, so admission counts it); one left queued is written on close."""
+    store = SqliteBudgetStore(tmp_path / "b.db")
+    await store.open()
+    transactions = 0
+    call = store._db.call
+
+    async def counted(fn: Any) -> Any:
+        nonlocal transactions
+        transactions += 1
+        return await call(fn)
+
+    store._db.call = counted  # type: ignore[method-assign]
+    try:
+        await store.reserve("t1", [_charge()], 100.0, 200.0)
+        await store.settle("t1", [KEY], Spent(usd_to_nano(0.008), 10, 1), "default")
+        asked = _charge(nano=usd_to_nano(0.004))
+        refused, usage = await store.reserve_reading("t2", [asked], 100.0, 200.0)
+        assert transactions == 2  # the settle went with the second reservation
+        assert refused == KEY  # 0.008 spent: 0.004 more does not fit under 0.01
+        assert usage[KEY].nano == usd_to_nano(0.008) and usage[KEY].reserved_nano == 0
+        await store.settle("t3", [KEY], Spent(usd_to_nano(0.001), 5, 0), "default")
+    finally:
+        await store.close()
+    reopened = SqliteBudgetStore(tmp_path / "b.db")
+    await reopened.open()
+    try:
+        assert (await reopened.counters())[KEY].nano == usd_to_nano(0.009)
+    finally:
+        await reopened.close()

@@ -62,6 +62,12 @@ def test_status_scrub_and_log_scrubber_share_it() -> None:
         f"non-ascii é {KEY}",
         "non-ascii é nothing",
         "",
+        "xoxb-12345678",
+        "XAPP-12345678",
+        "pw=abcd",
+        "ABCD",
+        "abc",
+        "user",
     ],
 )
 def test_the_quick_path_agrees_with_the_full_scan(text: str) -> None:
@@ -69,6 +75,15 @@ def test_the_quick_path_agrees_with_the_full_scan(text: str) -> None:
     scrubber = SecretScrubber([KEY, "sk-other-secret"])
     assert scrubber.scrub(text) == masker.mask(text)
     assert masker.mask(text) == masker._pattern.sub(REDACTED, text)  # never skips a match
+
+
+def test_a_text_too_short_for_any_form_is_not_scanned() -> None:
+    """The shortest secret form (four characters here) and token (13) still match."""
+    masker = Masker(["abcd"])
+    assert masker.mask("ABCD") == REDACTED
+    assert masker.mask("xoxb-12345678") == REDACTED
+    assert masker.mask("abc") == "abc"
+    assert Masker([KEY]).mask("xoxb-1234567") == "xoxb-1234567"
 
 
 @pytest.mark.parametrize(

@@ -64,4 +64,5 @@ class FakeTranscriptions:
                 {"error": {"message": "transcriber down", "type": "server_error"}}, status=500
             )
         text = self._script.popleft() if self._script else self.default_text
-        return web.json_response({"text": text})
+        # OpenAI's shape: whisper reports the seconds it heard (what it is billed by)
+        return web.json_response({"text": text, "usage": {"type": "duration", "seconds": 3}})

@@ -2,6 +2,7 @@
 
 Modes a test flips at any time: pass, ``delay_s`` per forwarded chunk, ``refuse()`` new
 connections (the listener closes: connects fail at once), ``cut()`` every open connection (RST),
+``go_down()`` (every connection, open or new, reset until ``down`` is False again),
 and ``fail_after(...)``: client-to-server traffic is parsed as RESP command arrays, counted by
 name (and optionally by an argument substring); once the Nth matching command has gone through,
 the next ``count`` commands (on any connection; a connection's set-up, HELLO and the like,
@@ -102,6 +103,7 @@ class TcpProxy:
         self._sleep = sleep  # the delay's wait (a test can hold it)
         self.port = 0
         self.delay_s = 0.0
+        self.down = False  # True: every connection is reset (open ones at once, new ones on accept)
         self.commands: list[list[bytes]] = []  # every command forwarded, in order
         self.fault: Fault | None = None
         self.accepted = 0
@@ -168,8 +170,17 @@ class TcpProxy:
     def count(self, name: str, contains: bytes | None = None) -> int:
         return sum(1 for c in self.commands if Fault(name, contains=contains).matches(c))
 
+    def go_down(self) -> None:
+        """Redis gone for this proxy's clients, at once (a sync hook can call it): open
+        connections reset, new ones reset as they come, until ``down`` is False again."""
+        self.down = True
+        self.cut()
+
     async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         self.accepted += 1
+        if self.down:
+            writer.transport.abort()
+            return
         try:
             up_reader, up_writer = await asyncio.open_connection(*self.upstream)
         except OSError:

@@ -41,8 +41,13 @@ channels:
       hook: {{path: /hooks/t, signature: none}}
 """
 
-# Libraries a webhook-only gateway on SQLite has no use for until a message or a config needs them.
-NOT_AT_START = ("redis", "discord", "slack_sdk", "slack_bolt", "nio", "PIL", "pypdf", "mcp")
+# Libraries a webhook-only gateway on SQLite has no use for until a message or a config needs them:
+# SDKs, media and MCP; Babel (a locale tag, a counted or worded text), croniter and dateutil (a
+# schedule), filetype (a file), tarfile (an export), difflib (a config mistake or edit).
+NOT_AT_START = (
+    *("redis", "discord", "slack_sdk", "slack_bolt", "nio", "PIL", "pypdf", "mcp"),
+    *("babel", "croniter", "dateutil", "filetype", "tarfile", "difflib"),
+)
 
 
 async def test_a_webhook_gateway_on_sqlite_loads_no_sdk_it_does_not_use(tmp_path: Path) -> None:

@@ -209,3 +209,26 @@ async def test_a_url_file_over_the_cap_is_a_notice_never_cut_bytes(
     [block] = out.blocks
     assert isinstance(block, Text) and "over the 1 MB limit" in block.text
     assert not store.root.exists() or list(store.root.iterdir()) == []
+
+
+async def test_the_delivery_gets_the_stored_bytes_without_reading_them_back(
+    tmp_path: Path,
+) -> None:
+    """The first read of a just-stored file hands back the agent's bytes (no disk read); later
+    reads come from disk; a file gone from disk is missing either way."""
+    store = OutgoingFiles(tmp_path / "out")
+    data = bytes(range(256)) * 20
+    out = await store.store(OutboundMessage((File("a.bin", data=data),)))
+    [ref] = refs_of(out)
+    assert await store.read(ref) is data
+    again = await store.read(ref)
+    assert again == data and again is not data
+    gone = await store.store(OutboundMessage((File("b.bin", data=data),)))
+    [gone_ref] = refs_of(gone)
+    os.remove(store.path_of(gone_ref))
+    with pytest.raises(FileMissing):
+        await store.read(gone_ref)
+    discarded = await store.store(OutboundMessage((File("c.bin", data=data),)))
+    await store.discard(discarded)
+    with pytest.raises(FileMissing):
+        await store.read(refs_of(discarded)[0])

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from chatgate.budgets.feature import Budgets
-from chatgate.budgets.store import Spent
+from chatgate.budgets.store import Spent, refusal_flag
 from chatgate.budgets.store_redis import RedisBudgetStore
 from chatgate.config.models import GatewaySection, RedisConfig, StoreConfig
 from chatgate.gateway.app import Gateway
@@ -148,3 +148,38 @@ async def test_redis_store_admits_exactly_five_turns_of_0002_under_001(redis_db:
         assert (await store.counters()) == {}
     finally:
         await store.close()
+
+
+async def test_redis_forgets_a_person_s_refusal_flags_and_no_one_else_s(redis_db: str) -> None:
+    store = RedisBudgetStore(_section(redis_db))
+    await store.open()
+    try:
+        theirs = refusal_flag("memory:a*[x]", "memory:g")  # glob characters in an id
+        other = refusal_flag("memory:ab", "memory:g")
+        assert await store.once(theirs, 0.0, 3600.0) and await store.once(other, 0.0, 3600.0)
+        assert await store.forget_flags("memory:a*[x]") == 1
+        assert await store.once(theirs, 1.0, 3600.0) and not await store.once(other, 1.0, 3600.0)
+    finally:
+        await store.close()
+
+
+async def test_redis_settles_ride_the_next_script_and_close_writes_them(redis_db: str) -> None:
+    key, cost = "money|u2|2026-12-06", usd_to_nano(0.008)
+    store = RedisBudgetStore(_section(redis_db))
+    await store.open()
+    try:
+        charge = Charge(key, usd_to_nano(0.01), None, None, usd_to_nano(0.002), 0, 1)
+        assert await store.reserve("t1", [charge], 100.0, 200.0) is None
+        await store.settle("t1", [key], Spent(cost, 10, 1), "default")
+        refused, usage = await store.reserve_reading("t2", [charge], 100.0, 200.0)
+        assert refused is None and usage[key].nano == cost and usage[key].reserved_nano == 0
+        await store.settle("t2", [key], Spent(usd_to_nano(0.001), 5, 0), "default")
+    finally:
+        await store.close()
+    reopened = RedisBudgetStore(_section(redis_db))
+    await reopened.open()
+    try:
+        assert (await reopened.counters())[key].nano == cost + usd_to_nano(0.001)
+        assert (await reopened.read([key], 100.0))[key].reserved_nano == 0
+    finally:
+        await reopened.close()

@@ -44,13 +44,13 @@ def registry() -> ChannelRegistry:
 
 @contextlib.asynccontextmanager
 async def replica(
-    directory: Path, url: str, name: str, llm: FakeLLM | None = None
+    directory: Path, url: str, name: str, llm: FakeLLM | None = None, ttl_s: float = TTL_S
 ) -> AsyncIterator[Gateway]:
     """Replica `name` with the exclusive memory channel; with `llm`, an agent on that model."""
     agent = f"{fake_agent(llm, 'sk-test', 30)}\n" if llm is not None else ""
     path = write_config(
         directory,
-        redis_lines(url, name, TTL_S) + agent + "channels:\n  memory: {dm_policy: open}\n",
+        redis_lines(url, name, ttl_s) + agent + "channels:\n  memory: {dm_policy: open}\n",
     )
     reg = registry()
     gateway = GatewayBuilder(load_config(path, env={}, catalog=reg)).registry(reg).build()

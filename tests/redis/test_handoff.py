@@ -1,6 +1,7 @@
 """A replica that loses an exclusive channel while a turn runs, or while its send is failing on
 the stopping connection, hands the answer to the replica now holding it: sent once, there, and
-not dead-lettered. A dead letter for such a channel is
+not dead-lettered; so is an answer made after the connection left (a command taken in as it
+went). A dead letter for such a channel is
 replayed by its holder; a standby replica says so instead of using the entry up."""
 
 from __future__ import annotations
@@ -14,11 +15,14 @@ import pytest
 from redis.asyncio import Redis
 
 from chatgate.gateway.app import Gateway
+from chatgate.model.errors import StateUnavailable
 from chatgate.model.messages import SendResult, Target
 from chatgate.model.reasons import DeliveryStatus, SendErrorKind
 from chatgate.model.results import Submission
 from chatgate.policies.channel_states import ChannelState
+from chatgate.state.records import JournalState
 from tests.fakes.llm import FakeLLM, Fault
+from tests.fakes.tcp_proxy import TcpProxy
 from tests.harness import memory
 from tests.redis.test_channel_leases import LEASE, replica, state
 from tests.support.waiting import eventually
@@ -104,3 +108,65 @@ async def test_a_standby_replica_leaves_a_dead_letter_to_the_channels_holder(
         replayed = await a.replay_dead_letter(entry_id)
         assert replayed["status"] == DeliveryStatus.SENT.value
         assert memory(a).texts() == ["late answer"] and memory(b).texts() == []
+
+
+async def test_a_command_answered_after_the_channel_left_is_handed_off_not_dead_lettered(
+    tmp_path: Path, redis_db: str, fake_llm: FakeLLM
+) -> None:
+    client = Redis.from_url(redis_db, decode_responses=True)
+    try:
+        async with (
+            replica(tmp_path / "a", redis_db, "a", fake_llm) as a,
+            replica(tmp_path / "b", redis_db, "b", fake_llm) as b,
+        ):
+            await eventually(lambda: state(b) is ChannelState.STANDBY, what="b in standby")
+            sink = memory(a).sink  # a poll's last update, taken in as the connection leaves
+            await client.set(f"chatgate:lease:{LEASE}", "b", px=60_000)
+            await eventually(lambda: state(a) is ChannelState.STANDBY, what="a lost the channel")
+            await eventually(lambda: state(b) is ChannelState.RUNNING, what="b runs it")
+            memory(a).sink = sink
+            submission = await memory(a).inject("/new", message_id="m1")
+            result = await asyncio.wait_for(submission.result, 30)
+            assert result.delivery == DeliveryStatus.HANDED_OFF.value
+            assert await a.rt.dead_letters.count() == 0, "dead-lettered instead of handed off"
+            await memory(b).wait_sent(1, timeout=30)
+            assert len(memory(b).texts()) == 1 and memory(a).texts() == []
+    finally:
+        await client.aclose()
+
+
+async def test_a_reply_sent_as_the_state_failed_is_recorded_by_its_sender_not_handed_off(
+    tmp_path: Path, redis_db: str, fake_llm: FakeLLM
+) -> None:
+    """a sends the answer and loses Redis before its DONE mark; the channel moves to b meanwhile.
+    Back on Redis, a resumes the entry: it records the send it made, it does not hand the
+    answer to b to be sent a second time. (A longer lease: a busy machine must not move it
+    before a sends.)"""
+    fake_llm.script("the one answer")
+    client = Redis.from_url(redis_db, decode_responses=True)
+    try:
+        async with TcpProxy(6379) as proxy:
+            a_url = proxy.url(int(redis_db.rsplit("/", 1)[1]))
+            async with (
+                replica(tmp_path / "a", a_url, "a", fake_llm, ttl_s=2.0) as a,
+                replica(tmp_path / "b", redis_db, "b", fake_llm, ttl_s=2.0) as b,
+            ):
+                await eventually(lambda: state(b) is ChannelState.STANDBY, what="b in standby")
+                memory(a).after_send = proxy.go_down  # the DONE mark cannot be written
+                submission = await memory(a).inject("hello", message_id="m1")
+                with pytest.raises(StateUnavailable):
+                    await asyncio.wait_for(submission.result, 30)
+                memory(a).after_send = None
+                await eventually(lambda: state(b) is ChannelState.RUNNING, what="b runs it")
+                await eventually(lambda: state(a) is not ChannelState.RUNNING, what="a lost it")
+                proxy.down = False  # a reaches Redis again and resumes m1
+
+                async def done() -> bool:
+                    entry = await b.rt.journal.get(submission.key)
+                    return entry is not None and entry.state is JournalState.DONE
+
+                await eventually(done, 30, "m1 done")
+                assert memory(a).texts() == ["the one answer"]
+                assert memory(b).texts() == [], "the answer a had sent was sent again by b"
+    finally:
+        await client.aclose()

@@ -1,17 +1,30 @@
 """Redis restarts without its data while two real `chatgate run` replicas hold turns at the model
 and DMs queued behind them: each replica re-journals what it holds (one log line with the count),
-and every DM it held is answered, once."""
+and every DM it held is answered, once; so are turns that all find their entry gone at once (one
+in-process replica)."""
 
 from __future__ import annotations
 
+import asyncio
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 from redis.asyncio import Redis
 
-from tests.fakes.llm import FakeLLM
+from chatgate.model.messages import InboundMessage, default_target
+from chatgate.model.outbound import OutboundMessage, message_to_dict
+from chatgate.model.reasons import DeliveryStatus
+from chatgate.policies.channel_states import ChannelState
+from chatgate.state.records import JournalMark, JournalState
+from chatgate.state.redis.client import Keys
+from chatgate.state.redis.journal import RedisJournal
+from tests.fakes.clock import ManualClock
+from tests.fakes.llm import FakeLLM, Fault
+from tests.fakes.tcp_proxy import TcpProxy
 from tests.fakes.telegram import FakeTelegram
+from tests.harness import memory, running
 from tests.redis.conftest import PrivateRedis
 from tests.redis.replicas_support import (
     PREFIX,
@@ -22,11 +35,15 @@ from tests.redis.replicas_support import (
     stop_all,
     warnings,
 )
+from tests.redis.test_channel_leases import LEASE, state
+from tests.redis.test_gateway_redis import config, on_redis
+from tests.redis.test_handoff import a_turn_at_the_model
 from tests.support.waiting import eventually
 
 pytestmark = [pytest.mark.slow, pytest.mark.redis]
 LEASE_TTL_S = 3.0
 USERS, PER_USER = 4, 3
+NOW = 1_800_000_000.0
 RESTORED = "the store lost its data; re-journaled the messages this replica holds"
 
 
@@ -80,3 +97,117 @@ async def test_a_wiped_redis_loses_nothing_a_replica_held(
     finally:
         await stop_all(daemons, kill=True)
         await client.aclose()
+
+
+async def test_turns_finishing_together_after_a_wipe_all_send_their_answers(
+    tmp_path: Path, fake_llm: FakeLLM, redis_db: str
+) -> None:
+    """The first turn to find its entry gone re-journals everything the replica holds; the
+    turns that asked meanwhile, while it did, are among what it restored and send too."""
+    sessions = 6
+    fake_llm.fail_next(Fault.hang(), times=sessions)
+    clock = ManualClock()  # no adoption poll or probe: the turns find the wipe themselves
+    admin = Redis.from_url(redis_db, decode_responses=True)
+    try:
+        async with running(config(tmp_path, fake_llm, on_redis(redis_db, "a")), clock=clock) as gw:
+            chat = memory(gw)
+            submissions = [
+                await chat.inject(f"hi {n}", chat_id=f"c{n}", sender_id=f"u{n}")
+                for n in range(sessions)
+            ]
+            await fake_llm.wait_for_requests(sessions, timeout=30)
+            await admin.flushdb()  # Redis restarted without its data
+            fake_llm.release()  # every turn answers at once
+            results = [await asyncio.wait_for(s.result, 30) for s in submissions]
+            assert [r.delivery for r in results] == [DeliveryStatus.SENT.value] * sessions
+            assert sorted(s.target.chat_id for s in chat.sent) == [f"c{n}" for n in range(sessions)]
+    finally:
+        await admin.aclose()
+
+
+async def test_an_answer_handed_off_and_not_yet_claimed_survives_a_wipe(
+    tmp_path: Path, fake_llm: FakeLLM, redis_db: str
+) -> None:
+    """a hands its answer off while no replica here serves the channel (another holds it);
+    Redis loses its data before anyone claims it. a still knows the answer: it journals it
+    again, handed off, and the replica serving the channel next sends it, once."""
+    async with a_turn_at_the_model(tmp_path, redis_db, fake_llm) as (a, b, submission, client):
+        await client.set(f"chatgate:lease:{LEASE}", "elsewhere", px=60_000)
+        await eventually(lambda: state(a) is ChannelState.STANDBY, what="a lost the channel")
+        fake_llm.release()
+        result = await asyncio.wait_for(submission.result, 30)
+        assert result.delivery == DeliveryStatus.HANDED_OFF.value
+        await client.flushdb()  # Redis restarted without its data: the hand-off is gone
+        await eventually(lambda: len(memory(a).sent) + len(memory(b).sent) >= 1, 30, "sent")
+        entry = await a.rt.journal.get(result.key)
+        assert entry is not None and entry.state is JournalState.DONE
+        assert len(memory(a).sent) + len(memory(b).sent) == 1
+        assert len(fake_llm.requests) == 1, "the answer was produced again"
+
+
+async def dead_replicas_answer(admin: Redis) -> InboundMessage:
+    """An answer a replica that died stored for session s1, whose turn lock a live replica
+    holds: the adopter waits for that lock to send it."""
+    dead = RedisJournal(admin, Keys("cg:"), "gone")
+    msg = InboundMessage("memory", "memory", "c1", "direct", "u1", "m1", "hi")
+    msg = replace(msg, reply_target=default_target(msg))
+    stored = {"message": message_to_dict(OutboundMessage.from_text("the stored answer"))}
+    await dead.record(msg, NOW, 60)
+    await dead.settle(msg.key, JournalMark(JournalState.ANSWERED, NOW, session="s1", reply=stored))
+    await admin.set("cg:replica:busy", "1", ex=60)
+    await admin.set("cg:lock:s1", "busy/turn", ex=60)
+    return msg
+
+
+async def test_a_stored_answer_taken_up_and_not_yet_sent_survives_a_wipe(
+    tmp_path: Path, fake_llm: FakeLLM, redis_db: str
+) -> None:
+    """a adopts the answer a dead replica stored, and waits for its session's turn lock to send
+    it; Redis loses its data meanwhile. a journals that answer again and sends it."""
+    admin = Redis.from_url(redis_db, decode_responses=True)
+    try:
+        msg = await dead_replicas_answer(admin)
+        async with running(config(tmp_path, fake_llm, on_redis(redis_db, "a"))) as gw:
+
+            async def adopted() -> bool:
+                return await admin.hget(f"cg:journal:e:{msg.key}", "owner") == "a"
+
+            await eventually(adopted, 30, "a adopted the answer")
+            await admin.flushdb()  # Redis restarted without its data (and the lock with it)
+            await memory(gw).wait_sent(1, timeout=30)
+            assert memory(gw).texts() == ["the stored answer"]
+    finally:
+        await admin.aclose()
+
+
+async def test_a_stored_answer_whose_send_failed_on_the_state_survives_a_wipe(
+    tmp_path: Path, fake_llm: FakeLLM, redis_db: str
+) -> None:
+    """a adopts a dead replica's stored answer; Redis goes away before a sends it, and comes
+    back without its data. a still holds that answer: it journals it again and sends it."""
+    admin = Redis.from_url(redis_db, decode_responses=True)
+    clock = ManualClock()  # the adoption poll and the state probe run when the test says
+    try:
+        msg = await dead_replicas_answer(admin)
+        async with TcpProxy(6379) as proxy:
+            url = proxy.url(int(redis_db.rsplit("/", 1)[1]))
+            async with running(config(tmp_path, fake_llm, on_redis(url, "a")), clock=clock) as gw:
+
+                async def adopted() -> bool:
+                    clock.advance(5.0)
+                    return await admin.hget(f"cg:journal:e:{msg.key}", "owner") == "a"
+
+                await eventually(adopted, 30, "a adopted the answer")
+                proxy.go_down()  # the send fails on the state (its turn lock cannot be taken)
+                await eventually(lambda: gw.pipeline.guard.current() is not None, what="refused")
+                await admin.flushdb()
+                proxy.down = False  # back, without its data
+
+                async def sent() -> bool:
+                    clock.advance(5.0)  # the state probe, then the adoption poll
+                    return bool(memory(gw).sent)
+
+                await eventually(sent, 30, "the stored answer sent")
+                assert memory(gw).texts() == ["the stored answer"]
+    finally:
+        await admin.aclose()

@@ -30,7 +30,9 @@ def test_a_call_records_its_duration_and_tokens(latest: bool) -> None:
     reader = InMemoryMetricReader()
     genai_metrics.install(MeterProvider([reader]).get_meter("t"), latest_genai=latest)
     try:
-        genai_metrics.model_call(CALL, 0.3, input_tokens=120, output_tokens=7)
+        genai_metrics.model_call(
+            CALL, 0.3, response_model="gpt-4o-mini-2024-07-18", input_tokens=120, output_tokens=7
+        )
         genai_metrics.model_call(CALL, 2.0, error="timeout", input_tokens=5)
     finally:
         genai_metrics.uninstall()
@@ -44,6 +46,10 @@ def test_a_call_records_its_duration_and_tokens(latest: bool) -> None:
     attributes = durations[None].attributes
     assert attributes["gen_ai.provider.name"] == "openai"
     assert attributes["gen_ai.request.model"] == "openai/gpt-4o-mini"
+    answered = {p.attributes.get("gen_ai.response.model") for p in points[genai_metrics.TOKENS]}
+    assert attributes["gen_ai.response.model"] == "gpt-4o-mini-2024-07-18"
+    assert answered == {"gpt-4o-mini-2024-07-18"}  # the tokens say which model spent them
+    assert "gen_ai.response.model" not in durations["timeout"].attributes  # nobody answered
     assert ("gen_ai.system" in attributes) is not latest
 
 

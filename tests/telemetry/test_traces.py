@@ -90,6 +90,7 @@ async def test_a_telegram_message_is_one_trace_into_the_mcp_server(
         assert chat.attributes["gen_ai.operation.name"] == "chat"
         assert chat.attributes["gen_ai.provider.name"] == "openai"
         assert chat.attributes["gen_ai.request.model"] == "openai/fake-model"
+        assert chat.attributes["gen_ai.response.model"] == "fake-model"  # as the server named it
         assert chat.kind == 3  # SPAN_KIND_CLIENT
     [tool] = [s for s in trace if s.name == "execute_tool time__get_current_time"]
     assert tool.attributes["gen_ai.tool.name"] == "time__get_current_time"
@@ -107,6 +108,7 @@ async def test_a_telegram_message_is_one_trace_into_the_mcp_server(
     assert duration.unit == "s" and duration.count == 2 and duration.total > 0
     assert duration.attributes["gen_ai.request.model"] == "openai/fake-model"
     assert duration.attributes["gen_ai.provider.name"] == "openai"
+    assert duration.attributes["gen_ai.response.model"] == "fake-model"
     assert duration.bounds[:2] == [0.01, 0.02]
     tokens = {
         h.attributes["gen_ai.token.type"]: h
@@ -115,6 +117,7 @@ async def test_a_telegram_message_is_one_trace_into_the_mcp_server(
     }
     assert set(tokens) == {"input", "output"} and tokens["input"].count == 2
     assert tokens["input"].unit == "{token}" and tokens["input"].total > 0
+    assert {h.attributes["gen_ai.response.model"] for h in tokens.values()} == {"fake-model"}
 
     text = "".join(_everything(s) for s in receiver.spans) + str(receiver.histograms)
     assert "QX-99812" not in text and "UTC" not in text  # content-free by default

@@ -7,7 +7,8 @@ import logging
 from collections.abc import Iterator
 
 import pytest
-from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry import trace
+from opentelemetry.sdk.trace import TracerProvider, sampling
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
@@ -171,3 +172,29 @@ def test_whatsapp_spans_name_the_graph_edge_never_an_id(exported: InMemorySpanEx
         "whatsapp getMedia",
         "whatsapp message",
     ]
+
+
+def test_an_unsampled_message_builds_no_spans_and_passes_its_context_on() -> None:
+    exporter = InMemorySpanExporter()
+    provider = TracerProvider(sampler=sampling.ALWAYS_OFF)
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    tracing.install(provider.get_tracer("test"))
+    carrier: dict[str, str] = {}
+    try:
+        assert tracing.start_message("tg:2", "telegram message", chatgate__channel="tg")
+        with tracing.within("tg:2"):
+            context = trace.get_current_span().get_span_context()
+            with (
+                tracing.span("chatgate.turn") as turn,
+                tracing.span("chat m", kind="client") as chat,
+            ):
+                assert turn is tracing.OFF and chat is tracing.OFF  # nothing built below
+                tracing.inject(carrier)
+        tracing.finish_message("tg:2", chatgate__reason="text")
+    finally:
+        tracing.uninstall()
+    assert exporter.get_finished_spans() == ()
+    # an MCP server or a webhook's caller still sees the message's trace, marked unsampled
+    _, trace_id, span_id, flags = carrier["traceparent"].split("-")
+    assert (trace_id, span_id) == (f"{context.trace_id:032x}", f"{context.span_id:016x}")
+    assert not int(flags, 16) & 1  # not sampled

@@ -63,13 +63,16 @@ class RequestedCall:
 
 @dataclass(frozen=True)
 class ModelStep:
-    """One model answer: text, the tool calls it asks for, tokens spent, the raw message."""
+    """One model answer: text, the tool calls it asks for, tokens spent, the raw message; the
+    model that answered as the provider names it and why it stopped (for spans and metrics)."""
 
     text: str
     calls: Sequence[RequestedCall] = ()
     model: str | None = None
     message: Mapping[str, Any] = field(default_factory=dict)
     usage: Mapping[str, int] = field(default_factory=dict)
+    response_model: str | None = None
+    finish_reasons: tuple[str, ...] = ()
 
     @property
     def tokens(self) -> int:

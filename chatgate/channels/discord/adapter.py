@@ -56,6 +56,8 @@ log = logging.getLogger("chatgate.discord")
 TYPING_REFRESH_S = 8.0  # Discord shows "typing…" for ~10 s per trigger
 PROBE_TIMEOUT_S = 10.0
 LOCALES_KEPT = 10_000  # users whose language an interaction told us (messages carry none)
+INTERACTIONS_KEPT = 1_000  # recent presses: a budget notice can still reach the presser alone
+INTERACTION_TOKEN_S = 14 * 60.0  # an interaction's token takes follow-ups for 15 minutes
 NO_TOKEN_HINT = (
     "set channels.discord.token (Developer Portal → your application → Bot → Reset Token) "
     "or token_file"
@@ -78,6 +80,8 @@ class DiscordChannel(DiscordOutbound):
         self._order = ChatOrder()  # discord.py runs each event in its own task
         self._files = FilesSession(self._files_session)  # CDN files, on any replica
         self.locales: OrderedDict[str, str] = OrderedDict()  # user id -> their Discord locale
+        # interaction id -> (the press, when it came): an ephemeral follow-up's way to a user
+        self.interactions: OrderedDict[str, tuple[discord.Interaction, float]] = OrderedDict()
 
     # -- lifecycle --------------------------------------------------------------------------
 
@@ -298,6 +302,7 @@ class DiscordChannel(DiscordOutbound):
             )
             return
         ack = asyncio.ensure_future(self._defer(interaction))
+        self._keep(interaction)
         notice: str | None = None
         try:
             if isinstance(result, InboundMessage):
@@ -327,6 +332,29 @@ class DiscordChannel(DiscordOutbound):
                 "could not tell a Discord user their press was refused",
                 extra={"error": type(exc).__name__},
             )
+
+    def _keep(self, interaction: discord.Interaction) -> None:
+        self.interactions[str(interaction.id)] = (interaction, time.monotonic())
+        self.interactions.move_to_end(str(interaction.id))
+        while len(self.interactions) > INTERACTIONS_KEPT:
+            self.interactions.popitem(last=False)
+
+    async def tell_privately(self, msg: InboundMessage, text: str) -> bool:
+        """An ephemeral follow-up only the sender sees. Discord has them for interactions only:
+        a press this replica received, while its token lives (15 minutes); for a plain message
+        False, so the notice goes as a reply to it."""
+        kept = self.interactions.get(str(msg.extra.get("interaction_id") or ""))
+        if kept is None or time.monotonic() - kept[1] > INTERACTION_TOKEN_S:
+            return False
+        interaction = kept[0]
+        try:
+            await self._call(interaction.followup.send(text, ephemeral=True), "createFollowup")
+        except (discord.DiscordException, OSError, TimeoutError) as exc:
+            log.warning(
+                "could not tell a Discord user privately", extra={"error": type(exc).__name__}
+            )
+            return False
+        return True
 
     def _language(self, msg: InboundMessage) -> InboundMessage:
         """Discord tells a user's locale only with their interactions: remember the latest

@@ -20,15 +20,16 @@ from collections.abc import Callable
 from typing import Any
 
 from redis.asyncio import Redis
-from redis.asyncio.client import PubSub
 from redis.exceptions import RedisError
 
 from chatgate.channels.webchat.outbox import Entry, Publish, Typing
-from chatgate.state.redis.client import Keys
+from chatgate.state.redis.client import Keys, listen
+from chatgate.tasks import cancel_and_wait
 
 log = logging.getLogger("chatgate.webchat")
 KEY_BYTES = 32
 RESUBSCRIBE_S = 1.0
+CLOSE_S = 5.0  # the relay's stop, bounded (its reads can absorb a cancellation)
 
 # KEYS: cursor, messages (id → "pos|record"), order (id scored by seq)
 # ARGV: id ('' = new), record json, keep, ttl_ms, channel, sid. The oldest rows go once there
@@ -139,10 +140,8 @@ class RedisOutbox:
 
     async def close(self) -> None:
         task, self._task = self._task, None
-        if task is not None:
-            task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await task
+        if task is not None and (await cancel_and_wait([task], CLOSE_S))[1]:
+            log.warning("web chat relay did not stop in time", extra={"channel": self._channel})
 
     async def put(
         self,
@@ -193,21 +192,18 @@ class RedisOutbox:
 
     async def _listen(self, subscribed: asyncio.Event) -> None:
         broken = False
+
+        def restored() -> None:
+            nonlocal broken
+            subscribed.set()
+            if broken:
+                log.info("web chat relay restored", extra={"channel": self._channel})
+                broken = False
+                self._resync()  # browsers reconnect and replay what they missed
+
         while True:
-            pubsub: PubSub = self._redis.pubsub(ignore_subscribe_messages=True)
             try:
-                await pubsub.subscribe(self._topic)
-                subscribed.set()
-                if broken:
-                    log.info("web chat relay restored", extra={"channel": self._channel})
-                    broken = False
-                    self._resync()  # browsers reconnect and replay what they missed
-                async for message in pubsub.listen():
-                    if message.get("type") == "message":
-                        try:
-                            self._deliver(str(message["data"]))
-                        except (ValueError, KeyError, TypeError):  # not ours (a foreign writer)
-                            log.warning("web chat relay: unreadable message skipped")
+                await listen(self._redis, self._topic, self._receive, restored)
             except (RedisError, OSError) as exc:
                 if not broken:
                     log.warning(
@@ -216,9 +212,12 @@ class RedisOutbox:
                     )
                 broken = True
                 await asyncio.sleep(RESUBSCRIBE_S)
-            finally:
-                with contextlib.suppress(RedisError, OSError):
-                    await pubsub.aclose()
+
+    def _receive(self, data: str) -> None:
+        try:
+            self._deliver(data)
+        except (ValueError, KeyError, TypeError):  # not ours (a foreign writer)
+            log.warning("web chat relay: unreadable message skipped")
 
     def _deliver(self, data: str) -> None:
         kind, _, rest = data.partition("\n")

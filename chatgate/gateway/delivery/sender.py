@@ -114,9 +114,9 @@ class Delivery:
         (another replica adopted the message while this one stalled, or its stalled first
         replica sent it) sends nothing (`handed_off`); ``still_mine`` before dead-lettering.
         ``describe`` words the note on what the channel could not show, for the reader (their
-        language). ``hand_off`` is asked when the first chunk failed because the channel's
-        connection left this replica mid-send (its lease moved): True leaves the answer to the
-        replica serving the channel next (`handed_off`), not the DLQ.
+        language). ``hand_off`` is asked when the channel has no connection here, or the first
+        chunk failed because its connection left this replica mid-send (its lease moved): True
+        leaves the answer to the replica serving the channel next (`handed_off`), not the DLQ.
         """
         job = _Job(
             target, message, inbound_key, session, first_chunk, on_first_send, edit_ids,
@@ -142,8 +142,12 @@ class Delivery:
         return await self._sent(job, chunks, ids, degraded)
 
     async def _no_channel(self, job: _Job) -> DeliveryReport:
+        """No connection here for the channel: not this replica's answer any more, or left to
+        the replica now serving the channel (this one lost its lease), else the DLQ."""
         if job.still_mine is not None and not await job.still_mine():
             return self._not_mine(job.target, job.inbound_key, job.session)
+        if job.hand_off is not None and await job.hand_off():
+            return DeliveryReport(DeliveryStatus.HANDED_OFF, attempts=job.attempts)
         error = f"channel '{job.target.channel}' is not running"
         return await self._failed(job, SendErrorKind.TRANSIENT, error, job.first_chunk)
 

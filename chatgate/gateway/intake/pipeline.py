@@ -311,7 +311,9 @@ class Pipeline:
         now = self.rt.clock.monotonic()
         job = redelivery(entry, future, self.route_of(msg)[0], self.hint(msg).ephemeral, now)
         if job is not None:
-            self._background(self.runner.send_answered(job, entry.handed_at))
+            self._background(
+                self.held.sending(job, self.runner.send_answered(job, entry.handed_at))
+            )
             return
         try:
             await self._walk(self._inbound(msg, future, now, resumed=True))

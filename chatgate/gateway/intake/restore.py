@@ -1,22 +1,43 @@
 """What a replica still holds when the shared store lost its data (Redis restarted without
-persistence): its queued batches, its turns in flight and their answers not yet sent, and the
-messages whose turn failed while the store was away. The journal names its data (`generation`);
-when the name changes, every entry this replica holds is journaled again, as its own, before it
-goes on, so nothing it held is lost and no other replica takes it."""
+persistence): its queued batches, its turns in flight and their answers not yet sent, the
+messages whose turn failed while the store was away, the stored answers it is sending (taken up
+from the journal), and what it handed off that no replica has claimed yet. The journal names its
+data (`generation`); when the name changes, every entry this replica holds is journaled again,
+as its own (a hand-off: handed off again, with its answer), before it goes on, so nothing it
+held is lost and no other replica takes it."""
 
 from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Awaitable
+from dataclasses import dataclass
+from typing import Any
 
 from chatgate.gateway.intake.session_queue import SessionScheduler
 from chatgate.gateway.runtime import Runtime
 from chatgate.gateway.turn.job import Job
+from chatgate.model.errors import StateUnavailable
 from chatgate.model.messages import InboundMessage
 from chatgate.model.reasons import DeliveryStatus
 from chatgate.model.results import Stage, TurnResult
+from chatgate.state.records import JournalMark, JournalState
 
 log = logging.getLogger("chatgate.state")
+
+
+@dataclass(frozen=True)
+class _Kept:
+    """A message out of this process's queues that it still answers for, with its stored answer
+    (None: not answered yet)."""
+
+    msg: InboundMessage
+    session: str
+    reply: dict[str, Any] | None
+
+
+def _kept(job: Job) -> _Kept:
+    return _Kept(job.msg, job.session, job.stored_reply)
 
 
 class HeldWork:
@@ -25,50 +46,95 @@ class HeldWork:
         self.scheduler = scheduler
         self._held = scheduler.held
         self._generation: str | None = None
-        self._stranded: dict[str, InboundMessage] = {}  # turns the state outage cut short
+        self._stranded: dict[str, _Kept] = {}  # turns (and sends) the state outage cut short
+        self._sending: dict[str, _Kept] = {}  # stored answers taken up here, being sent
+        self._handed: dict[str, _Kept] = {}  # handed off, not yet claimed by any replica
         self._lock = asyncio.Lock()
 
     def stranded(self, batch: list[Job]) -> None:
         """``batch``'s turn failed on the state: the journal is meant to keep it (the guard's
         resume runs it), but only this process knows it if the store lost its data meanwhile."""
         for job in batch:
-            self._stranded[job.msg.key] = job.msg
+            self._stranded[job.msg.key] = _kept(job)
 
     def resumed(self) -> None:
         """The guard resumed what the journal keeps: the stranded turns are the journal's again."""
         self._stranded.clear()
 
+    async def sending(self, job: Job, send: Awaitable[None]) -> None:
+        """Run ``send``, the sending of ``job``'s stored answer, held here meanwhile (and kept
+        as stranded when it fails: the guard's resume takes it up from the journal)."""
+        kept = self._sending[job.msg.key] = _kept(job)
+        try:
+            await send
+        except Exception:
+            self._stranded[job.msg.key] = kept
+            raise
+        finally:
+            self._sending.pop(job.msg.key, None)
+
     async def check(self) -> int:
         """Re-journal what this process holds if the store lost its data since the last check;
-        how many entries were restored (0: nothing lost). The first check only learns the name."""
+        how many entries were restored (0: nothing lost). The first check only learns the name;
+        the others forget the hand-offs another replica has claimed since."""
         async with self._lock:
             generation = await self.rt.journal.generation()
             if self._generation is None or generation == self._generation:
                 self._generation = generation
+                if self._handed:
+                    still = await self.rt.journal.unclaimed(self._handed)
+                    self._handed = {k: v for k, v in self._handed.items() if k in still}
                 return 0
             restored = await self._restore()
             self._generation = generation
         log.warning(
             "the store lost its data; re-journaled the messages this replica holds",
-            extra={"count": restored, "stranded": len(self._stranded)},
+            extra={
+                "count": restored,
+                "stranded": len(self._stranded),
+                "sending": len(self._sending),
+                "handed_off": len(self._handed),
+            },
         )
         return restored
 
     async def _restore(self) -> int:
-        messages = {job.msg.key: job.msg for job in self._held()}
-        messages.update(self._stranded)
+        held = {job.msg.key: _kept(job) for job in self._held()}
+        everything = {**held, **self._stranded, **self._sending, **self._handed}
         journal, now = self.rt.journal, self.rt.clock.time()
         restored = 0
-        for msg in messages.values():
+        for key, kept in everything.items():
             # a window reaching back to the epoch: an entry that survived is never overwritten
-            new, _ = await journal.record(msg, now, now)
+            new, _ = await journal.record(kept.msg, now, now)
             restored += new
+            if new and kept.reply is not None:
+                mark = JournalMark(
+                    JournalState.ANSWERED,
+                    now,
+                    stage=Stage.TURN.value,
+                    session=kept.session,
+                    reply=kept.reply,
+                )
+                await journal.settle(key, mark)
+            if new and key in self._handed:  # the channel's holder claims it and sends it
+                await journal.hand_off(key)
         return restored
+
+    async def _handed_answer(self, job: Job) -> None:
+        """Keep ``job``'s handed-off answer (its journal entry) until a replica claims it."""
+        try:
+            entry = await self.rt.journal.get(job.msg.key)
+        except StateUnavailable:  # the store is away: the next restore finds the turn stranded
+            return
+        if entry is not None:
+            self._handed[job.msg.key] = _Kept(job.msg, job.session, entry.reply)
 
     async def hand_off_waiting(self, job: Job) -> int:
         """``job``'s answer was handed off (its channel is served by another replica now): the
         session's messages waiting here go the same way, behind it, so that replica answers
-        them in order instead of this one racing its later turns. How many went."""
+        them in order instead of this one racing its later turns. How many went. Each is kept
+        here until a replica claims it (a store that loses its data meanwhile gets it again)."""
+        await self._handed_answer(job)
         waiting = self.scheduler.take_waiting(job.session)
         kept: list[Job] = []
         handed = DeliveryStatus.HANDED_OFF.value
@@ -78,11 +144,13 @@ class HeldWork:
                 queued = left[0]
                 if not await self.rt.journal.hand_off(queued.msg.key):
                     kept.append(queued)
-                elif not queued.future.done():
-                    result = TurnResult(
-                        queued.msg.key, Stage.TURN.value, handed, None, queued.session, handed
-                    )
-                    queued.future.set_result(result)
+                else:
+                    self._handed[queued.msg.key] = _Kept(queued.msg, queued.session, None)
+                    if not queued.future.done():
+                        result = TurnResult(
+                            queued.msg.key, Stage.TURN.value, handed, None, queued.session, handed
+                        )
+                        queued.future.set_result(result)
                 left.pop(0)
         finally:  # what was not handed off (or not reached before an error) runs here
             self.scheduler.put_back(kept + left)

@@ -52,7 +52,13 @@ class Answering:
         return await self._restored() and await self.rt.journal.claim_send(key)
 
     async def _restored(self) -> bool:
-        return self.restore is not None and await self.restore() > 0
+        """Whether the entry may be back: the store's data is checked (and, when lost, what this
+        process holds re-journaled) before the answer is given up. Asked again even when another
+        turn did the restoring: one that asked while it ran is among what it restored."""
+        if self.restore is None:
+            return False
+        await self.restore()
+        return True
 
     async def deliver(
         self,
@@ -98,9 +104,12 @@ class Answering:
     async def hand_off(self, job: Job) -> bool:
         """The reply's channel is no longer served here (this one lost the lease while the turn
         ran or while sending, or stalled): leave the answered entry to the replica serving it
-        next, not the DLQ."""
+        next, not the DLQ. Not one this process sent already (its mark failed): that send is
+        recorded here, the holder would send it again."""
         runtime, target = self.rt, job.target
-        if target is None or not await runtime.channels.connection_left(target.channel):
+        if target is None or job.msg.key in self.unrecorded:
+            return False
+        if not await runtime.channels.connection_left(target.channel):
             return False
         if not await runtime.journal.hand_off(job.msg.key):
             return False

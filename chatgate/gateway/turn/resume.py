@@ -101,6 +101,7 @@ async def lock_unavailable(
         agent=last.agent, outcome=OutcomeKind.FAILURE.value, reason=reason.value
     ).inc()
     report = await answering.deliver(last, message, 0.0)
+    answering.handed_off(last.msg.key)  # no turn lock to pass on with it
     await answering.finish(batch, Stage.TURN, reason.value, message, report)
 
 
@@ -123,6 +124,7 @@ async def turn_crashed(
     message = OutboundMessage.from_text(voice.failure(failure_reply(reason)))
     try:
         report = await answering.deliver(last, message, 0.0)
+        answering.handed_off(last.msg.key)  # the turn's lock is released already
         await answering.finish(batch, Stage.TURN, reason.value, message, report)
     except StateUnavailable:
         raise

@@ -130,6 +130,7 @@ class TurnRunner:
         voice = self.steps.voices.for_message(job.msg, job.agent)
         message = OutboundMessage.from_text(voice.text(TextId.NEW_SESSION))
         report = await self.answering.deliver(job, message, 0.0)
+        self.answering.handed_off(job.msg.key)  # no turn lock to pass on with it
         await self.answering.finish([job], Stage.COMMAND, "new_session", message, report)
 
     async def send_answered(self, job: Job, handed_at: float | None = None) -> None:

@@ -214,6 +214,8 @@ class TurnSteps:
         metered = record.metered = await self.meters.begin(
             last.msg, last.agent, last.session, last.target
         )
+        if metered.release is not None:  # a reservation no model call used goes back
+            record.held.push_async_callback(metered.release)
         if metered.refusal is not None:
             record.failure = metered.refusal
             return None
@@ -332,7 +334,8 @@ class TurnSteps:
         if not isinstance(config, LiteLLMAgentConfig) or config.voice_reply == "never":
             return reply
         heard = any(a.kind == "voice" for job in record.batch for a in job.msg.attachments)
-        spoken, reason = await with_voice(reply, config, user_sent_voice=heard)
+        meter = record.metered.meter if record.metered is not None else None
+        spoken, reason = await with_voice(reply, config, user_sent_voice=heard, meter=meter)
         channel = record.last.msg.channel
         if reason is None:
             self.rt.metrics.count("voice_reply_sent", channel=channel)

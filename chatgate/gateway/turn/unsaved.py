@@ -49,3 +49,6 @@ class UnrecordedDeliveries:
 
     def take(self, key: str) -> DeliveryReport | None:
         return self._reports.pop(key, None)
+
+    def __contains__(self, key: str) -> bool:
+        return key in self._reports

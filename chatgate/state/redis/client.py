@@ -16,6 +16,7 @@ The URL carries the password, so it is never logged: errors name only the key pr
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import functools
 import inspect
 import os
@@ -75,6 +76,26 @@ async def cancel_safe(command: Awaitable[R]) -> R:
         task.cancel()
         task.add_done_callback(_retrieve)
         raise
+
+
+async def listen(
+    redis: Redis, channel: str, on_message: Callable[[str], None], subscribed: Callable[[], None]
+) -> None:
+    """Hand each message published on ``channel`` to ``on_message``, until cancelled; a Redis
+    error is raised (the caller resubscribes). ``subscribed`` is called once the subscription
+    holds. Every read goes through ``cancel_safe``: a listener is a loop that ends only by being
+    cancelled, so an absorbed cancellation would keep it (and a shutdown waiting for it) forever."""
+    pubsub = redis.pubsub(ignore_subscribe_messages=True)
+    try:
+        await cancel_safe(pubsub.subscribe(channel))
+        subscribed()
+        while True:
+            message = await cancel_safe(pubsub.get_message(timeout=None))
+            if message is not None and message.get("type") == "message":
+                on_message(str(message["data"]))
+    finally:
+        with contextlib.suppress(RedisError, OSError):
+            await cancel_safe(pubsub.aclose())
 
 
 def _retrieve(task: asyncio.Future[Any]) -> None:

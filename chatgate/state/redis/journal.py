@@ -12,7 +12,6 @@ resumes each. An answered entry keeps its reply, so the resuming replica re-send
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import json
 import logging
 from collections.abc import Awaitable, Callable, Collection, Sequence
@@ -24,8 +23,10 @@ from redis.typing import EncodableT
 
 from chatgate.model.messages import InboundMessage
 from chatgate.state.records import TERMINAL, JournalEntry, JournalMark, JournalState
-from chatgate.state.redis.client import Keys, unavailable
+from chatgate.state.redis.client import Keys, listen, unavailable
 from chatgate.state.redis.leases import FENCE_KEY
+
+_COMPACT = json.JSONEncoder(separators=(",", ":"))  # one encoder, not one per call
 
 log = logging.getLogger("chatgate.state")
 SENDER_HISTORY = 50
@@ -170,6 +171,10 @@ async def _nothing() -> None:
     return None
 
 
+def _subscribed() -> None:
+    """Nothing to do once hand-off notices flow (the adoption poll covered the time before)."""
+
+
 class RedisJournal:
     """Every Redis error surfaces as ``StateUnavailable`` (refuse the message, probe, resume).
 
@@ -204,7 +209,7 @@ class RedisJournal:
     async def record(
         self, msg: InboundMessage, now: float, window_s: float
     ) -> tuple[bool, JournalEntry | None]:
-        payload = json.dumps(msg.to_dict(), separators=(",", ":"))
+        payload = _COMPACT.encode(msg.to_dict())
         keys = [
             self._e(msg.key),
             self._keys("journal", "open"),
@@ -234,9 +239,7 @@ class RedisJournal:
             "stage": mark.stage,
             "reason": mark.reason,
             "session": mark.session,
-            "reply": json.dumps(mark.reply, separators=(",", ":"))
-            if mark.reply is not None
-            else None,
+            "reply": _COMPACT.encode(mark.reply) if mark.reply is not None else None,
             "delivery": mark.delivery,
             "delivery_ids": json.dumps(list(ids)) if ids is not None else None,
         }
@@ -329,18 +332,26 @@ class RedisJournal:
         """Subscribe to hand-off notices; resubscribe after a Redis error (the adoption poll
         covers the gap). Until cancelled."""
         while True:
-            pubsub = self._redis.pubsub(ignore_subscribe_messages=True)
             try:
-                await pubsub.subscribe(self._keys("journal", "handoffs"))
-                async for message in pubsub.listen():
-                    if message.get("type") == "message":
-                        wake()
+                await listen(
+                    self._redis, self._keys("journal", "handoffs"), lambda _: wake(), _subscribed
+                )
             except (RedisError, OSError) as exc:
                 log.debug("hand-off notices lost; resubscribing", extra={"error": repr(exc)})
                 await asyncio.sleep(RESUBSCRIBE_S)
-            finally:
-                with contextlib.suppress(RedisError, OSError):
-                    await pubsub.aclose()
+
+    @unavailable("journal")
+    async def unclaimed(self, keys: Collection[str]) -> set[str]:
+        """Of ``keys`` (handed off by this replica), those still handed to nobody, or whose
+        entry is gone (with Redis's data: the hander journals them again)."""
+        ordered = list(keys)
+        if not ordered:
+            return set()
+        async with self._redis.pipeline(transaction=False) as pipe:
+            for key in ordered:
+                pipe.hget(self._e(key), "owner")
+            owners = await pipe.execute()
+        return {k for k, o in zip(ordered, owners, strict=True) if o is None or o == NOBODY}
 
     async def _claimed(self, channels: list[str], *, include_own: bool) -> list[JournalEntry]:
         found = await self._open_entries()

@@ -167,6 +167,9 @@ class SqliteJournal:
     async def watch_hand_offs(self, wake: Callable[[], None]) -> None:
         return None  # nobody else hands anything over
 
+    async def unclaimed(self, keys: Collection[str]) -> set[str]:
+        return set()  # nothing is ever handed off here
+
     async def generation(self) -> str:
         return "local"  # the file's data is lost only with the process's own state dir
 

@@ -15,6 +15,8 @@ from chatgate.model.chat import ChatMessage
 from chatgate.state.records import SessionInfo, StoredSession, TranscriptLine
 from chatgate.state.sqlite.db import Database
 
+# One encoder: json.dumps with an option builds a new JSONEncoder per call (per transcript line).
+_META = json.JSONEncoder(ensure_ascii=False)
 _INSERT_MESSAGE = (
     "INSERT OR IGNORE INTO messages(session_key, epoch, role, content, name, source, at, meta)"
     " VALUES (?,?,?,?,?,?,?,?)"
@@ -125,7 +127,7 @@ def appender(
             m.name,
             m.source,
             now,
-            json.dumps(m.meta, ensure_ascii=False) if m.meta else None,
+            _META.encode(m.meta) if m.meta else None,
         )
         for m in messages
     ]

@@ -15,6 +15,7 @@ from tests.fakes.discord_lite import (
 from tests.fakes.llm import FakeLLM
 from tests.harness import running
 from tests.support.spacing import assert_spaced
+from tests.support.spans import Spans, failed, retries
 
 SEND = "POST /channels/{id}/messages"
 TYPING = "POST /channels/{id}/typing"
@@ -47,7 +48,7 @@ async def test_a_global_rate_limit_holds_every_send_then_all_arrive(
 
 
 async def test_missing_permissions_goes_to_the_dlq_without_a_retry_storm(
-    tmp_path: Path, fake_discord: FakeDiscord, fake_llm: FakeLLM
+    tmp_path: Path, fake_discord: FakeDiscord, fake_llm: FakeLLM, spans: Spans
 ) -> None:
     fake_discord.fail(SEND, MISSING_PERMISSIONS, MISSING_PERMISSIONS)
     async with running(discord_config(tmp_path, fake_discord, fake_llm)) as gw:
@@ -65,6 +66,11 @@ async def test_missing_permissions_goes_to_the_dlq_without_a_retry_storm(
     ] * 2
     assert status["state"] == "running"
     assert "Send Messages" in status["last_error"]["hint"]
+    # traced: each reply's one call is an error span in its message's trace, the dead letter
+    # marks its turn failed
+    calls = spans.deliveries("discord createMessage")
+    assert len(calls) == 2 and all(failed(c) for c in calls)
+    assert all(failed(spans.turn_of(c)) and not retries(spans.turn_of(c)) for c in calls)
 
 
 async def test_an_unknown_channel_is_target_not_found(
@@ -78,7 +84,7 @@ async def test_an_unknown_channel_is_target_not_found(
 
 
 async def test_a_503_is_transient_and_retried_by_delivery(
-    tmp_path: Path, fake_discord: FakeDiscord, fake_llm: FakeLLM
+    tmp_path: Path, fake_discord: FakeDiscord, fake_llm: FakeLLM, spans: Spans
 ) -> None:
     fake_discord.fail(SEND, UNAVAILABLE)
     async with running(discord_config(tmp_path, fake_discord, fake_llm)) as gw:
@@ -86,6 +92,11 @@ async def test_a_503_is_transient_and_retried_by_delivery(
         entry = await settled(gw, f"discord:{message['id']}")
     assert [c.status for c in fake_discord.calls if c.route == SEND] == [503, 200]
     assert entry.delivery == "sent" and len(fake_discord.created) == 1
+    # traced: one client span per REST call under the turn, the retry an event on the turn
+    first, second = spans.deliveries("discord createMessage")
+    assert failed(first) and not failed(second)
+    turn = spans.turn_of(second)
+    assert retries(turn) == ["transient"] and not failed(turn)
 
 
 async def test_a_5k_answer_arrives_in_chunks_under_2000_with_an_intact_code_block(

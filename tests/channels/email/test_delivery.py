@@ -10,10 +10,11 @@ from tests.channels.email.servers import MailWorld, mail
 from tests.channels.email.support import ALICE, email_config
 from tests.fakes.llm import FakeLLM
 from tests.harness import running
+from tests.support.spans import Spans, failed, retries
 
 
 async def test_a_temporary_refusal_is_retried(
-    tmp_path: Path, world: MailWorld, fake_llm: FakeLLM
+    tmp_path: Path, world: MailWorld, fake_llm: FakeLLM, spans: Spans
 ) -> None:
     world.handler.defer = 2
     async with running(email_config(tmp_path, world, fake_llm)) as gw:
@@ -22,10 +23,15 @@ async def test_a_temporary_refusal_is_retried(
         assert await gw.rt.dead_letters.list() == []
     assert answer["Subject"] == "Re: Later"
     assert world.handler.defer == 0
+    # traced: one client span per SMTP transaction under the turn, each retry an event on it
+    calls = spans.deliveries("email send")
+    assert [failed(c) for c in calls] == [True, True, False]
+    turn = spans.turn_of(calls[-1])
+    assert retries(turn) == ["transient", "transient"] and not failed(turn)
 
 
 async def test_a_permanent_refusal_goes_to_the_dlq_at_once(
-    tmp_path: Path, world: MailWorld, fake_llm: FakeLLM
+    tmp_path: Path, world: MailWorld, fake_llm: FakeLLM, spans: Spans
 ) -> None:
     world.handler.refuse[ALICE] = "550 5.1.1 <alice@example.org>: mailbox unavailable"
     async with running(email_config(tmp_path, world, fake_llm)) as gw:
@@ -41,3 +47,6 @@ async def test_a_permanent_refusal_goes_to_the_dlq_at_once(
     assert "550 5.1.1" in letter.error and "mailbox unavailable" in letter.error
     assert letter.attempts == 1
     assert world.sent() == []
+    # traced: the refused transaction is an error span, the dead letter marks its turn failed
+    [call] = spans.deliveries("email send")
+    assert failed(call) and failed(spans.turn_of(call)) and not retries(spans.turn_of(call))

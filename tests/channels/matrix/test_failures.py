@@ -12,6 +12,7 @@ import aiohttp
 import pytest
 from aiohttp import web
 
+from chatgate import tracing
 from chatgate.channels.base import ChannelContext
 from chatgate.channels.matrix import errors
 from chatgate.channels.matrix.adapter import MatrixChannel
@@ -22,6 +23,7 @@ from chatgate.model.reasons import SendErrorKind
 from tests.channels.matrix.support import Person, matrix_config
 from tests.fakes.llm import FakeLLM
 from tests.harness import eventually_channel_state, memory, running
+from tests.support.spans import Spans, failed
 from tests.support.synapse import MatrixUser, Synapse
 
 
@@ -122,7 +124,7 @@ async def limited_server() -> AsyncIterator[str]:
 
 
 async def test_limit_exceeded_waits_the_retry_after_the_server_asks(
-    tmp_path: Path, limited_server: str
+    tmp_path: Path, limited_server: str, spans: Spans
 ) -> None:
     config = MatrixChannelConfig(
         homeserver=limited_server,
@@ -134,9 +136,13 @@ async def test_limit_exceeded_waits_the_retry_after_the_server_asks(
     await adapter.start(_Sink())
     try:
         [chunk] = adapter.render(OutboundMessage((Text("hello"),)))
-        first = await adapter.send(Target("matrix", "!room:fake.test"), chunk)
-        second = await adapter.send(Target("matrix", "!room:fake.test"), chunk)
+        with tracing.span("chatgate.turn"):  # as delivery sends it: inside a message's turn
+            first = await adapter.send(Target("matrix", "!room:fake.test"), chunk)
+            second = await adapter.send(Target("matrix", "!room:fake.test"), chunk)
     finally:
         await adapter.stop()
     assert first.kind is SendErrorKind.RATE_LIMITED and first.retry_after_s == 2.5
     assert second.ok and second.message_ids == ("$sent",)
+    # traced: each attempt is a client span of its own, the refused one an error
+    refused, sent = spans.deliveries("matrix send m.room.message")
+    assert failed(refused) and not failed(sent)

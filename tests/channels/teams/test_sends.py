@@ -17,6 +17,7 @@ from tests.fakes.clock import ManualClock
 from tests.fakes.llm import FakeLLM
 from tests.fakes.teams import APP_PASSWORD, FakeTeams, Fault
 from tests.harness import channel_status, eventually_channel_state, running
+from tests.support.spans import Spans, failed, retries
 from tests.support.waiting import eventually
 
 CHAT = "a%3A1personal-chat"
@@ -82,7 +83,9 @@ async def test_429_waits_for_retry_after_then_delivers_once(
     assert len(ms.messages()) == 1
 
 
-async def test_5xx_is_retried(tmp_path: Path, fake_teams: FakeTeams, fake_llm: FakeLLM) -> None:
+async def test_5xx_is_retried(
+    tmp_path: Path, fake_teams: FakeTeams, fake_llm: FakeLLM, spans: Spans
+) -> None:
     ms = fake_teams
     async with running(teams_config(tmp_path, ms, fake_llm)) as gw:
         ms.fail(Fault(502))
@@ -90,10 +93,15 @@ async def test_5xx_is_retried(tmp_path: Path, fake_teams: FakeTeams, fake_llm: F
         [sent] = await ms.wait_sent(1)
         entry = await settled(gw, f"teams:{CHAT}/3301")
     assert sent.text == "echo: again" and entry.delivery == "sent"
+    # traced: one client span per Bot Connector call under the turn, the retry an event on it
+    first, second = spans.deliveries("teams sendToConversation")
+    assert failed(first) and not failed(second)
+    turn = spans.turn_of(second)
+    assert retries(turn) == ["transient"] and not failed(turn)
 
 
 async def test_404_ends_that_conversation_only(
-    tmp_path: Path, fake_teams: FakeTeams, fake_llm: FakeLLM
+    tmp_path: Path, fake_teams: FakeTeams, fake_llm: FakeLLM, spans: Spans
 ) -> None:
     ms = fake_teams
     async with running(teams_config(tmp_path, ms, fake_llm)) as gw:
@@ -110,6 +118,12 @@ async def test_404_ends_that_conversation_only(
     assert status["state"] == "running"
     assert status["last_error"]["hint"] == errors.GONE_HINT
     assert dead == {CHAT}
+    # traced: the refused call is an error span, the dead letter marks its turn failed; the
+    # other conversation's reply is a span of its own trace, delivered
+    refused, delivered = spans.deliveries("teams sendToConversation")
+    assert failed(refused) and failed(spans.turn_of(refused))
+    assert not failed(delivered) and not failed(spans.turn_of(delivered))
+    assert spans.trace_id(refused) != spans.trace_id(delivered)
 
 
 async def test_403_from_the_connector_parks_the_channel_with_the_install_fix(

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import aiohttp
 import pytest
+from opentelemetry.trace import SpanKind
 
 from chatgate.channels.webui import CONTENT_SECURITY_POLICY
 from chatgate.gateway.app import Gateway
@@ -16,6 +17,7 @@ from chatgate.operator.arguments import NoArgs
 from chatgate.operator.catalog import SESSIONS_LIST
 from tests.channels.webchat.sse import messages, read_events
 from tests.harness import running, url, write_config
+from tests.support.spans import Spans, failed
 
 API_TOKEN = "Zq8vN2kLp4Rt7Wx1Yc5Bm9Hd3Gf6Js0A"
 CHAT_TOKEN = "wc-7Hq2Lm9Xv4Rt8Kp1Zs6Yd3Nb5"
@@ -100,7 +102,7 @@ async def test_no_cookie_no_csrf_or_another_origin_is_refused(gateway: Gateway) 
 
 
 async def test_message_walks_the_pipeline_once_and_replays_from_the_outbox(
-    gateway: Gateway,
+    gateway: Gateway, spans: Spans
 ) -> None:
     async with browser() as client:
         csrf = await sign_in(gateway, client)
@@ -141,6 +143,18 @@ async def test_message_walks_the_pipeline_once_and_replays_from_the_outbox(
         )
         assert [m["role"] for m in messages(replay).values()] == ["user"]  # the echo rewritten
         assert sum(1 for m in messages(events).values() if m["role"] == "assistant") == 1
+    # traced: the answer written into the browser's outbox is a producer span under the turn,
+    # its edits too, all in the one trace of the message
+    writes = spans.deliveries("webchat send", kind=SpanKind.PRODUCER)
+    if spans.named("webchat edit"):
+        writes += spans.deliveries("webchat edit", kind=SpanKind.PRODUCER)
+    assert not any(failed(w) for w in writes)
+    assert len({id(spans.turn_of(w)) for w in writes}) == 1
+    [trace] = {spans.trace_id(w) for w in writes}
+    roots = {spans.trace_id(r): r for r in spans.named("webchat message")}
+    [retried] = [r for t, r in roots.items() if t != trace]  # the browser's retry: no turn
+    assert roots[trace].attributes["chatgate.reason"] == "text"
+    assert retried.attributes["chatgate.stage"] == "dedupe"
 
 
 async def test_a_visitor_picks_only_among_the_listed_agents(gateway: Gateway) -> None:

@@ -93,6 +93,13 @@ def spans() -> Iterator[Spans]:
     recorded.close()
 
 
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Heaviest test files first (see tests/support/heavy_first.py)."""
+    from tests.support.heavy_first import file_costs, heaviest_first
+
+    items[:] = heaviest_first(items, file_costs())
+
+
 def pytest_sessionstart(session: pytest.Session) -> None:
     """Bytecode for chatgate before any daemon starts: each `chatgate run` a test spawns would
     otherwise compile the package from source (PYTHONDONTWRITEBYTECODE, an editable install).

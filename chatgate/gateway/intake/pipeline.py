@@ -283,6 +283,7 @@ class Pipeline:
             await self.resume_stranded()
         entries = await self.rt.journal.orphaned(self.rt.channels.serving())
         await self._resume(entries)
+        await self.held.forget_claimed()
         dead = sum(1 for e in entries if not e.handed_off)
         if dead:
             log.warning("adopted a dead replica's unfinished messages", extra={"count": dead})

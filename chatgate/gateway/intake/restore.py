@@ -75,15 +75,11 @@ class HeldWork:
 
     async def check(self) -> int:
         """Re-journal what this process holds if the store lost its data since the last check;
-        how many entries were restored (0: nothing lost). The first check only learns the name;
-        the others forget the hand-offs another replica has claimed since."""
+        how many entries were restored (0: nothing lost). The first check only learns the name."""
         async with self._lock:
             generation = await self.rt.journal.generation()
             if self._generation is None or generation == self._generation:
                 self._generation = generation
-                if self._handed:
-                    still = await self.rt.journal.unclaimed(self._handed)
-                    self._handed = {k: v for k, v in self._handed.items() if k in still}
                 return 0
             restored = await self._restore()
             self._generation = generation
@@ -97,6 +93,14 @@ class HeldWork:
             },
         )
         return restored
+
+    async def forget_claimed(self) -> None:
+        """Forget the hand-offs another replica has claimed since (asked after each adoption
+        check, so a replica woken by a hand-off claims it first)."""
+        async with self._lock:
+            if self._handed:
+                still = await self.rt.journal.unclaimed(self._handed)
+                self._handed = {k: v for k, v in self._handed.items() if k in still}
 
     async def _restore(self) -> int:
         held = {job.msg.key: _kept(job) for job in self._held()}

@@ -211,3 +211,42 @@ async def test_a_stored_answer_whose_send_failed_on_the_state_survives_a_wipe(
                 assert memory(gw).texts() == ["the stored answer"]
     finally:
         await admin.aclose()
+
+
+async def test_a_message_taken_up_whose_intake_failed_on_the_state_survives_a_wipe(
+    tmp_path: Path, fake_llm: FakeLLM, redis_db: str
+) -> None:
+    """a adopts a dead replica's unanswered message; the state fails while that message is in
+    the intake stages, and Redis comes back without its data before the next probe. a still
+    holds the message: it journals it again and answers it."""
+    admin = Redis.from_url(redis_db, decode_responses=True)
+    clock = ManualClock()  # the adoption poll and the state probe run when the test says
+    try:
+        dead = RedisJournal(admin, Keys("cg:"), "gone")
+        msg = InboundMessage("memory", "memory", "c1", "direct", "u1", "m1", "hi")
+        msg = replace(msg, reply_target=default_target(msg))
+        await dead.record(msg, NOW, 60)
+        async with TcpProxy(6379) as proxy:
+            url = proxy.url(int(redis_db.rsplit("/", 1)[1]))
+            async with running(config(tmp_path, fake_llm, on_redis(url, "a")), clock=clock) as gw:
+                # the claim's read of the entry passes; what the intake asks next fails
+                fault = proxy.fail_after("HGETALL", contains=msg.key.encode(), action="close")
+                fault.count = 3
+
+                def refused() -> bool:
+                    clock.advance(5.0)
+                    return gw.pipeline.guard.current() is not None
+
+                await eventually(refused, 30, "the intake failed on the state")
+                assert await admin.hget(f"cg:journal:e:{msg.key}", "owner") == "a"
+                await admin.flushdb()  # Redis restarted without its data
+                proxy.fault = None
+
+                async def sent() -> bool:
+                    clock.advance(5.0)  # the state probe, then the adoption poll
+                    return bool(memory(gw).sent)
+
+                await eventually(sent, 30, "the message answered")
+                assert len(fake_llm.requests) == 1
+    finally:
+        await admin.aclose()

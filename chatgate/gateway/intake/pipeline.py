@@ -271,8 +271,7 @@ class Pipeline:
         process holds (their later writes failed); those still in flight are left alone."""
         await self.held.check()  # a store that came back empty gets what this one holds
         entries = [e for e in await self.rt.journal.unfinished() if e.key not in self.inflight]
-        await self._resume(entries)
-        self.held.resumed()
+        self.held.resumed(await self._resume(entries))
         if entries:
             log.info("resumed messages stranded by a state failure", extra={"count": len(entries)})
         return len(entries)
@@ -293,17 +292,23 @@ class Pipeline:
             )
         return len(entries)
 
-    async def _resume(self, entries: list[JournalEntry]) -> None:
+    async def _resume(self, entries: list[JournalEntry]) -> set[str]:
+        """Take ``entries`` up; the keys whose intake failed on the state (held here until the
+        next probe resumes them: a store that loses its data first gets them again)."""
+        left: set[str] = set()
         for entry in entries:
             try:
                 await self._resume_one(entry)
             except Exception as exc:
                 if self.guard.failed(exc) is None:
                     raise
+                self.held.left(entry)
+                left.add(entry.key)
                 log.warning(
                     "state failed while resuming; left for the next probe",
                     extra={"key": entry.key, "error": type(exc).__name__},
                 )
+        return left
 
     async def _resume_one(self, entry: JournalEntry) -> None:
         future = self.inflight.get(entry.key) or self.inflight.track(entry.key)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Awaitable
+from collections.abc import Awaitable, Collection
 from dataclasses import dataclass
 from typing import Any
 
@@ -20,7 +20,7 @@ from chatgate.gateway.turn.job import Job
 from chatgate.model.messages import InboundMessage
 from chatgate.model.reasons import DeliveryStatus
 from chatgate.model.results import Stage, TurnResult
-from chatgate.state.records import JournalMark, JournalState
+from chatgate.state.records import JournalEntry, JournalMark, JournalState
 
 log = logging.getLogger("chatgate.state")
 
@@ -57,9 +57,16 @@ class HeldWork:
         for job in batch:
             self._stranded[job.msg.key] = _kept(job)
 
-    def resumed(self) -> None:
-        """The guard resumed what the journal keeps: the stranded turns are the journal's again."""
-        self._stranded.clear()
+    def left(self, entry: JournalEntry) -> None:
+        """``entry`` was taken up from the journal and its intake failed on the state: the journal
+        keeps it for the next probe, but only this process knows it if the store loses its data
+        before that probe."""
+        self._stranded[entry.key] = _Kept(entry.message, entry.session or "", entry.reply)
+
+    def resumed(self, keep: Collection[str] = ()) -> None:
+        """The guard resumed what the journal keeps: the stranded turns are the journal's again,
+        but those in ``keep`` (their intake failed on the state again)."""
+        self._stranded = {k: v for k, v in self._stranded.items() if k in keep}
 
     async def sending(self, job: Job, send: Awaitable[None]) -> None:
         """Run ``send``, the sending of ``job``'s stored answer, held here meanwhile (and kept

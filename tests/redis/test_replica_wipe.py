@@ -250,3 +250,31 @@ async def test_a_message_taken_up_whose_intake_failed_on_the_state_survives_a_wi
                 assert len(fake_llm.requests) == 1
     finally:
         await admin.aclose()
+
+
+async def test_held_work_that_is_also_a_kept_hand_off_is_kept_not_handed_off_after_a_wipe(
+    tmp_path: Path, fake_llm: FakeLLM, redis_db: str
+) -> None:
+    """A message a's turn runs is also among the hand-offs a keeps (handed off and taken back
+    here, not yet forgotten). Redis loses its data: a journals it again as its own work, not
+    handed off (the turn running here answers it, once)."""
+    fake_llm.fail_next(Fault.hang())
+    clock = ManualClock()  # no adoption poll or probe: the test asks for the check
+    admin = Redis.from_url(redis_db, decode_responses=True)
+    try:
+        async with running(config(tmp_path, fake_llm, on_redis(redis_db, "a")), clock=clock) as gw:
+            submission = await memory(gw).inject("hi")
+            await fake_llm.wait_for_requests(1, timeout=30)
+            held = gw.pipeline.held
+            [job] = gw.pipeline.scheduler.held()
+            await held.hand_off_waiting(job)  # a keeps the turn's entry as handed off too
+            await eventually(lambda: job.msg.key in held._handed, 30, "the hand-off kept")
+            await admin.flushdb()  # Redis restarted without its data
+            assert await held.check() == 1
+            assert await admin.hget(f"cg:journal:e:{job.msg.key}", "owner") == "a"
+            fake_llm.release()
+            result = await asyncio.wait_for(submission.result, 30)
+            assert result.delivery == DeliveryStatus.SENT.value
+            assert len(memory(gw).sent) == 1
+    finally:
+        await admin.aclose()

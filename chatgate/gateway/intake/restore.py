@@ -111,7 +111,10 @@ class HeldWork:
 
     async def _restore(self) -> int:
         held = {job.msg.key: _kept(job) for job in self._held()}
-        everything = {**held, **self._stranded, **self._sending, **self._handed}
+        # what this replica still works on wins over a kept hand-off of the same message
+        mine = {**self._stranded, **self._sending, **held}
+        self._handed = {k: v for k, v in self._handed.items() if k not in mine}
+        everything = {**self._handed, **mine}
         journal, now = self.rt.journal, self.rt.clock.time()
         restored = 0
         for key, kept in everything.items():

@@ -13,7 +13,7 @@ import itertools
 import logging
 import math
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 
 from chatgate.clock import Clock, SystemClock
 from chatgate.config.models import GatewaySection
@@ -95,6 +95,10 @@ class LocalTurnLock:
 
     async def release_leftovers(self) -> int:
         """Nothing left over: the lock died with its process."""
+        return 0
+
+    async def restore(self, handed: Mapping[str, str], ttl: float) -> int:
+        """Nothing lost: the lock lives in this process's memory."""
         return 0
 
     def pass_on(self, token: LeaseToken, message_key: str) -> None:

@@ -6,7 +6,7 @@ implementations from `gateway.store.backend` and `gateway.turn_lock.backend`.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
 from typing import Any, Protocol
@@ -363,6 +363,14 @@ class TurnLock(Protocol):
         over the lock passed on with it, and with ``from_dead`` one held by a replica whose
         liveness ran out (only to send an answer already made: a stalled holder may still be
         at the model). ``give_way``: asked while waiting; True stops the wait with `GaveWay`."""
+        ...
+
+    async def restore(self, handed: Mapping[str, str], ttl: float) -> int:
+        """After the shared store lost its data: take again every lock this process holds (its
+        turns and sends, with their tokens), and for each session in ``handed`` (session → the
+        oldest message of it this process handed off and nobody claimed) the lock passed on
+        with it, so no later turn of those sessions runs first; the count taken. A no-op where
+        one process holds every lock."""
         ...
 
     def pass_on(self, token: LeaseToken, message_key: str) -> None:

@@ -278,3 +278,29 @@ async def test_held_work_that_is_also_a_kept_hand_off_is_kept_not_handed_off_aft
             assert len(memory(gw).sent) == 1
     finally:
         await admin.aclose()
+
+
+async def test_a_later_message_waits_for_the_turn_a_replica_held_across_a_wipe(
+    tmp_path: Path, fake_llm: FakeLLM, redis_db: str
+) -> None:
+    """a's turn for m1 is at the model when Redis loses its data (its turn lock with it), and b
+    serves the chat next. a takes that lock again as it re-journals m1, so m2 of the same
+    session, taken in by b, waits for it: m1's answer (handed off to b) goes out first."""
+    echo_replies(fake_llm)
+    async with a_turn_at_the_model(tmp_path, redis_db, fake_llm) as (a, b, first, client):
+        [lock] = await client.keys("chatgate:lock:*")
+        await client.flushdb()  # Redis restarted without its data
+        await client.set(f"chatgate:lease:{LEASE}", "b", px=60_000)  # b serves the chat next
+        await eventually(lambda: state(b) is ChannelState.RUNNING, what="b runs the channel")
+
+        async def rejournaled() -> bool:
+            return bool(await client.exists(f"chatgate:journal:e:{first.key}"))
+
+        await eventually(rejournaled, 30, "a re-journaled its turn")
+        assert str(await client.get(lock)).startswith("a/"), "the turn lock not taken again"
+        second = await memory(b).inject("again", message_id="m2")
+        fake_llm.release()
+        await asyncio.wait_for(asyncio.gather(first.result, second.result), 30)
+        await eventually(lambda: len(memory(a).sent) + len(memory(b).sent) >= 2, 30, "sent")
+        texts = memory(a).texts() + memory(b).texts()  # m1's (the hung call's reply), then m2's
+        assert len(texts) == 2 and texts[1] == "re: again", texts

@@ -50,6 +50,7 @@ class HeldWork:
         self._handed: dict[str, _Kept] = {}  # handed off, not yet claimed by any replica
         self._reading: set[asyncio.Future[None]] = set()  # handed-off answers being read
         self._lock = asyncio.Lock()
+        self.locks = 0  # turn locks taken again by the last restore
 
     def stranded(self, batch: list[Job]) -> None:
         """``batch``'s turn failed on the state: the journal is meant to keep it (the guard's
@@ -97,6 +98,7 @@ class HeldWork:
                 "stranded": len(self._stranded),
                 "sending": len(self._sending),
                 "handed_off": len(self._handed),
+                "locks": self.locks,
             },
         )
         return restored
@@ -114,10 +116,18 @@ class HeldWork:
         # what this replica still works on wins over a kept hand-off of the same message
         mine = {**self._stranded, **self._sending, **held}
         self._handed = {k: v for k, v in self._handed.items() if k not in mine}
-        everything = {**self._handed, **mine}
+        # the turn locks went with the data: taken again first (a later message of these
+        # sessions waits for them), then the entries, oldest first (an adopter takes them so)
+        everything = sorted({**self._handed, **mine}.items(), key=lambda kv: kv[1].msg.received_at)
+        handed: dict[str, str] = {}
+        for key, kept in everything:
+            if key in self._handed:
+                handed.setdefault(kept.session, key)
+        ttl = self.rt.config.gateway.turn_lock.ttl_s
+        self.locks = await self.rt.turn_lock.restore(handed, ttl)
         journal, now = self.rt.journal, self.rt.clock.time()
         restored = 0
-        for key, kept in everything.items():
+        for key, kept in everything:
             # a window reaching back to the epoch: an entry that survived is never overwritten
             new, _ = await journal.record(kept.msg, now, now)
             restored += new

@@ -1,7 +1,8 @@
 """TurnLock on Redis: one turn per session cluster-wide.
 
 `SET key token NX PX ttl` takes the lease; release and renew are compare-and-delete /
-compare-and-extend Lua scripts, so a stale token never frees or extends a later holder's lease.
+compare-and-extend Lua scripts, so a stale token never frees or extends a later holder's lease
+(a lock that vanished, as with Redis's data, is taken again by its holder).
 The token names the replica (`gateway.redis.replica_id`), so `redis-cli GET` tells an operator who
 holds a session. `hold` renews the lease every third of the TTL while the turn runs (sooner after
 a failed renewal); a dead replica's lease simply expires. Leaving `hold` stops the keeper, letting a
@@ -17,7 +18,7 @@ import asyncio
 import contextlib
 import logging
 import uuid
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Mapping
 
 from redis.asyncio import Redis
 from redis.exceptions import RedisError
@@ -40,8 +41,12 @@ RELEASE = """
 if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) end
 return 0
 """
+# A lock gone altogether (Redis lost its data, or it ran out and nobody took it) is taken again
+# by the holder whose turn still runs: no later turn of the session slips in.
 RENEW = """
-if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('pexpire', KEYS[1], ARGV[2]) end
+local v = redis.call('get', KEYS[1])
+if v == ARGV[1] then return redis.call('pexpire', KEYS[1], ARGV[2]) end
+if not v then redis.call('set', KEYS[1], ARGV[1], 'px', ARGV[2]) return 1 end
 return 0
 """
 # KEYS: a lock; ARGV: a token prefix (a replica's) → 1 when a lock of that replica was freed.
@@ -104,6 +109,7 @@ class RedisTurnLock:
         self._pass_on = redis.register_script(PASS_ON)
         self._unreleased: dict[str, str] = {}  # lock key → token whose release failed
         self._passing: dict[str, str] = {}  # token → the message key its lock goes on with
+        self._holding: dict[str, tuple[str, float]] = {}  # lock key → (token held, its ttl)
 
     def _key(self, session: str) -> str:
         return self._keys("lock", session)
@@ -146,6 +152,23 @@ class RedisTurnLock:
 
     def pass_on(self, token: LeaseToken, message_key: str) -> None:
         self._passing[token.token] = message_key
+
+    async def restore(self, handed: Mapping[str, str], ttl: float) -> int:
+        """Take again (only where free: a lock taken since stays) the locks held here and the
+        ones passed on with what ``handed`` names, after Redis lost its data."""
+        wanted = {k: (token, px) for k, (token, px) in self._holding.items()}
+        for session, message_key in handed.items():
+            wanted.setdefault(self._key(session), (HANDOFF + message_key, ttl))
+        if not wanted:
+            return 0
+        try:
+            async with self._redis.pipeline(transaction=False) as pipe:
+                for key, (token, px) in wanted.items():
+                    pipe.set(key, token, nx=True, px=_ms(px))
+                taken = await pipe.execute()
+        except RedisError as exc:
+            raise StateUnavailable(f"turn lock: redis unreachable ({type(exc).__name__})") from exc
+        return sum(1 for t in taken if t)
 
     async def _leave(self, token: LeaseToken, ttl: float) -> None:
         """Release ``token``, or pass its lock on when its answer was handed off."""
@@ -224,9 +247,11 @@ class RedisTurnLock:
         )
         stop = asyncio.Event()
         keeper = asyncio.ensure_future(self._keep(lease, ttl, stop))
+        self._holding[self._key(key)] = (lease.token, ttl)
         try:
             yield lease
         finally:
+            self._holding.pop(self._key(key), None)
             # A renewal under way finishes (cancelling a command mid-reply makes redis-py drop
             # its connection, and the pool dial a new one); one stuck is cancelled after a bound.
             stop.set()

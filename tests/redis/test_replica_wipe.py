@@ -304,3 +304,31 @@ async def test_a_later_message_waits_for_the_turn_a_replica_held_across_a_wipe(
         await eventually(lambda: len(memory(a).sent) + len(memory(b).sent) >= 2, 30, "sent")
         texts = memory(a).texts() + memory(b).texts()  # m1's (the hung call's reply), then m2's
         assert len(texts) == 2 and texts[1] == "re: again", texts
+
+
+async def test_a_turn_cut_short_by_the_state_keeps_its_session_locked_across_a_wipe(
+    tmp_path: Path, fake_llm: FakeLLM, redis_db: str
+) -> None:
+    """a's turn fails on the state (Redis away as it ends); Redis comes back without its data.
+    a journals the message again and locks its session for it (the lock its resumed turn takes
+    over), so a later message of that session on another replica waits for it."""
+    fake_llm.fail_next(Fault.hang())
+    clock = ManualClock()  # no probe: the test asks for the check
+    admin = Redis.from_url(redis_db, decode_responses=True)
+    try:
+        async with TcpProxy(6379) as proxy:
+            url = proxy.url(int(redis_db.rsplit("/", 1)[1]))
+            async with running(config(tmp_path, fake_llm, on_redis(url, "a")), clock=clock) as gw:
+                submission = await memory(gw).inject("hi")
+                await fake_llm.wait_for_requests(1, timeout=30)
+                [job] = gw.pipeline.scheduler.held()
+                proxy.go_down()
+                fake_llm.release()  # the turn ends while the state is away
+                await eventually(lambda: submission.result.done(), 30, "the turn failed")
+                await admin.flushdb()
+                proxy.down = False  # back, without its data
+                assert await gw.pipeline.held.check() == 1
+                lock = await admin.get(f"cg:lock:{job.session}")
+                assert lock == f"handoff:{job.msg.key}", lock
+    finally:
+        await admin.aclose()

@@ -119,9 +119,11 @@ class HeldWork:
         # the turn locks went with the data: taken again first (a later message of these
         # sessions waits for them), then the entries, oldest first (an adopter takes them so)
         everything = sorted({**self._handed, **mine}.items(), key=lambda kv: kv[1].msg.received_at)
-        handed: dict[str, str] = {}
-        for key, kept in everything:
-            if key in self._handed:
+        handed: dict[str, str] = {}  # session → its oldest message taken up again elsewhere
+        for key, kept in everything:  # or by this replica's resume (after=it: takes the lock)
+            if not kept.session or key in held:
+                continue
+            if key in self._handed or key in self._stranded:
                 handed.setdefault(kept.session, key)
         ttl = self.rt.config.gateway.turn_lock.ttl_s
         self.locks = await self.rt.turn_lock.restore(handed, ttl)

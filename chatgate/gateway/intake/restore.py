@@ -39,6 +39,12 @@ def _kept(job: Job) -> _Kept:
     return _Kept(job.msg, job.session, job.stored_reply)
 
 
+def _handed_wins(handed: _Kept, here: _Kept | None) -> bool:
+    """Whether a kept hand-off is restored as one rather than as the work here on the same
+    message: only when it carries an answer the work here lacks."""
+    return here is None or (handed.reply is not None and here.reply is None)
+
+
 class HeldWork:
     def __init__(self, runtime: Runtime, scheduler: SessionScheduler) -> None:
         self.rt = runtime
@@ -113,9 +119,11 @@ class HeldWork:
 
     async def _restore(self) -> int:
         held = {job.msg.key: _kept(job) for job in self._held()}
-        # what this replica still works on wins over a kept hand-off of the same message
+        # what this replica still works on wins over a kept hand-off of the same message, but
+        # for an answer handed off that the work here has not got (a turn that just ended)
         mine = {**self._stranded, **self._sending, **held}
-        self._handed = {k: v for k, v in self._handed.items() if k not in mine}
+        self._handed = {k: v for k, v in self._handed.items() if _handed_wins(v, mine.get(k))}
+        mine = {k: v for k, v in mine.items() if k not in self._handed}
         # the turn locks went with the data: taken again first (a later message of these
         # sessions waits for them), then the entries, oldest first (an adopter takes them so)
         everything = sorted({**self._handed, **mine}.items(), key=lambda kv: kv[1].msg.received_at)

@@ -127,14 +127,8 @@ class HeldWork:
         # the turn locks went with the data: taken again first (a later message of these
         # sessions waits for them), then the entries, oldest first (an adopter takes them so)
         everything = sorted({**self._handed, **mine}.items(), key=lambda kv: kv[1].msg.received_at)
-        handed: dict[str, str] = {}  # session → its oldest message taken up again elsewhere
-        for key, kept in everything:  # or by this replica's resume (after=it: takes the lock)
-            if not kept.session or key in held:
-                continue
-            if key in self._handed or key in self._stranded:
-                handed.setdefault(kept.session, key)
         ttl = self.rt.config.gateway.turn_lock.ttl_s
-        self.locks = await self.rt.turn_lock.restore(handed, ttl)
+        self.locks = await self.rt.turn_lock.restore(self._passed(everything, held), ttl)
         journal, now = self.rt.journal, self.rt.clock.time()
         restored = 0
         for key, kept in everything:
@@ -153,6 +147,17 @@ class HeldWork:
             if new and key in self._handed:  # the channel's holder claims it and sends it
                 await journal.hand_off(key)
         return restored
+
+    def _passed(
+        self, everything: list[tuple[str, _Kept]], held: dict[str, _Kept]
+    ) -> dict[str, str]:
+        """Session → its oldest message handed off (taken up by another replica) or cut short
+        by the outage (taken up by this one's resume): the lock passed on with it."""
+        passed: dict[str, str] = {}
+        for key, kept in everything:
+            if kept.session and key not in held and (key in self._handed or key in self._stranded):
+                passed.setdefault(kept.session, key)
+        return passed
 
     def _keep_handed(self, job: Job) -> None:
         """Keep ``job``'s handed-off answer until a replica claims it. Its journal entry is read

@@ -383,6 +383,8 @@ class TurnSteps:
                 # unflushed): a re-run that starts from exactly there reuses the answer
                 self.unsaved.keep(keys, len(session.transcript), record.reply)
             raise
+        for job in record.batch:  # what this process still holds carries its answer from here
+            job.stored_reply = reply  # (a store that loses its data gets it back answered)
         return None
 
     @staticmethod

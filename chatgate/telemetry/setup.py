@@ -3,6 +3,7 @@ provider built from it (OpenTelemetry's SDK is imported only when export is on).
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -144,10 +145,11 @@ def resource(env: Mapping[str, str], replica: str) -> dict[str, str]:
 
 def provider(found: ExportSettings, exporter: Any = None) -> Any:
     """A TracerProvider batching spans to the OTLP/HTTP exporter (or ``exporter``), exported on
-    the SDK's own thread, never on the event loop."""
+    a thread of its own, never on the event loop."""
     from opentelemetry.sdk.resources import Resource
     from opentelemetry.sdk.trace import TracerProvider
-    from opentelemetry.sdk.trace.export import BatchSpanProcessor
+
+    from chatgate.telemetry.batch import from_env
 
     if exporter is None:
         from chatgate.telemetry.export import SpanExporter
@@ -158,7 +160,7 @@ def provider(found: ExportSettings, exporter: Any = None) -> Any:
     )
     # A deeper queue than the SDK's 2048: a burst on a busy machine, where the export thread
     # runs late, is kept rather than dropped (OTEL_BSP_* still wins when set).
-    made.add_span_processor(BatchSpanProcessor(exporter, max_queue_size=found.queue_size))
+    made.add_span_processor(from_env(exporter, os.environ, found.queue_size))
     return made
 
 

@@ -143,9 +143,10 @@ def resource(env: Mapping[str, str], replica: str) -> dict[str, str]:
     return attrs
 
 
-def provider(found: ExportSettings, exporter: Any = None) -> Any:
+def provider(found: ExportSettings, exporter: Any = None) -> tuple[Any, Any]:
     """A TracerProvider batching spans to the OTLP/HTTP exporter (or ``exporter``), exported on
-    a thread of its own, never on the event loop."""
+    a thread of its own, never on the event loop, and that span processor (leaf spans end into
+    it directly)."""
     from opentelemetry.sdk.resources import Resource
     from opentelemetry.sdk.trace import TracerProvider
 
@@ -160,8 +161,9 @@ def provider(found: ExportSettings, exporter: Any = None) -> Any:
     )
     # A deeper queue than the SDK's 2048: a burst on a busy machine, where the export thread
     # runs late, is kept rather than dropped (OTEL_BSP_* still wins when set).
-    made.add_span_processor(from_env(exporter, os.environ, found.queue_size))
-    return made
+    processor = from_env(exporter, os.environ, found.queue_size)
+    made.add_span_processor(processor)
+    return made, processor
 
 
 def sampler(found: ExportSettings) -> Any:

@@ -1,9 +1,9 @@
-"""A span processor that keeps ended spans in a list for an export thread of its own.
+"""A span processor that keeps ended spans in a deque for an export thread of its own.
 
 The SDK's `BatchSpanProcessor` takes a lock, checks its queue and may notify a condition for
-every span that ends, on the event loop; this one appends the span to a list (atomic under the
-GIL) and wakes the exporter only when a batch is full. The thread exports what has gathered
-every ``delay_s`` or when woken, in batches of ``batch`` spans; a span that ends while
+every span that ends, on the event loop; this one appends the span to a deque (thread-safe
+without a lock) and wakes the exporter only when a batch is full. The thread exports what has
+gathered every ``delay_s`` or when woken, in batches of ``batch`` spans; a span that ends while
 ``queue`` spans are waiting is dropped (counted), as the SDK's processor does.
 """
 
@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import logging
 import threading
+from collections import deque
 from collections.abc import Mapping
 from typing import Any
 
@@ -23,15 +24,15 @@ BATCH = 512  # spans per export request (OTEL_BSP_MAX_EXPORT_BATCH_SIZE)
 DELAY_S = 5.0  # between exports (OTEL_BSP_SCHEDULE_DELAY, in ms)
 
 
-class ListSpanProcessor(SpanProcessor):
-    """Ended spans appended to a list, exported in batches on this processor's thread."""
+class DequeSpanProcessor(SpanProcessor):
+    """Ended spans appended to a deque, exported in batches on this processor's thread."""
 
     def __init__(
         self, exporter: SpanExporter, *, queue: int, batch: int = BATCH, delay_s: float = DELAY_S
     ) -> None:
         self._exporter = exporter
         self._queue, self._batch, self._delay_s = queue, batch, delay_s
-        self._ended: list[ReadableSpan] = []
+        self._ended: deque[ReadableSpan] = deque()
         self.dropped = 0
         self._wake = threading.Event()
         self._exporting = threading.Lock()  # one export at a time (the thread or a flush)
@@ -44,7 +45,7 @@ class ListSpanProcessor(SpanProcessor):
         if len(ended) >= self._queue:
             self.dropped += 1
             return
-        ended.append(span)
+        ended.append(span)  # a deque: appended here, taken from the other end by the thread
         if len(ended) == self._batch:
             self._wake.set()
 
@@ -57,10 +58,13 @@ class ListSpanProcessor(SpanProcessor):
     def _drain(self) -> bool:
         """Export everything gathered so far; False when a batch failed."""
         with self._exporting:
-            ended, self._ended = self._ended, []  # spans ending meanwhile go to the new list
+            ended, take = self._ended, self._ended.popleft
             sent = True
-            for at in range(0, len(ended), self._batch):
-                sent = self._export(ended[at : at + self._batch]) and sent
+            left = len(ended)  # what has ended so far (spans ending meanwhile wait their turn)
+            while left > 0:
+                batch = min(left, self._batch)
+                sent = self._export([take() for _ in range(batch)]) and sent
+                left -= batch
             return sent
 
     def _export(self, spans: list[ReadableSpan]) -> bool:
@@ -85,7 +89,7 @@ class ListSpanProcessor(SpanProcessor):
 
 def from_env(exporter: SpanExporter, env: Mapping[str, str], queue: int | None) -> Any:
     """The processor with the OTEL_BSP_* settings the SDK's batch processor reads."""
-    return ListSpanProcessor(
+    return DequeSpanProcessor(
         exporter,
         queue=queue or _int(env, "OTEL_BSP_MAX_QUEUE_SIZE", 2048),
         batch=_int(env, "OTEL_BSP_MAX_EXPORT_BATCH_SIZE", BATCH),

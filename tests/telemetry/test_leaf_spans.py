@@ -1,4 +1,4 @@
-"""Leaf spans (recorded without the SDK's span machinery) and the list span processor: a leaf
+"""Leaf spans (recorded without the SDK's span machinery) and the deque span processor: a leaf
 lands in its parent's trace with what the SDK would have recorded; the processor exports in
 batches, drops beyond its queue and flushes on shutdown."""
 
@@ -15,7 +15,7 @@ from opentelemetry.sdk.util.instrumentation import InstrumentationScope
 from opentelemetry.trace import SpanKind, StatusCode
 
 from chatgate import tracing
-from chatgate.telemetry.batch import ListSpanProcessor, from_env
+from chatgate.telemetry.batch import DequeSpanProcessor, from_env
 from chatgate.telemetry.leaf import Leaves
 from chatgate.telemetry.wire import SpanWriter
 
@@ -23,10 +23,10 @@ SCOPE = InstrumentationScope("chatgate", "1.0", "https://opentelemetry.io/schema
 
 
 @pytest.fixture
-def exported() -> Iterator[tuple[InMemorySpanExporter, ListSpanProcessor]]:
+def exported() -> Iterator[tuple[InMemorySpanExporter, DequeSpanProcessor]]:
     exporter = InMemorySpanExporter()
     provider = TracerProvider(resource=Resource({"service.name": "chatgate"}))
-    processor = ListSpanProcessor(exporter, queue=100)
+    processor = DequeSpanProcessor(exporter, queue=100)
     provider.add_span_processor(processor)
     leaves = Leaves(processor.on_end, provider, SCOPE)
     tracing.install(provider.get_tracer("chatgate", "1.0"), leaves=leaves)
@@ -35,14 +35,14 @@ def exported() -> Iterator[tuple[InMemorySpanExporter, ListSpanProcessor]]:
     processor.shutdown()
 
 
-def _spans(found: tuple[InMemorySpanExporter, ListSpanProcessor]) -> dict[str, ReadableSpan]:
+def _spans(found: tuple[InMemorySpanExporter, DequeSpanProcessor]) -> dict[str, ReadableSpan]:
     exporter, processor = found
     assert processor.force_flush()
     return {s.name: s for s in exporter.get_finished_spans()}
 
 
 def test_a_leaf_is_a_child_of_the_current_span_with_its_attributes(
-    exported: tuple[InMemorySpanExporter, ListSpanProcessor],
+    exported: tuple[InMemorySpanExporter, DequeSpanProcessor],
 ) -> None:
     with tracing.span("chatgate.turn"):
         turn_ids = tracing.ids()
@@ -72,11 +72,14 @@ def test_a_leaf_is_a_child_of_the_current_span_with_its_attributes(
 
 
 def test_a_leaf_that_raises_is_an_error_by_type(
-    exported: tuple[InMemorySpanExporter, ListSpanProcessor],
+    exported: tuple[InMemorySpanExporter, DequeSpanProcessor],
 ) -> None:
-    with pytest.raises(TimeoutError), tracing.span("chatgate.turn"):
-        with tracing.span("chatgate.journal", leaf=True):
-            raise TimeoutError("sk-secret in the text")
+    with (
+        pytest.raises(TimeoutError),
+        tracing.span("chatgate.turn"),
+        tracing.span("chatgate.journal", leaf=True),
+    ):
+        raise TimeoutError("sk-secret in the text")
     journal = _spans(exported)["chatgate.journal"]
     assert journal.status.status_code is StatusCode.ERROR
     assert journal.status.description == "TimeoutError"
@@ -84,7 +87,7 @@ def test_a_leaf_that_raises_is_an_error_by_type(
 
 
 def test_a_leaf_outside_any_trace_is_a_root_the_tracer_makes(
-    exported: tuple[InMemorySpanExporter, ListSpanProcessor],
+    exported: tuple[InMemorySpanExporter, DequeSpanProcessor],
 ) -> None:
     with tracing.span("chatgate.journal", leaf=True):
         pass
@@ -93,7 +96,7 @@ def test_a_leaf_outside_any_trace_is_a_root_the_tracer_makes(
 
 
 def test_leaves_write_the_same_request_bytes_as_sdk_spans(
-    exported: tuple[InMemorySpanExporter, ListSpanProcessor],
+    exported: tuple[InMemorySpanExporter, DequeSpanProcessor],
 ) -> None:
     from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
 
@@ -122,7 +125,7 @@ def _ended(n: int) -> list[ReadableSpan]:
 
 def test_the_processor_drops_beyond_its_queue_and_flushes_on_shutdown() -> None:
     exporter = _Counting()
-    processor = ListSpanProcessor(exporter, queue=5, batch=10, delay_s=3600)
+    processor = DequeSpanProcessor(exporter, queue=5, batch=10, delay_s=3600)
     for span in _ended(7):
         processor.on_end(span)
     assert processor.dropped == 2
@@ -134,7 +137,7 @@ def test_the_processor_drops_beyond_its_queue_and_flushes_on_shutdown() -> None:
 
 def test_the_processor_exports_at_most_a_batch_per_request() -> None:
     exporter = _Counting()
-    processor = ListSpanProcessor(exporter, queue=100, batch=2, delay_s=3600)
+    processor = DequeSpanProcessor(exporter, queue=100, batch=2, delay_s=3600)
     for span in _ended(5):
         processor.on_end(span)  # a full batch wakes the thread
     processor.shutdown()

@@ -24,6 +24,7 @@ class Telemetry(Feature):
         self.settings: ExportSettings | None = settings(
             context.config.telemetry, env, context.owner
         )
+        self._env = env
         self._exporter = exporter  # tests: an in-memory exporter instead of OTLP/HTTP
         self._provider: Any = None
         self._meters: Any = None  # a MeterProvider while GenAI client metrics are exported
@@ -48,7 +49,7 @@ class Telemetry(Feature):
             latest_genai=found.latest_genai,
             leaves=Leaves(processor.on_end, self._provider, scope),
         )
-        self._meters = meters(found)
+        self._meters = meters(found, self._env)
         if self._meters is not None:
             meter = self._meters.get_meter("chatgate", __version__, schema_url=SCHEMA_URL)
             genai_metrics.install(meter, latest_genai=found.latest_genai)

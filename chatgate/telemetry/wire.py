@@ -64,13 +64,18 @@ def _value(value: Any) -> bytes:
     if value is None:
         return b""
     if isinstance(value, Sequence):
-        if value and all(type(v) is float for v in value):  # AnyValue{double}: 9 bytes each
-            return _field(b"\x2a", b"".join([b"\x0a\x09\x21" + _pack_d(v) for v in value]))
-        return _field(b"\x2a", b"".join([_field(b"\x0a", _value(v)) for v in value]))
+        return _field(b"\x2a", _array(value))
     if isinstance(value, Mapping):
         pairs = b"".join([_field(b"\x0a", _pair(str(k), v)) for k, v in value.items()])
         return _field(b"\x32", pairs)
     raise TypeError(f"an attribute value of type {type(value).__name__}")
+
+
+def _array(values: Sequence[Any]) -> bytes:
+    """An ArrayValue's elements; floats (a turn's step durations) in one step each."""
+    if values and all(type(v) is float for v in values):  # AnyValue{double}: 9 bytes each
+        return b"".join([b"\x0a\x09\x21" + _pack_d(v) for v in values])
+    return b"".join([_field(b"\x0a", _value(v)) for v in values])
 
 
 def _pair(key: str, value: Any) -> bytes:

@@ -302,6 +302,7 @@ class LiteLLMAgent:
         with tracing.span(
             f"chat {spec.model}",
             kind="client",
+            leaf=True,
             gen_ai__operation__name="chat",
             gen_ai__request__model=spec.model,
             **tracing.genai_provider(spec.provider),

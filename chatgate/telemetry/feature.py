@@ -24,6 +24,7 @@ class Telemetry(Feature):
         self.settings: ExportSettings | None = settings(
             context.config.telemetry, env, context.owner
         )
+        self._env = env
         self._exporter = exporter  # tests: an in-memory exporter instead of OTLP/HTTP
         self._provider: Any = None
         self._meters: Any = None  # a MeterProvider while GenAI client metrics are exported
@@ -33,16 +34,22 @@ class Telemetry(Feature):
         found = self.settings
         if found is None:
             return
-        self._provider = provider(found, self._exporter)
+        from opentelemetry.sdk.util.instrumentation import InstrumentationScope
+
+        from chatgate.telemetry.leaf import Leaves
+
+        self._provider, processor = provider(found, self._exporter)
         _share(self._provider)
         tracer = self._provider.get_tracer("chatgate", __version__, schema_url=SCHEMA_URL)
+        scope = InstrumentationScope("chatgate", __version__, SCHEMA_URL)
         tracing.install(
             tracer,
             capture_content=found.capture_content,
             secrets=self._secrets,
             latest_genai=found.latest_genai,
+            leaves=Leaves(processor.on_end, self._provider, scope),
         )
-        self._meters = meters(found)
+        self._meters = meters(found, self._env)
         if self._meters is not None:
             meter = self._meters.get_meter("chatgate", __version__, schema_url=SCHEMA_URL)
             genai_metrics.install(meter, latest_genai=found.latest_genai)

@@ -3,6 +3,7 @@ provider built from it (OpenTelemetry's SDK is imported only when export is on).
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -99,19 +100,31 @@ def _metrics_url(config: TelemetryConfig, env: Mapping[str, str]) -> str | None:
     return base.rstrip("/") + "/v1/metrics" if base else None
 
 
-def meters(found: ExportSettings) -> Any:
-    """A MeterProvider exporting to the OTLP/HTTP metrics endpoint (or ``exporter``) from the
+def meters(found: ExportSettings, env: Mapping[str, str], reader: Any = None) -> Any:
+    """A MeterProvider exporting to the OTLP/HTTP metrics endpoint (or read by ``reader``) from the
     SDK's reader thread, every OTEL_METRIC_EXPORT_INTERVAL (60 s) and when it shuts down; None
-    when metrics are not exported."""
+    when metrics are not exported. Without exemplars unless OTEL_METRICS_EXEMPLAR_FILTER asks
+    for them: offering every measurement in a sampled trace to a reservoir costs a sixth of
+    what recording a model call's metrics does, and the spans already carry the same numbers."""
     if found.metrics_url is None:
         return None
     from opentelemetry.exporter.otlp.proto.http.metric_exporter import OTLPMetricExporter
-    from opentelemetry.sdk.metrics import MeterProvider
+    from opentelemetry.sdk import metrics
     from opentelemetry.sdk.metrics.export import PeriodicExportingMetricReader
     from opentelemetry.sdk.resources import Resource
 
-    reader = PeriodicExportingMetricReader(OTLPMetricExporter(endpoint=found.metrics_url))
-    return MeterProvider([reader], resource=Resource(dict(found.resource), SCHEMA_URL))
+    if reader is None:
+        reader = PeriodicExportingMetricReader(OTLPMetricExporter(endpoint=found.metrics_url))
+    asked = env.get("OTEL_METRICS_EXEMPLAR_FILTER", "").strip().lower()
+    exemplars = {
+        "trace_based": metrics.TraceBasedExemplarFilter,
+        "always_on": metrics.AlwaysOnExemplarFilter,
+    }.get(asked, metrics.AlwaysOffExemplarFilter)
+    return metrics.MeterProvider(
+        [reader],
+        resource=Resource(dict(found.resource), SCHEMA_URL),
+        exemplar_filter=exemplars(),
+    )
 
 
 def _ratio(raw: str | None, default: float) -> float:
@@ -142,12 +155,14 @@ def resource(env: Mapping[str, str], replica: str) -> dict[str, str]:
     return attrs
 
 
-def provider(found: ExportSettings, exporter: Any = None) -> Any:
+def provider(found: ExportSettings, exporter: Any = None) -> tuple[Any, Any]:
     """A TracerProvider batching spans to the OTLP/HTTP exporter (or ``exporter``), exported on
-    the SDK's own thread, never on the event loop."""
+    a thread of its own, never on the event loop, and that span processor (leaf spans end into
+    it directly)."""
     from opentelemetry.sdk.resources import Resource
     from opentelemetry.sdk.trace import TracerProvider
-    from opentelemetry.sdk.trace.export import BatchSpanProcessor
+
+    from chatgate.telemetry.batch import from_env
 
     if exporter is None:
         from chatgate.telemetry.export import SpanExporter
@@ -158,8 +173,9 @@ def provider(found: ExportSettings, exporter: Any = None) -> Any:
     )
     # A deeper queue than the SDK's 2048: a burst on a busy machine, where the export thread
     # runs late, is kept rather than dropped (OTEL_BSP_* still wins when set).
-    made.add_span_processor(BatchSpanProcessor(exporter, max_queue_size=found.queue_size))
-    return made
+    processor = from_env(exporter, os.environ, found.queue_size)
+    made.add_span_processor(processor)
+    return made, processor
 
 
 def sampler(found: ExportSettings) -> Any:

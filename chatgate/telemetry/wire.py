@@ -15,12 +15,18 @@ from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from opentelemetry.trace import SpanKind, StatusCode
+
 _KINDS = {"INTERNAL": 1, "SERVER": 2, "CLIENT": 3, "PRODUCER": 4, "CONSUMER": 5}
+# a span's kind field by the SpanKind member's identity (an enum's name and hash are Python code)
+_KIND_FIELDS = {id(kind): b"\x30" + bytes((_KINDS[kind.name],)) for kind in SpanKind}
+_UNSET_FIELD = b"\x7a\x00"  # an unset status without a description
 _HAS_IS_REMOTE = 0x100  # SpanFlags: the parent's remoteness is known
 _IS_REMOTE = 0x200
 _MASK64 = (1 << 64) - 1
 _CACHED = 4096  # attribute pairs whose encoding is kept (cleared when full)
 _SMALL = [bytes((n,)) for n in range(128)]
+_CACHEABLE = (str, bool, int, tuple)  # attribute values whose pair encodings are kept
 
 _pack_q = struct.Struct("<Q").pack
 _pack_d = struct.Struct("<d").pack
@@ -58,11 +64,18 @@ def _value(value: Any) -> bytes:
     if value is None:
         return b""
     if isinstance(value, Sequence):
-        return _field(b"\x2a", b"".join([_field(b"\x0a", _value(v)) for v in value]))
+        return _field(b"\x2a", _array(value))
     if isinstance(value, Mapping):
         pairs = b"".join([_field(b"\x0a", _pair(str(k), v)) for k, v in value.items()])
         return _field(b"\x32", pairs)
     raise TypeError(f"an attribute value of type {type(value).__name__}")
+
+
+def _array(values: Sequence[Any]) -> bytes:
+    """An ArrayValue's elements; floats (a turn's step durations) in one step each."""
+    if values and all(type(v) is float for v in values):  # AnyValue{double}: 9 bytes each
+        return b"".join([b"\x0a\x09\x21" + _pack_d(v) for v in values])
+    return b"".join([_field(b"\x0a", _value(v)) for v in values])
 
 
 def _pair(key: str, value: Any) -> bytes:
@@ -79,17 +92,24 @@ class SpanWriter:
     def request(self, spans: Sequence[Any]) -> bytes:
         """The serialized ExportTraceServiceRequest of ``spans`` (SDK ReadableSpans)."""
         # by resource object: a Resource hashes by serializing its attributes to JSON
+        # and by scope object (a scope hashes and compares in Python): equal scopes made apart
+        # are merged when written
         resources: dict[int, Any] = {}
-        grouped: dict[int, dict[Any, list[bytes]]] = defaultdict(lambda: defaultdict(list))
+        scopes_by_id: dict[int, Any] = {}
+        grouped: dict[int, dict[int, list[bytes]]] = defaultdict(lambda: defaultdict(list))
         for span in spans:
             resource = span.resource
             resources.setdefault(id(resource), resource)
             scope = span.instrumentation_scope or None
-            grouped[id(resource)][scope].append(self._span(span))
+            scopes_by_id.setdefault(id(scope), scope)
+            grouped[id(resource)][id(scope)].append(self._span(span))
         out = []
-        for key, scopes in grouped.items():
+        for key, by_id in grouped.items():
             resource = resources[key]
             body = [_field(b"\x0a", self._attributes(b"\x0a", resource.attributes))]
+            scopes: dict[Any, list[bytes]] = defaultdict(list)
+            for scope_id, encoded in by_id.items():
+                scopes[scopes_by_id[scope_id]].extend(encoded)
             for scope, encoded in scopes.items():
                 body.append(_field(b"\x12", self._scope_spans(scope, encoded)))
             if resource.schema_url:
@@ -124,7 +144,7 @@ class SpanWriter:
             parts.append(b"\x22\x08" + parent.span_id.to_bytes(8, "big"))
         if span.name:
             parts.append(_field(b"\x2a", span.name.encode()))
-        parts.append(b"\x30" + _SMALL[_KINDS[span.kind.name]])
+        parts.append(_KIND_FIELDS[id(span.kind)])
         if span.start_time:
             parts.append(b"\x39" + _pack_q(span.start_time))
         if span.end_time:
@@ -140,8 +160,10 @@ class SpanWriter:
             parts.append(_field(b"\x6a", self._link(link)))
         if span.dropped_links:
             parts.append(b"\x70" + _varint(span.dropped_links))
-        if span.status is not None:
-            parts.append(_field(b"\x7a", _status(span.status)))
+        status = span.status
+        if status is not None:
+            unset = status.status_code is StatusCode.UNSET and not status.description
+            parts.append(_UNSET_FIELD if unset else _field(b"\x7a", _status(status)))
         parts.append(b"\x85\x01" + _pack_i(_flags(parent)))
         return b"".join(parts)
 
@@ -174,7 +196,7 @@ class SpanWriter:
         pairs = self._pairs
         out = []
         for key, value in attributes.items():
-            if isinstance(value, str | bool | int):
+            if isinstance(value, _CACHEABLE) and (type(value) is not tuple or _strings(value)):
                 known = (key, type(value), value)
                 encoded = pairs.get(known)
                 if encoded is None:
@@ -185,6 +207,11 @@ class SpanWriter:
             else:
                 out.append(_field(tag, _pair(key, value)))
         return b"".join(out)
+
+
+def _strings(value: tuple[Any, ...]) -> bool:
+    """A tuple of strings (its encoding recurs: a turn's step names)."""
+    return all(type(v) is str for v in value)
 
 
 def _status(status: Any) -> bytes:

@@ -56,3 +56,27 @@ def test_a_call_records_its_duration_and_tokens(latest: bool) -> None:
 def test_nothing_is_recorded_while_off() -> None:
     assert not genai_metrics.on()
     genai_metrics.model_call(CALL, 1.0, input_tokens=1)  # no meter: a no-op, no error
+
+
+@pytest.mark.parametrize(
+    ("env", "kept"), [({}, 0), ({"OTEL_METRICS_EXEMPLAR_FILTER": "trace_based"}, 1)]
+)
+def test_exemplars_only_when_asked_for(env: dict[str, str], kept: int) -> None:
+    from opentelemetry.sdk.trace import TracerProvider
+
+    from chatgate.config.telemetry_models import TelemetryConfig
+    from chatgate.telemetry.setup import meters, settings
+
+    found = settings(TelemetryConfig(otlp_endpoint="http://collector:4318"), {}, "r1")
+    assert found is not None
+    reader = InMemoryMetricReader()
+    made = meters(found, env, reader)
+    genai_metrics.install(made.get_meter("t"))
+    try:
+        with TracerProvider().get_tracer("t").start_as_current_span("chat m"):  # sampled
+            genai_metrics.model_call(CALL, 0.3, input_tokens=1)
+    finally:
+        genai_metrics.uninstall()
+    (duration,) = _points(reader)[genai_metrics.DURATION]
+    assert len(duration.exemplars) == kept
+    made.shutdown()

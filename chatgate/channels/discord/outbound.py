@@ -86,7 +86,7 @@ class DiscordOutbound(TallyingAdapter):
     async def _call(self, call: Any, method: str) -> Any:
         """One REST call (``method``: its name in Discord's API reference, for its span)."""
         try:
-            with tracing.span(f"discord {method}", kind="client", inside=True):
+            with tracing.span(f"discord {method}", kind="client", inside=True, leaf=True):
                 return await asyncio.wait_for(call, self.config.request_timeout_s)
         except discord.HTTPException as exc:
             if exc.status == 401:

@@ -130,7 +130,7 @@ class _Connection:
                 client = self.client = self._make()
                 await client.connect()
             try:
-                with tracing.span("email send", kind="client", inside=True):
+                with tracing.span("email send", kind="client", inside=True, leaf=True):
                     await client.send_message(message)  # SMTP MAIL, RCPT, DATA
                 return
             except aiosmtplib.SMTPServerDisconnected:

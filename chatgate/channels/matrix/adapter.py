@@ -207,7 +207,7 @@ class MatrixChannel(ChannelAdapter):
         return self.session.client
 
     async def _post(self, room: str, content: dict[str, Any], kind: EventType) -> str:
-        with tracing.span(f"matrix send {kind.t}", kind="client", inside=True):
+        with tracing.span(f"matrix send {kind.t}", kind="client", inside=True, leaf=True):
             event_id = await self._client().send_message_event(RoomID(room), kind, content)
         self._sent[str(event_id)] = None
         while len(self._sent) > SENT_IDS_KEPT:

@@ -103,7 +103,7 @@ class SlackOutbound(TallyingAdapter):
         rejected token parks the channel (the caller still classifies the failure)."""
         call = getattr(self._client(), method.replace(".", "_"))
         try:
-            with tracing.span(f"slack {method}", kind="client", inside=True):
+            with tracing.span(f"slack {method}", kind="client", inside=True, leaf=True):
                 return await call(**params)
         except Exception as exc:
             found = errors.api_error(exc)

@@ -201,4 +201,4 @@ class Connector:
 
 def _span(method: str) -> AbstractContextManager[tracing.Span]:
     """A Bot Connector call's span, named by the REST operation (``sendToConversation``)."""
-    return tracing.span(f"teams {method}", kind="client", inside=True)
+    return tracing.span(f"teams {method}", kind="client", inside=True, leaf=True)

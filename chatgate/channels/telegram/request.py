@@ -114,7 +114,7 @@ class BoundedRequest(BaseRequest):
         body = _body(request_data)
         # Named by the API method only: the path before it carries the bot token.
         api = target.path.rsplit("/", 1)[-1]
-        with tracing.span(f"telegram {api}", kind="client", inside=True) as span:
+        with tracing.span(f"telegram {api}", kind="client", inside=True, leaf=True) as span:
             async with self._slots:
                 try:
                     async with session.request(

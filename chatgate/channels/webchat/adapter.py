@@ -237,7 +237,7 @@ class WebChatChannel(ChannelAdapter):
             if self.outbox is None:
                 raise RuntimeError("web chat is not running")
             method = "send" if mid is None else "edit"  # into the outbox the browser reads
-            with tracing.span(f"webchat {method}", kind="producer", inside=True):
+            with tracing.span(f"webchat {method}", kind="producer", inside=True, leaf=True):
                 entry = await self.outbox.put(
                     target.chat_id, "assistant", body, time.time(), message_id=mid
                 )

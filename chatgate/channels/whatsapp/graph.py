@@ -91,7 +91,7 @@ def _span(path: str) -> AbstractContextManager[tracing.Span]:
     by its id (a media's URL) is ``getMedia``, never the id."""
     edge = path.rstrip("/").rsplit("/", 1)[-1]
     method = "getMedia" if edge.isdigit() else edge
-    return tracing.span(f"whatsapp {method}", kind="client", inside=True)
+    return tracing.span(f"whatsapp {method}", kind="client", inside=True, leaf=True)
 
 
 def _answer(status: int, raw: bytes) -> dict[str, Any]:

@@ -203,7 +203,7 @@ class Pipeline:
         accepted = runtime.clock.monotonic()
         self.guard.check()  # raises StateUnavailable while the journal cannot write
         try:
-            with tracing.span("chatgate.journal"):
+            with tracing.span("chatgate.journal", leaf=True):
                 new, existing = await runtime.journal.record(
                     msg, runtime.clock.time(), runtime.config.gateway.dedupe_window_s
                 )

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol, TypeVar
 
-from chatgate.budgets.settling import Settle, SettleQueue
+from chatgate.budgets.settling import Later, Settle, SettleQueue
 from chatgate.policies.budgets import Charge, Usage, admits, split_key
 from chatgate.state.sqlite.side import SideDatabase
 
@@ -132,9 +132,9 @@ class BudgetStore(Protocol):
 class SqliteBudgetStore:
     """One connection on worker threads, serialised by a lock; each call is one transaction."""
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, later: Later | None = None) -> None:
         self._db = SideDatabase(path, _SCHEMA, what="budget store", synchronous="NORMAL")
-        self._queue = SettleQueue(self._flush)
+        self._queue = SettleQueue(self._flush, *([later] if later else []))
 
     async def _call(self, fn: Callable[[sqlite3.Connection], T]) -> T:
         """``fn`` in one transaction, with the queued settles written first."""

@@ -10,7 +10,7 @@ from redis.asyncio import Redis
 from redis.commands.core import AsyncScript
 from redis.exceptions import NoScriptError
 
-from chatgate.budgets.settling import Settle, SettleQueue
+from chatgate.budgets.settling import Later, Settle, SettleQueue
 from chatgate.budgets.store import WARN_SUFFIX, CallAverage, Spent, refusal_flag, settle_of
 from chatgate.config.models import GatewaySection
 from chatgate.policies.budgets import Charge, Usage, split_key
@@ -113,7 +113,9 @@ def _limit(value: int | None) -> int:
 
 @maps_errors("budgets")
 class RedisBudgetStore:
-    def __init__(self, gateway: GatewaySection, client: object = None) -> None:
+    def __init__(
+        self, gateway: GatewaySection, client: object = None, later: Later | None = None
+    ) -> None:
         self._gateway = gateway
         self._prefix = gateway.redis_prefix() + "budget:"
         self._redis: Redis | None = None
@@ -121,7 +123,7 @@ class RedisBudgetStore:
         self._read: AsyncScript
         self._reserve: AsyncScript
         self._settle: AsyncScript
-        self._queue = SettleQueue(self._flush)
+        self._queue = SettleQueue(self._flush, *([later] if later else []))
 
     def _r(self) -> Redis:
         if self._redis is None:

@@ -198,7 +198,13 @@ class RedisBudgetStore:
         for item in queued:
             names = [self._prefix + "avg:" + item.agent, self._prefix + "index"]
             names += [name for key in item.keys for name in self._pair(key)]
-            argv = [item.ticket, item.nano, item.tokens, item.turns, "1" if item.averaged else "0"]
+            argv: list[str | int] = [
+                item.ticket,
+                item.nano,
+                item.tokens,
+                item.turns,
+                "1" if item.averaged else "0",
+            ]
             head_keys += names
             head_args += [len(names), len(argv) + len(item.keys), *argv, *item.keys]
         return await settled(keys=head_keys + keys, args=head_args + args)

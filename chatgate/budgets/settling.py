@@ -1,7 +1,7 @@
 """Settled model calls waiting to ride the budget store's next round trip.
 
 A turn's settle would be a store round trip of its own; instead it is queued and written in
-the same transaction (SQLite) or pipeline (Redis) as the store's next call, typically the next
+the same transaction (SQLite) or script call (Redis) as the store's next call, typically the next
 turn's reservation, and on its own after ``SETTLE_DELAY_S`` when nothing else comes. Until it
 is written the call's reservation (its estimate) stands in for its cost, so admission still
 holds the room. The bound: a crash loses the charges of the calls settled in the last

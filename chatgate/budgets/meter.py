@@ -4,11 +4,11 @@ applicable counter (its estimate reserved) and settled to the usage the provider
 
 from __future__ import annotations
 
+import itertools
 import logging
-import uuid
+import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from typing import Any
 
 from chatgate.agents.base import COST_NANO, AgentError
@@ -37,6 +37,8 @@ from chatgate.policies.budgets import (
 from chatgate.texts.voice import Voice
 
 log = logging.getLogger("chatgate.budgets")
+_TICKETS = itertools.count()
+_PROCESS = os.urandom(8).hex()  # tickets are unique across replicas and restarts by this
 RESERVATION_SLACK_S = 30.0  # a reservation outlives its call's timeout by this, then expires
 GROUP_REFUSAL_EVERY_S = 3600.0  # at most one refusal per user and group chat in this
 
@@ -63,6 +65,11 @@ class _Ahead:
 
     ticket: _Ticket
     refused: str | None
+
+
+def new_ticket_id() -> str:
+    """A reservation's id, unique across replicas (the process's random prefix) and cheap."""
+    return f"{_PROCESS}{next(_TICKETS):x}"
 
 
 def reservation_ttl(live: LiveConfig, agent: str) -> float:
@@ -111,7 +118,7 @@ class Meters:
         nano, tokens = estimate
         charges = [Charge(key, r.limit_nano, r.limit_tokens, r.limit_turns, nano, tokens, 1)
                    for r, key, _ in counters]  # fmt: skip
-        ticket = _Ticket(uuid.uuid4().hex, 1)
+        ticket = _Ticket(new_ticket_id(), 1)
         expires = now + reservation_ttl(self.live, agent)
         refused, usage = await self.store.reserve_reading(ticket.id, charges, now, expires)
         standings = [Standing(rule, key, usage[key], ends) for rule, key, ends in counters]
@@ -220,8 +227,7 @@ class TurnBill:
         self.msg, self.who, self.voice = msg, who, voice
         self.keys = [s.key for s in self.standings]
         if meters.rules.all():  # while budgets are kept, each agent's spend per day too
-            day = datetime.fromtimestamp(meters.clock.time(), UTC).date().isoformat()
-            self.keys.append(f"{AGENT_DAY}|{agent}|{day}")
+            self.keys.append(f"{AGENT_DAY}|{agent}|{meters.rules.utc_day(meters.clock.time())}")
         self.calls = self.tokens_in = self.tokens_out = self.nano = 0
         self.model: str | None = None
         self._counted = False  # the turn has reached the model (counted once in limit_turns)
@@ -236,7 +242,7 @@ class TurnBill:
             self._counted = True
             return ahead.ticket
         turns = 0 if self._counted else 1
-        ticket = _Ticket(uuid.uuid4().hex, turns)
+        ticket = _Ticket(new_ticket_id(), turns)
         if self.standings:
             nano, tokens = await meters.ledger.estimate(self.agent, model, messages)
             charges = [charge_for(s, nano, tokens, turns) for s in self.standings]

@@ -60,13 +60,20 @@ class Rules:
                 out.append((rule, counter_key(rule, scope_id(rule, who), start), end))
         return out
 
+    def utc_day(self, now: float) -> str:
+        """The UTC date (ISO) holding ``now``: the agents' spend-per-day counters."""
+        return self._bounds("day", "UTC", now)[0]
+
     def _period(self, rule: Rule, now: float) -> tuple[str, float]:
-        """(start ISO date, end epoch s) of the rule's period holding ``now``; computed once
-        per period and zone (zone arithmetic on every turn is measurable)."""
-        known = self._periods.get((rule.period, rule.timezone))
+        return self._bounds(rule.period, rule.timezone, now)
+
+    def _bounds(self, period: str, zone: str, now: float) -> tuple[str, float]:
+        """(start ISO date, end epoch s) of the period holding ``now``; computed once per
+        period and zone (date arithmetic on every turn is measurable)."""
+        known = self._periods.get((period, zone))
         if known is not None and known[0] <= now < known[1]:
             return known[2], known[1]
-        start, end = period_bounds(rule.period, rule.timezone, now)
+        start, end = period_bounds(period, zone, now)
         kept = (start.timestamp(), end.timestamp(), start.date().isoformat())
-        self._periods[(rule.period, rule.timezone)] = kept
+        self._periods[(period, zone)] = kept
         return kept[2], kept[1]

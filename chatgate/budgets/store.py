@@ -9,12 +9,13 @@ reservation a crash left behind expires at its deadline.
 from __future__ import annotations
 
 import sqlite3
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol, TypeVar
 
-from chatgate.budgets.settling import Settle, SettleQueue
+from chatgate.budgets.settling import Later, Settle, SettleQueue
 from chatgate.policies.budgets import Charge, Usage, admits, split_key
 from chatgate.state.sqlite.side import SideDatabase
 
@@ -132,9 +133,9 @@ class BudgetStore(Protocol):
 class SqliteBudgetStore:
     """One connection on worker threads, serialised by a lock; each call is one transaction."""
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, later: Later | None = None) -> None:
         self._db = SideDatabase(path, _SCHEMA, what="budget store", synchronous="NORMAL")
-        self._queue = SettleQueue(self._flush)
+        self._queue = SettleQueue(self._flush, *([later] if later else []))
 
     async def _call(self, fn: Callable[[sqlite3.Connection], T]) -> T:
         """``fn`` in one transaction, with the queued settles written first."""
@@ -158,6 +159,10 @@ class SqliteBudgetStore:
 
     async def open(self) -> None:
         await self._db.open()
+        now = time.time()
+        await self._db.call(
+            lambda c: c.execute("DELETE FROM budget_reservations WHERE expires <= ?", (now,))
+        )
 
     async def close(self) -> None:
         try:
@@ -272,15 +277,16 @@ def _settle(c: sqlite3.Connection, item: Settle) -> None:
         )
 
 
+_USAGE = (
+    "SELECT COALESCE(SUM(n), 0), COALESCE(SUM(t), 0), COALESCE(SUM(u), 0), COALESCE(SUM(rn), 0),"
+    " COALESCE(SUM(rt), 0), COALESCE(SUM(ru), 0) FROM ("
+    " SELECT nano n, tokens t, turns u, 0 rn, 0 rt, 0 ru FROM budget_counters WHERE key = ?1"
+    " UNION ALL SELECT 0, 0, 0, nano, tokens, turns FROM budget_reservations"
+    " WHERE key = ?1 AND expires > ?2)"
+)
+
+
 def _usage(c: sqlite3.Connection, key: str, now: float) -> Usage:
-    c.execute("DELETE FROM budget_reservations WHERE key = ? AND expires <= ?", (key, now))
-    row = c.execute(
-        "SELECT nano, tokens, turns FROM budget_counters WHERE key = ?", (key,)
-    ).fetchone()
-    held = c.execute(
-        "SELECT COALESCE(SUM(nano), 0), COALESCE(SUM(tokens), 0), COALESCE(SUM(turns), 0) "
-        "FROM budget_reservations WHERE key = ?",
-        (key,),
-    ).fetchone()
-    nano, tokens, turns = row if row else (0, 0, 0)
-    return Usage(nano, tokens, turns, *held)
+    """The counter and its live reservations, one statement (expired ones are not counted; a
+    crash's leftovers are deleted as the store opens)."""
+    return Usage(*c.execute(_USAGE, (key, now)).fetchone())

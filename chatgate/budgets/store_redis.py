@@ -8,9 +8,8 @@ from typing import Any
 
 from redis.asyncio import Redis
 from redis.commands.core import AsyncScript
-from redis.exceptions import NoScriptError
 
-from chatgate.budgets.settling import Settle, SettleQueue
+from chatgate.budgets.settling import Later, SettleQueue
 from chatgate.budgets.store import WARN_SUFFIX, CallAverage, Spent, refusal_flag, settle_of
 from chatgate.config.models import GatewaySection
 from chatgate.policies.budgets import Charge, Usage, split_key
@@ -41,9 +40,7 @@ end
 # -1: none) and the estimate (nano, tokens, turns). Returns {refused, rows}: refused is 0 (all
 # reserved) or the 1-based index of the pair that refused (nothing reserved); rows are each
 # counter's use before this reservation (spend and live reservations), for the ladder.
-_RESERVE = (
-    _LIVE
-    + """
+_RESERVE_BODY = """
 local now = tonumber(ARGV[2])
 local n = #KEYS / 2
 local rows, refused = {}, 0
@@ -70,10 +67,10 @@ if refused == 0 then
 end
 return {refused, rows}
 """
-)
 # KEYS: the agent's average hash, the index set, then (counter, reservation) pairs. ARGV:
 # ticket, nano, tokens, turns, 1 to add the call to the average, then each counter's key.
 _SETTLE = """
+local function settle(KEYS, ARGV)
 for i = 1, (#KEYS - 2) / 2 do
   local c, r = KEYS[2 * i + 1], KEYS[2 * i + 2]
   redis.call('HDEL', r, ARGV[1])
@@ -87,11 +84,29 @@ if ARGV[5] == '1' then
   redis.call('HINCRBY', KEYS[1], 'n', ARGV[2])
   redis.call('HINCRBY', KEYS[1], 't', ARGV[3])
 end
-return 0
+end
 """
-_READ = (
-    _LIVE
+# The queued settles ahead of a script's own work, in the same call. ARGV[1]: how many; each
+# then brings its key and argument counts and its KEYS and ARGV as `settle` takes them. K and A
+# are what is left: the script's own KEYS and ARGV.
+_SETTLES = (
+    _SETTLE
     + """
+local ki, ai = 1, 2
+for s = 1, tonumber(ARGV[1]) do
+  local nk, na = tonumber(ARGV[ai]), tonumber(ARGV[ai + 1])
+  local k, a = {}, {}
+  for i = 1, nk do k[i] = KEYS[ki + i - 1] end
+  for i = 1, na do a[i] = ARGV[ai + 1 + i] end
+  settle(k, a)
+  ki, ai = ki + nk, ai + 2 + na
+end
+local K, A = {}, {}
+for i = ki, #KEYS do K[#K + 1] = KEYS[i] end
+for i = ai, #ARGV do A[#A + 1] = ARGV[i] end
+"""
+)
+_READ_BODY = """
 local out = {}
 for i = 1, #KEYS / 2 do
   local sn, st, su, rn, rt, ru = live(KEYS[2 * i - 1], KEYS[2 * i], tonumber(ARGV[1]))
@@ -99,7 +114,18 @@ for i = 1, #KEYS / 2 do
 end
 return out
 """
-)
+_READ = _LIVE + _READ_BODY
+_RESERVE = _LIVE + _RESERVE_BODY
+
+
+def _after_settles(body: str) -> str:
+    """``body`` run after the queued settles, on what they leave of KEYS and ARGV."""
+    return _LIVE + _SETTLES + body.replace("KEYS", "K").replace("ARGV", "A")
+
+
+_SETTLED_READ = _after_settles(_READ_BODY)
+_SETTLED_RESERVE = _after_settles(_RESERVE_BODY)
+_FLUSH = _SETTLES + "return 0"
 
 
 def _glob_escaped(text: str) -> str:
@@ -113,15 +139,19 @@ def _limit(value: int | None) -> int:
 
 @maps_errors("budgets")
 class RedisBudgetStore:
-    def __init__(self, gateway: GatewaySection, client: object = None) -> None:
+    def __init__(
+        self, gateway: GatewaySection, client: object = None, later: Later | None = None
+    ) -> None:
         self._gateway = gateway
         self._prefix = gateway.redis_prefix() + "budget:"
         self._redis: Redis | None = None
         self._shared = client if isinstance(client, Redis) else None
         self._read: AsyncScript
         self._reserve: AsyncScript
-        self._settle: AsyncScript
-        self._queue = SettleQueue(self._flush)
+        self._settled_read: AsyncScript
+        self._settled_reserve: AsyncScript
+        self._flush_script: AsyncScript
+        self._queue = SettleQueue(self._flush, *([later] if later else []))
 
     def _r(self) -> Redis:
         if self._redis is None:
@@ -138,7 +168,9 @@ class RedisBudgetStore:
         # EVALSHA: the script's text is sent once, not with every call.
         self._read = redis.register_script(_READ)
         self._reserve = redis.register_script(_RESERVE)
-        self._settle = redis.register_script(_SETTLE)
+        self._settled_read = redis.register_script(_SETTLED_READ)
+        self._settled_reserve = redis.register_script(_SETTLED_RESERVE)
+        self._flush_script = redis.register_script(_FLUSH)
 
     async def compact(self) -> None:
         return None  # deleted keys are gone from the server
@@ -152,30 +184,39 @@ class RedisBudgetStore:
             if redis is not None and redis is not self._shared:
                 await redis.aclose()
 
-    async def _run(self, script: AsyncScript | None, keys: list[str], args: list[Any]) -> Any:
-        """``script`` with the queued settles before it, in one pipeline: one round trip."""
+    async def _run(
+        self, script: AsyncScript | None, settled: AsyncScript, keys: list[str], args: list[Any]
+    ) -> Any:
+        """``script``, or with settles queued ``settled`` (the same work after them): one call,
+        one round trip. A server that lost its scripts gets them again (redis-py's EVALSHA
+        fallback): nothing ran before."""
         queued = self._queue.take()
         if not queued:
             return await script(keys=keys, args=args) if script is not None else None
-        try:
-            return await _pipelined(
-                self._r(), self._prefix, self._settle, queued, script, keys, args
-            )
-        except NoScriptError:  # the server lost its scripts (a restart): none ran; load, again
-            for known in (self._read, self._reserve, self._settle):
-                known.sha = await self._r().script_load(known.script)
-            return await _pipelined(
-                self._r(), self._prefix, self._settle, queued, script, keys, args
-            )
+        head_keys: list[str] = []
+        head_args: list[str | int] = [len(queued)]
+        for item in queued:
+            names = [self._prefix + "avg:" + item.agent, self._prefix + "index"]
+            names += [name for key in item.keys for name in self._pair(key)]
+            argv: list[str | int] = [
+                item.ticket,
+                item.nano,
+                item.tokens,
+                item.turns,
+                "1" if item.averaged else "0",
+            ]
+            head_keys += names
+            head_args += [len(names), len(argv) + len(item.keys), *argv, *item.keys]
+        return await settled(keys=head_keys + keys, args=head_args + args)
 
     async def _flush(self) -> None:
-        await self._run(None, [], [])
+        await self._run(None, self._flush_script, [], [])
 
     async def read(self, keys: Sequence[str], now: float) -> dict[str, Usage]:
         if not keys:
             return {}
         names = [name for key in keys for name in self._pair(key)]
-        rows = await self._run(self._read, names, [repr(now)])
+        rows = await self._run(self._read, self._settled_read, names, [repr(now)])
         return {key: Usage(*(int(v) for v in row)) for key, row in zip(keys, rows, strict=True)}
 
     async def reserve(
@@ -196,7 +237,7 @@ class RedisBudgetStore:
         for c in charges:
             args += [_limit(c.limit_nano), _limit(c.limit_tokens), _limit(c.limit_turns)]
             args += [c.nano, c.tokens, c.turns]
-        refused, rows = await self._run(self._reserve, names, args)
+        refused, rows = await self._run(self._reserve, self._settled_reserve, names, args)
         usage = {c.key: Usage(*(int(v) for v in row)) for c, row in zip(charges, rows, strict=True)}
         return (charges[int(refused) - 1].key if refused else None), usage
 
@@ -255,30 +296,3 @@ class RedisBudgetStore:
         pattern = _glob_escaped(self._prefix + "f:" + refusal_flag(user, "")) + "*"
         keys = [key async for key in r.scan_iter(match=pattern, count=1000)]
         return int(await r.delete(*keys)) if keys else 0
-
-
-async def _pipelined(
-    redis: Redis,
-    prefix: str,
-    settle: AsyncScript,
-    queued: list[Settle],
-    script: AsyncScript | None,
-    keys: list[str],
-    args: list[Any],
-) -> Any:
-    """The queued settles, then ``script``, in one pipeline (not a method: the store maps a
-    method's Redis errors, and NoScriptError must reach `_run`)."""
-    # EVALSHA queued by hand: a pipeline told of its scripts asks SCRIPT EXISTS every time
-    async with redis.pipeline(transaction=False) as pipe:
-        for item in queued:
-            names = [prefix + "avg:" + item.agent, prefix + "index"]
-            names += [
-                name for key in item.keys for name in (prefix + "c:" + key, prefix + "r:" + key)
-            ]
-            argv: list[str | int] = [item.ticket, item.nano, item.tokens, item.turns]
-            argv += ["1" if item.averaged else "0", *item.keys]
-            pipe.evalsha(settle.sha, len(names), *names, *argv)
-        if script is not None:
-            pipe.evalsha(script.sha, len(keys), *keys, *args)
-        results = await pipe.execute()
-    return results[-1] if script is not None else None

@@ -1,5 +1,6 @@
 """Cross-checks of `budgets:`: the agents a rule names exist, and every model that can run
-under a cost limit (fallbacks and `degrade_to` included) has a price, from `price:` or from
+under a cost limit (fallbacks, `degrade_to`, image descriptions, transcription and spoken
+replies included) has a price, from `price:` or from
 litellm's cost map (read from its bundled file, without importing litellm)."""
 
 from __future__ import annotations
@@ -7,11 +8,13 @@ from __future__ import annotations
 import functools
 import importlib.util
 import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from chatgate.config.agent_models import LiteLLMAgentConfig
 from chatgate.config.errors import ConfigIssue, KeyPath
+from chatgate.config.media_models import TranscriptionConfig
 from chatgate.config.models import GatewayConfig
 from chatgate.config.source import YamlSource
 
@@ -43,6 +46,20 @@ def map_price(model: str) -> tuple[float, float] | None:
             if isinstance(cost_in, int | float) and isinstance(cost_out, int | float):
                 return float(cost_in), float(cost_out)
     return None
+
+
+def media_priced(model: str) -> bool:
+    """Whether the cost map prices ``model`` in any unit (a transcription model by the second,
+    a speech model by the character, or by tokens)."""
+    table = cost_map()
+    for name in (model, model.split("/", 1)[-1]):
+        entry = table.get(name)
+        if isinstance(entry, dict) and any(
+            "_cost_per_" in key and isinstance(value, int | float) and value > 0
+            for key, value in entry.items()
+        ):
+            return True
+    return False
 
 
 def budget_issues(config: GatewayConfig, src: YamlSource) -> list[ConfigIssue]:
@@ -80,8 +97,8 @@ def _price_issues(config: GatewayConfig, src: YamlSource) -> list[ConfigIssue]:
             continue
         if name not in degrade and not any(not r.agents or name in r.agents for r in costed):
             continue
-        for key, model in _models(agent):
-            if map_price(model) is None:
+        for key, model, priced in _models(agent):
+            if not priced(model):
                 issues.append(
                     src.issue(
                         ("agents", name, *key),
@@ -93,8 +110,26 @@ def _price_issues(config: GatewayConfig, src: YamlSource) -> list[ConfigIssue]:
     return issues
 
 
-def _models(agent: LiteLLMAgentConfig) -> list[tuple[KeyPath, str]]:
-    """Every model the agent may call, with its key path under the agent."""
-    return [(("model",), agent.model)] + [
-        (("fallbacks", i, "model"), f.model) for i, f in enumerate(agent.fallbacks)
+def _chat_priced(model: str) -> bool:
+    return map_price(model) is not None
+
+
+def _models(agent: LiteLLMAgentConfig) -> list[tuple[KeyPath, str, Callable[[str], bool]]]:
+    """Every model the agent may call (its own, fallbacks, and the media step's: image
+    descriptions, transcription, spoken replies), with its key path and how its price is found."""
+    found: list[tuple[KeyPath, str, Callable[[str], bool]]] = [
+        (("model",), agent.model, _chat_priced)
     ]
+    found += [
+        (("fallbacks", i, "model"), f.model, _chat_priced) for i, f in enumerate(agent.fallbacks)
+    ]
+    media = agent.media
+    if media.enabled and media.vision_model:
+        found.append((("media", "vision_model"), media.vision_model, _chat_priced))
+    if media.enabled and media.transcription is not None:
+        found.append((("media", "transcription", "model"), media.transcription.model, media_priced))
+    elif media.enabled:  # the default transcriber
+        found.append((("media",), TranscriptionConfig().model, media_priced))
+    if agent.voice_reply != "never" and agent.voice_model:
+        found.append((("voice_model",), agent.voice_model, media_priced))
+    return found

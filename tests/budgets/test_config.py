@@ -61,3 +61,34 @@ def test_rules_name_known_agents(tmp_path: Path) -> None:
     assert "budgets[0].degrade_to" in str(raised.value) or "budgets.0.degrade_to" in str(
         raised.value
     )
+
+
+MAPPED = AGENT.replace("openai/our-own-model", "gpt-4o-mini")
+
+
+@pytest.mark.parametrize(
+    ("lines", "key"),
+    [
+        (
+            "    media: {transcription: {model: our-own-whisper}}\n",
+            "agents.default.media.transcription.model",
+        ),
+        ("    voice_reply: always\n    voice_model: our-own-tts\n", "agents.default.voice_model"),
+        ("    media: {vision_model: our-own-eyes}\n", "agents.default.media.vision_model"),
+    ],
+)
+def test_media_models_need_a_price_under_a_cost_budget(
+    tmp_path: Path, lines: str, key: str
+) -> None:
+    path = write_config(tmp_path, MAPPED.format(price=lines, extra=""))
+    with pytest.raises(ConfigError) as raised:
+        load(path)
+    assert key in str(raised.value) and "no known price" in str(raised.value)
+
+
+def test_mapped_media_models_pass(tmp_path: Path) -> None:
+    lines = (
+        "    media: {transcription: {model: whisper-1}}\n"
+        "    voice_reply: always\n    voice_model: openai/tts-1\n"
+    )
+    load(write_config(tmp_path, MAPPED.format(price=lines, extra="")))

@@ -133,10 +133,10 @@ def test_the_image_installs_the_pinned_constraints() -> None:
     pins = [m.group(1) for m in re.finditer(r"^([A-Za-z0-9_.\-]+==[^=\s;\\]+)", lock, re.M)]
     names = {pin.split("==")[0].lower() for pin in pins}
     assert {"aiohttp", "litellm", "redis", "pydantic"} <= names
-    assert (
-        "--require-hashes --no-deps -r deploy/constraints-dev.txt"
-        in (ROOT / "Makefile").read_text()
-    )
+    makefile = (ROOT / "Makefile").read_text()
+    venv = makefile[makefile.index("\n$(STAMP):") :].split("\n\n")[0]
+    assert "pip install --quiet --require-hashes --no-deps -r $(UV_PIN)" in venv
+    assert venv.count("--require-hashes --no-deps -r deploy/constraints-dev.txt") == 2  # uv, pip
     # Every runtime dependency is pinned, direct or pulled in (a new one: `make constraints`).
     project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
     direct = {canonical(Requirement(dep).name) for dep in project["dependencies"]}

@@ -38,7 +38,7 @@ class Telemetry(Feature):
 
         from chatgate.telemetry.leaf import Leaves
 
-        self._provider, processor = provider(found, self._exporter)
+        self._provider, processor = provider(found, self._exporter, self._env)
         _share(self._provider)
         tracer = self._provider.get_tracer("chatgate", __version__, schema_url=SCHEMA_URL)
         scope = InstrumentationScope("chatgate", __version__, SCHEMA_URL)
@@ -54,6 +54,11 @@ class Telemetry(Feature):
             meter = self._meters.get_meter("chatgate", __version__, schema_url=SCHEMA_URL)
             genai_metrics.install(meter, latest_genai=found.latest_genai)
         log.info("exporting traces", extra={"endpoint": found.shown_endpoint})
+
+    def flush(self) -> None:
+        """Export the spans ended so far (blocking: call it off the event loop)."""
+        if self._provider is not None:
+            self._provider.force_flush()
 
     async def close(self) -> None:
         made, self._provider = self._provider, None

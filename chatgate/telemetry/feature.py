@@ -36,7 +36,7 @@ class Telemetry(Feature):
             return
         from opentelemetry.sdk.util.instrumentation import InstrumentationScope
 
-        from chatgate.telemetry.leaf import Leaves
+        from chatgate.telemetry.own import OwnSpans
 
         self._provider, processor = provider(found, self._exporter, self._env)
         _share(self._provider)
@@ -47,7 +47,7 @@ class Telemetry(Feature):
             capture_content=found.capture_content,
             secrets=self._secrets,
             latest_genai=found.latest_genai,
-            leaves=Leaves(processor.on_end, self._provider, scope),
+            own=OwnSpans(processor.on_end, self._provider, scope),
         )
         self._meters = meters(found, self._env)
         if self._meters is not None:

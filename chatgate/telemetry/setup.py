@@ -179,8 +179,8 @@ def provider(
     found: ExportSettings, exporter: Any = None, env: Mapping[str, str] = os.environ
 ) -> tuple[Any, Any]:
     """A TracerProvider batching spans to the OTLP/HTTP exporter (or ``exporter``), exported on
-    a thread of its own, never on the event loop, and that span processor (leaf spans end into
-    it directly)."""
+    a thread of its own, never on the event loop, and that span processor (chatgate's own spans
+    end into it directly)."""
     from opentelemetry.sdk.resources import Resource
     from opentelemetry.sdk.trace import TracerProvider
 

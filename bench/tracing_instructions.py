@@ -14,6 +14,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
 import shutil
 import statistics
 import subprocess
@@ -108,7 +109,12 @@ def measure(
         argv += [f"--callgrind-out-file={out}", sys.executable, "-m", "bench.tracing_instructions"]
         argv += ["--child", json.dumps(plan), "--turns", str(turns), "--scratch", str(scratch)]
         proc = subprocess.Popen(
-            argv, cwd=ROOT, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+            argv,
+            cwd=ROOT,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+            env={**os.environ, "PYTHONHASHSEED": "0"},  # the same dict layouts every run
         )
         assert proc.stdin is not None and proc.stdout is not None
         found: dict[tuple[str, str], list[float]] = {}

@@ -434,8 +434,11 @@ def _dotted(key: str) -> str:
 
 
 def _attrs(attributes: Mapping[str, Attr]) -> dict[str, Any]:
+    """Attributes by dotted name, None dropped, a list as the tuple the SDK keeps (a caller's
+    list may change after)."""
     names, out = _NAMES, {}
     for key, value in attributes.items():
         if value is not None:
-            out[names.get(key) or _dotted(key)] = value  # a call only for a name not yet met
+            # a call only for a name not yet met
+            out[names.get(key) or _dotted(key)] = tuple(value) if type(value) is list else value
     return out

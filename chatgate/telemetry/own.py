@@ -55,7 +55,8 @@ class OwnSpans:
     def start(
         self, name: str, kind: SpanKind, parent: SpanContext, attributes: dict[str, Any]
     ) -> OwnSpan:
-        """A span named ``name`` under ``parent`` (a recording span's context), started now."""
+        """A span named ``name`` under ``parent`` (a recording span's context), started now;
+        ``attributes`` becomes its own (lists already made tuples)."""
         context = SpanContext(
             parent.trace_id, getrandbits(64) or 1, False, parent.trace_flags, parent.trace_state
         )
@@ -70,7 +71,8 @@ class OwnSpans:
         links: Sequence[Link] = (),
     ) -> Span:
         """A message's root span: a new trace, or the remote caller's in ``parent``, as the
-        provider's sampler decides (a span that records nothing when it drops the trace)."""
+        provider's sampler decides (a span that records nothing when it drops the trace);
+        ``attributes`` as for `start`."""
         above: SpanContext | None = get_current_span(parent).get_span_context()
         if above is not None and not above.is_valid:
             above = None
@@ -125,7 +127,7 @@ class OwnSpan(Span):
     ) -> None:
         self._made, self._name, self._kind, self._parent = made, name, kind, parent
         self._context = context
-        self._attributes = {k: _frozen(v) for k, v in attributes.items()}
+        self._attributes = attributes
         self._events: list[Event] = []
         self._links = list(links)
         self._status = _UNSET
@@ -139,8 +141,9 @@ class OwnSpan(Span):
         return self._end is None
 
     def set_attributes(self, attributes: Mapping[str, Any]) -> None:
+        kept = self._attributes
         for key, value in attributes.items():
-            self._attributes[key] = _frozen(value)
+            kept[key] = tuple(value) if isinstance(value, list) else value
 
     def set_attribute(self, key: str, value: Any) -> None:
         self._attributes[key] = _frozen(value)

@@ -8,6 +8,7 @@ Unlike spans these are not sampled: every call is counted whatever ``sample_rati
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -20,12 +21,16 @@ TOKEN_BUCKETS: tuple[int, ...] = tuple(4**n for n in range(14))  # 1 … 67,108,
 _duration: Any = None  # Histogram instruments while export is on
 _tokens: Any = None
 _latest_genai = False
+_SHAPES = 256  # attribute sets kept (cleared when full: models and errors are few)
+# (call, response model or error) → the attributes of its duration, input and output points
+_shapes: dict[tuple[Call, str | None, bool], tuple[Mapping[str, str], ...]] = {}
 
 
 def install(meter: Any, *, latest_genai: bool = False) -> None:
     """Record with ``meter`` (an OpenTelemetry Meter); ``latest_genai`` as in `tracing.install`."""
     global _duration, _tokens, _latest_genai
     _latest_genai = latest_genai
+    _shapes.clear()
     _duration = meter.create_histogram(
         DURATION,
         unit="s",
@@ -43,6 +48,7 @@ def install(meter: Any, *, latest_genai: bool = False) -> None:
 def uninstall() -> None:
     global _duration, _tokens
     _duration = _tokens = None
+    _shapes.clear()
 
 
 def on() -> bool:
@@ -69,10 +75,32 @@ def model_call(
 ) -> None:
     """One finished model call: its duration (with ``error.type`` when it failed) and, when it
     answered, the tokens it used by type; both carry ``gen_ai.response.model`` when the
-    provider named the model that answered."""
+    provider named the model that answered. The attribute mappings of each (call, answer) are
+    built once and reused."""
     duration, tokens = _duration, _tokens
     if duration is None or tokens is None:
         return
+    failed = error is not None
+    key = (call, error if failed else response_model, failed)
+    shape = _shapes.get(key)
+    if shape is None:
+        shape = _shape(call, error, response_model)
+        if len(_shapes) >= _SHAPES:
+            _shapes.clear()
+        _shapes[key] = shape
+    timed, given, answered = shape
+    duration.record(duration_s, timed)
+    if failed:
+        return
+    if input_tokens is not None:
+        tokens.record(input_tokens, given)
+    if output_tokens is not None:
+        tokens.record(output_tokens, answered)
+
+
+def _shape(
+    call: Call, error: str | None, response_model: str | None
+) -> tuple[Mapping[str, str], ...]:
     provider = call.provider
     attributes: dict[str, str] = {
         "gen_ai.operation.name": call.operation,
@@ -82,11 +110,11 @@ def model_call(
     if not _latest_genai:
         attributes["gen_ai.system"] = provider  # the deprecated name, as on the spans
     if error is not None:
-        duration.record(duration_s, {**attributes, "error.type": error})
-        return
+        return ({**attributes, "error.type": error}, {}, {})
     if response_model:
         attributes["gen_ai.response.model"] = response_model
-    duration.record(duration_s, attributes)
-    for kind, count in (("input", input_tokens), ("output", output_tokens)):
-        if count is not None:
-            tokens.record(count, {**attributes, "gen_ai.token.type": kind})
+    return (
+        attributes,
+        {**attributes, "gen_ai.token.type": "input"},
+        {**attributes, "gen_ai.token.type": "output"},
+    )

@@ -33,7 +33,7 @@ _secrets: tuple[str, ...] = ()  # masked out of captured content
 _roots: dict[str, Any] = {}  # `keyed` message key → its root span (open until the message ends)
 _otel: Any = None  # the OpenTelemetry API functions the hot paths call, bound at install
 _latest_genai = False  # OTEL_SEMCONV_STABILITY_OPT_IN=gen_ai_latest_experimental
-_leaves: Any = None  # makes leaf spans without the SDK's span machinery (telemetry.leaf.Leaves)
+_own: Any = None  # makes spans without the SDK's span machinery (telemetry.own.OwnSpans)
 
 
 def install(
@@ -42,13 +42,14 @@ def install(
     capture_content: bool = False,
     secrets: Iterable[str] = (),
     latest_genai: bool = False,
-    leaves: Any = None,
+    own: Any = None,
 ) -> None:
     """Switch tracing on with ``tracer`` (an OpenTelemetry Tracer); ``secrets`` never appear in
     captured content; ``latest_genai``: the operator opted in to the latest experimental GenAI
-    conventions; ``leaves``: what makes the `span`s marked ``leaf`` (None: the tracer)."""
-    global _tracer, _capture, _secrets, _otel, _latest_genai, _leaves
-    _latest_genai, _leaves = latest_genai, leaves
+    conventions; ``own``: what makes message roots and the spans under them without the SDK's
+    span machinery (None: the tracer makes them)."""
+    global _tracer, _capture, _secrets, _otel, _latest_genai, _own
+    _latest_genai, _own = latest_genai, own
     from opentelemetry import context, trace
 
     _otel = SimpleNamespace(
@@ -65,11 +66,11 @@ def install(
 
 def uninstall() -> None:
     """Back to no-ops; open message spans are ended (the process is stopping)."""
-    global _tracer, _capture, _leaves
+    global _tracer, _capture, _own
     for span in _roots.values():
         span.end()
     _roots.clear()
-    _tracer, _capture, _leaves = None, False, None
+    _tracer, _capture, _own = None, False, None
 
 
 def on() -> bool:
@@ -198,9 +199,10 @@ def span(
 ) -> AbstractContextManager[Span]:
     """A child of the current span for the duration of the block; a raised error marks it.
     ``inside``: only within a trace (a platform's long poll outside any message starts none).
-    ``leaf``: no span is opened inside the block, so this one is never made current and, under
-    a recording span, is recorded without the SDK's span machinery (a fifth of the cost).
-    Nothing is built under a message the sampler left out (its spans would record nothing)."""
+    ``leaf``: no span is opened inside the block, so this one is never made current (log lines
+    name its parent). Under a recording span it is chatgate's own (`telemetry.own`: a fifth of
+    what the SDK's costs); nothing is built under a message the sampler left out (its spans
+    would record nothing)."""
     if _tracer is None:
         return NOTHING
     current = _otel.get_current_span()
@@ -208,28 +210,37 @@ def span(
     if parent.is_valid:
         if not current.is_recording():
             return NOTHING  # an unsampled message: its trace context is passed on as it is
-        if leaf and _leaves is not None:
-            return _Leaf(name, _kind(kind), attributes, parent)
+        if _own is not None:
+            return _Own(name, _kind(kind), attributes, parent, not leaf)
     elif inside:
         return NOTHING
     return _Active(name, _kind(kind), attributes)
 
 
-class _Leaf:
-    """A leaf span for a block: started on entering, ended on leaving, never current."""
+class _Own:
+    """One of chatgate's own spans for a block: started on entering, ended on leaving, the
+    current span meanwhile unless it is a leaf."""
 
-    __slots__ = ("_attributes", "_kind", "_name", "_parent", "_span")
+    __slots__ = ("_attributes", "_current", "_kind", "_name", "_parent", "_span", "_token")
 
-    def __init__(self, name: str, kind: Any, attributes: Mapping[str, Attr], parent: Any) -> None:
+    def __init__(
+        self, name: str, kind: Any, attributes: Mapping[str, Attr], parent: Any, current: bool
+    ) -> None:
         self._name, self._kind, self._attributes, self._parent = name, kind, attributes, parent
+        self._current = current
 
     def __enter__(self) -> Span:
-        self._span = _leaves.start(self._name, self._kind, self._parent, _attrs(self._attributes))
-        return Span(self._span)
+        made = _own.start(self._name, self._kind, self._parent, _attrs(self._attributes))
+        self._span = made
+        if self._current:
+            self._token = _otel.attach(_otel.set_span_in_context(made))
+        return Span(made)
 
     def __exit__(self, kind: object, error: object, tb: object) -> None:
         if isinstance(error, BaseException):
             Span(self._span).fail(error)
+        if self._current:
+            _otel.detach(self._token)
         self._span.end()
 
 
@@ -296,6 +307,9 @@ def start_message(
 
         earlier = _otel.get_current_span(_extracted(link)).get_span_context()
         links = [Link(earlier)] if earlier.is_valid else None
+    if _own is not None:
+        _roots[key] = _own.root(name, _kind("consumer"), parent, _attrs(attributes), links or ())
+        return True
     _roots[key] = tracer.start_span(
         name, context=parent, kind=_kind("consumer"), attributes=_attrs(attributes), links=links
     )
@@ -420,8 +434,11 @@ def _dotted(key: str) -> str:
 
 
 def _attrs(attributes: Mapping[str, Attr]) -> dict[str, Any]:
+    """Attributes by dotted name, None dropped, a list as the tuple the SDK keeps (a caller's
+    list may change after)."""
     names, out = _NAMES, {}
     for key, value in attributes.items():
         if value is not None:
-            out[names.get(key) or _dotted(key)] = value  # a call only for a name not yet met
+            # a call only for a name not yet met
+            out[names.get(key) or _dotted(key)] = tuple(value) if type(value) is list else value
     return out

@@ -133,6 +133,31 @@ class InboundMessage:
         data["extra"] = dict(self.extra)
         return data
 
+    def with_extra(self, more: Mapping[str, Any]) -> InboundMessage:
+        """This message with ``more`` added to its extra (hand-written: `dataclasses.replace`
+        costs twice the constructor, once per traced message)."""
+        return InboundMessage(
+            self.channel,
+            self.platform,
+            self.chat_id,
+            self.chat_kind,
+            self.sender_id,
+            self.message_id,
+            self.text,
+            self.thread_id,
+            self.sender_name,
+            self.sender_is_bot,
+            self.is_mention,
+            self.is_command,
+            self.reply_to,
+            self.attachments,
+            self.received_at,
+            self.choice,
+            self.reply_target,
+            self.route,
+            {**self.extra, **more},
+        )
+
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> InboundMessage:
         """Inverse of to_dict; keys a newer or older version wrote (journal rows) are ignored."""

@@ -36,9 +36,9 @@ class Telemetry(Feature):
             return
         from opentelemetry.sdk.util.instrumentation import InstrumentationScope
 
-        from chatgate.telemetry.leaf import Leaves
+        from chatgate.telemetry.own import OwnSpans
 
-        self._provider, processor = provider(found, self._exporter)
+        self._provider, processor = provider(found, self._exporter, self._env)
         _share(self._provider)
         tracer = self._provider.get_tracer("chatgate", __version__, schema_url=SCHEMA_URL)
         scope = InstrumentationScope("chatgate", __version__, SCHEMA_URL)
@@ -47,13 +47,18 @@ class Telemetry(Feature):
             capture_content=found.capture_content,
             secrets=self._secrets,
             latest_genai=found.latest_genai,
-            leaves=Leaves(processor.on_end, self._provider, scope),
+            own=OwnSpans(processor.on_end, self._provider, scope),
         )
         self._meters = meters(found, self._env)
         if self._meters is not None:
             meter = self._meters.get_meter("chatgate", __version__, schema_url=SCHEMA_URL)
             genai_metrics.install(meter, latest_genai=found.latest_genai)
         log.info("exporting traces", extra={"endpoint": found.shown_endpoint})
+
+    def flush(self) -> None:
+        """Export the spans ended so far (blocking: call it off the event loop)."""
+        if self._provider is not None:
+            self._provider.force_flush()
 
     async def close(self) -> None:
         made, self._provider = self._provider, None

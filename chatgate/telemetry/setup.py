@@ -108,13 +108,12 @@ def meters(found: ExportSettings, env: Mapping[str, str], reader: Any = None) ->
     what recording a model call's metrics does, and the spans already carry the same numbers."""
     if found.metrics_url is None:
         return None
-    from opentelemetry.exporter.otlp.proto.http.metric_exporter import OTLPMetricExporter
     from opentelemetry.sdk import metrics
     from opentelemetry.sdk.metrics.export import PeriodicExportingMetricReader
     from opentelemetry.sdk.resources import Resource
 
     if reader is None:
-        reader = PeriodicExportingMetricReader(OTLPMetricExporter(endpoint=found.metrics_url))
+        reader = PeriodicExportingMetricReader(_metric_exporter(found.metrics_url, env))
     asked = env.get("OTEL_METRICS_EXEMPLAR_FILTER", "").strip().lower()
     exemplars = {
         "trace_based": metrics.TraceBasedExemplarFilter,
@@ -124,6 +123,27 @@ def meters(found: ExportSettings, env: Mapping[str, str], reader: Any = None) ->
         [reader],
         resource=Resource(dict(found.resource), SCHEMA_URL),
         exemplar_filter=exemplars(),
+    )
+
+
+def _metric_exporter(url: str, env: Mapping[str, str]) -> Any:
+    """The SDK's OTLP/HTTP metric exporter, given the OTEL_EXPORTER_OTLP_* settings as the span
+    sender reads them (the timeout in milliseconds, as the specification says, where the SDK
+    alone would read seconds)."""
+    from opentelemetry.exporter.otlp.proto.http import Compression
+    from opentelemetry.exporter.otlp.proto.http.metric_exporter import OTLPMetricExporter
+
+    from chatgate.telemetry.otlp_http import from_env
+
+    sends = from_env(url, "METRICS", env)
+    return OTLPMetricExporter(
+        endpoint=url,
+        certificate_file=sends.certificate,
+        client_key_file=sends.client_key,
+        client_certificate_file=sends.client_certificate,
+        headers=dict(sends.headers),
+        timeout=sends.timeout_s,
+        compression=Compression(sends.compression or "none"),
     )
 
 
@@ -155,10 +175,12 @@ def resource(env: Mapping[str, str], replica: str) -> dict[str, str]:
     return attrs
 
 
-def provider(found: ExportSettings, exporter: Any = None) -> tuple[Any, Any]:
+def provider(
+    found: ExportSettings, exporter: Any = None, env: Mapping[str, str] = os.environ
+) -> tuple[Any, Any]:
     """A TracerProvider batching spans to the OTLP/HTTP exporter (or ``exporter``), exported on
-    a thread of its own, never on the event loop, and that span processor (leaf spans end into
-    it directly)."""
+    a thread of its own, never on the event loop, and that span processor (chatgate's own spans
+    end into it directly)."""
     from opentelemetry.sdk.resources import Resource
     from opentelemetry.sdk.trace import TracerProvider
 
@@ -167,13 +189,13 @@ def provider(found: ExportSettings, exporter: Any = None) -> tuple[Any, Any]:
     if exporter is None:
         from chatgate.telemetry.export import SpanExporter
 
-        exporter = SpanExporter(endpoint=found.traces_url)
+        exporter = SpanExporter.to(found.traces_url, env)
     made = TracerProvider(
         resource=Resource(dict(found.resource), SCHEMA_URL), sampler=sampler(found)
     )
     # A deeper queue than the SDK's 2048: a burst on a busy machine, where the export thread
     # runs late, is kept rather than dropped (OTEL_BSP_* still wins when set).
-    processor = from_env(exporter, os.environ, found.queue_size)
+    processor = from_env(exporter, env, found.queue_size)
     made.add_span_processor(processor)
     return made, processor
 

@@ -10,9 +10,11 @@ model, the operation, the channel) so most attributes cost one dict lookup.
 
 from __future__ import annotations
 
+import functools
 import struct
 from collections import defaultdict
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from itertools import chain, repeat
 from typing import Any
 
 from opentelemetry.trace import SpanKind, StatusCode
@@ -21,6 +23,8 @@ _KINDS = {"INTERNAL": 1, "SERVER": 2, "CLIENT": 3, "PRODUCER": 4, "CONSUMER": 5}
 # a span's kind field by the SpanKind member's identity (an enum's name and hash are Python code)
 _KIND_FIELDS = {id(kind): b"\x30" + bytes((_KINDS[kind.name],)) for kind in SpanKind}
 _UNSET_FIELD = b"\x7a\x00"  # an unset status without a description
+_IDS = b"\x0a\x10%b\x12\x08%b"  # a span's trace and span ids
+_ATTRIBUTE_TAGS = (b"\x0a", b"\x1a", b"\x22", b"\x4a")  # resource, scope/event, link, span
 _HAS_IS_REMOTE = 0x100  # SpanFlags: the parent's remoteness is known
 _IS_REMOTE = 0x200
 _MASK64 = (1 << 64) - 1
@@ -31,11 +35,14 @@ _CACHEABLE = (str, bool, int, tuple)  # attribute values whose pair encodings ar
 _pack_q = struct.Struct("<Q").pack
 _pack_d = struct.Struct("<d").pack
 _pack_i = struct.Struct("<I").pack
+_times = struct.Struct("<BQBQ").pack  # a span's start and end fields
 
 
 def _varint(n: int) -> bytes:
     if n < 128:
         return _SMALL[n]
+    if n < 16384:  # most spans' lengths
+        return bytes(((n & 0x7F) | 0x80, n >> 7))
     out = bytearray()
     while n > 0x7F:
         out.append((n & 0x7F) | 0x80)
@@ -51,6 +58,8 @@ def _field(tag: bytes, payload: bytes) -> bytes:
 
 def _value(value: Any) -> bytes:
     """An AnyValue message."""
+    if type(value) is tuple:  # before the checks below: Sequence is an ABC (checked in Python)
+        return _field(b"\x2a", _array(value))
     if isinstance(value, bool):
         return b"\x10\x01" if value else b"\x10\x00"
     if isinstance(value, str):
@@ -72,10 +81,19 @@ def _value(value: Any) -> bytes:
 
 
 def _array(values: Sequence[Any]) -> bytes:
-    """An ArrayValue's elements; floats (a turn's step durations) in one step each."""
-    if values and all(type(v) is float for v in values):  # AnyValue{double}: 9 bytes each
-        return b"".join([b"\x0a\x09\x21" + _pack_d(v) for v in values])
+    """An ArrayValue's elements; floats (a turn's step durations) packed in one call."""
+    if values and set(map(type, values)) == {float}:  # AnyValue{double}: 9 bytes each
+        return _doubles(len(values))(*chain.from_iterable(zip(repeat(_DOUBLE), values)))
     return b"".join([_field(b"\x0a", _value(v)) for v in values])
+
+
+_DOUBLE = b"\x0a\x09\x21"  # an array element: AnyValue{double}
+
+
+@functools.cache
+def _doubles(n: int) -> Callable[..., bytes]:
+    """Packs ``n`` array elements of doubles, each given as (_DOUBLE, value)."""
+    return struct.Struct("<" + "3sd" * n).pack
 
 
 def _pair(key: str, value: Any) -> bytes:
@@ -87,29 +105,34 @@ class SpanWriter:
     """Writes span batches; keeps the encodings of recurring scalar attribute pairs."""
 
     def __init__(self) -> None:
-        self._pairs: dict[tuple[str, type, Any], bytes] = {}
+        # by field tag, by value type: (key, value) → the KeyValue field
+        self._caches: dict[bytes, dict[type, dict[Any, bytes]]] = {
+            tag: {kind: {} for kind in _CACHEABLE} for tag in _ATTRIBUTE_TAGS
+        }
+        self._kept = 0
+        self._names: dict[tuple[str, int], bytes] = {}
 
     def request(self, spans: Sequence[Any]) -> bytes:
         """The serialized ExportTraceServiceRequest of ``spans`` (SDK ReadableSpans)."""
-        # by resource object: a Resource hashes by serializing its attributes to JSON
-        # and by scope object (a scope hashes and compares in Python): equal scopes made apart
-        # are merged when written
-        resources: dict[int, Any] = {}
-        scopes_by_id: dict[int, Any] = {}
-        grouped: dict[int, dict[int, list[bytes]]] = defaultdict(lambda: defaultdict(list))
+        # grouped by resource and scope objects (a Resource hashes by serializing its
+        # attributes to JSON, a scope in Python), then equal scopes made apart are merged
+        groups: dict[tuple[int, int], list[bytes]] = {}
+        made: dict[tuple[int, int], tuple[Any, Any]] = {}
         for span in spans:
-            resource = span.resource
-            resources.setdefault(id(resource), resource)
-            scope = span.instrumentation_scope or None
-            scopes_by_id.setdefault(id(scope), scope)
-            grouped[id(resource)][id(scope)].append(self._span(span))
+            resource, scope = span.resource, span.instrumentation_scope
+            key = (id(resource), id(scope))
+            encoded = groups.get(key)
+            if encoded is None:
+                encoded = groups[key] = []
+                made[key] = (resource, scope or None)
+            encoded.append(self._span(span))
+        by_resource: dict[int, tuple[Any, defaultdict[Any, list[bytes]]]] = {}
+        for key, encoded in groups.items():
+            resource, scope = made[key]
+            by_resource.setdefault(key[0], (resource, defaultdict(list)))[1][scope].extend(encoded)
         out = []
-        for key, by_id in grouped.items():
-            resource = resources[key]
+        for resource, scopes in by_resource.values():
             body = [_field(b"\x0a", self._attributes(b"\x0a", resource.attributes))]
-            scopes: dict[Any, list[bytes]] = defaultdict(list)
-            for scope_id, encoded in by_id.items():
-                scopes[scopes_by_id[scope_id]].extend(encoded)
             for scope, encoded in scopes.items():
                 body.append(_field(b"\x12", self._scope_spans(scope, encoded)))
             if resource.schema_url:
@@ -133,23 +156,38 @@ class SpanWriter:
     def _span(self, span: Any) -> bytes:
         context = span.context
         parent = span.parent
-        parts = [
-            b"\x0a\x10" + context.trace_id.to_bytes(16, "big"),
-            b"\x12\x08" + context.span_id.to_bytes(8, "big"),
-        ]
+        parts = [_IDS % (context.trace_id.to_bytes(16, "big"), context.span_id.to_bytes(8, "big"))]
         if context.trace_state:
             state = ",".join([f"{k}={v}" for k, v in context.trace_state.items()])
             parts.append(_field(b"\x1a", state.encode()))
         if parent:
             parts.append(b"\x22\x08" + parent.span_id.to_bytes(8, "big"))
-        if span.name:
-            parts.append(_field(b"\x2a", span.name.encode()))
-        parts.append(_KIND_FIELDS[id(span.kind)])
-        if span.start_time:
-            parts.append(b"\x39" + _pack_q(span.start_time))
-        if span.end_time:
-            parts.append(b"\x41" + _pack_q(span.end_time))
-        parts.append(self._attributes(b"\x4a", span.attributes))
+        parts.append(self._named(span.name, span.kind))
+        start, end = span.start_time, span.end_time
+        if start and end:
+            parts.append(_times(0x39, start, 0x41, end))
+        else:
+            parts.append(
+                (b"\x39" + _pack_q(start) if start else b"")
+                + (b"\x41" + _pack_q(end) if end else b"")
+            )
+        attributes = span.attributes
+        if attributes:
+            parts.append(self._attributes(b"\x4a", attributes))
+        parts.append(self._events_links(span))
+        remote = parent is not None and parent.is_remote
+        status = span.status
+        if status is not None and (
+            status.status_code is not StatusCode.UNSET or status.description
+        ):
+            parts.append(_field(b"\x7a", _status(status)) + _FLAGS[remote])
+        else:
+            parts.append(_UNSET_FLAGS[remote] if status is not None else _FLAGS[remote])
+        return b"".join(parts)
+
+    def _events_links(self, span: Any) -> bytes:
+        """A span's dropped attribute count, events, links and what of them was dropped."""
+        parts = []
         if span.dropped_attributes:
             parts.append(b"\x50" + _varint(span.dropped_attributes))
         for event in span.events:
@@ -160,12 +198,18 @@ class SpanWriter:
             parts.append(_field(b"\x6a", self._link(link)))
         if span.dropped_links:
             parts.append(b"\x70" + _varint(span.dropped_links))
-        status = span.status
-        if status is not None:
-            unset = status.status_code is StatusCode.UNSET and not status.description
-            parts.append(_UNSET_FIELD if unset else _field(b"\x7a", _status(status)))
-        parts.append(b"\x85\x01" + _pack_i(_flags(parent)))
         return b"".join(parts)
+
+    def _named(self, name: str, kind: Any) -> bytes:
+        """A span's name and kind fields (they recur: a few names per kind)."""
+        known = (name, id(kind))  # an enum member hashes in Python
+        encoded = self._names.get(known)
+        if encoded is None:
+            if len(self._names) >= _CACHED:
+                self._names.clear()
+            named = _field(b"\x2a", name.encode()) if name else b""
+            encoded = self._names[known] = named + _KIND_FIELDS[id(kind)]
+        return encoded
 
     def _event(self, event: Any) -> bytes:
         return (
@@ -190,23 +234,39 @@ class SpanWriter:
         return encoded
 
     def _attributes(self, tag: bytes, attributes: Mapping[str, Any] | None) -> bytes:
-        """Each attribute as a KeyValue field ``tag``; scalar pairs from the cache."""
+        """Each attribute as a KeyValue field ``tag``; recurring pairs from the cache (one per
+        value type: True and 1 are equal keys)."""
         if not attributes:
             return b""
-        pairs = self._pairs
+        caches = self._caches[tag]
         out = []
-        for key, value in attributes.items():
-            if isinstance(value, _CACHEABLE) and (type(value) is not tuple or _strings(value)):
-                known = (key, type(value), value)
-                encoded = pairs.get(known)
-                if encoded is None:
-                    if len(pairs) >= _CACHED:
-                        pairs.clear()
-                    encoded = pairs[known] = _field(b"", _pair(key, value))
-                out.append(tag + encoded)
-            else:
-                out.append(_field(tag, _pair(key, value)))
+        for item in attributes.items():
+            cache = caches.get(type(item[1]))
+            if cache is None:  # a float (a duration) rarely recurs
+                out.append(_field(tag, _pair(*item)))
+                continue
+            try:
+                encoded = cache.get(item)
+            except TypeError:  # a tuple holding something unhashable
+                encoded = _field(tag, _pair(*item))
+            if encoded is None:
+                encoded = self._remember(tag, cache, item)
+            out.append(encoded)
         return b"".join(out)
+
+    def _remember(self, tag: bytes, cache: dict[Any, bytes], item: tuple[str, Any]) -> bytes:
+        encoded = _field(tag, _pair(*item))
+        value = item[1]
+        if type(value) is tuple and not _strings(value):
+            return encoded  # durations, counts: they rarely recur
+        if self._kept >= _CACHED:
+            for by_type in self._caches.values():
+                for kept in by_type.values():
+                    kept.clear()
+            self._kept = 0
+        cache[item] = encoded
+        self._kept += 1
+        return encoded
 
 
 def _strings(value: tuple[Any, ...]) -> bool:
@@ -224,3 +284,11 @@ def _flags(parent: Any) -> int:
     if parent is not None and parent.is_remote:
         return _HAS_IS_REMOTE | _IS_REMOTE
     return _HAS_IS_REMOTE
+
+
+_FLAGS = {
+    remote: b"\x85\x01" + _pack_i(_HAS_IS_REMOTE | (_IS_REMOTE if remote else 0))
+    for remote in (False, True)
+}
+# an unset status and the flags: how most spans end
+_UNSET_FLAGS = {remote: _UNSET_FIELD + flags for remote, flags in _FLAGS.items()}

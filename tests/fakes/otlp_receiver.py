@@ -1,8 +1,10 @@
-"""An OTLP/HTTP receiver on 127.0.0.1: decodes each protobuf export into plain spans and plain
-histogram points."""
+"""An OTLP/HTTP receiver on 127.0.0.1 (over TLS when given a server context): decodes each
+protobuf export into plain spans and plain histogram points, keeps each trace request's headers
+and size on the wire, and answers the statuses it is told to before it takes a request."""
 
 from __future__ import annotations
 
+import ssl
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -36,6 +38,16 @@ def _attrs(pairs: Any) -> dict[str, Any]:
 
 
 @dataclass
+class ReceivedRequest:
+    """One POST to /v1/traces: its headers (names in lower case) and body sizes."""
+
+    headers: dict[str, str]
+    wire_bytes: int  # as sent (compressed when Content-Encoding says so)
+    body_bytes: int  # the protobuf request, decompressed
+    status: int  # what the receiver answered
+
+
+@dataclass
 class ReceivedHistogram:
     """One data point of a histogram metric."""
 
@@ -48,16 +60,19 @@ class ReceivedHistogram:
 
 
 class OtlpReceiver:
-    def __init__(self) -> None:
+    def __init__(self, tls: ssl.SSLContext | None = None) -> None:
         self.spans: list[ReceivedSpan] = []
         self.histograms: list[ReceivedHistogram] = []
-        self.requests = 0
+        self.requests = 0  # trace requests taken
+        self.received: list[ReceivedRequest] = []  # every trace request, taken or refused
+        self.refuse: list[int] = []  # statuses to answer, one per request, before taking any
+        self._tls = tls
         self._runner: web.AppRunner | None = None
         self.port = 0
 
     @property
     def base_url(self) -> str:
-        return f"http://127.0.0.1:{self.port}"
+        return f"{'https' if self._tls else 'http'}://127.0.0.1:{self.port}"
 
     async def __aenter__(self) -> OtlpReceiver:
         app = web.Application()
@@ -65,7 +80,7 @@ class OtlpReceiver:
         app.router.add_post("/v1/metrics", self._metrics)
         self._runner = web.AppRunner(app)
         await self._runner.setup()
-        site = web.TCPSite(self._runner, "127.0.0.1", 0)
+        site = web.TCPSite(self._runner, "127.0.0.1", 0, ssl_context=self._tls)
         await site.start()
         self.port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
         return self
@@ -81,8 +96,15 @@ class OtlpReceiver:
         )
 
         assert request.content_type == "application/x-protobuf"
+        body = await request.read()  # aiohttp decompresses what Content-Encoding names
+        status = self.refuse.pop(0) if self.refuse else 200
+        headers = {k.lower(): v for k, v in request.headers.items()}
+        wire = request.content_length or 0
+        self.received.append(ReceivedRequest(headers, wire, len(body), status))
+        if status != 200:
+            return web.Response(status=status)
         export = ExportTraceServiceRequest()
-        export.ParseFromString(await request.read())
+        export.ParseFromString(body)
         self.requests += 1
         for resource_spans in export.resource_spans:
             resource = _attrs(resource_spans.resource.attributes)

@@ -80,3 +80,51 @@ def test_exemplars_only_when_asked_for(env: dict[str, str], kept: int) -> None:
     (duration,) = _points(reader)[genai_metrics.DURATION]
     assert len(duration.exemplars) == kept
     made.shutdown()
+
+
+class _Kept:
+    """A histogram that keeps the attribute mappings it is given."""
+
+    def __init__(self) -> None:
+        self.given: list[object] = []
+
+    def record(self, amount: float, attributes: object = None, context: object = None) -> None:
+        self.given.append(attributes)
+
+
+class _Meter:
+    def __init__(self) -> None:
+        self.made: list[_Kept] = []
+
+    def create_histogram(self, name: str, **kwargs: object) -> _Kept:
+        self.made.append(_Kept())
+        return self.made[-1]
+
+
+def test_a_calls_attribute_mappings_are_built_once_and_reused() -> None:
+    meter = _Meter()
+    genai_metrics.install(meter)
+    try:
+        for _ in range(2):
+            genai_metrics.model_call(
+                CALL, 0.1, response_model="m-1", input_tokens=3, output_tokens=4
+            )
+    finally:
+        genai_metrics.uninstall()
+    durations, tokens = meter.made
+    assert durations.given[0] is durations.given[1]
+    assert tokens.given[0] is tokens.given[2] and tokens.given[1] is tokens.given[3]
+
+
+def test_reinstalled_with_the_latest_conventions_no_earlier_attributes_are_reused() -> None:
+    reader = InMemoryMetricReader()
+    meter = MeterProvider([reader]).get_meter("t")
+    genai_metrics.install(meter)
+    genai_metrics.model_call(CALL, 0.1)
+    genai_metrics.install(meter, latest_genai=True)
+    try:
+        genai_metrics.model_call(CALL, 0.2)
+    finally:
+        genai_metrics.uninstall()
+    systems = [("gen_ai.system" in p.attributes) for p in _points(reader)[genai_metrics.DURATION]]
+    assert sorted(systems) == [False, True]

@@ -102,9 +102,7 @@ async def test_the_exporter_sends_the_written_batch_as_the_sdk_exporter_would() 
     spans = _spans()
     async with OtlpReceiver() as ours, OtlpReceiver() as theirs:
         url = "{}/v1/traces"
-        sent = await asyncio.to_thread(
-            SpanExporter(endpoint=url.format(ours.base_url)).export, spans
-        )
+        sent = await asyncio.to_thread(SpanExporter.to(url.format(ours.base_url), {}).export, spans)
         reference = OTLPSpanExporter(endpoint=url.format(theirs.base_url))
         assert await asyncio.to_thread(reference.export, spans) is SpanExportResult.SUCCESS
     assert sent is SpanExportResult.SUCCESS
@@ -112,5 +110,6 @@ async def test_the_exporter_sends_the_written_batch_as_the_sdk_exporter_would() 
 
 
 async def test_a_refused_batch_is_a_failed_export() -> None:
-    exporter = SpanExporter(endpoint="http://127.0.0.1:9/v1/traces", timeout=0.5)
+    env = {"OTEL_EXPORTER_OTLP_TIMEOUT": "500"}
+    exporter = SpanExporter.to("http://127.0.0.1:9/v1/traces", env)
     assert await asyncio.to_thread(exporter.export, _spans()) is SpanExportResult.FAILURE

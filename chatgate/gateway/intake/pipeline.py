@@ -10,7 +10,6 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Coroutine, Sequence
-from dataclasses import replace
 from typing import Any
 
 from chatgate import tracing
@@ -179,7 +178,7 @@ class Pipeline:
             return await self._submit(msg)  # off, or a duplicate of a message in flight
         trace = tracing.journaled(root)
         if trace:  # journaled with the message: `chatgate why` prints it, an adopter links it
-            msg = replace(msg, extra={**msg.extra, **trace})
+            msg = msg.with_extra(trace)
         try:
             with tracing.within(root):
                 submission = await self._submit(msg)

@@ -1,14 +1,18 @@
-"""Leaf spans (recorded without the SDK's span machinery) and the deque span processor: a leaf
-lands in its parent's trace with what the SDK would have recorded; the processor exports in
-batches, drops beyond its queue and flushes on shutdown."""
+"""chatgate's own spans (recorded without the SDK's span machinery) and the deque span processor:
+a message root, a turn made current and a leaf land in one trace with what the SDK would have
+recorded, spans the SDK makes under them nest; the processor exports in batches, drops beyond
+its queue and flushes on shutdown."""
 
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from typing import Any
 
 import pytest
+from opentelemetry import trace
 from opentelemetry.sdk.resources import Resource
-from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
+from opentelemetry.sdk.trace import ReadableSpan, SpanProcessor, TracerProvider, sampling
 from opentelemetry.sdk.trace.export import SpanExporter, SpanExportResult
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from opentelemetry.sdk.util.instrumentation import InstrumentationScope
@@ -16,7 +20,7 @@ from opentelemetry.trace import SpanKind, StatusCode
 
 from chatgate import tracing
 from chatgate.telemetry.batch import DequeSpanProcessor, from_env
-from chatgate.telemetry.leaf import Leaves
+from chatgate.telemetry.own import OwnSpans
 from chatgate.telemetry.wire import SpanWriter
 
 SCOPE = InstrumentationScope("chatgate", "1.0", "https://opentelemetry.io/schemas/1.37.0")
@@ -28,8 +32,8 @@ def exported() -> Iterator[tuple[InMemorySpanExporter, DequeSpanProcessor]]:
     provider = TracerProvider(resource=Resource({"service.name": "chatgate"}))
     processor = DequeSpanProcessor(exporter, queue=100)
     provider.add_span_processor(processor)
-    leaves = Leaves(processor.on_end, provider, SCOPE)
-    tracing.install(provider.get_tracer("chatgate", "1.0"), leaves=leaves)
+    own = OwnSpans(processor.on_end, provider, SCOPE)
+    tracing.install(provider.get_tracer("chatgate", "1.0"), own=own)
     yield exporter, processor
     tracing.uninstall()
     processor.shutdown()
@@ -153,3 +157,115 @@ def test_the_processor_reads_the_sdk_batch_settings() -> None:
         assert processor.dropped == 0 and processor.force_flush()
     finally:
         processor.shutdown()
+
+
+class _Starts(SpanProcessor):
+    """Names the spans the SDK starts (it calls ``on_start`` for each; chatgate's own spans it
+    never sees before they end)."""
+
+    def __init__(self) -> None:
+        self.started: list[str] = []
+
+    def on_start(self, span: Any, parent_context: Any = None) -> None:
+        self.started.append(span.name)
+
+
+@dataclass
+class Own:
+    exporter: InMemorySpanExporter
+    processor: DequeSpanProcessor
+    provider: TracerProvider
+    starts: _Starts
+
+    def spans(self) -> dict[str, ReadableSpan]:
+        return _spans((self.exporter, self.processor))
+
+
+@pytest.fixture
+def own() -> Iterator[Own]:
+    provider = TracerProvider(
+        resource=Resource({"service.name": "chatgate"}),
+        sampler=sampling.ParentBased(sampling.ALWAYS_ON),
+    )
+    found = Own(InMemorySpanExporter(), None, provider, _Starts())  # type: ignore[arg-type]
+    found.processor = DequeSpanProcessor(found.exporter, queue=100)
+    provider.add_span_processor(found.starts)
+    provider.add_span_processor(found.processor)
+    made = OwnSpans(found.processor.on_end, provider, SCOPE)
+    tracing.install(provider.get_tracer("chatgate", "1.0"), own=made)
+    yield found
+    tracing.uninstall()
+    provider.shutdown()
+
+
+def test_a_messages_root_and_turn_are_chatgates_own_and_sdk_spans_nest_under_them(
+    own: Own,
+) -> None:
+    assert tracing.start_message("tg:1", "telegram message", chatgate__channel="tg")
+    with tracing.within("tg:1"), tracing.span("chatgate.turn", gen_ai__agent__name="a"):
+        turn_ids = tracing.ids()
+        with tracing.span("chat m", kind="client", leaf=True):
+            pass
+        # a span the SDK makes under the current one, as the MCP SDK's `tools/call`
+        with own.provider.get_tracer("mcp").start_as_current_span("tools/call"):
+            tool_ids = tracing.ids()
+    tracing.finish_message("tg:1", chatgate__reason="text")
+    spans = own.spans()
+    root, turn = spans["telegram message"], spans["chatgate.turn"]
+    chat, tool = spans["chat m"], spans["tools/call"]
+    assert own.starts.started == ["tools/call"]  # the SDK made the MCP SDK's span only
+    assert root.parent is None and root.kind is SpanKind.CONSUMER
+    assert dict(root.attributes or {}) == {"chatgate.channel": "tg", "chatgate.reason": "text"}
+    assert turn.parent == root.context and chat.parent == turn.context
+    assert tool.parent == turn.context
+    assert {s.context.trace_id for s in spans.values()} == {root.context.trace_id}
+    assert turn_ids == (f"{turn.context.trace_id:032x}", f"{turn.context.span_id:016x}")
+    assert tool_ids == (f"{tool.context.trace_id:032x}", f"{tool.context.span_id:016x}")
+    assert root.context.trace_flags == turn.context.trace_flags == tool.context.trace_flags
+    assert root.context.trace_flags.sampled
+
+
+def test_a_root_continues_a_callers_trace_as_the_sampler_decides(own: Own) -> None:
+    sampled, dropped = (f"00-{'ab' * 16}-{'cd' * 8}-{flags}" for flags in ("01", "00"))
+    tracing.start_message("w:1", "webhook message", traceparent=sampled)
+    tracing.start_message("w:2", "webhook message", traceparent=dropped)
+    assert tracing.journaled("w:1")["trace_id"] == "ab" * 16
+    assert tracing.journaled("w:2") == {}  # the caller did not sample it: nothing recorded
+    with tracing.within("w:2"), tracing.span("chatgate.turn") as span:
+        assert span is tracing.OFF
+        carrier: dict[str, str] = {}
+        tracing.inject(carrier)  # its trace context still passes on, unsampled
+    assert carrier["traceparent"].startswith(f"00-{'ab' * 16}-") and carrier[
+        "traceparent"
+    ].endswith("-00")
+    tracing.finish_message("w:1")
+    tracing.finish_message("w:2")
+    [root] = own.spans().values()
+    assert root.context.trace_id == int("ab" * 16, 16)
+    assert root.parent is not None and root.parent.is_remote
+    assert root.parent.span_id == int("cd" * 8, 16)
+
+
+def test_own_spans_write_the_same_request_bytes_as_sdk_spans(own: Own) -> None:
+    from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
+
+    earlier = f"00-{'12' * 16}-{'34' * 8}-01"
+    tracing.start_message("m", "telegram message", link=earlier, chatgate__channel="tg")
+    with tracing.within("m"), tracing.span("chatgate.turn", steps=["a", "b"]) as turn:
+        turn.event("chatgate.send_retry", attempt=1)
+        turn.fail("DeliveryFailed")
+    tracing.finish_message("m")
+    spans = list(own.spans().values())
+    assert len(spans) == 2 and spans[1].links
+    assert SpanWriter().request(spans) == encode_spans(spans).SerializeToString()
+
+
+def test_an_exception_recorded_on_an_own_span_names_its_type_only(own: Own) -> None:
+    tracing.start_message("m", "telegram message")
+    with tracing.within("m"):
+        trace.get_current_span().record_exception(ValueError("sk-secret in the text"))
+    tracing.finish_message("m")
+    [root] = own.spans().values()
+    [event] = root.events
+    assert event.name == "exception"
+    assert dict(event.attributes or {}) == {"exception.type": "ValueError"}

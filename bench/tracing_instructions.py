@@ -1,0 +1,182 @@
+"""`python -m bench.tracing_instructions`: instructions per message with tracing off and on.
+
+The load-independent companion of `bench.tracing_overhead`: the same in-process pipeline (real
+Gateway, memory channel, SQLite; a model turn against the fake model in another process, an echo
+turn) runs in one process under ``valgrind --tool=callgrind --instr-atstart=no``. For each run
+the gateway starts and warms up uncounted; counting is switched on (``callgrind_control -i on``)
+for ``--turns`` messages and, with tracing on, the flush of their spans over OTLP/HTTP (the
+export thread's work, to a sink in another process); then off and dumped. Every thread of the
+process is counted. Runs alternate off and on, ``--reps`` times each. Needs valgrind.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from bench.budget_overhead import fake_model
+from bench.scenarios.pipeline import WARMUP_TURNS, _daemon_logging
+from bench.tracing_overhead import _configure, sink
+from chatgate import tracing
+from chatgate.channels.registry import ChannelRegistry
+from chatgate.config.loader import load_config
+from chatgate.gateway.builder import GatewayBuilder
+from chatgate.telemetry.feature import Telemetry
+from tests.fakes.memory_channel import MemoryChannel
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+async def _run(
+    workdir: Path, turns: int, endpoint: str | None, model: str | None, env: dict[str, str]
+) -> None:
+    """One counted run: warm up, ask for counting, ``turns`` messages and the span flush."""
+    path = _configure(workdir, endpoint, model)
+    registry = ChannelRegistry()
+    registry.register("memory", MemoryChannel)
+    loaded = load_config(path, env={}, catalog=registry)
+    gateway = GatewayBuilder(loaded).registry(registry).env(env).build()
+    loop = asyncio.get_running_loop()
+    with _daemon_logging(workdir / "gateway.log"):
+        await gateway.start()
+        try:
+            channel = gateway.channels.adapters["memory"]
+            assert isinstance(channel, MemoryChannel)
+            assert tracing.on() is (endpoint is not None)
+            for i in range(WARMUP_TURNS):
+                await (await channel.inject(f"warm {i}", chat_id="warm")).result
+            telemetry = next(f for f in gateway.features if isinstance(f, Telemetry))
+            await asyncio.to_thread(telemetry.flush)
+            print("ready", flush=True)
+            await loop.run_in_executor(None, sys.stdin.readline)  # counting is on
+            for i in range(turns):
+                result = await (await channel.inject(f"t{i}", chat_id=f"c{i % 10}")).result
+                assert result.reason == "text", result
+            await asyncio.to_thread(telemetry.flush)
+            print("done", flush=True)
+            await loop.run_in_executor(None, sys.stdin.readline)  # counting is off
+        finally:
+            await gateway.stop()
+
+
+def child(plan: list[dict[str, Any]], turns: int, scratch: Path) -> None:
+    for n, step in enumerate(plan):
+        run = _run(scratch / f"run{n}", turns, step["endpoint"], step["model"], step["env"])
+        asyncio.run(run)
+
+
+def _control(pid: int, *args: str) -> None:
+    subprocess.run(
+        ["callgrind_control", *args, str(pid)],
+        check=True,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+
+
+def _totals(path: Path) -> int:
+    for line in path.read_text().splitlines():
+        if line.startswith("totals:"):
+            return int(line.split()[1])
+    raise RuntimeError(f"no totals in {path}")
+
+
+def measure(
+    kinds: list[str], turns: int, reps: int, scratch: Path, variants: dict[str, dict[str, str]]
+) -> dict[tuple[str, str], list[float]]:
+    """Instructions per message by (kind, side), one figure per rep; the sides are off, on and
+    each of ``variants`` (on, with that environment)."""
+    sides: dict[str, dict[str, str] | None] = {"off": None, "on": {}} | dict(variants)
+    with sink() as url, fake_model() as model:
+        plan = [
+            {"kind": kind, "side": side, "endpoint": None if env is None else url}
+            | {"model": model if kind == "model" else None, "env": env or {}}
+            for _ in range(reps)
+            for kind in kinds
+            for side, env in sides.items()
+        ]
+        out = scratch / "callgrind.out"
+        argv = ["valgrind", "--tool=callgrind", "--instr-atstart=no"]
+        argv += [f"--callgrind-out-file={out}", sys.executable, "-m", "bench.tracing_instructions"]
+        argv += ["--child", json.dumps(plan), "--turns", str(turns), "--scratch", str(scratch)]
+        proc = subprocess.Popen(
+            argv,
+            cwd=ROOT,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+            env={**os.environ, "PYTHONHASHSEED": "0"},  # the same dict layouts every run
+        )
+        assert proc.stdin is not None and proc.stdout is not None
+        found: dict[tuple[str, str], list[float]] = {}
+        for n, step in enumerate(plan, start=1):
+            assert proc.stdout.readline().strip() == "ready", f"run {n} did not start"
+            _control(proc.pid, "-z")
+            _control(proc.pid, "-i", "on")
+            proc.stdin.write("go\n")
+            proc.stdin.flush()
+            assert proc.stdout.readline().strip() == "done", f"run {n} did not finish"
+            _control(proc.pid, "-i", "off")
+            _control(proc.pid, "-d")
+            proc.stdin.write("next\n")
+            proc.stdin.flush()
+            count = _totals(Path(f"{out}.{n}")) / turns
+            found.setdefault((str(step["kind"]), str(step["side"])), []).append(count)
+            print(f"{step['kind']} {step['side']}: {count / 1e6:.3f} M", file=sys.stderr)
+        proc.stdin.close()
+        proc.wait()
+    return found
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(
+        prog="python -m bench.tracing_instructions", description=__doc__
+    )
+    parser.add_argument("--turns", type=int, default=40)
+    parser.add_argument("--reps", type=int, default=3)
+    parser.add_argument("--agents", default="model,echo", help="which turns: model, echo or both")
+    parser.add_argument(
+        "--variant",
+        action="append",
+        default=[],
+        help="another side, on with environment: NAME:KEY=VALUE[,KEY=VALUE]",
+    )
+    parser.add_argument("--child", help=argparse.SUPPRESS)
+    parser.add_argument("--scratch", help=argparse.SUPPRESS)
+    parser.add_argument("--keep", action="store_true", help="keep the callgrind files")
+    args = parser.parse_args(argv)
+    if args.child:
+        child(json.loads(args.child), args.turns, Path(args.scratch))
+        return
+    if shutil.which("valgrind") is None:
+        sys.exit("valgrind is not installed (apt-get install valgrind)")
+    scratch = Path(tempfile.mkdtemp(prefix="chatgate-tracing-instr-"))
+    try:
+        variants = {
+            name: dict(pair.split("=", 1) for pair in spec.split(",") if pair)
+            for name, _, spec in (v.partition(":") for v in args.variant)
+        }
+        found = measure(args.agents.split(","), args.turns, args.reps, scratch, variants)
+    finally:
+        if args.keep:
+            print(f"callgrind files in {scratch}", file=sys.stderr)
+        else:
+            shutil.rmtree(scratch, ignore_errors=True)
+    for (kind, side), counts in found.items():
+        off = statistics.mean(found[(kind, "off")])
+        mean = statistics.mean(counts)
+        each = ", ".join(f"{v / 1e6:.2f}" for v in counts)
+        print(f"{kind} turn {side}: {mean / 1e6:.2f} M (mean of {each}), {mean / off:.3f}x off")
+
+
+if __name__ == "__main__":
+    main()

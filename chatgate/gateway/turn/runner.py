@@ -80,11 +80,16 @@ class TurnRunner:
         timeline = tracing.Timeline.of(tracing.current(), self.rt.clock.monotonic)
         try:
             async with rec.held:
-                for name, step in self._held.of(self.steps.held):
-                    timeline.mark(name)
-                    ended = await step(rec)
-                    if ended is not None:
-                        return ended.ran
+                try:
+                    for name, step in self._held.of(self.steps.held):
+                        timeline.mark(name)
+                        ended = await step(rec)
+                        if ended is not None:
+                            return ended.ran
+                except StateUnavailable:  # the lock waits for this batch's resumed turn
+                    ttl = self.rt.config.gateway.turn_lock.ttl_s
+                    self.rt.turn_lock.strand(rec.last.session, batch[0].msg.key, rec.lease, ttl)
+                    raise
             for name, after in self._after.of(self.steps.after):
                 timeline.mark(name)
                 await after(rec)

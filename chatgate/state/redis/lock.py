@@ -8,8 +8,10 @@ holds a session. `hold` renews the lease every third of the TTL while the turn r
 a failed renewal); a dead replica's lease simply expires. Leaving `hold` stops the keeper, letting a
 renewal under way finish (its connection stays in the pool) but never longer than `STOP_WAIT_S`:
 a renewal stuck in a dead connection cannot keep the turn (and the lock) open.
-When Redis cannot be reached the lock fails closed (`StateUnavailable`): the turn gets the
-`unavailable` reply instead of risking two turns of one session at once.
+When Redis cannot be reached the lock fails closed (`StateUnavailable`): the turn is left to the
+journal instead of risking two turns of one session at once. A turn cut short by the state
+(`strand`) passes its lock on to its own resumed turn instead of freeing it, as soon as Redis
+answers: a later message of the session on another replica cannot go first.
 """
 
 from __future__ import annotations
@@ -76,6 +78,14 @@ if redis.call('get', KEYS[1]) ~= ARGV[1] then return 0 end
 redis.call('set', KEYS[1], ARGV[2], 'px', ARGV[3])
 return 1
 """
+# KEYS: a lock; ARGV: my token ('' : none), the hand-off value, px → 1 when the lock, mine or
+# free, now waits for that message's resumed turn; 0 when another holder has it.
+STRAND = """
+local v = redis.call('get', KEYS[1])
+if v and v ~= ARGV[1] then return 0 end
+redis.call('set', KEYS[1], ARGV[2], 'px', ARGV[3])
+return 1
+"""
 HANDOFF = "handoff:"  # a lock passed on with a handed-off answer: handoff:<message key>
 POLL_MIN_S = 0.02
 POLL_MAX_S = 0.25
@@ -107,8 +117,13 @@ class RedisTurnLock:
         self._release_prefixed = redis.register_script(RELEASE_PREFIXED)
         self._take_over = redis.register_script(TAKE_OVER)
         self._pass_on = redis.register_script(PASS_ON)
+        self._strand = redis.register_script(STRAND)
         self._unreleased: dict[str, str] = {}  # lock key → token whose release failed
         self._passing: dict[str, str] = {}  # token → the message key its lock goes on with
+        self._stranding: dict[str, str] = {}  # token → the message its failed turn left
+        # lock key → (token or '', hand-off value, give up at): locks to pass on to a turn cut
+        # short by the state, once Redis answers and the lock is this replica's or free
+        self._stranded: dict[str, tuple[str, str, float]] = {}
         self._holding: dict[str, tuple[str, float]] = {}  # lock key → (token held, its ttl)
 
     def _key(self, session: str) -> str:
@@ -125,7 +140,7 @@ class RedisTurnLock:
         from_dead: bool = False,
     ) -> LeaseToken:
         token = f"{self.replica or owner}/{uuid.uuid4().hex}"
-        await self._retry_releases()
+        await self._retry()
         wait = POLL_MIN_S
         while True:
             try:
@@ -135,6 +150,8 @@ class RedisTurnLock:
                     f"turn lock: redis unreachable ({type(exc).__name__})"
                 ) from exc
             if took:
+                if after is not None:  # the turn a lock waited for: nothing more to pass on
+                    self._took_stranded(key, after)
                 return LeaseToken(key, owner, self._clock.monotonic() + ttl, token)
             if give_way is not None and give_way():
                 raise GaveWay(key)
@@ -152,6 +169,27 @@ class RedisTurnLock:
 
     def pass_on(self, token: LeaseToken, message_key: str) -> None:
         self._passing[token.token] = message_key
+
+    def strand(self, session: str, message_key: str, token: LeaseToken | None, ttl: float) -> None:
+        """The turn of ``message_key`` failed on the state: its session's lock (held by
+        ``token``, or free when it could not be taken) goes on to that message's resumed turn
+        (`hold`'s ``after``), now or once Redis answers; the oldest such message first."""
+        if token is not None:
+            self._stranding[token.token] = message_key
+            return
+        give_up = self._clock.monotonic() + ttl
+        self._stranded.setdefault(self._key(session), ("", HANDOFF + message_key, give_up))
+
+    def _took_stranded(self, session: str, message_key: str) -> None:
+        waiting = self._stranded.get(self._key(session))
+        if waiting is not None and waiting[1] == HANDOFF + message_key:
+            del self._stranded[self._key(session)]
+
+    async def retry_pending(self) -> None:
+        """Pass on (or free) the locks that Redis could not take while it was away; raises
+        `StateUnavailable` while it still cannot (the state probe asks this too)."""
+        if not await self._retry():
+            raise StateUnavailable("turn lock: redis unreachable")
 
     async def restore(self, handed: Mapping[str, str], ttl: float) -> int:
         """Take again (only where free: a lock taken since stays) the locks held here and the
@@ -171,7 +209,17 @@ class RedisTurnLock:
         return sum(1 for t in taken if t)
 
     async def _leave(self, token: LeaseToken, ttl: float) -> None:
-        """Release ``token``, or pass its lock on when its answer was handed off."""
+        """Release ``token``, or pass its lock on when its answer was handed off, or to its own
+        resumed turn (or an earlier message's of the session) when the state cut it short."""
+        key = self._key(token.key)
+        stranded = self._stranding.pop(token.token, None)
+        waiting = self._stranded.get(key)
+        if stranded is not None or waiting is not None:
+            self._passing.pop(token.token, None)
+            value = waiting[1] if waiting is not None else HANDOFF + str(stranded)
+            self._stranded[key] = (token.token, value, self._clock.monotonic() + ttl)
+            await self._retry()
+            return
         passing = self._passing.pop(token.token, None)
         if passing is None:
             await self.release(token)
@@ -203,15 +251,32 @@ class RedisTurnLock:
                 extra={"session": token.key, "error": type(exc).__name__},
             )
 
-    async def _retry_releases(self) -> None:
-        """Free the locks whose release failed while Redis was away (else the session would
-        wait out their TTL after a blip); stops at the first error."""
+    async def _retry(self) -> bool:
+        """Pass on the locks of turns the state cut short (kept while another holder has the
+        lock, until their TTL), then free the locks whose release failed while Redis was away
+        (else the session would wait out their TTL after a blip); False at the first error."""
+        now = self._clock.monotonic()
+        for key, (token, value, give_up) in list(self._stranded.items()):
+            if give_up <= now:
+                self._stranded.pop(key, None)
+                continue
+            px = _ms(give_up - now)
+            try:
+                passed = await self._strand(keys=[key], args=[token, value, px])
+            except RedisError:
+                return False
+            if passed:
+                self._stranded.pop(key, None)
+                self._unreleased.pop(key, None)
+            elif token:  # taken by another holder: this one waits for it to leave
+                self._stranded[key] = ("", value, give_up)
         for key, token in list(self._unreleased.items()):
             try:
                 await self._release(keys=[key], args=[token])
             except RedisError:
-                return
+                return False
             self._unreleased.pop(key, None)
+        return True
 
     async def release_leftovers(self) -> int:
         """Free every lock a previous process with this replica id left behind (killed

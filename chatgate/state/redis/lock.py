@@ -57,13 +57,22 @@ local v = redis.call('get', KEYS[1])
 if v and string.sub(v, 1, string.len(ARGV[1])) == ARGV[1] then return redis.call('del', KEYS[1]) end
 return 0
 """
-# KEYS: a lock; ARGV: my token, px, the value a hand-off left, the replica liveness key prefix
-# ('' : not from a dead replica). 1 when the lock is mine now: it was free, passed on with the
-# message I take up, or held by a replica whose liveness key expired (it died, or stalls: only
-# the sender of an answer it made takes that lock, never a turn that would ask the model again).
+# KEYS: a lock, the wipe gate; ARGV: my token, px → 1 when the lock was free and is mine now.
+# While the gate stands (Redis lost its data a moment ago) a free lock is not taken: the
+# replicas take back the locks of what they hold first.
+TAKE = """
+if redis.call('exists', KEYS[2]) == 1 then return 0 end
+if redis.call('set', KEYS[1], ARGV[1], 'nx', 'px', ARGV[2]) then return 1 end
+return 0
+"""
+# KEYS: a lock, the wipe gate; ARGV: my token, px, the value a hand-off left, the replica
+# liveness key prefix ('' : not from a dead replica). 1 when the lock is mine now: it was free
+# (and no gate stands), passed on with the message I take up, or held by a replica whose liveness
+# key expired (it died, or stalls: only the sender of an answer it made takes that lock, never a
+# turn that would ask the model again).
 TAKE_OVER = """
 local v = redis.call('get', KEYS[1])
-local free = (not v) or v == ARGV[3]
+local free = (not v and redis.call('exists', KEYS[2]) == 0) or v == ARGV[3]
 if not free and ARGV[4] ~= '' and string.sub(v, 1, 8) ~= 'handoff:' then
   local slash = string.find(v, '/', 1, true)
   free = slash ~= nil and redis.call('exists', ARGV[4] .. string.sub(v, 1, slash - 1)) == 0
@@ -106,8 +115,10 @@ class RedisTurnLock:
         replica: str | None = None,
         *,
         owns_client: bool = True,
+        gate_s: float = 0.0,
     ) -> None:
         self._redis = redis
+        self._gate_s = gate_s  # after a wipe: how long free locks wait for those taken back
         self._owns_client = owns_client  # False: the stores' client, which they close
         self.replica = replica
         self._keys = Keys(prefix)
@@ -116,6 +127,7 @@ class RedisTurnLock:
         self._renew = redis.register_script(RENEW)
         self._release_prefixed = redis.register_script(RELEASE_PREFIXED)
         self._take_over = redis.register_script(TAKE_OVER)
+        self._take_free = redis.register_script(TAKE)
         self._pass_on = redis.register_script(PASS_ON)
         self._strand = redis.register_script(STRAND)
         self._unreleased: dict[str, str] = {}  # lock key → token whose release failed
@@ -161,11 +173,12 @@ class RedisTurnLock:
     async def _take(
         self, key: str, token: str, ttl: float, after: str | None, from_dead: bool
     ) -> bool:
+        keys = [self._key(key), self._keys("turn-gate")]
         if after is None:
-            return bool(await self._redis.set(self._key(key), token, nx=True, px=_ms(ttl)))
+            return bool(await self._take_free(keys=keys, args=[token, _ms(ttl)]))
         dead = self._keys("replica", "") if from_dead else ""
         args: list[str | int] = [token, _ms(ttl), HANDOFF + after, dead]
-        return bool(await self._take_over(keys=[self._key(key)], args=args))
+        return bool(await self._take_over(keys=keys, args=args))
 
     def pass_on(self, token: LeaseToken, message_key: str) -> None:
         self._passing[token.token] = message_key
@@ -193,20 +206,22 @@ class RedisTurnLock:
 
     async def restore(self, handed: Mapping[str, str], ttl: float) -> int:
         """Take again (only where free: a lock taken since stays) the locks held here and the
-        ones passed on with what ``handed`` names, after Redis lost its data."""
+        ones passed on with what ``handed`` names, after Redis lost its data. Free locks wait
+        ``gate_s`` from now (every replica notices the loss within half a lease TTL), so every
+        replica's locks are back before a later message of their sessions takes one."""
         wanted = {k: (token, px) for k, (token, px) in self._holding.items()}
         for session, message_key in handed.items():
             wanted.setdefault(self._key(session), (HANDOFF + message_key, ttl))
-        if not wanted:
-            return 0
         try:
             async with self._redis.pipeline(transaction=False) as pipe:
+                if self._gate_s > 0:
+                    pipe.set(self._keys("turn-gate"), self.replica or "", px=_ms(self._gate_s))
                 for key, (token, px) in wanted.items():
                     pipe.set(key, token, nx=True, px=_ms(px))
                 taken = await pipe.execute()
         except RedisError as exc:
             raise StateUnavailable(f"turn lock: redis unreachable ({type(exc).__name__})") from exc
-        return sum(1 for t in taken if t)
+        return sum(1 for t in taken[-len(wanted) :] if t) if wanted else 0
 
     async def _leave(self, token: LeaseToken, ttl: float) -> None:
         """Release ``token``, or pass its lock on when its answer was handed off, or to its own
@@ -360,6 +375,7 @@ def build_lock(gateway: GatewaySection, clock: Clock, client: object = None) -> 
     """The lock on the stores' client when they are on Redis too (one pool per replica: the
     lock's commands are short and never block), else on a client of its own."""
     prefix, replica = gateway.redis_prefix(), replica_id(gateway)
+    gate = gateway.redis.lease_ttl_s  # every replica notices a wipe within half of it
     if isinstance(client, Redis):
-        return RedisTurnLock(client, prefix, clock, replica, owns_client=False)
-    return RedisTurnLock(connect(gateway, LOCK_CONNECTIONS), prefix, clock, replica)
+        return RedisTurnLock(client, prefix, clock, replica, owns_client=False, gate_s=gate)
+    return RedisTurnLock(connect(gateway, LOCK_CONNECTIONS), prefix, clock, replica, gate_s=gate)

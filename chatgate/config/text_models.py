@@ -53,6 +53,7 @@ class TextOverrides(StrictModel):
     pairing_full: Override | None = Field(None, alias="pairing.full")
     pairing_approved: Override | None = Field(None, alias="pairing.approved")
     stale_notice: Override | None = Field(None, alias="notice.stale")
+    state_away: Override | None = Field(None, alias="notice.state_away")
     media_too_large: Override | None = Field(None, alias="media.too_large")
     media_too_large_telegram: Override | None = Field(None, alias="media.too_large_telegram")
     media_too_long: Override | None = Field(None, alias="media.too_long")

@@ -40,6 +40,7 @@ class TextId(StrEnum):
     PAIRING_FULL = "pairing.full"
     PAIRING_APPROVED = "pairing.approved"
     STALE_NOTICE = "notice.stale"
+    STATE_AWAY = "notice.state_away"  # the turn waits for the state store: answered later
     MEDIA_TOO_LARGE = "media.too_large"
     MEDIA_TOO_LARGE_TELEGRAM = "media.too_large_telegram"
     MEDIA_TOO_LONG = "media.too_long"

@@ -104,6 +104,12 @@ class LocalTurnLock:
     def pass_on(self, token: LeaseToken, message_key: str) -> None:
         return None  # one process: nothing is handed off to another
 
+    def strand(self, session: str, message_key: str, token: LeaseToken | None, ttl: float) -> None:
+        return None  # one process: its resumed message goes first in the session's queue
+
+    async def retry_pending(self) -> None:
+        """Nothing pending: the lock lives in this process's memory."""
+
     def hold(
         self,
         key: str,

@@ -373,6 +373,19 @@ class TurnLock(Protocol):
         one process holds every lock."""
         ...
 
+    def strand(self, session: str, message_key: str, token: LeaseToken | None, ttl: float) -> None:
+        """``message_key``'s turn failed on the state (the journal keeps it for its resumed
+        turn): the session's lock, held by ``token`` or not taken at all, is passed on to that
+        resumed turn (`hold`'s ``after``) instead of freed, as soon as the store answers, so no
+        later message of the session answers first; it runs out after ``ttl``. A no-op where
+        one process holds every lock (the resumed message goes first in its queue)."""
+        ...
+
+    async def retry_pending(self) -> None:
+        """Pass on or free the locks the store could not take while it was away; raises
+        `StateUnavailable` while it still cannot."""
+        ...
+
     def pass_on(self, token: LeaseToken, message_key: str) -> None:
         """On leaving ``token``'s hold, pass the lock on to the sender of ``message_key``'s
         handed-off answer (`hold`'s ``after``) instead of freeing it, so no later turn of the

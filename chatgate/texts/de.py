@@ -97,6 +97,10 @@ TEXTS: dict[T, Template] = {
         "Ich war offline, als du das geschrieben hast. "
         "Bitte sende es noch einmal, falls es noch aktuell ist."
     ),
+    T.STATE_AWAY: (
+        "Ich komme gerade nicht an mein Gedächtnis. Ich antworte, sobald es wieder da ist; "
+        "du musst nichts erneut senden."
+    ),
     T.MEDIA_TOO_LARGE: (
         "{name} ist größer als {max}, das Maximum für diesen Bot; bitte schicke eine "
         "kleinere Datei."

@@ -76,6 +76,10 @@ TEXTS: dict[T, Template] = {
     T.PAIRING_FULL: "I can't take new access requests right now. Please try again in an hour.",
     T.PAIRING_APPROVED: "You now have access. Send your message again and I'll answer.",
     T.STALE_NOTICE: "I was offline when you wrote this. Please resend it if it's still relevant.",
+    T.STATE_AWAY: (
+        "I can't reach my memory right now. I'll answer this as soon as it's back; "
+        "no need to resend."
+    ),
     T.MEDIA_TOO_LARGE: (
         "{name} is larger than {max}, the most this bot accepts; send a smaller file."
     ),

@@ -85,6 +85,10 @@ TEXTS: dict[T, Template] = {
     T.STALE_NOTICE: (
         "Estaba desconectado cuando escribiste esto. Vuelve a enviarlo si todavía es relevante."
     ),
+    T.STATE_AWAY: (
+        "Ahora mismo no puedo acceder a mi memoria. Responderé en cuanto vuelva; "
+        "no hace falta que lo reenvíes."
+    ),
     T.MEDIA_TOO_LARGE: (
         "{name} supera {max}, el máximo que acepta este bot; envía un archivo más pequeño."
     ),

@@ -89,6 +89,10 @@ TEXTS: dict[T, Template] = {
     T.STALE_NOTICE: (
         "J'étais hors ligne quand vous avez écrit ceci. Renvoyez-le s'il est toujours d'actualité."
     ),
+    T.STATE_AWAY: (
+        "Je n'ai pas accès à ma mémoire pour le moment. Je répondrai dès qu'elle sera de retour ; "
+        "inutile de renvoyer le message."
+    ),
     T.MEDIA_TOO_LARGE: (
         "{name} dépasse {max}, le maximum accepté par ce bot ; envoyez un fichier plus petit."
     ),

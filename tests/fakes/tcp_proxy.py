@@ -69,7 +69,8 @@ def parse_commands(buffer: bytearray) -> list[tuple[bytes, list[bytes]]]:
 @dataclass
 class Fault:
     """Fail ``count`` commands right after the ``nth`` command named ``after`` (whose arguments
-    contain ``contains``, when given) went through."""
+    contain ``contains``, when given) went through; with ``itself``, the first ``count`` such
+    commands fail instead."""
 
     after: str
     nth: int = 1
@@ -78,6 +79,7 @@ class Fault:
     count: int = 1
     seen: int = 0
     failed: list[list[bytes]] = field(default_factory=list)
+    itself: bool = False
 
     def matches(self, args: list[bytes]) -> bool:
         if not args or args[0].upper() != self.after.upper().encode():
@@ -87,6 +89,11 @@ class Fault:
     @property
     def armed(self) -> bool:
         return self.seen >= self.nth and len(self.failed) < self.count
+
+    def fails(self, args: list[bytes]) -> bool:
+        if self.itself:
+            return self.matches(args) and len(self.failed) < self.count
+        return self.armed
 
 
 class TcpProxy:
@@ -167,6 +174,13 @@ class TcpProxy:
         self.fault = Fault(after, nth, contains, action, count)
         return self.fault
 
+    def fail_on(
+        self, name: str, *, contains: bytes | None = None, action: Action = "error", count: int = 1
+    ) -> Fault:
+        """Fail the next ``count`` commands named ``name`` (containing ``contains``) themselves."""
+        self.fault = Fault(name, 1, contains, action, count, itself=True)
+        return self.fault
+
     def count(self, name: str, contains: bytes | None = None) -> int:
         return sum(1 for c in self.commands if Fault(name, contains=contains).matches(c))
 
@@ -241,7 +255,7 @@ class TcpProxy:
         for raw, args in parsed:
             fault = self.fault
             handshake = bool(args) and args[0].upper() in HANDSHAKE
-            if fault is not None and fault.armed and not handshake:
+            if fault is not None and not handshake and fault.fails(args):
                 fault.failed.append(args)
                 if fault.action == "close":
                     return bytes(out), True

@@ -10,12 +10,15 @@ from pathlib import Path
 
 from redis.asyncio import Redis
 
+from chatgate.model.text_ids import TextId
+from chatgate.texts.voice import Voice
 from tests.channels.telegram.support import telegram_config
 from tests.daemon import Daemon
 from tests.fakes.llm import FakeLLM, RecordedRequest
 from tests.fakes.telegram import FakeTelegram
 
 PREFIX = "mr:"
+STATE_AWAY = Voice().text(TextId.STATE_AWAY)
 
 
 def session_of(request: RecordedRequest) -> str:
@@ -113,4 +116,8 @@ def replica_of(request: RecordedRequest) -> str:
 
 
 def sent_texts(tg: FakeTelegram) -> Counter[str]:
-    return Counter(c.params["text"] for c in tg.calls_of("sendMessage"))
+    """The answers sent, with how often each went (the notice that an answer waits for the
+    state to be back is not one)."""
+    return Counter(
+        c.params["text"] for c in tg.calls_of("sendMessage") if c.params["text"] != STATE_AWAY
+    )

@@ -9,10 +9,11 @@ import pytest
 from redis.asyncio import Redis
 
 from chatgate.clock import SystemClock
-from chatgate.model.reasons import FailureReason
-from chatgate.policies.failure import failure_reply
+from chatgate.model.errors import StateUnavailable
+from chatgate.model.text_ids import TextId
 from chatgate.state import admin
 from chatgate.state.factory import build_state
+from chatgate.state.records import JournalState
 from chatgate.texts.voice import Voice
 from tests.fakes.llm import FakeLLM, Fault
 from tests.harness import load, memory, running, write_config
@@ -47,15 +48,18 @@ def on_redis(url: str, replica: str) -> str:
     )
 
 
-async def test_unreachable_redis_lock_fails_closed_with_the_unavailable_reply(
+async def test_unreachable_redis_lock_fails_closed_and_keeps_the_message_for_later(
     tmp_path: Path, fake_llm: FakeLLM
 ) -> None:
     gateway = "  turn_lock: {backend: redis}\n  redis: {url: 'redis://127.0.0.1:1/0'}\n"
     async with running(config(tmp_path, fake_llm, gateway)) as gw:
         chat = memory(gw)
-        result = await (await chat.inject("hello")).result
-    assert result.reason == FailureReason.UNAVAILABLE.value
-    assert chat.texts() == [Voice().failure(failure_reply(FailureReason.UNAVAILABLE))]
+        submission = await chat.inject("hello")
+        with pytest.raises(StateUnavailable):  # the caller is told to retry; the journal keeps it
+            await submission.result
+        entry = await gw.rt.journal.get(submission.key)
+    assert entry is not None and entry.state is JournalState.PENDING
+    assert chat.texts() == [Voice().text(TextId.STATE_AWAY)]
     assert fake_llm.requests == [], "a turn ran without the cluster-wide lock"
 
 

@@ -94,9 +94,11 @@ class HeldWork:
             generation = await self.rt.journal.generation()
             if self._generation is None or generation == self._generation:
                 self._generation = generation
+                await self.rt.turn_lock.retry_pending()  # locks of turns the outage cut short
                 return 0
             restored = await self._restore()
             self._generation = generation
+            await self.rt.turn_lock.retry_pending()
         log.warning(
             "the store lost its data; re-journaled the messages this replica holds",
             extra={

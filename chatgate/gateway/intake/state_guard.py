@@ -160,6 +160,9 @@ class StateGuard:
             await dead.mark(PROBE_TARGET, SendErrorKind.TRANSIENT, "state probe", now)
         finally:
             await dead.revive(PROBE_TARGET.address)
+        # the lock's store answers too, and the locks of turns the outage cut short go on to
+        # their resumed turns before anything resumes
+        await self.rt.turn_lock.retry_pending()
 
     async def close(self) -> None:
         if self._probe is not None:

@@ -1,6 +1,6 @@
 """The ways a turn ends at its open step without an agent call: resumed messages another
 replica answered meanwhile (sent from the journal when not sent yet), messages another replica
-adopted while this one stalled, and a turn lock that cannot be taken."""
+adopted while this one stalled, and a turn lock that cannot be taken (left to the journal)."""
 
 from __future__ import annotations
 
@@ -13,8 +13,9 @@ from chatgate.gateway.turn.answering import Answering
 from chatgate.gateway.turn.job import Job, JobKind
 from chatgate.model.errors import StateUnavailable
 from chatgate.model.outbound import OutboundMessage
-from chatgate.model.reasons import DeliveryStatus, FailureReason, OutcomeKind
+from chatgate.model.reasons import DeliveryStatus, FailureReason, OutcomeKind, RefusalReason
 from chatgate.model.results import Stage, TurnResult
+from chatgate.model.text_ids import TextId
 from chatgate.policies.failure import failure_reply
 from chatgate.state.records import JournalState
 from chatgate.texts.voice import Voice
@@ -86,23 +87,42 @@ def discard(job: Job) -> None:
         )
 
 
-async def lock_unavailable(
-    runtime: Runtime, answering: Answering, batch: list[Job], exc: StateUnavailable, voice: Voice
-) -> None:
-    """The turn lock cannot be taken: answer `unavailable` rather than risk a second turn."""
-    last = batch[-1]
-    reason = FailureReason.UNAVAILABLE
-    message = OutboundMessage.from_text(voice.failure(failure_reply(reason)))
-    log.warning(
-        "turn lock unavailable; answered unavailable",
-        extra={"session": last.session, "key": last.msg.key, "error": str(exc)},
-    )
-    runtime.metrics.turns.labels(
-        agent=last.agent, outcome=OutcomeKind.FAILURE.value, reason=reason.value
-    ).inc()
-    report = await answering.deliver(last, message, 0.0)
-    answering.handed_off(last.msg.key)  # no turn lock to pass on with it
-    await answering.finish(batch, Stage.TURN, reason.value, message, report)
+class StateAway:
+    """The turn lock cannot be taken (the state is away): no turn runs (never two of one
+    session at once); the journal keeps the batch, and the guard's resume answers it once the
+    state is back. The chat is told so, once per message (a resume that fails again is quiet);
+    the notice is not the message's answer, so nothing records it as delivered."""
+
+    KEEP = 4096  # messages remembered as told
+
+    def __init__(self, runtime: Runtime) -> None:
+        self.rt = runtime
+        self._told: dict[str, None] = {}
+
+    async def notify(self, batch: list[Job], exc: StateUnavailable, voice: Voice) -> None:
+        last = batch[-1]
+        log.warning(
+            "turn lock unavailable; left to the journal, answered when the state is back",
+            extra={
+                "session": last.session,
+                "key": last.msg.key,
+                "reason": RefusalReason.STATE_UNAVAILABLE.value,
+                "error": str(exc),
+            },
+        )
+        target = last.target
+        if target is None or last.msg.key in self._told:
+            return  # a sync caller gets 503 + Retry-After instead
+        if await self.rt.channels.ready_adapter(target.channel) is None:
+            return  # served by another replica now: its resume of the message answers
+        self._told[last.msg.key] = None
+        if len(self._told) > self.KEEP:
+            del self._told[next(iter(self._told))]
+        notice = OutboundMessage.from_text(voice.text(TextId.STATE_AWAY))
+        try:
+            await self.rt.delivery.deliver(target, notice, session=last.session)
+        except StateUnavailable:  # the stores are away too: the answer will say it all
+            log.debug("state-away notice not sent", extra={"key": last.msg.key})
 
 
 async def turn_crashed(

@@ -21,7 +21,7 @@ from chatgate.model.outbound import OutboundMessage, message_from_dict
 from chatgate.model.reasons import DeliveryStatus
 from chatgate.model.results import DeliveryReport, Stage
 from chatgate.model.text_ids import TextId
-from chatgate.state.records import JournalMark, JournalState
+from chatgate.state.records import JournalMark, JournalState, LeaseToken
 
 log = logging.getLogger("chatgate.turn")
 
@@ -80,11 +80,16 @@ class TurnRunner:
         timeline = tracing.Timeline.of(tracing.current(), self.rt.clock.monotonic)
         try:
             async with rec.held:
-                for name, step in self._held.of(self.steps.held):
-                    timeline.mark(name)
-                    ended = await step(rec)
-                    if ended is not None:
-                        return ended.ran
+                try:
+                    for name, step in self._held.of(self.steps.held):
+                        timeline.mark(name)
+                        ended = await step(rec)
+                        if ended is not None:
+                            return ended.ran
+                except StateUnavailable:  # the lock waits for this batch's resumed turn
+                    ttl = self.rt.config.gateway.turn_lock.ttl_s
+                    self.rt.turn_lock.strand(rec.last.session, batch[0].msg.key, rec.lease, ttl)
+                    raise
             for name, after in self._after.of(self.steps.after):
                 timeline.mark(name)
                 await after(rec)
@@ -152,16 +157,24 @@ class TurnRunner:
             )
 
     async def _send_answered(self, job: Job) -> None:
-        runtime = self.rt
-        ttl = runtime.config.gateway.turn_lock.ttl_s
+        """Send the stored answer under the session's lock; one the state cuts short leaves the
+        lock waiting for its resumed send."""
+        lock, ttl = self.rt.turn_lock, self.rt.config.gateway.turn_lock.ttl_s
+        lease: LeaseToken | None = None
         try:
-            async with runtime.turn_lock.hold(
-                job.session, owner=runtime.owner, ttl=ttl, after=job.msg.key, from_dead=True
+            async with lock.hold(
+                job.session, owner=self.rt.owner, ttl=ttl, after=job.msg.key, from_dead=True
             ) as lease:
-                await self._redeliver(job)
+                try:
+                    await self._redeliver(job)
+                except StateUnavailable:
+                    lock.strand(job.session, job.msg.key, lease, ttl)
+                    raise
                 if self.answering.handed_off(job.msg.key):
-                    runtime.turn_lock.pass_on(lease, job.msg.key)
+                    lock.pass_on(lease, job.msg.key)
         except Exception as exc:
+            if lease is None and isinstance(exc, StateUnavailable):  # the lock was not taken
+                lock.strand(job.session, job.msg.key, None, ttl)
             if not job.future.done():
                 job.future.set_exception(exc)
                 job.future.exception()  # read: nobody need wait for an adopted answer

@@ -37,7 +37,7 @@ from chatgate.gateway.turn.masking import masked, masked_reply, turn_secrets
 from chatgate.gateway.turn.persist import TurnPersistence
 from chatgate.gateway.turn.provider import ProviderWatch
 from chatgate.gateway.turn.record import CANCEL_EXITS, TurnExit, TurnRecord
-from chatgate.gateway.turn.resume import lock_unavailable, still_open
+from chatgate.gateway.turn.resume import StateAway, still_open
 from chatgate.gateway.turn.unsaved import UnsavedAnswers
 from chatgate.media.outgoing import store_files
 from chatgate.media.speech import with_voice
@@ -87,6 +87,7 @@ class TurnSteps:
         self.approvals: ToolApprover | None = None  # asks the chat before `ask` tool calls
         self.meters: TurnMeters | None = None  # the spend budgets (admit, charge, degrade)
         self.unsaved = UnsavedAnswers()
+        self.state_away = StateAway(runtime)
         self.held: tuple[Step, ...] = (
             self.open,
             self.prepare,
@@ -120,8 +121,8 @@ class TurnSteps:
             return TurnExit.RETRY
         except StateUnavailable as exc:  # fail closed: never two turns of one session
             voice = self.voices.for_message(record.last.msg, record.last.agent)
-            await lock_unavailable(runtime, self.answering, record.batch, exc, voice)
-            return TurnExit.SETTLED
+            await self.state_away.notify(record.batch, exc, voice)
+            raise  # the journal keeps the batch; the guard's resume answers it
         record.batch = await still_open(runtime, self.answering, record.batch, self.redeliver)
         if not record.batch:
             return TurnExit.SETTLED

@@ -8,8 +8,10 @@ holds a session. `hold` renews the lease every third of the TTL while the turn r
 a failed renewal); a dead replica's lease simply expires. Leaving `hold` stops the keeper, letting a
 renewal under way finish (its connection stays in the pool) but never longer than `STOP_WAIT_S`:
 a renewal stuck in a dead connection cannot keep the turn (and the lock) open.
-When Redis cannot be reached the lock fails closed (`StateUnavailable`): the turn gets the
-`unavailable` reply instead of risking two turns of one session at once.
+When Redis cannot be reached the lock fails closed (`StateUnavailable`): the turn is left to the
+journal instead of risking two turns of one session at once. A turn cut short by the state
+(`strand`) passes its lock on to its own resumed turn instead of freeing it, as soon as Redis
+answers: a later message of the session on another replica cannot go first.
 """
 
 from __future__ import annotations
@@ -55,13 +57,22 @@ local v = redis.call('get', KEYS[1])
 if v and string.sub(v, 1, string.len(ARGV[1])) == ARGV[1] then return redis.call('del', KEYS[1]) end
 return 0
 """
-# KEYS: a lock; ARGV: my token, px, the value a hand-off left, the replica liveness key prefix
-# ('' : not from a dead replica). 1 when the lock is mine now: it was free, passed on with the
-# message I take up, or held by a replica whose liveness key expired (it died, or stalls: only
-# the sender of an answer it made takes that lock, never a turn that would ask the model again).
+# KEYS: a lock, the wipe gate; ARGV: my token, px → 1 when the lock was free and is mine now.
+# While the gate stands (Redis lost its data a moment ago) a free lock is not taken: the
+# replicas take back the locks of what they hold first.
+TAKE = """
+if redis.call('exists', KEYS[2]) == 1 then return 0 end
+if redis.call('set', KEYS[1], ARGV[1], 'nx', 'px', ARGV[2]) then return 1 end
+return 0
+"""
+# KEYS: a lock, the wipe gate; ARGV: my token, px, the value a hand-off left, the replica
+# liveness key prefix ('' : not from a dead replica). 1 when the lock is mine now: it was free
+# (and no gate stands), passed on with the message I take up, or held by a replica whose liveness
+# key expired (it died, or stalls: only the sender of an answer it made takes that lock, never a
+# turn that would ask the model again).
 TAKE_OVER = """
 local v = redis.call('get', KEYS[1])
-local free = (not v) or v == ARGV[3]
+local free = (not v and redis.call('exists', KEYS[2]) == 0) or v == ARGV[3]
 if not free and ARGV[4] ~= '' and string.sub(v, 1, 8) ~= 'handoff:' then
   local slash = string.find(v, '/', 1, true)
   free = slash ~= nil and redis.call('exists', ARGV[4] .. string.sub(v, 1, slash - 1)) == 0
@@ -73,6 +84,14 @@ return 1
 # KEYS: a lock; ARGV: my token, the hand-off value, px → the lock passed on (1) or not mine (0).
 PASS_ON = """
 if redis.call('get', KEYS[1]) ~= ARGV[1] then return 0 end
+redis.call('set', KEYS[1], ARGV[2], 'px', ARGV[3])
+return 1
+"""
+# KEYS: a lock; ARGV: my token ('' : none), the hand-off value, px → 1 when the lock, mine or
+# free, now waits for that message's resumed turn; 0 when another holder has it.
+STRAND = """
+local v = redis.call('get', KEYS[1])
+if v and v ~= ARGV[1] then return 0 end
 redis.call('set', KEYS[1], ARGV[2], 'px', ARGV[3])
 return 1
 """
@@ -96,8 +115,10 @@ class RedisTurnLock:
         replica: str | None = None,
         *,
         owns_client: bool = True,
+        gate_s: float = 0.0,
     ) -> None:
         self._redis = redis
+        self._gate_s = gate_s  # after a wipe: how long free locks wait for those taken back
         self._owns_client = owns_client  # False: the stores' client, which they close
         self.replica = replica
         self._keys = Keys(prefix)
@@ -106,9 +127,15 @@ class RedisTurnLock:
         self._renew = redis.register_script(RENEW)
         self._release_prefixed = redis.register_script(RELEASE_PREFIXED)
         self._take_over = redis.register_script(TAKE_OVER)
+        self._take_free = redis.register_script(TAKE)
         self._pass_on = redis.register_script(PASS_ON)
+        self._strand = redis.register_script(STRAND)
         self._unreleased: dict[str, str] = {}  # lock key → token whose release failed
         self._passing: dict[str, str] = {}  # token → the message key its lock goes on with
+        self._stranding: dict[str, str] = {}  # token → the message its failed turn left
+        # lock key → (token or '', hand-off value, give up at): locks to pass on to a turn cut
+        # short by the state, once Redis answers and the lock is this replica's or free
+        self._stranded: dict[str, tuple[str, str, float]] = {}
         self._holding: dict[str, tuple[str, float]] = {}  # lock key → (token held, its ttl)
 
     def _key(self, session: str) -> str:
@@ -125,7 +152,7 @@ class RedisTurnLock:
         from_dead: bool = False,
     ) -> LeaseToken:
         token = f"{self.replica or owner}/{uuid.uuid4().hex}"
-        await self._retry_releases()
+        await self._retry()
         wait = POLL_MIN_S
         while True:
             try:
@@ -135,6 +162,8 @@ class RedisTurnLock:
                     f"turn lock: redis unreachable ({type(exc).__name__})"
                 ) from exc
             if took:
+                if after is not None:  # the turn a lock waited for: nothing more to pass on
+                    self._took_stranded(key, after)
                 return LeaseToken(key, owner, self._clock.monotonic() + ttl, token)
             if give_way is not None and give_way():
                 raise GaveWay(key)
@@ -144,34 +173,68 @@ class RedisTurnLock:
     async def _take(
         self, key: str, token: str, ttl: float, after: str | None, from_dead: bool
     ) -> bool:
+        keys = [self._key(key), self._keys("turn-gate")]
         if after is None:
-            return bool(await self._redis.set(self._key(key), token, nx=True, px=_ms(ttl)))
+            return bool(await self._take_free(keys=keys, args=[token, _ms(ttl)]))
         dead = self._keys("replica", "") if from_dead else ""
         args: list[str | int] = [token, _ms(ttl), HANDOFF + after, dead]
-        return bool(await self._take_over(keys=[self._key(key)], args=args))
+        return bool(await self._take_over(keys=keys, args=args))
 
     def pass_on(self, token: LeaseToken, message_key: str) -> None:
         self._passing[token.token] = message_key
 
+    def strand(self, session: str, message_key: str, token: LeaseToken | None, ttl: float) -> None:
+        """The turn of ``message_key`` failed on the state: its session's lock (held by
+        ``token``, or free when it could not be taken) goes on to that message's resumed turn
+        (`hold`'s ``after``), now or once Redis answers; the oldest such message first."""
+        if token is not None:
+            self._stranding[token.token] = message_key
+            return
+        give_up = self._clock.monotonic() + ttl
+        self._stranded.setdefault(self._key(session), ("", HANDOFF + message_key, give_up))
+
+    def _took_stranded(self, session: str, message_key: str) -> None:
+        waiting = self._stranded.get(self._key(session))
+        if waiting is not None and waiting[1] == HANDOFF + message_key:
+            del self._stranded[self._key(session)]
+
+    async def retry_pending(self) -> None:
+        """Pass on (or free) the locks that Redis could not take while it was away; raises
+        `StateUnavailable` while it still cannot (the state probe asks this too)."""
+        if not await self._retry():
+            raise StateUnavailable("turn lock: redis unreachable")
+
     async def restore(self, handed: Mapping[str, str], ttl: float) -> int:
         """Take again (only where free: a lock taken since stays) the locks held here and the
-        ones passed on with what ``handed`` names, after Redis lost its data."""
+        ones passed on with what ``handed`` names, after Redis lost its data. Free locks wait
+        ``gate_s`` from now (every replica notices the loss within half a lease TTL), so every
+        replica's locks are back before a later message of their sessions takes one."""
         wanted = {k: (token, px) for k, (token, px) in self._holding.items()}
         for session, message_key in handed.items():
             wanted.setdefault(self._key(session), (HANDOFF + message_key, ttl))
-        if not wanted:
-            return 0
         try:
             async with self._redis.pipeline(transaction=False) as pipe:
+                if self._gate_s > 0:
+                    pipe.set(self._keys("turn-gate"), self.replica or "", px=_ms(self._gate_s))
                 for key, (token, px) in wanted.items():
                     pipe.set(key, token, nx=True, px=_ms(px))
                 taken = await pipe.execute()
         except RedisError as exc:
             raise StateUnavailable(f"turn lock: redis unreachable ({type(exc).__name__})") from exc
-        return sum(1 for t in taken if t)
+        return sum(1 for t in taken[-len(wanted) :] if t) if wanted else 0
 
     async def _leave(self, token: LeaseToken, ttl: float) -> None:
-        """Release ``token``, or pass its lock on when its answer was handed off."""
+        """Release ``token``, or pass its lock on when its answer was handed off, or to its own
+        resumed turn (or an earlier message's of the session) when the state cut it short."""
+        key = self._key(token.key)
+        stranded = self._stranding.pop(token.token, None)
+        waiting = self._stranded.get(key)
+        if stranded is not None or waiting is not None:
+            self._passing.pop(token.token, None)
+            value = waiting[1] if waiting is not None else HANDOFF + str(stranded)
+            self._stranded[key] = (token.token, value, self._clock.monotonic() + ttl)
+            await self._retry()
+            return
         passing = self._passing.pop(token.token, None)
         if passing is None:
             await self.release(token)
@@ -203,15 +266,32 @@ class RedisTurnLock:
                 extra={"session": token.key, "error": type(exc).__name__},
             )
 
-    async def _retry_releases(self) -> None:
-        """Free the locks whose release failed while Redis was away (else the session would
-        wait out their TTL after a blip); stops at the first error."""
+    async def _retry(self) -> bool:
+        """Pass on the locks of turns the state cut short (kept while another holder has the
+        lock, until their TTL), then free the locks whose release failed while Redis was away
+        (else the session would wait out their TTL after a blip); False at the first error."""
+        now = self._clock.monotonic()
+        for key, (token, value, give_up) in list(self._stranded.items()):
+            if give_up <= now:
+                self._stranded.pop(key, None)
+                continue
+            px = _ms(give_up - now)
+            try:
+                passed = await self._strand(keys=[key], args=[token, value, px])
+            except RedisError:
+                return False
+            if passed:
+                self._stranded.pop(key, None)
+                self._unreleased.pop(key, None)
+            elif token:  # taken by another holder: this one waits for it to leave
+                self._stranded[key] = ("", value, give_up)
         for key, token in list(self._unreleased.items()):
             try:
                 await self._release(keys=[key], args=[token])
             except RedisError:
-                return
+                return False
             self._unreleased.pop(key, None)
+        return True
 
     async def release_leftovers(self) -> int:
         """Free every lock a previous process with this replica id left behind (killed
@@ -295,6 +375,7 @@ def build_lock(gateway: GatewaySection, clock: Clock, client: object = None) -> 
     """The lock on the stores' client when they are on Redis too (one pool per replica: the
     lock's commands are short and never block), else on a client of its own."""
     prefix, replica = gateway.redis_prefix(), replica_id(gateway)
+    gate = gateway.redis.lease_ttl_s  # every replica notices a wipe within half of it
     if isinstance(client, Redis):
-        return RedisTurnLock(client, prefix, clock, replica, owns_client=False)
-    return RedisTurnLock(connect(gateway, LOCK_CONNECTIONS), prefix, clock, replica)
+        return RedisTurnLock(client, prefix, clock, replica, owns_client=False, gate_s=gate)
+    return RedisTurnLock(connect(gateway, LOCK_CONNECTIONS), prefix, clock, replica, gate_s=gate)

@@ -1,4 +1,4 @@
-"""`python -m bench.instructions webhook|whatsapp`: instructions per message, chatgate vs its floor.
+"""`python -m bench.instructions webhook|whatsapp|slack`: instructions per message, chatgate vs its floor.
 
 A load-independent companion to the timed scenarios (whose ratios swing by tens of percent on a
 shared machine): the subject runs under ``valgrind --tool=callgrind --instr-atstart=no``; after a
@@ -10,6 +10,8 @@ same code gives the same count within about 0.1 %, whatever the load.
   bare aiohttp HMAC handler, ``--count`` requests at concurrency 32.
 - ``whatsapp``: signed WhatsApp webhooks (``--count`` / 3 users, 3 messages each, at most 16 in
   flight), each answered with a read receipt and a quoted reply, vs the bare aiohttp bot.
+- ``slack``: DMs over Socket Mode (``--count`` / 3 users, 3 DMs each, pushed at once), each
+  answered with ``chat.postMessage``, vs the bare slack-bolt app (both echo).
 
 Under callgrind a daemon is ~50x slower: keep ``--count`` in the hundreds. Needs valgrind.
 """
@@ -34,7 +36,8 @@ import aiohttp
 
 from bench.configs import HOOK_PATH, WEBHOOK_SECRET, DaemonConfig
 from bench.procs import PYTHON, free_port
-from bench.scenarios import webhook, whatsapp
+from bench.scenarios import slackrig, webhook, whatsapp
+from tests.fakes.slack import FakeSlack
 from tests.fakes.whatsapp import FakeWhatsApp
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -159,7 +162,43 @@ async def _whatsapp(side: str, count: int, work: Path, out: Path) -> int:
     return 3 * len(users)
 
 
-SUBJECTS = {"webhook": _webhook, "whatsapp": _whatsapp}
+async def _slack(side: str, count: int, work: Path, out: Path) -> int:
+    async with FakeSlack() as fake:
+        if side == "floor":
+            argv = slackrig.floor_argv(fake, "echo", None)
+        else:
+            section = slackrig.chatgate_section(fake)
+            config = DaemonConfig(free_port(), slack=section).write(work / "chatgate")
+            argv = [PYTHON, "-m", "chatgate", "run", "--config", str(config)]
+            argv += ["--log-format", "json"]
+        with (work / "subject.log").open("wb") as log:
+            proc = await _spawn(_callgrind(out) + argv, log)
+        try:
+
+            async def answered(n: int) -> bool:
+                return len(fake.calls(slackrig.POST)) >= n
+
+            async def connected() -> bool:
+                return slackrig.socket_opened(fake) is not None
+
+            await _until(connected, READY_WITHIN_S, f"{side} slack socket")
+            await fake.push_event(slackrig.dm_event(fake, 99_999, "warm-up"))
+            await _until(lambda: answered(1), READY_WITHIN_S, f"{side} warm-up reply")
+            first = len(fake.calls(slackrig.POST))
+            users = range(100_000, 100_000 + max(1, count // 3))
+            _instrument(proc, True)
+            for k in range(3):
+                for user in users:
+                    await fake.push_event(slackrig.dm_event(fake, user, f"m{k} {user}"))
+            await _until(lambda: answered(first + 3 * len(users)), LOAD_WITHIN_S, "replies")
+            await asyncio.sleep(1.0)  # the last reply's own bookkeeping
+            _instrument(proc, False)
+        finally:
+            await _stop(proc)
+    return 3 * len(users)
+
+
+SUBJECTS = {"webhook": _webhook, "whatsapp": _whatsapp, "slack": _slack}
 
 
 async def measure(subject: str, side: str, count: int, scratch: Path) -> float:
@@ -177,15 +216,14 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("subject", choices=sorted(SUBJECTS))
     parser.add_argument("--count", type=int, default=300, help="messages (default 300)")
     parser.add_argument("--side", choices=["chatgate", "floor", "both"], default="both")
+    parser.add_argument("--keep", type=Path, help="keep the callgrind files under this directory")
     args = parser.parse_args(argv)
     if shutil.which("valgrind") is None:
         sys.exit("valgrind is not installed (apt-get install valgrind)")
     sides = ["chatgate", "floor"] if args.side == "both" else [args.side]
     with tempfile.TemporaryDirectory(prefix="chatgate-instr-") as scratch:
-        per = {
-            side: asyncio.run(measure(args.subject, side, args.count, Path(scratch)))
-            for side in sides
-        }
+        where = args.keep or Path(scratch)
+        per = {side: asyncio.run(measure(args.subject, side, args.count, where)) for side in sides}
     for side, value in per.items():
         print(f"{args.subject} {side}: {value / 1e3:,.0f} k instructions per message")
     if len(per) == 2:

@@ -239,6 +239,7 @@ class AnnouncedProc(Proc):
     def __init__(self, name: str, argv: Sequence[str], log_path: Path) -> None:
         super().__init__(name, argv, log_path)
         self.port = 0
+        self.ready_at = 0.0  # monotonic time the READY line was seen
 
     async def start(self) -> None:
         await super().start()
@@ -250,7 +251,9 @@ class AnnouncedProc(Proc):
                     return True
             return False
 
-        await wait_until(announced, self.ready_timeout_s, f"{self.name} READY line", procs=[self])
+        self.ready_at = await wait_until(
+            announced, self.ready_timeout_s, f"{self.name} READY line", procs=[self]
+        )
 
 
 class FakeLLMProc(AnnouncedProc):

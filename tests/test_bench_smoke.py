@@ -143,6 +143,24 @@ async def test_slack_floor_answers_a_socket_mode_dm_and_acks_after_replying(
     assert ack.at >= post.at  # process_before_response: the listener ran before the ack
 
 
+@pytest.mark.slow
+async def test_slack_burst_sends_each_user_its_share_of_the_dms(tmp_path: Path) -> None:
+    """users × per_user DMs come from ``users`` senders (per-user caches and sessions are
+    measured as such), each answered."""
+    from bench.scenarios.slackrig import SlackRig, Subject, burst
+
+    async with FakeSlack() as fake:
+        floor = Proc("bolt-floor", floor_argv(fake, "echo", None), tmp_path / "floor.log")
+        async with started(floor):
+            await fake.wait_connected(timeout=60)
+            subject = Subject("floor", fake, floor)
+            rig = SlackRig("echo", subject, subject, None, quiet_s=0.1)
+            result = await burst(rig, subject, users=3, per_user=2, tag="t", within_s=30)
+        dms = sorted(str(c.params["channel"]) for c in fake.calls("chat.postMessage"))
+    assert result.missing == 0
+    assert dms == ["D100000", "D100000", "D100001", "D100001", "D100002", "D100002"]
+
+
 async def test_tls_rig_ptb_trusts_the_throwaway_ca_via_ssl_cert_file(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

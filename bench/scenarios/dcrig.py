@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import math
 import time
 from collections import Counter
 from dataclasses import dataclass
@@ -24,14 +25,14 @@ from bench.procs import (
     free_port,
     started,
     wait_ready,
-    wait_until,
 )
 from bench.runner import Context
+from bench.scenarios.first_reply import first_reply, wait_ready_at
 from bench.scenarios.tgrig import REPLY_PREFIX, Backend, Burst
 from tests.fakes.discord_lite import TOKEN, FakeDiscord
 
 SEND = "POST /channels/{id}/messages"
-WARMUP_TIMEOUT_S = 120.0
+WARM_UP_USERS = (99_998, 99_999)  # below every burst's users
 SETTLE_S = 0.3
 
 
@@ -48,6 +49,7 @@ class DiscordRig:
     chatgate: Subject
     floor: Subject
     llm: FakeLLMProc | None
+    first_reply_s: tuple[float, float] = (math.nan, math.nan)  # chatgate, floor
     next_user: int = 100_000
 
     def users(self, count: int) -> range:
@@ -68,7 +70,8 @@ def chatgate_section(fake: FakeDiscord) -> dict[str, object]:
 
 
 async def rig(ctx: Context, backend: Backend, stack: contextlib.AsyncExitStack) -> DiscordRig:
-    """Start both fakes, chatgate and the floor; return once both answered a warm-up DM."""
+    """Start the floor, then chatgate, each answering its first DM the moment its gateway
+    session is up (the first-reply row and the warm-up); return once both did."""
     workdir = ctx.scratch(f"discord-{backend}")
     llm: FakeLLMProc | None = None
     if backend == "llm":
@@ -79,39 +82,39 @@ async def rig(ctx: Context, backend: Backend, stack: contextlib.AsyncExitStack) 
     argv += ["--ca-file", str(floor_fake.ca_file), "--token", TOKEN, "--mode", backend]
     if llm is not None:
         argv += ["--llm-base", llm.base_url, *FLOOR_MODEL_ARGS]
-    floor = await stack.enter_async_context(
+    floor_proc = await stack.enter_async_context(
         started(Proc("discordpy-floor", argv, workdir / "floor.log"))
     )
+    floor = Subject("floor", floor_fake, floor_proc)
+    floor_first = await first_contact(floor, WARM_UP_USERS[0])
     port = free_port()
     config = DaemonConfig(
         port, llm_base=llm.base_url if llm else None, discord=chatgate_section(gate_fake)
     ).write(workdir / "chatgate")
-    gate = await stack.enter_async_context(started(daemon(config)))
-    await wait_ready(ctx.http, gate, port)
-    made = DiscordRig(
-        backend, Subject("chatgate", gate_fake, gate), Subject("floor", floor_fake, floor), llm
-    )
-    await asyncio.gather(warm_up(made, made.chatgate), warm_up(made, made.floor))
-    return made
+    gate_proc = await stack.enter_async_context(started(daemon(config)))
+    gate = Subject("chatgate", gate_fake, gate_proc)
+    gate_first = await first_contact(gate, WARM_UP_USERS[1])
+    await wait_ready(ctx.http, gate_proc, port)
+    return DiscordRig(backend, gate, floor, llm, first_reply_s=(gate_first, floor_first))
 
 
-async def warm_up(owner: DiscordRig, subject: Subject) -> None:
-    [user] = owner.users(1)
-    before = len(subject.fake.sent())
-    await wait_until(
-        lambda: subject.fake.connected > 0,
-        WARMUP_TIMEOUT_S,
-        f"{subject.name} gateway",
-        procs=[subject.proc],
+async def first_contact(subject: Subject, user: int) -> float:
+    """One DM the moment the subject's gateway session is up, answered end to end (imports
+    done, connections warm); seconds from then to the reply at the fake."""
+    fake = subject.fake
+    before = len(fake.sent())
+    ready_at = await wait_ready_at(
+        lambda: time.monotonic() if fake.connected > 0 else None, subject.name, [subject.proc]
     )
-    subject.fake.dm(user, "warm-up")
-    await wait_until(
-        lambda: len(subject.fake.sent()) > before,
-        WARMUP_TIMEOUT_S,
-        f"{subject.name} warm-up reply",
-        procs=[subject.proc],
-        interval=0.05,
-    )
+
+    async def send() -> None:
+        fake.dm(user, "warm-up")
+
+    def replied_at() -> float | None:
+        sent = fake.sent()
+        return sent[before].at if len(sent) > before else None
+
+    return await first_reply(subject.name, ready_at, send, replied_at, [subject.proc])
 
 
 async def burst(

@@ -2,7 +2,8 @@
 
 Burst: ``llm`` (litellm to the fake model, zero latency) and ``echo`` variants (``--quick``: llm
 only), 200 users, one rig per variant; repetitions alternate chatgate and the floor, each
-burst from fresh users.
+burst from fresh users. Each rig starts the floor, then chatgate, and times its first reply
+after ready (``bench.scenarios.first_reply``).
 Concurrency: 200 users send one DM each while the model takes 500 ms per call; ideally the
 whole wave takes one model latency, so ``wall / ideal`` says how far each side is from that.
 """
@@ -13,6 +14,7 @@ import contextlib
 from typing import Any
 
 from bench.runner import Context, Outcome
+from bench.scenarios import first_reply
 from bench.scenarios.dcrig import burst, rig
 from bench.scenarios.telegram import record
 from bench.stats import Spec, Table, latency_ms
@@ -36,6 +38,7 @@ async def scenario(ctx: Context) -> Outcome:
     for variant in ("llm",) if ctx.quick else ("llm", "echo"):  # --quick: one rig, one import
         async with contextlib.AsyncExitStack() as stack:
             subjects = await rig(ctx, variant, stack)
+            table.add(first_reply.spec("gateway session up", variant), *subjects.first_reply_s)
             runs: list[dict[str, Any]] = []
             for rep in range(ctx.reps):
                 kwargs: dict[str, Any] = {

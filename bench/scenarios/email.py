@@ -6,7 +6,8 @@ has its own SMTP server (aiosmtpd, in the bench process) recording its answers. 
 filed in a staging folder and moved into INBOX with one UID MOVE, so every mail arrives at
 once. **mails/s** = mails / (move → last answer); **CPU/mail** = the subject's CPU over the burst
 (until it went quiet) / mails. Every mail is from one of 50 senders with its own subject (a new
-thread, so a new session for chatgate).
+thread, so a new session for chatgate). The floor, then chatgate, start one at a time and each
+answers one mail delivered the moment it is ready (first reply after ready).
 """
 
 from __future__ import annotations
@@ -38,6 +39,7 @@ from bench.procs import (
     wait_until,
 )
 from bench.runner import Context, Outcome
+from bench.scenarios import first_reply
 from bench.stats import Spec, Table
 from tests.channels.email.dovecot import PASSWORD, Dovecot, start_dovecot
 
@@ -47,6 +49,7 @@ WITHIN_S = 120.0
 QUIET_S = 0.5
 RATE = Spec("mails_per_s", "mails answered/s", "1/s", "higher")
 CPU = Spec("cpu_ms_per_mail", "CPU per mail", "ms", "lower")
+FIRST = first_reply.spec("/readyz; floor: IMAP selected")
 
 
 @dataclass
@@ -182,8 +185,36 @@ async def burst(dovecot: Dovecot, subject: Subject, count: int, tag: str) -> tup
     return count / wall, cpu * 1000 / count
 
 
-async def _warm(dovecot: Dovecot, subject: Subject) -> None:
-    await burst(dovecot, subject, 2, "warm-up")
+def deliver(dovecot: Dovecot, user: str, address: str, tag: str) -> None:
+    """One mail appended straight into INBOX."""
+    conn = imaplib.IMAP4(dovecot.host, dovecot.port)
+    try:
+        conn.login(user, PASSWORD)
+        conn.append("INBOX", None, None, _mail(0, tag, address))
+    finally:
+        conn.logout()
+
+
+async def first_contact(dovecot: Dovecot, subject: Subject, ready_at: float) -> float:
+    """One mail delivered the moment the subject is ready, answered end to end (imports done,
+    connections warm); seconds from ready to the answer at its SMTP server."""
+    assert subject.proc is not None
+    before = subject.recorder.count()
+
+    def answered_at() -> float | None:
+        with subject.recorder.lock:
+            arrivals = subject.recorder.arrivals
+            return arrivals[before] if len(arrivals) > before else None
+
+    seconds = await first_reply.first_reply(
+        subject.name,
+        ready_at,
+        lambda: asyncio.to_thread(deliver, dovecot, subject.user, subject.address, "first"),
+        answered_at,
+        [subject.proc],
+    )
+    await asyncio.sleep(QUIET_S)
+    return seconds
 
 
 async def scenario(ctx: Context) -> Outcome:
@@ -198,6 +229,12 @@ async def scenario(ctx: Context) -> Outcome:
             stack.enter_context(smtp_server(gate.recorder))
             stack.enter_context(smtp_server(floor.recorder))
             llm = await stack.enter_async_context(started(FakeLLMProc(workdir / "fake-llm.log")))
+            argv = floor_argv(dovecot, floor, llm)
+            floor_proc = await stack.enter_async_context(
+                started(AnnouncedProc("mail-floor", argv, workdir / "floor.log"))
+            )
+            floor.proc = floor_proc
+            floor_first = await first_contact(dovecot, floor, floor_proc.ready_at)
             port = free_port()
             config = DaemonConfig(
                 port, llm_base=llm.base_url, extra_channels={"email": email_section(dovecot, gate)}
@@ -205,12 +242,8 @@ async def scenario(ctx: Context) -> Outcome:
             gate.proc = await stack.enter_async_context(
                 started(daemon(config.write(workdir / "chatgate")))
             )
-            await wait_ready(ctx.http, gate.proc, port)
-            argv = floor_argv(dovecot, floor, llm)
-            floor.proc = await stack.enter_async_context(
-                started(AnnouncedProc("mail-floor", argv, workdir / "floor.log"))
-            )
-            await asyncio.gather(_warm(dovecot, gate), _warm(dovecot, floor))
+            ready_at = await wait_ready(ctx.http, gate.proc, port, first_reply.TIMEOUT_S)
+            table.add(FIRST, await first_contact(dovecot, gate, ready_at), floor_first)
             for rep in range(ctx.reps):
                 order = (floor, gate) if rep % 2 else (gate, floor)
                 results = {s.name: await burst(dovecot, s, count, f"r{rep}") for s in order}

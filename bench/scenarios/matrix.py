@@ -6,7 +6,9 @@ bot, then sends ``MESSAGES`` texts spread over them (``SEND_CONCURRENCY`` in fli
 bounded, for every answer through its own `/sync`. ``llm`` (litellm to the fake model, zero
 latency) and ``echo`` variants (``--quick``: llm only). **msgs/s** = messages / (last answer −
 first send); **CPU/msg** = the subject process's CPU from the first send until it went quiet,
-per message. Synapse is the same for both and is most of the time: read the ratio.
+per message. Synapse is the same for both and is most of the time: read the ratio. The floor,
+then chatgate, start one at a time and each answers its first DM, opened the moment it is ready
+(first reply after ready: the room's creation and the bot's join are in it, for both).
 """
 
 from __future__ import annotations
@@ -29,6 +31,8 @@ from bench.procs import (
     wait_ready,
 )
 from bench.runner import Context, Outcome
+from bench.scenarios import first_reply
+from bench.scenarios.first_reply import TIMEOUT_S
 from bench.stats import Spec, Table
 from tests.channels.matrix.support import Person
 from tests.support.synapse import MatrixUser, Synapse
@@ -44,6 +48,10 @@ SPECS = {
         Spec(f"{v}_cpu_ms_per_msg", f"{v}: subject CPU per DM", "ms", "lower"),
         Spec(f"{v}_missing", f"{v}: missing answers", "", "lower", 0.0),
     )
+    for v in ("llm", "echo")
+}
+FIRST = {
+    v: first_reply.spec("/readyz; floor: first sync; DM room opened then", v)
     for v in ("llm", "echo")
 }
 
@@ -66,8 +74,16 @@ async def _rooms(subject: Subject, count: int) -> None:
         room = await subject.driver.dm(subject.bot.user_id)
         await subject.driver.wait_joined(room, subject.bot.user_id, timeout=60)
         subject.rooms.append(room)
+
+
+async def _first_contact(subject: Subject, ready_at: float) -> float:
+    """The subject's first DM room opened the moment it is ready and one message sent in it as
+    soon as the bot joined (imports done, connections warm); seconds from ready to the answer
+    at the driver's sync."""
+    await _rooms(subject, 1)
     await subject.driver.send(subject.rooms[0], "warm-up")
-    await subject.driver.wait(lambda: subject.answered("warm-up") >= 1, timeout=120)
+    await subject.driver.wait(lambda: subject.answered("warm-up") >= 1, timeout=TIMEOUT_S)
+    return time.monotonic() - ready_at
 
 
 async def _burst(subject: Subject, count: int, tag: str) -> dict[str, float]:
@@ -95,21 +111,30 @@ async def _burst(subject: Subject, count: int, tag: str) -> dict[str, float]:
 
 
 async def _subjects(
-    ctx: Context, server: Synapse, variant: str, stack: contextlib.AsyncExitStack
+    ctx: Context, server: Synapse, variant: str, stack: contextlib.AsyncExitStack, table: Table
 ) -> tuple[Subject, Subject]:
+    """The floor, then chatgate, started one at a time, each answering its first DM (opened the
+    moment it is ready: the first-reply row and the warm-up), then their other DM rooms."""
     workdir = ctx.scratch(f"matrix-{variant}")
     llm: FakeLLMProc | None = None
     if variant == "llm":
         llm = await stack.enter_async_context(started(FakeLLMProc(workdir / "fake-llm.log")))
     gate_bot, floor_bot = await server.register("gatebot"), await server.register("floorbot")
+    drivers = []
+    for name in ("chatgate", "floor"):
+        driver = await Person(server, await server.register(f"driver{name}")).start()
+        stack.push_async_callback(driver.stop)
+        drivers.append(driver)
     argv = [PYTHON, "-m", "bench.floors.mautrix_echo", "--homeserver", server.base_url]
     argv += ["--user-id", floor_bot.user_id, "--access-token", floor_bot.access_token]
     argv += ["--mode", variant]
     if llm is not None:
         argv += ["--llm-base", llm.base_url, *FLOOR_MODEL_ARGS]
-    floor = await stack.enter_async_context(
+    floor_proc = await stack.enter_async_context(
         started(AnnouncedProc("matrix-floor", argv, workdir / "floor.log"))
     )
+    floor = Subject("floor", floor_bot, floor_proc, drivers[1])
+    floor_first = await _first_contact(floor, floor_proc.ready_at)
     section = {
         "homeserver": server.base_url,
         "user_id": gate_bot.user_id,
@@ -120,16 +145,14 @@ async def _subjects(
     }
     port = free_port()
     config = DaemonConfig(port, llm_base=llm.base_url if llm else None, matrix=section)
-    gate = await stack.enter_async_context(started(daemon(config.write(workdir / "chatgate"))))
-    await wait_ready(ctx.http, gate, port)
-    subjects = []
-    for name, bot, proc in (("chatgate", gate_bot, gate), ("floor", floor_bot, floor)):
-        driver = await Person(server, await server.register(f"driver{name}")).start()
-        stack.push_async_callback(driver.stop)
-        subjects.append(Subject(name, bot, proc, driver))
+    gate_proc = await stack.enter_async_context(started(daemon(config.write(workdir / "chatgate"))))
+    ready_at = await wait_ready(ctx.http, gate_proc, port, TIMEOUT_S)
+    gate = Subject("chatgate", gate_bot, gate_proc, drivers[0])
+    gate_first = await _first_contact(gate, ready_at)
+    table.add(FIRST[variant], gate_first, floor_first)
     rooms = ctx.pick(ROOMS, 2)
-    await asyncio.gather(*(_rooms(s, rooms) for s in subjects))
-    return subjects[0], subjects[1]
+    await asyncio.gather(*(_rooms(s, rooms - 1) for s in (gate, floor)))
+    return gate, floor
 
 
 async def scenario(ctx: Context) -> Outcome:
@@ -140,7 +163,7 @@ async def scenario(ctx: Context) -> Outcome:
     try:
         for variant in ("llm",) if ctx.quick else ("llm", "echo"):
             async with contextlib.AsyncExitStack() as stack:
-                gate, floor = await _subjects(ctx, server, variant, stack)
+                gate, floor = await _subjects(ctx, server, variant, stack, table)
                 runs = []
                 for rep in range(ctx.reps):
                     g = await _burst(gate, count, f"{variant}{rep}g")

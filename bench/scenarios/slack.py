@@ -4,8 +4,10 @@ Both sides get their events over Socket Mode from their own FakeSlack and answer
 ``chat.postMessage``. Burst: the telegram scenario's shape (200 users, ``--dms`` DMs in all), in an
 ``llm`` (litellm to the fake model, zero latency) and an ``echo`` variant (``--quick``: llm only),
 one rig per variant; repetitions alternate chatgate and the floor, each burst from fresh users.
-Concurrency (llm rig): 200 users send one DM each while the model takes 500 ms per call; ideally
-the whole wave takes one model latency. The FakeLLM counts the most calls in flight per wave.
+Each rig starts the floor, then chatgate, and times its first reply after ready
+(``bench.scenarios.first_reply``). Concurrency (llm rig): 200 users send one DM each while the
+model takes 500 ms per call; ideally the whole wave takes one model latency. The FakeLLM counts
+the most calls in flight per wave.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from bench.runner import Context, Outcome
+from bench.scenarios import first_reply
 from bench.scenarios.slackrig import burst, rig
 from bench.scenarios.tgrig import Backend, Burst
 from bench.stats import Spec, Table, latency_ms
@@ -27,6 +30,7 @@ LATENCY_S = 0.5
 WAVE_TIMEOUT_S = 60.0
 
 POST = "chat.postMessage"
+SIDES = ("chatgate", "floor")
 
 
 def wave_specs(reply: str = POST) -> dict[str, Spec]:
@@ -121,9 +125,10 @@ class Platform:
     summary: Callable[[Burst], dict[str, object]]
     burst_specs: Callable[[Backend], dict[str, Spec]]
     wave_specs: dict[str, Spec]
+    ready: str  # what counts as ready for the first-reply row
 
 
-SLACK = Platform(rig, burst, summary, burst_specs, wave_specs())
+SLACK = Platform(rig, burst, summary, burst_specs, wave_specs(), "socket open")
 
 
 async def measure(ctx: Context, platform: Platform) -> tuple[Table, dict[str, Any]]:
@@ -136,6 +141,10 @@ async def measure(ctx: Context, platform: Platform) -> tuple[Table, dict[str, An
     for variant in ("llm",) if ctx.quick else ("llm", "echo"):
         async with contextlib.AsyncExitStack() as stack:
             subjects = await platform.rig(ctx, variant, stack)
+            table.add(first_reply.spec(platform.ready, variant), *subjects.first_reply_s)
+            extra[f"{variant}_first_reply_s"] = dict(
+                zip(SIDES, subjects.first_reply_s, strict=True)
+            )
             runs: list[dict[str, Any]] = []
             for rep in range(ctx.reps):
                 kwargs: dict[str, Any] = {"users": users, "per_user": per_user, "tag": f"r{rep}"}

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import math
 import time
 from collections import Counter
 from dataclasses import dataclass
@@ -27,14 +28,14 @@ from bench.procs import (
     free_port,
     started,
     wait_ready,
-    wait_until,
 )
 from bench.runner import Context
+from bench.scenarios.first_reply import first_reply, wait_ready_at
 from bench.scenarios.tgrig import QUIESCE_MAX_S, QUIET_S, REPLY_PREFIX, SETTLE_S, Backend, Burst
 from tests.fakes.slack import APP_TOKEN, BOT_TOKEN, FakeSlack
 
 POST = "chat.postMessage"
-WARMUP_TIMEOUT_S = 120.0
+WARM_UP_USERS = (99_998, 99_999)  # below every burst's users
 
 
 @dataclass
@@ -51,6 +52,7 @@ class SlackRig:
     floor: Subject
     llm: FakeLLMProc | None
     quiet_s: float = QUIET_S
+    first_reply_s: tuple[float, float] = (math.nan, math.nan)  # chatgate, floor
     next_user: int = 100_000
 
     def users(self, count: int) -> range:
@@ -80,31 +82,35 @@ def floor_argv(fake: FakeSlack, backend: Backend, llm: FakeLLMProc | None) -> li
 
 
 async def rig(ctx: Context, backend: Backend, stack: contextlib.AsyncExitStack) -> SlackRig:
-    """Start both fakes, chatgate and the floor; return once both answered a warm-up DM."""
+    """Start the floor, then chatgate, each answering its first DM the moment its socket opened
+    (the first-reply row and the warm-up); return once both did."""
     workdir = ctx.scratch(f"slack-{backend}")
     llm: FakeLLMProc | None = None
     if backend == "llm":
         llm = await stack.enter_async_context(started(FakeLLMProc(workdir / "fake-llm.log")))
     gate_fake = await stack.enter_async_context(FakeSlack())
     floor_fake = await stack.enter_async_context(FakeSlack())
-    floor = await stack.enter_async_context(
+    quiet = ctx.settle(QUIET_S)
+    floor_proc = await stack.enter_async_context(
         started(Proc("bolt-floor", floor_argv(floor_fake, backend, llm), workdir / "floor.log"))
     )
+    floor = Subject("floor", floor_fake, floor_proc)
+    floor_first = await first_contact(floor, WARM_UP_USERS[0], quiet)
     port = free_port()
     config = DaemonConfig(
         port, llm_base=llm.base_url if llm else None, slack=chatgate_section(gate_fake)
     ).write(workdir / "chatgate")
-    gate = await stack.enter_async_context(started(daemon(config)))
-    await wait_ready(ctx.http, gate, port)
-    made = SlackRig(
-        backend,
-        Subject("chatgate", gate_fake, gate),
-        Subject("floor", floor_fake, floor),
-        llm,
-        ctx.settle(QUIET_S),
-    )
-    await asyncio.gather(warm_up(made, made.chatgate), warm_up(made, made.floor))
-    return made
+    gate_proc = await stack.enter_async_context(started(daemon(config)))
+    gate = Subject("chatgate", gate_fake, gate_proc)
+    gate_first = await first_contact(gate, WARM_UP_USERS[1], quiet)
+    await wait_ready(ctx.http, gate_proc, port)
+    return SlackRig(backend, gate, floor, llm, quiet, first_reply_s=(gate_first, floor_first))
+
+
+def socket_opened(fake: FakeSlack) -> float | None:
+    """When the subject's first Socket Mode link was greeted (it can take events), if it was."""
+    greeted = [c.opened_at for c in fake.all_connections if c.ready]
+    return min(greeted, default=None)
 
 
 def dm_event(fake: FakeSlack, user: int, text: str) -> dict[str, Any]:
@@ -112,27 +118,27 @@ def dm_event(fake: FakeSlack, user: int, text: str) -> dict[str, Any]:
     return fake.message_event(text, user=f"U{user}", channel=f"D{user}", channel_type="im")
 
 
-async def warm_up(owner: SlackRig, subject: Subject) -> None:
-    """One DM answered end to end: socket open, imports done, connections warm."""
-    [user] = owner.users(1)
+async def first_contact(subject: Subject, user: int, quiet_s: float) -> float:
+    """One DM pushed as soon as the socket is open, answered end to end (imports done,
+    connections warm); seconds from the socket's greeting to the reply at the fake."""
     fake = subject.fake
-    await wait_until(
-        lambda: bool(fake.connections),
-        WARMUP_TIMEOUT_S,
-        f"{subject.name} socket",
-        procs=[subject.proc],
-    )
+    ready_at = await wait_ready_at(lambda: socket_opened(fake), subject.name, [subject.proc])
     before = len(fake.calls(POST))
-    await fake.push_event(dm_event(fake, user, "warm-up"))
-    await wait_until(
-        lambda: len(fake.calls(POST)) > before,
-        WARMUP_TIMEOUT_S,
-        f"{subject.name} warm-up reply",
-        procs=[subject.proc],
-        interval=0.05,
+
+    def replied_at() -> float | None:
+        posts = fake.calls(POST)
+        return posts[before].at if len(posts) > before else None
+
+    seconds = await first_reply(
+        subject.name,
+        ready_at,
+        lambda: fake.push_event(dm_event(fake, user, "warm-up")),
+        replied_at,
+        [subject.proc],
     )
-    await quiesce(subject, owner.quiet_s)
+    await quiesce(subject, quiet_s)
     forget_acked(fake)
+    return seconds
 
 
 def forget_acked(fake: FakeSlack) -> None:
@@ -154,7 +160,8 @@ async def burst(
     fake, prefix = subject.fake, REPLY_PREFIX[owner.backend]
     start = len(fake.calls())
     cpu_before = cpu_seconds(subject.proc.pid)
-    events = [(f"{tag} u{user} m{k}", user) for k in range(per_user) for user in owner.users(users)]
+    ids = list(owner.users(users))  # once: a nested comprehension would draw new users per k
+    events = [(f"{tag} u{user} m{k}", user) for k in range(per_user) for user in ids]
     pushed: dict[str, float] = {}
     for text, user in events:
         event = dm_event(fake, user, text)

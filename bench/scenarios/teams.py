@@ -10,8 +10,8 @@ the Slack scenario's shape, ``llm`` and ``echo`` variants; the concurrency wave 
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
+import math
 from collections import Counter
 from dataclasses import dataclass
 from typing import Any
@@ -20,21 +20,22 @@ from bench.configs import FLOOR_MODEL_ARGS, DaemonConfig
 from bench.procs import (
     PYTHON,
     AnnouncedProc,
+    BenchError,
     FakeLLMProc,
     Proc,
     daemon,
     free_port,
     started,
     wait_ready,
-    wait_until,
 )
 from bench.runner import Context, Outcome
+from bench.scenarios.first_reply import TIMEOUT_S, first_reply
 from bench.scenarios.posted_burst import Record, posted_burst, quiesce
 from bench.scenarios.slack import Platform, burst_specs, measure, shape_params, wave_specs
 from bench.scenarios.tgrig import QUIET_S, REPLY_PREFIX, Backend, Burst
 from tests.fakes.teams import APP_ID, APP_PASSWORD, FakeTeams
 
-WARMUP_TIMEOUT_S = 120.0
+WARM_UP_USERS = ("aad-bench-warm-floor", "aad-bench-warm-chatgate")
 POST_CONCURRENCY = 64
 PATH = "/teams/messages"
 REPLY = "activities"
@@ -58,6 +59,7 @@ class TeamsRig:
     floor: Subject
     llm: FakeLLMProc | None
     quiet_s: float = QUIET_S
+    first_reply_s: tuple[float, float] = (math.nan, math.nan)  # chatgate, floor
     next_user: int = 0
 
     def users(self, count: int) -> list[str]:
@@ -85,33 +87,32 @@ def floor_argv(fake: FakeTeams, backend: Backend, llm: FakeLLMProc | None) -> li
 
 
 async def rig(ctx: Context, backend: Backend, stack: contextlib.AsyncExitStack) -> TeamsRig:
-    """Start both fakes, chatgate and the floor; return once both answered a warm-up message."""
+    """Start the floor, then chatgate, each answering its first message the moment it is ready
+    (the first-reply row and the warm-up); return once both did."""
     workdir = ctx.scratch(f"teams-{backend}")
     llm: FakeLLMProc | None = None
     if backend == "llm":
         llm = await stack.enter_async_context(started(FakeLLMProc(workdir / "fake-llm.log")))
     gate_fake = await stack.enter_async_context(FakeTeams())
     floor_fake = await stack.enter_async_context(FakeTeams())
+    quiet = ctx.settle(QUIET_S)
     argv = floor_argv(floor_fake, backend, llm)
-    floor = await stack.enter_async_context(
+    floor_proc = await stack.enter_async_context(
         started(AnnouncedProc("teams-floor", argv, workdir / "floor.log"))
     )
+    floor_url = f"http://127.0.0.1:{floor_proc.port}{PATH}"
+    floor = Subject("floor", floor_fake, floor_proc, floor_url, floor_fake.token())
+    floor_first = await first_contact(floor, floor_proc.ready_at, WARM_UP_USERS[0], quiet)
     port = free_port()
     config = DaemonConfig(
         port, llm_base=llm.base_url if llm else None, teams=chatgate_section(gate_fake)
     )
-    gate = await stack.enter_async_context(started(daemon(config.write(workdir / "chatgate"))))
-    await wait_ready(ctx.http, gate, port)
-    made = TeamsRig(
-        backend,
-        Subject("chatgate", gate_fake, gate, f"http://127.0.0.1:{port}{PATH}", gate_fake.token()),
-        Subject("floor", floor_fake, floor, f"http://127.0.0.1:{floor.port}{PATH}"),
-        llm,
-        ctx.settle(QUIET_S),
-    )
-    made.floor.token = floor_fake.token()
-    await asyncio.gather(warm_up(made, made.chatgate), warm_up(made, made.floor))
-    return made
+    gate_proc = await stack.enter_async_context(started(daemon(config.write(workdir / "chatgate"))))
+    ready_at = await wait_ready(ctx.http, gate_proc, port, TIMEOUT_S)
+    gate_url = f"http://127.0.0.1:{port}{PATH}"
+    gate = Subject("chatgate", gate_fake, gate_proc, gate_url, gate_fake.token())
+    gate_first = await first_contact(gate, ready_at, WARM_UP_USERS[1], quiet)
+    return TeamsRig(backend, gate, floor, llm, quiet, first_reply_s=(gate_first, floor_first))
 
 
 def sends(fake: FakeTeams, start: int = 0) -> list[tuple[str, float]]:
@@ -133,19 +134,24 @@ def record(fake: FakeTeams) -> Record:
     )
 
 
-async def warm_up(owner: TeamsRig, subject: Subject) -> None:
-    """One message answered end to end: imports done, token fetched, connections warm."""
-    [user] = owner.users(1)
-    before = len(sends(subject.fake))
-    status, _ = await _post(subject, user, "warm-up")
-    await wait_until(
-        lambda: status == 200 and len(sends(subject.fake)) > before,
-        WARMUP_TIMEOUT_S,
-        f"{subject.name} warm-up reply",
-        procs=[subject.proc],
-        interval=0.05,
-    )
-    await quiesce(record(subject.fake), owner.quiet_s)
+async def first_contact(subject: Subject, ready_at: float, user: str, quiet_s: float) -> float:
+    """One message posted now (the subject became ready at ``ready_at``), answered end to end
+    (imports done, token fetched, connections warm); seconds from ready to the reply."""
+    fake = subject.fake
+    before = len(sends(fake))
+
+    async def send() -> None:
+        status, _ = await _post(subject, user, "warm-up")
+        if status != 200:
+            raise BenchError(f"{subject.name} refused its first activity: {status}")
+
+    def replied_at() -> float | None:
+        answers = sends(fake)
+        return answers[before][1] if len(answers) > before else None
+
+    seconds = await first_reply(subject.name, ready_at, send, replied_at, [subject.proc])
+    await quiesce(record(fake), quiet_s)
+    return seconds
 
 
 async def burst(
@@ -177,7 +183,9 @@ def summary(result: Burst) -> dict[str, object]:
     return out
 
 
-TEAMS = Platform(rig, burst, summary, lambda variant: SPECS[variant], WAVE)
+TEAMS = Platform(
+    rig, burst, summary, lambda variant: SPECS[variant], WAVE, "/readyz; floor: listening"
+)
 
 
 async def scenario(ctx: Context) -> Outcome:

@@ -3,7 +3,8 @@
 chatgate: `signature: generic`, echo agent, no `session:` (one-shot sessions), `respond: sync`, so
 every request is journaled, runs a turn and persists before the response. Floor: a separate
 process that verifies the same HMAC and answers a constant. The client is aiohttp in this process,
-bodies and signatures are prepared before the clock starts.
+bodies and signatures are prepared before the clock starts. The floor, then chatgate, start one at a
+time and answer one request the moment they are ready (first reply after ready).
 """
 
 from __future__ import annotations
@@ -21,12 +22,13 @@ from bench.procs import (
     PYTHON,
     AnnouncedProc,
     BenchError,
-    all_started,
     daemon,
     free_port,
+    started,
     wait_ready,
 )
 from bench.runner import Context, Outcome
+from bench.scenarios import first_reply
 from bench.stats import Spec, Table, latency_ms
 from chatgate.channels.signatures import sign
 
@@ -38,6 +40,7 @@ RATE = Spec("req_per_s", "signed sync route: req/s", "1/s", "higher")
 P50 = Spec("p50_ms", "request p50", "ms", "lower")
 P99 = Spec("p99_ms", "request p99", "ms", "lower")
 ERRORS = Spec("errors", "failed answers (not 200 text)", "", "lower", 0.0)
+FIRST = first_reply.spec("/readyz; floor: listening")
 
 
 @dataclass(frozen=True)
@@ -83,12 +86,18 @@ async def hammer(url: str, batch: list[tuple[bytes, dict[str, str]]], concurrenc
     return Load(len(batch) / elapsed, latencies, errors)
 
 
-async def check_reply(http: aiohttp.ClientSession, url: str) -> None:
+async def timed_reply(
+    http: aiohttp.ClientSession, url: str, ready_at: float, *, check: bool = False
+) -> float:
+    """Seconds from ``ready_at`` to the answer of one signed request sent now; ``check``: it must
+    be chatgate's echo of it."""
     [(body, headers)] = requests(1, "check")
     async with http.post(url, data=body, headers=headers) as resp:
         data = await resp.json()
-    if resp.status != 200 or data.get("reply") != "check request 0":
+    answered = time.monotonic()
+    if resp.status != 200 or (check and data.get("reply") != "check request 0"):
         raise BenchError(f"unexpected webhook answer from {url}: {resp.status} {data}")
+    return answered - ready_at
 
 
 async def scenario(ctx: Context) -> Outcome:
@@ -101,12 +110,14 @@ async def scenario(ctx: Context) -> Outcome:
     floor = AnnouncedProc("hmac-floor", floor_argv, workdir / "floor.log")
     table = Table()
     async with contextlib.AsyncExitStack() as stack:
-        gate = daemon(config)
-        await stack.enter_async_context(all_started(gate, floor))
-        await wait_ready(ctx.http, gate, port)
-        gate_url = f"http://127.0.0.1:{port}{HOOK_PATH}"
+        # One at a time, each answering a request the moment it is ready (the first-reply row).
+        await stack.enter_async_context(started(floor))
         floor_url = f"http://127.0.0.1:{floor.port}{HOOK_PATH}"
-        await check_reply(ctx.http, gate_url)
+        floor_first = await timed_reply(ctx.http, floor_url, floor.ready_at)
+        gate = await stack.enter_async_context(started(daemon(config)))
+        ready_at = await wait_ready(ctx.http, gate, port)
+        gate_url = f"http://127.0.0.1:{port}{HOOK_PATH}"
+        table.add(FIRST, await timed_reply(ctx.http, gate_url, ready_at, check=True), floor_first)
         for url in (gate_url, floor_url):
             await hammer(url, requests(WARMUP_REQUESTS, f"warm{url[-20:]}"), CONCURRENCY)
         for rep in range(ctx.reps):

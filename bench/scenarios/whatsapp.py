@@ -12,8 +12,8 @@ call; ideally the whole wave takes one model latency.
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
+import math
 from collections import Counter
 from dataclasses import dataclass
 from typing import Any
@@ -22,21 +22,22 @@ from bench.configs import FLOOR_MODEL_ARGS, DaemonConfig
 from bench.procs import (
     PYTHON,
     AnnouncedProc,
+    BenchError,
     FakeLLMProc,
     Proc,
     daemon,
     free_port,
     started,
     wait_ready,
-    wait_until,
 )
 from bench.runner import Context, Outcome
+from bench.scenarios.first_reply import TIMEOUT_S, first_reply
 from bench.scenarios.posted_burst import Record, posted_burst, quiesce
 from bench.scenarios.slack import Platform, burst_specs, measure, shape_params, wave_specs
 from bench.scenarios.tgrig import QUIET_S, REPLY_PREFIX, Backend, Burst
 from tests.fakes.whatsapp import ACCESS_TOKEN, APP_SECRET, PHONE_NUMBER_ID, FakeWhatsApp
 
-WARMUP_TIMEOUT_S = 120.0
+WARM_UP_USERS = ("15550099998", "15550099999")  # below every burst's users
 POST_CONCURRENCY = 64  # Meta's webhook delivery keeps several posts in flight
 WEBHOOK = "/whatsapp/webhook"
 REPLY = "/messages"
@@ -59,6 +60,7 @@ class WhatsAppRig:
     floor: Subject
     llm: FakeLLMProc | None
     quiet_s: float = QUIET_S
+    first_reply_s: tuple[float, float] = (math.nan, math.nan)  # chatgate, floor
     next_user: int = 15_550_100_000
 
     def users(self, count: int) -> list[str]:
@@ -89,31 +91,29 @@ def floor_argv(fake: FakeWhatsApp, backend: Backend, llm: FakeLLMProc | None) ->
 
 
 async def rig(ctx: Context, backend: Backend, stack: contextlib.AsyncExitStack) -> WhatsAppRig:
-    """Start both fakes, chatgate and the floor; return once both answered a warm-up message."""
+    """Start the floor, then chatgate, each answering its first message the moment it is ready
+    (the first-reply row and the warm-up); return once both did."""
     workdir = ctx.scratch(f"whatsapp-{backend}")
     llm: FakeLLMProc | None = None
     if backend == "llm":
         llm = await stack.enter_async_context(started(FakeLLMProc(workdir / "fake-llm.log")))
     gate_fake = await stack.enter_async_context(FakeWhatsApp())
     floor_fake = await stack.enter_async_context(FakeWhatsApp())
+    quiet = ctx.settle(QUIET_S)
     argv = floor_argv(floor_fake, backend, llm)
-    floor = await stack.enter_async_context(
+    floor_proc = await stack.enter_async_context(
         started(AnnouncedProc("wa-floor", argv, workdir / "floor.log"))
     )
+    floor = Subject("floor", floor_fake, floor_proc, f"http://127.0.0.1:{floor_proc.port}{WEBHOOK}")
+    floor_first = await first_contact(floor, floor_proc.ready_at, WARM_UP_USERS[0], quiet)
     port = free_port()
     section = chatgate_section(gate_fake)
     config = DaemonConfig(port, llm_base=llm.base_url if llm else None, whatsapp=section)
-    gate = await stack.enter_async_context(started(daemon(config.write(workdir / "chatgate"))))
-    await wait_ready(ctx.http, gate, port)
-    made = WhatsAppRig(
-        backend,
-        Subject("chatgate", gate_fake, gate, f"http://127.0.0.1:{port}{WEBHOOK}"),
-        Subject("floor", floor_fake, floor, f"http://127.0.0.1:{floor.port}{WEBHOOK}"),
-        llm,
-        ctx.settle(QUIET_S),
-    )
-    await asyncio.gather(warm_up(made, made.chatgate), warm_up(made, made.floor))
-    return made
+    gate_proc = await stack.enter_async_context(started(daemon(config.write(workdir / "chatgate"))))
+    ready_at = await wait_ready(ctx.http, gate_proc, port, TIMEOUT_S)
+    gate = Subject("chatgate", gate_fake, gate_proc, f"http://127.0.0.1:{port}{WEBHOOK}")
+    gate_first = await first_contact(gate, ready_at, WARM_UP_USERS[1], quiet)
+    return WhatsAppRig(backend, gate, floor, llm, quiet, first_reply_s=(gate_first, floor_first))
 
 
 def sends(fake: FakeWhatsApp, start: int = 0) -> list[tuple[str, float]]:
@@ -134,19 +134,24 @@ def record(fake: FakeWhatsApp) -> Record:
     )
 
 
-async def warm_up(owner: WhatsAppRig, subject: Subject) -> None:
-    """One message answered end to end: imports done, connections warm."""
-    [user] = owner.users(1)
-    before = len(sends(subject.fake))
-    status, _ = await subject.fake.post(subject.url, subject.fake.message(user, text="warm-up"))
-    await wait_until(
-        lambda: status == 200 and len(sends(subject.fake)) > before,
-        WARMUP_TIMEOUT_S,
-        f"{subject.name} warm-up reply",
-        procs=[subject.proc],
-        interval=0.05,
-    )
-    await quiesce(record(subject.fake), owner.quiet_s)
+async def first_contact(subject: Subject, ready_at: float, user: str, quiet_s: float) -> float:
+    """One message posted now (the subject became ready at ``ready_at``), answered end to end
+    (imports done, connections warm); seconds from ready to the reply at the fake."""
+    fake = subject.fake
+    before = len(sends(fake))
+
+    async def send() -> None:
+        status, _ = await fake.post(subject.url, fake.message(user, text="warm-up"))
+        if status != 200:
+            raise BenchError(f"{subject.name} refused its first message: {status}")
+
+    def replied_at() -> float | None:
+        answers = sends(fake)
+        return answers[before][1] if len(answers) > before else None
+
+    seconds = await first_reply(subject.name, ready_at, send, replied_at, [subject.proc])
+    await quiesce(record(fake), quiet_s)
+    return seconds
 
 
 async def burst(
@@ -183,7 +188,9 @@ def summary(result: Burst) -> dict[str, object]:
     return out
 
 
-WHATSAPP = Platform(rig, burst, summary, lambda variant: SPECS[variant], WAVE)
+WHATSAPP = Platform(
+    rig, burst, summary, lambda variant: SPECS[variant], WAVE, "/readyz; floor: listening"
+)
 
 
 async def scenario(ctx: Context) -> Outcome:

@@ -19,9 +19,10 @@ MIN_SECRET_LENGTH = 4
 TELEGRAM_TOKEN_SHAPE = r"\d{6,}:[A-Za-z0-9_-]{30,}"
 SLACK_TOKEN_SHAPE = r"\bxox[abpersc]-[A-Za-z0-9-]{8,}|\bxapp-[A-Za-z0-9-]{8,}"
 # What any ASCII text the token shapes match must contain (checked before the full, slower scan):
-# six digits before a colon (searched from the colon, a literal, ~20x faster than a scan that
-# tries every position), or "xox" / "xapp" in any case.
-_DIGITS_COLON = re.compile(r":(?<=[0-9]{6}:)")
+# six digits, a colon and 30 token characters (searched from the colon, a literal, ~20x faster
+# than a scan that tries every position; a numeric chat id before a colon, as in message keys,
+# is not enough), or "xox" / "xapp" in any case.
+_DIGITS_COLON = re.compile(r":(?<=[0-9]{6}:)[A-Za-z0-9_-]{30}")
 _SHAPE_WORDS = ("xox", "xapp")
 _SHORTEST_SHAPE = len("xoxb-") + 8  # the shortest text either token shape matches
 

@@ -55,6 +55,9 @@ def test_status_scrub_and_log_scrubber_share_it() -> None:
         f"key={KEY.lower()}",
         "tok 123456789:AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA end",
         "chat 123456: short",
+        "tok 123456:" + "A" * 30,
+        "tok 123456:" + "A" * 29 + " end",
+        "telegram:123456789:42 slack:D100000:1765080000.000100",
         "slack XOXB-1234567890-abcdef end",
         "app token xapp-1-ABCDEFGHIJ end",
         "xox mentioned but no token",
@@ -89,15 +92,19 @@ def test_a_text_too_short_for_any_form_is_not_scanned() -> None:
 @pytest.mark.parametrize(
     ("text", "hinted"),
     [
-        ("id 123456:x", True),
+        ("id 123456:" + "x" * 30, True),
         ("0123456789:" + "A" * 30, True),
+        ("id 123456:x", False),
+        ('{"key": "telegram:123456789:42", "chat": "slack:D100000:1765080000.000100"}', False),
+        ("0123456789:" + "A" * 29 + ".", False),
         ("XAPP-1-ABCDEFGHIJ", True),
         ("xOx", True),
         ('{"a": 1, "b": "12345:6 123456"}', False),
     ],
 )
 def test_the_shape_hint(text: str, hinted: bool) -> None:
-    """Six digits before a colon, or xox / xapp in any case, send ASCII text to the full scan."""
+    """Six digits, a colon and 30 token characters, or xox / xapp in any case, send ASCII text
+    to the full scan (a numeric chat id in a message key does not)."""
     assert Masker([KEY])._could_match(text) is hinted
 
 

@@ -60,6 +60,7 @@ log = logging.getLogger("chatgate.whatsapp")
 CONNECT_TIMEOUT_S = 30.0
 PROBE_TIMEOUT_S = 10.0
 TYPING_REFRESH_S = 20.0  # WhatsApp shows "typing…" for up to 25 s or until the answer
+TYPING_KEPT = 4096
 RECEIPT_TTL_S = 7 * 86_400.0
 RECEIPT_RANK = {"sent": 0, "delivered": 1, "read": 2, "failed": 3}
 PHONE_FIELDS = "display_phone_number,verified_name,quality_rating"
@@ -100,6 +101,7 @@ class WhatsAppChannel(TallyingAdapter):
         self._accepting = False
         self._order = ChatOrder()
         self._sent: dict[str, None] = {}  # our latest message ids (an ordered, bounded set)
+        self._typing: dict[str, float] = {}  # message id -> when "typing…" was last shown
 
     # -- lifecycle --------------------------------------------------------------------------
 
@@ -428,21 +430,27 @@ class WhatsAppChannel(TallyingAdapter):
             )
         )
 
-    async def _read(self, message_id: str, typing: bool) -> None:
+    async def _read(self, message_id: str) -> None:
+        """The message marked read with "typing…" shown (one call: WhatsApp has no separate
+        typing call); remembered so a refresh within TYPING_REFRESH_S is not sent."""
         body: dict[str, Any] = {
             "messaging_product": "whatsapp",
             "status": "read",
             "message_id": message_id,
+            "typing_indicator": {"type": "text"},
         }
-        if typing:
-            body["typing_indicator"] = {"type": "text"}
         await self._post("messages", body)
+        self._typing.pop(message_id, None)
+        self._typing[message_id] = self.ctx.clock.monotonic()
+        if len(self._typing) > TYPING_KEPT:
+            del self._typing[next(iter(self._typing))]
 
     async def acknowledge(self, msg: InboundMessage) -> None:
-        """The read receipt (blue ticks) as the turn starts."""
+        """The read receipt (blue ticks) as the turn starts, "typing…" with it: the indicator
+        lasts until the answer (or 25 s), so the turn's typing needs no call of its own."""
         if self.config.read_receipts:
             with contextlib.suppress(Exception):
-                await self._read(msg.message_id, typing=False)
+                await self._read(msg.message_id)
 
     async def fetch(self, attachment: Attachment, dest: Path, max_bytes: int) -> int:
         if self.graph is None:
@@ -450,8 +458,11 @@ class WhatsAppChannel(TallyingAdapter):
         return await fetch_media(self.graph, attachment, dest, max_bytes)
 
     async def typing(self, target: Target) -> None:
-        if target.reply_to:
-            await self._read(target.reply_to, typing=True)
+        if not target.reply_to:
+            return
+        shown = self._typing.get(target.reply_to)
+        if shown is None or self.ctx.clock.monotonic() - shown >= TYPING_REFRESH_S:
+            await self._read(target.reply_to)
 
     def classify_error(self, exc: BaseException) -> SendResult:
         result = errors.classify(exc)

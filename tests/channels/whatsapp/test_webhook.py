@@ -55,6 +55,7 @@ async def test_a_text_is_answered_quoting_it_after_a_read_receipt(
         "messaging_product": "whatsapp",
         "status": "read",
         "message_id": "wamid.IN-hello",
+        "typing_indicator": {"type": "text"},
     } in fake_wa.reads()
     assert fake_llm.requests[0].last_user_text == "hello **there**"
     assert (
@@ -62,6 +63,27 @@ async def test_a_text_is_answered_quoting_it_after_a_read_receipt(
         and entry.delivery_ids
         and entry.delivery_ids[0].startswith("wamid.OUT")
     )
+
+
+async def test_a_slow_turn_is_marked_read_and_typing_in_one_call(
+    tmp_path: Path, fake_wa: FakeWhatsApp, fake_llm: FakeLLM
+) -> None:
+    """The read receipt carries the typing indicator: a turn past the typing delay (and under
+    the indicator's refresh) costs one Graph call besides its answer."""
+    fake_llm.latency_s = 1.2
+    async with running(whatsapp_config(tmp_path, fake_wa, fake_llm)) as gw:
+        post = fake_wa.message(USER, text="think hard", wamid="wamid.IN-slow")
+        assert (await fake_wa.post(webhook_url(gw), post))[0] == 200
+        await fake_wa.wait_sent(1)
+        await settled(gw, "whatsapp:wamid.IN-slow")
+    assert fake_wa.reads() == [
+        {
+            "messaging_product": "whatsapp",
+            "status": "read",
+            "message_id": "wamid.IN-slow",
+            "typing_indicator": {"type": "text"},
+        }
+    ]
 
 
 async def test_redelivered_posts_run_one_turn(

@@ -28,7 +28,7 @@ class EventName(StrEnum):
     TURN_FINISHED = "turn_finished"  # once per agent turn: outcome, reason, latency
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Event:
     name: EventName
     at: float
@@ -60,7 +60,7 @@ class EventBus:
             except Exception:
                 log.exception("event handler failed for %s", name.value)
                 continue
-            if inspect.isawaitable(result):
+            if result is not None and inspect.isawaitable(result):  # most handlers are plain
                 task = asyncio.ensure_future(result)
                 self._tasks.add(task)
                 task.add_done_callback(self._done)

@@ -70,7 +70,10 @@ class ScrubbingFormatter(logging.Formatter):
 
 
 def _fields(record: logging.LogRecord) -> dict[str, Any]:
-    fields = {k: v for k, v in vars(record).items() if k not in _RESERVED and k[0] != "_"}
+    return _traced({k: v for k, v in vars(record).items() if k not in _RESERVED and k[0] != "_"})
+
+
+def _traced(fields: dict[str, Any]) -> dict[str, Any]:
     ids = tracing.ids()  # formatted where logged: the span current where the line was written
     if ids is not None:
         fields["trace_id"], fields["span_id"] = ids
@@ -79,32 +82,88 @@ def _fields(record: logging.LogRecord) -> dict[str, Any]:
 
 class TextFormatter(logging.Formatter):
     def format(self, record: logging.LogRecord) -> str:
-        stamp = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(record.created))
-        extra = " ".join(f"{k}={_text(v)}" for k, v in _fields(record).items())
-        line = f"{stamp} {record.levelname.lower():7} {record.name}: {record.getMessage()}"
-        if extra:
-            line += " " + extra
+        line = self.line(record.created, record.levelname, record.name, record.getMessage(),
+                         _fields(record))  # fmt: skip
         if record.exc_text:
             line += "\n" + record.exc_text
         elif record.exc_info:
             line += "\n" + self.formatException(record.exc_info)
         return line
 
+    @staticmethod
+    def line(created: float, level: str, name: str, msg: str, fields: dict[str, Any]) -> str:
+        stamp = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(created))
+        extra = " ".join(f"{k}={_text(v)}" for k, v in fields.items())
+        line = f"{stamp} {level.lower():7} {name}: {msg}"
+        return line + " " + extra if extra else line
+
 
 class JsonFormatter(logging.Formatter):
     def format(self, record: logging.LogRecord) -> str:
-        data: dict[str, Any] = {
-            "ts": round(record.created, 3),
-            "level": record.levelname.lower(),
-            "logger": record.name,
-            "msg": record.getMessage(),
-        }
+        data = self.data(record.created, record.levelname, record.name, record.getMessage())
         data.update(_fields(record))
         if record.exc_text:
             data["exc"] = record.exc_text
         elif record.exc_info:
             data["exc"] = self.formatException(record.exc_info)
         return _LINE.encode(data)
+
+    @staticmethod
+    def data(created: float, level: str, name: str, msg: str) -> dict[str, Any]:
+        return {"ts": round(created, 3), "level": level.lower(), "logger": name, "msg": msg}
+
+    def line(self, created: float, level: str, name: str, msg: str, fields: dict[str, Any]) -> str:
+        data = self.data(created, level, name, msg)
+        data.update(fields)
+        return _LINE.encode(data)
+
+
+@dataclass(frozen=True, slots=True)
+class _Direct:
+    """The daemon's handler and what formats its lines (`setup_logging` installs it)."""
+
+    handler: LoopBatchedHandler
+    formatter: ScrubbingFormatter
+    inner: JsonFormatter | TextFormatter
+
+
+_direct: _Direct | None = None
+
+
+def log_fields(logger: logging.Logger, level: int, msg: str, fields: dict[str, Any]) -> None:
+    """``logger.log(level, msg, extra=fields)``, the same line, but without a LogRecord (and
+    the logging machinery around it) when the daemon's handler is the only place it goes: the
+    per-turn line cost a tenth of a webhook request's instructions that way."""
+    if not logger.isEnabledFor(level):
+        return
+    direct = _direct
+    if direct is None or not _only_to(logger, level, direct):
+        logger.log(level, msg, extra=fields)
+        return
+    name = logging.getLevelName(level)
+    line = direct.inner.line(time.time(), name, logger.name, msg, _traced(dict(fields)))
+    direct.handler.emit_line(direct.formatter.scrubber.scrub(line))
+
+
+def _only_to(logger: logging.Logger, level: int, direct: _Direct) -> bool:
+    """Whether a record of ``logger`` at ``level`` would reach ``direct``'s handler and no other
+    handler, no filter and no other formatter on the way (a test's capture, a plugin's handler)."""
+    handler = direct.handler
+    if logger.disabled or logger.filters or handler.filters or level < handler.level:
+        return False
+    if logging.getLogRecordFactory() is not logging.LogRecord:  # it may add fields
+        return False
+    if handler.formatter is not direct.formatter:
+        return False
+    reached = False
+    current: logging.Logger | None = logger
+    while current is not None:
+        for other in current.handlers:
+            if other is not handler:
+                return False
+            reached = True
+        current = current.parent if current.propagate else None
+    return reached
 
 
 # Characters that end or rewrite a terminal line: C0/C1 controls, DEL, line separators.
@@ -159,7 +218,10 @@ def setup_logging(
     scrubber = SecretScrubber(secrets)
     handler = LoopBatchedHandler(stream or sys.stderr)
     inner = JsonFormatter() if fmt == "json" else TextFormatter()
-    handler.setFormatter(ScrubbingFormatter(inner, scrubber))
+    formatter = ScrubbingFormatter(inner, scrubber)
+    handler.setFormatter(formatter)
+    global _direct
+    _direct = _Direct(handler, formatter, inner)
     root = logging.getLogger()
     for old in list(root.handlers):
         root.removeHandler(old)

@@ -166,6 +166,8 @@ class Pipeline:
 
     async def submit(self, msg: InboundMessage) -> Submission:
         """`_submit` under the message's root span (ended when its result is known)."""
+        if not tracing.on():  # nothing to open or keep: no span arguments built per message
+            return await self._submit(msg)
         root = tracing.keyed(self.rt.owner, msg.key)
         if not tracing.start_message(
             root,

@@ -21,12 +21,24 @@ class LoopBatchedHandler(logging.StreamHandler[TextIO]):
 
     def emit(self, record: logging.LogRecord) -> None:
         try:
-            line = self.format(record) + self.terminator
+            line = self.format(record)
         except RecursionError:
             raise
         except Exception:
             self.handleError(record)
             return
+        self._add(line)
+
+    def emit_line(self, line: str) -> None:
+        """A line formatted already (no record), under the handler's lock like `handle`."""
+        self.acquire()
+        try:
+            self._add(line)
+        finally:
+            self.release()
+
+    def _add(self, line: str) -> None:
+        line += self.terminator
         try:
             loop: asyncio.AbstractEventLoop | None = asyncio.get_running_loop()
         except RuntimeError:

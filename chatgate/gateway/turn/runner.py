@@ -36,6 +36,8 @@ class TurnRunner:
 
     async def execute(self, batch: list[Job], control: TurnControl) -> bool:
         """Run ``batch``; False when it was interrupted and must run again."""
+        if not tracing.on():
+            return await self._execute(batch, control)
         job = batch[-1]
         with (
             tracing.within(tracing.keyed(self.rt.owner, job.msg.key)),

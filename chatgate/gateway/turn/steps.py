@@ -28,6 +28,7 @@ from chatgate.gateway.delivery.presence import typing_while
 from chatgate.gateway.delivery.status_line import StatusLine, worded
 from chatgate.gateway.delivery.streaming import StreamingReply
 from chatgate.gateway.events import EventName
+from chatgate.gateway.logs import log_fields
 from chatgate.gateway.runtime import Runtime
 from chatgate.gateway.turn.answering import Answering
 from chatgate.gateway.turn.asking import chat_approver
@@ -470,9 +471,11 @@ class TurnSteps:
             agent_s=record.agent_s,
             latency_s=runtime.clock.monotonic() - last.accepted_at,  # accepted → delivered
         )
-        log.info(
+        log_fields(
+            log,
+            logging.INFO,
             "turn",
-            extra={
+            {
                 "channel": last.msg.channel,
                 "chat": last.msg.chat_id,
                 "key": last.msg.key,

@@ -7,6 +7,7 @@ import contextlib
 import sqlite3
 import textwrap
 from collections.abc import AsyncIterator, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -42,9 +43,27 @@ def write_config(tmp_path: Path, body: str, *, name: str = "gateway.yaml") -> Pa
     return path
 
 
-def fake_agent(llm: FakeLLM, api_key: str, timeout_s: float) -> str:
+@dataclass(frozen=True)
+class OverHttp:
+    """The fake model behind chatgate's `http` agent backend instead of litellm: for daemon tests
+    about crashes, restarts and channels rather than the model, each start then skips litellm's
+    import (about 5 of a daemon start's 6 CPU seconds). Same script, faults and `requests`."""
+
+    llm: FakeLLM
+
+
+def over_http(llm: FakeLLM) -> OverHttp:
+    return OverHttp(llm)
+
+
+def fake_agent(llm: FakeLLM | OverHttp, api_key: str, timeout_s: float) -> str:
     """The `agents:` section up to its agent `default` on the fake model `llm`; a config goes on
     with more lines of that agent (indented by four) or another section."""
+    if isinstance(llm, OverHttp):
+        return (
+            f"agents:\n  default:\n    backend: http\n    url: {llm.llm.agent_url}\n"
+            f"    api_key: {api_key}\n    timeout_s: {timeout_s}"
+        )
     return (
         "agents:\n  default:\n    backend: litellm\n    model: openai/fake-model\n"
         f"    api_base: {llm.base_url}\n    api_key: {api_key}\n    timeout_s: {timeout_s}"
@@ -131,7 +150,7 @@ async def http() -> AsyncIterator[aiohttp.ClientSession]:
 
 def fake_model_config(
     tmp_path: Path,
-    llm: Any,
+    llm: FakeLLM | OverHttp,
     channels: str,
     *,
     head: str = "",
@@ -143,13 +162,7 @@ def fake_model_config(
     return write_config(
         tmp_path,
         f"""{head}
-agents:
-  default:
-    backend: litellm
-    model: openai/fake-model
-    api_base: {llm.base_url}
-    api_key: {api_key}
-    timeout_s: 10
+{fake_agent(llm, api_key, 10)}
 {agents}channels:
 {channels}""",
     )

@@ -37,7 +37,7 @@ from tests.daemon import Daemon
 from tests.fakes.llm import FakeLLM
 from tests.fakes.telegram import TOKEN as TELEGRAM_TOKEN
 from tests.fakes.telegram import FakeTelegram, FaultSpec
-from tests.harness import fake_agent, write_config
+from tests.harness import fake_agent, over_http, write_config
 
 pytestmark = [
     pytest.mark.slow,
@@ -71,7 +71,7 @@ async def setup(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[Setup
         config = write_config(
             tmp_path_factory.mktemp("dashboard-page"),
             f"""  api_token: {API_TOKEN}
-{fake_agent(llm, LLM_KEY, 20)}
+{fake_agent(over_http(llm), LLM_KEY, 20)}
   echo: {{backend: echo, prefix: "echo: "}}
 channels:
 {telegram_section(tg)}
@@ -94,7 +94,7 @@ channels:
 
 
 async def warm_up(daemon: Daemon) -> None:
-    """A webhook turn through litellm: its first import is paid here, with a generous bound."""
+    """A webhook turn: the first is slower (its agent session opens), so a generous bound."""
     body = json.dumps({"text": "warm up"}).encode()
     headers = {"Content-Type": "application/json", "X-Request-Id": "warm-up"}
     headers.update(sign("generic", HOOK_SECRET, body, time.time()))

@@ -24,7 +24,7 @@ from tests.browser.support import (
 from tests.daemon import Daemon
 from tests.fakes.llm import FakeLLM
 from tests.fakes.telegram import FakeTelegram
-from tests.harness import fake_agent, write_config
+from tests.harness import fake_agent, over_http, write_config
 
 pytestmark = [pytest.mark.slow, pytest.mark.asyncio(loop_scope="module")]
 API_TOKEN = "Tk4vN2kLp4Rt9Wx1Yc5Bm8Hd3Gf6Js0Q"
@@ -46,7 +46,7 @@ async def setup(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[Setup
             tmp_path_factory.mktemp("takeover-page"),
             f"""  api_token: {API_TOKEN}
   takeover: {{auto_resume_s: 0}}
-{fake_agent(llm, "sk-takeover-page", 20)}
+{fake_agent(over_http(llm), "sk-takeover-page", 20)}
 channels:
 {telegram_section(tg)}
 """,
@@ -64,7 +64,7 @@ async def answered(tg: FakeTelegram, text: str, timeout: float) -> None:
 
 async def test_pause_reply_and_resume_from_the_dashboard(browser: Browser, setup: Setup) -> None:
     tg, llm = setup.tg, setup.llm
-    tg.dm(CUSTOMER, "hello")  # the first turn pays litellm's import: a generous bound
+    tg.dm(CUSTOMER, "hello")  # the first turn: a generous bound
     await answered(tg, "echo: hello", timeout=90)
     board: Watched = await open_dashboard(browser, setup.daemon, API_TOKEN)
     page = board.page

@@ -244,6 +244,12 @@ class FakeLLM:
     def base_url(self) -> str:
         return f"http://{_HOST}:{self.port}/v1"
 
+    @property
+    def agent_url(self) -> str:
+        """The same scripted model behind chatgate's `http` agent protocol: a daemon whose test
+        is not about the model skips litellm's import (about 5 CPU s a start)."""
+        return f"{self.base_url}/agent"
+
     # -- lifecycle ---------------------------------------------------------------------------
 
     async def start(self, port: int = 0) -> None:
@@ -254,6 +260,7 @@ class FakeLLM:
         self.audio.install(app)
         app.router.add_post("/v1/audio/speech", self._handle_speech)
         app.router.add_post("/audio/speech", self._handle_speech)
+        app.router.add_post("/v1/agent", self._handle_agent)
         app.router.add_get("/_fake/stats", self._handle_stats)
         app.router.add_post("/_fake/config", self._handle_config)
         app.router.add_post("/_fake/reset", self._handle_reset)
@@ -438,6 +445,29 @@ class FakeLLM:
             if group is not None and record is not None:
                 self.in_flight_by[group] -= 1
                 self.spans.append((group, record, time.monotonic()))
+
+    async def _handle_agent(self, request: web.Request) -> web.Response:
+        """chatgate's `http` agent protocol (turn JSON in, ``{"reply": text}`` out), answered
+        from the same script, faults and counters as a completion; recorded as model `agent`."""
+        try:
+            body = json.loads(await request.read())
+        except ValueError:
+            return _fault_response(Fault.bad_request("body is not valid JSON"))
+        self.in_flight += 1
+        self.max_in_flight = max(self.max_in_flight, self.in_flight)
+        try:
+            record = self._record(request, {**body, "model": "agent"})
+            outcome = self._choose(record)
+            await self._pause(self.latency_s)
+            if isinstance(outcome, Fault):
+                if _hangs(outcome) and not self._stopping.is_set():
+                    await self._release.wait()
+                return _fault_response(outcome)
+            if isinstance(outcome, ToolCalls):
+                return _fault_response(Fault.bad_request("an http agent has no tool calls"))
+            return web.json_response({"reply": outcome})
+        finally:
+            self.in_flight -= 1
 
     def _next_id(self) -> str:
         self._completion_ids += 1

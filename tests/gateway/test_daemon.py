@@ -15,7 +15,7 @@ import pytest
 from chatgate.channels.signatures import sign
 from tests.daemon import ROOT, Daemon, jobs_route, post_signed_job, run_cli
 from tests.fakes.llm import FakeLLM, Fault
-from tests.harness import write_config
+from tests.harness import OverHttp, fake_agent, over_http, write_config
 
 pytestmark = pytest.mark.slow
 
@@ -25,19 +25,13 @@ API_TOKEN = "tok-6f1d2c9a8b7e4f30a1b2c3d4e5f60718"
 
 
 def daemon_config(
-    tmp_path: Path, fake: FakeLLM, *, timeout_s: float = 30, extra_gateway: str = ""
+    tmp_path: Path, fake: FakeLLM | OverHttp, *, timeout_s: float = 30, extra_gateway: str = ""
 ) -> Path:
     return write_config(
         tmp_path,
         f"""  api_token: {API_TOKEN}
 {extra_gateway}
-agents:
-  default:
-    backend: litellm
-    model: openai/fake-model
-    api_base: {fake.base_url}
-    api_key: {API_KEY}
-    timeout_s: {timeout_s}
+{fake_agent(fake, API_KEY, timeout_s)}
 {jobs_route(SECRET)}""",
     )
 
@@ -51,7 +45,7 @@ async def post_job(
 async def test_kill9_between_journal_and_reply_is_answered_exactly_once(
     tmp_path: Path, fake_llm: FakeLLM
 ) -> None:
-    config = daemon_config(tmp_path, fake_llm)
+    config = daemon_config(tmp_path, over_http(fake_llm))
     fake_llm.script(Fault.hang())
     first = await Daemon(config).start()
     pending = asyncio.create_task(post_job(first.base, "summarise the report", "job-1"))
@@ -154,7 +148,7 @@ async def test_status_when_daemon_is_not_running_says_so(tmp_path: Path, fake_ll
 async def test_api_requires_the_bearer_token_and_status_cli_uses_it(
     tmp_path: Path, fake_llm: FakeLLM
 ) -> None:
-    config = daemon_config(tmp_path, fake_llm)
+    config = daemon_config(tmp_path, over_http(fake_llm))
     daemon = await Daemon(config).start()
     try:
         assert (await daemon.get("/api/status"))[0] == 401

@@ -31,6 +31,7 @@ from tests.channels.telegram.support import telegram_config
 from tests.daemon import Daemon, post_signed_job
 from tests.fakes.llm import FakeLLM, RecordedRequest
 from tests.fakes.telegram import FakeTelegram
+from tests.harness import over_http
 
 SECRET = "whsec-kill-loop-7f3a"
 HOOK_CHAT = 9000  # where the async webhook replies go
@@ -81,7 +82,8 @@ def config(tmp_path: Path, tg: FakeTelegram, llm: FakeLLM) -> Path:
         deliver: {{to: "telegram:{HOOK_CHAT}"}}
 """
     gateway = "  rate_limits: {per_sender: null, per_chat: null}\n"
-    return telegram_config(tmp_path, tg, llm, channel=channel, gateway=gateway)
+    # about kills and restarts, not the model: the http agent, no litellm import per start
+    return telegram_config(tmp_path, tg, over_http(llm), channel=channel, gateway=gateway)
 
 
 def _replies(tg: FakeTelegram) -> Counter[str]:

@@ -12,7 +12,7 @@ import pytest
 
 from tests.daemon import Daemon, jobs_route, post_signed_job
 from tests.fakes.llm import FakeLLM, Fault
-from tests.harness import write_config
+from tests.harness import fake_agent, over_http, write_config
 from tests.support.waiting import eventually
 
 pytestmark = pytest.mark.slow
@@ -22,13 +22,7 @@ SECRET = "whsec-lifecycle-0123456789abcdef"
 def config(tmp_path: Path, fake: FakeLLM, *, drain: float = 10, prefix: str = "echo: ") -> Path:
     path = write_config(
         tmp_path,
-        f"""agents:
-  default:
-    backend: litellm
-    model: openai/fake-model
-    api_base: {fake.base_url}
-    api_key: sk-lifecycle
-    timeout_s: 60
+        f"""{fake_agent(over_http(fake), "sk-lifecycle", 60)}
 {jobs_route(SECRET)}""",
     )
     path.write_text(path.read_text().replace("drain_timeout_s: 5", f"drain_timeout_s: {drain}"))

@@ -17,7 +17,7 @@ from tests.fakes.discord_lite import TOKEN, UNAUTHORIZED, UNAVAILABLE, FakeDisco
 from tests.fakes.llm import FakeLLM
 from tests.fakes.telegram import TOKEN as TG_TOKEN
 from tests.fakes.telegram import FakeTelegram
-from tests.harness import running, url
+from tests.harness import over_http, running, url
 
 SEND = "POST /channels/{id}/messages"
 USERS = range(3100, 3120)
@@ -175,7 +175,7 @@ async def test_a_quiet_gateway_whose_probe_answers_is_left_alone(
 async def test_kill9_mid_turn_answers_each_message_exactly_once_after_restart(
     tmp_path: Path, fake_discord: FakeDiscord, fake_llm: FakeLLM
 ) -> None:
-    config = discord_config(tmp_path, fake_discord, fake_llm)
+    config = discord_config(tmp_path, fake_discord, over_http(fake_llm))
     fake_llm.latency_s = 60
     first = await Daemon(config).start()
     for _ in range(500):

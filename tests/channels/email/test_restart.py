@@ -14,7 +14,7 @@ from tests.channels.email.support import ALICE, email_config
 from tests.daemon import Daemon
 from tests.fakes.llm import FakeLLM
 from tests.fakes.tcp_proxy import TcpProxy
-from tests.harness import running
+from tests.harness import over_http, running
 
 
 def _subjects(world: MailWorld) -> list[str]:
@@ -69,7 +69,7 @@ async def test_kill9_mid_turn_answers_each_mail_exactly_once(
     tmp_path: Path, world: MailWorld, fake_llm: FakeLLM
 ) -> None:
     bot = world.address
-    config = email_config(tmp_path, world, fake_llm)
+    config = email_config(tmp_path, world, over_http(fake_llm))
     fake_llm.latency_s = 60
     first = await Daemon(config).start()
     for n in range(3):

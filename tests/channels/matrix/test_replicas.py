@@ -14,6 +14,7 @@ from redis.asyncio import Redis
 from tests.channels.matrix.support import Person, matrix_config
 from tests.daemon import Daemon
 from tests.fakes.llm import FakeLLM
+from tests.harness import over_http
 from tests.redis.conftest import redis_db  # noqa: F401  (the fixture)
 from tests.redis.replicas_support import redis_lines
 from tests.support.synapse import MatrixUser, Synapse
@@ -55,8 +56,10 @@ async def test_a_takeover_resumes_from_the_stored_token_and_decrypts(
     fake_llm: FakeLLM,
     redis_db: str,  # noqa: F811
 ) -> None:
-    a = await Daemon(_replica(tmp_path, "a", redis_db, synapse, bot, carol, fake_llm)).start(60)
-    b = Daemon(_replica(tmp_path, "b", redis_db, synapse, bot, carol, fake_llm))
+    a = await Daemon(
+        _replica(tmp_path, "a", redis_db, synapse, bot, carol, over_http(fake_llm))
+    ).start(60)
+    b = Daemon(_replica(tmp_path, "b", redis_db, synapse, bot, carol, over_http(fake_llm)))
     try:
         room = await carol.dm(bot.user_id, encrypted=True)
         await carol.wait_joined(room, bot.user_id, timeout=40)

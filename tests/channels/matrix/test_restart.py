@@ -11,7 +11,7 @@ import pytest
 from tests.channels.matrix.support import Person, matrix_config
 from tests.daemon import Daemon
 from tests.fakes.llm import FakeLLM
-from tests.harness import running
+from tests.harness import over_http, running
 from tests.support.synapse import MatrixUser, Synapse
 
 
@@ -42,7 +42,7 @@ async def test_a_restart_answers_what_came_meanwhile_once(
 async def test_kill9_mid_turn_answers_each_message_exactly_once(
     tmp_path: Path, synapse: Synapse, bot: MatrixUser, alice: Person, fake_llm: FakeLLM
 ) -> None:
-    config = _config(tmp_path, synapse, bot, alice, fake_llm)
+    config = _config(tmp_path, synapse, bot, alice, over_http(fake_llm))
     room = await alice.dm(bot.user_id)
     fake_llm.latency_s = 60
     first = await Daemon(config).start()

@@ -10,13 +10,14 @@ from tests.channels.slack.support import EVENTS_PATH, slack_config
 from tests.daemon import Daemon
 from tests.fakes.llm import FakeLLM
 from tests.fakes.slack import FakeSlack
+from tests.harness import over_http
 
 
 @pytest.mark.slow
 async def test_kill9_after_the_ack_answers_each_event_exactly_once_after_restart(
     tmp_path: Path, fake_slack: FakeSlack, fake_llm: FakeLLM
 ) -> None:
-    config = slack_config(tmp_path, fake_slack, fake_llm)
+    config = slack_config(tmp_path, fake_slack, over_http(fake_llm))
     fake_llm.latency_s = 60
     first = await Daemon(config).start()
     events = [

@@ -12,6 +12,7 @@ from tests.channels.teams.support import teams_config
 from tests.daemon import ROOT, Daemon
 from tests.fakes.llm import FakeLLM
 from tests.fakes.teams import FakeTeams
+from tests.harness import over_http
 
 ENV = {"PYTHONPATH": str(ROOT)}
 
@@ -21,7 +22,7 @@ async def test_kill9_after_the_200_answers_each_message_exactly_once_after_resta
     tmp_path: Path, fake_teams: FakeTeams, fake_llm: FakeLLM
 ) -> None:
     ms = fake_teams
-    config = teams_config(tmp_path, ms, fake_llm)
+    config = teams_config(tmp_path, ms, over_http(fake_llm))
     fake_llm.latency_s = 60
     first = await Daemon(config, env=ENV).start()
     chats = [f"a:1chat-{n}" for n in range(3)]

@@ -12,7 +12,7 @@ from tests.channels.telegram.helpers_b import key_of, settled
 from tests.channels.telegram.support import telegram_config
 from tests.fakes.llm import FakeLLM
 from tests.fakes.telegram import FakeTelegram, FaultSpec
-from tests.harness import running
+from tests.harness import over_http, running
 
 PNG = bytes.fromhex("89504e470d0a1a0a0000000d49484452") + b"\0" * 64
 OGG = b"OggS" + b"\0" * 60
@@ -113,7 +113,7 @@ async def test_kill9_after_the_answer_was_recorded_uploads_its_file_once_after_r
 ) -> None:
     from tests.daemon import Daemon
 
-    cfg = config(tmp_path, fake_tg, fake_llm, monkeypatch)
+    cfg = config(tmp_path, fake_tg, over_http(fake_llm), monkeypatch)
     env = {"PYTHONPATH": str(tmp_path / "agents")}
     fake_tg.fail("sendMessage", FaultSpec(200, "stalled", delay_s=30))  # the text before the photo
     first = await Daemon(cfg, env=env).start()

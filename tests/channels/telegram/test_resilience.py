@@ -14,7 +14,7 @@ from tests.channels.telegram.support import telegram_config
 from tests.daemon import Daemon, run_cli
 from tests.fakes.llm import FakeLLM
 from tests.fakes.telegram import FakeTelegram
-from tests.harness import running, url
+from tests.harness import over_http, running, url
 from tests.support.spacing import assert_spaced
 
 WEBHOOK = """  webhook:
@@ -30,7 +30,7 @@ WEBHOOK = """  webhook:
 async def test_kill9_after_a_batch_answers_every_update_exactly_once(
     tmp_path: Path, fake_tg: FakeTelegram, fake_llm: FakeLLM
 ) -> None:
-    config = telegram_config(tmp_path, fake_tg, fake_llm, channel="    dm_policy: open")
+    config = telegram_config(tmp_path, fake_tg, over_http(fake_llm), channel="    dm_policy: open")
     fake_llm.latency_s = 60
     first = await Daemon(config).start()
     await fake_tg.wait_for("getUpdates", timeout=20)

@@ -12,6 +12,7 @@ from tests.channels.whatsapp.support import WEBHOOK, whatsapp_config
 from tests.daemon import ROOT, Daemon
 from tests.fakes.llm import FakeLLM
 from tests.fakes.whatsapp import FakeWhatsApp
+from tests.harness import over_http
 from tests.media.samples import pdf
 
 PATH = {"PYTHONPATH": str(ROOT)}  # the menu agent in the config lives in tests/
@@ -21,7 +22,7 @@ PATH = {"PYTHONPATH": str(ROOT)}  # the menu agent in the config lives in tests/
 async def test_kill9_after_the_200_answers_each_message_exactly_once_after_restart(
     tmp_path: Path, fake_wa: FakeWhatsApp, fake_llm: FakeLLM
 ) -> None:
-    config = whatsapp_config(tmp_path, fake_wa, fake_llm)
+    config = whatsapp_config(tmp_path, fake_wa, over_http(fake_llm))
     fake_llm.latency_s = 60
     # and one message whose document is still downloading when the daemon dies
     fake_wa.media.add("MEDIA-K", pdf("Delivery on Tuesday"), "application/pdf")

@@ -28,6 +28,10 @@ from litellm.exceptions import (
     Timeout,
 )
 
+from chatgate.agents.base import AgentError
+from chatgate.agents.http_agent import HttpAgent
+from chatgate.config.agent_models import HttpAgentConfig
+from tests.agents.helpers import make_turn
 from tests.fakes.llm import FakeLLM, Fault
 
 litellm.suppress_debug_info = True
@@ -347,3 +351,24 @@ async def test_command_line_entry_point_serves_until_terminated() -> None:
         if process.returncode is None:
             process.kill()
             await process.wait()
+
+
+async def test_the_http_agent_protocol_answers_from_the_same_script_and_records(
+    fake: FakeLLM,
+) -> None:
+    """chatgate's own http agent against `agent_url`: echo, a scripted fault as the agent's
+    error, and each call counted in `requests` like a completion."""
+
+    agent = HttpAgent("default", HttpAgentConfig(backend="http", url=fake.agent_url))
+    try:
+        reply = await agent.run(make_turn("hello there"))
+        assert reply.text == "echo: hello there"
+        fake.fail_next(Fault.unavailable())
+        with pytest.raises(AgentError):
+            await agent.run(make_turn("again"))
+    finally:
+        await agent.aclose()
+    assert [(r.model, r.last_user_text) for r in fake.requests] == [
+        ("agent", "hello there"),
+        ("agent", "again"),
+    ]

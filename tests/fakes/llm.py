@@ -14,7 +14,7 @@ import re
 import signal
 import time
 from collections import Counter, deque
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -415,18 +415,7 @@ class FakeLLM:
             body = _parse_body(await request.read())
         except _BadBody as exc:
             return _fault_response(Fault.bad_request(str(exc)))
-        self.in_flight += 1
-        self.max_in_flight = max(self.max_in_flight, self.in_flight)
-        group: str | None = None
-        record: RecordedRequest | None = None
-        try:
-            record = self._record(request, body)
-            if self.group_of is not None:
-                group = self.group_of(record)
-                self.in_flight_by[group] += 1
-                self.max_in_flight_by[group] = max(
-                    self.max_in_flight_by[group], self.in_flight_by[group]
-                )
+        async with self._counted(request, body) as record:
             outcome = self._choose(record)
             await self._pause(self.latency_s)
             if isinstance(outcome, Fault):
@@ -440,6 +429,25 @@ class FakeLLM:
             if record.stream:
                 return await self._stream(request, record, outcome)
             return web.json_response(self._completion(record, outcome))
+
+    @contextlib.asynccontextmanager
+    async def _counted(
+        self, request: web.Request, body: dict[str, Any]
+    ) -> AsyncIterator[RecordedRequest]:
+        """Record a request and count it in flight (overall and per `group_of`) while answered."""
+        self.in_flight += 1
+        self.max_in_flight = max(self.max_in_flight, self.in_flight)
+        group: str | None = None
+        record: RecordedRequest | None = None
+        try:
+            record = self._record(request, body)
+            if self.group_of is not None:
+                group = self.group_of(record)
+                self.in_flight_by[group] += 1
+                self.max_in_flight_by[group] = max(
+                    self.max_in_flight_by[group], self.in_flight_by[group]
+                )
+            yield record
         finally:
             self.in_flight -= 1
             if group is not None and record is not None:
@@ -453,10 +461,7 @@ class FakeLLM:
             body = json.loads(await request.read())
         except ValueError:
             return _fault_response(Fault.bad_request("body is not valid JSON"))
-        self.in_flight += 1
-        self.max_in_flight = max(self.max_in_flight, self.in_flight)
-        try:
-            record = self._record(request, {**body, "model": "agent"})
+        async with self._counted(request, {**body, "model": "agent"}) as record:
             outcome = self._choose(record)
             await self._pause(self.latency_s)
             if isinstance(outcome, Fault):
@@ -466,8 +471,6 @@ class FakeLLM:
             if isinstance(outcome, ToolCalls):
                 return _fault_response(Fault.bad_request("an http agent has no tool calls"))
             return web.json_response({"reply": outcome})
-        finally:
-            self.in_flight -= 1
 
     def _next_id(self) -> str:
         self._completion_ids += 1

@@ -16,6 +16,7 @@ from tests.channels.telegram.support import telegram_config
 from tests.daemon import Daemon
 from tests.fakes.llm import FakeLLM, RecordedRequest
 from tests.fakes.telegram import FakeTelegram
+from tests.harness import over_http
 
 PREFIX = "mr:"
 STATE_AWAY = Voice().text(TextId.STATE_AWAY)
@@ -72,15 +73,17 @@ async def start_telegram_replicas(
     lease_ttl_s: float,
     lock_ttl_s: float,
     extra: str = "",
+    litellm: bool = False,
 ) -> dict[str, Daemon]:
     """One open-DM Telegram replica per name (each on its Redis URL), started side by side;
-    ``extra``: more `channels:` entries (indented by two)."""
+    ``extra``: more `channels:` entries (indented by two). The model is reached through the
+    http agent backend unless ``litellm`` (a replica start then skips litellm's ~5 CPU s)."""
     daemons = {
         name: Daemon(
             telegram_config(
                 tmp_path / name,
                 tg,
-                llm,
+                llm if litellm else over_http(llm),
                 gateway=replica_gateway(url, name, lease_ttl_s, lock_ttl_s),
                 channel="    dm_policy: open\n" + extra,
                 api_key=f"sk-{name}",  # tells the fake model which replica asked

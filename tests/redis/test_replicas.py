@@ -19,6 +19,7 @@ from tests.channels.telegram.support import telegram_config
 from tests.daemon import Daemon
 from tests.fakes.llm import FakeLLM
 from tests.fakes.telegram import FakeTelegram
+from tests.harness import over_http
 from tests.redis.replicas_support import PREFIX, owner, session_of
 from tests.support.waiting import eventually
 
@@ -43,7 +44,11 @@ async def test_kill_the_telegram_owner_mid_burst_loses_nothing_and_repeats_only_
             "  rate_limits: {per_sender: null, per_chat: null}\n"
         )
         path = telegram_config(
-            tmp_path / name, fake_tg, fake_llm, gateway=gateway, channel="    dm_policy: open"
+            tmp_path / name,
+            fake_tg,
+            over_http(fake_llm),
+            gateway=gateway,
+            channel="    dm_policy: open",
         )
         daemons[name] = await Daemon(path).start(timeout=60)
     try:

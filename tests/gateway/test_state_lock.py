@@ -11,6 +11,7 @@ from chatgate.gateway.process.state_lock import LOCK_FILE, StateDirInUse, StateL
 from tests.daemon import Daemon, run_cli
 from tests.fakes.llm import FakeLLM
 from tests.gateway.test_daemon import daemon_config
+from tests.harness import over_http
 
 
 def test_second_holder_is_refused_until_the_first_releases(tmp_path: Path) -> None:
@@ -30,7 +31,7 @@ def test_second_holder_is_refused_until_the_first_releases(tmp_path: Path) -> No
 async def test_second_daemon_on_the_same_state_dir_exits_71_and_the_first_keeps_serving(
     tmp_path: Path, fake_llm: FakeLLM
 ) -> None:
-    config = daemon_config(tmp_path, fake_llm)
+    config = daemon_config(tmp_path, over_http(fake_llm))
     first = await Daemon(config).start()
     try:
         code, _, err = await run_cli("run", "--config", str(config))

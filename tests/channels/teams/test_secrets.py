@@ -12,6 +12,7 @@ from tests.channels.teams.support import PATH, teams_config
 from tests.daemon import ROOT, Daemon, run_cli
 from tests.fakes.llm import FakeLLM
 from tests.fakes.teams import FakeTeams
+from tests.harness import over_http
 
 pytestmark = pytest.mark.slow
 CANARY = "CANARY-teams-app-password-5c2e8f"
@@ -23,7 +24,7 @@ async def test_the_app_password_and_bot_tokens_stay_hidden(
 ) -> None:
     ms = fake_teams
     ms.password = CANARY
-    config = teams_config(tmp_path, ms, fake_llm, password="${TEAMS_APP_PASSWORD}")
+    config = teams_config(tmp_path, ms, over_http(fake_llm), password="${TEAMS_APP_PASSWORD}")
     debug = "  api_token: ${CHATGATE_API_TOKEN}\n  log: {level: debug, format: json}\n"
     text = config.read_text().replace("  drain_timeout_s: 5\n", "  drain_timeout_s: 5\n" + debug)
     config.write_text(text)

@@ -141,9 +141,9 @@ class OwnSpan(Span):
         return self._end is None
 
     def set_attributes(self, attributes: Mapping[str, Any]) -> None:
-        kept = self._attributes
-        for key, value in attributes.items():
-            kept[key] = tuple(value) if isinstance(value, list) else value
+        if list in map(type, attributes.values()):
+            attributes = {k: _frozen(v) for k, v in attributes.items()}
+        self._attributes.update(attributes)
 
     def set_attribute(self, key: str, value: Any) -> None:
         self._attributes[key] = _frozen(value)
@@ -187,7 +187,7 @@ class OwnSpan(Span):
         self._end = end = end_time or time_ns()
         made = self._made
         made.ended(
-            ReadableSpan(
+            _Ended(
                 name=self._name,
                 context=self._context,
                 parent=self._parent,
@@ -202,6 +202,15 @@ class OwnSpan(Span):
                 instrumentation_scope=made.scope,
             )
         )
+
+
+class _Ended(ReadableSpan):
+    """An own span as the span processor receives it: it drops nothing (no limits apply), so
+    the writer asks no bounded collection what it dropped."""
+
+    dropped_attributes = 0
+    dropped_events = 0
+    dropped_links = 0
 
 
 def _frozen(value: Any) -> Any:

@@ -113,7 +113,10 @@ def meters(found: ExportSettings, env: Mapping[str, str], reader: Any = None) ->
     from opentelemetry.sdk.resources import Resource
 
     if reader is None:
-        reader = PeriodicExportingMetricReader(_metric_exporter(found.metrics_url, env))
+        reader = PeriodicExportingMetricReader(
+            _metric_exporter(found.metrics_url, env),
+            export_interval_millis=_positive(env, "OTEL_METRIC_EXPORT_INTERVAL", 60000.0),
+        )
     asked = env.get("OTEL_METRICS_EXEMPLAR_FILTER", "").strip().lower()
     exemplars = {
         "trace_based": metrics.TraceBasedExemplarFilter,
@@ -145,6 +148,14 @@ def _metric_exporter(url: str, env: Mapping[str, str]) -> Any:
         timeout=sends.timeout_s,
         compression=Compression(sends.compression or "none"),
     )
+
+
+def _positive(env: Mapping[str, str], name: str, default: float) -> float:
+    try:
+        value = float(env.get(name, "").strip() or default)
+    except ValueError:
+        return default
+    return value if value > 0 else default
 
 
 def _ratio(raw: str | None, default: float) -> float:

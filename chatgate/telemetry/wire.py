@@ -30,7 +30,7 @@ _IS_REMOTE = 0x200
 _MASK64 = (1 << 64) - 1
 _CACHED = 4096  # attribute pairs whose encoding is kept (cleared when full)
 _SMALL = [bytes((n,)) for n in range(128)]
-_CACHEABLE = (str, bool, int, tuple)  # attribute values whose pair encodings are kept
+_CACHEABLE = frozenset((str, bool, int, tuple))  # attribute values whose encodings are kept
 
 _pack_q = struct.Struct("<Q").pack
 _pack_d = struct.Struct("<d").pack
@@ -105,11 +105,7 @@ class SpanWriter:
     """Writes span batches; keeps the encodings of recurring scalar attribute pairs."""
 
     def __init__(self) -> None:
-        # by field tag, by value type: (key, value) → the KeyValue field
-        self._caches: dict[bytes, dict[type, dict[Any, bytes]]] = {
-            tag: {kind: {} for kind in _CACHEABLE} for tag in _ATTRIBUTE_TAGS
-        }
-        self._kept = 0
+        self._pairs = {tag: _Pairs(tag) for tag in _ATTRIBUTE_TAGS}
         self._names: dict[tuple[str, int], bytes] = {}
 
     def request(self, spans: Sequence[Any]) -> bytes:
@@ -234,38 +230,36 @@ class SpanWriter:
         return encoded
 
     def _attributes(self, tag: bytes, attributes: Mapping[str, Any] | None) -> bytes:
-        """Each attribute as a KeyValue field ``tag``; recurring pairs from the cache (one per
-        value type: True and 1 are equal keys)."""
+        """Each attribute as a KeyValue field ``tag``, looked up by (key, value, type) in the
+        pairs written before (True and 1 are equal, their types are not) without a Python
+        step per attribute; a pair not met yet is written by `_Pairs.__missing__`."""
         if not attributes:
             return b""
-        caches = self._caches[tag]
-        out = []
-        for item in attributes.items():
-            cache = caches.get(type(item[1]))
-            if cache is None:  # a float (a duration) rarely recurs
-                out.append(_field(tag, _pair(*item)))
-                continue
-            try:
-                encoded = cache.get(item)
-            except TypeError:  # a tuple holding something unhashable
-                encoded = _field(tag, _pair(*item))
-            if encoded is None:
-                encoded = self._remember(tag, cache, item)
-            out.append(encoded)
-        return b"".join(out)
+        values = attributes.values()
+        found = zip(attributes.keys(), values, map(type, values), strict=True)
+        try:
+            return b"".join(map(self._pairs[tag].__getitem__, found))
+        except TypeError:  # a value that does not hash (a tuple holding a list)
+            return b"".join([_field(tag, _pair(k, v)) for k, v in attributes.items()])
 
-    def _remember(self, tag: bytes, cache: dict[Any, bytes], item: tuple[str, Any]) -> bytes:
-        encoded = _field(tag, _pair(*item))
-        value = item[1]
-        if type(value) is tuple and not _strings(value):
+
+class _Pairs(dict[tuple[str, Any, type], bytes]):
+    """The KeyValue fields with tag ``tag`` written so far, by (key, value, value type); only
+    recurring kinds of value are kept (strings, integers, booleans, tuples of strings), at most
+    `_CACHED` (cleared when full)."""
+
+    def __init__(self, tag: bytes) -> None:
+        super().__init__()
+        self.tag = tag
+
+    def __missing__(self, found: tuple[str, Any, type]) -> bytes:
+        key, value, kind = found
+        encoded = _field(self.tag, _pair(key, value))
+        if kind not in _CACHEABLE or (kind is tuple and not _strings(value)):
             return encoded  # durations, counts: they rarely recur
-        if self._kept >= _CACHED:
-            for by_type in self._caches.values():
-                for kept in by_type.values():
-                    kept.clear()
-            self._kept = 0
-        cache[item] = encoded
-        self._kept += 1
+        if len(self) >= _CACHED:
+            self.clear()
+        self[found] = encoded
         return encoded
 
 

@@ -128,3 +128,28 @@ def test_reinstalled_with_the_latest_conventions_no_earlier_attributes_are_reuse
         genai_metrics.uninstall()
     systems = [("gen_ai.system" in p.attributes) for p in _points(reader)[genai_metrics.DURATION]]
     assert sorted(systems) == [False, True]
+
+
+async def test_metrics_are_exported_every_interval_the_environment_given_says() -> None:
+    import asyncio
+
+    from chatgate.config.telemetry_models import TelemetryConfig
+    from chatgate.telemetry.setup import meters, settings
+    from tests.fakes.otlp_receiver import OtlpReceiver
+
+    async with OtlpReceiver() as receiver:
+        config = TelemetryConfig(otlp_endpoint=receiver.base_url)
+        found = settings(config, {}, "r1")
+        assert found is not None
+        made = meters(found, {"OTEL_METRIC_EXPORT_INTERVAL": "50"})  # ms
+        genai_metrics.install(made.get_meter("t"))
+        try:
+            genai_metrics.model_call(CALL, 0.3, input_tokens=1)
+            for _ in range(400):  # exported by the reader's thread, not at shutdown
+                if receiver.histograms:
+                    break
+                await asyncio.sleep(0.025)
+            assert {h.name for h in receiver.histograms} >= {genai_metrics.DURATION}
+        finally:
+            genai_metrics.uninstall()
+            await asyncio.to_thread(made.shutdown)

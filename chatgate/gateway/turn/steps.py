@@ -112,7 +112,7 @@ class TurnSteps:
             record.last.session,
             owner=runtime.owner,
             ttl=runtime.config.gateway.turn_lock.ttl_s,
-            after=first.msg.key if first.resumed else None,  # the lock passed on with it
+            after=first.msg.key,  # a lock passed on with this message is this turn's
             give_way=lambda: control.giving_way,
         )
         try:

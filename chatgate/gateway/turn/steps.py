@@ -119,9 +119,9 @@ class TurnSteps:
             record.lease = await record.held.enter_async_context(lock)
         except GaveWay:  # an earlier message of the session was taken up: it goes first
             return TurnExit.RETRY
-        except StateUnavailable as exc:  # fail closed: never two turns of one session
+        except StateUnavailable:  # fail closed: never two turns of one session
             voice = self.voices.for_message(record.last.msg, record.last.agent)
-            await self.state_away.notify(record.batch, exc, voice)
+            await self.state_away.notify(record.batch, voice)
             raise  # the journal keeps the batch; the guard's resume answers it
         record.batch = await still_open(runtime, self.answering, record.batch, self.redeliver)
         if not record.batch:

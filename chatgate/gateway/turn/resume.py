@@ -99,30 +99,27 @@ class StateAway:
         self.rt = runtime
         self._told: dict[str, None] = {}
 
-    async def notify(self, batch: list[Job], exc: StateUnavailable, voice: Voice) -> None:
+    async def notify(self, batch: list[Job], voice: Voice) -> None:
+        """Tell the chat (the turn's one coded line is the session worker's)."""
         last = batch[-1]
-        log.warning(
-            "turn lock unavailable; left to the journal, answered when the state is back",
-            extra={
-                "session": last.session,
-                "key": last.msg.key,
-                "reason": RefusalReason.STATE_UNAVAILABLE.value,
-                "error": str(exc),
-            },
-        )
         target = last.target
         if target is None or last.msg.key in self._told:
             return  # a sync caller gets 503 + Retry-After instead
         if await self.rt.channels.ready_adapter(target.channel) is None:
             return  # served by another replica now: its resume of the message answers
-        self._told[last.msg.key] = None
-        if len(self._told) > self.KEEP:
-            del self._told[next(iter(self._told))]
         notice = OutboundMessage.from_text(voice.text(TextId.STATE_AWAY))
         try:
-            await self.rt.delivery.deliver(target, notice, session=last.session)
-        except StateUnavailable:  # the stores are away too: the answer will say it all
-            log.debug("state-away notice not sent", extra={"key": last.msg.key})
+            report = await self.rt.delivery.deliver(target, notice, session=last.session)
+        except StateUnavailable:  # the stores are away too: told at the next attempt
+            return
+        if report.status is DeliveryStatus.SENT:
+            self._told[last.msg.key] = None
+            if len(self._told) > self.KEEP:
+                del self._told[next(iter(self._told))]
+            log.info(
+                "told the chat its answer waits for the state",
+                extra={"key": last.msg.key, "reason": RefusalReason.STATE_UNAVAILABLE.value},
+            )
 
 
 async def turn_crashed(

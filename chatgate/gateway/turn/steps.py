@@ -113,16 +113,16 @@ class TurnSteps:
             record.last.session,
             owner=runtime.owner,
             ttl=runtime.config.gateway.turn_lock.ttl_s,
-            after=first.msg.key if first.resumed else None,  # the lock passed on with it
+            after=first.msg.key,  # a lock passed on with this message is this turn's
             give_way=lambda: control.giving_way,
         )
         try:
             record.lease = await record.held.enter_async_context(lock)
         except GaveWay:  # an earlier message of the session was taken up: it goes first
             return TurnExit.RETRY
-        except StateUnavailable as exc:  # fail closed: never two turns of one session
+        except StateUnavailable:  # fail closed: never two turns of one session
             voice = self.voices.for_message(record.last.msg, record.last.agent)
-            await self.state_away.notify(record.batch, exc, voice)
+            await self.state_away.notify(record.batch, voice)
             raise  # the journal keeps the batch; the guard's resume answers it
         record.batch = await still_open(runtime, self.answering, record.batch, self.redeliver)
         if not record.batch:

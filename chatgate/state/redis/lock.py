@@ -88,7 +88,8 @@ redis.call('set', KEYS[1], ARGV[2], 'px', ARGV[3])
 return 1
 """
 # KEYS: a lock; ARGV: my token ('' : none), the hand-off value, px → 1 when the lock, mine or
-# free, now waits for that message's resumed turn; 0 when another holder has it.
+# free, now waits for that message's turn; 0 when another holder has it (it is not waited for:
+# a message nobody runs again would hold its session until the TTL).
 STRAND = """
 local v = redis.call('get', KEYS[1])
 if v and v ~= ARGV[1] then return 0 end
@@ -136,6 +137,7 @@ class RedisTurnLock:
         # lock key → (token or '', hand-off value, give up at): locks to pass on to a turn cut
         # short by the state, once Redis answers and the lock is this replica's or free
         self._stranded: dict[str, tuple[str, str, float]] = {}
+        self._retrier: asyncio.Task[None] | None = None  # retries those while any is left
         self._holding: dict[str, tuple[str, float]] = {}  # lock key → (token held, its ttl)
 
     def _key(self, session: str) -> str:
@@ -192,6 +194,21 @@ class RedisTurnLock:
             return
         give_up = self._clock.monotonic() + ttl
         self._stranded.setdefault(self._key(session), ("", HANDOFF + message_key, give_up))
+        self._poke()
+
+    def _poke(self) -> None:
+        if self._stranded and (self._retrier is None or self._retrier.done()):
+            self._retrier = asyncio.ensure_future(self._retry_while_stranded())
+
+    async def _retry_while_stranded(self) -> None:
+        """Pass the locks of cut-short turns on as soon as Redis answers again, not at the next
+        check: a later message of their sessions taken in elsewhere meanwhile would go first."""
+        while self._stranded:
+            await asyncio.sleep(POLL_MAX_S)  # real time: the locks run on Redis's clock
+            try:
+                await self._retry()
+            except Exception as exc:  # not a Redis error (those wait for the next round)
+                log.warning("turn lock retry failed", extra={"error": type(exc).__name__})
 
     def _took_stranded(self, session: str, message_key: str) -> None:
         waiting = self._stranded.get(self._key(session))
@@ -234,6 +251,7 @@ class RedisTurnLock:
             value = waiting[1] if waiting is not None else HANDOFF + str(stranded)
             self._stranded[key] = (token.token, value, self._clock.monotonic() + ttl)
             await self._retry()
+            self._poke()
             return
         passing = self._passing.pop(token.token, None)
         if passing is None:
@@ -267,9 +285,9 @@ class RedisTurnLock:
             )
 
     async def _retry(self) -> bool:
-        """Pass on the locks of turns the state cut short (kept while another holder has the
-        lock, until their TTL), then free the locks whose release failed while Redis was away
-        (else the session would wait out their TTL after a blip); False at the first error."""
+        """Pass on the locks of turns the state cut short (until their TTL), then free the locks
+        whose release failed while Redis was away (else the session would wait out their TTL
+        after a blip); False at the first error."""
         now = self._clock.monotonic()
         for key, (token, value, give_up) in list(self._stranded.items()):
             if give_up <= now:
@@ -280,11 +298,9 @@ class RedisTurnLock:
                 passed = await self._strand(keys=[key], args=[token, value, px])
             except RedisError:
                 return False
+            self._stranded.pop(key, None)  # passed on, or another holder has it now
             if passed:
-                self._stranded.pop(key, None)
                 self._unreleased.pop(key, None)
-            elif token:  # taken by another holder: this one waits for it to leave
-                self._stranded[key] = ("", value, give_up)
         for key, token in list(self._unreleased.items()):
             try:
                 await self._release(keys=[key], args=[token])
@@ -308,6 +324,9 @@ class RedisTurnLock:
 
     async def aclose(self) -> None:
         """Close this lock's own client and its connections (a shared one is the stores')."""
+        if self._retrier is not None:
+            self._retrier.cancel()
+            await asyncio.gather(self._retrier, return_exceptions=True)
         if self._owns_client:
             await self._redis.aclose()
 

@@ -55,11 +55,15 @@ class Masker:
 
     def _could_match(self, text: str) -> bool:
         """A necessary condition for the case-insensitive pattern to match ASCII ``text``:
-        a secret form, or what every token shape contains."""
-        if _DIGITS_COLON.search(text) is not None:
+        a secret form, or what every token shape contains (a loop, not a generator: this runs
+        for every text a turn stores or logs)."""
+        if ":" in text and _DIGITS_COLON.search(text) is not None:
             return True
         low = text.lower()
-        return any(needle in low for needle in self._needles)
+        for needle in self._needles:
+            if needle in low:
+                return True
+        return False
 
 
 @functools.lru_cache(maxsize=8)

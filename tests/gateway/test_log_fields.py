@@ -11,7 +11,9 @@ import pytest
 from chatgate.gateway.logs import LogSetup, log_fields, setup_logging
 
 SECRET = "hook-secret-0123456789"
-FIELDS = {"channel": "webhook", "key": f"webhook:{SECRET}", "model": None, "agent_ms": 0.1}
+FIELDS = {"channel": "webhook", "key": f"webhook:{SECRET}", "model": None, "agent_ms": 0.1,
+          "messages": 2, "final": True, "chat": 'a "quoted"\nä→\x00', "big": 10**20,
+          "never": float("nan"), "ids": ["1", 2], "when": 1e-7}  # fmt: skip
 
 
 class Counting(logging.Logger):
@@ -46,7 +48,7 @@ def _logger(setup: LogSetup) -> Counting:
 
 def _lines(setup: LogSetup, stream: io.StringIO) -> list[str]:
     setup.stop()
-    return [_without_time(line) for line in stream.getvalue().splitlines()]
+    return [_without_time(line) for line in stream.getvalue().split("\n") if line]
 
 
 def _without_time(line: str) -> str:
@@ -65,6 +67,22 @@ def test_the_line_is_the_records_line_and_no_record_is_made(
     first, second = _lines(setup, stream)
     assert first == second
     assert SECRET not in second and "webhook" in second
+
+
+@pytest.mark.parametrize(
+    "fields",
+    [{"agent_ms": float("inf")},
+     {"when": -0.0, "n": -3, "t": "\u2028\ud800"}, {}],
+)  # fmt: skip
+def test_any_fields_give_the_records_line(
+    daemon: tuple[LogSetup, io.StringIO], fields: dict[str, object]
+) -> None:
+    setup, stream = daemon
+    logger = _logger(setup)
+    logger.info("turn", extra=dict(fields))
+    log_fields(logger, logging.INFO, "turn", fields)
+    first, second = _lines(setup, stream)
+    assert first == second
 
 
 def test_another_handler_gets_the_record_as_before(

@@ -1,13 +1,13 @@
 """Cross-checks of `budgets:`: the agents a rule names exist, and every model that can run
 under a cost limit (fallbacks, `degrade_to`, image descriptions, transcription and spoken
 replies included) has a price, from `price:` or from
-litellm's cost map (read from its bundled file, without importing litellm)."""
+litellm's cost map (litellm's own once it is imported, else read from its bundled file)."""
 
 from __future__ import annotations
 
-import functools
 import importlib.util
 import json
+import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -21,9 +21,26 @@ from chatgate.config.source import YamlSource
 COST_MAP_FILE = "model_prices_and_context_window_backup.json"
 
 
-@functools.lru_cache(maxsize=1)
+_bundled: dict[str, Any] | None = None
+
+
 def cost_map() -> dict[str, Any]:
-    """litellm's bundled model cost map ({} when litellm is not installed)."""
+    """litellm's model cost map ({} when litellm is not installed).
+
+    Once litellm is imported this is its own ``model_cost``: a second parsed copy of the ~2.7 MB
+    file costs ~11 MB of memory. Before that (config checks, `chatgate config check`) the bundled
+    file is read once and dropped as soon as litellm's copy exists."""
+    global _bundled
+    loaded = getattr(sys.modules.get("litellm"), "model_cost", None)
+    if isinstance(loaded, dict) and loaded:
+        _bundled = None
+        return loaded
+    if _bundled is None:
+        _bundled = _read_bundled()
+    return _bundled
+
+
+def _read_bundled() -> dict[str, Any]:
     spec = importlib.util.find_spec("litellm")
     if spec is None or not spec.submodule_search_locations:
         return {}

@@ -9,6 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from chatgate.agents.litellm_import import import_litellm
+from chatgate.config.budget_checks import cost_map, map_price
 from chatgate.config.errors import EX_CONFIG, ConfigError
 from tests.harness import load, write_config
 
@@ -48,6 +50,17 @@ def test_a_price_or_the_cost_map_satisfies_the_check(tmp_path: Path) -> None:
     mapped = _config(tmp_path / "mapped").read_text().replace("our-own-model", "gpt-4o-mini")
     (tmp_path / "mapped" / "gateway.yaml").write_text(mapped)
     load(tmp_path / "mapped" / "gateway.yaml")
+
+
+def test_prices_come_from_litellms_own_cost_map_once_it_is_imported() -> None:
+    """Every settled call is priced: a second parsed copy of the map's file would hold ~11 MB."""
+    litellm = import_litellm()
+    assert cost_map() is litellm.model_cost
+    entry = litellm.model_cost["gpt-4o-mini"]
+    assert map_price("openai/gpt-4o-mini") == (
+        entry["input_cost_per_token"],
+        entry["output_cost_per_token"],
+    )
 
 
 def test_rules_name_known_agents(tmp_path: Path) -> None:

@@ -1,4 +1,4 @@
-"""`python -m bench.instructions webhook|whatsapp|slack`: instructions per message, chatgate vs its floor.
+"""`python -m bench.instructions SUBJECT`: instructions per message, chatgate vs its floor.
 
 A load-independent companion to the timed scenarios (whose ratios swing by tens of percent on a
 shared machine): the subject runs under ``valgrind --tool=callgrind --instr-atstart=no``; after a
@@ -12,6 +12,8 @@ same code gives the same count within about 0.1 %, whatever the load.
   flight), each answered with a read receipt and a quoted reply, vs the bare aiohttp bot.
 - ``slack``: DMs over Socket Mode (``--count`` / 3 users, 3 DMs each, pushed at once), each
   answered with ``chat.postMessage``, vs the bare slack-bolt app (both echo).
+- ``telegram``: DMs by long polling over plain HTTP (``--count`` / 3 users, 3 each, queued at
+  once), each answered with ``sendMessage``, vs the bare python-telegram-bot app (both echo).
 
 Under callgrind a daemon is ~50x slower: keep ``--count`` in the hundreds. Needs valgrind.
 """
@@ -34,10 +36,12 @@ from typing import IO
 
 import aiohttp
 
-from bench.configs import HOOK_PATH, WEBHOOK_SECRET, DaemonConfig
+from bench.configs import HOOK_PATH, WEBHOOK_SECRET, DaemonConfig, telegram_api_base
 from bench.procs import PYTHON, free_port
 from bench.scenarios import slackrig, webhook, whatsapp
 from tests.fakes.slack import FakeSlack
+from tests.fakes.telegram import TOKEN as TG_TOKEN
+from tests.fakes.telegram import FakeTelegram
 from tests.fakes.whatsapp import FakeWhatsApp
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -198,7 +202,45 @@ async def _slack(side: str, count: int, work: Path, out: Path) -> int:
     return 3 * len(users)
 
 
-SUBJECTS = {"webhook": _webhook, "whatsapp": _whatsapp, "slack": _slack}
+async def _telegram(side: str, count: int, work: Path, out: Path) -> int:
+    async with FakeTelegram() as fake:
+        if side == "floor":
+            argv = [PYTHON, "-m", "bench.floors.ptb_echo", "--base-url", fake.base_url]
+            argv += ["--token", TG_TOKEN, "--mode", "echo"]
+        else:
+            base = telegram_api_base(fake.base_url)
+            config = DaemonConfig(free_port(), telegram_base=base).write(work / "chatgate")
+            argv = [PYTHON, "-m", "chatgate", "run", "--config", str(config)]
+            argv += ["--log-format", "json"]
+        with (work / "subject.log").open("wb") as log:
+            proc = await _spawn(_callgrind(out) + argv, log)
+        try:
+
+            async def answered(n: int) -> bool:
+                return len(fake.calls_of("sendMessage")) >= n
+
+            async def polling() -> bool:
+                return fake.get_updates_calls > 0
+
+            await _until(polling, READY_WITHIN_S, f"{side} getUpdates")
+            fake.dm(99_999, "warm-up")
+            await _until(lambda: answered(1), READY_WITHIN_S, f"{side} warm-up reply")
+            first = len(fake.calls_of("sendMessage"))
+            users = range(100_000, 100_000 + max(1, count // 3))
+            _instrument(proc, True)
+            for k in range(3):
+                for user in users:
+                    fake.dm(user, f"m{k} {user}")
+            await _until(lambda: answered(first + 3 * len(users)), LOAD_WITHIN_S, "replies")
+            await asyncio.sleep(1.0)  # the last reply's own bookkeeping
+            _instrument(proc, False)
+        finally:
+            await fake.stop()  # a held getUpdates returns at once
+            await _stop(proc)
+    return 3 * len(users)
+
+
+SUBJECTS = {"webhook": _webhook, "whatsapp": _whatsapp, "slack": _slack, "telegram": _telegram}
 
 
 async def measure(subject: str, side: str, count: int, scratch: Path) -> float:

@@ -22,6 +22,9 @@ _TITLE = re.compile(r"\s+(?:\"[^\"]{0,512}\"|'[^']{0,512}'|\([^()]{0,512}\))")
 # a link destination: no spaces, parentheses balanced one level deep (linear: no ambiguity)
 _DESTINATION = re.compile(r"(?:[^\s()\\]|\\.|\((?:[^\s()\\]|\\.)*+\))++")
 _URL_TRAILING = ".,:;!?\"'*_~"
+# The characters `_Tokenizer.run` treats specially; a stretch of anything else is plain text.
+_MAY_START = frozenset("\\`*_~[!<hH")
+_NEXT_SYNTAX = re.compile(r"[\\`*_~\[!<hH]")
 
 
 @dataclass(frozen=True)
@@ -242,7 +245,12 @@ class _Tokenizer:
         s, n, i = self.s, len(self.s), 0
         while i < n:
             ch = s[i]
-            if ch == "\\" and i + 1 < n and s[i + 1] in _ASCII_PUNCT:
+            if ch not in _MAY_START:  # plain text up to the next character that may start syntax
+                found = _NEXT_SYNTAX.search(s, i + 1)
+                end = n if found is None else found.start()
+                self.buf.append(s[i:end])
+                i = end
+            elif ch == "\\" and i + 1 < n and s[i + 1] in _ASCII_PUNCT:
                 self.buf.append(s[i + 1])
                 i += 2
             elif ch == "`":

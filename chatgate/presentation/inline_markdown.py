@@ -241,18 +241,30 @@ class _Tokenizer:
         self.link(url, url if ":" in url else f"mailto:{url}", literal=True)
         return m.end()
 
+    def plain(self, i: int) -> int:
+        """Text up to the next character that may start syntax, taken in one slice."""
+        found = _NEXT_SYNTAX.search(self.s, i + 1)
+        end = len(self.s) if found is None else found.start()
+        self.buf.append(self.s[i:end])
+        return end
+
+    def backslash(self, i: int) -> int:
+        """An escaped ASCII punctuation character stands for itself; any other backslash is text."""
+        s = self.s
+        if i + 1 < len(s) and s[i + 1] in _ASCII_PUNCT:
+            self.buf.append(s[i + 1])
+            return i + 2
+        self.buf.append("\\")
+        return i + 1
+
     def run(self) -> list[_Node]:
         s, n, i = self.s, len(self.s), 0
         while i < n:
             ch = s[i]
-            if ch not in _MAY_START:  # plain text up to the next character that may start syntax
-                found = _NEXT_SYNTAX.search(s, i + 1)
-                end = n if found is None else found.start()
-                self.buf.append(s[i:end])
-                i = end
-            elif ch == "\\" and i + 1 < n and s[i + 1] in _ASCII_PUNCT:
-                self.buf.append(s[i + 1])
-                i += 2
+            if ch not in _MAY_START:
+                i = self.plain(i)
+            elif ch == "\\":
+                i = self.backslash(i)
             elif ch == "`":
                 i = self.code_span(i)
             elif ch in "*_~":

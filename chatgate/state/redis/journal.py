@@ -209,7 +209,7 @@ class RedisJournal:
     async def record(
         self, msg: InboundMessage, now: float, window_s: float
     ) -> tuple[bool, JournalEntry | None]:
-        payload = _COMPACT.encode(msg.to_dict())
+        payload = msg.to_json()
         keys = [
             self._e(msg.key),
             self._keys("journal", "open"),

@@ -49,7 +49,7 @@ class SqliteJournal:
         self, msg: InboundMessage, now: float, window_s: float
     ) -> tuple[bool, JournalEntry | None]:
         """Append ``msg``; (False, existing) when it is a duplicate within the dedupe window."""
-        payload = _COMPACT.encode(msg.to_dict())
+        payload = msg.to_json()
 
         row = (msg.key, msg.channel, msg.chat_id, msg.sender_id, msg.message_id, now, payload, now)
 

@@ -244,31 +244,37 @@ class _Tokenizer:
     def run(self) -> list[_Node]:
         s, n, i = self.s, len(self.s), 0
         while i < n:
-            ch = s[i]
-            if ch not in _MAY_START:  # plain text up to the next character that may start syntax
-                found = _NEXT_SYNTAX.search(s, i + 1)
-                end = n if found is None else found.start()
-                self.buf.append(s[i:end])
-                i = end
-            elif ch == "\\" and i + 1 < n and s[i + 1] in _ASCII_PUNCT:
-                self.buf.append(s[i + 1])
-                i += 2
-            elif ch == "`":
-                i = self.code_span(i)
-            elif ch in "*_~":
-                i = self.delimiter_run(i)
-            elif self.links and (ch == "[" or (ch == "!" and s.startswith("[", i + 1))):
-                i = self.bracket(i)
-            elif ch == "<" and (end := self.autolink(i)) > i:
-                i = end
-            elif ch in "hH" and (end := _bare_url(s, i)) > i:
-                self.buf.append(s[i:end])
-                i = end
-            else:
-                self.buf.append(ch)
-                i += 1
+            i = self.syntax(i) if s[i] in _MAY_START else self.plain(i)
         self.flush()
         return self.nodes
+
+    def plain(self, i: int) -> int:
+        """Text up to the next character that may start syntax, in one slice."""
+        found = _NEXT_SYNTAX.search(self.s, i + 1)
+        end = len(self.s) if found is None else found.start()
+        self.buf.append(self.s[i:end])
+        return end
+
+    def syntax(self, i: int) -> int:
+        """The construct a syntax character at ``i`` starts (or the character as text); the
+        position after it."""
+        s, n, ch = self.s, len(self.s), self.s[i]
+        if ch == "\\" and i + 1 < n and s[i + 1] in _ASCII_PUNCT:
+            self.buf.append(s[i + 1])
+            return i + 2
+        if ch == "`":
+            return self.code_span(i)
+        if ch in "*_~":
+            return self.delimiter_run(i)
+        if self.links and (ch == "[" or (ch == "!" and s.startswith("[", i + 1))):
+            return self.bracket(i)
+        if ch == "<" and (end := self.autolink(i)) > i:
+            return end
+        if ch in "hH" and (end := _bare_url(s, i)) > i:
+            self.buf.append(s[i:end])
+            return end
+        self.buf.append(ch)
+        return i + 1
 
 
 def _compatible(opener: _Delim, closer: _Delim) -> bool:

@@ -241,46 +241,40 @@ class _Tokenizer:
         self.link(url, url if ":" in url else f"mailto:{url}", literal=True)
         return m.end()
 
+    def run(self) -> list[_Node]:
+        s, n, i = self.s, len(self.s), 0
+        while i < n:
+            i = self.syntax(i) if s[i] in _MAY_START else self.plain(i)
+        self.flush()
+        return self.nodes
+
     def plain(self, i: int) -> int:
-        """Text up to the next character that may start syntax, taken in one slice."""
+        """Text up to the next character that may start syntax, in one slice."""
         found = _NEXT_SYNTAX.search(self.s, i + 1)
         end = len(self.s) if found is None else found.start()
         self.buf.append(self.s[i:end])
         return end
 
-    def backslash(self, i: int) -> int:
-        """An escaped ASCII punctuation character stands for itself; any other backslash is text."""
-        s = self.s
-        if i + 1 < len(s) and s[i + 1] in _ASCII_PUNCT:
+    def syntax(self, i: int) -> int:
+        """The construct a syntax character at ``i`` starts (or the character as text); the
+        position after it."""
+        s, n, ch = self.s, len(self.s), self.s[i]
+        if ch == "\\" and i + 1 < n and s[i + 1] in _ASCII_PUNCT:
             self.buf.append(s[i + 1])
             return i + 2
-        self.buf.append("\\")
+        if ch == "`":
+            return self.code_span(i)
+        if ch in "*_~":
+            return self.delimiter_run(i)
+        if self.links and (ch == "[" or (ch == "!" and s.startswith("[", i + 1))):
+            return self.bracket(i)
+        if ch == "<" and (end := self.autolink(i)) > i:
+            return end
+        if ch in "hH" and (end := _bare_url(s, i)) > i:
+            self.buf.append(s[i:end])
+            return end
+        self.buf.append(ch)
         return i + 1
-
-    def run(self) -> list[_Node]:
-        s, n, i = self.s, len(self.s), 0
-        while i < n:
-            ch = s[i]
-            if ch not in _MAY_START:
-                i = self.plain(i)
-            elif ch == "\\":
-                i = self.backslash(i)
-            elif ch == "`":
-                i = self.code_span(i)
-            elif ch in "*_~":
-                i = self.delimiter_run(i)
-            elif self.links and (ch == "[" or (ch == "!" and s.startswith("[", i + 1))):
-                i = self.bracket(i)
-            elif ch == "<" and (end := self.autolink(i)) > i:
-                i = end
-            elif ch in "hH" and (end := _bare_url(s, i)) > i:
-                self.buf.append(s[i:end])
-                i = end
-            else:
-                self.buf.append(ch)
-                i += 1
-        self.flush()
-        return self.nodes
 
 
 def _compatible(opener: _Delim, closer: _Delim) -> bool:

@@ -7,7 +7,7 @@ import asyncio
 import pytest
 from redis.asyncio import Redis
 
-from chatgate.model.errors import StateUnavailable
+from chatgate.model.errors import GaveWay, StateUnavailable
 from chatgate.state.redis.lock import RedisTurnLock
 from tests.fakes.clock import ManualClock
 from tests.fakes.tcp_proxy import TcpProxy
@@ -136,3 +136,20 @@ async def test_the_sender_of_a_dead_replicas_answer_takes_its_lock_over(client: 
     assert not taking.done(), "took a live replica's lock"
     await client.delete(PREFIX + "replica:a")  # a died: its liveness key expired
     assert (await asyncio.wait_for(taking, 10)).owner == "b"
+
+
+async def test_behind_the_wipe_gate_a_free_lock_is_waited_for_and_a_passed_on_one_taken(
+    client: Redis,
+) -> None:
+    """After a replica noticed Redis lost its data, a free lock waits (a live turn, a resumed
+    one, the sender of a dead replica's answer) while one passed on with a message is taken."""
+    lock = RedisTurnLock(client, PREFIX, replica="a", gate_s=60)
+    await lock.restore({"s3": "m3"}, 30)  # the gate stands; s3's lock waits for m3
+    for after, from_dead in ((None, False), ("m1", False), ("m1", True)):
+        with pytest.raises(GaveWay):
+            await lock.acquire("s1", owner="a", ttl=30, after=after, from_dead=from_dead,
+                               give_way=lambda: True)  # fmt: skip
+    taken = await lock.acquire("s3", owner="a", ttl=30, after="m3")
+    assert await client.get(PREFIX + "lock:s3") == taken.token
+    await lock.release(taken)
+    await client.delete(PREFIX + "turn-gate")

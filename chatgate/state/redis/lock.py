@@ -73,7 +73,7 @@ return 0
 TAKE_OVER = """
 local v = redis.call('get', KEYS[1])
 local free = (not v and redis.call('exists', KEYS[2]) == 0) or v == ARGV[3]
-if not free and ARGV[4] ~= '' and string.sub(v, 1, 8) ~= 'handoff:' then
+if not free and v and ARGV[4] ~= '' and string.sub(v, 1, 8) ~= 'handoff:' then
   local slash = string.find(v, '/', 1, true)
   free = slash ~= nil and redis.call('exists', ARGV[4] .. string.sub(v, 1, slash - 1)) == 0
 end
@@ -88,8 +88,8 @@ redis.call('set', KEYS[1], ARGV[2], 'px', ARGV[3])
 return 1
 """
 # KEYS: a lock; ARGV: my token ('' : none), the hand-off value, px → 1 when the lock, mine or
-# free, now waits for that message's turn; 0 when another holder has it (it is not waited for:
-# a message nobody runs again would hold its session until the TTL).
+# free, now waits for that message's turn; 0 when another holder has it (tried again until the
+# message's own turn takes the lock or the TTL runs out).
 STRAND = """
 local v = redis.call('get', KEYS[1])
 if v and v ~= ARGV[1] then return 0 end
@@ -201,8 +201,8 @@ class RedisTurnLock:
             self._retrier = asyncio.ensure_future(self._retry_while_stranded())
 
     async def _retry_while_stranded(self) -> None:
-        """Pass the locks of cut-short turns on as soon as Redis answers again, not at the next
-        check: a later message of their sessions taken in elsewhere meanwhile would go first."""
+        """Pass the locks of cut-short turns on as soon as Redis answers again (or the lock is
+        free), not at the next check: a later message of their sessions would go first."""
         while self._stranded:
             await asyncio.sleep(POLL_MAX_S)  # real time: the locks run on Redis's clock
             try:
@@ -285,9 +285,10 @@ class RedisTurnLock:
             )
 
     async def _retry(self) -> bool:
-        """Pass on the locks of turns the state cut short (until their TTL), then free the locks
-        whose release failed while Redis was away (else the session would wait out their TTL
-        after a blip); False at the first error."""
+        """Pass on the locks of turns the state cut short (where another holder has one, as soon
+        as it is free, until their TTL), then free the locks whose release failed while Redis
+        was away (else the session would wait out their TTL after a blip); False at the first
+        error."""
         now = self._clock.monotonic()
         for key, (token, value, give_up) in list(self._stranded.items()):
             if give_up <= now:
@@ -298,9 +299,11 @@ class RedisTurnLock:
                 passed = await self._strand(keys=[key], args=[token, value, px])
             except RedisError:
                 return False
-            self._stranded.pop(key, None)  # passed on, or another holder has it now
             if passed:
+                self._stranded.pop(key, None)
                 self._unreleased.pop(key, None)
+            elif token:  # another holder has it: passed on as soon as it is free, until then
+                self._stranded[key] = ("", value, give_up)
         for key, token in list(self._unreleased.items()):
             try:
                 await self._release(keys=[key], args=[token])
@@ -394,7 +397,7 @@ def build_lock(gateway: GatewaySection, clock: Clock, client: object = None) -> 
     """The lock on the stores' client when they are on Redis too (one pool per replica: the
     lock's commands are short and never block), else on a client of its own."""
     prefix, replica = gateway.redis_prefix(), replica_id(gateway)
-    gate = gateway.redis.lease_ttl_s  # every replica notices a wipe within half of it
+    gate = 0.75 * gateway.redis.lease_ttl_s  # every replica notices a wipe within half of it
     if isinstance(client, Redis):
         return RedisTurnLock(client, prefix, clock, replica, owns_client=False, gate_s=gate)
     return RedisTurnLock(connect(gateway, LOCK_CONNECTIONS), prefix, clock, replica, gate_s=gate)

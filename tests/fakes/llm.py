@@ -416,11 +416,8 @@ class FakeLLM:
         except _BadBody as exc:
             return _fault_response(Fault.bad_request(str(exc)))
         async with self._counted(request, body) as record:
-            outcome = self._choose(record)
-            await self._pause(self.latency_s)
+            outcome = await self._outcome(record)
             if isinstance(outcome, Fault):
-                if _hangs(outcome) and not self._stopping.is_set():
-                    await self._release.wait()
                 return _fault_response(outcome)
             if isinstance(outcome, ToolCalls):
                 if record.stream:
@@ -429,6 +426,15 @@ class FakeLLM:
             if record.stream:
                 return await self._stream(request, record, outcome)
             return web.json_response(self._completion(record, outcome))
+
+    async def _outcome(self, record: RecordedRequest) -> Reply | Fault:
+        """The answer chosen on arrival, after ``latency_s``; a hanging fault holds until
+        `release` (or the server stops)."""
+        outcome = self._choose(record)
+        await self._pause(self.latency_s)
+        if isinstance(outcome, Fault) and _hangs(outcome) and not self._stopping.is_set():
+            await self._release.wait()
+        return outcome
 
     @contextlib.asynccontextmanager
     async def _counted(
@@ -462,11 +468,8 @@ class FakeLLM:
         except ValueError:
             return _fault_response(Fault.bad_request("body is not valid JSON"))
         async with self._counted(request, {**body, "model": "agent"}) as record:
-            outcome = self._choose(record)
-            await self._pause(self.latency_s)
+            outcome = await self._outcome(record)
             if isinstance(outcome, Fault):
-                if _hangs(outcome) and not self._stopping.is_set():
-                    await self._release.wait()
                 return _fault_response(outcome)
             if isinstance(outcome, ToolCalls):
                 return _fault_response(Fault.bad_request("an http agent has no tool calls"))

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import operator
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field, fields
@@ -10,6 +9,7 @@ from enum import StrEnum
 from json.encoder import encode_basestring_ascii
 from typing import Any, Literal
 
+from chatgate.model.compact import compact_json
 from chatgate.model.reasons import SendErrorKind
 
 ChatKind = Literal["direct", "group", "channel"]
@@ -175,16 +175,16 @@ class InboundMessage:
             else:
                 encoded = _scalar(value)
             if encoded is None:
-                return _COMPACT.encode(self.to_dict())
+                return compact_json(self.to_dict())
             parts += (key, encoded)
         target, attachments, extra = self.reply_target, self.attachments, self.extra
         parts += (
             ',"reply_target":',
-            _COMPACT.encode(target.to_dict()) if target else "null",
+            compact_json(target.to_dict()) if target else "null",
             ',"attachments":',
-            _COMPACT.encode([asdict(a) for a in attachments]) if attachments else "[]",
+            compact_json([asdict(a) for a in attachments]) if attachments else "[]",
             ',"extra":',
-            _COMPACT.encode(dict(extra)) if extra else "{}",
+            compact_json(dict(extra)) if extra else "{}",
             "}",
         )
         return "".join(parts)
@@ -207,7 +207,6 @@ _SCALAR_KEYS = tuple(
     f'"{name}":' if i == 0 else f',"{name}":' for i, name in enumerate(_MESSAGE_SCALARS)
 )
 _scalars = operator.attrgetter(*_MESSAGE_SCALARS)
-_COMPACT = json.JSONEncoder(separators=(",", ":"))
 
 
 def _scalar(value: Any) -> str | None:

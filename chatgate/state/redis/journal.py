@@ -21,12 +21,11 @@ from redis.asyncio import Redis
 from redis.exceptions import RedisError
 from redis.typing import EncodableT
 
+from chatgate.model.compact import compact_json
 from chatgate.model.messages import InboundMessage
 from chatgate.state.records import TERMINAL, JournalEntry, JournalMark, JournalState
 from chatgate.state.redis.client import Keys, listen, unavailable
 from chatgate.state.redis.leases import FENCE_KEY
-
-_COMPACT = json.JSONEncoder(separators=(",", ":"))  # one encoder, not one per call
 
 log = logging.getLogger("chatgate.state")
 SENDER_HISTORY = 50
@@ -239,7 +238,7 @@ class RedisJournal:
             "stage": mark.stage,
             "reason": mark.reason,
             "session": mark.session,
-            "reply": _COMPACT.encode(mark.reply) if mark.reply is not None else None,
+            "reply": compact_json(mark.reply) if mark.reply is not None else None,
             "delivery": mark.delivery,
             "delivery_ids": json.dumps(list(ids)) if ids is not None else None,
         }

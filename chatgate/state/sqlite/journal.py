@@ -12,13 +12,13 @@ import sqlite3
 from collections.abc import Callable, Collection, Sequence
 from typing import Any
 
+from chatgate.model.compact import compact_json
 from chatgate.model.messages import InboundMessage
 from chatgate.state.protocols import TranscriptAppend
 from chatgate.state.records import JournalEntry, JournalMark, JournalState
 from chatgate.state.sqlite.db import Database
 from chatgate.state.sqlite.sessions import appender
 
-_COMPACT = json.JSONEncoder(separators=(",", ":"))  # one encoder, not one per json.dumps call
 _INSERT = (
     "INSERT INTO inbound(key, channel, chat_id, sender_id, message_id, received_at, state,"
     " message_json, updated_at) VALUES (?,?,?,?,?,?,'pending',?,?)"
@@ -228,8 +228,8 @@ class _Update:
 
 
 def _update(key: str, m: JournalMark) -> _Update:
-    reply_json = _COMPACT.encode(m.reply) if m.reply is not None else None
+    reply_json = compact_json(m.reply) if m.reply is not None else None
     ids = m.delivery_ids
-    ids_json = None if ids is None else _COMPACT.encode(list(ids)) if ids else "[]"
+    ids_json = None if ids is None else compact_json(list(ids)) if ids else "[]"
     params = (m.state.value, m.now, m.stage, m.reason, m.session, reply_json, m.delivery, ids_json)
     return _Update((*params, key))

@@ -15,6 +15,7 @@ from typing import Any, TextIO
 from chatgate import tracing
 from chatgate.config.masking import Masker
 from chatgate.gateway.process.log_handler import LoopBatchedHandler
+from chatgate.model.compact import scalar_json
 
 REDACTED = "**********"
 _LINE = json.JSONEncoder(default=str, ensure_ascii=False)  # one encoder, not one per record
@@ -121,7 +122,7 @@ class JsonFormatter(logging.Formatter):
         if not _HEAD.isdisjoint(fields):
             parts = []
         for key, value in fields.items() if parts else ():
-            encoded = _scalar(value)
+            encoded = scalar_json(value, _STR)
             if encoded is None:
                 parts = []
                 break
@@ -146,22 +147,6 @@ def _key(key: str) -> str:
         if len(_KEYS) < 1024:  # field names come from code: a few dozen
             _KEYS[key] = encoded
     return encoded
-
-
-def _scalar(value: Any) -> str | None:
-    """``value`` as the JSON encoder writes it, for str, None, int, bool and finite floats."""
-    kind = type(value)
-    if kind is str:
-        return _STR(value)
-    if value is None:
-        return "null"
-    if kind is bool:
-        return "true" if value else "false"
-    if kind is int:
-        return int.__repr__(value)
-    if kind is float and value - value == 0.0:
-        return float.__repr__(value)
-    return None
 
 
 @dataclass(frozen=True, slots=True)

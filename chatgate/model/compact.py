@@ -8,6 +8,7 @@ plain data built by the gateway); the text is the same as ``JSONEncoder.encode``
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from json.encoder import encode_basestring_ascii
 from typing import Any
 
@@ -27,3 +28,21 @@ def compact_json(value: Any) -> str:
     if _C is None:
         return _ENCODER.encode(value)
     return "".join(_C(value, 0))
+
+
+def scalar_json(value: Any, string: Callable[[str], str] = encode_basestring_ascii) -> str | None:
+    """``value`` as the encoder writes it, for str (through ``string``: ASCII escapes unless the
+    caller's encoder keeps non-ASCII), None, bool, int and finite floats; None for anything
+    else, which the caller encodes whole."""
+    kind = type(value)
+    if kind is str:
+        return string(value)
+    if value is None:
+        return "null"
+    if kind is bool:
+        return "true" if value else "false"
+    if kind is int:
+        return int.__repr__(value)
+    if kind is float and value - value == 0.0:
+        return float.__repr__(value)
+    return None

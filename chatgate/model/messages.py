@@ -9,7 +9,7 @@ from enum import StrEnum
 from json.encoder import encode_basestring_ascii
 from typing import Any, Literal
 
-from chatgate.model.compact import compact_json
+from chatgate.model.compact import compact_json, scalar_json
 from chatgate.model.reasons import SendErrorKind
 
 ChatKind = Literal["direct", "group", "channel"]
@@ -173,7 +173,7 @@ class InboundMessage:
             elif value is None:
                 encoded = "null"
             else:
-                encoded = _scalar(value)
+                encoded = scalar_json(value)
             if encoded is None:
                 return compact_json(self.to_dict())
             parts += (key, encoded)
@@ -207,23 +207,6 @@ _SCALAR_KEYS = tuple(
     f'"{name}":' if i == 0 else f',"{name}":' for i, name in enumerate(_MESSAGE_SCALARS)
 )
 _scalars = operator.attrgetter(*_MESSAGE_SCALARS)
-
-
-def _scalar(value: Any) -> str | None:
-    """``value`` as the compact encoder writes it (ASCII escapes), for str, None, bool, int and
-    finite floats; None for anything else."""
-    kind = type(value)
-    if kind is str:
-        return encode_basestring_ascii(value)
-    if value is None:
-        return "null"
-    if kind is bool:
-        return "true" if value else "false"
-    if kind is int:
-        return int.__repr__(value)
-    if kind is float and value - value == 0.0:
-        return float.__repr__(value)
-    return None
 
 
 @dataclass(frozen=True, slots=True)

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import gc
 import json
 import os
 import shutil
@@ -62,6 +63,7 @@ async def _run(
                 await (await channel.inject(f"warm {i}", chat_id="warm")).result
             telemetry = next(f for f in gateway.features if isinstance(f, Telemetry))
             await asyncio.to_thread(telemetry.flush)
+            gc.collect()  # each window starts with no garbage left over: its collections recur
             print("ready", flush=True)
             await loop.run_in_executor(None, sys.stdin.readline)  # counting is on
             for i in range(turns):
@@ -127,7 +129,8 @@ def measure(
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             text=True,
-            env={**os.environ, "PYTHONHASHSEED": "0"},  # the same dict layouts every run
+            # the same dict layouts every run; QUIET for what reads the process environment
+            env={**os.environ, "PYTHONHASHSEED": "0"} | ({} if periodic else QUIET),
         )
         assert proc.stdin is not None and proc.stdout is not None
         found: dict[tuple[str, str], list[float]] = {}

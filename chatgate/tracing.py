@@ -17,8 +17,6 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
 from contextlib import AbstractContextManager
-from itertools import repeat
-from operator import sub
 from types import SimpleNamespace
 from typing import Any
 
@@ -159,7 +157,7 @@ class Timeline:
             return
         starts = self._starts
         ends = [*starts[1:], self._now()]
-        took = tuple(map(round, map(sub, ends, starts), repeat(6, len(starts))))  # no frame
+        took = [round(end - start, 6) for start, end in zip(starts, ends, strict=True)]
         self._span.set(chatgate__steps=tuple(self._names), chatgate__steps__duration_s=took)
         self._names = []
 
@@ -425,26 +423,23 @@ def _kind(kind: str) -> Any:
     return _otel.kinds[kind]
 
 
-class _Dotted(dict[str, str]):
-    """Keyword names stand for dotted attribute names: gen_ai__request__model →
-    gen_ai.request.model (each worked out once, when first met)."""
-
-    def __missing__(self, key: str) -> str:
-        name = self[key] = key.replace("__", ".")
-        return name
+_NAMES: dict[str, str] = {}  # keyword name → dotted attribute name, as met
 
 
-_NAMES = _Dotted()
+def _dotted(key: str) -> str:
+    """Keyword names stand for dotted attribute names: gen_ai__request__model → gen_ai.request.model."""
+    name = _NAMES.get(key)
+    if name is None:
+        name = _NAMES[key] = key.replace("__", ".")
+    return name
 
 
 def _attrs(attributes: Mapping[str, Attr]) -> dict[str, Any]:
     """Attributes by dotted name, None dropped, a list as the tuple the SDK keeps (a caller's
-    list may change after); without a Python step per attribute when there is neither."""
-    values = attributes.values()
-    if None not in values and list not in map(type, values):
-        return dict(zip(map(_NAMES.__getitem__, attributes), values, strict=True))
-    return {
-        _NAMES[key]: tuple(value) if type(value) is list else value
-        for key, value in attributes.items()
-        if value is not None
-    }
+    list may change after)."""
+    names, out = _NAMES, {}
+    for key, value in attributes.items():
+        if value is not None:
+            # a call only for a name not yet met
+            out[names.get(key) or _dotted(key)] = tuple(value) if type(value) is list else value
+    return out

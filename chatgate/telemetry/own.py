@@ -141,9 +141,9 @@ class OwnSpan(Span):
         return self._end is None
 
     def set_attributes(self, attributes: Mapping[str, Any]) -> None:
-        if list in map(type, attributes.values()):
-            attributes = {k: _frozen(v) for k, v in attributes.items()}
-        self._attributes.update(attributes)
+        kept = self._attributes
+        for key, value in attributes.items():
+            kept[key] = tuple(value) if isinstance(value, list) else value
 
     def set_attribute(self, key: str, value: Any) -> None:
         self._attributes[key] = _frozen(value)

@@ -91,6 +91,16 @@ async def _until(check: Callable[[], Awaitable[bool]], within_s: float, what: st
     raise TimeoutError(f"{what}: not within {within_s:.0f} s")
 
 
+async def _replies_counted(
+    proc: Process, answered: Callable[[int], Awaitable[bool]], expected: int
+) -> None:
+    """Wait for ``expected`` replies in all, let the last one finish its own bookkeeping, then
+    stop counting instructions."""
+    await _until(lambda: answered(expected), LOAD_WITHIN_S, "replies")
+    await asyncio.sleep(1.0)
+    _instrument(proc, False)
+
+
 async def _webhook(side: str, count: int, work: Path, out: Path) -> int:
     port = free_port()
     if side == "floor":
@@ -158,9 +168,7 @@ async def _whatsapp(side: str, count: int, work: Path, out: Path) -> int:
 
             _instrument(proc, True)
             await asyncio.gather(*(post(f"m{k} {u}", u) for k in range(3) for u in users))
-            await _until(lambda: answered(first + 3 * len(users)), LOAD_WITHIN_S, "replies")
-            await asyncio.sleep(1.0)  # the last reply's own bookkeeping
-            _instrument(proc, False)
+            await _replies_counted(proc, answered, first + 3 * len(users))
         finally:
             await _stop(proc)
     return 3 * len(users)
@@ -194,9 +202,7 @@ async def _slack(side: str, count: int, work: Path, out: Path) -> int:
             for k in range(3):
                 for user in users:
                     await fake.push_event(slackrig.dm_event(fake, user, f"m{k} {user}"))
-            await _until(lambda: answered(first + 3 * len(users)), LOAD_WITHIN_S, "replies")
-            await asyncio.sleep(1.0)  # the last reply's own bookkeeping
-            _instrument(proc, False)
+            await _replies_counted(proc, answered, first + 3 * len(users))
         finally:
             await _stop(proc)
     return 3 * len(users)
@@ -231,9 +237,7 @@ async def _telegram(side: str, count: int, work: Path, out: Path) -> int:
             for k in range(3):
                 for user in users:
                     fake.dm(user, f"m{k} {user}")
-            await _until(lambda: answered(first + 3 * len(users)), LOAD_WITHIN_S, "replies")
-            await asyncio.sleep(1.0)  # the last reply's own bookkeeping
-            _instrument(proc, False)
+            await _replies_counted(proc, answered, first + 3 * len(users))
         finally:
             await fake.stop()  # a held getUpdates returns at once
             await _stop(proc)

@@ -13,7 +13,8 @@ from collections import Counter
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
-from bench.procs import Proc, cpu_seconds
+from bench.procs import BenchError, Proc, cpu_seconds
+from bench.scenarios.first_reply import first_reply
 from bench.scenarios.tgrig import QUIESCE_MAX_S, SETTLE_S, Burst
 
 Sends = Callable[[int], list[tuple[str, float]]]  # (text, arrival) of replies from index on
@@ -54,6 +55,32 @@ async def quiesce(record: Record, quiet_s: float) -> None:
         if last is None or time.monotonic() - last >= quiet_s:
             return
         await asyncio.sleep(0.1)
+
+
+async def posted_first_reply(
+    name: str,
+    proc: Proc,
+    ready_at: float,
+    post: Callable[[], Awaitable[int]],
+    record: Record,
+    quiet_s: float,
+) -> float:
+    """One message posted now (``post`` answers the HTTP status; the subject became ready at
+    ``ready_at``), answered end to end; seconds from ready to the reply in the record."""
+    before = record.size()  # the record's calls so far: replies are read from there on
+
+    async def send() -> None:
+        status = await post()
+        if status != 200:
+            raise BenchError(f"{name} refused its first message: {status}")
+
+    def replied_at() -> float | None:
+        answers = record.sends(before)
+        return answers[0][1] if answers else None
+
+    seconds = await first_reply(name, ready_at, send, replied_at, [proc])
+    await quiesce(record, quiet_s)
+    return seconds
 
 
 async def posted_burst(

@@ -22,7 +22,6 @@ from bench.configs import FLOOR_MODEL_ARGS, DaemonConfig
 from bench.procs import (
     PYTHON,
     AnnouncedProc,
-    BenchError,
     FakeLLMProc,
     Proc,
     daemon,
@@ -31,8 +30,8 @@ from bench.procs import (
     wait_ready,
 )
 from bench.runner import Context, Outcome
-from bench.scenarios.first_reply import TIMEOUT_S, first_reply
-from bench.scenarios.posted_burst import Record, posted_burst, quiesce
+from bench.scenarios.first_reply import TIMEOUT_S
+from bench.scenarios.posted_burst import Record, posted_burst, posted_first_reply
 from bench.scenarios.slack import Platform, burst_specs, measure, shape_params, wave_specs
 from bench.scenarios.tgrig import QUIET_S, REPLY_PREFIX, Backend, Burst
 from tests.fakes.whatsapp import ACCESS_TOKEN, APP_SECRET, PHONE_NUMBER_ID, FakeWhatsApp
@@ -135,23 +134,16 @@ def record(fake: FakeWhatsApp) -> Record:
 
 
 async def first_contact(subject: Subject, ready_at: float, user: str, quiet_s: float) -> float:
-    """One message posted now (the subject became ready at ``ready_at``), answered end to end
-    (imports done, connections warm); seconds from ready to the reply at the fake."""
+    """One message posted now, answered end to end (imports done, connections warm):
+    seconds from ready to the reply."""
     fake = subject.fake
-    before = len(sends(fake))
 
-    async def send() -> None:
-        status, _ = await fake.post(subject.url, fake.message(user, text="warm-up"))
-        if status != 200:
-            raise BenchError(f"{subject.name} refused its first message: {status}")
+    async def post() -> int:
+        return (await fake.post(subject.url, fake.message(user, text="warm-up")))[0]
 
-    def replied_at() -> float | None:
-        answers = sends(fake)
-        return answers[before][1] if len(answers) > before else None
-
-    seconds = await first_reply(subject.name, ready_at, send, replied_at, [subject.proc])
-    await quiesce(record(fake), quiet_s)
-    return seconds
+    return await posted_first_reply(
+        subject.name, subject.proc, ready_at, post, record(subject.fake), quiet_s
+    )
 
 
 async def burst(

@@ -26,14 +26,8 @@ from pathlib import Path
 from typing import Any
 
 from bench.budget_overhead import fake_model
-from bench.scenarios.pipeline import WARMUP_TURNS, _daemon_logging
-from bench.tracing_overhead import _configure, sink
-from chatgate import tracing
-from chatgate.channels.registry import ChannelRegistry
-from chatgate.config.loader import load_config
-from chatgate.gateway.builder import GatewayBuilder
+from bench.tracing_overhead import sink, warmed_gateway
 from chatgate.telemetry.feature import Telemetry
-from tests.fakes.memory_channel import MemoryChannel
 
 ROOT = Path(__file__).resolve().parent.parent
 # Work that runs every so many seconds, not per message (the GenAI metrics' export every minute,
@@ -47,33 +41,19 @@ async def _run(
     workdir: Path, turns: int, endpoint: str | None, model: str | None, env: dict[str, str]
 ) -> None:
     """One counted run: warm up, ask for counting, ``turns`` messages and the span flush."""
-    path = _configure(workdir, endpoint, model)
-    registry = ChannelRegistry()
-    registry.register("memory", MemoryChannel)
-    loaded = load_config(path, env={}, catalog=registry)
-    gateway = GatewayBuilder(loaded).registry(registry).env(env).build()
     loop = asyncio.get_running_loop()
-    with _daemon_logging(workdir / "gateway.log"):
-        await gateway.start()
-        try:
-            channel = gateway.channels.adapters["memory"]
-            assert isinstance(channel, MemoryChannel)
-            assert tracing.on() is (endpoint is not None)
-            for i in range(WARMUP_TURNS):
-                await (await channel.inject(f"warm {i}", chat_id="warm")).result
-            telemetry = next(f for f in gateway.features if isinstance(f, Telemetry))
-            await asyncio.to_thread(telemetry.flush)
-            gc.collect()  # each window starts with no garbage left over: its collections recur
-            print("ready", flush=True)
-            await loop.run_in_executor(None, sys.stdin.readline)  # counting is on
-            for i in range(turns):
-                result = await (await channel.inject(f"t{i}", chat_id=f"c{i % 10}")).result
-                assert result.reason == "text", result
-            await asyncio.to_thread(telemetry.flush)
-            print("done", flush=True)
-            await loop.run_in_executor(None, sys.stdin.readline)  # counting is off
-        finally:
-            await gateway.stop()
+    async with warmed_gateway(workdir, endpoint, model, env) as (gateway, channel):
+        telemetry = next(f for f in gateway.features if isinstance(f, Telemetry))
+        await asyncio.to_thread(telemetry.flush)
+        gc.collect()  # each window starts with no garbage left over: its collections recur
+        print("ready", flush=True)
+        await loop.run_in_executor(None, sys.stdin.readline)  # counting is on
+        for i in range(turns):
+            result = await (await channel.inject(f"t{i}", chat_id=f"c{i % 10}")).result
+            assert result.reason == "text", result
+        await asyncio.to_thread(telemetry.flush)
+        print("done", flush=True)
+        await loop.run_in_executor(None, sys.stdin.readline)  # counting is off
 
 
 def child(plan: list[dict[str, Any]], turns: int, scratch: Path) -> None:

@@ -23,7 +23,7 @@ import tempfile
 import time
 import timeit
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
 import yaml
@@ -33,6 +33,7 @@ from bench.scenarios.pipeline import WARMUP_TURNS, _config, _daemon_logging
 from chatgate import tracing
 from chatgate.channels.registry import ChannelRegistry
 from chatgate.config.loader import load_config
+from chatgate.gateway.app import Gateway
 from chatgate.gateway.builder import GatewayBuilder
 from tests.fakes.memory_channel import MemoryChannel
 
@@ -81,14 +82,17 @@ def _configure(workdir: Path, endpoint: str | None, model: str | None) -> Path:
     return path
 
 
-async def cpu_per_message(
-    workdir: Path, turns: int, endpoint: str | None, model: str | None = None
-) -> float:
+@contextlib.asynccontextmanager
+async def warmed_gateway(
+    workdir: Path, endpoint: str | None, model: str | None, env: dict[str, str]
+) -> AsyncIterator[tuple[Gateway, MemoryChannel]]:
+    """The in-process gateway on the memory channel, started and past its warm-up turns;
+    stopped on exit (which flushes the last span batch)."""
     path = _configure(workdir, endpoint, model)
     registry = ChannelRegistry()
     registry.register("memory", MemoryChannel)
     loaded = load_config(path, env={}, catalog=registry)
-    gateway = GatewayBuilder(loaded).registry(registry).env({}).build()
+    gateway = GatewayBuilder(loaded).registry(registry).env(env).build()
     with _daemon_logging(workdir / "gateway.log"):
         await gateway.start()
         try:
@@ -97,13 +101,20 @@ async def cpu_per_message(
             assert tracing.on() is (endpoint is not None)
             for i in range(WARMUP_TURNS):
                 await (await channel.inject(f"warm {i}", chat_id="warm")).result
-            started = time.process_time()
-            for i in range(turns):
-                result = await (await channel.inject(f"t{i}", chat_id=f"c{i % 10}")).result
-                assert result.reason == "text", result
-            return (time.process_time() - started) / turns
+            yield gateway, channel
         finally:
-            await gateway.stop()  # flushes the last batch (not counted)
+            await gateway.stop()
+
+
+async def cpu_per_message(
+    workdir: Path, turns: int, endpoint: str | None, model: str | None = None
+) -> float:
+    async with warmed_gateway(workdir, endpoint, model, {}) as (_, channel):
+        started = time.process_time()
+        for i in range(turns):
+            result = await (await channel.inject(f"t{i}", chat_id=f"c{i % 10}")).result
+            assert result.reason == "text", result
+        return (time.process_time() - started) / turns
 
 
 def noop_calls_per_message(workdir: Path, model: str | None) -> Counter[str]:

@@ -13,7 +13,7 @@ from chatgate.gateway.http.dashboard import snapshot
 from chatgate.state.admin import trail
 from tests.channels.telegram.helpers_b import settled
 from tests.fakes.llm import FakeLLM, Fault, ToolCall, ToolCalls
-from tests.harness import memory, operator, running, url, write_config
+from tests.harness import fake_agent, memory, operator, running, url, write_config
 from tests.tools.conftest import ROOT
 
 
@@ -21,13 +21,7 @@ def _config(tmp_path: Path, llm: FakeLLM, budgets: str, extra: str = "", head: s
     return write_config(
         tmp_path,
         f"""  rate_limits: {{per_sender: null, per_chat: null}}
-{head}agents:
-  default:
-    backend: litellm
-    model: openai/fake-model
-    api_base: {llm.base_url}
-    api_key: sk-test
-    timeout_s: 30
+{head}{fake_agent(llm, "sk-test", 30)}
     price: {{input_per_mtok: 10, output_per_mtok: 30}}
 {extra}  cheap:
     backend: litellm

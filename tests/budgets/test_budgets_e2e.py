@@ -12,20 +12,14 @@ import pytest
 
 from chatgate.cli.main import main
 from tests.fakes.llm import FakeLLM
-from tests.harness import memory, running, write_config
+from tests.harness import fake_agent, memory, running, write_config
 
 
 def _config(tmp_path: Path, llm: FakeLLM, budgets: str, agents: str = "") -> Path:
     return write_config(
         tmp_path,
         f"""  rate_limits: {{per_sender: null, per_chat: null}}
-agents:
-  default:
-    backend: litellm
-    model: openai/fake-model
-    api_base: {llm.base_url}
-    api_key: sk-test
-    timeout_s: 10
+{fake_agent(llm, "sk-test", 10)}
     price: {{input_per_mtok: 1000, output_per_mtok: 1000}}
 {agents}budgets:
 {budgets}

@@ -20,7 +20,7 @@ from chatgate.media.prepare import prepare_attachments
 from chatgate.model.messages import Attachment
 from chatgate.policies.budgets import AGENT_DAY, Who
 from tests.fakes.llm import FakeLLM
-from tests.harness import load, write_config
+from tests.harness import fake_agent, load, write_config
 from tests.media.samples import png
 from tests.media.test_prepare import MemoryFiles, _ctx, _msg
 
@@ -32,12 +32,7 @@ async def test_a_vision_description_is_charged_to_the_turn(
         write_config(
             tmp_path,
             f"""
-agents:
-  default:
-    backend: litellm
-    model: openai/fake-model
-    api_base: {fake_llm.base_url}
-    api_key: sk-test
+{fake_agent(fake_llm, "sk-test", 60)}
     price: {{input_per_mtok: 1, output_per_mtok: 1}}
 budgets:
   - {{name: tokens, scope: user, limit_tokens: 1000000}}

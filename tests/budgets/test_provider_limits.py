@@ -8,20 +8,14 @@ from pathlib import Path
 
 from chatgate.gateway.supervision.degraded import OwnerKind
 from tests.fakes.llm import FakeLLM, Fault, _error_body
-from tests.harness import memory, running, write_config
+from tests.harness import fake_agent, memory, running, write_config
 
 
 def _config(tmp_path: Path, llm: FakeLLM, extra: str = "") -> Path:
     return write_config(
         tmp_path,
         f"""  rate_limits: {{per_sender: null, per_chat: null}}
-agents:
-  default:
-    backend: litellm
-    model: openai/fake-model
-    api_base: {llm.base_url}
-    api_key: sk-test
-    timeout_s: 30
+{fake_agent(llm, "sk-test", 30)}
 {extra}channels:
   memory: {{dm_policy: open}}
 """,

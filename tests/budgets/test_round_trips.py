@@ -14,7 +14,7 @@ from typing import Any
 from chatgate.budgets.feature import Budgets
 from chatgate.model.messages import InboundMessage
 from tests.fakes.llm import FakeLLM
-from tests.harness import memory, running, write_config
+from tests.harness import fake_agent, memory, running, write_config
 
 ROUND_TRIPS = ("read", "reserve", "reserve_reading", "settle", "release", "once")
 
@@ -38,12 +38,7 @@ async def test_a_one_call_turn_makes_two_store_round_trips(
     config = write_config(
         tmp_path,
         f"""  rate_limits: {{per_sender: null, per_chat: null}}
-agents:
-  default:
-    backend: litellm
-    model: openai/fake-model
-    api_base: {fake_llm.base_url}
-    api_key: sk-test
+{fake_agent(fake_llm, "sk-test", 60)}
     price: {{input_per_mtok: 1, output_per_mtok: 1}}
 budgets:
   - {{name: daily, scope: user, limit_usd: 1, limit_turns: 100, warn_at: null}}

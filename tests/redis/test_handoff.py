@@ -37,6 +37,17 @@ async def a_turn_at_the_model(
     """Replica a holding the channel, b in standby, and a turn of a's held at the model (until
     ``fake_llm.release()``); with a client on their Redis."""
     fake_llm.fail_next(Fault.hang())
+    async with holder_and_standby(tmp_path, redis_db, fake_llm) as (a, b, client):
+        submission = await memory(a).inject("hello", message_id="m1")
+        await fake_llm.wait_for_requests(1, timeout=30)
+        yield a, b, submission, client
+
+
+@contextlib.asynccontextmanager
+async def holder_and_standby(
+    tmp_path: Path, redis_db: str, fake_llm: FakeLLM
+) -> AsyncIterator[tuple[Gateway, Gateway, Redis]]:
+    """Replica a holding the channel and b in standby, with a client on their Redis."""
     client = Redis.from_url(redis_db, decode_responses=True)
     try:
         async with (
@@ -44,9 +55,7 @@ async def a_turn_at_the_model(
             replica(tmp_path / "b", redis_db, "b", fake_llm) as b,
         ):
             await eventually(lambda: state(b) is ChannelState.STANDBY, what="b in standby")
-            submission = await memory(a).inject("hello", message_id="m1")
-            await fake_llm.wait_for_requests(1, timeout=30)
-            yield a, b, submission, client
+            yield a, b, client
     finally:
         await client.aclose()
 
@@ -113,26 +122,18 @@ async def test_a_standby_replica_leaves_a_dead_letter_to_the_channels_holder(
 async def test_a_command_answered_after_the_channel_left_is_handed_off_not_dead_lettered(
     tmp_path: Path, redis_db: str, fake_llm: FakeLLM
 ) -> None:
-    client = Redis.from_url(redis_db, decode_responses=True)
-    try:
-        async with (
-            replica(tmp_path / "a", redis_db, "a", fake_llm) as a,
-            replica(tmp_path / "b", redis_db, "b", fake_llm) as b,
-        ):
-            await eventually(lambda: state(b) is ChannelState.STANDBY, what="b in standby")
-            sink = memory(a).sink  # a poll's last update, taken in as the connection leaves
-            await client.set(f"chatgate:lease:{LEASE}", "b", px=60_000)
-            await eventually(lambda: state(a) is ChannelState.STANDBY, what="a lost the channel")
-            await eventually(lambda: state(b) is ChannelState.RUNNING, what="b runs it")
-            memory(a).sink = sink
-            submission = await memory(a).inject("/new", message_id="m1")
-            result = await asyncio.wait_for(submission.result, 30)
-            assert result.delivery == DeliveryStatus.HANDED_OFF.value
-            assert await a.rt.dead_letters.count() == 0, "dead-lettered instead of handed off"
-            await memory(b).wait_sent(1, timeout=30)
-            assert len(memory(b).texts()) == 1 and memory(a).texts() == []
-    finally:
-        await client.aclose()
+    async with holder_and_standby(tmp_path, redis_db, fake_llm) as (a, b, client):
+        sink = memory(a).sink  # a poll's last update, taken in as the connection leaves
+        await client.set(f"chatgate:lease:{LEASE}", "b", px=60_000)
+        await eventually(lambda: state(a) is ChannelState.STANDBY, what="a lost the channel")
+        await eventually(lambda: state(b) is ChannelState.RUNNING, what="b runs it")
+        memory(a).sink = sink
+        submission = await memory(a).inject("/new", message_id="m1")
+        result = await asyncio.wait_for(submission.result, 30)
+        assert result.delivery == DeliveryStatus.HANDED_OFF.value
+        assert await a.rt.dead_letters.count() == 0, "dead-lettered instead of handed off"
+        await memory(b).wait_sent(1, timeout=30)
+        assert len(memory(b).texts()) == 1 and memory(a).texts() == []
 
 
 async def test_a_reply_sent_as_the_state_failed_is_recorded_by_its_sender_not_handed_off(

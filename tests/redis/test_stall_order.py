@@ -4,6 +4,7 @@ adopter sends that answer); it passes the lock on to the adopted message."""
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 
 import pytest
@@ -47,6 +48,37 @@ async def test_a_resumed_replica_passes_its_lock_on_to_the_adopter_of_its_messag
             await gw_b.pipeline.drain(30)
             assert memory(gw_a).texts() == [] and len(memory(gw_b).texts()) == 1
             assert len(fake_llm.requests) == 1, "the adopted message was run again"
+    finally:
+        await client.delete("cg:turn-gate")
+        await client.aclose()
+
+
+async def test_a_message_delivered_again_after_a_wipe_is_answered_only_by_its_holder(
+    tmp_path: Path, fake_llm: FakeLLM, redis_db: str
+) -> None:
+    """a's turn for m1 is at the model when Redis loses its data; the platform delivers m1 again
+    (its update not yet confirmed), to b, whose intake finds no dedupe entry and runs it too. a
+    re-journals what it holds as its own, taking m1's entry over from b's fresh intake: only a
+    sends m1's answer (b's turn, one extra model call, finds m1 not its own)."""
+    fake_llm.fail_next(Fault.hang(), times=2)
+    client = Redis.from_url(redis_db, decode_responses=True)
+    one, two = (replica(tmp_path / n, fake_llm, redis_db, n) for n in ("a", "b"))
+    try:
+        async with running(one) as gw_a, running(two) as gw_b:
+            assert await gw_a.pipeline.held.check() == 0  # a learns the store's generation
+            first = await memory(gw_a).inject("hello", message_id="m1")
+            await fake_llm.wait_for_requests(1, timeout=30)
+            await client.flushdb()  # Redis restarted without its data
+            again = await memory(gw_b).inject("hello", message_id="m1")  # delivered again
+            assert again.key == first.key
+            await fake_llm.wait_for_requests(2, timeout=30)
+            assert await gw_a.pipeline.held.check() == 1  # a notices the loss, re-journals m1
+            fake_llm.release()
+            await asyncio.wait_for(asyncio.gather(first.result, again.result), 30)
+            await gw_a.pipeline.drain(30)
+            await gw_b.pipeline.drain(30)
+            sent = memory(gw_a).texts() + memory(gw_b).texts()
+            assert len(sent) == 1 and memory(gw_a).texts() == sent, (sent, memory(gw_b).texts())
     finally:
         await client.delete("cg:turn-gate")
         await client.aclose()

@@ -187,3 +187,23 @@ async def test_a_lock_passed_on_to_a_turn_cut_short_here_lasts_while_this_replic
         await eventually(let_go, what="the lock let go")
     finally:
         await lock.aclose()
+
+
+async def test_a_lock_passed_on_for_a_message_another_replica_adopted_goes_to_that_replica(
+    client: Redis,
+) -> None:
+    """a resumed after b adopted m1 (a's answer is b's to send): the lock goes on to b, whose
+    next turn of the session takes it whichever message leads its batch (its oldest adopted one,
+    m0 here); a's own later message waits for it."""
+    a = RedisTurnLock(client, PREFIX, replica="a")
+    b = RedisTurnLock(client, PREFIX, replica="b")
+    await client.hset(PREFIX + "journal:e:m1", mapping={"owner": "b", "state": "answered"})
+    async with a.hold("s1", owner="a", ttl=30) as lease:
+        a.pass_on(lease, "m1")
+    assert await client.get(PREFIX + "lock:s1") == "handoff:@b"
+    later = asyncio.ensure_future(a.acquire("s1", owner="a", ttl=30, after="m2"))
+    await asyncio.sleep(0.2)
+    assert not later.done(), "a's later message took the lock passed on to b"
+    taken = await asyncio.wait_for(b.acquire("s1", owner="b", ttl=30, after="m0"), 5)
+    await b.release(taken)
+    await a.release(await asyncio.wait_for(later, 10))

@@ -49,6 +49,7 @@ from chatgate.state.redis.lock_scripts import (
 
 log = logging.getLogger("chatgate.turnlock")
 HANDOFF = "handoff:"  # a lock passed on with a handed-off answer: handoff:<message key>
+TO_REPLICA = HANDOFF + "@"  # one passed on to the replica that adopted its message
 POLL_MIN_S = 0.02
 POLL_MAX_S = 0.25
 RETRY_FRACTION = 10  # after a failed renewal, retry every ttl/10 (not ttl/3)
@@ -132,10 +133,11 @@ class RedisTurnLock:
         self, key: str, token: str, ttl: float, after: str | None, from_dead: bool
     ) -> bool:
         keys = [self._key(key), self._keys("turn-gate")]
+        mine = TO_REPLICA + token.split("/", 1)[0]
         if after is None:
-            return bool(await self._take_free(keys=keys, args=[token, _ms(ttl)]))
+            return bool(await self._take_free(keys=keys, args=[token, _ms(ttl), mine]))
         dead = self._keys("replica", "") if from_dead else ""
-        args: list[str | int] = [token, _ms(ttl), HANDOFF + after, dead]
+        args: list[str | int] = [token, _ms(ttl), HANDOFF + after, dead, mine]
         return bool(await self._take_over(keys=keys, args=args))
 
     def pass_on(self, token: LeaseToken, message_key: str) -> None:
@@ -249,8 +251,15 @@ class RedisTurnLock:
             await self.release(token)
             return
         try:
-            args: list[str | int] = [token.token, HANDOFF + passing, _ms(ttl)]
-            await self._pass_on(keys=[self._key(token.key)], args=args)
+            keys = [self._key(token.key), self._keys("journal", "e", passing)]
+            args: list[str | int] = [
+                token.token,
+                HANDOFF + passing,
+                _ms(ttl),
+                self.replica or "",
+                TO_REPLICA,
+            ]
+            await self._pass_on(keys=keys, args=args)
         except RedisError as exc:  # it runs out by itself; the order waits that long at most
             log.warning(
                 "turn lock not passed on with a handed-off answer",

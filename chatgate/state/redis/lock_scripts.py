@@ -22,31 +22,47 @@ return 0
 # KEYS: a lock, the wipe gate; ARGV: my token, px → 1 when the lock was free and is mine now.
 # While the gate stands (Redis lost its data a moment ago) a free lock is not taken: the
 # replicas take back the locks of what they hold first.
+# ARGV[3]: the value of a lock passed on to my replica (`handoff:@<replica>`), taken as free.
 TAKE = """
+if redis.call('get', KEYS[1]) == ARGV[3] then
+  redis.call('set', KEYS[1], ARGV[1], 'px', ARGV[2])
+  return 1
+end
 if redis.call('exists', KEYS[2]) == 1 then return 0 end
 if redis.call('set', KEYS[1], ARGV[1], 'nx', 'px', ARGV[2]) then return 1 end
 return 0
 """
 # KEYS: a lock, the wipe gate; ARGV: my token, px, the value a hand-off left, the replica
-# liveness key prefix ('' : not from a dead replica). 1 when the lock is mine now: it was free
-# (and no gate stands), passed on with the message I take up, or held by a replica whose liveness
-# key expired (it died, or stalls: only the sender of an answer it made takes that lock, never a
-# turn that would ask the model again).
+# liveness key prefix ('' : not from a dead replica), the value of a lock passed on to my replica.
+# 1 when the lock is mine now: it was free (and no gate stands), passed on with the message I
+# take up or to my replica, or held by (or passed on to) a replica whose liveness key expired (it
+# died, or stalls: only the sender of an answer it made takes that lock, never a turn that would
+# ask the model again).
 TAKE_OVER = """
 local v = redis.call('get', KEYS[1])
-local free = (not v and redis.call('exists', KEYS[2]) == 0) or v == ARGV[3]
+local free = (not v and redis.call('exists', KEYS[2]) == 0) or v == ARGV[3] or v == ARGV[5]
 if not free and v and ARGV[4] ~= '' and string.sub(v, 1, 8) ~= 'handoff:' then
   local slash = string.find(v, '/', 1, true)
   free = slash ~= nil and redis.call('exists', ARGV[4] .. string.sub(v, 1, slash - 1)) == 0
+elseif not free and v and ARGV[4] ~= '' and string.sub(v, 1, 9) == 'handoff:@' then
+  free = redis.call('exists', ARGV[4] .. string.sub(v, 10)) == 0
 end
 if not free then return 0 end
 redis.call('set', KEYS[1], ARGV[1], 'px', ARGV[2])
 return 1
 """
-# KEYS: a lock; ARGV: my token, the hand-off value, px → the lock passed on (1) or not mine (0).
+# KEYS: a lock, its message's journal entry; ARGV: my token, the hand-off value, px, my replica,
+# the prefix of a lock passed on to a replica → the lock passed on (1) or not mine (0). A message
+# another replica adopted (its owner, never handed off) takes the lock to that replica, whose
+# turns of the session (the adopted ones first) take it, whichever message leads its batch.
 PASS_ON = """
 if redis.call('get', KEYS[1]) ~= ARGV[1] then return 0 end
-redis.call('set', KEYS[1], ARGV[2], 'px', ARGV[3])
+local h = redis.call('hmget', KEYS[2], 'owner', 'handed_at', 'state')
+local value = ARGV[2]
+if h[1] and h[1] ~= '' and h[1] ~= ARGV[4] and not h[2] and h[3] ~= 'done' then
+  value = ARGV[5] .. h[1]
+end
+redis.call('set', KEYS[1], value, 'px', ARGV[3])
 return 1
 """
 # KEYS: a lock; ARGV: my token ('' : none), the hand-off value, px → 1 when the lock, mine or

@@ -47,6 +47,13 @@ class Journal(Protocol):
         """Write ``mark`` to ``key`` durably."""
         ...
 
+    async def restore(self, msg: InboundMessage, now: float) -> bool:
+        """Journal ``msg`` again as this process's, after the store lost its data (it still
+        holds the message): True when recorded, or taken over from another replica's intake
+        that took the message in again after the loss (a platform re-delivery, still pending),
+        so only this process answers it; False when already there otherwise."""
+        ...
+
     def turn_writer(self) -> TurnWriter | None:
         """The one-write path for a turn where the backend keeps the session store in the same
         database; None where the journal and the transcript are written side by side."""

@@ -11,7 +11,7 @@ from redis.asyncio import Redis
 
 from chatgate.model.messages import InboundMessage
 from chatgate.state.records import JournalMark, JournalState
-from chatgate.state.redis import journal, lock, sessions
+from chatgate.state.redis import journal, lock, lock_scripts, sessions
 from chatgate.state.redis.client import Keys
 from chatgate.state.redis.journal import NOBODY, OpenEntry, RedisJournal, claimable
 from chatgate.state.redis.lock import RedisTurnLock
@@ -51,8 +51,10 @@ SCRIPTS = {
     "journal.RECORD": journal.RECORD,
     "journal.CLAIM": journal.CLAIM,
     "journal.HAND_OFF": journal.HAND_OFF,
+    "journal.RESTORE": journal.RESTORE,
     "lock.RELEASE": lock.RELEASE,
     "lock.RENEW": lock.RENEW,
+    "lock_scripts.KEEP_PASSED": lock_scripts.KEEP_PASSED,
     "sessions.APPEND": sessions.APPEND,
     "sessions.RESET": sessions.RESET,
 }

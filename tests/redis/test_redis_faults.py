@@ -208,3 +208,26 @@ async def test_operator_api_answers_while_redis_is_down(
 
         data = await snapshot(gw)
         assert data["dlq"]["entries"] == [] and "redis" in data["dlq"]["error"]
+
+
+async def test_the_first_lock_commands_after_a_redis_restart_find_fresh_connections(
+    private_redis: PrivateRedis,
+) -> None:
+    """A Redis restart leaves every pooled connection closed by the server. Had the pool handed
+    them out as they were, each one's first command would fail (the turn left to the journal)
+    while a later message's took the lock; the pool checks a connection as it hands it out and
+    dials again, so every turn's lock right after the restart is taken. A regression guard."""
+    gw = gateway(private_redis.url, "r1")
+    turn_lock = build_lock(gw, SystemClock())
+    try:
+        warm = [await turn_lock.acquire(f"s{n}", owner="o", ttl=60) for n in range(4)]
+        for lease in warm:
+            await turn_lock.release(lease)
+        private_redis.kill()  # appendfsync always: the data is kept
+        private_redis.start()
+        taken = await asyncio.gather(
+            *(turn_lock.acquire(f"s{n}", owner="o", ttl=60) for n in range(LOCK_CONNECTIONS))
+        )
+        assert len(taken) == LOCK_CONNECTIONS
+    finally:
+        await turn_lock.aclose()

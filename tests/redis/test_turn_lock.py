@@ -153,3 +153,57 @@ async def test_behind_the_wipe_gate_a_free_lock_is_waited_for_and_a_passed_on_on
     assert await client.get(PREFIX + "lock:s3") == taken.token
     await lock.release(taken)
     await client.delete(PREFIX + "turn-gate")
+
+
+async def test_a_lock_passed_on_to_a_turn_cut_short_here_lasts_while_this_replica_keeps_it(
+    client: Redis,
+) -> None:
+    """Redis restarting every few seconds: the lock passed on to m1's resumed turn must not run
+    out before that turn takes it while m1 is still this replica's and open (a later message
+    elsewhere would go first); once m1 is done (or another replica's) it is no longer kept."""
+    clock = ManualClock()
+    lock = RedisTurnLock(client, PREFIX, clock, replica="a")
+    key, entry = PREFIX + "lock:s1", PREFIX + "journal:e:m1"
+    await client.hset(entry, mapping={"owner": "a", "state": "pending"})
+    lock.strand("s1", "m1", None, 3)  # m1's turn could not take the lock: passed on when free
+    try:
+        await eventually(lambda: client.get(key), what="the lock passed on", every=0.05)
+        assert await client.get(key) == "handoff:m1"
+        for _ in range(3):  # past the TTL, a third of it at a time
+            await client.pexpire(key, 300)  # as if most of it had run out
+            clock.advance(1)
+
+            async def kept() -> bool:
+                return await client.pttl(key) > 1000
+
+            await eventually(kept, what="the passed-on lock kept", every=0.05)
+        await client.hset(entry, "state", "done")  # m1 answered: nothing left to wait for
+        await client.pexpire(key, 300)
+        clock.advance(1)
+
+        async def let_go() -> bool:
+            return await client.exists(key) == 0
+
+        await eventually(let_go, what="the lock let go")
+    finally:
+        await lock.aclose()
+
+
+async def test_a_lock_passed_on_for_a_message_another_replica_adopted_goes_to_that_replica(
+    client: Redis,
+) -> None:
+    """a resumed after b adopted m1 (a's answer is b's to send): the lock goes on to b, whose
+    next turn of the session takes it whichever message leads its batch (its oldest adopted one,
+    m0 here); a's own later message waits for it."""
+    a = RedisTurnLock(client, PREFIX, replica="a")
+    b = RedisTurnLock(client, PREFIX, replica="b")
+    await client.hset(PREFIX + "journal:e:m1", mapping={"owner": "b", "state": "answered"})
+    async with a.hold("s1", owner="a", ttl=30) as lease:
+        a.pass_on(lease, "m1")
+    assert await client.get(PREFIX + "lock:s1") == "handoff:@b"
+    later = asyncio.ensure_future(a.acquire("s1", owner="a", ttl=30, after="m2"))
+    await asyncio.sleep(0.2)
+    assert not later.done(), "a's later message took the lock passed on to b"
+    taken = await asyncio.wait_for(b.acquire("s1", owner="b", ttl=30, after="m0"), 5)
+    await b.release(taken)
+    await a.release(await asyncio.wait_for(later, 10))

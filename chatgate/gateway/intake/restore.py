@@ -134,8 +134,10 @@ class HeldWork:
         journal, now = self.rt.journal, self.rt.clock.time()
         restored = 0
         for key, kept in everything:
-            # a window reaching back to the epoch: an entry that survived is never overwritten
-            new, _ = await journal.record(kept.msg, now, now)
+            if key in self._handed:  # a window reaching back to the epoch: never overwritten
+                new, _ = await journal.record(kept.msg, now, now)
+            else:  # and one another replica's intake took in again since is made ours
+                new = await journal.restore(kept.msg, now)
             restored += new
             if new and kept.reply is not None:
                 mark = JournalMark(

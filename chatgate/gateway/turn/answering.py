@@ -15,6 +15,7 @@ from chatgate.model.errors import StateUnavailable
 from chatgate.model.outbound import OutboundMessage
 from chatgate.model.reasons import DeliveryStatus
 from chatgate.model.results import DeliveryReport, Stage, TurnResult, files_of
+from chatgate.state.records import JournalState
 
 log = logging.getLogger("chatgate.turn")
 
@@ -27,6 +28,7 @@ class Answering:
         # Re-journals what this process holds if the store lost its data; how many it restored.
         self.restore: Callable[[], Awaitable[int]] | None = None
         self._handed: set[str] = set()  # answers this process handed off, not yet passed on
+        self._adopted: set[str] = set()  # answers not sent here: another replica adopted them
         # Hands the session's waiting messages off behind its answer; how many.
         self.hand_off_waiting: Callable[[Job], Awaitable[int]] | None = None
 
@@ -38,18 +40,41 @@ class Answering:
             return True
         return False
 
+    def adopted_elsewhere(self, key: str) -> bool:
+        """Whether ``key``'s answer was not sent here because another replica adopted the
+        message meanwhile (asked once, as its turn's lock is left: that lock goes on to the
+        adopter, not to a later message of this replica's, which would be answered first)."""
+        if key in self._adopted:
+            self._adopted.discard(key)
+            return True
+        return False
+
     async def still_mine(self, key: str) -> bool:
         """`journal.owns`, asked again after a restore when the entry is gone with the store's
         data (nobody adopted it: this process still holds it)."""
         if await self.rt.journal.owns(key):
             return True
-        return await self._restored() and await self.rt.journal.owns(key)
+        if await self._restored() and await self.rt.journal.owns(key):
+            return True
+        await self._note_adopted(key)
+        return False
 
     async def may_send(self, key: str) -> bool:
         """`journal.claim_send`, asked again after a restore like `still_mine`."""
         if await self.rt.journal.claim_send(key):
             return True
-        return await self._restored() and await self.rt.journal.claim_send(key)
+        if await self._restored() and await self.rt.journal.claim_send(key):
+            return True
+        await self._note_adopted(key)
+        return False
+
+    async def _note_adopted(self, key: str) -> None:
+        """Remember ``key`` when another replica owns it and has not finished it: its turn (or
+        send) there takes this session's lock next."""
+        entry = await self.rt.journal.get(key)
+        open_ = entry is not None and entry.state is not JournalState.DONE
+        if open_ and not await self.rt.journal.owns(key):
+            self._adopted.add(key)
 
     async def _restored(self) -> bool:
         """Whether the entry may be back: the store's data is checked (and, when lost, what this

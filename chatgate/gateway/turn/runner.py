@@ -172,7 +172,8 @@ class TurnRunner:
                 except StateUnavailable:
                     lock.strand(job.session, job.msg.key, lease, ttl)
                     raise
-                if self.answering.handed_off(job.msg.key):
+                handed = self.answering.handed_off(job.msg.key)
+                if handed or self.answering.adopted_elsewhere(job.msg.key):  # its sender is next
                     lock.pass_on(lease, job.msg.key)
         except Exception as exc:
             if lease is None and isinstance(exc, StateUnavailable):  # the lock was not taken

@@ -433,8 +433,12 @@ class TurnSteps:
             drafted = record.stream or record.status  # the answer replaces what was shown
             report = await self.answering.deliver(last, outcome.shown, record.agent_s, drafted)
         record.report = report
-        if self.answering.handed_off(last.msg.key) and record.lease is not None:
+        handed = self.answering.handed_off(last.msg.key)
+        adopted = self.answering.adopted_elsewhere(last.msg.key)
+        if handed and record.lease is not None:
             runtime.turn_lock.pass_on(record.lease, last.msg.key)  # the order goes with it
+        elif adopted and record.lease is not None:  # the adopter's turn of this batch is next
+            runtime.turn_lock.pass_on(record.lease, record.batch[0].msg.key)
         if adapter is not None and record.reacts:
             failed = outcome.kind is OutcomeKind.FAILURE or report.kind is not None
             await asyncio.gather(

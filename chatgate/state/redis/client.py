@@ -10,6 +10,15 @@ has in flight would add sockets, not throughput; no chatgate command blocks or h
 connection across other awaits (no WATCH, no blocking pops), so a small pool cannot deadlock.
 The web chat relay's subscription holds one data connection while it listens.
 
+A command that fails with a connection error runs once more, at once, on the same connection
+dialled anew: a Redis restart leaves every pooled connection closed by the server, and one the
+pool hands out before its event loop has read that close would fail its first command (a turn's
+lock left to the journal while a later message's took it). The command may run twice only when
+Redis ran it and the connection broke before the reply: most writes are keyed sets and
+compare-and-set scripts that a second run leaves as the first did (a journal record reads as a
+duplicate then, as the platform's own retry would); a counter (budget usage, a DLQ id) can count
+once more. A timeout is not retried.
+
 The URL carries the password, so it is never logged: errors name only the key prefix.
 """
 
@@ -26,6 +35,9 @@ from dataclasses import dataclass
 from typing import Any, ParamSpec, TypeVar
 
 from redis.asyncio import BlockingConnectionPool, Redis
+from redis.asyncio.retry import Retry
+from redis.backoff import NoBackoff
+from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import RedisError
 
 from chatgate.config.models import GatewaySection
@@ -52,6 +64,7 @@ def connect(gateway: GatewaySection, max_connections: int = DATA_CONNECTIONS) ->
         socket_connect_timeout=CONNECT_TIMEOUT_S,
         socket_timeout=COMMAND_TIMEOUT_S,
         health_check_interval=30,
+        retry=Retry(NoBackoff(), 1, supported_errors=(RedisConnectionError,)),
     )
     return Redis.from_pool(pool)  # the client owns the pool: aclose() closes both
 

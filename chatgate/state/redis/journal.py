@@ -33,11 +33,7 @@ RESUBSCRIBE_S = 1.0
 
 # KEYS: entry, open, all, msgid-index, sender-list, open-seq; ARGV: key, now, window, message,
 # owner, message_id, sender_history, channel
-RECORD = """
-local received = redis.call('hget', KEYS[1], 'received_at')
-if received and tonumber(received) >= tonumber(ARGV[2]) - tonumber(ARGV[3]) then
-  return 0
-end
+_WRITE = """
 redis.call('del', KEYS[1])
 redis.call('hset', KEYS[1], 'state', 'pending', 'message', ARGV[4], 'received_at', ARGV[2],
   'updated_at', ARGV[2], 'owner', ARGV[5], 'channel', ARGV[8])
@@ -47,8 +43,34 @@ redis.call('zadd', KEYS[3], tonumber(ARGV[2]), ARGV[1])
 if ARGV[6] ~= '' then redis.call('hset', KEYS[4], ARGV[6], ARGV[1]) end
 redis.call('lpush', KEYS[5], ARGV[1])
 redis.call('ltrim', KEYS[5], 0, tonumber(ARGV[7]) - 1)
-return 1
 """
+RECORD = (
+    """
+local received = redis.call('hget', KEYS[1], 'received_at')
+if received and tonumber(received) >= tonumber(ARGV[2]) - tonumber(ARGV[3]) then
+  return 0
+end
+"""
+    + _WRITE
+    + "return 1\n"
+)
+# RECORD's KEYS and ARGV (no window): a message a replica still holds after Redis lost its data.
+# Written as the replica's when missing (or only a later write's fields are left); taken over
+# from a pending entry that no restore wrote (another replica's intake took the message in again
+# after the loss, as Telegram re-delivers an update not yet confirmed), so only its holder
+# answers it. 1: the entry is the caller's now.
+RESTORE = (
+    """
+local h = redis.call('hmget', KEYS[1], 'owner', 'state', 'restored', 'received_at')
+if h[4] then
+  if h[3] or h[2] ~= 'pending' or h[1] == ARGV[5] then return 0 end
+  redis.call('hset', KEYS[1], 'owner', ARGV[5], 'restored', '1')
+  return 1
+end
+"""
+    + _WRITE
+    + "redis.call('hset', KEYS[1], 'restored', '1')\nreturn 1\n"
+)
 # Compare-and-set of one entry's owner. KEYS: entry, the previous owner's liveness key;
 # ARGV: previous owner, me → 1 when the entry is now mine.
 CLAIM = """
@@ -197,6 +219,7 @@ class RedisJournal:
         self._begin_send = redis.register_script(BEGIN_SEND)
         self._settle = redis.register_script(SETTLE)
         self._record = redis.register_script(RECORD)
+        self._restore = redis.register_script(RESTORE)
         self._claim = redis.register_script(CLAIM)
         self._hand_off = redis.register_script(HAND_OFF)
         self._generation = redis.register_script(GENERATION)
@@ -204,11 +227,10 @@ class RedisJournal:
     def _e(self, key: str) -> str:
         return self._keys("journal", "e", key)
 
-    @unavailable("journal")
-    async def record(
+    def _recording(
         self, msg: InboundMessage, now: float, window_s: float
-    ) -> tuple[bool, JournalEntry | None]:
-        payload = msg.to_json()
+    ) -> tuple[list[str], list[str | float | int]]:
+        """RECORD's (and RESTORE's) keys and arguments for ``msg``."""
         keys = [
             self._e(msg.key),
             self._keys("journal", "open"),
@@ -221,15 +243,27 @@ class RedisJournal:
             msg.key,
             now,
             window_s,
-            payload,
+            msg.to_json(),
             self._owner,
             msg.message_id or "",
             SENDER_HISTORY,
             msg.channel,
         ]
+        return keys, args
+
+    @unavailable("journal")
+    async def record(
+        self, msg: InboundMessage, now: float, window_s: float
+    ) -> tuple[bool, JournalEntry | None]:
+        keys, args = self._recording(msg, now, window_s)
         if await self._record(keys=keys, args=args):
             return True, None
         return False, await self.get(msg.key)
+
+    @unavailable("journal")
+    async def restore(self, msg: InboundMessage, now: float) -> bool:
+        keys, args = self._recording(msg, now, 0.0)
+        return bool(await self._restore(keys=keys, args=args))
 
     @unavailable("journal")
     async def settle(self, key: str, mark: JournalMark) -> None:
@@ -396,7 +430,9 @@ class RedisJournal:
     @unavailable("journal")
     async def get(self, key: str) -> JournalEntry | None:
         h = await self._redis.hgetall(self._e(key))
-        return _entry(key, {str(k): str(v) for k, v in h.items()}) if h else None
+        if "message" not in h:  # gone, or only the fields a write after a data loss left
+            return None
+        return _entry(key, {str(k): str(v) for k, v in h.items()})
 
     @unavailable("journal")
     async def find(

@@ -16,7 +16,7 @@ from __future__ import annotations
 from redis.asyncio import Redis
 
 from chatgate.state.redis.client import Keys, cancel_safe
-from chatgate.state.redis.lock import RELEASE, RENEW
+from chatgate.state.redis.lock_scripts import RELEASE, RENEW
 
 FENCE_KEY = "chatgate:lease-fence"
 # KEYS: lease, fence. ARGV: replica, px ms, fence ms. 1 = held by the caller now.

@@ -36,67 +36,20 @@ from chatgate.state.redis.client import (
     connect,
     replica_id,
 )
+from chatgate.state.redis.lock_scripts import (
+    KEEP_PASSED,
+    PASS_ON,
+    RELEASE,
+    RELEASE_PREFIXED,
+    RENEW,
+    STRAND,
+    TAKE,
+    TAKE_OVER,
+)
 
 log = logging.getLogger("chatgate.turnlock")
-
-RELEASE = """
-if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) end
-return 0
-"""
-# A lock gone altogether (Redis lost its data, or it ran out and nobody took it) is taken again
-# by the holder whose turn still runs: no later turn of the session slips in.
-RENEW = """
-local v = redis.call('get', KEYS[1])
-if v == ARGV[1] then return redis.call('pexpire', KEYS[1], ARGV[2]) end
-if not v then redis.call('set', KEYS[1], ARGV[1], 'px', ARGV[2]) return 1 end
-return 0
-"""
-# KEYS: a lock; ARGV: a token prefix (a replica's) → 1 when a lock of that replica was freed.
-RELEASE_PREFIXED = """
-local v = redis.call('get', KEYS[1])
-if v and string.sub(v, 1, string.len(ARGV[1])) == ARGV[1] then return redis.call('del', KEYS[1]) end
-return 0
-"""
-# KEYS: a lock, the wipe gate; ARGV: my token, px → 1 when the lock was free and is mine now.
-# While the gate stands (Redis lost its data a moment ago) a free lock is not taken: the
-# replicas take back the locks of what they hold first.
-TAKE = """
-if redis.call('exists', KEYS[2]) == 1 then return 0 end
-if redis.call('set', KEYS[1], ARGV[1], 'nx', 'px', ARGV[2]) then return 1 end
-return 0
-"""
-# KEYS: a lock, the wipe gate; ARGV: my token, px, the value a hand-off left, the replica
-# liveness key prefix ('' : not from a dead replica). 1 when the lock is mine now: it was free
-# (and no gate stands), passed on with the message I take up, or held by a replica whose liveness
-# key expired (it died, or stalls: only the sender of an answer it made takes that lock, never a
-# turn that would ask the model again).
-TAKE_OVER = """
-local v = redis.call('get', KEYS[1])
-local free = (not v and redis.call('exists', KEYS[2]) == 0) or v == ARGV[3]
-if not free and v and ARGV[4] ~= '' and string.sub(v, 1, 8) ~= 'handoff:' then
-  local slash = string.find(v, '/', 1, true)
-  free = slash ~= nil and redis.call('exists', ARGV[4] .. string.sub(v, 1, slash - 1)) == 0
-end
-if not free then return 0 end
-redis.call('set', KEYS[1], ARGV[1], 'px', ARGV[2])
-return 1
-"""
-# KEYS: a lock; ARGV: my token, the hand-off value, px → the lock passed on (1) or not mine (0).
-PASS_ON = """
-if redis.call('get', KEYS[1]) ~= ARGV[1] then return 0 end
-redis.call('set', KEYS[1], ARGV[2], 'px', ARGV[3])
-return 1
-"""
-# KEYS: a lock; ARGV: my token ('' : none), the hand-off value, px → 1 when the lock, mine or
-# free, now waits for that message's turn; 0 when another holder has it (tried again until the
-# message's own turn takes the lock or the TTL runs out).
-STRAND = """
-local v = redis.call('get', KEYS[1])
-if v and v ~= ARGV[1] then return 0 end
-redis.call('set', KEYS[1], ARGV[2], 'px', ARGV[3])
-return 1
-"""
 HANDOFF = "handoff:"  # a lock passed on with a handed-off answer: handoff:<message key>
+TO_REPLICA = HANDOFF + "@"  # one passed on to the replica that adopted its message
 POLL_MIN_S = 0.02
 POLL_MAX_S = 0.25
 RETRY_FRACTION = 10  # after a failed renewal, retry every ttl/10 (not ttl/3)
@@ -131,12 +84,16 @@ class RedisTurnLock:
         self._take_free = redis.register_script(TAKE)
         self._pass_on = redis.register_script(PASS_ON)
         self._strand = redis.register_script(STRAND)
+        self._keep_passed = redis.register_script(KEEP_PASSED)
         self._unreleased: dict[str, str] = {}  # lock key → token whose release failed
         self._passing: dict[str, str] = {}  # token → the message key its lock goes on with
         self._stranding: dict[str, str] = {}  # token → the message its failed turn left
-        # lock key → (token or '', hand-off value, give up at): locks to pass on to a turn cut
-        # short by the state, once Redis answers and the lock is this replica's or free
-        self._stranded: dict[str, tuple[str, str, float]] = {}
+        # lock key → (token or '', hand-off value, give up at, ttl): locks to pass on to a turn
+        # cut short by the state, once Redis answers and the lock is this replica's or free
+        self._stranded: dict[str, tuple[str, str, float, float]] = {}
+        # lock key → (hand-off value, ttl, next renewal at): locks passed on to a message of this
+        # replica's whose resumed turn has not taken them yet, kept while it holds the message
+        self._passed: dict[str, tuple[str, float, float]] = {}
         self._retrier: asyncio.Task[None] | None = None  # retries those while any is left
         self._holding: dict[str, tuple[str, float]] = {}  # lock key → (token held, its ttl)
 
@@ -176,10 +133,11 @@ class RedisTurnLock:
         self, key: str, token: str, ttl: float, after: str | None, from_dead: bool
     ) -> bool:
         keys = [self._key(key), self._keys("turn-gate")]
+        mine = TO_REPLICA + token.split("/", 1)[0]
         if after is None:
-            return bool(await self._take_free(keys=keys, args=[token, _ms(ttl)]))
+            return bool(await self._take_free(keys=keys, args=[token, _ms(ttl), mine]))
         dead = self._keys("replica", "") if from_dead else ""
-        args: list[str | int] = [token, _ms(ttl), HANDOFF + after, dead]
+        args: list[str | int] = [token, _ms(ttl), HANDOFF + after, dead, mine]
         return bool(await self._take_over(keys=keys, args=args))
 
     def pass_on(self, token: LeaseToken, message_key: str) -> None:
@@ -193,32 +151,65 @@ class RedisTurnLock:
             self._stranding[token.token] = message_key
             return
         give_up = self._clock.monotonic() + ttl
-        self._stranded.setdefault(self._key(session), ("", HANDOFF + message_key, give_up))
+        value = HANDOFF + message_key
+        self._stranded.setdefault(self._key(session), ("", value, give_up, ttl))
         self._poke()
 
     def _poke(self) -> None:
-        if self._stranded and (self._retrier is None or self._retrier.done()):
+        if (self._stranded or self._passed) and (self._retrier is None or self._retrier.done()):
             self._retrier = asyncio.ensure_future(self._retry_while_stranded())
 
     async def _retry_while_stranded(self) -> None:
         """Pass the locks of cut-short turns on as soon as Redis answers again (or the lock is
-        free), not at the next check: a later message of their sessions would go first."""
-        while self._stranded:
+        free), not at the next check: a later message of their sessions would go first; and
+        keep those passed on until their resumed turns take them."""
+        while self._stranded or self._passed:
             await asyncio.sleep(POLL_MAX_S)  # real time: the locks run on Redis's clock
             try:
                 await self._retry()
+                await self._keep_due()
             except Exception as exc:  # not a Redis error (those wait for the next round)
                 log.warning("turn lock retry failed", extra={"error": type(exc).__name__})
 
+    def _keeping(self, key: str, value: str, ttl: float) -> None:
+        """Keep ``key``, passed on to ``value``'s message of this replica, from running out while
+        Redis restarts again and again before that message's resumed turn takes it."""
+        if self.replica:
+            self._passed[key] = (value, ttl, self._clock.monotonic() + ttl / 3)
+
+    async def _keep_due(self) -> None:
+        """Extend the passed-on locks due (a third of their TTL on), while each one still waits
+        for its message and that message is still this replica's and open; else let it go."""
+        now = self._clock.monotonic()
+        for key, (value, ttl, due) in list(self._passed.items()):
+            if due > now:
+                continue
+            entry = self._keys("journal", "e", value.removeprefix(HANDOFF))
+            args: list[str | int] = [value, self.replica or "", _ms(ttl)]
+            try:
+                kept = await self._keep_passed(keys=[key, entry], args=args)
+            except RedisError:
+                return  # the next round tries again
+            if kept:
+                self._passed[key] = (value, ttl, now + ttl / 3)
+            else:
+                self._passed.pop(key, None)
+
     def _took_stranded(self, session: str, message_key: str) -> None:
-        waiting = self._stranded.get(self._key(session))
-        if waiting is not None and waiting[1] == HANDOFF + message_key:
-            del self._stranded[self._key(session)]
+        key, value = self._key(session), HANDOFF + message_key
+        waiting = self._stranded.get(key)
+        if waiting is not None and waiting[1] == value:
+            del self._stranded[key]
+        passed = self._passed.get(key)
+        if passed is not None and passed[0] == value:
+            del self._passed[key]
 
     async def retry_pending(self) -> None:
         """Pass on (or free) the locks that Redis could not take while it was away; raises
         `StateUnavailable` while it still cannot (the state probe asks this too)."""
-        if not await self._retry():
+        retried = await self._retry()
+        self._poke()  # a lock passed on just now is kept from here
+        if not retried:
             raise StateUnavailable("turn lock: redis unreachable")
 
     async def restore(self, handed: Mapping[str, str], ttl: float) -> int:
@@ -229,6 +220,7 @@ class RedisTurnLock:
         wanted = {k: (token, px) for k, (token, px) in self._holding.items()}
         for session, message_key in handed.items():
             wanted.setdefault(self._key(session), (HANDOFF + message_key, ttl))
+            self._keeping(self._key(session), HANDOFF + message_key, ttl)
         try:
             async with self._redis.pipeline(transaction=False) as pipe:
                 if self._gate_s > 0:
@@ -238,6 +230,7 @@ class RedisTurnLock:
                 taken = await pipe.execute()
         except RedisError as exc:
             raise StateUnavailable(f"turn lock: redis unreachable ({type(exc).__name__})") from exc
+        self._poke()
         return sum(1 for t in taken[-len(wanted) :] if t) if wanted else 0
 
     async def _leave(self, token: LeaseToken, ttl: float) -> None:
@@ -249,7 +242,7 @@ class RedisTurnLock:
         if stranded is not None or waiting is not None:
             self._passing.pop(token.token, None)
             value = waiting[1] if waiting is not None else HANDOFF + str(stranded)
-            self._stranded[key] = (token.token, value, self._clock.monotonic() + ttl)
+            self._stranded[key] = (token.token, value, self._clock.monotonic() + ttl, ttl)
             await self._retry()
             self._poke()
             return
@@ -258,8 +251,15 @@ class RedisTurnLock:
             await self.release(token)
             return
         try:
-            args: list[str | int] = [token.token, HANDOFF + passing, _ms(ttl)]
-            await self._pass_on(keys=[self._key(token.key)], args=args)
+            keys = [self._key(token.key), self._keys("journal", "e", passing)]
+            args: list[str | int] = [
+                token.token,
+                HANDOFF + passing,
+                _ms(ttl),
+                self.replica or "",
+                TO_REPLICA,
+            ]
+            await self._pass_on(keys=keys, args=args)
         except RedisError as exc:  # it runs out by itself; the order waits that long at most
             log.warning(
                 "turn lock not passed on with a handed-off answer",
@@ -290,7 +290,7 @@ class RedisTurnLock:
         was away (else the session would wait out their TTL after a blip); False at the first
         error."""
         now = self._clock.monotonic()
-        for key, (token, value, give_up) in list(self._stranded.items()):
+        for key, (token, value, give_up, ttl) in list(self._stranded.items()):
             if give_up <= now:
                 self._stranded.pop(key, None)
                 continue
@@ -302,8 +302,9 @@ class RedisTurnLock:
             if passed:
                 self._stranded.pop(key, None)
                 self._unreleased.pop(key, None)
+                self._keeping(key, value, ttl)
             elif token:  # another holder has it: passed on as soon as it is free, until then
-                self._stranded[key] = ("", value, give_up)
+                self._stranded[key] = ("", value, give_up, ttl)
         for key, token in list(self._unreleased.items()):
             try:
                 await self._release(keys=[key], args=[token])

@@ -170,6 +170,10 @@ class SqliteJournal:
     async def unclaimed(self, keys: Collection[str]) -> set[str]:
         return set()  # nothing is ever handed off here
 
+    async def restore(self, msg: InboundMessage, now: float) -> bool:
+        new, _ = await self.record(msg, now, now)  # nobody else takes messages in here
+        return new
+
     async def generation(self) -> str:
         return "local"  # the file's data is lost only with the process's own state dir
 

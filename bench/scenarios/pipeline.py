@@ -98,10 +98,24 @@ async def scenario(ctx: Context) -> Outcome:
     return Outcome(table, params)
 
 
-def on_daemon_loop(run: Callable[[Path, Load], Awaitable[Run]], workdir: Path, load: Load) -> Run:
+Hook = Callable[[], Awaitable[None]]
+"""Awaited by a side after its warm-up and again after its load (`python -m bench.instructions
+pipeline` starts and stops counting instructions there)."""
+
+
+async def _no_hook() -> None:
+    return None
+
+
+def on_daemon_loop(
+    run: Callable[[Path, Load, Hook], Awaitable[Run]],
+    workdir: Path,
+    load: Load,
+    hook: Hook = _no_hook,
+) -> Run:
     """``run`` on a fresh event loop of the kind the benchmark daemons use (blocks)."""
     with asyncio.Runner(loop_factory=loop_factory(configs.EVENT_LOOP)) as runner:
-        return runner.run(run(workdir, load))
+        return runner.run(run(workdir, load, hook))
 
 
 def _config(workdir: Path) -> Path:
@@ -163,7 +177,7 @@ def _latencies(channel: MemoryChannel, sent_t0: dict[str, float], turns: int) ->
     return [s.at - sent_t0[s.text] for s in channel.sent]
 
 
-async def _chatgate(workdir: Path, load: Load) -> Run:
+async def _chatgate(workdir: Path, load: Load, hook: Hook = _no_hook) -> Run:
     registry = ChannelRegistry()
     registry.register("memory", MemoryChannel)
     loaded = load_config(_config(workdir), env={}, catalog=registry)
@@ -184,7 +198,9 @@ async def _chatgate(workdir: Path, load: Load) -> Run:
                 submission = await channel.inject(text, chat_id=chat, sender_id=chat)
                 await submission.result
 
+            await hook()
             elapsed = await _drive(load, one)
+            await hook()
             return Run(load.turns / elapsed, _latencies(channel, t0, load.turns))
         finally:
             await gateway.stop()
@@ -200,7 +216,7 @@ class _NoSink:
         raise RuntimeError("the floor has no pipeline")
 
 
-async def _floor(workdir: Path, load: Load) -> Run:
+async def _floor(workdir: Path, load: Load, hook: Hook = _no_hook) -> Run:
     ctx = ChannelContext(
         "memory", MemoryChannelConfig(dm_policy="open"), DynamicRoutes(), workdir, _NoMetrics()
     )
@@ -231,6 +247,40 @@ async def _floor(workdir: Path, load: Load) -> Run:
         await one(-1 - i)
     channel.sent.clear()
     t0.clear()
+    await hook()
     elapsed = await _drive(load, one)
+    await hook()
     await channel.stop()
     return Run(load.turns / elapsed, _latencies(channel, t0, load.turns))
+
+
+def _handshake() -> Hook:
+    """A hook that says where it is on stdout and waits for a line on stdin (its driver counts
+    instructions in between)."""
+    import sys
+
+    async def hook() -> None:
+        print("at", flush=True)
+        await asyncio.to_thread(sys.stdin.readline)
+
+    return hook
+
+
+def main(argv: list[str] | None = None) -> None:
+    """One side of the scenario, in this process, paused after its warm-up and after its load."""
+    import argparse
+
+    parser = argparse.ArgumentParser(prog="python -m bench.scenarios.pipeline")
+    parser.add_argument("--side", choices=["chatgate", "floor"], required=True)
+    parser.add_argument("--sessions", type=int, default=1)
+    parser.add_argument("--turns", type=int, default=300)
+    parser.add_argument("--workdir", type=Path, required=True)
+    args = parser.parse_args(argv)
+    run = _chatgate if args.side == "chatgate" else _floor
+    load = Load(args.sessions, args.turns)
+    done = on_daemon_loop(run, args.workdir, load, _handshake())
+    print(f"turns/s {done.turns_per_s:.0f}", flush=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -252,7 +252,7 @@ PIPELINE_SESSIONS = [1]  # set by --sessions
 
 async def _pipeline(side: str, count: int, work: Path, out: Path) -> int:
     argv = [PYTHON, "-m", "bench.scenarios.pipeline", "--side", side, "--workdir", str(work)]
-    argv += ["--sessions", str(PIPELINE_SESSIONS[0]), "--turns", str(count)]
+    argv += ["--sessions", str(PIPELINE_SESSIONS[0]), "--turns", str(count), "--pause"]
     with (work / "subject.log").open("wb") as log:
         proc = await asyncio.create_subprocess_exec(
             *_callgrind(out), *argv, cwd=ROOT, stdin=PIPE, stdout=PIPE, stderr=log
@@ -276,7 +276,13 @@ async def _pipeline(side: str, count: int, work: Path, out: Path) -> int:
     return count
 
 
-SUBJECTS = {"pipeline": _pipeline, "webhook": _webhook, "whatsapp": _whatsapp, "slack": _slack, "telegram": _telegram}
+SUBJECTS = {
+    "pipeline": _pipeline,
+    "webhook": _webhook,
+    "whatsapp": _whatsapp,
+    "slack": _slack,
+    "telegram": _telegram,
+}
 
 
 async def measure(subject: str, side: str, count: int, scratch: Path) -> float:

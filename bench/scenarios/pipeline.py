@@ -14,6 +14,7 @@ import contextlib
 import itertools
 import logging
 import sys
+import tempfile
 import time
 from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import dataclass
@@ -293,14 +294,18 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--side", choices=["chatgate", "floor"], required=True)
     parser.add_argument("--sessions", type=int, default=1)
     parser.add_argument("--turns", type=int, default=300)
-    parser.add_argument("--workdir", type=Path, required=True)
+    parser.add_argument("--workdir", type=Path, help="a fresh directory is made in it")
     parser.add_argument("--clock", choices=["wall", "process"], default="wall")
     parser.add_argument("--pause", action="store_true")
     args = parser.parse_args(argv)
     run = _chatgate if args.side == "chatgate" else _floor
     clock = time.process_time if args.clock == "process" else time.monotonic
     probe = Probe(_handshake if args.pause else _no_hook, clock)
-    done = on_daemon_loop(run, args.workdir, Load(args.sessions, args.turns), probe)
+    if args.workdir is not None:
+        args.workdir.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix="pipeline-", dir=args.workdir) as scratch:
+        # a fresh state dir: the journal would take a reused one's message ids for redeliveries
+        done = on_daemon_loop(run, Path(scratch), Load(args.sessions, args.turns), probe)
     p50, p99 = latency_ms(done.latencies_s)
     unit = "per CPU-second" if args.clock == "process" else "per second"
     print(f"turns {done.turns_per_s:,.0f} {unit}; latency p50 {p50:.3f} ms, p99 {p99:.3f} ms")

@@ -12,6 +12,9 @@ same code gives the same count within about 0.1 %, whatever the load.
   flight), each answered with a read receipt and a quoted reply, vs the bare aiohttp bot.
 - ``slack``: DMs over Socket Mode (``--count`` / 3 users, 3 DMs each, pushed at once), each
   answered with ``chat.postMessage``, vs the bare slack-bolt app (both echo).
+- ``pipeline``: the in-process pipeline scenario (``bench/scenarios/pipeline.py``): ``--count``
+  turns over ``--sessions`` sessions (default 1) through a real Gateway with SQLite, vs the same
+  channel calling the echo agent directly.
 - ``telegram``: DMs by long polling over plain HTTP (``--count`` / 3 users, 3 each, queued at
   once), each answered with ``sendMessage``, vs the bare python-telegram-bot app (both echo).
 
@@ -29,7 +32,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from asyncio.subprocess import Process
+from asyncio.subprocess import PIPE, Process
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import IO
@@ -244,7 +247,42 @@ async def _telegram(side: str, count: int, work: Path, out: Path) -> int:
     return 3 * len(users)
 
 
-SUBJECTS = {"webhook": _webhook, "whatsapp": _whatsapp, "slack": _slack, "telegram": _telegram}
+PIPELINE_SESSIONS = [1]  # set by --sessions
+
+
+async def _pipeline(side: str, count: int, work: Path, out: Path) -> int:
+    argv = [PYTHON, "-m", "bench.scenarios.pipeline", "--side", side, "--workdir", str(work)]
+    argv += ["--sessions", str(PIPELINE_SESSIONS[0]), "--turns", str(count), "--pause"]
+    with (work / "subject.log").open("wb") as log:
+        proc = await asyncio.create_subprocess_exec(
+            *_callgrind(out), *argv, cwd=ROOT, stdin=PIPE, stdout=PIPE, stderr=log
+        )
+    assert proc.stdin is not None and proc.stdout is not None
+    try:
+        for on in (True, False):  # the side waits after its warm-up, then after its load
+            async with asyncio.timeout(LOAD_WITHIN_S):
+                line = await proc.stdout.readline()
+            if line.strip() != b"at":
+                raise RuntimeError(f"{side} pipeline: {line!r} (see {work / 'subject.log'})")
+            _instrument(proc, on)
+            proc.stdin.write(b"go\n")
+            await proc.stdin.drain()
+        async with asyncio.timeout(LOAD_WITHIN_S):
+            await proc.wait()
+    finally:
+        if proc.returncode is None:
+            proc.kill()
+            await proc.wait()
+    return count
+
+
+SUBJECTS = {
+    "pipeline": _pipeline,
+    "webhook": _webhook,
+    "whatsapp": _whatsapp,
+    "slack": _slack,
+    "telegram": _telegram,
+}
 
 
 async def measure(subject: str, side: str, count: int, scratch: Path) -> float:
@@ -262,10 +300,12 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("subject", choices=sorted(SUBJECTS))
     parser.add_argument("--count", type=int, default=300, help="messages (default 300)")
     parser.add_argument("--side", choices=["chatgate", "floor", "both"], default="both")
+    parser.add_argument("--sessions", type=int, default=1, help="pipeline only (default 1)")
     parser.add_argument("--keep", type=Path, help="keep the callgrind files under this directory")
     args = parser.parse_args(argv)
     if shutil.which("valgrind") is None:
         sys.exit("valgrind is not installed (apt-get install valgrind)")
+    PIPELINE_SESSIONS[0] = args.sessions
     sides = ["chatgate", "floor"] if args.side == "both" else [args.side]
     with tempfile.TemporaryDirectory(prefix="chatgate-instr-") as scratch:
         where = args.keep or Path(scratch)

@@ -195,3 +195,27 @@ async def test_whatsapp_floor_marks_read_and_answers_a_signed_post(tmp_path: Pat
     assert forged[0] == 401 and status == 200
     assert sent["text"]["body"] == "hello floor" and "context" in sent
     assert len(fake.reads()) == 1
+
+
+def test_pipeline_side_pauses_for_its_driver_and_times_on_the_process_clock(
+    tmp_path: Path,
+) -> None:
+    """`python -m bench.scenarios.pipeline --pause` (what `bench.instructions pipeline` runs under
+    callgrind) stops after its warm-up and after its load until told to go on."""
+    argv = [sys.executable, "-m", "bench.scenarios.pipeline", "--side", "floor", "--turns", "20"]
+    argv += ["--workdir", str(tmp_path), "--clock", "process", "--pause"]
+    proc = subprocess.Popen(
+        argv, cwd=ROOT, env=cli_env(), stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+    )
+    assert proc.stdin is not None and proc.stdout is not None
+    try:
+        for _ in range(2):
+            assert proc.stdout.readline().strip() == "at"
+            proc.stdin.write("go\n")
+            proc.stdin.flush()
+        last = proc.stdout.readline()
+        assert proc.wait(timeout=60) == 0
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert last.startswith("turns ") and "per CPU-second; latency p50" in last

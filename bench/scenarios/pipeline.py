@@ -8,10 +8,13 @@ Both sides run on the benchmark daemons' event loop (`--event-loop`, default aut
 
 from __future__ import annotations
 
+import argparse
 import asyncio
 import contextlib
 import itertools
 import logging
+import sys
+import tempfile
 import time
 from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import dataclass
@@ -98,10 +101,33 @@ async def scenario(ctx: Context) -> Outcome:
     return Outcome(table, params)
 
 
-def on_daemon_loop(run: Callable[[Path, Load], Awaitable[Run]], workdir: Path, load: Load) -> Run:
+async def _no_hook() -> None:
+    return None
+
+
+@dataclass(frozen=True)
+class Probe:
+    """How a side is watched: ``hook`` is awaited after its warm-up and again after its load
+    (`python -m bench.instructions pipeline` counts instructions in between); ``clock`` times
+    the load and each latency (`time.process_time`: CPU seconds of the whole process, a proxy
+    that other processes on a loaded machine barely move)."""
+
+    hook: Callable[[], Awaitable[None]] = _no_hook
+    clock: Callable[[], float] = time.monotonic
+
+
+WALL = Probe()
+
+
+def on_daemon_loop(
+    run: Callable[[Path, Load, Probe], Awaitable[Run]],
+    workdir: Path,
+    load: Load,
+    probe: Probe = WALL,
+) -> Run:
     """``run`` on a fresh event loop of the kind the benchmark daemons use (blocks)."""
     with asyncio.Runner(loop_factory=loop_factory(configs.EVENT_LOOP)) as runner:
-        return runner.run(run(workdir, load))
+        return runner.run(run(workdir, load, probe))
 
 
 def _config(workdir: Path) -> Path:
@@ -142,9 +168,11 @@ def _daemon_logging(path: Path) -> Iterator[None]:
             root.setLevel(saved_level)
 
 
-async def _drive(load: Load, one: Callable[[int], Awaitable[None]]) -> float:
+async def _drive(
+    load: Load, one: Callable[[int], Awaitable[None]], clock: Callable[[], float]
+) -> float:
     """Run ``load.turns`` calls of ``one``: sequentially, or concurrently in waves; returns s."""
-    started = time.perf_counter()
+    started = clock()
     async with asyncio.timeout(RUN_TIMEOUT_S):
         if load.wave == 1:
             for i in range(load.turns):
@@ -153,17 +181,25 @@ async def _drive(load: Load, one: Callable[[int], Awaitable[None]]) -> float:
             for first in range(0, load.turns, load.wave):
                 last = min(load.turns, first + load.wave)
                 await asyncio.gather(*(one(i) for i in range(first, last)))
-    return time.perf_counter() - started
+    return clock() - started
 
 
-def _latencies(channel: MemoryChannel, sent_t0: dict[str, float], turns: int) -> list[float]:
-    texts = [s.text for s in channel.sent]
-    if len(texts) != turns or len(set(texts)) != turns:
-        raise RuntimeError(f"expected {turns} distinct sends, got {len(texts)}")
-    return [s.at - sent_t0[s.text] for s in channel.sent]
+def _timed_sends(channel: MemoryChannel, clock: Callable[[], float]) -> dict[str, float]:
+    """When each text was sent, on ``clock`` (filled in as the channel sends)."""
+    at: dict[str, float] = {}
+    channel.after_send = lambda: at.__setitem__(channel.sent[-1].text, clock())
+    return at
 
 
-async def _chatgate(workdir: Path, load: Load) -> Run:
+def _latencies(
+    channel: MemoryChannel, sent_at: dict[str, float], sent_t0: dict[str, float], turns: int
+) -> list[float]:
+    if len(channel.sent) != turns or len(sent_at) != turns:
+        raise RuntimeError(f"expected {turns} distinct sends, got {len(channel.sent)}")
+    return [at - sent_t0[text] for text, at in sent_at.items()]
+
+
+async def _chatgate(workdir: Path, load: Load, probe: Probe = WALL) -> Run:
     registry = ChannelRegistry()
     registry.register("memory", MemoryChannel)
     loaded = load_config(_config(workdir), env={}, catalog=registry)
@@ -177,15 +213,18 @@ async def _chatgate(workdir: Path, load: Load) -> Run:
                 await (await channel.inject(f"warm {i}", chat_id="warm")).result
             channel.sent.clear()
             t0: dict[str, float] = {}
+            clock, sent_at = probe.clock, _timed_sends(channel, probe.clock)
 
             async def one(i: int) -> None:
                 text, chat = f"t{i}", f"c{i % load.sessions}"
-                t0[text] = time.monotonic()
+                t0[text] = clock()
                 submission = await channel.inject(text, chat_id=chat, sender_id=chat)
                 await submission.result
 
-            elapsed = await _drive(load, one)
-            return Run(load.turns / elapsed, _latencies(channel, t0, load.turns))
+            await probe.hook()
+            elapsed = await _drive(load, one, clock)
+            await probe.hook()
+            return Run(load.turns / elapsed, _latencies(channel, sent_at, t0, load.turns))
         finally:
             await gateway.stop()
 
@@ -200,7 +239,7 @@ class _NoSink:
         raise RuntimeError("the floor has no pipeline")
 
 
-async def _floor(workdir: Path, load: Load) -> Run:
+async def _floor(workdir: Path, load: Load, probe: Probe = WALL) -> Run:
     ctx = ChannelContext(
         "memory", MemoryChannelConfig(dm_policy="open"), DynamicRoutes(), workdir, _NoMetrics()
     )
@@ -209,10 +248,11 @@ async def _floor(workdir: Path, load: Load) -> Run:
     agent = EchoAgent("default", EchoAgentConfig(backend="echo"))
     t0: dict[str, float] = {}
     counter = itertools.count(1)
+    clock = probe.clock
 
     async def one(i: int) -> None:
         text, chat = f"t{i}", f"c{i % load.sessions}"
-        t0[text] = time.monotonic()
+        t0[text] = clock()
         msg = InboundMessage(
             channel="memory",
             platform="memory",
@@ -231,6 +271,45 @@ async def _floor(workdir: Path, load: Load) -> Run:
         await one(-1 - i)
     channel.sent.clear()
     t0.clear()
-    elapsed = await _drive(load, one)
+    sent_at = _timed_sends(channel, clock)
+    await probe.hook()
+    elapsed = await _drive(load, one, clock)
+    await probe.hook()
     await channel.stop()
-    return Run(load.turns / elapsed, _latencies(channel, t0, load.turns))
+    return Run(load.turns / elapsed, _latencies(channel, sent_at, t0, load.turns))
+
+
+async def _handshake() -> None:
+    """Say where the side is on stdout and wait for a line on stdin (the driver counts
+    instructions in between)."""
+    print("at", flush=True)
+    await asyncio.to_thread(sys.stdin.readline)
+
+
+def main(argv: list[str] | None = None) -> None:
+    """One side of the scenario in this process (``--pause``: paused after its warm-up and
+    after its load, for `python -m bench.instructions pipeline`); prints turns/s and the
+    latency p50/p99, on the wall clock or in CPU seconds of the process (``--clock process``)."""
+    parser = argparse.ArgumentParser(prog="python -m bench.scenarios.pipeline")
+    parser.add_argument("--side", choices=["chatgate", "floor"], required=True)
+    parser.add_argument("--sessions", type=int, default=1)
+    parser.add_argument("--turns", type=int, default=300)
+    parser.add_argument("--workdir", type=Path, help="a fresh directory is made in it")
+    parser.add_argument("--clock", choices=["wall", "process"], default="wall")
+    parser.add_argument("--pause", action="store_true")
+    args = parser.parse_args(argv)
+    run = _chatgate if args.side == "chatgate" else _floor
+    clock = time.process_time if args.clock == "process" else time.monotonic
+    probe = Probe(_handshake if args.pause else _no_hook, clock)
+    if args.workdir is not None:
+        args.workdir.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix="pipeline-", dir=args.workdir) as scratch:
+        # a fresh state dir: the journal would take a reused one's message ids for redeliveries
+        done = on_daemon_loop(run, Path(scratch), Load(args.sessions, args.turns), probe)
+    p50, p99 = latency_ms(done.latencies_s)
+    unit = "per CPU-second" if args.clock == "process" else "per second"
+    print(f"turns {done.turns_per_s:,.0f} {unit}; latency p50 {p50:.3f} ms, p99 {p99:.3f} ms")
+
+
+if __name__ == "__main__":
+    main()

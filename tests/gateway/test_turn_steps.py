@@ -19,7 +19,7 @@ from chatgate.model.reasons import DeliveryStatus, FailureReason, OutcomeKind
 from chatgate.texts.voice import Voice
 from tests.fakes.llm import FakeLLM
 from tests.gateway.test_chat_pipeline import chat_config
-from tests.harness import memory, running
+from tests.harness import memory, running, write_config
 
 GATEWAY = GatewaySection(empty_reply_text="(nothing to say)")
 NEW = [ChatMessage("user", "hi", "Ann", "memory:1")]
@@ -145,3 +145,20 @@ async def test_steps_in_order_and_the_prepare_input_slot(tmp_path: Path, fake_ll
         sub = await chat.inject("quiet words")
         await sub.result
     assert chat.texts() == ["echo: QUIET WORDS"]
+
+
+async def test_a_turn_without_a_model_call_records_no_usage(tmp_path: Path) -> None:
+    """The echo agent calls no model: no zero usage in the journal's answer or the transcript
+    (encoded on every such turn, shown nowhere)."""
+    path = write_config(
+        tmp_path, "agents:\n  default: {backend: echo}\nchannels:\n  memory: {dm_policy: open}\n"
+    )
+    async with running(path) as gw:
+        chat = memory(gw)
+        await (await chat.inject("hello", sender_id="ann")).result
+        entry = await gw.rt.journal.get("memory:m1")
+        stored = await gw.rt.state.sessions.load(entry.session or "", 10) if entry else None
+    assert entry is not None and entry.reply is not None
+    assert "usage" not in entry.reply
+    assert stored is not None and [m.role for m in stored.messages] == ["user", "assistant"]
+    assert all(not m.meta for m in stored.messages)

@@ -392,11 +392,14 @@ class TurnSteps:
     @staticmethod
     def _usage(record: TurnRecord) -> dict[str, Any]:
         """The turn's tokens and cost (the budgets' accounting) for the journal, also kept in
-        the answer's transcript metadata."""
+        the answer's transcript metadata; none for a turn that called no model (`chatgate why`
+        and the dashboard skip a zero usage anyway)."""
         summary = record.metered.summary if record.metered is not None else None
         if summary is None:
             return {}
         usage = dict(summary())
+        if not usage.get("calls"):  # no model call (echo, python, http agents): nothing spent
+            return {}
         if record.reply is not None:
             meta = {**(record.reply.meta or {}), USAGE_META: usage}
             record.reply = dataclasses.replace(record.reply, meta=meta)

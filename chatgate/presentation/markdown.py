@@ -23,6 +23,11 @@ LANG = re.compile(r"^[A-Za-z0-9_+#.\-]{1,32}$")
 _SAFE_SCHEMES = ("http://", "https://", "mailto:", "tg://")
 BOLD = frozenset({"b"})  # a heading's runs
 EDGES = re.compile(r"^(\s*)(.*?)(\s*)$", re.DOTALL)  # a run's lead, core and trail
+# What can make a line more than its words: a character that may start inline syntax or a link,
+# one that chat HTML and Slack escape, a line break, or a URL's "://"; and at a line's start,
+# whitespace, a quote, a list marker or a heading.
+_MARKUP = re.compile(r"[\\`*_~\[\]!<>&#|\r\n]|://")
+_LINE_START = frozenset(" \t>-+#0123456789")
 
 
 @dataclass(frozen=True)
@@ -75,6 +80,12 @@ class Line:
     body: str
     heading: bool = False
     literal: bool = False
+
+
+def inert(md: str) -> bool:
+    """Whether ``md`` is one line of words with no markup at all: every converter gives it
+    back unchanged, so the common short reply skips the line and inline parsers."""
+    return bool(md) and md[0] not in _LINE_START and _MARKUP.search(md) is None
 
 
 def _dedent(line: str, width: int) -> str:
@@ -163,6 +174,8 @@ def _to_plain(md: str) -> str:
 
 def markdown_to_plain(md: str) -> str:
     """Strip markup, keeping the words: links become "text (url)", fences are dropped."""
+    if inert(md):
+        return md
     try:
         return _to_plain(md)
     except Exception:  # a renderer must never take a reply down with it
@@ -244,6 +257,8 @@ def _to_html(md: str) -> str:
 def markdown_to_html(md: str) -> str:
     """The chat HTML subset (Telegram's Bot API): b/i/s/code/pre/a only, balanced and nested;
     never raises."""
+    if inert(md):
+        return md
     try:
         return _to_html(md)
     except Exception:  # fall back to the literal text, which is always valid

@@ -18,6 +18,7 @@ from chatgate.presentation.markdown import (
     bullet,
     encode_url,
     html_escape,
+    inert,
     parse_fence,
     resolve_links,
     safe_url,
@@ -96,6 +97,8 @@ def _to_slack_mrkdwn(md: str) -> str:
 
 def markdown_to_slack_mrkdwn(md: str) -> str:
     """Slack mrkdwn: *b*, _i_, ~s~, `code`, ```pre```, <url|text>; & < > escaped."""
+    if inert(md):
+        return md
     try:
         return _to_slack_mrkdwn(md)
     except Exception:  # fall back to the literal text

@@ -270,12 +270,15 @@ def _stamp(value: Any) -> float:
 
 
 def _digits(phone: str) -> str:
-    return "".join(c for c in phone if c.isdigit())
+    return phone if phone.isdigit() else "".join(filter(str.isdigit, phone))
 
 
 def _map(value: Any) -> Mapping[str, Any]:
-    return value if isinstance(value, Mapping) else {}
+    # A parsed post holds dicts: the plain type check spares the Mapping ABC's on every field.
+    return value if isinstance(value, (dict, Mapping)) else {}
 
 
 def _maps(value: Any) -> list[Mapping[str, Any]]:
-    return [v for v in value if isinstance(v, Mapping)] if isinstance(value, list) else []
+    if not isinstance(value, list):
+        return []
+    return [v for v in value if isinstance(v, (dict, Mapping))]

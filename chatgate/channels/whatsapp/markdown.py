@@ -11,7 +11,15 @@ from __future__ import annotations
 import re
 
 from chatgate.presentation.inline_markdown import Run, parse_inline
-from chatgate.presentation.markdown import BOLD, EDGES, CodeBlock, Line, resolve_links, segments
+from chatgate.presentation.markdown import (
+    BOLD,
+    EDGES,
+    CodeBlock,
+    Line,
+    inert,
+    resolve_links,
+    segments,
+)
 
 _MARKS = (("b", "*"), ("i", "_"), ("s", "~"))
 _MARK_CHARS = frozenset("*_~")
@@ -57,8 +65,14 @@ def _code(block: CodeBlock) -> str:
 
 def markdown_to_whatsapp(md: str) -> str:
     """WhatsApp-formatted text; never raises (the literal text is the fallback)."""
+    if inert(md):
+        return md
     try:
-        parts = [_code(seg) if isinstance(seg, CodeBlock) else _line(seg) for seg in segments(md)]
+        return _to_whatsapp(md)
     except Exception:  # a renderer must never take a reply down with it
         return md
+
+
+def _to_whatsapp(md: str) -> str:
+    parts = [_code(seg) if isinstance(seg, CodeBlock) else _line(seg) for seg in segments(md)]
     return "\n".join(parts)

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Awaitable, Callable
 
 from aiohttp import web
 
@@ -69,6 +68,9 @@ class DynamicRoutes:
         return self._prefixes[best] if best is not None else None
 
     async def dispatch(self, request: web.Request) -> web.StreamResponse:
+        """The route's handler, behind the same guard as the app's own routes."""
+        if request.path.startswith("/api/") and (refused := _unauthorized(request)) is not None:
+            return refused
         methods = self._lookup(request.path)
         if methods is None:
             raise web.HTTPNotFound(
@@ -77,7 +79,10 @@ class DynamicRoutes:
         handler = methods.get(request.method) or methods.get("*")
         if handler is None:
             raise web.HTTPMethodNotAllowed(request.method, list(methods))
-        return await handler(request)
+        try:
+            return await handler(request)
+        except StateUnavailable:
+            return _store_down()
 
 
 API_KEY = web.AppKey("operator_api", OperatorApi)
@@ -91,41 +96,55 @@ def _api(request: web.Request) -> OperatorApi:
 
 
 def build_app(api: OperatorApi, routes: DynamicRoutes) -> web.Application:
-    app = web.Application(client_max_size=MAX_BODY, middlewares=[_api_auth, _store_down])
+    """The app with no middleware: aiohttp would run middleware on every request, channel
+    webhooks included, so each route carries the guard itself (`guarded`, and the dynamic
+    routes' dispatch)."""
+    app = web.Application(client_max_size=MAX_BODY)
     app[API_KEY] = api
     app[ROUTES_KEY] = routes
-    app.router.add_get("/healthz", healthz)
-    app.router.add_get("/readyz", readyz)
-    app.router.add_get("/metrics", metrics)
-    app.router.add_get("/api/status", api_status)
+    app.router.add_get("/healthz", guarded(healthz))
+    app.router.add_get("/readyz", guarded(readyz))
+    app.router.add_get("/metrics", guarded(metrics))
+    app.router.add_get("/api/status", guarded(api_status))
     for action in api.actions.values():
-        app.router.add_route(action.route.method, action.route.path, _action(action))
-    app.router.add_post("/api/reload", api_reload)
-    app.router.add_post("/api/channels/{name}/restart", api_channel_restart)
-    dashboard.add_routes(app, api)
+        app.router.add_route(action.route.method, action.route.path, guarded(_action(action)))
+    app.router.add_post("/api/reload", guarded(api_reload))
+    app.router.add_post("/api/channels/{name}/restart", guarded(api_channel_restart))
+    dashboard.add_routes(app, api, guarded)
     app.router.add_route("*", "/{tail:.*}", routes.dispatch)
     return app
 
 
-@web.middleware
-async def _api_auth(
-    request: web.Request, handler: Callable[[web.Request], Awaitable[web.StreamResponse]]
-) -> web.StreamResponse:
+def guarded(handler: Handler) -> Handler:
+    """``handler`` behind the operator token (`_unauthorized`) and answering 503 while the
+    state store is away (`_store_down`)."""
+
+    async def guard(request: web.Request) -> web.StreamResponse:
+        if request.path.startswith("/api/") and (refused := _unauthorized(request)) is not None:
+            return refused
+        try:
+            return await handler(request)
+        except StateUnavailable:
+            return _store_down()
+
+    return guard
+
+
+def _unauthorized(request: web.Request) -> web.Response | None:
     """Every /api/ call needs a token when one is configured; a call that changes something
     always needs one (the configured token or the local one from the state directory), also on
-    loopback, since a same-host reverse proxy may forward every path."""
-    if request.path.startswith("/api/"):
-        api = _api(request)
-        match = _BEARER.match(request.headers.get("Authorization", ""))
-        given = match.group(1) if match else ""
-        needed = (
-            api.api_token_configured
-            or request.method not in _READ_METHODS
-            or request.app[ROUTES_KEY].needs_token(request.path)
-        )
-        if needed and not (given and api.accepts_token(given)):
-            return web.json_response({"error": "missing or wrong bearer token"}, status=401)
-    return await handler(request)
+    loopback, since a same-host reverse proxy may forward every path. The 401, or None."""
+    api = _api(request)
+    match = _BEARER.match(request.headers.get("Authorization", ""))
+    given = match.group(1) if match else ""
+    needed = (
+        api.api_token_configured
+        or request.method not in _READ_METHODS
+        or request.app[ROUTES_KEY].needs_token(request.path)
+    )
+    if needed and not (given and api.accepts_token(given)):
+        return web.json_response({"error": "missing or wrong bearer token"}, status=401)
+    return None
 
 
 # What an /api/ caller is told to wait for while the state store is away (the guard's probe
@@ -133,21 +152,15 @@ async def _api_auth(
 STORE_RETRY_AFTER_S = 5
 
 
-@web.middleware
-async def _store_down(
-    request: web.Request, handler: Callable[[web.Request], Awaitable[web.StreamResponse]]
-) -> web.StreamResponse:
+def _store_down() -> web.Response:
     """An operator action the state store cannot serve right now is a 503 with Retry-After
     (nothing was changed), never a 500."""
-    try:
-        return await handler(request)
-    except StateUnavailable:
-        return refuse(
-            503,
-            "the state store is unavailable; try again shortly",
-            RefusalReason.STATE_UNAVAILABLE,
-            retry_after_s=STORE_RETRY_AFTER_S,
-        )
+    return refuse(
+        503,
+        "the state store is unavailable; try again shortly",
+        RefusalReason.STATE_UNAVAILABLE,
+        retry_after_s=STORE_RETRY_AFTER_S,
+    )
 
 
 async def healthz(request: web.Request) -> web.Response:

@@ -13,10 +13,12 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from aiohttp import web
 
+from chatgate.channels.base import Handler
 from chatgate.channels.webui import SseStream, StaticAssets
 from chatgate.model.errors import StateUnavailable
 from chatgate.operator.actions import AnyAction
@@ -71,8 +73,11 @@ def _every(request: web.Request) -> float:
     return min(MAX_EVERY_S, max(MIN_EVERY_S, every))
 
 
-def add_routes(app: web.Application, api: OperatorApi) -> None:
-    """Mount the page, its assets and the live stream on the gateway's app."""
+def add_routes(
+    app: web.Application, api: OperatorApi, guarded: Callable[[Handler], Handler]
+) -> None:
+    """Mount the page, its assets and the live stream on the gateway's app, each behind
+    ``guarded`` (the operator token, the state store's 503)."""
 
     async def page(request: web.Request) -> web.Response:
         return assets().page("index.html", base=PATH)
@@ -99,7 +104,7 @@ def add_routes(app: web.Application, api: OperatorApi) -> None:
             await sse.response.write_eof()
         return sse.response
 
-    app.router.add_get(PATH, page)
-    app.router.add_get(PATH + "/", page)
-    app.router.add_get(PATH + "/static/{name}", static)
-    app.router.add_get("/api/stream", stream)
+    app.router.add_get(PATH, guarded(page))
+    app.router.add_get(PATH + "/", guarded(page))
+    app.router.add_get(PATH + "/static/{name}", guarded(static))
+    app.router.add_get("/api/stream", guarded(stream))

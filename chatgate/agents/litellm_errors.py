@@ -52,6 +52,8 @@ def classify_model_error(exc: BaseException, provider: str | None = None) -> Age
         reason = reason_from_status(429, f"{message} {code}")
     if reason is FailureReason.OVERLOADED and _caused_by_connection(exc):
         reason = FailureReason.UNAVAILABLE
+    if reason is FailureReason.TIMEOUT and _refused(exc):
+        reason = FailureReason.UNAVAILABLE
     if reason is None:
         if isinstance(exc, TimeoutError):
             reason = FailureReason.TIMEOUT
@@ -80,6 +82,21 @@ def _caused_by_connection(exc: BaseException) -> bool:
         seen = seen.__cause__ or seen.__context__
         depth += 1
     return "connection error" in str(exc).lower()
+
+
+def _refused(exc: BaseException) -> bool:
+    """A connection that failed (refused, unreachable) rather than timed out. The openai SDK's
+    aiohttp transport reports every aiohttp connection error as ``ConnectTimeout``, hence an
+    ``APITimeoutError``; the aiohttp error it wraps says which it was."""
+    seen: BaseException | None = exc
+    depth = 0
+    while seen is not None and depth < 8:
+        names = {c.__name__ for c in type(seen).__mro__}
+        if "ClientConnectorError" in names and not isinstance(seen, TimeoutError):
+            return True
+        seen = seen.__cause__ or seen.__context__
+        depth += 1
+    return False
 
 
 def _retry_after(exc: BaseException) -> float | None:

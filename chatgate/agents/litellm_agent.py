@@ -28,6 +28,7 @@ from chatgate.agents.model_reply import usage_of as usage_of  # media's metered 
 from chatgate.agents.openai_route import (
     OpenAIClients,
     chat_completion,
+    estimated_usage,
     openai_base,
     openai_module,
     sdk_model,
@@ -402,10 +403,13 @@ class LiteLLMAgent:
             if not stream:
                 return read_completion(response, spec.model)
             try:
-                return await read_stream(response, spec.model, turn.on_delta)
+                step = await read_stream(response, spec.model, turn.on_delta)
             finally:
                 if sdk:  # the SDK's stream holds a pooled connection until closed
                     await response.close()
+            if sdk and not step.usage.get("total_tokens"):
+                step = replace(step, usage=await estimated_usage(spec.model, messages, step))
+            return step
 
 
 def tool_context(agent: str, turn: Turn) -> ToolContext:

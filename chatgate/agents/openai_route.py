@@ -12,6 +12,7 @@ as does every call when the agent says ``client: litellm``.
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import sys
 from types import ModuleType
@@ -94,6 +95,37 @@ class OpenAIClients:
         clients, self._clients = list(self._clients.values()), {}
         for client in clients:
             await client.close()
+
+
+async def estimated_usage(model: str, messages: list[dict[str, Any]], step: Any) -> dict[str, int]:
+    """Tokens of a streamed answer whose server sent no usage (one that ignores
+    ``stream_options``), counted as litellm counts them then: spend budgets must still be
+    charged. litellm is imported by then (the agent's prewarm)."""
+    from chatgate.agents.litellm_import import litellm_module
+
+    litellm = await litellm_module()
+    answered = step.text + "".join(
+        _as_litellm_dumps(c) for c in step.message.get("tool_calls") or ()
+    )
+    name = sdk_model(model)
+    prompt = int(litellm.token_counter(model=name, messages=messages))
+    completion = int(litellm.token_counter(model=name, text=answered, count_response_tokens=True))
+    return {
+        "prompt_tokens": prompt,
+        "completion_tokens": completion,
+        "total_tokens": prompt + completion,
+    }
+
+
+def _as_litellm_dumps(call: dict[str, Any]) -> str:
+    """A tool call as litellm's counter reads it (its pydantic model's compact JSON)."""
+    function = call["function"]
+    shaped = {
+        "function": {"arguments": function["arguments"], "name": function["name"]},
+        "id": call["id"],
+        "type": "function",
+    }
+    return json.dumps(shaped, separators=(",", ":"))
 
 
 async def chat_completion(

@@ -407,9 +407,9 @@ class LiteLLMAgent:
             finally:
                 if sdk:  # the SDK's stream holds a pooled connection until closed
                     await response.close()
-            if sdk and not step.usage.get("total_tokens"):
-                step = replace(step, usage=await estimated_usage(spec.model, messages, step))
-            return step
+        if sdk and not step.usage.get("total_tokens"):  # outside the deadline: the answer is in
+            step = replace(step, usage=await estimated_usage(spec.model, messages, step))
+        return step
 
 
 def tool_context(agent: str, turn: Turn) -> ToolContext:

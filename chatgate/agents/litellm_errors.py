@@ -41,19 +41,8 @@ def classify_model_error(exc: BaseException, provider: str | None = None) -> Age
     if isinstance(exc, AgentError):
         return exc
     status = getattr(exc, "status_code", None)
-    reason = _by_class(exc)
     message = str(getattr(exc, "message", "") or exc).lower()
-    if reason is FailureReason.AUTH_PERMANENT and "expired" in message:
-        reason = FailureReason.AUTH_EXPIRED
-    if reason is FailureReason.FORMAT_ERROR and "context length" in message:
-        reason = FailureReason.CONTEXT_OVERFLOW
-    if reason is FailureReason.RATE_LIMIT:  # out of credit rather than too fast: waiting can't help
-        code = str(getattr(exc, "code", "") or "")
-        reason = reason_from_status(429, f"{message} {code}")
-    if reason is FailureReason.OVERLOADED and _caused_by_connection(exc):
-        reason = FailureReason.UNAVAILABLE
-    if reason is FailureReason.TIMEOUT and _refused(exc):
-        reason = FailureReason.UNAVAILABLE
+    reason = _refined(_by_class(exc), exc, message)
     if reason is None:
         if isinstance(exc, TimeoutError):
             reason = FailureReason.TIMEOUT
@@ -63,6 +52,24 @@ def classify_model_error(exc: BaseException, provider: str | None = None) -> Age
             reason = FailureReason.UNKNOWN
     detail = type(exc).__name__ + (f" (HTTP {status})" if isinstance(status, int) else "")
     return AgentError(reason, detail, retry_after_s=_retry_after(exc), provider=provider)
+
+
+def _refined(
+    reason: FailureReason | None, exc: BaseException, message: str
+) -> FailureReason | None:
+    """The class's reason, corrected by what the message and the causes say."""
+    if reason is FailureReason.AUTH_PERMANENT and "expired" in message:
+        return FailureReason.AUTH_EXPIRED
+    if reason is FailureReason.FORMAT_ERROR and "context length" in message:
+        return FailureReason.CONTEXT_OVERFLOW
+    if reason is FailureReason.RATE_LIMIT:  # out of credit rather than too fast: waiting can't help
+        code = str(getattr(exc, "code", "") or "")
+        return reason_from_status(429, f"{message} {code}")
+    if reason is FailureReason.OVERLOADED and _caused_by_connection(exc):
+        return FailureReason.UNAVAILABLE
+    if reason is FailureReason.TIMEOUT and _refused(exc):
+        return FailureReason.UNAVAILABLE
+    return reason
 
 
 def _by_class(exc: BaseException) -> FailureReason | None:

@@ -1,7 +1,8 @@
 """Reading a chat-completions answer (whole or streamed) into a ModelStep.
 
-Both model clients (litellm and the openai SDK) hand back OpenAI-shaped objects: ``choices``,
-``message``/``delta``, ``tool_calls``, ``usage``, ``model``; one reader serves both, so the two
+Both model clients hand back the OpenAI shape (``choices``, ``message``/``delta``,
+``tool_calls``, ``usage``, ``model``): litellm as objects, the openai SDK route as the parsed JSON
+(building the SDK's models costs ~0.8 M instructions a call). One reader serves both, so the two
 paths give the same text, tool calls, usage and finish reasons.
 """
 
@@ -16,18 +17,25 @@ from chatgate.agents.tools.loop import ModelStep, RequestedCall
 OnDelta = Callable[[str], Awaitable[None]]
 
 
+def field(value: Any, name: str) -> Any:
+    """``value``'s ``name``: a key of parsed JSON or an attribute of a response object."""
+    if isinstance(value, dict):
+        return value.get(name)
+    return getattr(value, name, None)
+
+
 def read_completion(response: Any, model: str) -> ModelStep:
     """The step a whole (non-streamed) completion answers."""
-    choice = response.choices[0]
-    message = choice.message
-    calls = [
-        RequestedCall(str(c.id), str(c.function.name or ""), str(c.function.arguments or ""))
-        for c in (getattr(message, "tool_calls", None) or [])
-    ]
-    step = _step(message.content or "", calls, model, usage_of(response))
-    return replace(
-        step, response_model=_named(response), finish_reasons=(str(choice.finish_reason),)
-    )
+    choice = field(response, "choices")[0]
+    message = field(choice, "message")
+    calls = []
+    for c in field(message, "tool_calls") or []:
+        function = field(c, "function")
+        name, arguments = field(function, "name"), field(function, "arguments")
+        calls.append(RequestedCall(str(field(c, "id")), str(name or ""), str(arguments or "")))
+    step = _step(field(message, "content") or "", calls, model, usage_of(response))
+    finished = (str(field(choice, "finish_reason")),)
+    return replace(step, response_model=_named(response), finish_reasons=finished)
 
 
 async def read_stream(
@@ -44,12 +52,12 @@ async def read_stream(
         if reported.get("total_tokens"):
             usage = reported
         answered_by = answered_by or _named(chunk)
-        choices = getattr(chunk, "choices", None) or []
-        if choices and getattr(choices[0], "finish_reason", None):
-            finished = (str(choices[0].finish_reason),)
-        delta = choices[0].delta if choices else None
-        text = getattr(delta, "content", None) if delta is not None else None
-        for piece in getattr(delta, "tool_calls", None) or []:
+        choices = field(chunk, "choices") or []
+        if choices and field(choices[0], "finish_reason"):
+            finished = (str(field(choices[0], "finish_reason")),)
+        delta = field(choices[0], "delta") if choices else None
+        text = field(delta, "content") if delta is not None else None
+        for piece in (field(delta, "tool_calls") if delta is not None else None) or []:
             _merge_call_delta(calls, piece)
         if text:
             parts.append(text)
@@ -64,16 +72,16 @@ async def read_stream(
 
 def _merge_call_delta(calls: dict[int, dict[str, str]], piece: Any) -> None:
     """Fold one streamed tool-call fragment (OpenAI delta form) into ``calls`` by index."""
-    index = int(getattr(piece, "index", 0) or 0)
+    index = int(field(piece, "index") or 0)
     entry = calls.setdefault(index, {"id": "", "name": "", "arguments": ""})
-    if getattr(piece, "id", None):
-        entry["id"] = str(piece.id)
-    function = getattr(piece, "function", None)
+    if field(piece, "id"):
+        entry["id"] = str(field(piece, "id"))
+    function = field(piece, "function")
     if function is not None:
-        if getattr(function, "name", None):
-            entry["name"] = str(function.name)
-        if getattr(function, "arguments", None):
-            entry["arguments"] += str(function.arguments)
+        if field(function, "name"):
+            entry["name"] = str(field(function, "name"))
+        if field(function, "arguments"):
+            entry["arguments"] += str(field(function, "arguments"))
 
 
 def _step(text: str, calls: list[RequestedCall], model: str, usage: Mapping[str, int]) -> ModelStep:
@@ -93,16 +101,15 @@ def _step(text: str, calls: list[RequestedCall], model: str, usage: Mapping[str,
 
 def _named(response: Any) -> str | None:
     """The model a response (or stream chunk) says answered, as the provider names it."""
-    model = getattr(response, "model", None)
+    model = field(response, "model")
     return model if isinstance(model, str) and model else None
 
 
 def usage_of(response: Any) -> dict[str, int]:
     """Tokens a response (or stream chunk) reports; {} when it reports none."""
-    usage = getattr(response, "usage", None)
+    usage = field(response, "usage")
     if usage is None:
         return {}
     return {
-        k: int(getattr(usage, k, 0) or 0)
-        for k in ("prompt_tokens", "completion_tokens", "total_tokens")
+        k: int(field(usage, k) or 0) for k in ("prompt_tokens", "completion_tokens", "total_tokens")
     }

@@ -9,7 +9,6 @@ import os
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
-from types import ModuleType
 from typing import Any
 
 from chatgate import genai_metrics, tracing
@@ -24,7 +23,18 @@ from chatgate.agents.base import (
 )
 from chatgate.agents.litellm_errors import classify_model_error
 from chatgate.agents.litellm_import import completion, litellm_module
-from chatgate.agents.tools.loop import ModelStep, RequestedCall, ToolLoop
+from chatgate.agents.model_reply import read_completion, read_stream
+from chatgate.agents.model_reply import usage_of as usage_of  # media's metered calls read it here
+from chatgate.agents.openai_route import (
+    OpenAIClients,
+    chat_completion,
+    estimated_usage,
+    openai_base,
+    openai_module,
+    sdk_model,
+    speaks_openai,
+)
+from chatgate.agents.tools.loop import ModelStep, ToolLoop
 from chatgate.agents.tools.types import ToolContext, ToolSource
 from chatgate.config.agent_models import LiteLLMAgentConfig
 from chatgate.config.base import secret_value
@@ -88,6 +98,7 @@ class LiteLLMAgent:
         ]
         self._models = [primary, *fallbacks]
         self._warm = False
+        self._openai = OpenAIClients()
         # At most this many calls in flight for the agent (a burst must not trip the provider).
         most = config.max_concurrent
         self._slots = asyncio.Semaphore(most) if most else None
@@ -101,14 +112,18 @@ class LiteLLMAgent:
             self._key_for(spec)
 
     async def prewarm(self) -> None:
-        """Import litellm, then walk one offline completion (``mock_response``, no request) down
-        the primary model's route: litellm imports that route's modules on its first call (a
-        second of CPU under load), which the first real turn then does not pay."""
+        """Import litellm (fallbacks, prices), then ready the primary model's route: the openai
+        SDK for a model that speaks its API, else one offline litellm completion
+        (``mock_response``, no request): litellm imports that route's modules on its first call
+        (a second of CPU under load), which the first real turn then does not pay."""
         litellm = await litellm_module()
         if self._warm:
             return
         self._warm = True
         spec = self._models[0]
+        if speaks_openai(spec.model, self._config.client):
+            await openai_module()
+            return
         kwargs: dict[str, Any] = {
             "model": spec.model,
             "messages": [{"role": "user", "content": "warm-up"}],
@@ -122,7 +137,7 @@ class LiteLLMAgent:
             await litellm.acompletion(**kwargs)
 
     async def aclose(self) -> None:
-        return None
+        await self._openai.aclose()
 
     async def run(self, turn: Turn) -> AgentReply:
         messages = self._messages(turn)
@@ -353,119 +368,54 @@ class LiteLLMAgent:
         turn: Turn,
         tools: list[dict[str, Any]] | None = None,
     ) -> ModelStep:
+        """One call to ``spec``: through the openai SDK when the model speaks the OpenAI chat
+        API (``openai_route``), else through litellm; the same answer either way."""
         api_key = self._key_for(spec)
-        litellm = await litellm_module()
-        kwargs: dict[str, Any] = {
-            "model": spec.model,
-            "messages": messages,
-            "timeout": self._config.timeout_s,
-            "max_retries": 0,
-        }
-        if spec.api_base:
-            kwargs["api_base"] = spec.api_base
-        if api_key:
-            kwargs["api_key"] = api_key
+        params: dict[str, Any] = {"messages": messages}
         if self._config.max_tokens:
-            kwargs["max_tokens"] = self._config.max_tokens
+            params["max_tokens"] = self._config.max_tokens
         if self._config.temperature is not None:
-            kwargs["temperature"] = self._config.temperature
+            params["temperature"] = self._config.temperature
         if tools:
-            kwargs["tools"] = tools
+            params["tools"] = tools
         stream = self._config.stream and turn.on_delta is not None
-        deadline = self._config.timeout_s + 5.0
-        if not stream:
-            async with asyncio.timeout(deadline):
-                response = await completion(litellm, kwargs)
-            message = response.choices[0].message
-            calls = [
-                RequestedCall(
-                    str(c.id), str(c.function.name or ""), str(c.function.arguments or "")
-                )
-                for c in (getattr(message, "tool_calls", None) or [])
-            ]
-            text = message.content or ""
-            step = _step(text, calls, spec.model, usage_of(response))
-            return replace(
-                step,
-                response_model=_named(response),
-                finish_reasons=(str(response.choices[0].finish_reason),),
-            )
-        kwargs["stream"] = True
-        kwargs["stream_options"] = {"include_usage": True}  # the last chunk reports usage
-        async with asyncio.timeout(deadline):
-            return await self._stream(litellm, kwargs, spec, turn)
-
-    async def _stream(
-        self, litellm: ModuleType, kwargs: dict[str, Any], spec: ModelSpec, turn: Turn
-    ) -> ModelStep:
-        parts: list[str] = []
-        calls: dict[int, dict[str, str]] = {}
-        usage: dict[str, int] = {}
-        answered_by: str | None = None  # the model the provider names in its chunks
-        finished: tuple[str, ...] = ()
-        response = await completion(litellm, kwargs)
-        async for chunk in response:
-            reported = usage_of(chunk)
-            if reported.get("total_tokens"):
-                usage = reported
-            answered_by = answered_by or _named(chunk)
-            choices = getattr(chunk, "choices", None) or []
-            if choices and getattr(choices[0], "finish_reason", None):
-                finished = (str(choices[0].finish_reason),)
-            delta = choices[0].delta if choices else None
-            text = getattr(delta, "content", None) if delta is not None else None
-            for piece in getattr(delta, "tool_calls", None) or []:
-                _merge_call_delta(calls, piece)
-            if text:
-                parts.append(text)
-                if turn.on_delta is not None:
-                    await turn.on_delta(text)
-        requested = [
-            RequestedCall(c["id"], c["name"], c["arguments"]) for _, c in sorted(calls.items())
-        ]
-        step = _step("".join(parts), requested, spec.model, usage)
-        return replace(step, response_model=answered_by, finish_reasons=finished)
+        if stream:
+            params["stream"] = True
+            params["stream_options"] = {"include_usage": True}  # the last chunk reports usage
+        timeout = self._config.timeout_s
+        sdk = speaks_openai(spec.model, self._config.client)
+        if sdk:
+            openai = await openai_module()
+            key = api_key or "not-needed"
+            client = self._openai.client(openai, openai_base(spec.api_base), key)
+            body = {"model": sdk_model(spec.model), **params}
+            call = chat_completion(openai, client, body, timeout, stream=stream)
+        else:
+            litellm = await litellm_module()
+            kwargs = {"model": spec.model, **params, "timeout": timeout, "max_retries": 0}
+            if spec.api_base:
+                kwargs["api_base"] = spec.api_base
+            if api_key:
+                kwargs["api_key"] = api_key
+            call = completion(litellm, kwargs)
+        async with asyncio.timeout(timeout + 5.0):
+            response = await call
+            if not stream:
+                return read_completion(response, spec.model)
+            try:
+                step = await read_stream(response, spec.model, turn.on_delta)
+            finally:
+                if sdk:  # the SDK's stream holds a pooled connection until closed
+                    await response.close()
+        if sdk and not step.usage.get("total_tokens"):  # outside the deadline: the answer is in
+            step = replace(step, usage=await estimated_usage(spec.model, messages, step))
+        return step
 
 
 def tool_context(agent: str, turn: Turn) -> ToolContext:
     """Whose turn the tools run in: the agent, the sender and the chat the answer goes to."""
     chat = turn.metadata.get(REPLY_TO)
     return ToolContext(agent, turn.channel, turn.sender_id, chat if isinstance(chat, str) else "")
-
-
-def _merge_call_delta(calls: dict[int, dict[str, str]], piece: Any) -> None:
-    """Fold one streamed tool-call fragment (OpenAI delta form) into ``calls`` by index."""
-    index = int(getattr(piece, "index", 0) or 0)
-    entry = calls.setdefault(index, {"id": "", "name": "", "arguments": ""})
-    if getattr(piece, "id", None):
-        entry["id"] = str(piece.id)
-    function = getattr(piece, "function", None)
-    if function is not None:
-        if getattr(function, "name", None):
-            entry["name"] = str(function.name)
-        if getattr(function, "arguments", None):
-            entry["arguments"] += str(function.arguments)
-
-
-def _step(text: str, calls: list[RequestedCall], model: str, usage: Mapping[str, int]) -> ModelStep:
-    """A model answer plus the assistant message that goes back with the tool results."""
-    message: dict[str, Any] = {"role": "assistant", "content": text or None}
-    if calls:
-        message["tool_calls"] = [
-            {
-                "id": c.id,
-                "type": "function",
-                "function": {"name": c.name, "arguments": c.arguments},
-            }
-            for c in calls
-        ]
-    return ModelStep(text, calls, model, message, usage)
-
-
-def _named(response: Any) -> str | None:
-    """The model a response (or stream chunk) says answered, as the provider names it."""
-    model = getattr(response, "model", None)
-    return model if isinstance(model, str) and model else None
 
 
 class _DeltaTracker:
@@ -480,14 +430,3 @@ class _DeltaTracker:
         self.emitted = True
         if self._forward is not None:
             await self._forward(delta)
-
-
-def usage_of(response: Any) -> dict[str, int]:
-    """Tokens a litellm response (or stream chunk) reports; {} when it reports none."""
-    usage = getattr(response, "usage", None)
-    if usage is None:
-        return {}
-    return {
-        k: int(getattr(usage, k, 0) or 0)
-        for k in ("prompt_tokens", "completion_tokens", "total_tokens")
-    }

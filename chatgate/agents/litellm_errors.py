@@ -41,17 +41,8 @@ def classify_model_error(exc: BaseException, provider: str | None = None) -> Age
     if isinstance(exc, AgentError):
         return exc
     status = getattr(exc, "status_code", None)
-    reason = _by_class(exc)
     message = str(getattr(exc, "message", "") or exc).lower()
-    if reason is FailureReason.AUTH_PERMANENT and "expired" in message:
-        reason = FailureReason.AUTH_EXPIRED
-    if reason is FailureReason.FORMAT_ERROR and "context length" in message:
-        reason = FailureReason.CONTEXT_OVERFLOW
-    if reason is FailureReason.RATE_LIMIT:  # out of credit rather than too fast: waiting can't help
-        code = str(getattr(exc, "code", "") or "")
-        reason = reason_from_status(429, f"{message} {code}")
-    if reason is FailureReason.OVERLOADED and _caused_by_connection(exc):
-        reason = FailureReason.UNAVAILABLE
+    reason = _refined(_by_class(exc), exc, message)
     if reason is None:
         if isinstance(exc, TimeoutError):
             reason = FailureReason.TIMEOUT
@@ -61,6 +52,24 @@ def classify_model_error(exc: BaseException, provider: str | None = None) -> Age
             reason = FailureReason.UNKNOWN
     detail = type(exc).__name__ + (f" (HTTP {status})" if isinstance(status, int) else "")
     return AgentError(reason, detail, retry_after_s=_retry_after(exc), provider=provider)
+
+
+def _refined(
+    reason: FailureReason | None, exc: BaseException, message: str
+) -> FailureReason | None:
+    """The class's reason, corrected by what the message and the causes say."""
+    if reason is FailureReason.AUTH_PERMANENT and "expired" in message:
+        return FailureReason.AUTH_EXPIRED
+    if reason is FailureReason.FORMAT_ERROR and "context length" in message:
+        return FailureReason.CONTEXT_OVERFLOW
+    if reason is FailureReason.RATE_LIMIT:  # out of credit rather than too fast: waiting can't help
+        code = str(getattr(exc, "code", "") or "")
+        return reason_from_status(429, f"{message} {code}")
+    if reason is FailureReason.OVERLOADED and _caused_by_connection(exc):
+        return FailureReason.UNAVAILABLE
+    if reason is FailureReason.TIMEOUT and _refused(exc):
+        return FailureReason.UNAVAILABLE
+    return reason
 
 
 def _by_class(exc: BaseException) -> FailureReason | None:
@@ -80,6 +89,21 @@ def _caused_by_connection(exc: BaseException) -> bool:
         seen = seen.__cause__ or seen.__context__
         depth += 1
     return "connection error" in str(exc).lower()
+
+
+def _refused(exc: BaseException) -> bool:
+    """A connection that failed (refused, unreachable) rather than timed out. The openai SDK's
+    aiohttp transport reports every aiohttp connection error as ``ConnectTimeout``, hence an
+    ``APITimeoutError``; the aiohttp error it wraps says which it was."""
+    seen: BaseException | None = exc
+    depth = 0
+    while seen is not None and depth < 8:
+        names = {c.__name__ for c in type(seen).__mro__}
+        if "ClientConnectorError" in names and not isinstance(seen, TimeoutError):
+            return True
+        seen = seen.__cause__ or seen.__context__
+        depth += 1
+    return False
 
 
 def _retry_after(exc: BaseException) -> float | None:

@@ -46,6 +46,12 @@ class LiteLLMAgentConfig(_AgentBase):
     max_concurrent: int | None = Field(
         None, ge=1, description="model calls in flight at once for this agent (the process)"
     )
+    client: Literal["auto", "litellm"] = Field(
+        "auto",
+        description="auto: openai/ models go through the openai SDK directly (a sixth of "
+        "litellm's CPU per call), other providers through litellm; litellm: every call through "
+        "litellm",
+    )
 
     @field_validator("api_base", mode="before")
     @classmethod

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
+import pytest_asyncio
 
 from chatgate.agents.base import AgentError
 from chatgate.agents.litellm_agent import LiteLLMAgent
@@ -16,6 +18,20 @@ from tests.fakes.llm import FakeLLM, Fault
 from tests.support.spans import Spans
 
 ECHOED = f"echo: {USER_TEXT}"
+# Every test here runs on both clients: the openai SDK route (``auto`` for openai/ models) and
+# litellm; the same assertions hold on each.
+CLIENTS = ("auto", "litellm")
+_client = ["auto"]
+_made: list[LiteLLMAgent] = []
+
+
+@pytest_asyncio.fixture(autouse=True, params=CLIENTS)
+async def client(request: pytest.FixtureRequest) -> AsyncIterator[str]:
+    _client[0] = request.param
+    yield request.param
+    _client[0] = "auto"
+    while _made:
+        await _made.pop().aclose()
 
 
 def litellm_agent(
@@ -28,9 +44,12 @@ def litellm_agent(
         "api_base": base,
         "api_key": "sk-test",
         "timeout_s": 5,
+        "client": _client[0],
     }
     raw.update(settings)
-    return LiteLLMAgent("llm", LiteLLMAgentConfig.model_validate(raw), {} if env is None else env)
+    agent = LiteLLMAgent("llm", LiteLLMAgentConfig.model_validate(raw), {} if env is None else env)
+    _made.append(agent)
+    return agent
 
 
 async def failure_of(agent: LiteLLMAgent, recorder: Recorder | None = None) -> AgentError:

@@ -58,6 +58,7 @@ def tool_agent(base: str, hub: McpHub, **tools: Any) -> LiteLLMAgent:
     settings: dict[str, Any] = {"allow": ["fake.*"], "tool_timeout_s": 10}
     settings.update(tools)
     stream = settings.pop("stream", False)
+    client = settings.pop("client", "auto")  # auto: the openai SDK route; litellm
     config = LiteLLMAgentConfig.model_validate(
         {
             "backend": "litellm",
@@ -66,6 +67,7 @@ def tool_agent(base: str, hub: McpHub, **tools: Any) -> LiteLLMAgent:
             "api_key": "sk-test-canary-4711",
             "timeout_s": 10,
             "stream": stream,
+            "client": client,
             "tools": settings,
         }
     )

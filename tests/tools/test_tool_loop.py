@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import replace
 from typing import Any
 
@@ -45,6 +46,38 @@ async def test_two_step_turn_runs_the_tool_and_answers(fake: FakeLLM, hub: McpHu
     assert call["tool"] == "fake.add" and call["status"] == ToolCallStatus.OK
     assert call["arguments"] == {"a": 2, "b": 3} and call["result_chars"] == 1
     assert (TOOL_STARTED_EVENT, {"agent": "llm", "tool": "fake.add"}) in recorder.events
+
+
+@pytest.mark.parametrize("stream", [False, True])
+async def test_both_model_clients_run_the_same_tool_steps(
+    fake: FakeLLM, hub: McpHub, stream: bool
+) -> None:
+    """The openai SDK route and litellm: the same calls, results, answer and request bodies."""
+    seen = []
+    for client in ("auto", "litellm"):
+        fake.reset()
+        fake.script(
+            ToolCalls.of(ToolCall("fake__add", {"a": 2, "b": 3}), content="Adding. "), "It is 5."
+        )
+        recorder = Recorder()
+        agent = tool_agent(fake.base_url, hub, stream=stream, client=client)
+        reply = await agent.run(make_turn("2+3?", recorder=recorder))
+        await agent.aclose()
+        calls = [(c["tool"], c["arguments"], c["status"]) for c in calls_of(recorder)]
+        bodies = [r.body for r in fake.requests]
+        seen.append(
+            (reply.text, reply.usage, calls, _no_call_ids(reply.meta), _no_call_ids(bodies))
+        )
+
+    assert seen[0] == seen[1]
+    text, usage, calls, _, _ = seen[0]
+    assert text == "It is 5." and calls == [("fake.add", {"a": 2, "b": 3}, ToolCallStatus.OK)]
+    assert usage["total_tokens"] > 0
+
+
+def _no_call_ids(value: Any) -> str:
+    """``value`` as JSON with the fake's call ids (numbered per server, not per run) blanked."""
+    return re.sub(r"call_\d+_\d+", "call_", json.dumps(value, sort_keys=True))
 
 
 async def test_parallel_calls_answer_in_order(fake: FakeLLM, hub: McpHub) -> None:

@@ -239,15 +239,14 @@ class RedisTurnLock:
         key = self._key(token.key)
         stranded = self._stranding.pop(token.token, None)
         waiting = self._stranded.get(key)
-        passing = self._passing.pop(token.token, None)
-        # an answer handed off goes first (a message cut short waits for the lock once free:
-        # handed off behind that answer, or resumed here), unless this turn itself was cut short
-        if stranded is not None or (waiting is not None and passing is None):
+        if stranded is not None or waiting is not None:
+            self._passing.pop(token.token, None)
             value = waiting[1] if waiting is not None else HANDOFF + str(stranded)
             self._stranded[key] = (token.token, value, self._clock.monotonic() + ttl, ttl)
             await self._retry()
             self._poke()
             return
+        passing = self._passing.pop(token.token, None)
         if passing is None:
             await self.release(token)
             return
@@ -266,7 +265,6 @@ class RedisTurnLock:
                 "turn lock not passed on with a handed-off answer",
                 extra={"session": token.key, "error": type(exc).__name__},
             )
-        self._poke()  # a message cut short waiting for this lock takes it once free
 
     async def renew(self, token: LeaseToken, ttl: float) -> bool:
         try:

@@ -10,13 +10,9 @@ from pathlib import Path
 import pytest
 from redis.asyncio import Redis
 
-from chatgate.policies.channel_states import ChannelState
 from tests.fakes.llm import FakeLLM, Fault
 from tests.harness import memory, running
-from tests.redis.replicas_support import echo_replies
-from tests.redis.test_channel_leases import LEASE, state
 from tests.redis.test_gateway_redis import config, on_redis
-from tests.redis.test_handoff import a_turn_at_the_model
 from tests.support.waiting import eventually
 
 pytestmark = pytest.mark.redis
@@ -86,25 +82,3 @@ async def test_a_message_delivered_again_after_a_wipe_is_answered_only_by_its_ho
     finally:
         await client.delete("cg:turn-gate")
         await client.aclose()
-
-
-async def test_a_message_the_state_cut_short_follows_an_earlier_answer_handed_off(
-    tmp_path: Path, redis_db: str, fake_llm: FakeLLM
-) -> None:
-    """a's turn for m1 is at the model; a also holds m2 of the same chat as cut short by the
-    state (its turn failed on it: not queued, waiting for a's probe). The channel moves to b and
-    m1's answer is handed off: m2 goes behind it, so b answers m2 after m1; kept on a, it waited
-    for a's probe while b's later messages of the chat could take the session's lock first."""
-    echo_replies(fake_llm)
-    async with a_turn_at_the_model(tmp_path, redis_db, fake_llm) as (a, b, first, client):
-        await memory(a).inject("again", message_id="m2")
-        [running] = a.pipeline.scheduler.held()[:1]
-        waiting = a.pipeline.scheduler.take_waiting(running.session)
-        assert [job.msg.message_id for job in waiting] == ["m2"]
-        a.pipeline.held.stranded(waiting)  # as if m2's turn had failed on the state
-        await client.set(f"chatgate:lease:{LEASE}", "b", px=60_000)  # b serves the chat next
-        await eventually(lambda: state(b) is ChannelState.RUNNING, what="b runs the channel")
-        fake_llm.release()
-        await asyncio.wait_for(first.result, 30)
-        await eventually(lambda: len(memory(b).texts()) >= 2, 30, "b answered m1, then m2")
-        assert memory(b).texts()[1] == "re: again" and memory(a).texts() == []

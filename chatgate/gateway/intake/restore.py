@@ -204,26 +204,9 @@ class HeldWork:
                 left.pop(0)
         finally:  # what was not handed off (or not reached before an error) runs here
             self.scheduler.put_back(kept + left)
-        moved = len(waiting) - len(kept) + await self._hand_off_stranded(job)
-        if moved:
+        if len(waiting) > len(kept):
             log.info(
                 "handed the session's waiting messages off behind its answer",
-                extra={"session": job.session, "count": moved},
+                extra={"session": job.session, "count": len(waiting) - len(kept)},
             )
-        return moved
-
-    async def _hand_off_stranded(self, job: Job) -> int:
-        """The session's messages held here as cut short by the state (waiting for the guard's
-        probe, not queued) go behind ``job``'s answer too, oldest first: kept here, a later
-        message of the session on the channel's new holder would take the lock before them."""
-        behind = sorted(
-            (kv for kv in self._stranded.items() if kv[1].session == job.session),
-            key=lambda kv: kv[1].msg.received_at,
-        )
-        moved = 0
-        for key, kept in behind:
-            if key != job.msg.key and await self.rt.journal.hand_off(key):
-                self._stranded.pop(key, None)
-                self._handed[key] = kept
-                moved += 1
-        return moved
+        return len(waiting) - len(kept)

@@ -207,3 +207,26 @@ async def test_a_lock_passed_on_for_a_message_another_replica_adopted_goes_to_th
     taken = await asyncio.wait_for(b.acquire("s1", owner="b", ttl=30, after="m0"), 5)
     await b.release(taken)
     await a.release(await asyncio.wait_for(later, 10))
+
+
+async def test_a_lock_not_passed_on_with_a_handed_off_answer_is_passed_on_when_redis_answers(
+    redis_db: str, client: Redis
+) -> None:
+    """Redis failed the pass-on as m1's turn left (its answer handed off): the lock is passed on
+    as soon as Redis answers again, not left to run out (the session's later messages elsewhere
+    took the free lock before m1's sender did)."""
+    async with TcpProxy(6379) as proxy:
+        redis = Redis.from_url(proxy.url(int(redis_db.rsplit("/", 1)[1])), decode_responses=True)
+        lock = RedisTurnLock(redis, PREFIX, replica="a")
+        try:
+            async with lock.hold("s1", owner="a", ttl=30) as lease:
+                lock.pass_on(lease, "m1")
+                proxy.fail_on("EVALSHA", contains=b"handoff:m1")  # the pass-on fails, once
+
+            async def passed_on() -> bool:
+                return await client.get(PREFIX + "lock:s1") == "handoff:m1"
+
+            await eventually(passed_on, 5, "the lock passed on once Redis answered")
+        finally:
+            await lock.aclose()
+            await redis.aclose()

@@ -260,9 +260,12 @@ class RedisTurnLock:
                 TO_REPLICA,
             ]
             await self._pass_on(keys=keys, args=args)
-        except RedisError as exc:  # it runs out by itself; the order waits that long at most
+        except RedisError as exc:  # passed on once Redis answers, while still mine or free
+            value = HANDOFF + passing
+            self._stranded.setdefault(key, (token.token, value, self._clock.monotonic() + ttl, ttl))
+            self._poke()
             log.warning(
-                "turn lock not passed on with a handed-off answer",
+                "turn lock not passed on with a handed-off answer; retried when Redis answers",
                 extra={"session": token.key, "error": type(exc).__name__},
             )
 

@@ -337,6 +337,8 @@ def normalize_command(
 def clean_text(text: str, bot_user_id: str) -> str:
     """Drop the bot's own leading mention; other mentions read as "@name" (or "@U…") and
     Slack's escapes (&amp; &lt; &gt;) are undone, so the model reads what the user typed."""
+    if "<" not in text and "&" not in text:  # no mention, link or escape: as typed
+        return text
     lead = _MENTION.match(text.lstrip())
     if lead is not None and lead.group(1) == bot_user_id:
         rest = text.lstrip()[lead.end() :].lstrip(" ,:")

@@ -10,7 +10,7 @@ import asyncio
 import logging
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any
 
 from chatgate.clock import Clock
@@ -76,4 +76,4 @@ def with_language(msg: InboundMessage, user: SlackUser) -> InboundMessage:
     """The message tagged with the sender's locale (texts are picked from it), when known."""
     if not user.locale:
         return msg
-    return replace(msg, extra={**msg.extra, USER_LANGUAGE: user.locale})
+    return msg.with_extra({USER_LANGUAGE: user.locale})

@@ -16,7 +16,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -253,7 +252,7 @@ class WhatsAppChannel(TallyingAdapter):
         if mode is ReactionMode.IGNORE:
             return Ignored(DropReason.REACTION_IGNORED, msg.chat_id)
         if mode is ReactionMode.CONTEXT:
-            return replace(msg, extra={**msg.extra, CONTEXT_ONLY: True})
+            return msg.with_extra({CONTEXT_ONLY: True})
         return msg
 
     async def _heard(self, msg: InboundMessage) -> None:

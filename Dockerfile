@@ -16,12 +16,13 @@ RUN pip install --no-cache-dir --no-compile --prefix=/install \
 COPY deploy/slim_image.py ./deploy/slim_image.py
 # Ship only what runs (bench/RESULTS.md, "Per-message CPU and image" and "Pipeline, image and
 # idle imports"): native libraries without their symbol tables (~53 MB); no test suites, type
-# stubs, Cython sources, or litellm's proxy admin UI, Swagger UI and OpenAPI snapshot (~26 MB;
-# only litellm's proxy server reads them); Babel locale data only for the languages chatgate has
-# texts in (~32 MB). The image runs with PYTHONDONTWRITEBYTECODE on a read-only root, so bytecode
-# is compiled here, once, for every module a gateway imports (starting, its first completion,
-# media, MCP, Redis) and for all of chatgate and litellm's providers; modules nothing imports
-# ship as source (~60 MB less .pyc).
+# stubs, Cython sources, Windows DLLs (discord.py's opus: loaded on win32 only, 0.8 MB), or
+# litellm's proxy admin UI, Swagger UI and OpenAPI snapshot (~26 MB; only litellm's proxy server
+# reads them); Babel locale data only for the languages chatgate has texts in (~32 MB). The
+# image runs with PYTHONDONTWRITEBYTECODE on a read-only root, so bytecode is compiled here, once,
+# for every module a gateway imports (starting, its first completion, media, MCP, Redis) and for
+# all of chatgate and litellm's providers; modules nothing imports ship as source (~60 MB less
+# .pyc).
 # hadolint ignore=DL3008
 RUN apt-get update && apt-get install -y --no-install-recommends binutils \
     && find /install -name '*.so*' -type f -exec strip --strip-unneeded {} + \
@@ -29,7 +30,7 @@ RUN apt-get update && apt-get install -y --no-install-recommends binutils \
         /install/lib/python3.11/site-packages/litellm/proxy/swagger \
         /install/lib/python3.11/site-packages/litellm/proxy/_lazy_openapi_snapshot.json \
     && find /install -depth -type d \( -name tests -o -name test \) -exec rm -rf {} + \
-    && find /install -type f \( -name '*.pyi' -o -name '*.pyx' -o -name '*.pxd' \) -delete \
+    && find /install -type f \( -name '*.pyi' -o -name '*.pyx' -o -name '*.pxd' -o -name '*.dll' \) -delete \
     && PYTHONPATH=/install/lib/python3.11/site-packages \
         python deploy/slim_image.py /install/lib/python3.11/site-packages \
     && rm -rf /var/lib/apt/lists/*

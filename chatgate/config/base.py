@@ -12,8 +12,10 @@ class StrictModel(BaseModel):
     """Rejects unknown keys and is immutable once loaded."""
 
     # Floats are finite: `.inf` seconds pass a `gt=0` bound and then overflow where used.
+    # Validators are built on first use, not at import: the loader imports every platform's
+    # models, and a section nested in a validated one needs no validator of its own.
     model_config = ConfigDict(
-        extra="forbid", frozen=True, populate_by_name=True, allow_inf_nan=False
+        extra="forbid", frozen=True, populate_by_name=True, allow_inf_nan=False, defer_build=True
     )
 
 

@@ -1,12 +1,15 @@
-"""deploy/slim_image.py, the image's build-stage step: Babel data kept for every language chatgate
-has texts in (and their regional forms), and every part it compiles whole exists."""
+"""deploy/slim_image.py and the Dockerfile's pruning, the image's build-stage step: Babel data kept
+for every language chatgate has texts in (and their regional forms), every part it compiles whole
+exists, and the Windows libraries it drops are loaded on Windows only."""
 
 from __future__ import annotations
 
+import inspect
 import sysconfig
 from pathlib import Path
 
 import babel
+import discord.opus
 
 from chatgate.texts.catalog import LANGUAGES, negotiate
 from deploy.slim_image import COMPILED_WHOLE, keep_languages
@@ -36,3 +39,14 @@ def test_the_parts_compiled_whole_are_installed() -> None:
     site = Path(sysconfig.get_paths()["purelib"])
     for part in COMPILED_WHOLE:
         assert (site / part).is_dir() or (Path(__file__).parents[2] / part).is_dir(), part
+
+
+def test_the_windows_libraries_the_image_drops_are_loaded_on_windows_only() -> None:
+    """The only DLLs installed are discord.py's opus builds, which it loads on win32 alone."""
+    dockerfile = (Path(__file__).parents[2] / "Dockerfile").read_text()
+    assert "-name '*.dll'" in dockerfile
+    site = Path(discord.__file__).parents[1]
+    dlls = sorted(p.relative_to(site).parent.as_posix() for p in site.rglob("*.dll"))
+    assert dlls and set(dlls) == {"discord/bin"}
+    loader = inspect.getsource(discord.opus._load_default)
+    assert "sys.platform == 'win32'" in loader and ".dll" in loader

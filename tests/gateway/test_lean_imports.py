@@ -1,5 +1,6 @@
 """A running gateway imports only what its config uses: no SDK of an unconfigured channel, no
-Redis client on SQLite, no media or MCP library before a message needs one."""
+Redis client on SQLite, no media or MCP library before a message needs one; and it builds
+validators only for the config models it validates."""
 
 from __future__ import annotations
 
@@ -11,8 +12,9 @@ from pathlib import Path
 from tests.daemon import cli_env
 
 PROBE = """
-import asyncio, json, sys
+import asyncio, gc, json, sys
 from pathlib import Path
+from pydantic import BaseModel
 from chatgate.channels.registry import ChannelRegistry
 from chatgate.config.loader import load_config
 from chatgate.gateway.builder import GatewayBuilder
@@ -21,7 +23,15 @@ async def main() -> None:
     gateway = GatewayBuilder(load_config(Path(sys.argv[1]), env={}, catalog=ChannelRegistry())).build()
     await gateway.start()
     try:
-        print(json.dumps(sorted({name.split(".")[0] for name in sys.modules})))
+        gc.unfreeze()  # the started gateway froze its start-up objects out of gc's lists
+        built = [
+            f"{c.__module__}.{c.__qualname__}"
+            for c in gc.get_objects()
+            if isinstance(c, type) and issubclass(c, BaseModel)
+            and c.__module__.startswith("chatgate.") and c.__dict__.get("__pydantic_complete__")
+        ]
+        modules = sorted({name.split(".")[0] for name in sys.modules})
+        print(json.dumps({"modules": modules, "built": sorted(built)}))
     finally:
         await gateway.stop()
 
@@ -50,7 +60,8 @@ NOT_AT_START = (
 )
 
 
-async def test_a_webhook_gateway_on_sqlite_loads_no_sdk_it_does_not_use(tmp_path: Path) -> None:
+async def _probe(tmp_path: Path) -> dict[str, list[str]]:
+    """What a started webhook-only gateway has imported and which config models it built."""
     config = tmp_path / "gateway.yaml"
     config.write_text(CONFIG.format(state=tmp_path / "state"), encoding="utf-8")
     proc = await asyncio.create_subprocess_exec(
@@ -64,6 +75,20 @@ async def test_a_webhook_gateway_on_sqlite_loads_no_sdk_it_does_not_use(tmp_path
     )
     out, err = await proc.communicate()
     assert proc.returncode == 0, err.decode()
-    loaded = set(json.loads(out.decode().strip().splitlines()[-1]))
-    assert "chatgate" in loaded and "aiohttp" in loaded  # the probe saw a running gateway
+    seen: dict[str, list[str]] = json.loads(out.decode().strip().splitlines()[-1])
+    assert "chatgate" in seen["modules"] and "aiohttp" in seen["modules"]  # a running gateway
+    return seen
+
+
+async def test_a_webhook_gateway_on_sqlite_loads_no_sdk_it_does_not_use(tmp_path: Path) -> None:
+    loaded = set((await _probe(tmp_path))["modules"])
     assert sorted(loaded.intersection(NOT_AT_START)) == []
+
+
+async def test_config_models_of_unconfigured_sections_build_no_validator(tmp_path: Path) -> None:
+    """Every channel's config model is imported (the loader knows every platform), but a
+    validator is built only when a section is validated: its own, or nested in one that is."""
+    built = (await _probe(tmp_path))["built"]
+    assert "chatgate.channels.webhook.config.WebhookChannelConfig" in built
+    unconfigured = ("discord", "email", "matrix", "slack", "teams", "telegram", "whatsapp")
+    assert [m for m in built if m.split(".")[2] in unconfigured] == []

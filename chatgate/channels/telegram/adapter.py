@@ -376,10 +376,14 @@ class TelegramChannel(TallyingAdapter):
         return await fetch_file(bot, attachment, dest, max_bytes)
 
     async def typing(self, target: Target) -> None:
+        """The typing hint, unless every send slot is busy: queued behind replies it would show
+        late (after the answer, in a burst) and hold replies back; the next refresh tries again."""
+        bot = self._bot()
+        request = bot.request
+        if isinstance(request, BoundedRequest) and request.saturated():
+            return
         thread = int(target.thread_id) if target.thread_id else None
-        await self._bot().send_chat_action(
-            int(target.chat_id), ChatAction.TYPING, message_thread_id=thread
-        )
+        await bot.send_chat_action(int(target.chat_id), ChatAction.TYPING, message_thread_id=thread)
 
     async def react(self, target: Target, message_id: str, emoji: str) -> None:
         parsed = split_key(message_id)

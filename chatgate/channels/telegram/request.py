@@ -73,6 +73,10 @@ class BoundedRequest(BaseRequest):
     def read_timeout(self) -> float | None:
         return self._read
 
+    def saturated(self) -> bool:
+        """Whether every slot is taken: a request made now would queue behind the others."""
+        return self._slots.locked()
+
     async def initialize(self) -> None:
         if self._session is None or self._session.closed:
             self._session = self._open()

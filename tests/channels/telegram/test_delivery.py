@@ -147,6 +147,24 @@ async def test_typing_is_shown_while_a_slow_model_runs(
     assert reply.at - typing[0].at >= 1.0
 
 
+async def test_typing_hints_do_not_queue_behind_busy_send_slots(
+    tmp_path: Path, fake_tg: FakeTelegram, fake_llm: FakeLLM
+) -> None:
+    """A typing hint that finds every send slot taken is skipped (queued, it would show late and
+    hold replies back); the replies all go out."""
+    fake_llm.latency_s = 1.2  # every turn outlasts the 0.5 s after which typing is shown
+    fake_tg.fail("sendChatAction", FaultSpec(200, "slow API", delay_s=1.0))  # holds the slot
+    users = range(200, 206)
+    channel = OPEN + "\n    send_concurrency: 1"
+    async with running(telegram_config(tmp_path, fake_tg, fake_llm, channel=channel)):
+        for user in users:
+            fake_tg.dm(user, f"hi from {user}")
+        await fake_tg.wait_for("sendMessage", count=len(users), timeout=TIMEOUT)
+    typing = fake_tg.calls_of("sendChatAction")
+    assert 1 <= len(typing) < len(users)
+    assert sorted(m["text"] for m in fake_tg.sent) == [f"echo: hi from {u}" for u in users]
+
+
 async def test_ack_reaction_marks_the_trigger_when_the_turn_starts(
     tmp_path: Path, fake_tg: FakeTelegram, fake_llm: FakeLLM
 ) -> None:

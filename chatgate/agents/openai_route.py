@@ -18,7 +18,7 @@ import sys
 from types import ModuleType
 from typing import Any
 
-from chatgate.agents.litellm_import import MODEL_CONNECTIONS_PER_HOST
+from chatgate.agents.litellm_import import MODEL_CONNECTIONS_PER_HOST, litellm_module
 
 # litellm maps max_tokens/temperature for these families (max_completion_tokens, dropped
 # temperature): they keep going through it.
@@ -100,14 +100,15 @@ async def estimated_usage(model: str, messages: list[dict[str, Any]], step: Any)
     """Tokens of a streamed answer whose server sent no usage (one that ignores
     ``stream_options``), counted as litellm counts them then: spend budgets must still be
     charged. litellm is imported by then (the agent's prewarm)."""
-    from chatgate.agents.litellm_import import litellm_module
-
     litellm = await litellm_module()
     answered = step.text + "".join(
         _as_litellm_dumps(c) for c in step.message.get("tool_calls") or ()
     )
     name = sdk_model(model)
-    prompt = int(litellm.token_counter(model=name, messages=messages))
+    try:
+        prompt = int(litellm.token_counter(model=name, messages=messages))
+    except Exception:  # as litellm: a prompt it cannot count must not fail the answer
+        prompt = 0
     completion = int(litellm.token_counter(model=name, text=answered, count_response_tokens=True))
     return {
         "prompt_tokens": prompt,

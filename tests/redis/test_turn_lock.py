@@ -8,7 +8,7 @@ import pytest
 from redis.asyncio import Redis
 
 from chatgate.model.errors import GaveWay, StateUnavailable
-from chatgate.state.redis.lock import RedisTurnLock
+from chatgate.state.redis.lock import KEEP_TTLS, RedisTurnLock
 from tests.fakes.clock import ManualClock
 from tests.fakes.tcp_proxy import TcpProxy
 from tests.support.waiting import eventually
@@ -230,3 +230,25 @@ async def test_a_lock_not_passed_on_with_a_handed_off_answer_is_passed_on_when_r
         finally:
             await lock.aclose()
             await redis.aclose()
+
+
+async def test_a_lock_passed_on_to_a_message_held_here_is_kept_at_most_a_few_ttls(
+    client: Redis,
+) -> None:
+    """A turn that never takes the lock passed on to m1 (its batch led by another message) must
+    not hold the session for as long as the replica lives: kept at most KEEP_TTLS TTLs."""
+    clock = ManualClock()
+    lock = RedisTurnLock(client, PREFIX, clock, replica="a")
+    key = PREFIX + "lock:s1"
+    await client.hset(PREFIX + "journal:e:m1", mapping={"owner": "a", "state": "pending"})
+    lock.strand("s1", "m1", None, 3)
+    try:
+        await eventually(lambda: client.get(key), what="the lock passed on", every=0.05)
+        clock.advance(KEEP_TTLS * 3)  # past the cap: the keeper lets it go at its next round
+        await asyncio.sleep(1.0)  # its rounds run every 0.25 s of real time
+        await client.pexpire(key, 2000)
+        clock.advance(1)  # another extension would be due now
+        await asyncio.sleep(1.0)
+        assert await client.pttl(key) < 2000, "still kept past KEEP_TTLS TTLs"
+    finally:
+        await lock.aclose()

@@ -274,11 +274,14 @@ class SessionScheduler:
                 del self._queues[q.key]
 
 
-def _resumed_ahead(jobs: deque[Job]) -> int:
-    """How many leading jobs were taken up from the journal (they go before live ones)."""
+def _resumed_ahead(jobs: deque[Job], before: float = float("inf")) -> int:
+    """How many leading jobs were taken up from the journal (they go before live ones), those
+    whose messages came in after ``before`` not counted: a job taken up goes among them in the
+    order the messages came in (one adopted from a dead replica can be older than one resumed
+    here just before it)."""
     count = 0
     for job in jobs:
-        if not job.resumed:
+        if not job.resumed or job.msg.received_at > before:
             break
         count += 1
     return count
@@ -327,7 +330,7 @@ def _place(q: SessionQueue, job: Job, front: bool) -> None:
     if front:
         q.jobs.appendleft(job)
     elif job.resumed:  # taken up from the journal: earlier than what came in live
-        q.jobs.insert(_resumed_ahead(q.jobs), job)
+        q.jobs.insert(_resumed_ahead(q.jobs, job.msg.received_at), job)
         if q.control is not None and not any(j.resumed for j in q.running or ()):
             q.control.give_way()
     else:

@@ -54,6 +54,8 @@ POLL_MIN_S = 0.02
 POLL_MAX_S = 0.25
 RETRY_FRACTION = 10  # after a failed renewal, retry every ttl/10 (not ttl/3)
 STOP_WAIT_S = 1.0
+KEEP_TTLS = 3  # a passed-on lock is kept at most this many TTLs: a turn that never takes it
+# (its batch led by another message) must not hold the session for as long as the replica lives
 
 
 def _ms(seconds: float) -> int:
@@ -91,9 +93,10 @@ class RedisTurnLock:
         # lock key → (token or '', hand-off value, give up at, ttl): locks to pass on to a turn
         # cut short by the state, once Redis answers and the lock is this replica's or free
         self._stranded: dict[str, tuple[str, str, float, float]] = {}
-        # lock key → (hand-off value, ttl, next renewal at): locks passed on to a message of this
-        # replica's whose resumed turn has not taken them yet, kept while it holds the message
-        self._passed: dict[str, tuple[str, float, float]] = {}
+        # lock key → (hand-off value, ttl, next renewal at, kept until): locks passed on to a
+        # message of this replica's whose resumed turn has not taken them yet, kept while it
+        # holds the message (at most KEEP_TTLS TTLs)
+        self._passed: dict[str, tuple[str, float, float, float]] = {}
         self._retrier: asyncio.Task[None] | None = None  # retries those while any is left
         self._holding: dict[str, tuple[str, float]] = {}  # lock key → (token held, its ttl)
 
@@ -175,14 +178,18 @@ class RedisTurnLock:
         """Keep ``key``, passed on to ``value``'s message of this replica, from running out while
         Redis restarts again and again before that message's resumed turn takes it."""
         if self.replica:
-            self._passed[key] = (value, ttl, self._clock.monotonic() + ttl / 3)
+            now = self._clock.monotonic()
+            self._passed[key] = (value, ttl, now + ttl / 3, now + KEEP_TTLS * ttl)
 
     async def _keep_due(self) -> None:
         """Extend the passed-on locks due (a third of their TTL on), while each one still waits
         for its message and that message is still this replica's and open; else let it go."""
         now = self._clock.monotonic()
-        for key, (value, ttl, due) in list(self._passed.items()):
+        for key, (value, ttl, due, until) in list(self._passed.items()):
             if due > now:
+                continue
+            if until <= now:  # runs out by itself now (its TTL from the last extension)
+                self._passed.pop(key, None)
                 continue
             entry = self._keys("journal", "e", value.removeprefix(HANDOFF))
             args: list[str | int] = [value, self.replica or "", _ms(ttl)]
@@ -191,7 +198,7 @@ class RedisTurnLock:
             except RedisError:
                 return  # the next round tries again
             if kept:
-                self._passed[key] = (value, ttl, now + ttl / 3)
+                self._passed[key] = (value, ttl, now + ttl / 3, until)
             else:
                 self._passed.pop(key, None)
 

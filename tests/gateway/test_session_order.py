@@ -1,0 +1,48 @@
+"""The session queue keeps messages taken up from the journal in the order they came in: after a
+kill -9 the restarted replica resumes a later message of a session that it still owned, and the
+earlier one, held by the replica that died, is adopted a moment later; it goes first."""
+
+from __future__ import annotations
+
+import asyncio
+
+from chatgate.feature.turns import TurnControl
+from chatgate.gateway.intake.session_queue import SessionScheduler
+from chatgate.gateway.turn.job import Job, JobKind
+from chatgate.model.messages import InboundMessage
+from chatgate.model.results import TurnResult
+
+
+def job(text: str, received_at: float, *, resumed: bool) -> Job:
+    msg = InboundMessage(
+        "memory", "memory", "c1", "direct", "u1", text, text, received_at=received_at
+    )
+    future: asyncio.Future[TurnResult] = asyncio.get_running_loop().create_future()
+    return Job(
+        JobKind.TURN, msg, future, "default:memory:c1", "default", None, 0.0, resumed=resumed
+    )
+
+
+async def test_an_adopted_earlier_message_goes_before_a_later_one_resumed_here() -> None:
+    gate, seen = asyncio.Event(), []
+
+    async def run(batch: list[Job], control: TurnControl) -> bool:
+        await gate.wait()
+        seen.extend(j.msg.text for j in batch)
+        for j in batch:
+            j.future.set_result(TurnResult(j.msg.key, "turn", "ok"))
+        return True
+
+    scheduler = SessionScheduler(run, policy="queue", max_queued=10)
+    jobs = [
+        job("m0", 1.0, resumed=True),  # running
+        job("m4", 5.0, resumed=True),  # resumed here (this replica owned it)
+        job("live", 6.0, resumed=False),
+        job("m3", 4.0, resumed=True),  # adopted from the replica that died
+    ]
+    for j in jobs:
+        scheduler.enqueue(j, capped=False)
+        await asyncio.sleep(0)
+    gate.set()
+    await asyncio.wait_for(asyncio.gather(*(j.future for j in jobs)), 10)
+    assert seen == ["m0", "m3", "m4", "live"]

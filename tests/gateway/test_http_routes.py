@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import re
 import time
 from pathlib import Path
 
 import aiohttp
 from aiohttp import web
 
-from chatgate.gateway.http.app import DynamicRoutes
+from chatgate.gateway.http.app import DynamicRoutes, build_app
 from chatgate.gateway.http.server import AcceptErrorThrottle
 from tests.fakes.llm import FakeLLM
 from tests.harness import http, operator, running, url, write_config
@@ -151,3 +152,23 @@ def test_accept_failures_are_logged_once_per_interval() -> None:
     )
     assert throttle.suppressed == 500
     assert throttle.filter(record("something else entirely"))
+
+
+async def test_every_api_route_of_the_app_refuses_a_call_without_the_token(tmp_path: Path) -> None:
+    """The app has no middleware: each route carries the token guard itself, so a route added
+    without it would be open. Walk the app's own route table, not a hand-written list."""
+    path = write_config(tmp_path, f"  api_token: {TOKEN}\nagents:\n  default: {{backend: echo}}\n")
+    async with running(path) as gw, aiohttp.ClientSession() as client:
+        calls = sorted(
+            {
+                (route.method, re.sub(r"\{[^}]+\}", "x", route.resource.canonical))
+                for route in build_app(gw, gw.routes).router.routes()
+                if route.resource is not None and route.resource.canonical.startswith("/api/")
+            }
+        )
+        assert len(calls) > 10, calls
+        for method, api in calls:
+            async with client.request(method, url(gw, api)) as resp:
+                assert resp.status == 401, (method, api)
+        async with client.get(url(gw, "/api/no-such-route")) as resp:
+            assert resp.status == 401  # the token before the 404: routes are not enumerable

@@ -28,6 +28,7 @@ EDGES = re.compile(r"^(\s*)(.*?)(\s*)$", re.DOTALL)  # a run's lead, core and tr
 # whitespace, a quote, a list marker or a heading.
 _MARKUP = re.compile(r"[\\`*_~\[\]!<>&#|\r\n]|://")
 _LINE_START = frozenset(" \t>-+#0123456789")
+_TICK_RUN = re.compile(r"(?<=``)`")
 
 
 @dataclass(frozen=True)
@@ -80,6 +81,12 @@ class Line:
     body: str
     heading: bool = False
     literal: bool = False
+
+
+def break_ticks(text: str, zwsp: str = "\u200b") -> str:
+    """Each backtick after the first two of a run behind a zero-width space, so no fence can
+    start inside a line (text without three in a row is returned as it is)."""
+    return text if "```" not in text else _TICK_RUN.sub(zwsp + "`", text)
 
 
 def inert(md: str) -> bool:

@@ -7,14 +7,13 @@ reads a reply the same way.
 
 from __future__ import annotations
 
-import re
-
 from chatgate.presentation.inline_markdown import Run, parse_inline
 from chatgate.presentation.markdown import (
     BOLD,
     EDGES,
     CodeBlock,
     Line,
+    break_ticks,
     bullet,
     encode_url,
     html_escape,
@@ -72,7 +71,7 @@ def _slack_line(line: Line) -> str:
 
 def _slack_code(block: CodeBlock) -> str:
     """A ``` block; a ``` inside would end it early, so a zero-width space breaks it up."""
-    body = re.sub(r"(?<=``)`", "\u200b`", html_escape("\n".join(block.lines)))
+    body = break_ticks(html_escape("\n".join(block.lines)))
     return f"```\n{body}\n```" if block.lines else ""
 
 
@@ -82,7 +81,7 @@ def _slack_text_line(line: Line) -> str:
     start a code block there and the chunker would see an unbalanced fence."""
     text = _slack_line(line)
     if parse_fence(text) is None:
-        return re.sub(r"(?<=``)`", "\u200b`", text)
+        return break_ticks(text)
     indent = len(text) - len(text.lstrip(" \t"))
     return text[:indent] + "\u200b" + text[indent:]
 

@@ -39,7 +39,7 @@ from chatgate.channels.whatsapp.graph import Graph, GraphError
 from chatgate.channels.whatsapp.inbound import REACTION, Ignored, Receipt, events
 from chatgate.channels.whatsapp.media import fetch_media
 from chatgate.channels.whatsapp.media_out import caption_after, media_payload
-from chatgate.channels.whatsapp.render import MenuWords, render
+from chatgate.channels.whatsapp.render import MenuWords, plain_text, render
 from chatgate.channels.whatsapp.window import Windows, template_payload
 from chatgate.config.base import secret_value
 from chatgate.http_input import BadInput, parse_json
@@ -385,7 +385,7 @@ class WhatsAppChannel(TallyingAdapter):
                 "no template is set (channels.whatsapp.templates.outside_window)"
             )
         self.counters["templates"] += 1
-        text = str(rendered.native.get("plain") or rendered.text)
+        text = plain_text(rendered) or rendered.text
         return await self._message(user, template_payload(template, text), None)
 
     async def _message(self, user: str, payload: dict[str, Any], quote: str | None) -> SendResult:

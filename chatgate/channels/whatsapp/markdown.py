@@ -8,14 +8,13 @@ lists and "> " quotes; it has no links with labels (a link reads "label (url)"),
 
 from __future__ import annotations
 
-import re
-
 from chatgate.presentation.inline_markdown import Run, parse_inline
 from chatgate.presentation.markdown import (
     BOLD,
     EDGES,
     CodeBlock,
     Line,
+    break_ticks,
     inert,
     resolve_links,
     segments,
@@ -45,7 +44,7 @@ def _runs(runs: list[Run]) -> str:
         if out and piece and out[-1][-1:] in _MARK_CHARS and piece[0] in _MARK_CHARS:
             out.append(_ZWSP)
         out.append(piece)
-    return re.sub(r"(?<=``)`", _ZWSP + "`", "".join(out))
+    return break_ticks("".join(out), _ZWSP)
 
 
 def _line(line: Line) -> str:
@@ -59,7 +58,7 @@ def _line(line: Line) -> str:
 def _code(block: CodeBlock) -> str:
     if not block.lines:
         return ""
-    body = re.sub(r"(?<=``)`", _ZWSP + "`", "\n".join(block.lines))
+    body = break_ticks("\n".join(block.lines), _ZWSP)
     return f"```\n{body}\n```"
 
 

@@ -1,9 +1,10 @@
 """Render an adapted OutboundMessage as WhatsApp Cloud API message bodies.
 
 Pure: each `Rendered` carries in `native["payload"]` the type-specific part of a `/messages`
-request (the adapter adds recipient and quote) and in `native["plain"]` its text without
-formatting (a template parameter when the 24-hour window is closed). Text is converted to
-WhatsApp formatting, then cut into 4,096-character chunks. A message's one menu rides on its
+request (the adapter adds recipient and quote); `plain_text` is its text without formatting (a
+template parameter when the 24-hour window is closed; a menu keeps its own in
+`native["plain"]`). Text is converted to WhatsApp formatting, then cut into 4,096-character
+chunks. A message's one menu rides on its
 last chunk when that fits an interactive body (1,024 characters), else it follows with a short
 prompt: up to 3 choices as reply buttons, more as a list (10 rows).
 """
@@ -93,7 +94,16 @@ def _text(block: Block) -> str:
 def _text_message(chunk: str) -> Rendered:
     preview = "http://" in chunk or "https://" in chunk
     payload = {"type": "text", "text": {"body": chunk, "preview_url": preview}}
-    return Rendered(chunk, FORMAT, {"payload": payload, "plain": markdown_to_plain(chunk)})
+    return Rendered(chunk, FORMAT, {"payload": payload})  # its plain text: `plain_text`
+
+
+def plain_text(rendered: Rendered) -> str:
+    """``rendered`` without formatting (a template parameter), worked out only when a send
+    needs it: a menu carries its own, a text chunk is converted, anything else is as it is."""
+    plain = rendered.native.get("plain")
+    if plain is not None:
+        return str(plain)
+    return markdown_to_plain(rendered.text) if rendered.format == FORMAT else rendered.text
 
 
 def _prompt(menu: Buttons | Select, words: MenuWords) -> str:

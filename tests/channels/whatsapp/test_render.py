@@ -9,7 +9,7 @@ import pytest
 from chatgate.channels.base import Rendered
 from chatgate.channels.whatsapp import LIMITS
 from chatgate.channels.whatsapp.markdown import markdown_to_whatsapp
-from chatgate.channels.whatsapp.render import render
+from chatgate.channels.whatsapp.render import plain_text, render
 from chatgate.model.outbound import Button, Buttons, OutboundMessage, Select, SelectOption, Text
 from chatgate.model.reasons import DegradeReason
 from chatgate.presentation.degrade import adapt, with_note
@@ -119,3 +119,16 @@ def test_link_buttons_and_second_menus_become_text() -> None:
     body = interactive(item)
     assert "1. Docs (https://d.io)" in body["body"]["text"] and "1. One" in body["body"]["text"]
     assert [b["reply"]["id"] for b in body["action"]["buttons"]] == ["y"]
+
+
+def test_a_text_chunks_plain_form_is_worked_out_only_when_asked_for() -> None:
+    chunks, _ = rendered(Text("**Done**: see [the docs](https://example.com/docs)"))
+    [chunk] = chunks
+    assert "plain" not in chunk.native  # a send inside the window never needs it
+    assert plain_text(chunk) == "Done: see the docs (https://example.com/docs)"
+    assert plain_text(Rendered("*as is*")) == "*as is*"  # not ours: kept as written
+
+
+def test_a_menus_plain_form_lists_its_choices() -> None:
+    chunks, _ = rendered(Text("Pick one"), Buttons((Button("Yes", "y"), Button("No", "n"))))
+    assert plain_text(chunks[-1]) == "Pick one\n1. Yes\n2. No"

@@ -18,6 +18,7 @@ from chatgate.operator.catalog import SESSIONS_LIST
 from tests.channels.webchat.sse import messages, read_events
 from tests.harness import running, url, write_config
 from tests.support.spans import Spans, failed
+from tests.support.waiting import eventually
 
 API_TOKEN = "Zq8vN2kLp4Rt7Wx1Yc5Bm9Hd3Gf6Js0A"
 CHAT_TOKEN = "wc-7Hq2Lm9Xv4Rt8Kp1Zs6Yd3Nb5"
@@ -125,6 +126,9 @@ async def test_message_walks_the_pipeline_once_and_replays_from_the_outbox(
             "assistant",
         ]
         last_seq = max(m["seq"] for m in shown.values())
+        # the message's root span ends after its answer is in the outbox; a retry before that
+        # is a duplicate of a message in flight and opens no span of its own
+        await eventually(lambda: spans.named("webchat message"), what="the message's root span")
         # the same client_id again (a browser retry): journaled once, answered once
         status, body = await send(gateway, client, csrf, client_id="client-0001", text="hi there")
         assert status == 202 and body["duplicate"] is True

@@ -82,7 +82,8 @@ test: $(STAMP)
 FUZZ_CONFIG   ?= 68000
 FUZZ_WEBHOOK  ?= 20000
 FUZZ_TELEGRAM ?= 12000
-# every HTTP surface over raw sockets (API, web chat, Telegram webhook, Slack, webhooks, framing)
+# every HTTP surface over raw sockets (API, web chat, Telegram webhook, Slack, WhatsApp, Teams,
+# webhooks, framing)
 FUZZ_SURFACE  ?= 1500
 fuzz: $(STAMP)
 	CHATGATE_FUZZ_EXAMPLES_CONFIG=$(FUZZ_CONFIG) CHATGATE_FUZZ_EXAMPLES_WEBHOOK=$(FUZZ_WEBHOOK) \
@@ -90,6 +91,7 @@ fuzz: $(STAMP)
 	CHATGATE_FUZZ_EXAMPLES_API=$(FUZZ_SURFACE) CHATGATE_FUZZ_EXAMPLES_WEBCHAT=$(FUZZ_SURFACE) \
 	CHATGATE_FUZZ_EXAMPLES_TELEGRAM_WEBHOOK=$(FUZZ_SURFACE) CHATGATE_FUZZ_EXAMPLES_SLACK=$(FUZZ_SURFACE) \
 	CHATGATE_FUZZ_EXAMPLES_WEBHOOK_RAW=$(FUZZ_SURFACE) CHATGATE_FUZZ_EXAMPLES_FRAMING=$(FUZZ_SURFACE) \
+	CHATGATE_FUZZ_EXAMPLES_WHATSAPP=$(FUZZ_SURFACE) CHATGATE_FUZZ_EXAMPLES_TEAMS=$(FUZZ_SURFACE) \
 	$(BIN)/pytest -q -p no:randomly -p no:logging --timeout 900 tests/fuzz --hypothesis-show-statistics
 
 bench: $(STAMP)

@@ -1,5 +1,6 @@
 """One live daemon serving every HTTP surface, a raw-socket client, and a traceback counter
-for the surface fuzzers (API, web chat, Telegram webhook, Slack Events, webhooks, framing)."""
+for the surface fuzzers (API, web chat, Telegram webhook, Slack Events, WhatsApp webhook, Teams
+messaging endpoint, webhooks, framing)."""
 
 from __future__ import annotations
 
@@ -13,7 +14,16 @@ from pathlib import Path
 
 from chatgate.gateway.app import Gateway
 from tests.fakes.slack import APP_TOKEN, BOT_TOKEN, SIGNING_SECRET, FakeSlack
+from tests.fakes.teams import APP_ID, APP_PASSWORD, FakeTeams
 from tests.fakes.telegram import TOKEN, FakeTelegram
+from tests.fakes.whatsapp import (
+    ACCESS_TOKEN,
+    APP_SECRET,
+    PHONE_NUMBER_ID,
+    VERIFY_TOKEN,
+    WABA_ID,
+    FakeWhatsApp,
+)
 from tests.harness import build, write_config
 
 API_TOKEN = "Zq8vN2kLp4Rt7Wx1Yc5Bm9Hd3Gf6Js0A"
@@ -22,10 +32,32 @@ TG_SECRET = "tg-fuzz-secret"
 HOOK_SECRET = "whsec-fuzz-secret"
 TG_PATH = "/tg/hook"
 SLACK_PATH = "/slack/events"
+WA_PATH = "/whatsapp/webhook"
+TEAMS_PATH = "/teams/messages"
 _STATUS = re.compile(rb"HTTP/1\.[01] (\d{3}) ")
 
 
-def _config(tmp: Path, tg: FakeTelegram, slack: FakeSlack) -> Path:
+@dataclass
+class Fakes:
+    """The platform fakes the daemon talks to while it is fuzzed."""
+
+    tg: FakeTelegram = field(default_factory=FakeTelegram)
+    slack: FakeSlack = field(default_factory=FakeSlack)
+    wa: FakeWhatsApp = field(default_factory=FakeWhatsApp)
+    teams: FakeTeams = field(default_factory=FakeTeams)
+
+    async def __aenter__(self) -> Fakes:
+        for fake in (self.tg, self.slack, self.wa, self.teams):
+            await fake.__aenter__()
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        for fake in (self.teams, self.wa, self.slack, self.tg):
+            await fake.__aexit__(None, None, None)
+
+
+def _config(tmp: Path, fakes: Fakes) -> Path:
+    tg, slack, wa, teams = fakes.tg, fakes.slack, fakes.wa, fakes.teams
     return write_config(
         tmp,
         f"""  api_token: {API_TOKEN}
@@ -48,7 +80,21 @@ channels:
     api_base: {slack.api_url}
     request_timeout_s: 5
     dm_policy: open
-  webhook:
+  whatsapp:
+    access_token: "{ACCESS_TOKEN}"
+    app_secret: "{APP_SECRET}"
+    verify_token: "{VERIFY_TOKEN}"
+    phone_number_id: "{PHONE_NUMBER_ID}"
+    business_account_id: "{WABA_ID}"
+    api_base: {wa.api_base}
+    request_timeout_s: 5
+    dm_policy: open
+  teams:
+    app_id: "{APP_ID}"
+    app_password: "{APP_PASSWORD}"
+    request_timeout_s: 5
+    dm_policy: open
+{teams.endpoints_yaml()}  webhook:
     routes:
       gh: {{path: /f/gh, secret: {HOOK_SECRET}, signature: github, max_body_bytes: 4096}}
       tpl:
@@ -83,8 +129,11 @@ class TracebackCounter(logging.Handler):
 class Live:
     loop: asyncio.AbstractEventLoop
     gateway: Gateway
+    fakes: Fakes
     cookie: str = ""
     csrf: str = ""
+    teams_token: str = ""  # a Bot Framework token the daemon accepts, and one it must refuse
+    forged_token: str = ""
     tracebacks: TracebackCounter = field(default_factory=TracebackCounter)
     sent: dict[str, int] = field(default_factory=dict)
 
@@ -114,12 +163,12 @@ class Live:
 
 def start(tmp: Path) -> Iterator[Live]:
     loop = asyncio.new_event_loop()
-    tg, slack = FakeTelegram(), FakeSlack()
-    loop.run_until_complete(tg.__aenter__())
-    loop.run_until_complete(slack.__aenter__())
-    gateway = build(_config(tmp, tg, slack))
+    fakes = Fakes()
+    loop.run_until_complete(fakes.__aenter__())
+    gateway = build(_config(tmp, fakes))
     loop.run_until_complete(gateway.start())
-    live = Live(loop, gateway)
+    live = Live(loop, gateway, fakes)
+    live.teams_token, live.forged_token = fakes.teams.token(), fakes.teams.token(forged=True)
     logging.getLogger().addHandler(live.tracebacks)
     try:
         live.cookie, live.csrf = loop.run_until_complete(_sign_in(gateway))
@@ -130,8 +179,7 @@ def start(tmp: Path) -> Iterator[Live]:
         for task in asyncio.all_tasks(loop):  # connections the fuzz left half-sent
             task.cancel()
         loop.run_until_complete(asyncio.sleep(0))
-        loop.run_until_complete(slack.__aexit__(None, None, None))
-        loop.run_until_complete(tg.__aexit__(None, None, None))
+        loop.run_until_complete(fakes.__aexit__(None, None, None))
         loop.close()
         print(f"\nsurface fuzz requests: {live.sent}; tracebacks: {len(live.tracebacks.records)}")
 

@@ -3,6 +3,7 @@ webhook mode, Slack's Events API and webhook routes, with framing no client libr
 (chunk extensions and trailers, pipelining, HTTP/1.0, wrong Content-Length, Expect:
 100-continue) and header bytes outside ASCII.
 
+Every route in the daemon's own route table is fuzzed (`test_every_route_is_fuzzed`).
 Invariants: no answer is a 500 (a 503 is a documented refusal: a full stream cap, a store that
 cannot write); the daemon logs no traceback.
 """
@@ -11,6 +12,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import re
 import time
 from collections.abc import Iterator
 
@@ -19,9 +21,21 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from chatgate.channels.signatures import sign
+from chatgate.gateway.http.app import build_app
 from tests.fakes.slack import SIGNING_SECRET
+from tests.fakes.whatsapp import VERIFY_TOKEN, envelope
 from tests.fuzz.conftest import fuzz_settings
-from tests.fuzz.surfaces import API_TOKEN, HOOK_SECRET, SLACK_PATH, TG_PATH, TG_SECRET, Live, start
+from tests.fuzz.surfaces import (
+    API_TOKEN,
+    HOOK_SECRET,
+    SLACK_PATH,
+    TEAMS_PATH,
+    TG_PATH,
+    TG_SECRET,
+    WA_PATH,
+    Live,
+    start,
+)
 
 API_ROUTES = [
     ("GET", "/api/status"),
@@ -48,6 +62,22 @@ API_ROUTES = [
     ("POST", "/api/config/apply"),
     ("GET", "/api/config/history"),
     ("POST", "/api/config/rollback"),
+    ("POST", "/api/reload"),
+    ("GET", "/api/usage"),
+    ("POST", "/api/budgets/reset"),
+    ("GET", "/api/people/show"),
+    ("POST", "/api/people/export"),
+    ("POST", "/api/people/erase"),
+    ("GET", "/api/people/audit"),
+    ("POST", "/api/send"),
+    ("GET", "/api/jobs"),
+    ("POST", "/api/jobs"),
+    ("GET", "/api/jobs/{n}"),
+    ("DELETE", "/api/jobs/{n}"),
+    ("GET", "/api/jobs/{n}/history"),
+    ("POST", "/api/jobs/{n}/run"),
+    ("POST", "/api/jobs/{n}/pause"),
+    ("POST", "/api/jobs/{n}/resume"),
     ("GET", "/dashboard/config"),
     ("GET", "/dashboard/config/static/{n}"),
     ("GET", "/files/{n}/x.txt"),
@@ -189,7 +219,15 @@ def api_requests(draw: st.DrawFn) -> bytes:
     headers = [(b"Authorization", b"Bearer " + auth.encode())]
     headers += _content_headers(draw)
     shape = {"channel": "webchat", "code": "ABC123", "key": "k", "sender_id": "1"}
-    body = draw(bodies(shape | {"chat": "webchat:x", "text": "hi", "for_s": 5, "by": "cli"}))
+    shape |= {"chat": "webchat:x", "text": "hi", "for_s": 5, "by": "cli", "user": "webchat:1"}
+    shape |= {
+        "yaml": "gateway: {}\n",
+        "version": "x",
+        "rule": "r",
+        "every": "1h",
+        "agent": "default",
+    }
+    body = draw(bodies(shape))
     return draw(framed(method, target, headers, body))
 
 
@@ -260,6 +298,52 @@ def slack_requests(draw: st.DrawFn) -> bytes:
             for k, v in sign("slack", SIGNING_SECRET, body, time.time()).items()
         ]
     return draw(framed("POST", SLACK_PATH, headers, body))
+
+
+@st.composite
+def whatsapp_requests(draw: st.DrawFn, live: Live) -> bytes:
+    if draw(st.integers(0, 5)) == 0:  # Meta's GET handshake
+        params = ["hub.mode", "hub.verify_token", "hub.challenge"]
+        target = _target(draw, WA_PATH, params)
+        if draw(st.booleans()):
+            target = f"{WA_PATH}?hub.mode=subscribe&hub.verify_token={VERIFY_TOKEN}&hub.challenge="
+            target += draw(st.sampled_from(NUMBERS + ODD_TEXT))
+        return draw(framed("GET", target, [], b""))
+    message = {"from": "15551230001", "id": "wamid.F1", "timestamp": "0", "type": "text"}
+    message["text"] = {"body": "hi"}
+    value = {"contacts": [{"profile": {"name": "A"}, "wa_id": "15551230001"}]}
+    shaped = envelope(value | {"messages": [message]})
+    body = draw(bodies(shaped) | bodies(message).map(lambda b: _wrapped(b, value)))
+    headers = _content_headers(draw)
+    if draw(st.integers(0, 4)):
+        headers.append((b"X-Hub-Signature-256", live.fakes.wa.signature(body).encode()))
+    return draw(framed("POST", WA_PATH, headers, body))
+
+
+def _wrapped(message: bytes, value: dict[str, object]) -> bytes:
+    """A fuzzed message inside a well-formed envelope (its JSON, or its bytes as a string)."""
+    try:
+        return json.dumps(envelope(value | {"messages": [json.loads(message)]})).encode()
+    except (ValueError, RecursionError):  # not JSON, or nested too deep to re-encode
+        text = message.decode("utf-8", "replace")
+        return json.dumps(envelope(value | {"messages": [text]})).encode()
+
+
+@st.composite
+def teams_requests(draw: st.DrawFn, live: Live) -> bytes:
+    teams = live.fakes.teams
+    activity = teams.message("hi", activity_id="fuzz-1")
+    kinds = ["message", "invoke", "conversationUpdate", "messageReaction", "x", ""]
+    activity["type"] = draw(st.sampled_from(kinds))
+    if activity["type"] == "invoke":
+        activity["name"] = draw(st.sampled_from(["adaptiveCard/action", "fileConsent/invoke", "x"]))
+        activity["value"] = draw(json_values)
+    body = draw(bodies(activity))
+    token = draw(st.sampled_from([live.teams_token] * 4 + ["", "x.y.z", live.forged_token]))
+    headers = [*_content_headers(draw)]
+    if token:
+        headers.append((b"Authorization", b"Bearer " + token.encode()))
+    return draw(framed("POST", TEAMS_PATH, headers, body))
 
 
 @st.composite
@@ -337,6 +421,20 @@ def test_slack_events(live: Live, raw: bytes) -> None:
     _check(live, live.request("slack", raw), raw)
 
 
+@fuzz_settings("whatsapp", quick=QUICK)
+@given(data=st.data())
+def test_whatsapp_webhook(live: Live, data: st.DataObject) -> None:
+    raw = data.draw(whatsapp_requests(live))
+    _check(live, live.request("whatsapp", raw), raw)
+
+
+@fuzz_settings("teams", quick=QUICK)
+@given(data=st.data())
+def test_teams_endpoint(live: Live, data: st.DataObject) -> None:
+    raw = data.draw(teams_requests(live))
+    _check(live, live.request("teams", raw), raw)
+
+
 @fuzz_settings("webhook_raw", quick=QUICK)
 @given(raw=webhook_requests())
 def test_webhook_raw(live: Live, raw: bytes) -> None:
@@ -347,3 +445,29 @@ def test_webhook_raw(live: Live, raw: bytes) -> None:
 @given(raw=st.binary(max_size=300) | _bytes_text(200).map(lambda b: b + b"\r\n\r\n"))
 def test_garbage_on_the_socket(live: Live, raw: bytes) -> None:
     _check(live, live.request("framing", raw), raw)
+
+
+def _fuzzed() -> set[str]:
+    """The paths the strategies above draw from, routes' ``{n}`` parts as written."""
+    routes = API_ROUTES + CHAT_ROUTES
+    paths = {path for _, path in routes} | {TG_PATH, SLACK_PATH, WA_PATH, TEAMS_PATH}
+    return paths | {"/f/gh", "/f/tpl", "/healthz", "/readyz", "/metrics"}
+
+
+def test_every_route_is_fuzzed(live: Live) -> None:
+    """The route table the daemon serves (its app's and the dynamic ones channels and features
+    add), each path or prefix among the fuzzed ones: a new route is fuzzed or this fails."""
+    gateway = live.gateway
+    served = {
+        re.sub(r"\{[^}]+\}", "{n}", route.resource.canonical)
+        for route in build_app(gateway, gateway.routes).router.routes()
+        if route.resource is not None and route.resource.canonical != "/{tail}"
+    }
+    served |= gateway.routes.paths()
+    fuzzed = _fuzzed()
+    missing = sorted(
+        path
+        for path in served
+        if path.rstrip("/") not in fuzzed and not any(f.startswith(path + "/") for f in fuzzed)
+    )
+    assert not missing, missing

@@ -51,6 +51,10 @@ class DynamicRoutes:
         token is needed even to read, also without a configured token."""
         return any(path == p or path.startswith(p + "/") for p in self._private)
 
+    def paths(self) -> set[str]:
+        """Every path served here, exact and prefix (the route table, for checks and docs)."""
+        return set(self._routes) | set(self._prefixes)
+
     def remove(self, path: str) -> None:
         self._routes.pop(path, None)
         self._prefixes.pop(path.rstrip("/"), None)

@@ -5,7 +5,7 @@ needs. No parsing of bytes here: the channel hands in the header values it read.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from chatgate.model.reasons import DropReason
@@ -129,3 +129,24 @@ def trim_reply(text: str) -> str:
         kept.append(line)
     trimmed = "\n".join(kept).strip()
     return trimmed or text.strip()
+
+
+# Charset labels mail clients send that Python's codecs do not know, and what they mean.
+_CHARSET_ALIASES = {
+    "ks_c_5601-1987": "cp949",  # Outlook's label for Korean
+    "ks_c_5601": "cp949",
+    "x-sjis": "shift_jis",
+    "x-euc-jp": "euc_jp",
+    "x-gbk": "gbk",
+    "x-mac-roman": "mac_roman",
+    "ansi_x3.4-1968": "ascii",
+}
+
+
+def text_codec(label: str | None, known: Callable[[str], bool]) -> str:
+    """The codec to read a text part labelled ``label`` with: the label itself when ``known``
+    says Python has it, a known alias, else UTF-8 (read with replacement by the caller). A
+    label a client made up must not cost the user the message."""
+    name = (label or "").strip().strip('"').lower()
+    name = _CHARSET_ALIASES.get(name, name)
+    return name if name and known(name) else "utf-8"

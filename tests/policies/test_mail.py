@@ -14,6 +14,7 @@ from chatgate.policies.mail import (
     automated_reason,
     reply_references,
     reply_subject,
+    text_codec,
     thread_root,
     thread_subject,
     trim_reply,
@@ -146,3 +147,26 @@ def test_trim_reply(body: str, new: str) -> None:
 )
 def test_allow_list_domain_entries_are_exact(sender: str, entries: set[str], listed: bool) -> None:
     assert is_listed(sender, frozenset(entries)) is listed
+
+
+KNOWN = frozenset({"utf-8", "iso-8859-1", "cp949", "shift_jis", "ascii"})
+
+
+@pytest.mark.parametrize(
+    ("label", "codec"),
+    [
+        ("utf-8", "utf-8"),
+        ("ISO-8859-1", "iso-8859-1"),
+        ('"iso-8859-1"', "iso-8859-1"),
+        ("ks_c_5601-1987", "cp949"),  # Outlook's Korean
+        ("KS_C_5601-1987", "cp949"),
+        ("x-sjis", "shift_jis"),
+        ("ANSI_X3.4-1968", "ascii"),
+        ("x-unknown", "utf-8"),  # made up: UTF-8, read with replacement
+        ("unknown-8bit", "utf-8"),
+        ("", "utf-8"),
+        (None, "utf-8"),
+    ],
+)
+def test_text_codec(label: str | None, codec: str) -> None:
+    assert text_codec(label, KNOWN.__contains__) == codec

@@ -4,6 +4,7 @@ mail: `parse` returns None and the caller records it as malformed."""
 
 from __future__ import annotations
 
+import codecs
 import email
 import email.policy
 import logging
@@ -12,17 +13,33 @@ from dataclasses import dataclass
 from email.message import EmailMessage, Message
 from email.utils import getaddresses, parseaddr
 from html.parser import HTMLParser
+from typing import Any
 
 from chatgate.model.messages import AttachmentKind
-from chatgate.policies.mail import MailFacts, ThreadHeaders, trim_reply
+from chatgate.policies.mail import MailFacts, ThreadHeaders, text_codec, trim_reply
 
 log = logging.getLogger("chatgate.email")
 _MSGID = re.compile(r"<([^<>\s]+)>")
+_BARE_ID = re.compile(r"[^<>\s]+")  # an id a client wrote without brackets
 _BLOCK_TAGS = frozenset(
     {"p", "div", "br", "li", "tr", "h1", "h2", "h3", "h4", "h5", "h6", "blockquote", "pre"}
 )
 _SKIP_TAGS = frozenset({"script", "style", "head", "title"})
 _BLANK_RUNS = re.compile(r"\n[ \t]*\n(?:[ \t]*\n)+")
+
+
+class _LenientPolicy(email.policy.EmailPolicy):
+    """The standard policy, except that a header its parser trips over (``Message-ID: <>``
+    raises inside the library) reads as its raw text instead of failing the whole mail."""
+
+    def header_fetch_parse(self, name: str, value: str) -> Any:
+        try:
+            return super().header_fetch_parse(name, value)
+        except Exception:
+            return value.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+
+
+LENIENT = _LenientPolicy()
 
 
 @dataclass(frozen=True)
@@ -98,7 +115,7 @@ def message_ids(value: str | None) -> tuple[str, ...]:
     if found:
         return tuple(found)
     bare = value.strip()
-    return (bare,) if bare and " " not in bare else ()
+    return (bare,) if _BARE_ID.fullmatch(bare) else ()
 
 
 def _header(msg: Message, name: str) -> str | None:
@@ -117,15 +134,45 @@ def is_file(part: Message) -> bool:
     return part.get_content_maintype() not in ("text", "multipart", "message")
 
 
+def _known_codec(name: str) -> bool:
+    try:
+        info = codecs.lookup(name)
+    except (LookupError, ValueError):  # unknown, or not a name at all (a NUL in it)
+        return False
+    return bool(getattr(info, "_is_text_encoding", True))  # not base64, zlib: bytes to bytes
+
+
+def part_text(part: Message) -> str:
+    """A text part's content, decoded with its charset when Python knows it (or a known
+    alias), else as UTF-8 with replacement: an odd charset label never loses the message."""
+    payload = part.get_payload(decode=True)
+    if not isinstance(payload, bytes):
+        return ""
+    try:
+        label = part.get_content_charset()
+    except Exception:  # a charset parameter the library cannot even read (RFC 2231 junk)
+        label = None
+    try:
+        return payload.decode(text_codec(label, _known_codec), "replace")
+    except (UnicodeError, LookupError):  # a codec without "replace" (idna), or no text codec
+        return payload.decode("utf-8", "replace")
+
+
 def _body(msg: EmailMessage) -> str:
     part = msg.get_body(preferencelist=("plain", "html"))
     if part is None:
         return ""
-    content = part.get_content()
-    text = content if isinstance(content, str) else ""
+    text = part_text(part)
     if part.get_content_subtype() == "html":
         text = html_to_text(text)
     return trim_reply(text)
+
+
+def _filename(part: Message) -> str | None:
+    try:
+        return part.get_filename()
+    except Exception:  # an RFC 2231 name in a charset Python lacks: the file keeps a made-up name
+        return None
 
 
 def _parts(msg: Message) -> tuple[MailPart, ...]:
@@ -136,7 +183,7 @@ def _parts(msg: Message) -> tuple[MailPart, ...]:
         payload = part.get_payload(decode=True)
         size = len(payload) if isinstance(payload, bytes) else 0
         mime = part.get_content_type()
-        name = part.get_filename() or f"attachment-{index}"
+        name = _filename(part) or f"attachment-{index}"
         found.append(MailPart(index, name, mime, size))
     return tuple(found)
 
@@ -160,7 +207,7 @@ def _facts(msg: EmailMessage) -> tuple[MailFacts, str]:
 def parse(raw: bytes, fallback_id: str) -> ParsedMail | None:
     """The parts of ``raw`` chatgate reads; ``fallback_id`` names a mail without Message-ID."""
     try:
-        msg = email.message_from_bytes(raw, policy=email.policy.default)
+        msg = email.message_from_bytes(raw, policy=LENIENT)
         assert isinstance(msg, EmailMessage)
         facts, name = _facts(msg)
         own = message_ids(_header(msg, "Message-ID"))
@@ -185,7 +232,7 @@ def parse(raw: bytes, fallback_id: str) -> ParsedMail | None:
 
 def part_bytes(raw: bytes, index: int) -> tuple[bytes, str] | None:
     """The decoded bytes and type of the part at ``index`` of ``raw`` (see MailPart.index)."""
-    msg = email.message_from_bytes(raw, policy=email.policy.default)
+    msg = email.message_from_bytes(raw, policy=LENIENT)
     for n, part in enumerate(msg.walk()):
         if n == index:
             payload = part.get_payload(decode=True)

@@ -62,6 +62,49 @@ def test_a_mail_without_message_id_gets_the_fallback() -> None:
     assert message_ids("") == ()
 
 
+def _raw(charset: bytes, body: bytes, subject: bytes = b"Odd charset") -> bytes:
+    return (
+        b"From: Alice <alice@example.org>\r\nTo: bot@example.org\r\nSubject: "
+        + subject
+        + b"\r\nMessage-ID: <"
+        + charset.strip(b'"')
+        + b"@example.net>\r\n"
+        b"Content-Type: text/plain; charset=" + charset + b"\r\n"
+        b"Content-Transfer-Encoding: 8bit\r\n\r\n" + body + b"\r\n"
+    )
+
+
+def test_a_charset_python_lacks_still_gives_the_text() -> None:
+    """Outlook labels Korean `ks_c_5601-1987`; gateways write `unknown-8bit`; some clients make
+    labels up: the mail is read (its charset's alias, else UTF-8 with replacement), not skipped."""
+    korean = parse(_raw(b"ks_c_5601-1987", "안녕하세요".encode("cp949")), "f@x")
+    assert korean is not None and korean.text == "안녕하세요"
+    for label in (b"unknown-8bit", b"x-made-up", b"base64", b'"utf-8\x00"', b"idna"):
+        parsed = parse(_raw(label, "caf\u00e9 ok".encode()), "f@x")
+        assert parsed is not None and parsed.text == "caf\u00e9 ok", label
+    broken_id = _raw(b"utf-8", b"hi").replace(b"<utf-8@example.net>", b"<>")
+    kept = parse(broken_id, "f@x")  # the library raises reading `<>`: the mail is still read
+    assert kept is not None and kept.thread.message_id == "f@x" and kept.text == "hi"
+    named = _raw(b"utf-8", b"see file").replace(
+        b"Content-Type: text/plain; charset=utf-8",
+        b"Content-Type: application/pdf; name*=x-bogus''r%E9sum%E9.pdf",
+    )
+    found = parse(named, "f@x")
+    assert found is not None and found.facts.sender == "alice@example.org"
+
+
+async def test_mail_in_a_charset_python_lacks_is_answered(
+    tmp_path: Path, world: MailWorld, fake_llm: FakeLLM
+) -> None:
+    async with running(email_config(tmp_path, world, fake_llm)):
+        world.mailbox.append(_raw(b"ks_c_5601-1987", "주문 상태?".encode("cp949")))
+        world.mailbox.append(_raw(b"x-made-up", b"where is my order?", b"Made-up charset"))
+        answers = await world.wait_sent(2)
+    assert sorted(str(a["Subject"]) for a in answers) == ["Re: Made-up charset", "Re: Odd charset"]
+    prompts = " ".join(r.last_user_text or "" for r in fake_llm.requests)
+    assert "주문 상태?" in prompts and "where is my order?" in prompts
+
+
 async def test_handled_mail_is_moved_and_idle_is_restarted(
     tmp_path: Path, world: MailWorld, fake_llm: FakeLLM
 ) -> None:

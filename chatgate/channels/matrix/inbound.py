@@ -198,7 +198,9 @@ def _edit(
         return changed
     if not edit_wanted(mode, changed.text, changed.is_command):
         return Ignored(DropReason.EDITED_IGNORED, room.room_id)
-    version = f"{event.get('event_id')}-{zlib.crc32(changed.text.encode()):08x}"
+    version = (
+        f"{event.get('event_id')}-{zlib.crc32(changed.text.encode(errors='surrogatepass')):08x}"
+    )
     thread = changed.thread_id or (thread_of(content) if room.threads and not room.direct else None)
     return replace(
         changed,

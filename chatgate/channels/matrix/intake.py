@@ -185,7 +185,11 @@ class Intake:
         else:
             encrypted = False
         config = self.config()
-        result = inbound.normalise(event, room, self.me, self.channel, EditMode(config.edits))
+        try:
+            result = inbound.normalise(event, room, self.me, self.channel, EditMode(config.edits))
+        except Exception as exc:  # one event nobody can read must not hold up the whole batch
+            log.warning("unreadable event skipped", extra={"error": type(exc).__name__})
+            result = Ignored(DropReason.MALFORMED_UPDATE, room.room_id)
         if isinstance(result, InboundMessage) and result.sender_id in config.ignored_users:
             result = Ignored(DropReason.BOT_LOOP, room.room_id)
         if isinstance(result, InboundMessage) and REACTION in result.extra:

@@ -99,7 +99,7 @@ def _edit(
     if not edit_wanted(mode, msg.text, msg.is_command):
         return Ignored(DropReason.EDITED_IGNORED, msg.chat_id)
     stamp = int(edited.edit_date.timestamp()) if edited.edit_date else 0
-    version = f"{stamp}-{zlib.crc32(msg.text.encode()):08x}"
+    version = f"{stamp}-{zlib.crc32(msg.text.encode(errors='surrogatepass')):08x}"
     return replace(
         msg,
         message_id=f"{msg.message_id}:edit:{version}",

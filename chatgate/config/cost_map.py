@@ -77,6 +77,17 @@ def _served(rows: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any]]:
     row is that row, a row's ``aliases`` are further names for it; a pointer to nothing, or an
     alias that would shadow a model, is dropped (litellm's ``_expand_model_aliases``)."""
     pointers = {n: t for n, e in rows.items() if isinstance(t := e.get("alias_of"), str)}
+    owners = _listed_aliases(rows, pointers)
+    for alias, target in pointers.items():
+        if target in rows and target not in pointers and alias not in owners:
+            owners[alias] = target
+    served = {n: e for n, e in rows.items() if n not in pointers or n in owners}
+    served.update((alias, rows[owner]) for alias, owner in owners.items())
+    return served
+
+
+def _listed_aliases(rows: dict[str, dict[str, Any]], pointers: dict[str, str]) -> dict[str, str]:
+    """Alias -> the row whose ``aliases`` list claims it first."""
     owners: dict[str, str] = {}
     for name, entry in rows.items():
         aliases = entry.get("aliases")
@@ -85,12 +96,7 @@ def _served(rows: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any]]:
         for alias in aliases:
             if (alias not in rows or alias in pointers) and alias not in owners:
                 owners[alias] = name
-    for alias, target in pointers.items():
-        if target in rows and target not in pointers and alias not in owners:
-            owners[alias] = target
-    served = {n: e for n, e in rows.items() if n not in pointers or n in owners}
-    served.update((alias, rows[owner]) for alias, owner in owners.items())
-    return served
+    return owners
 
 
 def _number(value: object) -> bool:

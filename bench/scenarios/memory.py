@@ -2,10 +2,11 @@
 
 The store is seeded directly (N sessions × 20 messages) before the daemon starts; each session is
 then touched once through a webhook route keyed by ``payload.s`` so it is loaded warm. Idle RSS is
-taken after one Telegram turn through litellm (so litellm is imported). Eviction is forced by a
-SIGHUP reload: first the documented lever (a low ``memory.limit_mb``), and if that does not evict,
-a tiny ``memory.headroom_ratio`` against a large configured limit. With ``--quick`` the daemon
-runs without litellm (its import takes seconds), so the idle row is a smoke value only.
+taken after one Telegram turn to the model (the openai SDK route: litellm is not imported, the
+floor imports it). Eviction is forced by a SIGHUP reload: first the documented lever (a low
+``memory.limit_mb``), and if that does not evict, a tiny ``memory.headroom_ratio`` against a large
+configured limit. With ``--quick`` there is no model (an echo turn, the floor in echo mode), so
+the idle row is a smoke value only.
 """
 
 from __future__ import annotations
@@ -159,7 +160,7 @@ async def scenario(ctx: Context) -> Outcome:
     floor_kb = floor_kb_per_session()
     async with contextlib.AsyncExitStack() as stack:
         llm_base: str | None = None
-        if not ctx.quick:  # --quick skips the multi-second litellm import (smoke numbers only)
+        if not ctx.quick:  # --quick runs without the model (smoke numbers only)
             llm = FakeLLMProc(ctx.scratch("memory") / "fake-llm.log")
             llm_base = (await stack.enter_async_context(started(llm))).base_url
         floor = await floor_idle(ctx, llm_base)
@@ -176,7 +177,7 @@ async def scenario(ctx: Context) -> Outcome:
         "messages_per_session": MESSAGES,
         "message_chars": {"user": len(_message(0, 0)[1]), "assistant": len(_message(0, 1)[1])},
         "touch": "one webhook turn per session (echo agent), so 22 messages end up warm",
-        "litellm_imported": not ctx.quick,
+        "model_turn": not ctx.quick,
         "floor_idle": "bare PTB bot (llm mode, litellm imported) after one answered message",
         "floor_per_session": "the same transcripts as plain tuples in a dict (tracemalloc)",
         "reps": ctx.reps,

@@ -1,11 +1,11 @@
 """Scenario 6, startup: spawn → /readyz 200 and spawn → first getUpdates at the fake Bot API.
 
 chatgate runs with telegram + webhook configured, once with an echo default agent (its own startup:
-the ≤ 1.5 s target) and once with a litellm default agent, as shipped: that one imports litellm and
-walks one offline completion before its channels start, so ready means the first message is
-answered at once. Floors do the same job: the bare aiohttp HMAC server (spawn → first 200; with
-litellm imported first for the litellm row) and the bare PTB bot in llm mode, which imports
-litellm before its first getUpdates.
+the ≤ 1.5 s target) and once with a litellm default agent on an ``openai/`` model, as shipped: that
+one warms its route (the openai SDK; litellm is not imported) before its channels start, so ready
+means the first message is answered at once. Floors do the same job: the bare aiohttp HMAC server
+(spawn → first 200; with litellm imported first for the litellm row) and the bare PTB bot in llm
+mode, which imports litellm before its first getUpdates.
 """
 
 from __future__ import annotations

@@ -1,4 +1,5 @@
-"""litellm agent: one model plus ordered fallbacks; litellm is imported lazily, on a thread."""
+"""litellm agent: one model plus ordered fallbacks; litellm is imported lazily, on a thread, and
+only when a model is called through it (``openai/`` models take the openai SDK)."""
 
 from __future__ import annotations
 
@@ -112,16 +113,18 @@ class LiteLLMAgent:
             self._key_for(spec)
 
     async def prewarm(self) -> None:
-        """Import litellm (fallbacks, prices), then ready the primary model's route: the openai
-        SDK for a model that speaks its API, else one offline litellm completion
-        (``mock_response``, no request): litellm imports that route's modules on its first call
-        (a second of CPU under load), which the first real turn then does not pay."""
-        litellm = await litellm_module()
+        """Ready the primary model's route: the openai SDK for a model that speaks its API, else
+        one offline litellm completion (``mock_response``, no request): litellm imports that
+        route's modules on its first call (a second of CPU under load), which the first real turn
+        then does not pay. litellm itself (seconds of CPU, ~200 MB) is imported only when a model
+        of the agent is called through it."""
+        spec, client = self._models[0], self._config.client
+        needs = not all(speaks_openai(m.model, client) for m in self._models)
+        litellm = await litellm_module() if needs else None
         if self._warm:
             return
         self._warm = True
-        spec = self._models[0]
-        if speaks_openai(spec.model, self._config.client):
+        if litellm is None or speaks_openai(spec.model, client):
             await openai_module()
             return
         kwargs: dict[str, Any] = {

@@ -99,7 +99,7 @@ class OpenAIClients:
 async def estimated_usage(model: str, messages: list[dict[str, Any]], step: Any) -> dict[str, int]:
     """Tokens of a streamed answer whose server sent no usage (one that ignores
     ``stream_options``), counted as litellm counts them then: spend budgets must still be
-    charged. litellm is imported by then (the agent's prewarm)."""
+    charged. litellm is imported for it then (its counter, for exact parity), on first need."""
     litellm = await litellm_module()
     answered = step.text + "".join(
         _as_litellm_dumps(c) for c in step.message.get("tool_calls") or ()

@@ -1,8 +1,8 @@
 """Prices, estimates and the accounting of settled model calls (metrics, running averages).
 
-A model's price is the agent's `price:` when set, else litellm's cost map; an estimate is the
-agent's running average cost per model call, or (no history yet) the price of the counted
-prompt tokens with no output.
+A model's price is the agent's `price:` when set, else litellm's cost map (read without importing
+litellm); an estimate is the agent's running average cost per model call, or (no history yet) the
+price of the prompt tokens litellm counts (litellm imported then, on first need) with no output.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from prometheus_client import CollectorRegistry, Counter
 from chatgate.agents.litellm_import import litellm_module
 from chatgate.budgets.store import BudgetStore, CallAverage
 from chatgate.config.agent_models import LiteLLMAgentConfig
-from chatgate.config.budget_checks import map_price
+from chatgate.config.cost_map import load_cost_map, map_price
 from chatgate.config.models import GatewayConfig
 from chatgate.feature.ports import LiveConfig
 from chatgate.policies.budgets import NANO, Price
@@ -53,14 +53,22 @@ async def prompt_tokens(model: str, messages: Sequence[Mapping[str, Any]]) -> in
 
 
 def price_of(config: GatewayConfig, agent: str, model: str) -> Price | None:
-    cfg = config.agents.get(agent)
-    if isinstance(cfg, LiteLLMAgentConfig) and cfg.price is not None:
-        return Price(cfg.price.input_per_mtok, cfg.price.output_per_mtok)
+    """``agent``'s `price:`, else the cost map's price of ``model`` (``load_cost_map`` first)."""
+    own = own_price(config, agent)
+    if own is not None:
+        return own
     listed = map_price(model)
     if listed is None:
         return None
     per_in, per_out = listed
     return Price(per_in * 1e6, per_out * 1e6)
+
+
+def own_price(config: GatewayConfig, agent: str) -> Price | None:
+    cfg = config.agents.get(agent)
+    if isinstance(cfg, LiteLLMAgentConfig) and cfg.price is not None:
+        return Price(cfg.price.input_per_mtok, cfg.price.output_per_mtok)
+    return None
 
 
 class Ledger:
@@ -89,8 +97,11 @@ class Ledger:
             registry=registry,
         )
 
-    def cost_nano(self, agent: str, model: str, tokens_in: int, tokens_out: int) -> int:
-        price = price_of(self.live.loaded.config, agent, model)
+    async def cost_nano(self, agent: str, model: str, tokens_in: int, tokens_out: int) -> int:
+        config = self.live.loaded.config
+        if own_price(config, agent) is None:
+            await load_cost_map()  # the first call parses the map's file, on a thread
+        price = price_of(config, agent, model)
         return price.cost_nano(tokens_in, tokens_out) if price is not None else 0
 
     async def estimate(
@@ -104,7 +115,7 @@ class Ledger:
         if per_call is not None:
             return per_call
         tokens = await prompt_tokens(model, messages)
-        return self.cost_nano(agent, model, tokens, 0), tokens
+        return await self.cost_nano(agent, model, tokens, 0), tokens
 
     def known_estimate(self, agent: str) -> tuple[int, int] | None:
         """The estimate when this process already knows ``agent``'s running average (no store

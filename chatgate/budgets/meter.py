@@ -273,7 +273,7 @@ class TurnBill:
         nano = (
             int(reported)
             if reported is not None
-            else ledger.cost_nano(self.agent, model, tokens_in, tokens_out)
+            else await ledger.cost_nano(self.agent, model, tokens_in, tokens_out)
         )
         self.calls += 1
         self.tokens_in += tokens_in

@@ -1,82 +1,17 @@
 """Cross-checks of `budgets:`: the agents a rule names exist, and every model that can run
 under a cost limit (fallbacks, `degrade_to`, image descriptions, transcription and spoken
-replies included) has a price, from `price:` or from
-litellm's cost map (litellm's own once it is imported, else read from its bundled file)."""
+replies included) has a price, from `price:` or from litellm's cost map (``cost_map``)."""
 
 from __future__ import annotations
 
-import importlib.util
-import json
-import sys
 from collections.abc import Callable
-from pathlib import Path
-from typing import Any
 
 from chatgate.config.agent_models import LiteLLMAgentConfig
+from chatgate.config.cost_map import map_price, media_priced
 from chatgate.config.errors import ConfigIssue, KeyPath
 from chatgate.config.media_models import TranscriptionConfig
 from chatgate.config.models import GatewayConfig
 from chatgate.config.source import YamlSource
-
-COST_MAP_FILE = "model_prices_and_context_window_backup.json"
-
-
-_bundled: dict[str, Any] | None = None
-
-
-def cost_map() -> dict[str, Any]:
-    """litellm's model cost map ({} when litellm is not installed).
-
-    Once litellm is imported this is its own ``model_cost``: a second parsed copy of the ~2.7 MB
-    file costs ~11 MB of memory. Before that (config checks, `chatgate config check`) the bundled
-    file is read once and dropped as soon as litellm's copy exists."""
-    global _bundled
-    loaded = getattr(sys.modules.get("litellm"), "model_cost", None)
-    if isinstance(loaded, dict) and loaded:
-        _bundled = None
-        return loaded
-    if _bundled is None:
-        _bundled = _read_bundled()
-    return _bundled
-
-
-def _read_bundled() -> dict[str, Any]:
-    spec = importlib.util.find_spec("litellm")
-    if spec is None or not spec.submodule_search_locations:
-        return {}
-    path = Path(next(iter(spec.submodule_search_locations))) / COST_MAP_FILE
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return {}
-    return data if isinstance(data, dict) else {}
-
-
-def map_price(model: str) -> tuple[float, float] | None:
-    """(USD per input token, per output token) of ``model`` in the cost map, if listed."""
-    table = cost_map()
-    for name in (model, model.split("/", 1)[-1]):
-        entry = table.get(name)
-        if isinstance(entry, dict):
-            cost_in = entry.get("input_cost_per_token")
-            cost_out = entry.get("output_cost_per_token")
-            if isinstance(cost_in, int | float) and isinstance(cost_out, int | float):
-                return float(cost_in), float(cost_out)
-    return None
-
-
-def media_priced(model: str) -> bool:
-    """Whether the cost map prices ``model`` in any unit (a transcription model by the second,
-    a speech model by the character, or by tokens)."""
-    table = cost_map()
-    for name in (model, model.split("/", 1)[-1]):
-        entry = table.get(name)
-        if isinstance(entry, dict) and any(
-            "_cost_per_" in key and isinstance(value, int | float) and value > 0
-            for key, value in entry.items()
-        ):
-            return True
-    return False
 
 
 def budget_issues(config: GatewayConfig, src: YamlSource) -> list[ConfigIssue]:

@@ -10,7 +10,7 @@ from typing import Any, TypeVar
 
 from chatgate.agents.base import COST_NANO, ModelMeter
 from chatgate.agents.litellm_agent import usage_of
-from chatgate.config.budget_checks import cost_map
+from chatgate.config.cost_map import price_per_second
 from chatgate.policies.budgets import usd_to_nano
 
 T = TypeVar("T")
@@ -62,10 +62,5 @@ def _by_seconds(model: str, usage: Any) -> float:
     seconds = getattr(usage, "seconds", None) if getattr(usage, "type", "") == "duration" else None
     if not isinstance(seconds, int | float) or seconds <= 0:
         return 0.0
-    table = cost_map()
-    for name in (model, model.split("/", 1)[-1]):
-        entry = table.get(name)
-        per_second = entry.get("input_cost_per_second") if isinstance(entry, dict) else None
-        if isinstance(per_second, int | float):
-            return float(seconds) * float(per_second)
-    return 0.0
+    per_second = price_per_second(model)
+    return float(seconds) * per_second if per_second is not None else 0.0

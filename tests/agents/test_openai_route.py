@@ -35,13 +35,14 @@ def test_which_calls_take_the_sdk_route(model: str, client: str, expected: bool)
     assert speaks_openai(model, client) is expected
 
 
-async def _probe(base: str, client: str) -> dict[str, Any]:
+async def _probe(base: str, client: str, *fallbacks: str) -> dict[str, Any]:
     proc = await asyncio.create_subprocess_exec(
         sys.executable,
         "-m",
         "tests.agents.route_probe",
         base,
         client,
+        *fallbacks,
         cwd=ROOT,
         env=cli_env({"PYTHONPATH": str(ROOT)}),
         stdout=asyncio.subprocess.PIPE,
@@ -55,8 +56,18 @@ async def _probe(base: str, client: str) -> dict[str, Any]:
 
 async def test_an_openai_model_answers_without_litellm(fake: FakeLLM) -> None:
     assert (await _probe(fake.base_url, "auto"))["text"] == "echo: ping"
-    assert (await _probe(fake.base_url, "litellm")) == {"error": "unknown"}  # litellm is needed
+    needed = await _probe(fake.base_url, "litellm")
+    assert needed == {"prewarm": "ModuleNotFoundError", "error": "unknown"}  # litellm is needed
     assert len(fake.requests) == 1
+
+
+async def test_the_warm_up_imports_litellm_only_for_a_model_that_takes_it(fake: FakeLLM) -> None:
+    """An agent whose models all take the openai route warms the SDK alone; a fallback through
+    litellm has it imported at the warm-up, not in the middle of a failing turn."""
+    assert (await _probe(fake.base_url, "auto"))["prewarm"] == "ok"
+    assert (await _probe(fake.base_url, "auto", "openai/backup"))["prewarm"] == "ok"
+    fallback = await _probe(fake.base_url, "auto", "anthropic/claude-3-5-haiku-latest")
+    assert fallback["prewarm"] == "ModuleNotFoundError" and fallback["text"] == "echo: ping"
 
 
 @pytest.mark.parametrize("stream", [False, True])

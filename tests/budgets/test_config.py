@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from chatgate.agents.litellm_import import import_litellm
-from chatgate.config.budget_checks import cost_map, map_price
+from chatgate.config.cost_map import PRICE_FIELD, bundled_prices, cost_map, map_price
 from chatgate.config.errors import EX_CONFIG, ConfigError
 from tests.harness import load, write_config
 
@@ -61,6 +61,20 @@ def test_prices_come_from_litellms_own_cost_map_once_it_is_imported() -> None:
         entry["input_cost_per_token"],
         entry["output_cost_per_token"],
     )
+
+
+def test_the_bundled_prices_are_litellms_own() -> None:
+    """Read without importing litellm, the prices are litellm's: every price of every model."""
+    litellm = import_litellm()
+    bundled = bundled_prices()
+    listed = {
+        name: {k: v for k, v in entry.items() if PRICE_FIELD in k and type(v) in (int, float)}
+        for name, entry in litellm.model_cost.items()
+        if isinstance(entry, dict)
+    }
+    assert bundled == {name: prices for name, prices in listed.items() if prices}
+    for model in ("gpt-4o-mini", "azure/gpt-astra-latest", "whisper-1", "tts-1"):  # an alias too
+        assert bundled[model].items() <= litellm.model_cost[model].items()
 
 
 def test_rules_name_known_agents(tmp_path: Path) -> None:

@@ -1,6 +1,6 @@
 """A running gateway imports only what its config uses: no SDK of an unconfigured channel, no
-Redis client on SQLite, no media or MCP library before a message needs one; and it builds
-validators only for the config models it validates."""
+Redis client on SQLite, no media or MCP library before a message needs one, no litellm when every
+model takes the openai route; and it builds validators only for the config models it validates."""
 
 from __future__ import annotations
 
@@ -8,21 +8,37 @@ import asyncio
 import json
 import sys
 from pathlib import Path
+from typing import Any
 
-from tests.daemon import cli_env
+from tests.daemon import ROOT, cli_env
+from tests.fakes.llm import FakeLLM
 
 PROBE = """
 import asyncio, gc, json, sys
 from pathlib import Path
+import aiohttp
 from pydantic import BaseModel
 from chatgate.channels.registry import ChannelRegistry
 from chatgate.config.loader import load_config
 from chatgate.gateway.builder import GatewayBuilder
 
+async def turn(port: int, text: str) -> dict:
+    # a webhook turn, then the metrics
+    base = f"http://127.0.0.1:{port}"
+    async with aiohttp.ClientSession() as http:
+        async with http.post(f"{base}/hooks/t", json={"text": text}) as resp:
+            reply = (await resp.json())["reply"]
+        async with http.get(f"{base}/metrics") as resp:
+            metrics = await resp.text()
+    return {"reply": reply, "metrics": metrics}
+
 async def main() -> None:
-    gateway = GatewayBuilder(load_config(Path(sys.argv[1]), env={}, catalog=ChannelRegistry())).build()
+    env = json.loads(sys.argv[2])
+    loaded = load_config(Path(sys.argv[1]), env=env, catalog=ChannelRegistry())
+    gateway = GatewayBuilder(loaded).build()
     await gateway.start()
     try:
+        answered = await turn(gateway.port, sys.argv[3]) if len(sys.argv) > 3 else {}
         gc.unfreeze()  # the started gateway froze its start-up objects out of gc's lists
         built = [
             f"{c.__module__}.{c.__qualname__}"
@@ -31,7 +47,7 @@ async def main() -> None:
             and c.__module__.startswith("chatgate.") and c.__dict__.get("__pydantic_complete__")
         ]
         modules = sorted({name.split(".")[0] for name in sys.modules})
-        print(json.dumps({"modules": modules, "built": sorted(built)}))
+        print(json.dumps({"modules": modules, "built": sorted(built), **answered}))
     finally:
         await gateway.stop()
 
@@ -60,22 +76,28 @@ NOT_AT_START = (
 )
 
 
-async def _probe(tmp_path: Path) -> dict[str, list[str]]:
-    """What a started webhook-only gateway has imported and which config models it built."""
+async def _probe(
+    tmp_path: Path, text: str | None = None, env: dict[str, str] | None = None, *turn: str
+) -> dict[str, Any]:
+    """What a started gateway has imported and which config models it built, on config ``text``
+    (else ``CONFIG``); with ``turn``, also a webhook turn's reply and the metrics after it."""
     config = tmp_path / "gateway.yaml"
-    config.write_text(CONFIG.format(state=tmp_path / "state"), encoding="utf-8")
+    text = CONFIG.format(state=tmp_path / "state") if text is None else text
+    config.write_text(text, encoding="utf-8")
     proc = await asyncio.create_subprocess_exec(
         sys.executable,
         "-c",
         PROBE,
         str(config),
+        json.dumps(env or {}),
+        *turn,
         env=cli_env(),
         stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.PIPE,
     )
     out, err = await proc.communicate()
     assert proc.returncode == 0, err.decode()
-    seen: dict[str, list[str]] = json.loads(out.decode().strip().splitlines()[-1])
+    seen: dict[str, Any] = json.loads(out.decode().strip().splitlines()[-1])
     assert "chatgate" in seen["modules"] and "aiohttp" in seen["modules"]  # a running gateway
     return seen
 
@@ -92,3 +114,40 @@ async def test_config_models_of_unconfigured_sections_build_no_validator(tmp_pat
     assert "chatgate.channels.webhook.config.WebhookChannelConfig" in built
     unconfigured = ("discord", "email", "matrix", "slack", "teams", "telegram", "whatsapp")
     assert [m for m in built if m.split(".")[2] in unconfigured] == []
+
+
+OPENAI_ROUTE = """
+config_version: 1
+gateway:
+  http: {{host: 127.0.0.1, port: 0}}
+  state_dir: {state}
+agents:
+  default: {{backend: litellm, model: openai/gpt-4o-mini, api_base: {base}, api_key: sk-test}}
+channels:
+  webhook:
+    routes:
+      hook: {{path: /hooks/t, signature: none}}
+"""
+
+
+async def test_the_shipped_config_runs_without_litellm(tmp_path: Path) -> None:
+    """gateway.yaml's model is an openai/ one: the warmed daemon has the openai SDK, not litellm
+    (its import is ~200 MB and seconds of CPU)."""
+    shipped = (ROOT / "gateway.yaml").read_text(encoding="utf-8")
+    env = {"CHATGATE_STATE_DIR": str(tmp_path / "state"), "CHATGATE_PORT": "0"}
+    loaded = set((await _probe(tmp_path, shipped, env))["modules"])
+    assert "openai" in loaded and "litellm" not in loaded
+
+
+async def test_a_turn_on_the_openai_route_is_priced_without_litellm(
+    tmp_path: Path, fake_llm: FakeLLM
+) -> None:
+    """The call's cost comes from litellm's bundled cost map file, read without importing it."""
+    config = OPENAI_ROUTE.format(state=tmp_path / "state", base=fake_llm.base_url)
+    seen = await _probe(tmp_path, config, None, "ping")
+    assert seen["reply"] == "echo: ping"
+    assert "litellm" not in seen["modules"]
+    [cost] = [
+        line for line in seen["metrics"].splitlines() if line.startswith("chatgate_cost_usd_total")
+    ]
+    assert 'model="openai/gpt-4o-mini"' in cost and float(cost.rsplit(" ", 1)[1]) > 0

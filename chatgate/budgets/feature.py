@@ -3,11 +3,13 @@ its section of `/api/status`; its store on the gateway's state backend."""
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 import logging
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from chatgate.agents.litellm_import import litellm_module
 from chatgate.budgets.actions import (
     BUDGETS_RESET,
     USAGE,
@@ -52,6 +54,7 @@ class Budgets(Feature):
 
     def __init__(self, context: FeatureContext) -> None:
         self.context = context
+        self._warming: asyncio.Future[Any] | None = None
         self.store = budget_store(context.loaded, context.state.stores.client)
         self.ledger = Ledger(context.live, self.store, context.metrics)
         self.rules = Rules(context.live)
@@ -84,8 +87,15 @@ class Budgets(Feature):
 
     async def open(self) -> None:
         await self.store.open()
+        if any(r.limit_nano is not None or r.limit_tokens is not None for r in self.rules.all()):
+            # an agent's first calls are estimated with litellm's token counter: import it
+            # while idle (on its own thread) rather than inside the first budgeted turn
+            self._warming = asyncio.ensure_future(litellm_module())
+            self._warming.add_done_callback(_outcome_read)
 
     async def close(self) -> None:
+        if self._warming is not None:
+            self._warming.cancel()
         await self.store.close()
 
     async def forget(self, scope: str) -> int:
@@ -123,3 +133,10 @@ class Budgets(Feature):
 
     async def status(self) -> Mapping[str, Any]:
         return {"budgets": [r.name for r in self.rules.all()]}
+
+
+def _outcome_read(future: asyncio.Future[Any]) -> None:
+    """A failed background import is not reported at exit: the turn that needs litellm
+    imports it again and reports the failure there."""
+    if not future.cancelled():
+        future.exception()

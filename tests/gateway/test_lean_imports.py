@@ -14,7 +14,7 @@ from tests.daemon import ROOT, cli_env
 from tests.fakes.llm import FakeLLM
 
 PROBE = """
-import asyncio, gc, json, sys
+import asyncio, gc, json, os, sys
 from pathlib import Path
 import aiohttp
 from pydantic import BaseModel
@@ -38,6 +38,10 @@ async def main() -> None:
     gateway = GatewayBuilder(loaded).build()
     await gateway.start()
     try:
+        idle = float(os.environ.get("PROBE_IDLE_S", "0"))  # idle so long, or until litellm is in
+        while idle > 0 and "litellm" not in sys.modules:
+            await asyncio.sleep(0.1)
+            idle -= 0.1
         answered = await turn(gateway.port, sys.argv[3]) if len(sys.argv) > 3 else {}
         gc.unfreeze()  # the started gateway froze its start-up objects out of gc's lists
         built = [
@@ -77,10 +81,15 @@ NOT_AT_START = (
 
 
 async def _probe(
-    tmp_path: Path, text: str | None = None, env: dict[str, str] | None = None, *turn: str
+    tmp_path: Path,
+    text: str | None = None,
+    env: dict[str, str] | None = None,
+    *turn: str,
+    idle_s: float = 0.0,
 ) -> dict[str, Any]:
     """What a started gateway has imported and which config models it built, on config ``text``
-    (else ``CONFIG``); with ``turn``, also a webhook turn's reply and the metrics after it."""
+    (else ``CONFIG``); with ``turn``, also a webhook turn's reply and the metrics after it;
+    ``idle_s``: idle that long first, or until litellm is imported."""
     config = tmp_path / "gateway.yaml"
     text = CONFIG.format(state=tmp_path / "state") if text is None else text
     config.write_text(text, encoding="utf-8")
@@ -91,7 +100,7 @@ async def _probe(
         str(config),
         json.dumps(env or {}),
         *turn,
-        env=cli_env(),
+        env={**cli_env(), "PROBE_IDLE_S": str(idle_s)},
         stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.PIPE,
     )
@@ -151,3 +160,21 @@ async def test_a_turn_on_the_openai_route_is_priced_without_litellm(
         line for line in seen["metrics"].splitlines() if line.startswith("chatgate_cost_usd_total")
     ]
     assert 'model="openai/gpt-4o-mini"' in cost and float(cost.rsplit(" ", 1)[1]) > 0
+
+
+BUDGETED = (
+    OPENAI_ROUTE
+    + """budgets:
+  - {{name: daily, scope: user, limit_usd: 1}}
+"""
+)
+
+
+async def test_a_cost_budget_imports_litellm_while_idle_not_in_the_first_turn(
+    tmp_path: Path, fake_llm: FakeLLM
+) -> None:
+    """A cost budget estimates an agent's first calls with litellm's token counter: the idle
+    daemon imports it in the background, so the first turn does not wait seconds for it."""
+    config = BUDGETED.format(state=tmp_path / "state", base=fake_llm.base_url)
+    seen = await _probe(tmp_path, config, None, idle_s=60.0)
+    assert "litellm" in seen["modules"]

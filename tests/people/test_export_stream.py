@@ -10,13 +10,14 @@ import random
 import tarfile
 from pathlib import Path
 
+import aiohttp
 import pytest
 
 from chatgate.gateway.app import Gateway
 from chatgate.model.messages import Target
 from chatgate.people import archive
 from chatgate.state.personal import Footprint, Found, Person
-from tests.harness import running, write_config
+from tests.harness import http, operator, running, url, write_config
 from tests.people.test_cli import plant, run
 
 WINDOW = 64 * 1024
@@ -100,3 +101,26 @@ async def test_a_reader_that_stops_ends_the_thread(tmp_path: Path) -> None:
     assert await anext(chunks)
     await chunks.aclose()  # the thread is waited for: it was told to stop
     assert pipe.take() is None
+
+
+async def test_a_failure_midway_cuts_the_download_short(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(archive, "WINDOW_BYTES", 1)  # the thread stays one write ahead
+    config = write_config(tmp_path, "channels:\n  webhook: {routes: {}}\n")
+    async with running(config) as gw, http() as session:
+        await plant(gw, "remember the blue door")
+        await plant_files(gw)
+        files = gw.rt.delivery.files
+        assert files is not None
+        body = {"person": "telegram:ann"}
+        async with session.post(
+            url(gw, "/api/people/export"), json=body, headers=operator(gw)
+        ) as r:
+            assert r.status == 200
+            assert await r.content.readexactly(archive.CHUNK_BYTES)
+            last = files.path_of(f"{FILES - 1:032x}")
+            last.unlink()
+            last.mkdir()  # unreadable as a file now: the archive cannot be finished
+            with pytest.raises(aiohttp.ClientPayloadError):
+                await r.read()

@@ -48,14 +48,17 @@ def history(args: Any, answer: dict[str, Any], as_json: bool) -> int:
         print(json.dumps(changes, indent=2))
         return 0
     if not changes:
-        print("no config changes made from the dashboard, the API or the CLI yet")
+        print("no config changes made or tried from the dashboard, the API or the CLI yet")
         return 0
     for c in changes:
+        head = f"#{c['id']}  {_when(c['at'])}  {c['action']}  {c['by']} · {c['address']}"
+        if c.get("refused"):
+            print(f"{head}  refused: {c['refused']}")
+            print(f"      keys: {', '.join(c['changed']) or '(none)'}")
+            continue
         lines = f"+{c['added_lines']} -{c['removed_lines']}"
         kept = f"  kept {c['backup']}" if c["backup"] else ""
-        print(
-            f"#{c['id']}  {_when(c['at'])}  {c['action']}  {c['by']} · {c['address']}  {lines}{kept}"
-        )
+        print(f"{head}  {lines}{kept}")
         print(f"      keys: {', '.join(c['changed']) or '(none)'}")
         print(f"      reload: {reload_text(c['reload'])}")
     return 0

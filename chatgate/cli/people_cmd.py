@@ -1,8 +1,7 @@
-"""How `chatgate people` prints its answers; `export` writes the archive (0600) it was sent."""
+"""How `chatgate people` prints its answers; `export` streams the archive into a 0600 file."""
 
 from __future__ import annotations
 
-import base64
 import datetime as dt
 import json
 import os
@@ -10,7 +9,11 @@ import re
 from pathlib import Path
 from typing import Any
 
+from chatgate.cli.api_client import download
 from chatgate.cli.common import EX_USAGE, die
+from chatgate.config.loader import LoadedConfig
+from chatgate.operator.actions import AnyAction
+from chatgate.operator.parse import to_request
 
 EX_CANTCREAT = 73  # sysexits: an output file cannot be created
 
@@ -48,10 +51,8 @@ def default_name(person: str, now: float) -> str:
     return f"chatgate-person-{safe}-{stamp}.tar.gz"
 
 
-def export(args: Any, answer: dict[str, Any], as_json: bool) -> int:
-    if "error" in answer:
-        die(str(answer["error"]), EX_USAGE)
-    data = base64.b64decode(answer["archive_b64"])
+def export(loaded: LoadedConfig, action: AnyAction, args: Any, url: str | None) -> int:
+    """Stream the archive into a new 0600 file; it is removed when the export fails."""
     out = Path(args.out or default_name(args.person, dt.datetime.now(dt.UTC).timestamp()))
     try:
         fd = os.open(out, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
@@ -59,9 +60,21 @@ def export(args: Any, answer: dict[str, Any], as_json: bool) -> int:
         die(f"{out} exists; give another --out", EX_CANTCREAT)
     except OSError as exc:
         die(f"cannot write {out}: {exc.strerror}", EX_CANTCREAT)
-    with os.fdopen(fd, "wb") as file:
-        file.write(data)
-    print(f"wrote {out} ({len(data)} bytes): {_counts(answer)}")
+    method, path, body = to_request(action, args)
+    assert action.command is not None
+    try:
+        with os.fdopen(fd, "wb") as file:
+            answer = download(
+                loaded, path, file, method=method, body=body, url=url,
+                timeout_s=action.command.timeout_s,
+            )  # fmt: skip
+    except BaseException:
+        out.unlink(missing_ok=True)
+        raise
+    if "error" in answer:
+        out.unlink(missing_ok=True)
+        die(str(answer["error"]), EX_USAGE)
+    print(f"wrote {out} ({answer['bytes']} bytes): {_counts(answer)}")
     return 0
 
 
@@ -91,5 +104,5 @@ def audit(args: Any, answer: dict[str, Any], as_json: bool) -> int:
     return 0
 
 
-RENDERERS = {"people_show": show, "people_export": export, "people_erase": erase,
-             "people_audit": audit}  # fmt: skip
+RENDERERS = {"people_show": show, "people_erase": erase, "people_audit": audit}
+DOWNLOADS = {"people_export": export}

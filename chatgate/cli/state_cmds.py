@@ -16,7 +16,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from chatgate.cli import config_edit_cmd
-from chatgate.cli.api_client import DaemonUnreachable, call, request
+from chatgate.cli.api_client import DaemonUnreachable, call, not_running, request
 from chatgate.cli.common import EX_UNAVAILABLE, EX_USAGE, die
 from chatgate.config.loader import LoadedConfig
 from chatgate.operator.actions import AnyAction
@@ -36,6 +36,11 @@ def run_action(loaded: LoadedConfig, action: AnyAction, ns: argparse.Namespace) 
     problem = getattr(args, "problem", None)
     if problem is not None and problem() is not None:
         die(problem(), EX_USAGE)
+    if action.route.download:
+        try:
+            return DOWNLOADS[action.name](loaded, action, args, ns.url)
+        except DaemonUnreachable as exc:
+            not_running(loaded, exc)
     answer = ask(loaded, action, args, ns.url)
     render = RENDERERS.get(action.name, as_json_only)
     return render(args, answer, bool(getattr(ns, "json", False)))
@@ -293,6 +298,7 @@ RENDERERS: dict[str, Render] = {
     "why": why,
 }
 
+from chatgate.cli.people_cmd import DOWNLOADS  # noqa: E402
 from chatgate.cli.people_cmd import RENDERERS as _PEOPLE  # noqa: E402  (after the built-in ones)
 
 RENDERERS.update(_PEOPLE)

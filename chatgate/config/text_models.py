@@ -76,6 +76,8 @@ class TextOverrides(StrictModel):
     files_too_large: Override | None = Field(None, alias="files.too_large")
     files_not_attached: Override | None = Field(None, alias="files.not_attached")
     files_gone: Override | None = Field(None, alias="files.gone")
+    files_sent: Override | None = Field(None, alias="files.sent")
+    files_declined: Override | None = Field(None, alias="files.declined")
     takeover_paused: Override | None = Field(None, alias="takeover.paused")
     takeover_paused_for: Override | None = Field(None, alias="takeover.paused_for")
     takeover_resumed: Override | None = Field(None, alias="takeover.resumed")

@@ -42,6 +42,7 @@ GITOPS_HINT = (
     "check a text and show its diff"
 )
 RELOAD_PAGE_HINT = "reload the page to see the file as it is now, then make the change again"
+NOTHING = document.Summary((), 0, 0, 0)  # the keys of an attempt that names none
 
 
 class Refused(Exception):
@@ -200,37 +201,54 @@ class ConfigEditor:
         return Checked(final, disk, shown, document.summary(disk.text, final), loaded.warnings)
 
     async def apply(self, text: str, etag: str, *, address: str, by: str) -> dict[str, Any]:
-        """Write ``text`` (read at ``etag``) and reload; the outcome for the page."""
+        """Write ``text`` (read at ``etag``) and reload; the outcome for the page. A refusal
+        is audited with the keys the text would have changed."""
         async with self._lock:
-            refusal = await self.refusal()
-            if refusal is not None:
-                raise refusal
-            disk = await self._read()
-            if etag == disk.etag:
-                checked = await self.check(text)  # reads the file again: compare that reading
-                if checked.disk.etag == etag:
-                    return await self._replace(checked.final, checked.disk, "apply", address, by)
-            message = f"{self.path.name} was changed on disk after this page read it"
-            raise Refused(409, ConfigEditReason.CHANGED_ON_DISK, message, hint=RELOAD_PAGE_HINT)
+            try:
+                return await self._apply(text, etag, address=address, by=by)
+            except Refused as refused:
+                keys = await self._attempted(text)
+                await self._refused(refused, "apply", keys, address=address, by=by)
+                raise
+
+    async def _apply(self, text: str, etag: str, *, address: str, by: str) -> dict[str, Any]:
+        refusal = await self.refusal()
+        if refusal is not None:
+            raise refusal
+        disk = await self._read()
+        if etag == disk.etag:
+            checked = await self.check(text)  # reads the file again: compare that reading
+            if checked.disk.etag == etag:
+                return await self._replace(checked.final, checked.disk, "apply", address, by)
+        message = f"{self.path.name} was changed on disk after this page read it"
+        raise Refused(409, ConfigEditReason.CHANGED_ON_DISK, message, hint=RELOAD_PAGE_HINT)
 
     async def rollback(self, number: int, *, address: str, by: str) -> dict[str, Any]:
-        """Put back kept version ``number`` (1: the newest) and reload."""
+        """Put back kept version ``number`` (1: the newest) and reload; a refusal is audited."""
         async with self._lock:
-            refusal = await self.refusal()
-            if refusal is not None:
-                raise refusal
-            kept = files.backup_path(self.path, number)
             try:
-                text = await asyncio.to_thread(kept.read_text, encoding="utf-8")
-            except (OSError, UnicodeDecodeError):
-                message = f"no kept version {kept.name} (kept: {self.settings.backups})"
-                raise Refused(404, ConfigEditReason.NO_SUCH_BACKUP, message) from None
-            try:
-                await asyncio.to_thread(self.port.validate, text, self.path)
-            except ConfigError as exc:
-                raise _invalid(exc) from None
-            disk = await self._read()
-            return await self._replace(text, disk, f"rollback to {kept.name}", address, by)
+                return await self._rollback(number, address=address, by=by)
+            except Refused as refused:
+                action = f"rollback to {files.backup_path(self.path, number).name}"
+                await self._refused(refused, action, NOTHING, address=address, by=by)
+                raise
+
+    async def _rollback(self, number: int, *, address: str, by: str) -> dict[str, Any]:
+        refusal = await self.refusal()
+        if refusal is not None:
+            raise refusal
+        kept = files.backup_path(self.path, number)
+        try:
+            text = await asyncio.to_thread(kept.read_text, encoding="utf-8")
+        except (OSError, UnicodeDecodeError):
+            message = f"no kept version {kept.name} (kept: {self.settings.backups})"
+            raise Refused(404, ConfigEditReason.NO_SUCH_BACKUP, message) from None
+        try:
+            await asyncio.to_thread(self.port.validate, text, self.path)
+        except ConfigError as exc:
+            raise _invalid(exc) from None
+        disk = await self._read()
+        return await self._replace(text, disk, f"rollback to {kept.name}", address, by)
 
     async def _replace(
         self, final: str, disk: files.OnDisk, action: str, address: str, by: str
@@ -277,6 +295,34 @@ class ConfigEditor:
             "change": {**change.to_json(), "id": audited},
             "audited": audited is not None,
         }
+
+    async def _attempted(self, text: str) -> document.Summary:
+        """The keys and lines ``text`` (as the page shows the file: secrets masked) would have
+        changed; none when the file cannot be read."""
+        try:
+            masked = self.masked(await self._read())
+        except Refused:
+            return NOTHING
+        return await asyncio.to_thread(document.summary, masked, text)
+
+    async def _refused(
+        self, refused: Refused, action: str, keys: document.Summary, *, address: str, by: str
+    ) -> None:
+        change = ConfigChange(
+            at=self.clock.time(),
+            action=action,
+            address=address,
+            by=by,
+            changed=keys.keys(),
+            added_lines=keys.added_lines,
+            removed_lines=keys.removed_lines,
+            refused=str(refused.reason),
+        )
+        await self._audit(change)
+        log.warning(
+            "config change refused", extra={"action": action, "by": by, "address": address,
+                                            "reason": str(refused.reason)},
+        )  # fmt: skip
 
     async def _audit(self, change: ConfigChange) -> int | None:
         """The audit record's id; None when the state store is away (the change stands: it is

@@ -12,7 +12,7 @@ import asyncio
 import contextlib
 import logging
 from collections.abc import Callable, Coroutine, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, TypeVar
 
 from aiohttp import web
@@ -46,7 +46,7 @@ from chatgate.model.errors import StateUnavailable
 from chatgate.model.messages import Target
 from chatgate.model.outbound import OutboundMessage
 from chatgate.model.text_ids import TextId
-from chatgate.operator.actions import Action, AnyAction, Result
+from chatgate.operator.actions import Action, AnyAction, Download, Result
 from chatgate.operator.arguments import EntryArgs
 from chatgate.operator.catalog import DLQ_REPLAY
 from chatgate.secure_compare import secure_equals
@@ -352,6 +352,11 @@ class Gateway:
         result = await self.operate(action, args)
         answer: dict[str, Any] = scrub(result.to_json(), self.rt.loaded.secrets)
         return answer
+
+    async def download(self, action: AnyAction, args: Any) -> Download:
+        result = await self.operate(action, args)
+        assert isinstance(result, Download), action.name
+        return replace(result, summary=scrub(dict(result.summary), self.rt.loaded.secrets))
 
     async def replay_dead_letter(self, entry_id: int) -> dict[str, Any]:
         return (await self.operate(DLQ_REPLAY, EntryArgs(entry_id))).to_json()

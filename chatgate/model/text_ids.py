@@ -125,6 +125,8 @@ class TextId(StrEnum):
     RENDER_COLUMNS_HIDDEN = "render.columns_hidden"
     TOOL_PROGRESS = "tools.progress"
     FILE_GONE = "files.gone"
+    FILE_SENT = "files.sent"  # a file offer (Teams file consent) answered: uploaded
+    FILE_DECLINED = "files.declined"  # ... or declined
     BUDGET_REFUSED = "budget.refused"
     BUDGET_WARN = "budget.warn"
     USAGE_TITLE = "usage.title"
@@ -162,6 +164,8 @@ PLACEHOLDERS: dict[TextId, frozenset[str]] = {
     TextId.FILE_TOO_LARGE: frozenset({"name", "max"}),
     TextId.FILE_NOT_ATTACHED: frozenset({"name"}),
     TextId.FILE_GONE: frozenset({"name"}),
+    TextId.FILE_SENT: frozenset({"name"}),
+    TextId.FILE_DECLINED: frozenset({"name"}),
     TextId.TAKEOVER_PAUSED: frozenset({"on"}),
     TextId.TAKEOVER_PAUSED_FOR: frozenset({"on", "wait"}),
     TextId.APPROVAL_PROMPT: frozenset({"tool", "arguments", "expires"}),

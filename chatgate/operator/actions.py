@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import typing
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import AsyncGenerator, Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Generic, Literal, Protocol, TypeVar
 
@@ -24,6 +24,23 @@ class Result(Protocol):
     """What every action answers: a frozen dataclass that knows its JSON shape."""
 
     def to_json(self) -> dict[str, Any]: ...
+
+
+SUMMARY_HEADER = "X-Chatgate-Summary"  # a download's summary: compact JSON
+
+
+@dataclass(frozen=True)
+class Download:
+    """An answer handed out as a file: its bytes as they are made (so any size fits), and what
+    it holds (small JSON, sent in `SUMMARY_HEADER`)."""
+
+    filename: str
+    content_type: str
+    summary: Mapping[str, Any]
+    chunks: AsyncGenerator[bytes, None]
+
+    def to_json(self) -> dict[str, Any]:
+        return dict(self.summary)
 
 
 A = TypeVar("A")
@@ -65,6 +82,7 @@ class Route:
     method: Literal["GET", "POST", "DELETE"]
     path: str
     not_found_404: bool = False  # an answer with ``found: false`` is a 404
+    download: bool = False  # the answer is a `Download`, streamed as it is made
 
     def path_params(self) -> tuple[str, ...]:
         return tuple(part[1:-1] for part in self.path.split("/") if part.startswith("{"))

@@ -8,22 +8,34 @@ live there).
 
 from __future__ import annotations
 
-import base64
 import os
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from chatgate.http_input import BadInput, InputReason
-from chatgate.operator.actions import Action, AnyAction, Command, DashboardPart, Route, arg
+from chatgate.operator.actions import (
+    Action,
+    AnyAction,
+    Command,
+    DashboardPart,
+    Download,
+    Route,
+    arg,
+)
 from chatgate.operator.context import CALLER, NeedsDaemon, OperatorContext
-from chatgate.people.archive import ArchiveTooLarge
 from chatgate.people.desk import PrivacyDesk, Shown
 from chatgate.state.personal import AuditRecord, Erased, Footprint, Person
 
 GROUP_HELP = {"people": "privacy requests: what is stored about a person; export, erase"}
 AUDIT_SHOWN = 20
 SLOW_S = 600.0  # an export reads every store, an erase compacts the database
+ARCHIVE_TYPE = "application/gzip"
+
+
+def archive_name(person: str) -> str:
+    return "chatgate-person-" + re.sub(r"[^A-Za-z0-9._-]", "_", person) + ".tar.gz"
 
 
 @dataclass(frozen=True)
@@ -77,19 +89,6 @@ class PersonShown:
 
 
 @dataclass(frozen=True)
-class PersonExport:
-    shown: PersonShown
-    archive: bytes
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            **self.shown.to_json(),
-            "bytes": len(self.archive),
-            "archive_b64": base64.b64encode(self.archive).decode(),
-        }
-
-
-@dataclass(frozen=True)
 class PersonErased:
     footprint: Footprint
     erased: tuple[Erased, ...]
@@ -129,12 +128,12 @@ def people_actions(desk: PrivacyDesk | None) -> tuple[AnyAction, ...]:
         shown = await _desk(desk).show(_person(args), CALLER.get())
         return PersonShown.of(shown, records=True)
 
-    async def export(ctx: OperatorContext, args: ExportArgs) -> PersonExport:
-        try:
-            data, shown = await _desk(desk).export(_person(args), CALLER.get())
-        except ArchiveTooLarge as exc:
-            raise BadInput(413, InputReason.BODY_TOO_LARGE, str(exc)) from None
-        return PersonExport(PersonShown.of(shown, records=False), data)
+    async def export(ctx: OperatorContext, args: ExportArgs) -> Download:
+        person = _person(args)
+        chunks, shown = await _desk(desk).export(person, CALLER.get())
+        stores = {part.store: {"count": part.count} for part in shown.found}
+        summary = {"person": person.address, "stores": stores}
+        return Download(archive_name(person.address), ARCHIVE_TYPE, summary, chunks)
 
     async def erase(ctx: OperatorContext, args: PersonArgs) -> PersonErased:
         footprint, done = await _desk(desk).erase(_person(args), CALLER.get())
@@ -151,8 +150,8 @@ def people_actions(desk: PrivacyDesk | None) -> tuple[AnyAction, ...]:
                     offline=False, timeout_s=SLOW_S),
         ),
         Action(
-            "people_export", ExportArgs, PersonExport, export,
-            Route("POST", "/api/people/export"),
+            "people_export", ExportArgs, Download, export,
+            Route("POST", "/api/people/export", download=True),
             Command("people", "export", help="write one archive of a person's data",
                     offline=False, timeout_s=SLOW_S),
         ),

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Awaitable, Callable, Collection, Sequence
+from collections.abc import AsyncGenerator, Awaitable, Callable, Collection, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -100,12 +100,12 @@ class PrivacyDesk:
         await self._audit(PrivacyReason.SHOWN, person, by, {f.store: f.count for f in found})
         return Shown(footprint, found)
 
-    async def export(self, person: Person, by: str) -> tuple[bytes, Shown]:
+    async def export(self, person: Person, by: str) -> tuple[AsyncGenerator[bytes, None], Shown]:
+        """The archive's bytes as they are made (audited as handed out before the first)."""
         footprint, found = await self._gather(person)
-        now = self.clock.time()
-        data = await asyncio.to_thread(archive.build, footprint, found, now)
+        chunks = archive.stream(footprint, found, self.clock.time())
         await self._audit(PrivacyReason.EXPORTED, person, by, {f.store: f.count for f in found})
-        return data, Shown(footprint, found)
+        return chunks, Shown(footprint, found)
 
     async def erase(self, person: Person, by: str) -> tuple[Footprint, list[Erased]]:
         async with self._erasing:  # one at a time: each compacts the whole database

@@ -1,6 +1,6 @@
-"""The audit trail of config changes made through the operator surfaces (dashboard, API, CLI):
-the record each backend keeps and the store contract. A record holds no value of any key, only
-which keys changed, so it never carries a secret."""
+"""The audit trail of config changes made through the operator surfaces (dashboard, API, CLI),
+the refused attempts included: the record each backend keeps and the store contract. A record
+holds no value of any key, only which keys changed, so it never carries a secret."""
 
 from __future__ import annotations
 
@@ -14,8 +14,8 @@ KEEP = 200  # newest records kept; older ones are dropped as new ones arrive
 
 @dataclass(frozen=True)
 class ConfigChange:
-    """One applied change: when, from where, what (key paths and line counts), and how the
-    reload went."""
+    """One change: when, from where, what (key paths and line counts), and how the reload went;
+    or an attempt that was refused, and why (nothing of it stands)."""
 
     at: float
     action: str  # apply | rollback
@@ -27,6 +27,7 @@ class ConfigChange:
     backup: str = ""  # the file the previous version was kept as
     reload: Mapping[str, Any] = field(default_factory=dict)  # the hot reload's report
     id: int = 0
+    refused: str = ""  # the `ConfigEditReason` code of a refused attempt; "" when applied
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -40,6 +41,7 @@ class ConfigChange:
             "removed_lines": self.removed_lines,
             "backup": self.backup,
             "reload": dict(self.reload),
+            "refused": self.refused or None,
         }
 
     @classmethod
@@ -55,6 +57,7 @@ class ConfigChange:
             backup=str(data.get("backup", "")),
             reload=dict(data.get("reload") or {}),
             id=int(data.get("id", 0) if ident is None else ident),
+            refused=str(data.get("refused") or ""),
         )
 
 

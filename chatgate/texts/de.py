@@ -146,6 +146,8 @@ TEXTS: dict[T, Template] = {
     T.FILE_TOO_LARGE: "📎 {name} konnte nicht angehängt werden: Die Datei ist größer als {max}.",
     T.FILE_NOT_ATTACHED: "📎 {name} konnte nicht angehängt werden.",
     T.FILE_GONE: "📎 {name} ist nicht mehr verfügbar.",
+    T.FILE_SENT: "📎 {name}: gesendet.",
+    T.FILE_DECLINED: "📎 {name}: abgelehnt, nicht gesendet.",
     T.TAKEOVER_PAUSED: (
         "Bot in diesem Chat pausiert: Hier antwortet jetzt ein Mensch. "
         "Mit {on} schaltest du ihn wieder ein."

@@ -112,6 +112,8 @@ TEXTS: dict[T, Template] = {
     T.FILE_TOO_LARGE: "📎 {name} could not be attached: it is over the {max} limit.",
     T.FILE_NOT_ATTACHED: "📎 {name} could not be attached.",
     T.FILE_GONE: "📎 {name} is no longer available.",
+    T.FILE_SENT: "📎 {name}: sent.",
+    T.FILE_DECLINED: "📎 {name}: declined, not sent.",
     T.TAKEOVER_PAUSED: (
         "Bot paused in this chat: a person answers here now. Send {on} to switch it back on."
     ),

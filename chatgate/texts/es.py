@@ -121,6 +121,8 @@ TEXTS: dict[T, Template] = {
     T.FILE_TOO_LARGE: "📎 No pude adjuntar {name}: supera el límite de {max}.",
     T.FILE_NOT_ATTACHED: "📎 No pude adjuntar {name}.",
     T.FILE_GONE: "📎 {name} ya no está disponible.",
+    T.FILE_SENT: "📎 {name}: enviado.",
+    T.FILE_DECLINED: "📎 {name}: rechazado, no enviado.",
     T.TAKEOVER_PAUSED: (
         "Bot en pausa en este chat: ahora responde una persona. Envía {on} para reactivarlo."
     ),

@@ -131,6 +131,8 @@ TEXTS: dict[T, Template] = {
     T.FILE_TOO_LARGE: "📎 Impossible de joindre {name} : le fichier dépasse la limite de {max}.",
     T.FILE_NOT_ATTACHED: "📎 Impossible de joindre {name}.",
     T.FILE_GONE: "📎 {name} n'est plus disponible.",
+    T.FILE_SENT: "📎 {name} : envoyé.",
+    T.FILE_DECLINED: "📎 {name} : refusé, non envoyé.",
     T.TAKEOVER_PAUSED: (
         "Bot en pause dans cette conversation : une personne répond ici désormais. "
         "Envoyez {on} pour le réactiver."

@@ -128,6 +128,8 @@ TEXTS: dict[T, Template] = {
     T.FILE_TOO_LARGE: "📎 Не удалось приложить {name}: файл больше {max}.",
     T.FILE_NOT_ATTACHED: "📎 Не удалось приложить {name}.",
     T.FILE_GONE: "📎 {name} больше недоступен.",
+    T.FILE_SENT: "📎 {name}: отправлен.",
+    T.FILE_DECLINED: "📎 {name}: отклонён, не отправлен.",
     T.TAKEOVER_PAUSED: (
         "Бот в этом чате на паузе: теперь здесь отвечает человек. "
         "Отправьте {on}, чтобы включить его снова."

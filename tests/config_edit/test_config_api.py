@@ -211,7 +211,8 @@ async def test_a_file_the_reload_refuses_is_put_back_at_once(tmp_path: Path) -> 
         assert result.reason == "text" and memory(gw).texts() == ["still echo?"]
         _, history = await call(gw, "GET", "/api/config/history")
     assert path.read_text() == before
-    assert history["changes"] == []  # nothing was applied
+    [change] = history["changes"]  # nothing was applied: the attempt is audited as refused
+    assert change["refused"] == "config_reload_rejected" and change["reload"] == {}
 
 
 async def test_editing_can_be_switched_off(tmp_path: Path) -> None:

@@ -50,7 +50,8 @@ async def test_rollback_puts_back_the_kept_version_and_is_audited(
 
         assert await asyncio.to_thread(main, ["config", "history", "--config", str(path)]) == 0
         shown = capsys.readouterr().out
-    first, second = (line for line in shown.splitlines() if line.startswith("#"))
+    refused, first, second = (line for line in shown.splitlines() if line.startswith("#"))
+    assert "rollback to gateway.yaml.7  cli · 127.0.0.1  refused: config_no_backup" in refused
     assert "rollback to gateway.yaml.1  cli · 127.0.0.1  +1 -1  kept gateway.yaml.1" in first
     assert "apply  api · 127.0.0.1  +1 -1  kept gateway.yaml.1" in second
     assert (
@@ -62,7 +63,11 @@ async def test_rollback_puts_back_the_kept_version_and_is_audited(
     offline = ["config", "history", "--json", "--config", str(path)]
     assert await asyncio.to_thread(main, offline) == 0
     changes = json.loads(capsys.readouterr().out)
-    assert [c["action"] for c in changes] == ["rollback to gateway.yaml.1", "apply"]
+    assert [(c["action"], c["refused"]) for c in changes] == [
+        ("rollback to gateway.yaml.7", "config_no_backup"),
+        ("rollback to gateway.yaml.1", None),
+        ("apply", None),
+    ]
 
     # No daemon: a rollback is made here, the same way (validated, kept, audited).
     rollback = ["config", "rollback", "1", "--config", str(path)]

@@ -330,6 +330,35 @@ class FakeTeams:
             lambda: f"wanted {count} messages, got {[s.text for s in self.messages()]}",
         )
 
+    async def wait_text(self, needle: str, timeout: float = 30.0) -> list[Sent]:
+        """The messages so far, once one of them holds ``needle``."""
+
+        def found() -> list[Sent] | None:
+            sent = self.messages()
+            return sent if any(needle in s.text for s in sent) else None
+
+        return await wait_until(self._signal, found, timeout, lambda: f"no message with {needle}")
+
+    async def wait_card(self, count: int, timeout: float = 30.0) -> Sent:
+        """The ``count``-th card with actions the bot posted, once it came."""
+
+        def found() -> Sent | None:
+            cards = [
+                s for s in self.messages() if s.method == "POST" and (s.card or {}).get("actions")
+            ]
+            return cards[count - 1] if len(cards) >= count else None
+
+        return await wait_until(self._signal, found, timeout, lambda: f"no card #{count}")
+
+    async def wait_update(self, activity_id: str, timeout: float = 30.0) -> Sent:
+        """The PUT that replaced activity ``activity_id`` (the latest, once one came)."""
+
+        def found() -> Sent | None:
+            puts = [s for s in self.sent if s.method == "PUT" and s.id == activity_id]
+            return puts[-1] if puts else None
+
+        return await wait_until(self._signal, found, timeout, lambda: f"no update of {activity_id}")
+
     # -- Teams' side ----------------------------------------------------------------------------
 
     def token(

@@ -6,7 +6,6 @@ line to the model."""
 
 from __future__ import annotations
 
-import base64
 import io
 import json
 import tarfile
@@ -136,8 +135,16 @@ async def api(gw: Gateway, method: str, path: str, body: Any = None) -> dict[str
         return answer
 
 
-def archive_texts(answer: dict[str, Any]) -> dict[str, bytes]:
-    data = base64.b64decode(answer["archive_b64"])
+async def archive(gw: Gateway, person: str) -> dict[str, bytes]:
+    """The streamed archive's members by name."""
+    async with (
+        http() as session,
+        session.post(
+            url(gw, "/api/people/export"), json={"person": person}, headers=operator(gw)
+        ) as r,
+    ):
+        assert r.status == 200 and r.headers["Content-Type"] == "application/gzip"
+        data = await r.read()
     with tarfile.open(fileobj=io.BytesIO(data), mode="r:gz") as tar:
         return {
             m.name.split("/", 1)[1]: tar.extractfile(m).read()  # type: ignore[union-attr]
@@ -161,7 +168,7 @@ async def test_erase_leaves_no_canary_and_keeps_the_others(
         assert counts["spilled_transcripts"] == 1 and counts["usage_counters"] == 1
         assert KEEP not in json.dumps(shown)
 
-        exported = archive_texts(await api(gw, "POST", "/api/people/export", {"person": ALICE}))
+        exported = await archive(gw, ALICE)
         assert CANARY.encode() in exported["transcripts.json"]
         assert exported[f"files/outgoing_files/{alice['ref']}"] == f"{CANARY} file bytes".encode()
         assert not any(KEEP.encode() in v for v in exported.values())

@@ -88,6 +88,8 @@ async def _open(place: Place, user_id: str) -> tuple[CryptoStore, Callable[[], A
     from mautrix.crypto import PgCryptoStore
     from mautrix.util.async_db import Database
 
+    from chatgate.channels.matrix.crypto_sqlite import SqliteCryptoStore
+
     await asyncio.to_thread(place.folder.mkdir, parents=True, exist_ok=True)
     db = Database.create(
         f"sqlite:{place.folder / 'crypto.db'}",
@@ -96,7 +98,9 @@ async def _open(place: Place, user_id: str) -> tuple[CryptoStore, Callable[[], A
     )
     key = await asyncio.to_thread(_pickle_key, place.folder)
     await db.start()
-    return PgCryptoStore(user_id, key, db), db.stop
+    store = SqliteCryptoStore(user_id, key, db)
+    await store.open()
+    return store, db.stop
 
 
 async def enable(client: Client, place: Place) -> Crypto:

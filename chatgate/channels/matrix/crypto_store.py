@@ -33,6 +33,7 @@ from mautrix.types import (
 )
 from redis.asyncio import Redis
 
+from chatgate.channels.matrix.replay import ReplayWindow
 from chatgate.state.redis.client import unavailable
 
 KINDS = ("account", "olm", "inbound", "outbound", "index", "devices", "xsign", "signatures")
@@ -79,9 +80,12 @@ def _device_blob(device: DeviceIdentity) -> Blob:
 class RedisCryptoStore(MemoryCryptoStore):
     """A MemoryCryptoStore whose every change is also in Redis under `prefix`."""
 
-    def __init__(self, client: Redis, prefix: str, account_id: str) -> None:
+    def __init__(
+        self, client: Redis, prefix: str, account_id: str, window: ReplayWindow | None = None
+    ) -> None:
         super().__init__(account_id, "")
         self.client, self.prefix = client, prefix
+        self.window = window or ReplayWindow()
 
     def _key(self, kind: str) -> str:
         return f"{self.prefix}:{kind}"
@@ -179,6 +183,9 @@ class RedisCryptoStore(MemoryCryptoStore):
             sender, session, index = field.split("|")
             key = (IdentityKey(sender), SessionID(session), int(index))
             self._message_indices[key] = (EventID(row["event_id"]), int(row["timestamp"]))
+        times = [t for _, t in self._message_indices.values()]
+        if times:
+            self.window.loaded(len(times), min(times), max(times))
 
     def _load_devices(self, rows: dict[str, Blob]) -> None:
         for user, devices in rows.items():
@@ -316,13 +323,24 @@ class RedisCryptoStore(MemoryCryptoStore):
         timestamp: int,
     ) -> bool:
         known = (sender_key, session_id, index) in self._message_indices
+        if not known and self.window.refuses(timestamp):
+            return False  # older than every index still kept: perhaps a pruned one replayed
         valid = await super().validate_message_index(
             sender_key, session_id, event_id, index, timestamp
         )
         if not known:
             blob = {"event_id": event_id, "timestamp": timestamp}
             await self._put("index", _field(sender_key, session_id, str(index)), blob)
+            if self.window.added(timestamp):
+                await self._prune_indices()
         return valid
+
+    async def _prune_indices(self) -> None:
+        indices = self._message_indices
+        drop = self.window.plan({k: t for k, (_, t) in indices.items()})
+        for key in drop:
+            del indices[key]
+        await self._drop("index", *(_field(s, session, str(i)) for s, session, i in drop))
 
     # -- devices and cross-signing ----------------------------------------------------------
 

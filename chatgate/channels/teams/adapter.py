@@ -38,6 +38,7 @@ from chatgate.channels.http_ingress import read_request, refuse
 from chatgate.channels.ordering import ChatOrder
 from chatgate.channels.teams import LIMITS, consent, errors, ids
 from chatgate.channels.teams.auth import Unverified, Verifier
+from chatgate.channels.teams.cards import CardMemory
 from chatgate.channels.teams.config import TeamsChannelConfig
 from chatgate.channels.teams.connector import Connector
 from chatgate.channels.teams.inbound import (
@@ -101,6 +102,7 @@ class TeamsChannel(ChannelAdapter):
         self._accepting = False
         self._order = ChatOrder()
         self.offers: FileOffers | None = None
+        self.cards = CardMemory(None, self.name, ctx.clock)
 
     @property
     def capabilities(self) -> Capabilities:
@@ -112,7 +114,9 @@ class TeamsChannel(ChannelAdapter):
         if not self.config.app_id or secret_value(self.config.app_password) is None:
             raise NotConfigured("no app id and password", NO_CREDENTIALS_HINT)
         self._sink = sink
-        self.connector = Connector(self.config, self.name, self.ctx.kv.get("facts"), self.ctx.clock)
+        facts = self.ctx.kv.get("facts")
+        self.connector = Connector(self.config, self.name, facts, self.ctx.clock)
+        self.cards = CardMemory(facts, self.name, self.ctx.clock)
         timeout = aiohttp.ClientTimeout(total=self.config.request_timeout_s)
         self._session = aiohttp.ClientSession(timeout=timeout)
         cloud = self.connector.cloud
@@ -328,6 +332,7 @@ class TeamsChannel(ChannelAdapter):
                 sent = await self.offers.offer(ref, conversation, file)
             else:
                 sent = await self.connector.post(ref, conversation, dict(activity))
+                await self.cards.sent(target.chat_id, sent, activity)
         except httpx.HTTPStatusError as exc:
             self._refused(exc)
             raise
@@ -339,8 +344,9 @@ class TeamsChannel(ChannelAdapter):
             return where
         assert self.connector is not None
         activity = rendered.native.get("activity") or {"text": rendered.text}
+        activity = await self.cards.update_of(target.chat_id, message_id, dict(activity))
         try:
-            sent = await self.connector.update(*where, message_id, dict(activity))
+            sent = await self.connector.update(*where, message_id, activity)
         except httpx.HTTPStatusError as exc:
             self._refused(exc)
             raise

@@ -46,6 +46,7 @@ class Answer:
 
     offer: Offer
     accepted: bool
+    card_id: str = ""  # the consent card's activity (replaced by the outcome once answered)
     upload_url: str = ""
     content_url: str = ""
     name: str = ""
@@ -90,11 +91,13 @@ def answer_of(activity: Any) -> Answer | None:
     if offer is None:
         return None
     info = value.upload_info
+    card = str(getattr(activity, "reply_to_id", None) or "")
     if str(getattr(value.action, "value", value.action)) != "accept" or info is None:
-        return Answer(offer, False)
+        return Answer(offer, False, card)
     return Answer(
         offer,
         True,
+        card,
         upload_url=str(info.upload_url or ""),
         content_url=str(info.content_url or ""),
         name=str(info.name or ""),

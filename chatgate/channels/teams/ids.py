@@ -39,3 +39,8 @@ def message_key(chat: str, activity_id: str) -> str:
 def reference_key(chat: str) -> str:
     """The ChannelFacts key of a chat's conversation reference."""
     return f"ref:{chat}"
+
+
+def card_key(chat: str, activity_id: str) -> str:
+    """The ChannelFacts key marking one of the bot's activities as an Adaptive Card."""
+    return f"card:{message_key(chat, activity_id)}"

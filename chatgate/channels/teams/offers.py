@@ -18,6 +18,7 @@ import aiohttp
 from chatgate.channels.teams import consent
 from chatgate.channels.teams.connector import Connector
 from chatgate.channels.teams.inbound import Reference
+from chatgate.channels.teams.render import card_activity
 from chatgate.model.outbound import File
 from chatgate.model.text_ids import TextId
 
@@ -74,6 +75,7 @@ class FileOffers:
         if not answer.accepted:
             self.counters["declined"] += 1
             await self.files.discard_refs([offer.ref])
+            await self._close(ref, answer, TextId.FILE_DECLINED)
             return
         try:
             data = await self.files.read(offer.ref)
@@ -81,8 +83,20 @@ class FileOffers:
             self.counters["gone"] += 1
             gone = self.words.text(TextId.FILE_GONE, name=offer.name)
             await self.connector.post(ref, ref.conversation, {"text": gone})
+            await self._close(ref, answer, TextId.FILE_GONE)
             return
         await consent.upload(self.session, answer.upload_url, data)
         await self.connector.post(ref, ref.conversation, consent.info_card(answer))
         self.counters["accepted"] += 1
         await self.files.discard_refs([offer.ref])
+        await self._close(ref, answer, TextId.FILE_SENT)
+
+    async def _close(self, ref: Reference, answer: consent.Answer, outcome: TextId) -> None:
+        """The consent card replaced by its outcome (its Allow/Decline buttons gone)."""
+        if not answer.card_id:
+            return
+        text = self.words.text(outcome, name=answer.offer.name)
+        try:
+            await self.connector.update(ref, ref.conversation, answer.card_id, card_activity(text))
+        except Exception as exc:  # the answer counts even if the card stays
+            log.warning("teams consent card not closed", extra={"error": type(exc).__name__})

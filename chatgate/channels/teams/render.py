@@ -84,6 +84,12 @@ def _text(chunk: str) -> Rendered:
     return Rendered(chunk, FORMAT, {"activity": {"text": chunk, "textFormat": "markdown"}})
 
 
+def card_activity(text: str) -> dict[str, Any]:
+    """``text`` as a card without actions (what a card is edited into: its buttons go)."""
+    activity: dict[str, Any] = _card(text, []).native["activity"]
+    return activity
+
+
 def _card(text: str, widgets: list[Buttons | Select]) -> Rendered:
     body: list[dict[str, Any]] = []
     if text:

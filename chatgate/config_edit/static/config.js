@@ -107,13 +107,13 @@ function history(changes) {
   if (!changes.length) return body.replaceChildren(h("tr", {}, h("td", { class: "empty", colspan: "7" }, "no changes made from here yet")));
   body.replaceChildren(
     ...changes.map((c) =>
-      h("tr", { "data-id": String(c.id) },
+      h("tr", { "data-id": String(c.id), "data-refused": c.refused || "" },
         h("td", { class: "nowrap" }, when(c.at)),
-        h("td", {}, c.action),
+        h("td", {}, c.refused ? `${c.action} (refused)` : c.action),
         h("td", {}, `${c.by} · ${c.address}`),
         h("td", {}, c.changed.join(", ")),
-        h("td", { class: "nowrap" }, `+${c.added_lines} −${c.removed_lines}`),
-        h("td", {}, reloadText(c.reload)),
+        h("td", { class: "nowrap" }, c.refused ? "" : `+${c.added_lines} −${c.removed_lines}`),
+        h("td", {}, c.refused ? `refused: ${c.refused}` : reloadText(c.reload)),
         h("td", {}, c.backup),
       ),
     ),

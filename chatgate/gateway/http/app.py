@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import re
+from urllib.parse import quote
 
 from aiohttp import web
 
@@ -18,7 +19,7 @@ from chatgate.http_input import BadInput
 from chatgate.http_input.answers import refuse
 from chatgate.model.errors import StateUnavailable
 from chatgate.model.reasons import RefusalReason
-from chatgate.operator.actions import AnyAction
+from chatgate.operator.actions import SUMMARY_HEADER, AnyAction, Download
 from chatgate.operator.context import CALLER
 from chatgate.operator.parse import from_request
 
@@ -196,6 +197,8 @@ def _action(action: AnyAction) -> Handler:
         asked_by = CALLER.set(request.remote or "unknown")
         try:
             args = await from_request(action, request)
+            if action.route.download:
+                return await _send(request, await _api(request).download(action, args))
             result = await _api(request).answer(action, args)
         except BadInput as bad:  # a malformed argument, or one the handler refused
             return bad.answer()
@@ -205,6 +208,28 @@ def _action(action: AnyAction) -> Handler:
         return web.json_response(result, status=404 if missing else 200)
 
     return handle
+
+
+async def _send(request: web.Request, download: Download) -> web.StreamResponse:
+    """The download's bytes as they are made (a failure midway cuts the response short)."""
+    name = quote(download.filename, safe="")
+    response = web.StreamResponse(
+        headers={
+            "Content-Type": download.content_type,
+            "Content-Disposition": f"attachment; filename*=UTF-8''{name}",
+            SUMMARY_HEADER: json.dumps(download.summary, separators=(",", ":")),
+            "Cache-Control": "no-store",
+            "X-Content-Type-Options": "nosniff",
+        }
+    )
+    try:
+        await response.prepare(request)
+        async for chunk in download.chunks:
+            await response.write(chunk)
+        await response.write_eof()
+    finally:
+        await download.chunks.aclose()
+    return response
 
 
 async def api_reload(request: web.Request) -> web.Response:

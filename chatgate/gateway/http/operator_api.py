@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Protocol
 
-from chatgate.operator.actions import AnyAction
+from chatgate.operator.actions import AnyAction, Download
 
 
 class OperatorApi(Protocol):
@@ -34,3 +34,6 @@ class OperatorApi(Protocol):
 
     async def answer(self, action: AnyAction, args: Any) -> dict[str, Any]:
         """The action's JSON answer, scrubbed of secrets."""
+
+    async def download(self, action: AnyAction, args: Any) -> Download:
+        """A download action's answer (its summary scrubbed of secrets)."""

@@ -12,7 +12,7 @@ from chatgate.channels.teams import consent
 from tests.channels.teams.agents import PNG
 from tests.channels.teams.support import endpoint, teams_config
 from tests.fakes.llm import FakeLLM
-from tests.fakes.teams import FakeTeams
+from tests.fakes.teams import FakeTeams, Sent
 from tests.harness import channel_status, running
 from tests.support.waiting import eventually
 
@@ -36,6 +36,7 @@ async def test_a_file_in_a_personal_chat_is_offered_then_uploaded_on_allow(
         assert offer is not None, card.activity
         status, _ = await ms.post(endpoint(gw), ms.consent(card, accept=True))
         [*_, info] = await ms.wait_sent(3)
+        closed = await ms.wait_update(card.id)
         [(session, uploaded)] = ms.uploads.items()
         await eventually(lambda: _outgoing(tmp_path) == [])
         counters = channel_status(gw, "teams")["file_offers"]
@@ -50,6 +51,7 @@ async def test_a_file_in_a_personal_chat_is_offered_then_uploaded_on_allow(
     assert shown["contentUrl"].endswith(f"/{session}/chart.png")
     assert shown["content"] == {"uniqueId": f"unique-{session}", "fileType": "png"}
     assert counters["offered"] == counters["accepted"] == 1
+    assert answered(closed) == "📎 chart.png: sent."
 
 
 async def test_a_declined_file_is_not_uploaded_and_is_removed(
@@ -61,10 +63,22 @@ async def test_a_declined_file_is_not_uploaded_and_is_removed(
         [_, card] = await ms.wait_sent(2)
         assert len(_outgoing(tmp_path)) == 1  # the file the card offers
         status, _ = await ms.post(endpoint(gw), ms.consent(card, accept=False))
+        closed = await ms.wait_update(card.id)
         await eventually(lambda: _outgoing(tmp_path) == [])
         counters = channel_status(gw, "teams")["file_offers"]
     assert status == 200 and ms.uploads == {}
-    assert len(ms.messages()) == 2 and counters["declined"] == 1
+    assert [s.method for s in ms.messages()] == ["POST", "POST", "PUT"]
+    assert counters["declined"] == 1
+    assert answered(closed) == "📎 chart.png: declined, not sent."
+
+
+def answered(update: Sent) -> str:
+    """The text of a consent card replaced by its outcome: a card without buttons."""
+    assert update.attachment(CONSENT) is None, update.activity
+    card = update.card
+    assert card is not None and not card.get("actions"), update.activity
+    [block] = card["body"]
+    return str(block["text"])
 
 
 async def test_a_card_answered_from_another_chat_is_not_honoured(

@@ -401,6 +401,9 @@ async function act(method, path, body, describe) {
     return toast("the gateway did not answer");
   }
   if (response.status === 401) return signOut("That token was refused.");
+  if (response.ok && response.headers.get("Content-Type") === "application/gzip") {
+    return describe({ blob: await response.blob() }, person);
+  }
   const data = await response.json().catch(() => ({}));
   toast(describe(data, response));
   connect(); // a fresh snapshot now rather than at the next tick
@@ -449,6 +452,9 @@ async function people(method, verb, describe) {
     return toast("the gateway did not answer");
   }
   if (response.status === 401) return signOut("That token was refused.");
+  if (response.ok && response.headers.get("Content-Type") === "application/gzip") {
+    return describe({ blob: await response.blob() }, person);
+  }
   const data = await response.json().catch(() => ({}));
   if (!response.ok) return toast(data.error || `refused (${response.status})`);
   describe(data, person);
@@ -463,12 +469,11 @@ $("people").addEventListener("submit", (event) => {
   people("GET", "show", (d) => $("people-result").replaceChildren(...storeCounts(d.stores)));
 });
 $("people-export").addEventListener("click", () => people("POST", "export", (d, person) => {
-  const bytes = Uint8Array.from(atob(d.archive_b64), (c) => c.charCodeAt(0));
-  const link = h("a", { href: URL.createObjectURL(new Blob([bytes], { type: "application/gzip" })),
+  const link = h("a", { href: URL.createObjectURL(d.blob),
     download: `chatgate-person-${person.replace(/[^A-Za-z0-9._-]/g, "_")}.tar.gz` });
   link.click();
   URL.revokeObjectURL(link.href);
-  toast(`exported ${person} (${d.bytes} bytes)`);
+  toast(`exported ${person} (${d.blob.size} bytes)`);
 }));
 $("people-erase").addEventListener("click", () => {
   const person = $("people-person").value.trim();

@@ -120,3 +120,24 @@ async def test_an_earlier_message_taken_up_here_goes_first_but_not_one_of_the_sa
         lock.acquire("s1", owner="r1", ttl=TTL, after="tg:m2", batch=both), 10
     )
     await lock.release(lease)
+
+
+async def test_a_lock_passed_on_to_a_later_message_goes_to_an_earlier_open_one_first(
+    client: Redis,
+) -> None:
+    """r1's turn of m2 was cut short: the session's lock waits for it (`handoff:m2`). m1, which
+    came in before on r2 and is still open there, takes that lock; m2's turn waits for it."""
+    r1, r2 = RedisJournal(client, KEYS, "r1"), RedisJournal(client, KEYS, "r2")
+    await r2.record(message("m1"), NOW, DAY, "s1")
+    await r1.record(message("m2"), NOW, DAY, "s1")
+    here, there = (RedisTurnLock(client, PREFIX, replica=r) for r in ("r1", "r2"))
+    here.strand("s1", "tg:m2", None, TTL)
+    await here.retry_pending()
+    assert await client.get(PREFIX + "lock:s1") == "handoff:tg:m2"
+    later = asyncio.ensure_future(here.acquire("s1", owner="r1", ttl=TTL, after="tg:m2"))
+    assert await still_waiting(later), "m2's turn went before m1"
+    earlier = await asyncio.wait_for(there.acquire("s1", owner="r2", ttl=TTL, after="tg:m1"), 10)
+    await finish(r2, "tg:m1")
+    await there.release(earlier)
+    await here.release(await asyncio.wait_for(later, 10))
+    await here.aclose()

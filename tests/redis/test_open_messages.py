@@ -27,7 +27,9 @@ TTL = 30.0
 
 
 def message(message_id: str) -> InboundMessage:
-    return InboundMessage("tg", "telegram", "c1", "direct", "u1", message_id, "hi")
+    """``m<n>`` came in at NOW + n."""
+    at = NOW + int(message_id.removeprefix("m"))
+    return InboundMessage("tg", "telegram", "c1", "direct", "u1", message_id, "hi", received_at=at)
 
 
 async def finish(journal: RedisJournal, key: str) -> None:
@@ -89,8 +91,8 @@ async def test_a_restore_after_a_wipe_writes_the_index_again(client: Redis) -> N
     await r2.record(message("m1"), NOW, DAY, "s1")
     await r1.record(message("m2"), NOW, DAY, "s1")
     await client.delete(*await client.keys(PREFIX + "*"))  # the data lost
-    assert await r2.restore(message("m1"), NOW, "s1")  # oldest first, as a restore does
-    assert await r1.restore(message("m2"), NOW, "s1")
+    assert await r1.restore(message("m2"), NOW, "s1")  # each replica restores its own: r1 first
+    assert await r2.restore(message("m1"), NOW, "s1")
     lock = RedisTurnLock(client, PREFIX, replica="r1")
     later = asyncio.ensure_future(lock.acquire("s1", owner="r1", ttl=TTL, after="tg:m2"))
     assert await still_waiting(later), "m2's turn went before m1 after the restore"

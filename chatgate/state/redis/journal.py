@@ -33,7 +33,8 @@ RESUBSCRIBE_S = 1.0
 
 # KEYS: entry, open, all, msgid-index, sender-list, open-seq, the session's open messages;
 # ARGV: key, now, window, message, owner, message_id, sender_history, channel, '1' when the
-# session is known (its open-message index is written with the entry, left when it settles)
+# session is known (its open-message index is written with the entry, left when it settles),
+# when the message came in (the index's order: the same after a wipe's restore by any replica)
 _WRITE = """
 redis.call('del', KEYS[1])
 redis.call('hset', KEYS[1], 'state', 'pending', 'message', ARGV[4], 'received_at', ARGV[2],
@@ -41,7 +42,7 @@ redis.call('hset', KEYS[1], 'state', 'pending', 'message', ARGV[4], 'received_at
 local seq = redis.call('incr', KEYS[6])
 redis.call('zadd', KEYS[2], seq, ARGV[1])
 if ARGV[9] == '1' then
-  redis.call('zadd', KEYS[7], seq, ARGV[1])
+  redis.call('zadd', KEYS[7], ARGV[10], ARGV[1])
   redis.call('hset', KEYS[1], 'open_index', KEYS[7])
 end
 redis.call('zadd', KEYS[3], tonumber(ARGV[2]), ARGV[1])
@@ -266,6 +267,7 @@ class RedisJournal:
             SENDER_HISTORY,
             msg.channel,
             "1" if session else "0",
+            msg.received_at,
         ]
         return keys, args
 

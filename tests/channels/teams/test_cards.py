@@ -66,7 +66,7 @@ async def test_an_approval_card_is_answered_only_by_the_asker(
             reply_to=prompt.id,
         )
         assert (await ms.post(endpoint(gw), stranger))[0] == 200
-        other = await settled(gw, f"teams:{CHANNEL.replace(':', '%3A')}/7001")
+        other = await settled(gw, f"teams:{CHANNEL.replace(':', '%3A')}/7001", TIMEOUT)
         assert (other.stage, other.reason) == ("approval", "approval_not_approver")
         [notice] = ms.targeted()
         assert notice.activity["recipient"]["id"] == "29:aad-stranger"
@@ -82,10 +82,11 @@ async def test_an_approval_card_is_answered_only_by_the_asker(
             reply_to=prompt.id,
         )
         await ms.post(endpoint(gw), asker)
-        await ms.wait_sent(2, timeout=TIMEOUT)
-        entry = await settled(gw, f"teams:{CHANNEL.replace(':', '%3A')}/7002")
-        done = await ms.wait_sent(3, timeout=TIMEOUT)
+        entry = await settled(gw, f"teams:{CHANNEL.replace(':', '%3A')}/7002", TIMEOUT)
+        # the card, its approval note, the tool status line, then the answer (its edit): waited
+        # for here, not left to the stop's drain (which a loaded machine outlasts)
+        done = await ms.wait_sent(4, timeout=TIMEOUT)
     assert (entry.stage, entry.reason) == ("approval", "approved")
     assert fake_llm.requests[1].messages[-1]["content"] == "5"
     assert all(s.conversation == thread for s in done)
-    assert any("It is 5." in s.text for s in ms.sent)
+    assert done[-1].text == "It is 5."

@@ -48,6 +48,14 @@ def kill_leftovers() -> None:
                 pass
 
 
+async def reap_leftovers() -> None:
+    """`kill_leftovers`, and wait until each has exited: none of them writes anything after."""
+    procs = list(LIVE)
+    kill_leftovers()
+    for proc in procs:
+        await proc.wait()
+
+
 class Daemon:
     def __init__(
         self, config: Path, *, env: Mapping[str, str] | None = None, log_name: str = "daemon.log"

@@ -30,6 +30,11 @@ async def client(request: pytest.FixtureRequest) -> AsyncIterator[str]:
     _client[0] = request.param
     yield request.param
     _client[0] = "auto"
+    await close_agents()
+
+
+async def close_agents() -> None:
+    """Close the agents `litellm_agent` made, on the loop of the test that made them."""
     while _made:
         await _made.pop().aclose()
 

@@ -6,6 +6,7 @@ import asyncio
 import json
 import os
 import sys
+from collections.abc import AsyncIterator
 
 import pytest
 
@@ -16,7 +17,7 @@ from chatgate.agents.litellm_import import (
     import_litellm,
 )
 from tests.agents.helpers import Recorder, make_turn
-from tests.agents.test_litellm_agent import ECHOED, litellm_agent
+from tests.agents.test_litellm_agent import ECHOED, close_agents, litellm_agent
 from tests.daemon import ROOT, cli_env
 from tests.fakes.llm import FakeLLM, Fault
 
@@ -31,6 +32,14 @@ CALLBACK_LISTS = (
     "_async_failure_callback",
 )
 PROBE_TIMEOUT_S = 180.0  # a fresh process imports litellm: seconds, a minute on a busy machine
+
+
+@pytest.fixture(autouse=True)
+async def _agents_closed() -> AsyncIterator[None]:
+    """Each test's agents closed after it: left open, their client sessions outlive the test's
+    loop and are only collected at the worker's exit ("Unclosed client session")."""
+    yield
+    await close_agents()
 
 
 async def test_no_logging_callbacks_and_daemon_settings_after_turns(fake: FakeLLM) -> None:

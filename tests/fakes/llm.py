@@ -226,6 +226,9 @@ class FakeLLM:
         # (group, request, answered at): each grouped request's time at the model, to tell which
         # requests of one group overlapped
         self.spans: list[tuple[str, RecordedRequest, float]] = []
+        # While an unset Event: every request is held (after ``latency_s``) until it is set, then
+        # answered as usual; a model as slow as the test needs, whatever the machine's load.
+        self.held: asyncio.Event | None = None
         self.port = 0
         self._script: deque[Reply | Fault] = deque()
         self._next_faults: deque[Fault] = deque()
@@ -390,6 +393,15 @@ class FakeLLM:
         reply = self.default_reply
         return reply if isinstance(reply, str | ToolCalls) else reply(record)
 
+    async def _until(self, event: asyncio.Event) -> None:
+        """Wait for ``event``, or less when the server is stopping."""
+        waits = [asyncio.ensure_future(e.wait()) for e in (event, self._stopping)]
+        try:
+            await asyncio.wait(waits, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            for wait in waits:
+                wait.cancel()
+
     async def _pause(self, seconds: float) -> None:
         """Sleep, but wake early when the server is stopping."""
         if seconds > 0 and not self._stopping.is_set():
@@ -432,6 +444,8 @@ class FakeLLM:
         `release` (or the server stops)."""
         outcome = self._choose(record)
         await self._pause(self.latency_s)
+        if self.held is not None and not self._stopping.is_set():
+            await self._until(self.held)
         if isinstance(outcome, Fault) and _hangs(outcome) and not self._stopping.is_set():
             await self._release.wait()
         return outcome

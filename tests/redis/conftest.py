@@ -11,6 +11,7 @@ reason shown (pytest -rs).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import shutil
 import socket
@@ -25,6 +26,7 @@ from redis.asyncio import Redis
 from redis.exceptions import RedisError
 
 from chatgate.state.redis.leases import FENCE_KEY
+from tests.daemon import reap_leftovers
 from tests.requires import missing
 
 HOST, PORT = "127.0.0.1", 6379
@@ -72,9 +74,11 @@ async def _claim() -> tuple[Redis, int]:
         await asyncio.sleep(0.5)
 
 
-@pytest.fixture
-async def redis_db() -> AsyncIterator[str]:
-    """The URL of an empty test database claimed for this test; flushed and released after."""
+@contextlib.asynccontextmanager
+async def claimed_db() -> AsyncIterator[str]:
+    """The URL of an empty test database claimed until the block ends; then the test's leftover
+    daemons are killed and reaped (one left running writes into the db the next test claims)
+    before the db is flushed and released."""
     probe = Redis.from_url(redis_url(), socket_connect_timeout=1)
     try:
         await probe.ping()
@@ -91,8 +95,16 @@ async def redis_db() -> AsyncIterator[str]:
         await client.set(FENCE_KEY, 0)  # no data loss to fence: the first replica takes at once
         yield redis_url(db)
     finally:
+        await reap_leftovers()
         await client.flushdb()
         await client.aclose()
+
+
+@pytest.fixture
+async def redis_db() -> AsyncIterator[str]:
+    """The URL of an empty test database claimed for this test (see `claimed_db`)."""
+    async with claimed_db() as url:
+        yield url
 
 
 @pytest.fixture

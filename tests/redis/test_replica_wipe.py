@@ -67,7 +67,7 @@ def restored_counts(text: str) -> list[int]:
 async def test_a_wiped_redis_loses_nothing_a_replica_held(
     tmp_path: Path, fake_tg: FakeTelegram, fake_llm: FakeLLM, private_redis: PrivateRedis
 ) -> None:
-    fake_llm.latency_s = 1.5  # a turn at the model, the other DMs of each user queued behind it
+    held = fake_llm.held = asyncio.Event()  # each user's turn at the model, the others queued
     echo_replies(fake_llm)
     client = Redis.from_url(private_redis.url, decode_responses=True)
     urls = dict.fromkeys(("r1", "r2"), private_redis.url)
@@ -83,6 +83,13 @@ async def test_a_wiped_redis_loses_nothing_a_replica_held(
         await fake_llm.wait_for_requests(USERS, timeout=90)  # every user's first turn runs
         assert await client.zcard(PREFIX + "journal:open") == USERS * PER_USER
         wipe(private_redis)
+
+        def restored() -> bool:
+            counts = [n for d in daemons.values() for n in restored_counts(d.logs())]
+            return sum(counts) >= USERS * PER_USER
+
+        await eventually(restored, 60, "the replicas re-journaled every DM they hold")
+        held.set()  # the turns answer only now: none finished before its replica saw the wipe
 
         async def answered() -> bool:
             return expected <= set(sent_texts(fake_tg))

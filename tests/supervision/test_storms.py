@@ -8,7 +8,9 @@ from pathlib import Path
 
 import aiohttp
 
+from chatgate.gateway.supervision.supervised import ChannelStatus
 from chatgate.policies.channel_states import ChannelState
+from tests.channels.telegram.helpers_b import key_of, settled
 from tests.fakes.clock import ManualClock
 from tests.fakes.llm import FakeLLM
 from tests.fakes.telegram import TOKEN, FakeTelegram, FaultSpec
@@ -58,6 +60,21 @@ async def ping(gw: object, text: str) -> str:
         return str((await resp.json())["reply"])
 
 
+async def restarted_after(clock: ManualClock, status: ChannelStatus, delay: float) -> None:
+    """Advance ``clock`` past a channel's backoff of ``delay`` until its restart is counted.
+
+    The test sees BACKOFF before the supervisor's sleep is on the clock (it starts on the
+    supervisor's next step): an advance made in between is missed, so it is made again."""
+    restarts = status.restarts
+
+    def restarted() -> bool:
+        if status.state is ChannelState.BACKOFF and status.restarts == restarts:
+            clock.advance(delay + 0.01)
+        return status.restarts > restarts
+
+    await eventually(restarted, 60, "the restart")
+
+
 async def test_refusing_bot_api_backs_off_exponentially_parks_and_bounds_attempts(
     tmp_path: Path, fake_tg: FakeTelegram, fake_llm: FakeLLM
 ) -> None:
@@ -73,14 +90,15 @@ async def test_refusing_bot_api_backs_off_exponentially_parks_and_bounds_attempt
                     status.state is ChannelState.PARKED
                     or (status.state is ChannelState.BACKOFF and status.next_retry_at is not None)
                 ),
-                what="backoff or parked",
+                60,
+                "backoff or parked",
             )
             if status.state is ChannelState.PARKED:
                 break
             delay = status.next_retry_at - clock.time()  # type: ignore[operator]
             intervals.append(delay)
-            clock.advance(delay + 0.01)
-            await eventually(lambda: status.restarts == restarts + 1, what="the restart")  # noqa: B023
+            await restarted_after(clock, status, delay)
+            assert status.restarts == restarts + 1
             assert (
                 await ping(gw, f"during storm {len(intervals)}")
                 == f"echo: during storm {len(intervals)}"
@@ -137,12 +155,15 @@ async def test_fleet_breaker_holds_restarts_then_rearms_and_channels_recover(
         assert await ping(gw, "webhooks still work") == "echo: webhooks still work"
 
         fake_tg.refuse_connections = False  # the shared dependency heals
-        for _ in range(40):
-            clock.advance(5)
-            await asyncio.sleep(0.05)
-            if all(s.state is ChannelState.RUNNING for s in statuses):
-                break
-        assert all(s.state is ChannelState.RUNNING for s in statuses)
+
+        def healed() -> bool:
+            """Clock time passes only while a channel waits on it (the breaker, its backoff);
+            a restart under way takes what real time it needs."""
+            if any(s.state is ChannelState.BACKOFF for s in statuses):
+                clock.advance(5)
+            return all(s.state is ChannelState.RUNNING for s in statuses)
+
+        await eventually(healed, 60, "every channel running again")
         assert not gw.channels.breaker_status()["tripped"]
         assert gw.degraded.owners() == []
         fake_tg.dm(42, "hello after the storm")
@@ -188,10 +209,9 @@ async def test_stalled_and_unreachable_telegram_is_restarted_through_the_ladder(
         await eventually(lambda: status.state is ChannelState.BACKOFF, what="stall detected")
         assert "stalled" in status.error and "liveness probe failed" in status.error
         fake_tg.stall_get_updates = False
-        clock.advance(status.next_retry_at - clock.time() + 0.01)  # type: ignore[operator]
-        await eventually(
-            lambda: status.state is ChannelState.RUNNING and status.restarts == 1, what="restarted"
-        )
+        await restarted_after(clock, status, status.next_retry_at - clock.time())  # type: ignore[operator]
+        await eventually(lambda: status.state is ChannelState.RUNNING, 60, "running again")
+        assert status.restarts == 1
         fake_tg.dm(42, "back?")
         [reply] = await fake_tg.wait_for("sendMessage", timeout=10)
     assert reply.params["text"] == "echo: back?"
@@ -205,8 +225,8 @@ async def test_reload_with_a_new_allowlist_applies_without_restarting_the_channe
     )
     path.write_text(path.read_text().replace("dm_policy: open, ", ""))
     async with running(path) as gw:
-        fake_tg.dm(43, "let me in")
-        await asyncio.sleep(0.5)
+        refused = await settled(gw, key_of(fake_tg.dm(43, "let me in")))
+        assert refused.stage == "admission"
         assert fake_tg.calls_of("sendMessage") == []
         get_me = len(fake_tg.calls_of("getMe"))
         path.write_text(path.read_text().replace("allowed_users: [41]", "allowed_users: [41, 43]"))

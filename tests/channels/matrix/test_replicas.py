@@ -76,7 +76,7 @@ async def test_a_takeover_resumes_from_the_stored_token_and_decrypts(
         assert await _holder(redis_db) == "b"
         await asyncio.sleep(1.5)  # room for a duplicate to show up
     finally:
-        assert await b.terminate(timeout=30) == 0
+        assert await b.terminate() == 0  # the default bound: a loaded box drains slowly
     answers = carol.messages_from(bot.user_id, room)
     assert [a["content"]["body"] for a in answers] == ["echo: one", "echo: two"]
     assert all(a.get("was_encrypted") for a in answers)  # B answered encrypted too

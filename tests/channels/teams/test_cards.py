@@ -73,7 +73,7 @@ async def test_an_approval_card_is_answered_only_by_the_asker(
             reply_to=prompt.id,
         )
         assert (await ms.post(endpoint(gw), stranger))[0] == 200
-        other = await settled(gw, f"teams:{CHANNEL.replace(':', '%3A')}/7001")
+        other = await settled(gw, f"teams:{CHANNEL.replace(':', '%3A')}/7001", TIMEOUT)
         assert (other.stage, other.reason) == ("approval", "approval_not_approver")
         [notice] = ms.targeted()
         assert notice.activity["recipient"]["id"] == "29:aad-stranger"

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 from collections import Counter
 from pathlib import Path
 
@@ -11,8 +10,9 @@ import pytest
 from chatgate.model.messages import Target
 from chatgate.model.outbound import OutboundMessage
 from chatgate.model.reasons import DeliveryStatus
-from tests.channels.telegram.helpers_b import key_of, platform_calls, settled, telegram_section
+from tests.channels.telegram.helpers_b import key_of, settled, telegram_section
 from tests.channels.telegram.support import telegram_config
+from tests.fakes.clock import ManualClock
 from tests.fakes.llm import FakeLLM
 from tests.fakes.telegram import FakeTelegram, FaultSpec
 from tests.harness import running
@@ -184,18 +184,23 @@ async def test_ack_reaction_marks_the_trigger_when_the_turn_starts(
 async def _requests_per_dm(
     tmp_path: Path, fake_tg: FakeTelegram, fake_llm: FakeLLM, channel: str
 ) -> list[Counter[str]]:
-    """Bot API requests (long polls excluded) spent on each of three answered DMs."""
-    fake_llm.latency_s = 0.2  # long enough for the typing hint to be sent every time
-    per_dm: list[Counter[str]] = []
-    async with running(telegram_config(tmp_path, fake_tg, fake_llm, channel=channel)) as gw:
+    """Bot API requests (long polls excluded) spent on each of three answered DMs: from its
+    update to the next one's (the last one's to the gateway's stop), so a straggler counts.
+
+    On a manual clock every answer is fast (no typing hint), however loaded the machine."""
+    marks: list[int] = []
+    config = telegram_config(tmp_path, fake_tg, fake_llm, channel=channel)
+    async with running(config, clock=ManualClock()) as gw:
         await fake_tg.wait_for("getUpdates", timeout=TIMEOUT)
         for n in range(3):
-            mark = len(fake_tg.calls)
+            marks.append(len(fake_tg.calls))
             update = fake_tg.dm(USER + n, f"question {n}")
-            await settled(gw, key_of(update))
-            await asyncio.sleep(0.05)  # let a straggling request land before counting
-            per_dm.append(Counter(c.method for c in platform_calls(fake_tg, mark)))
-    return per_dm
+            await settled(gw, key_of(update), timeout=TIMEOUT)
+    ends = [*marks[1:], len(fake_tg.calls)]
+    return [
+        Counter(c.method for c in fake_tg.calls[mark:end] if c.method.lower() != "getupdates")
+        for mark, end in zip(marks, ends, strict=True)
+    ]
 
 
 async def test_request_count_per_answered_dm(

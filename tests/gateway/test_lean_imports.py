@@ -50,7 +50,7 @@ async def main() -> None:
             if isinstance(c, type) and issubclass(c, BaseModel)
             and c.__module__.startswith("chatgate.") and c.__dict__.get("__pydantic_complete__")
         ]
-        modules = sorted({name.split(".")[0] for name in sys.modules})
+        modules = sorted({name.split(".")[0] for name in sys.modules.copy()})  # a thread imports
         print(json.dumps({"modules": modules, "built": sorted(built), **answered}))
     finally:
         await gateway.stop()

@@ -270,14 +270,11 @@ class ConfigEditor:
             )
             raise Refused(422, ConfigEditReason.RELOAD_REJECTED, self._hide(message))
         changes = document.summary(disk.text, final)
-        change = ConfigChange(
-            at=self.clock.time(),
-            action=action,
+        change = self._change(
+            action,
+            changes,
             address=address,
             by=by,
-            changed=changes.keys(),
-            added_lines=changes.added_lines,
-            removed_lines=changes.removed_lines,
             backup=backup,
             reload={k: v for k, v in report.items() if k != "path"},
         )
@@ -308,7 +305,18 @@ class ConfigEditor:
     async def _refused(
         self, refused: Refused, action: str, keys: document.Summary, *, address: str, by: str
     ) -> None:
-        change = ConfigChange(
+        change = self._change(action, keys, address=address, by=by, refused=str(refused.reason))
+        await self._audit(change)
+        log.warning(
+            "config change refused", extra={"action": action, "by": by, "address": address,
+                                            "reason": str(refused.reason)},
+        )  # fmt: skip
+
+    def _change(
+        self, action: str, keys: document.Summary, *, address: str, by: str, **rest: Any
+    ) -> ConfigChange:
+        """The audit record of ``action`` (applied or refused): who, from where, which keys."""
+        return ConfigChange(
             at=self.clock.time(),
             action=action,
             address=address,
@@ -316,13 +324,8 @@ class ConfigEditor:
             changed=keys.keys(),
             added_lines=keys.added_lines,
             removed_lines=keys.removed_lines,
-            refused=str(refused.reason),
+            **rest,
         )
-        await self._audit(change)
-        log.warning(
-            "config change refused", extra={"action": action, "by": by, "address": address,
-                                            "reason": str(refused.reason)},
-        )  # fmt: skip
 
     async def _audit(self, change: ConfigChange) -> int | None:
         """The audit record's id; None when the state store is away (the change stands: it is

@@ -13,17 +13,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from chatgate.gateway.app import Gateway
+from tests.channels.whatsapp.support import section as whatsapp_section
 from tests.fakes.slack import APP_TOKEN, BOT_TOKEN, SIGNING_SECRET, FakeSlack
 from tests.fakes.teams import APP_ID, APP_PASSWORD, FakeTeams
 from tests.fakes.telegram import TOKEN, FakeTelegram
-from tests.fakes.whatsapp import (
-    ACCESS_TOKEN,
-    APP_SECRET,
-    PHONE_NUMBER_ID,
-    VERIFY_TOKEN,
-    WABA_ID,
-    FakeWhatsApp,
-)
+from tests.fakes.whatsapp import FakeWhatsApp
 from tests.harness import build, write_config
 
 API_TOKEN = "Zq8vN2kLp4Rt7Wx1Yc5Bm9Hd3Gf6Js0A"
@@ -80,15 +74,7 @@ channels:
     api_base: {slack.api_url}
     request_timeout_s: 5
     dm_policy: open
-  whatsapp:
-    access_token: "{ACCESS_TOKEN}"
-    app_secret: "{APP_SECRET}"
-    verify_token: "{VERIFY_TOKEN}"
-    phone_number_id: "{PHONE_NUMBER_ID}"
-    business_account_id: "{WABA_ID}"
-    api_base: {wa.api_base}
-    request_timeout_s: 5
-    dm_policy: open
+{whatsapp_section(wa)}    dm_policy: open
   teams:
     app_id: "{APP_ID}"
     app_password: "{APP_PASSWORD}"

@@ -20,6 +20,19 @@ WEBHOOK = "/whatsapp/webhook"
 USER = "15551230001"
 
 
+def section(wa: FakeWhatsApp) -> str:
+    """The `channels.whatsapp` section's head: the fake's credentials and address."""
+    return f"""  whatsapp:
+    access_token: "{ACCESS_TOKEN}"
+    app_secret: "{APP_SECRET}"
+    verify_token: "{VERIFY_TOKEN}"
+    phone_number_id: "{PHONE_NUMBER_ID}"
+    business_account_id: "{WABA_ID}"
+    api_base: {wa.api_base}
+    request_timeout_s: 5
+"""
+
+
 def whatsapp_config(
     tmp_path: Path,
     wa: FakeWhatsApp,
@@ -34,15 +47,7 @@ def whatsapp_config(
     return fake_model_config(
         tmp_path,
         llm,
-        f"""  whatsapp:
-    access_token: "{ACCESS_TOKEN}"
-    app_secret: "{APP_SECRET}"
-    verify_token: "{VERIFY_TOKEN}"
-    phone_number_id: "{PHONE_NUMBER_ID}"
-    business_account_id: "{WABA_ID}"
-    api_base: {wa.api_base}
-    request_timeout_s: 5
-    agent: {agent}
+        f"""{section(wa)}    agent: {agent}
 {channel}{extra_channels}""",
         head=gateway,
         agents="""  menu: {backend: python, function: "tests.channels.whatsapp.agents:menu"}

@@ -46,3 +46,30 @@ async def test_an_adopted_earlier_message_goes_before_a_later_one_resumed_here()
     gate.set()
     await asyncio.wait_for(asyncio.gather(*(j.future for j in jobs)), 10)
     assert seen == ["m0", "m3", "m4", "live"]
+
+
+async def test_a_turn_taken_up_later_gives_way_to_an_earlier_one_taken_up_meanwhile() -> None:
+    """m4 (taken up from the journal) waits for the session's lock, which waits for m3; m3 is
+    taken up here a moment later: m4's turn gives way and goes again behind it, not ahead."""
+    seen: list[str] = []
+    waiting, released = asyncio.Event(), asyncio.Event()
+
+    async def run(batch: list[Job], control: TurnControl) -> bool:
+        if batch[0].msg.text == "m4" and "m3" not in seen:  # at the lock (which waits for m3)
+            waiting.set()
+            await released.wait()
+            if control.giving_way:
+                return False
+        seen.extend(j.msg.text for j in batch)
+        for j in batch:
+            j.future.set_result(TurnResult(j.msg.key, "turn", "ok"))
+        return True
+
+    scheduler = SessionScheduler(run, policy="queue", max_queued=10)
+    later, earlier = job("m4", 5.0, resumed=True), job("m3", 4.0, resumed=True)
+    scheduler.enqueue(later, capped=False)
+    await asyncio.wait_for(waiting.wait(), 10)
+    scheduler.enqueue(earlier, capped=False)
+    released.set()
+    await asyncio.wait_for(asyncio.gather(later.future, earlier.future), 10)
+    assert seen == ["m3", "m4"]

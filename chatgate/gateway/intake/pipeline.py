@@ -206,7 +206,10 @@ class Pipeline:
         try:
             with tracing.span("chatgate.journal", leaf=True):
                 new, existing = await runtime.journal.record(
-                    msg, runtime.clock.time(), runtime.config.gateway.dedupe_window_s
+                    msg,
+                    runtime.clock.time(),
+                    runtime.config.gateway.dedupe_window_s,
+                    self.route_of(msg)[1],
                 )
         except asyncio.CancelledError:  # the adapter stopped: the write may have landed
             self._background(self._take_up(msg.key))

@@ -135,9 +135,9 @@ class HeldWork:
         restored = 0
         for key, kept in everything:
             if key in self._handed:  # a window reaching back to the epoch: never overwritten
-                new, _ = await journal.record(kept.msg, now, now)
+                new, _ = await journal.record(kept.msg, now, now, kept.session)
             else:  # and one another replica's intake took in again since is made ours
-                new = await journal.restore(kept.msg, now)
+                new = await journal.restore(kept.msg, now, kept.session)
             restored += new
             if new and kept.reply is not None:
                 mark = JournalMark(

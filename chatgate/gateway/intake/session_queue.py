@@ -263,7 +263,9 @@ class SessionScheduler:
                 if not completed:
                     if q.held is not None and q.control and q.control.reason is CancelReason.HOLD:
                         batch = [q.held(job) for job in batch]
-                    ahead = 0 if batch[0].resumed else _resumed_ahead(q.jobs)
+                    # a batch taken up from the journal goes back among those in arrival order
+                    before = batch[0].msg.received_at if batch[0].resumed else float("inf")
+                    ahead = _resumed_ahead(q.jobs, before)
                     for index, job in enumerate(batch):  # behind earlier messages taken up
                         q.jobs.insert(ahead + index, job)
                 q.held = None
@@ -326,13 +328,16 @@ def _held(held_as: HeldAs, job: Job) -> Job:
 
 def _place(q: SessionQueue, job: Job, front: bool) -> None:
     """Put ``job`` in line: at the front, ahead of live jobs when resumed from the journal (a
-    running live turn gives way to it), else at the back."""
+    running live turn gives way to it, and so does one taken up that came in later), else at
+    the back."""
     if front:
         q.jobs.appendleft(job)
     elif job.resumed:  # taken up from the journal: earlier than what came in live
         q.jobs.insert(_resumed_ahead(q.jobs, job.msg.received_at), job)
-        if q.control is not None and not any(j.resumed for j in q.running or ()):
-            q.control.give_way()
+        running = q.running or ()
+        later = all(job.msg.received_at < j.msg.received_at for j in running)
+        if q.control is not None and (later or not any(j.resumed for j in running)):
+            q.control.give_way()  # a running turn still waiting for the lock lets it go first
     else:
         q.jobs.append(job)
 

@@ -203,6 +203,7 @@ class Pipeline:
             return Submission(msg.key, True, existing_future)
         accepted = runtime.clock.monotonic()
         self.guard.check()  # raises StateUnavailable while the journal cannot write
+        msg = msg.stamped(runtime.clock.time())
         try:
             with tracing.span("chatgate.journal", leaf=True):
                 new, existing = await runtime.journal.record(

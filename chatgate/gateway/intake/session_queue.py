@@ -263,11 +263,8 @@ class SessionScheduler:
                 if not completed:
                     if q.held is not None and q.control and q.control.reason is CancelReason.HOLD:
                         batch = [q.held(job) for job in batch]
-                    # a batch taken up from the journal goes back among those in arrival order
-                    before = batch[0].msg.received_at if batch[0].resumed else float("inf")
-                    ahead = _resumed_ahead(q.jobs, before)
-                    for index, job in enumerate(batch):  # behind earlier messages taken up
-                        q.jobs.insert(ahead + index, job)
+                    for job in batch:  # back in line, in the order the messages came in
+                        _insert(q.jobs, job)
                 q.held = None
         finally:
             q.worker = None
@@ -276,17 +273,16 @@ class SessionScheduler:
                 del self._queues[q.key]
 
 
-def _resumed_ahead(jobs: deque[Job], before: float = float("inf")) -> int:
-    """How many leading jobs were taken up from the journal (they go before live ones), those
-    whose messages came in after ``before`` not counted: a job taken up goes among them in the
-    order the messages came in (one adopted from a dead replica can be older than one resumed
-    here just before it)."""
-    count = 0
-    for job in jobs:
-        if not job.resumed or job.msg.received_at > before:
-            break
-        count += 1
-    return count
+def _insert(jobs: deque[Job], job: Job) -> None:
+    """Put ``job`` in line in the order its message came in (ties and unknown times keep the
+    order of placing): a turn's messages across replicas are ordered by that time, so a
+    replica whose line disagreed would wait on itself."""
+    at = len(jobs)
+    came_in = job.msg.received_at
+    if came_in > 0:
+        while at and jobs[at - 1].msg.received_at > came_in:
+            at -= 1
+    jobs.insert(at, job)
 
 
 def _failed(session: str, batch: list[Job], exc: Exception) -> None:
@@ -327,19 +323,22 @@ def _held(held_as: HeldAs, job: Job) -> Job:
 
 
 def _place(q: SessionQueue, job: Job, front: bool) -> None:
-    """Put ``job`` in line: at the front, ahead of live jobs when resumed from the journal (a
-    running live turn gives way to it, and so does one taken up that came in later), else at
-    the back."""
+    """Put ``job`` in line: at the front, else in the order messages came in. A running turn
+    still waiting for the session's lock gives way to a message that came in before all of its
+    own (taken up from the journal, or taken in live behind a later one's journal write): the
+    session's earlier open messages would otherwise wait behind it while it waits for them."""
     if front:
         q.jobs.appendleft(job)
-    elif job.resumed:  # taken up from the journal: earlier than what came in live
-        q.jobs.insert(_resumed_ahead(q.jobs, job.msg.received_at), job)
-        running = q.running or ()
-        later = all(job.msg.received_at < j.msg.received_at for j in running)
-        if q.control is not None and (later or not any(j.resumed for j in running)):
-            q.control.give_way()  # a running turn still waiting for the lock lets it go first
-    else:
-        q.jobs.append(job)
+        return
+    _insert(q.jobs, job)
+    running = q.running or ()
+    came_in = job.msg.received_at
+    if came_in > 0:
+        earlier = all(came_in < j.msg.received_at for j in running)
+    else:  # no time known: one taken up from the journal is older than what came in live
+        earlier = job.resumed and not any(j.resumed for j in running)
+    if q.control is not None and earlier:
+        q.control.give_way()
 
 
 def _interrupt_running_turn(q: SessionQueue) -> None:

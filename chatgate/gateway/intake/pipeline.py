@@ -276,7 +276,8 @@ class Pipeline:
         process holds (their later writes failed); those still in flight are left alone."""
         await self.held.check()  # a store that came back empty gets what this one holds
         entries = [e for e in await self.rt.journal.unfinished() if e.key not in self.inflight]
-        self.held.resumed(await self._resume(entries))
+        left = await self._resume(entries)
+        await self.held.resumed({e.key for e in entries} - left, left)
         if entries:
             log.info("resumed messages stranded by a state failure", extra={"count": len(entries)})
         return len(entries)

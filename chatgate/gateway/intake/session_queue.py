@@ -263,8 +263,7 @@ class SessionScheduler:
                 if not completed:
                     if q.held is not None and q.control and q.control.reason is CancelReason.HOLD:
                         batch = [q.held(job) for job in batch]
-                    for job in batch:  # back in line, in the order the messages came in
-                        _insert(q.jobs, job)
+                    _return(q.jobs, batch)
                 q.held = None
         finally:
             q.worker = None
@@ -273,16 +272,32 @@ class SessionScheduler:
                 del self._queues[q.key]
 
 
+def _before(job: Job, other: Job) -> bool:
+    """Whether ``job``'s message came in before ``other``'s; where either time is unknown, one
+    taken up from the journal counts as older than one that came in live."""
+    came_in, then = job.msg.received_at, other.msg.received_at
+    if came_in > 0 and then > 0:
+        return came_in < then
+    return job.resumed and not other.resumed
+
+
 def _insert(jobs: deque[Job], job: Job) -> None:
-    """Put ``job`` in line in the order its message came in (ties and unknown times keep the
-    order of placing): a turn's messages across replicas are ordered by that time, so a
-    replica whose line disagreed would wait on itself."""
+    """Put ``job`` in line behind every message that did not come in after it (ties keep the
+    order of placing): one session's messages are answered, and waited for across replicas,
+    in that order, so a replica whose line disagreed would wait on itself."""
     at = len(jobs)
-    came_in = job.msg.received_at
-    if came_in > 0:
-        while at and jobs[at - 1].msg.received_at > came_in:
-            at -= 1
+    while at and _before(job, jobs[at - 1]):
+        at -= 1
     jobs.insert(at, job)
+
+
+def _return(jobs: deque[Job], batch: list[Job]) -> None:
+    """Put a batch that did not complete back in line, ahead of what came in after it."""
+    at = 0
+    while at < len(jobs) and _before(jobs[at], batch[0]):
+        at += 1
+    for index, job in enumerate(batch):
+        jobs.insert(at + index, job)
 
 
 def _failed(session: str, batch: list[Job], exc: Exception) -> None:
@@ -332,12 +347,7 @@ def _place(q: SessionQueue, job: Job, front: bool) -> None:
         return
     _insert(q.jobs, job)
     running = q.running or ()
-    came_in = job.msg.received_at
-    if came_in > 0:
-        earlier = all(came_in < j.msg.received_at for j in running)
-    else:  # no time known: one taken up from the journal is older than what came in live
-        earlier = job.resumed and not any(j.resumed for j in running)
-    if q.control is not None and earlier:
+    if q.control is not None and running and all(_before(job, j) for j in running):
         q.control.give_way()
 
 

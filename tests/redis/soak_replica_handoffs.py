@@ -8,7 +8,8 @@ and each user's answers arrive in the order of the DMs. Duplicates are printed, 
 docs/replicas.md).
 
 Not collected by `make test` (the name does not match test_*.py): minutes per fault.
-`make soak` runs it by path; SOAK_HANDOFF_ROUNDS sets the rounds per fault.
+`make soak` runs it by path; SOAK_HANDOFF_ROUNDS sets the rounds per fault, SOAK_HANDOFF_USERS
+the users (each sends one DM a round).
 """
 
 from __future__ import annotations
@@ -40,7 +41,7 @@ from tests.support.waiting import eventually
 pytestmark = [pytest.mark.slow, pytest.mark.redis]
 LEASE_TTL_S = 2.0
 LOCK_TTL_S = 8.0
-USERS = 4
+USERS = int(os.environ.get("SOAK_HANDOFF_USERS", "4"))
 ROUNDS = int(os.environ.get("SOAK_HANDOFF_ROUNDS", "6"))
 FAULTS = ("kill", "stall", "redis-kept", "redis-wiped")
 

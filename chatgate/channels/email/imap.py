@@ -61,9 +61,10 @@ class NewMail:
 class ImapSession:
     """A selected folder on one connection; ``lost`` resolves when the connection closes."""
 
-    def __init__(self, client: aioimaplib.IMAP4, lost: asyncio.Event) -> None:
+    def __init__(self, client: aioimaplib.IMAP4, lost: asyncio.Event, timeout_s: float) -> None:
         self.client = client
         self.lost = lost
+        self.timeout_s = timeout_s
         self.validity = 0
         self.uidnext = 1
 
@@ -140,7 +141,7 @@ class ImapSession:
             await self._uid("store", str(uid), "+FLAGS.SILENT", "(\\Deleted)")
             await self._uid("expunge", str(uid))
             return
-        response = await self.client.protocol.move(str(uid), folder, by_uid=True)
+        response = await self._command(self.client.protocol.move(str(uid), folder, by_uid=True))
         _check(response, f"UID MOVE to {folder}")
 
     async def wait_for_change(self, timeout_s: float, poll_s: float) -> None:
@@ -187,14 +188,33 @@ class ImapSession:
             raise ImapGone("the IMAP connection closed")
 
     async def _noop(self) -> None:
-        _check(await _guard(self.client.noop()), "NOOP")
+        _check(await self._command(self.client.noop()), "NOOP")
 
     async def _uid(self, command: str, *args: str) -> aioimaplib.Response:
-        if self.lost.is_set():
-            raise ImapGone("the IMAP connection closed")
-        response = await _guard(self.client.uid(command, *args))
+        response = await self._command(self.client.uid(command, *args))
         _check(response, f"UID {command.upper()}")
         return response
+
+    async def _command(self, call: Awaitable[aioimaplib.Response]) -> aioimaplib.Response:
+        """``call``'s response; ImapGone when the connection drops first or ``timeout_s``
+        passes (aioimaplib leaves a command in flight at a drop waiting for ever, and bounds
+        neither UID STORE, COPY, EXPUNGE nor MOVE)."""
+        command = asyncio.ensure_future(_guard(call))
+        if self.lost.is_set():
+            command.cancel()
+            raise ImapGone("the IMAP connection closed")
+        lost = asyncio.ensure_future(self.lost.wait())
+        try:
+            await asyncio.wait(
+                (command, lost), timeout=self.timeout_s, return_when=asyncio.FIRST_COMPLETED
+            )
+        finally:
+            lost.cancel()
+            if not command.done():
+                command.cancel()
+        if command.done() and not command.cancelled():
+            return command.result()
+        raise ImapGone("the IMAP connection closed" if self.lost.is_set() else "IMAP: no answer")
 
     async def close(self) -> None:
         with contextlib.suppress(Exception):
@@ -247,7 +267,7 @@ async def connect(config: ImapConfig, on_lost: Callable[[], None] | None = None)
     )
     if context is not None:
         client.protocol.conn_lost_cb = closed
-    session = ImapSession(client, lost)
+    session = ImapSession(client, lost, config.timeout_s)
     try:
         try:
             await client.wait_hello_from_server()

@@ -126,6 +126,9 @@ class PreparedInput:
         return {"media": [{"message": o.message, **o.to_dict()} for o in self.outcomes]}
 
 
+NO_MEDIA = PreparedInput()  # a turn without attachments (frozen: one shared for all)
+
+
 @dataclass(frozen=True)
 class MediaContext:
     """What the step needs besides the messages: the agent's media settings and capabilities."""

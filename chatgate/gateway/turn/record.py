@@ -16,10 +16,11 @@ from chatgate.gateway.delivery.streaming import StreamingReply
 from chatgate.gateway.session_cache import WarmSession
 from chatgate.gateway.turn.conclusion import Outcome
 from chatgate.gateway.turn.job import Job
-from chatgate.media.prepare import PreparedInput
+from chatgate.media.prepare import NO_MEDIA, PreparedInput
 from chatgate.model.chat import ChatMessage
 from chatgate.model.results import DeliveryReport
 from chatgate.state.records import LeaseToken
+from chatgate.texts.voice import Voice
 
 
 class TurnExit(Enum):
@@ -67,7 +68,8 @@ class TurnRecord:
     agent_s: float = 0.0
     reply: AgentReply | None = None
     failure: AgentError | None = None
-    media: PreparedInput = field(default_factory=PreparedInput)  # the media step's result
+    media: PreparedInput = NO_MEDIA  # the media step's result
+    voice: Voice | None = None  # the answer's Voice (`TurnSteps.voice`: looked up once)
     outcome: Outcome | None = None
     report: DeliveryReport | None = None
     metered: MeteredTurn | None = None  # how the spend budgets let the turn run

@@ -10,12 +10,13 @@ from json.encoder import encode_basestring_ascii
 from typing import Any, Literal
 
 from chatgate.model.compact import compact_json, scalar_json
+from chatgate.model.frozen import record
 from chatgate.model.reasons import SendErrorKind
 
 ChatKind = Literal["direct", "group", "channel"]
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class Target:
     """Where a reply goes: a channel instance plus a chat (and optionally a thread/message)."""
 
@@ -90,7 +91,7 @@ USER_LANGUAGE = (
 ALBUM_KEY = "media_group"
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class InboundMessage:
     """A platform message normalised by its adapter; everything downstream reads only this."""
 
@@ -231,7 +232,7 @@ def default_target(msg: InboundMessage, *, reply_in_groups: bool = True) -> Targ
     return Target(msg.channel, msg.chat_id, msg.thread_id, quote)
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class SendResult:
     """Outcome of one native send; failures carry the adapter's classification."""
 

@@ -10,6 +10,7 @@ import math
 from collections import OrderedDict
 from dataclasses import dataclass
 
+from chatgate.model.frozen import record
 from chatgate.model.reasons import DropReason
 
 # How many of the least recently used buckets to inspect for a full one before evicting LRU.
@@ -79,7 +80,7 @@ class RateLimitSpec:
     global_: BucketSpec | None = None
 
 
-@dataclass(frozen=True)
+@record
 class RateDecision:
     """Verdict of ``RateLimiter.check``; ``reason`` names the scope that refused."""
 

@@ -89,6 +89,9 @@ class RateDecision:
     retry_after_s: float = 0.0
 
 
+_ALLOWED = RateDecision(True, None)  # every admitted message: one shared (immutable) verdict
+
+
 class _BucketMap:
     """Bucket levels per key, bounded by LRU eviction that prefers buckets already full."""
 
@@ -169,7 +172,7 @@ class RateLimiter:
             staged.append((buckets, key, new_state, spec))
         for buckets, key, new_state, spec in staged:
             buckets.put(key, new_state, spec, now)
-        return RateDecision(True, None)
+        return _ALLOWED
 
     def update_spec(self, spec: RateLimitSpec, *, now: float | None = None) -> None:
         """Hot-reload limits; existing levels are kept (and clipped to a smaller burst).

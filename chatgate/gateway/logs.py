@@ -179,7 +179,8 @@ def log_fields(logger: logging.Logger, level: int, msg: str, fields: dict[str, A
         logger.log(level, msg, extra=fields)
         return
     name = logging.getLevelName(level)
-    line = direct.inner.line(time.time(), name, logger.name, msg, _traced(dict(fields)))
+    traced = _traced(dict(fields)) if tracing.on() else fields  # the caller's dict is kept as is
+    line = direct.inner.line(time.time(), name, logger.name, msg, traced)
     direct.handler.emit_line(direct.formatter.scrubber.scrub(line))
 
 

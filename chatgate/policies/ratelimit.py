@@ -31,7 +31,7 @@ class BucketSpec:
             raise ValueError(f"burst must be >= 1, got {self.burst!r}")
 
 
-@dataclass(frozen=True)
+@record  # two a limited scope per message: frozen by type (model/frozen.py)
 class BucketState:
     """Tokens available as of ``updated_at``."""
 

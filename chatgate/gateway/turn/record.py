@@ -11,6 +11,7 @@ from chatgate.agents.base import Agent, AgentError, AgentReply
 from chatgate.agents.tools.runtime import TurnTools
 from chatgate.channels.base import ChannelAdapter
 from chatgate.feature.turns import CancelReason, MeteredTurn, TurnControl
+from chatgate.feature.voices import Voices
 from chatgate.gateway.delivery.status_line import StatusLine
 from chatgate.gateway.delivery.streaming import StreamingReply
 from chatgate.gateway.session_cache import WarmSession
@@ -78,6 +79,12 @@ class TurnRecord:
     def last(self) -> Job:
         """The batch's newest message: its target, agent and session stand for the batch."""
         return self.batch[-1]
+
+    def voice_in(self, voices: Voices) -> Voice:
+        """The Voice of the turn's answer (channel, sender's language, agent), looked up once."""
+        if self.voice is None:
+            self.voice = voices.for_message(self.batch[-1].msg, self.batch[-1].agent)
+        return self.voice
 
     @property
     def one_shot(self) -> bool:

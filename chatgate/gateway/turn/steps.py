@@ -50,7 +50,6 @@ from chatgate.model.results import DeliveryReport, Stage
 from chatgate.policies.taint import TAINT_META, UNTRUSTED_EXTRA
 from chatgate.policies.voice_reply import SPEECH_FAILURES
 from chatgate.state.records import JournalMark, JournalState
-from chatgate.texts.voice import Voice
 
 log = logging.getLogger("chatgate.turn")
 Step = Callable[[TurnRecord], Awaitable[TurnExit | None]]
@@ -102,22 +101,9 @@ class TurnSteps:
         self.after: tuple[Step, ...] = (self.announce,)
 
     def applies(self, step: Step, metered: bool, media: bool) -> bool:
-        """Whether ``step`` does anything for a turn of this kind, so the turn enters it: the
-        budget step only with budget rules (``metered``), the media step only when a message
-        carries attachments (``media``); every other step (a replaced one too) always."""
-        if step == self.budget:
-            return metered
-        if step == self.prepare_input:
-            return media
-        return True
-
-    def voice(self, record: TurnRecord) -> Voice:
-        """The Voice of the turn's answer (its channel, the sender's language, the agent),
-        looked up once per turn."""
-        voice = record.voice
-        if voice is None:
-            voice = record.voice = self.voices.for_message(record.last.msg, record.last.agent)
-        return voice
+        """Whether a turn of this kind enters ``step``: the budget step only with budget rules,
+        the media step only with attachments; any other (a replaced one too) always."""
+        return metered if step == self.budget else media if step == self.prepare_input else True
 
     async def open(self, record: TurnRecord) -> TurnExit | None:
         """Take the session's turn lock, drop resumed messages answered meanwhile, take the
@@ -319,7 +305,8 @@ class TurnSteps:
             async with asyncio.timeout(record.deadline_s) as record.deadline:
                 reply = masked_reply(await agent.run(turn), turn.secrets)
             reply = await self._spoken(record, reply)  # its own timeout; never fails the turn
-            record.reply = await store_files(reply, self.rt.delivery.files, self.voice(record))
+            voice = record.voice_in(self.voices)
+            record.reply = await store_files(reply, self.rt.delivery.files, voice)
         except asyncio.CancelledError:
             if control.reason is None:
                 raise
@@ -369,7 +356,7 @@ class TurnSteps:
         response); the transcript lines go in the same write where the backend can."""
         runtime, last, session = self.rt, record.last, record.session
         assert session is not None
-        voice = self.voice(record)
+        voice = record.voice_in(self.voices)
         kind, message, reason = decide(record.reply, record.failure, runtime.config.gateway, voice)
         message = record.media.annotate(message, voice)  # a refused or failed file is never silent
         self._tell_operator(record)
@@ -452,8 +439,9 @@ class TurnSteps:
             report = DeliveryReport(DeliveryStatus.HANDED_OFF)
         else:
             drafted = record.stream or record.status  # the answer replaces what was shown
+            voice = record.voice_in(self.voices)
             report = await self.answering.deliver(
-                last, outcome.shown, record.agent_s, drafted, self.voice(record)
+                last, outcome.shown, record.agent_s, drafted, voice
             )
         record.report = report
         handed = self.answering.handed_off(last.msg.key)

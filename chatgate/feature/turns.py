@@ -37,11 +37,11 @@ class TurnControl:
     _cancelled: bool = False
     _pending: CancelReason | None = None  # asked before the agent call began: lands there
     _over: bool = False  # the agent call ended: nothing left to cancel in this turn
-    giving_way: bool = False  # an earlier message of the session was taken up: it goes first
+    giving_way: bool = False  # an earlier message of the session came in line: it goes first
 
     def give_way(self) -> None:
-        """An earlier message of this session was taken up from the journal while this turn
-        waits for the session's lock: the turn steps back behind it (never once it runs)."""
+        """An earlier message of this session came in line while this turn waits for the
+        session's lock: the turn steps back behind it (never once it runs)."""
         self.giving_way = True
 
     def enter_agent(self) -> None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import operator
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import asdict, dataclass, field, fields, replace
 from enum import StrEnum
 from json.encoder import encode_basestring_ascii
 from typing import Any, Literal
@@ -162,6 +162,11 @@ class InboundMessage:
             self.route,
             {**self.extra, **more},
         )
+
+    def stamped(self, now: float) -> InboundMessage:
+        """This message with ``now`` as when it came in, where its platform gave no time (a
+        session's messages are queued, and waited for across replicas, in that order)."""
+        return self if self.received_at > 0 else replace(self, received_at=now)
 
     def to_json(self) -> str:
         """``to_dict`` as compact JSON (the journal's payload): the same text as the encoder

@@ -13,7 +13,7 @@ import itertools
 import logging
 import math
 from collections import deque
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 
 from chatgate.clock import Clock, SystemClock
 from chatgate.config.models import GatewaySection
@@ -119,6 +119,7 @@ class LocalTurnLock:
         after: str | None = None,
         give_way: Callable[[], bool] | None = None,
         from_dead: bool = False,
+        batch: Sequence[str] = (),
     ) -> _Held:
         """The lease for as long as the block runs. In one process a live holder cannot vanish
         without its exit running, so the lease is simply kept (no renewal timer); only a bare

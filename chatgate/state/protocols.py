@@ -38,16 +38,18 @@ class Journal(Protocol):
     """
 
     async def record(
-        self, msg: InboundMessage, now: float, window_s: float
+        self, msg: InboundMessage, now: float, window_s: float, session: str = ""
     ) -> tuple[bool, JournalEntry | None]:
-        """Append ``msg`` durably; (False, existing) when it is a duplicate within the window."""
+        """Append ``msg`` durably; (False, existing) when it is a duplicate within the window.
+        ``session``: where a turn lock is shared, the message is among its session's open ones
+        (a later turn of the session waits for it) until it settles."""
         ...
 
     async def settle(self, key: str, mark: JournalMark) -> None:
         """Write ``mark`` to ``key`` durably."""
         ...
 
-    async def restore(self, msg: InboundMessage, now: float) -> bool:
+    async def restore(self, msg: InboundMessage, now: float, session: str = "") -> bool:
         """Journal ``msg`` again as this process's, after the store lost its data (it still
         holds the message): True when recorded, or taken over from another replica's intake
         that took the message in again after the loss (a platform re-delivery, still pending),
@@ -363,13 +365,16 @@ class TurnLock(Protocol):
         after: str | None = None,
         give_way: Callable[[], bool] | None = None,
         from_dead: bool = False,
+        batch: Sequence[str] = (),
     ) -> AbstractAsyncContextManager[LeaseToken]:
         """Acquire, keep the lease while the block runs (renewing it where leases can lapse
         behind a live holder's back), release on exit. ``after``: the message whose answer this
         holder sends (or whose turn it runs again) for a replica that handed it off; it takes
         over the lock passed on with it, and with ``from_dead`` one held by a replica whose
         liveness ran out (only to send an answer already made: a stalled holder may still be
-        at the model). ``give_way``: asked while waiting; True stops the wait with `GaveWay`."""
+        at the model). ``give_way``: asked while waiting; True stops the wait with `GaveWay`.
+        ``batch``: the turn's messages (``after`` first); where the lock is shared, a free lock
+        waits for an earlier open message of the session (at most ``ttl``)."""
         ...
 
     async def restore(self, handed: Mapping[str, str], ttl: float) -> int:

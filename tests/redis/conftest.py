@@ -1,6 +1,6 @@
 """A real redis-server on 127.0.0.1:6379, one db number per test (1–14), flushed after.
 
-A db is claimed before use (a key set with NX), so two test runs on one machine (two worktrees,
+A db is claimed before use (a key set with NX in db 15), so two test runs on one machine (two worktrees,
 two xdist workers) never share one: replicas of one run would otherwise take leases and adopt
 journal entries of the other.
 
@@ -31,14 +31,14 @@ from tests.requires import missing
 
 HOST, PORT = "127.0.0.1", 6379
 FIRST_DB, DBS = 1, 14
-CLAIM_KEY = "chatgate-tests:claim"
+CLAIMS_DB = 15  # the claims live apart: a test that flushes its db (a wipe) keeps its claim
+CLAIM_KEY = "chatgate-tests:claim:{db}"
 CLAIM_TTL_S = 900
 CLAIM_WAIT_S = 300
-# Empty the db but keep the claim, in one atomic step.
-FLUSH_KEEPING_CLAIM = """
-local owner = redis.call('GET', KEYS[1])
-redis.call('FLUSHDB')
-redis.call('SET', KEYS[1], owner, 'EX', ARGV[1])
+# Let go of a claim only while it is still the releasing run's.
+RELEASE = """
+if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
+return 0
 """
 
 
@@ -52,23 +52,16 @@ def redis_url(db: int | None = None) -> str:
     return f"redis://{HOST}:{PORT}/{db_number() if db is None else db}"
 
 
-async def _claim() -> tuple[Redis, int]:
-    """A client on a test db no other run holds; waits while all are taken."""
-    token = uuid.uuid4().hex
+async def _claim(claims: Redis, token: str) -> int:
+    """A test db no other run holds; waits while all are taken."""
     loop = asyncio.get_running_loop()
     deadline = loop.time() + CLAIM_WAIT_S
     first = db_number() - FIRST_DB
     while True:
         for offset in range(DBS):
             db = FIRST_DB + (first + offset) % DBS
-            client = Redis.from_url(redis_url(db), socket_connect_timeout=1)
-            try:
-                if await client.set(CLAIM_KEY, token, nx=True, ex=CLAIM_TTL_S):
-                    return client, db
-            except BaseException:
-                await client.aclose()
-                raise
-            await client.aclose()
+            if await claims.set(CLAIM_KEY.format(db=db), token, nx=True, ex=CLAIM_TTL_S):
+                return db
         if loop.time() > deadline:
             pytest.fail(f"every test db {FIRST_DB}–{FIRST_DB + DBS - 1} stayed claimed")
         await asyncio.sleep(0.5)
@@ -78,26 +71,32 @@ async def _claim() -> tuple[Redis, int]:
 async def claimed_db() -> AsyncIterator[str]:
     """The URL of an empty test database claimed until the block ends; then the test's leftover
     daemons are killed and reaped (one left running writes into the db the next test claims)
-    before the db is flushed and released."""
-    probe = Redis.from_url(redis_url(), socket_connect_timeout=1)
+    before the db is flushed and released. The claim is kept in a db of its own, so a test
+    that wipes its db (a Redis that lost its data) still holds it."""
+    claims = Redis.from_url(redis_url(CLAIMS_DB), socket_connect_timeout=1)
     try:
-        await probe.ping()
+        await claims.ping()
     except (RedisError, OSError) as exc:
+        await claims.aclose()
         missing(
             f"redis-server not reachable on {HOST}:{PORT} ({type(exc).__name__})",
             ".ci/run starts one: redis-server --daemonize yes --port 6379",
         )
-    finally:
-        await probe.aclose()
-    client, db = await _claim()
+    token = uuid.uuid4().hex
     try:
-        await client.eval(FLUSH_KEEPING_CLAIM, 1, CLAIM_KEY, CLAIM_TTL_S)
-        await client.set(FENCE_KEY, 0)  # no data loss to fence: the first replica takes at once
-        yield redis_url(db)
+        db = await _claim(claims, token)
+        client = Redis.from_url(redis_url(db), socket_connect_timeout=1)
+        try:
+            await client.flushdb()
+            await client.set(FENCE_KEY, 0)  # no data loss to fence: the first replica takes at once
+            yield redis_url(db)
+        finally:
+            await reap_leftovers()
+            await client.flushdb()
+            await client.aclose()
+            await claims.eval(RELEASE, 1, CLAIM_KEY.format(db=db), token)
     finally:
-        await reap_leftovers()
-        await client.flushdb()
-        await client.aclose()
+        await claims.aclose()
 
 
 @pytest.fixture

@@ -8,7 +8,8 @@ and each user's answers arrive in the order of the DMs. Duplicates are printed, 
 docs/replicas.md).
 
 Not collected by `make test` (the name does not match test_*.py): minutes per fault.
-`make soak` runs it by path; SOAK_HANDOFF_ROUNDS sets the rounds per fault.
+`make soak` runs it by path; SOAK_HANDOFF_ROUNDS sets the rounds per fault, SOAK_HANDOFF_USERS
+the users (each sends one DM a round).
 """
 
 from __future__ import annotations
@@ -40,7 +41,7 @@ from tests.support.waiting import eventually
 pytestmark = [pytest.mark.slow, pytest.mark.redis]
 LEASE_TTL_S = 2.0
 LOCK_TTL_S = 8.0
-USERS = 4
+USERS = int(os.environ.get("SOAK_HANDOFF_USERS", "4"))
 ROUNDS = int(os.environ.get("SOAK_HANDOFF_ROUNDS", "6"))
 FAULTS = ("kill", "stall", "redis-kept", "redis-wiped")
 
@@ -104,6 +105,19 @@ async def test_every_users_answers_arrive_once_in_order_through_repeated_faults(
     fake_llm: FakeLLM,
     private_redis: PrivateRedis,
 ) -> None:
+    print("\n" + await faults_in_order(kind, ROUNDS, tmp_path, fake_tg, fake_llm, private_redis))
+
+
+async def faults_in_order(
+    kind: str,
+    rounds: int,
+    tmp_path: Path,
+    fake_tg: FakeTelegram,
+    fake_llm: FakeLLM,
+    private_redis: PrivateRedis,
+) -> str:
+    """``rounds`` rounds of the fault ``kind``: every DM answered, each user's answers in order
+    (asserted); the summary line, with the repeats and the notices, is returned."""
     fake_llm.latency_s = 1.0
     echo_replies(fake_llm)
     client = Redis.from_url(private_redis.url, decode_responses=True)
@@ -117,7 +131,7 @@ async def test_every_users_answers_arrive_once_in_order_through_repeated_faults(
     )
     expected: set[str] = set()
     try:
-        for r in range(ROUNDS):
+        for r in range(rounds):
             holder = await eventually(lambda: owner(client), LEASE_TTL_S * 15, "a holder")
             asked = len(fake_llm.requests)
             for user in range(1, USERS + 1):
@@ -140,8 +154,10 @@ async def test_every_users_answers_arrive_once_in_order_through_repeated_faults(
         texts = Counter(str(c.params["text"]) for c in fake_tg.calls_of("sendMessage"))
         repeats = sum(n - 1 for text, n in texts.items() if text in expected)
         notices = sum(n for text, n in texts.items() if text not in expected)
-        print(f"\n{kind}: {ROUNDS} rounds, {len(expected)} answers, 0 lost, in order, "
-              f"{repeats} repeated, {notices} told to wait for the state")  # fmt: skip
+        return (
+            f"{kind}: {rounds} rounds, {len(expected)} answers, 0 lost, in order, "
+            f"{repeats} repeated, {notices} told to wait for the state"
+        )
     finally:
         await stop_all(daemons, kill=True)
         await client.aclose()

@@ -39,3 +39,16 @@ async def test_a_daemon_left_running_is_reaped_before_its_db_is_released() -> No
         assert not await admin.exists(STRAY)  # flushed after the writer was gone
     finally:
         await admin.aclose()
+
+
+async def test_a_test_that_wipes_its_db_keeps_its_claim() -> None:
+    """A wipe test flushes its db (Redis lost its data); another run claiming a db meanwhile must
+    not get that one: it would flush the wipe test's data again, mid-test, and take its leases."""
+    async with claimed_db() as url:
+        admin = Redis.from_url(url)
+        try:
+            await admin.flushdb()
+        finally:
+            await admin.aclose()
+        async with claimed_db() as other:
+            assert other != url

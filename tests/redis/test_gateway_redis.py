@@ -93,8 +93,10 @@ async def test_two_replicas_share_one_transcript_and_the_offline_cli_sees_it(
 
 
 async def test_one_session_fed_through_two_replicas_never_runs_two_turns_at_once(
-    tmp_path: Path, fake_llm: FakeLLM, redis_db: str
+    tmp_path: Path, fake_llm: FakeLLM, redis_db: str, caplog: pytest.LogCaptureFixture
 ) -> None:
+    """A burst spread over two replicas: each turn waits only for earlier messages that are
+    being answered, never for one queued behind a turn that waits for it (a lock TTL each)."""
     fake_llm.latency_s = 0.05
     fake_llm.default_reply = lambda r: f"re: {r.last_user_text}"
     fake_llm.group_of = lambda r: "the one session"
@@ -113,6 +115,8 @@ async def test_one_session_fed_through_two_replicas_never_runs_two_turns_at_once
     assert fake_llm.max_in_flight_by["the one session"] == 1, "two turns of one session at once"
     # every turn saw every earlier one, whichever replica ran it: 1, 3, 5, ... messages
     assert sorted(len(r.messages) for r in fake_llm.requests) == [1 + 2 * i for i in range(10)]
+    gave_up = [r for r in caplog.records if "no longer waits" in r.getMessage()]
+    assert not gave_up, "a turn waited a whole lock TTL for an earlier message of its session"
 
 
 async def test_a_duplicate_on_another_replica_gets_the_answer_once_the_first_one_finishes(

@@ -20,6 +20,7 @@ from chatgate.policies.channel_states import ChannelState
 from chatgate.state.records import JournalMark, JournalState
 from chatgate.state.redis.client import Keys
 from chatgate.state.redis.journal import RedisJournal
+from chatgate.state.redis.leases import FENCE_KEY
 from tests.fakes.clock import ManualClock
 from tests.fakes.llm import FakeLLM, Fault
 from tests.fakes.tcp_proxy import TcpProxy
@@ -337,5 +338,42 @@ async def test_a_turn_cut_short_by_the_state_keeps_its_session_locked_across_a_w
                 assert await gw.pipeline.held.check() == 1
                 lock = await admin.get(f"cg:lock:{job.session}")
                 assert lock == f"handoff:{job.msg.key}", lock
+    finally:
+        await admin.aclose()
+
+
+async def test_a_turn_cut_short_is_not_forgotten_when_the_store_is_wiped_as_its_resume_reads(
+    tmp_path: Path, fake_llm: FakeLLM, redis_db: str
+) -> None:
+    """a's turn fails on the state; Redis loses its data after the resume's check and before it
+    reads the journal, so the resume finds nothing to take up. a still holds the message as
+    cut short: the next check journals it again and it is answered (it was forgotten, and the
+    user never answered)."""
+    fake_llm.fail_next(Fault.hang())
+    clock = ManualClock()  # the state probe runs when the test says
+    admin = Redis.from_url(redis_db, decode_responses=True)
+    try:
+        async with TcpProxy(6379) as proxy:
+            url = proxy.url(int(redis_db.rsplit("/", 1)[1]))
+            async with running(config(tmp_path, fake_llm, on_redis(url, "a")), clock=clock) as gw:
+                submission = await memory(gw).inject("hi")
+                await fake_llm.wait_for_requests(1, timeout=30)
+                proxy.go_down()
+                fake_llm.release()  # the turn ends while the state is away
+                await eventually(lambda: submission.result.done(), 30, "the turn failed")
+                fence = await admin.get(FENCE_KEY)
+                await admin.flushdb()
+                await admin.set(FENCE_KEY, str(fence))  # the loss not noticed by the check yet
+                proxy.down = False
+                assert await gw.pipeline.resume_stranded() == 0  # the journal read empty
+                await admin.delete(FENCE_KEY)  # now the next check notices the loss
+                assert await gw.pipeline.held.check() == 1
+
+                async def answered() -> bool:
+                    clock.advance(5.0)  # the state probe resumes it
+                    return bool(memory(gw).sent)
+
+                await eventually(answered, 30, "the message answered")
+                assert len(fake_llm.requests) == 2
     finally:
         await admin.aclose()

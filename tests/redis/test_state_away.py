@@ -1,8 +1,9 @@
 """A turn whose session lock cannot be taken because Redis is away: the chat is told it will be
 answered once the state is back, the message stays in the journal and is answered then (one
 model call), and the session's lock waits for it, so a later message of the session taken in by
-another replica is answered after it. After Redis lost its data, a free lock waits until every
-replica took its own back (the wipe gate)."""
+another replica is answered after it (also while the lock stays free: the message is still open
+in the journal). After Redis lost its data, a free lock waits until every replica took its own
+back (the wipe gate)."""
 
 from __future__ import annotations
 
@@ -152,3 +153,41 @@ async def test_a_later_message_waits_through_a_wipe_for_the_replica_that_notices
                 assert memory(b).texts() == ["re: m2"]
     finally:
         await admin.aclose()
+
+
+async def test_a_later_message_elsewhere_waits_for_one_cut_short_while_its_lock_stays_free(
+    tmp_path: Path, fake_llm: FakeLLM, redis_db: str
+) -> None:
+    """a cannot reach the session's lock for m1 at all (its turn cut short, the lock not passed
+    on: free), while b takes in m2 of the same session: m1 is still open in the journal, so
+    m2's turn waits for it instead of taking the free lock; m1 is answered first once a reaches
+    the lock again."""
+    echo_replies(fake_llm)
+    clock = ManualClock()  # a's adoption check and state probe run when the test says
+    async with TcpProxy(6379) as cut, TcpProxy(6379) as seen:
+        one = config(tmp_path / "a", fake_llm, on_redis(proxied(cut, redis_db), "a"))
+        two = config(tmp_path / "b", fake_llm, on_redis(proxied(seen, redis_db), "b"))
+        async with running(one, clock=clock) as a, running(two) as b:
+            cut.fail_on("EVALSHA", contains=b"cg:lock:", count=10**6)
+            first = await memory(a).inject("m1", message_id="m1")
+            with pytest.raises(StateUnavailable):
+                await asyncio.wait_for(first.result, 30)
+            tried = seen.count("EVALSHA", b"cg:lock:")
+            second = await memory(b).inject("m2", message_id="m2")
+
+            def waits_or_ran() -> bool:
+                return bool(fake_llm.requests) or seen.count("EVALSHA", b"cg:lock:") > tried + 3
+
+            await eventually(waits_or_ran, 30, "m2's turn at the session's lock")
+            assert not fake_llm.requests, "m2's turn took the free lock before m1"
+            cut.fault = None  # a reaches the lock again
+
+            def probed() -> bool:
+                clock.advance(LEASE_TTL_S / 2)  # a's adoption check and state probe: m1 resumed
+                return memory(a).texts()[-1:] == ["re: m1"]
+
+            await eventually(probed, 30, "m1 sent")
+            await asyncio.wait_for(second.result, 30)
+            asked = [r.last_user_text for r in fake_llm.requests]
+            assert asked == ["m1", "m2"], asked
+            assert memory(b).texts() == ["re: m2"]

@@ -203,10 +203,14 @@ class Pipeline:
             return Submission(msg.key, True, existing_future)
         accepted = runtime.clock.monotonic()
         self.guard.check()  # raises StateUnavailable while the journal cannot write
+        msg = msg.stamped(runtime.clock.time())
         try:
             with tracing.span("chatgate.journal", leaf=True):
                 new, existing = await runtime.journal.record(
-                    msg, runtime.clock.time(), runtime.config.gateway.dedupe_window_s
+                    msg,
+                    runtime.clock.time(),
+                    runtime.config.gateway.dedupe_window_s,
+                    self.route_of(msg)[1],
                 )
         except asyncio.CancelledError:  # the adapter stopped: the write may have landed
             self._background(self._take_up(msg.key))
@@ -272,7 +276,8 @@ class Pipeline:
         process holds (their later writes failed); those still in flight are left alone."""
         await self.held.check()  # a store that came back empty gets what this one holds
         entries = [e for e in await self.rt.journal.unfinished() if e.key not in self.inflight]
-        self.held.resumed(await self._resume(entries))
+        left = await self._resume(entries)
+        await self.held.resumed({e.key for e in entries} - left, left)
         if entries:
             log.info("resumed messages stranded by a state failure", extra={"count": len(entries)})
         return len(entries)

@@ -17,6 +17,7 @@ from typing import Any
 from chatgate.gateway.intake.session_queue import SessionScheduler
 from chatgate.gateway.runtime import Runtime
 from chatgate.gateway.turn.job import Job
+from chatgate.model.errors import StateUnavailable
 from chatgate.model.messages import InboundMessage
 from chatgate.model.reasons import DeliveryStatus
 from chatgate.model.results import Stage, TurnResult
@@ -70,10 +71,22 @@ class HeldWork:
         before that probe."""
         self._stranded[entry.key] = _Kept(entry.message, entry.session or "", entry.reply)
 
-    def resumed(self, keep: Collection[str] = ()) -> None:
-        """The guard resumed what the journal keeps: the stranded turns are the journal's again,
-        but those in ``keep`` (their intake failed on the state again)."""
-        self._stranded = {k: v for k, v in self._stranded.items() if k in keep}
+    async def resumed(self, taken: Collection[str], left: Collection[str]) -> None:
+        """The guard's resume took ``taken`` up from the journal: those stranded messages are the
+        journal's again. Those in ``left`` (their intake failed on the state again) stay, and so
+        does any other whose entry is gone: the store lost its data after the resume's check and
+        before it read the journal, and only the next check can journal it again."""
+        forget = set()
+        for key in list(self._stranded):
+            if key in taken:
+                forget.add(key)
+            elif key not in left:
+                try:
+                    if await self.rt.journal.get(key) is not None:  # settled, or under way
+                        forget.add(key)
+                except StateUnavailable:  # not known: kept for the next resume to ask again
+                    pass
+        self._stranded = {k: v for k, v in self._stranded.items() if k not in forget}
 
     async def sending(self, job: Job, send: Awaitable[None]) -> None:
         """Run ``send``, the sending of ``job``'s stored answer, held here meanwhile (and kept
@@ -135,9 +148,9 @@ class HeldWork:
         restored = 0
         for key, kept in everything:
             if key in self._handed:  # a window reaching back to the epoch: never overwritten
-                new, _ = await journal.record(kept.msg, now, now)
+                new, _ = await journal.record(kept.msg, now, now, kept.session)
             else:  # and one another replica's intake took in again since is made ours
-                new = await journal.restore(kept.msg, now)
+                new = await journal.restore(kept.msg, now, kept.session)
             restored += new
             if new and kept.reply is not None:
                 mark = JournalMark(

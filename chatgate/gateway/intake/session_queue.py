@@ -263,9 +263,7 @@ class SessionScheduler:
                 if not completed:
                     if q.held is not None and q.control and q.control.reason is CancelReason.HOLD:
                         batch = [q.held(job) for job in batch]
-                    ahead = 0 if batch[0].resumed else _resumed_ahead(q.jobs)
-                    for index, job in enumerate(batch):  # behind earlier messages taken up
-                        q.jobs.insert(ahead + index, job)
+                    _return(q.jobs, batch)
                 q.held = None
         finally:
             q.worker = None
@@ -274,17 +272,32 @@ class SessionScheduler:
                 del self._queues[q.key]
 
 
-def _resumed_ahead(jobs: deque[Job], before: float = float("inf")) -> int:
-    """How many leading jobs were taken up from the journal (they go before live ones), those
-    whose messages came in after ``before`` not counted: a job taken up goes among them in the
-    order the messages came in (one adopted from a dead replica can be older than one resumed
-    here just before it)."""
-    count = 0
-    for job in jobs:
-        if not job.resumed or job.msg.received_at > before:
-            break
-        count += 1
-    return count
+def _before(job: Job, other: Job) -> bool:
+    """Whether ``job``'s message came in before ``other``'s; where either time is unknown, one
+    taken up from the journal counts as older than one that came in live."""
+    came_in, then = job.msg.received_at, other.msg.received_at
+    if came_in > 0 and then > 0:
+        return came_in < then
+    return job.resumed and not other.resumed
+
+
+def _insert(jobs: deque[Job], job: Job) -> None:
+    """Put ``job`` in line behind every message that did not come in after it (ties keep the
+    order of placing): one session's messages are answered, and waited for across replicas,
+    in that order, so a replica whose line disagreed would wait on itself."""
+    at = len(jobs)
+    while at and _before(job, jobs[at - 1]):
+        at -= 1
+    jobs.insert(at, job)
+
+
+def _return(jobs: deque[Job], batch: list[Job]) -> None:
+    """Put a batch that did not complete back in line, ahead of what came in after it."""
+    at = 0
+    while at < len(jobs) and _before(jobs[at], batch[0]):
+        at += 1
+    for index, job in enumerate(batch):
+        jobs.insert(at + index, job)
 
 
 def _failed(session: str, batch: list[Job], exc: Exception) -> None:
@@ -325,16 +338,17 @@ def _held(held_as: HeldAs, job: Job) -> Job:
 
 
 def _place(q: SessionQueue, job: Job, front: bool) -> None:
-    """Put ``job`` in line: at the front, ahead of live jobs when resumed from the journal (a
-    running live turn gives way to it), else at the back."""
+    """Put ``job`` in line: at the front, else in the order messages came in. A running turn
+    still waiting for the session's lock gives way to a message that came in before all of its
+    own (taken up from the journal, or taken in live behind a later one's journal write): the
+    session's earlier open messages would otherwise wait behind it while it waits for them."""
     if front:
         q.jobs.appendleft(job)
-    elif job.resumed:  # taken up from the journal: earlier than what came in live
-        q.jobs.insert(_resumed_ahead(q.jobs, job.msg.received_at), job)
-        if q.control is not None and not any(j.resumed for j in q.running or ()):
-            q.control.give_way()
-    else:
-        q.jobs.append(job)
+        return
+    _insert(q.jobs, job)
+    running = q.running or ()
+    if q.control is not None and running and all(_before(job, j) for j in running):
+        q.control.give_way()
 
 
 def _interrupt_running_turn(q: SessionQueue) -> None:

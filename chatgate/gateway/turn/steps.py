@@ -120,6 +120,7 @@ class TurnSteps:
             ttl=runtime.config.gateway.turn_lock.ttl_s,
             after=first.msg.key,  # a lock passed on with this message is this turn's
             give_way=lambda: control.giving_way,
+            batch=[job.msg.key for job in record.batch],
         )
         try:
             record.lease = await record.held.enter_async_context(lock)

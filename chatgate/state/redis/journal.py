@@ -31,14 +31,20 @@ log = logging.getLogger("chatgate.state")
 SENDER_HISTORY = 50
 RESUBSCRIBE_S = 1.0
 
-# KEYS: entry, open, all, msgid-index, sender-list, open-seq; ARGV: key, now, window, message,
-# owner, message_id, sender_history, channel
+# KEYS: entry, open, all, msgid-index, sender-list, open-seq, the session's open messages;
+# ARGV: key, now, window, message, owner, message_id, sender_history, channel, '1' when the
+# session is known (its open-message index is written with the entry, left when it settles),
+# when the message came in (the index's order: the same after a wipe's restore by any replica)
 _WRITE = """
 redis.call('del', KEYS[1])
 redis.call('hset', KEYS[1], 'state', 'pending', 'message', ARGV[4], 'received_at', ARGV[2],
   'updated_at', ARGV[2], 'owner', ARGV[5], 'channel', ARGV[8])
 local seq = redis.call('incr', KEYS[6])
 redis.call('zadd', KEYS[2], seq, ARGV[1])
+if ARGV[9] == '1' then
+  redis.call('zadd', KEYS[7], ARGV[10], ARGV[1])
+  redis.call('hset', KEYS[1], 'open_index', KEYS[7])
+end
 redis.call('zadd', KEYS[3], tonumber(ARGV[2]), ARGV[1])
 if ARGV[6] ~= '' then redis.call('hset', KEYS[4], ARGV[6], ARGV[1]) end
 redis.call('lpush', KEYS[5], ARGV[1])
@@ -107,7 +113,11 @@ if ARGV[2] ~= '0' then
   end
 end
 redis.call('hset', KEYS[1], unpack(ARGV, 5))
-if ARGV[3] == '1' then redis.call('zrem', KEYS[2], ARGV[4]) end
+if ARGV[3] == '1' then
+  redis.call('zrem', KEYS[2], ARGV[4])
+  local index = redis.call('hget', KEYS[1], 'open_index')
+  if index then redis.call('zrem', index, ARGV[4]) end
+end
 return 1
 """
 # Right before an answer's first chunk. KEYS: entry; ARGV: me, grace (ms) → 1: send it (marked
@@ -140,6 +150,12 @@ return now
 """
 # The outcome writes of a replica that may have stalled while another adopted its entry.
 GUARDS = {JournalState.ANSWERED: 2, JournalState.DONE: 1}
+
+
+def open_index(keys: Keys, session: str) -> str:
+    """The key of ``session``'s open (journaled, not yet settled) messages, in arrival order:
+    a turn of the session waits for the earlier ones before it takes the session's free lock."""
+    return keys("journal", "session-open", session)
 
 
 @dataclass(frozen=True)
@@ -228,9 +244,10 @@ class RedisJournal:
         return self._keys("journal", "e", key)
 
     def _recording(
-        self, msg: InboundMessage, now: float, window_s: float
+        self, msg: InboundMessage, now: float, window_s: float, session: str
     ) -> tuple[list[str], list[str | float | int]]:
-        """RECORD's (and RESTORE's) keys and arguments for ``msg``."""
+        """RECORD's (and RESTORE's) keys and arguments for ``msg`` of ``session`` ('': not
+        known, not indexed)."""
         keys = [
             self._e(msg.key),
             self._keys("journal", "open"),
@@ -238,6 +255,7 @@ class RedisJournal:
             self._keys("journal", "msgid", msg.channel),
             self._keys("journal", "sender", msg.channel, msg.sender_id),
             self._keys("journal", "open", "seq"),
+            open_index(self._keys, session),
         ]
         args: list[str | float | int] = [
             msg.key,
@@ -248,21 +266,23 @@ class RedisJournal:
             msg.message_id or "",
             SENDER_HISTORY,
             msg.channel,
+            "1" if session else "0",
+            msg.received_at,
         ]
         return keys, args
 
     @unavailable("journal")
     async def record(
-        self, msg: InboundMessage, now: float, window_s: float
+        self, msg: InboundMessage, now: float, window_s: float, session: str = ""
     ) -> tuple[bool, JournalEntry | None]:
-        keys, args = self._recording(msg, now, window_s)
+        keys, args = self._recording(msg, now, window_s, session)
         if await self._record(keys=keys, args=args):
             return True, None
         return False, await self.get(msg.key)
 
     @unavailable("journal")
-    async def restore(self, msg: InboundMessage, now: float) -> bool:
-        keys, args = self._recording(msg, now, 0.0)
+    async def restore(self, msg: InboundMessage, now: float, session: str = "") -> bool:
+        keys, args = self._recording(msg, now, 0.0, session)
         return bool(await self._restore(keys=keys, args=args))
 
     @unavailable("journal")

@@ -20,7 +20,7 @@ import asyncio
 import contextlib
 import logging
 import uuid
-from collections.abc import AsyncIterator, Callable, Mapping
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 
 from redis.asyncio import Redis
 from redis.exceptions import RedisError
@@ -36,6 +36,7 @@ from chatgate.state.redis.client import (
     connect,
     replica_id,
 )
+from chatgate.state.redis.journal import open_index
 from chatgate.state.redis.lock_scripts import (
     KEEP_PASSED,
     PASS_ON,
@@ -54,6 +55,8 @@ POLL_MIN_S = 0.02
 POLL_MAX_S = 0.25
 RETRY_FRACTION = 10  # after a failed renewal, retry every ttl/10 (not ttl/3)
 STOP_WAIT_S = 1.0
+GIVEN_UP_SESSIONS = 1024
+GIVEN_UP_PER_SESSION = 8
 KEEP_TTLS = 3  # a passed-on lock is kept at most this many TTLs: a turn that never takes it
 # (its batch led by another message) must not hold the session for as long as the replica lives
 
@@ -99,6 +102,7 @@ class RedisTurnLock:
         self._passed: dict[str, tuple[str, float, float, float]] = {}
         self._retrier: asyncio.Task[None] | None = None  # retries those while any is left
         self._holding: dict[str, tuple[str, float]] = {}  # lock key → (token held, its ttl)
+        self._given_up: dict[str, list[str]] = {}  # session → earlier messages not waited for
 
     def _key(self, session: str) -> str:
         return self._keys("lock", session)
@@ -112,17 +116,26 @@ class RedisTurnLock:
         after: str | None = None,
         give_way: Callable[[], bool] | None = None,
         from_dead: bool = False,
+        batch: Sequence[str] = (),
     ) -> LeaseToken:
         token = f"{self.replica or owner}/{uuid.uuid4().hex}"
         await self._retry()
         wait = POLL_MIN_S
+        ours = "\n".join(batch or ([after] if after is not None else []))
+        waited_from: float | None = None  # since when the free lock waits for earlier messages
         while True:
             try:
-                took = await self._take(key, token, ttl, after, from_dead)
+                took = await self._take(key, token, ttl, after, from_dead, ours)
             except RedisError as exc:
                 raise StateUnavailable(
                     f"turn lock: redis unreachable ({type(exc).__name__})"
                 ) from exc
+            if isinstance(took, str):  # the free lock waits for an earlier message, a TTL at most
+                now = self._clock.monotonic()
+                waited_from = now if waited_from is None else waited_from
+                if now - waited_from >= ttl:
+                    self._give_up(key, took)
+                took = False
             if took:
                 if after is not None:  # the turn a lock waited for: nothing more to pass on
                     self._took_stranded(key, after)
@@ -133,15 +146,36 @@ class RedisTurnLock:
             wait = min(POLL_MAX_S, wait * 2)
 
     async def _take(
-        self, key: str, token: str, ttl: float, after: str | None, from_dead: bool
-    ) -> bool:
+        self, key: str, token: str, ttl: float, after: str | None, from_dead: bool, ours: str
+    ) -> bool | str:
+        """Whether the lock is mine now; or the earlier open message of the session that the
+        free lock waits for (``ours``: the turn's messages, newline-joined)."""
         keys = [self._key(key), self._keys("turn-gate")]
         mine = TO_REPLICA + token.split("/", 1)[0]
         if after is None:
             return bool(await self._take_free(keys=keys, args=[token, _ms(ttl), mine]))
         dead = self._keys("replica", "") if from_dead else ""
-        args: list[str | int] = [token, _ms(ttl), HANDOFF + after, dead, mine]
-        return bool(await self._take_over(keys=keys, args=args))
+        given_up = "\n".join(self._given_up.get(key, ()))
+        args: list[str | int] = [token, _ms(ttl), HANDOFF + after, dead, mine, ours]
+        args += [self._keys("journal", "e", ""), given_up]
+        keys.append(open_index(self._keys, key))
+        took = await self._take_over(keys=keys, args=args)
+        if isinstance(took, bytes | str):
+            return took.decode() if isinstance(took, bytes) else took
+        return bool(took)
+
+    def _give_up(self, session: str, message_key: str) -> None:
+        """Stop waiting for ``message_key`` before ``session``'s free lock (it stayed open for a
+        whole TTL: its holder lost it, or never runs it); remembered for a bounded number of
+        sessions, so later turns do not wait for it again."""
+        keys = self._given_up.pop(session, [])
+        self._given_up[session] = [*keys[-(GIVEN_UP_PER_SESSION - 1) :], message_key]
+        while len(self._given_up) > GIVEN_UP_SESSIONS:
+            del self._given_up[next(iter(self._given_up))]
+        log.warning(
+            "turn no longer waits for an earlier message of its session",
+            extra={"session": session, "key": message_key},
+        )
 
     def pass_on(self, token: LeaseToken, message_key: str) -> None:
         self._passing[token.token] = message_key
@@ -354,9 +388,16 @@ class RedisTurnLock:
         after: str | None = None,
         give_way: Callable[[], bool] | None = None,
         from_dead: bool = False,
+        batch: Sequence[str] = (),
     ) -> AsyncIterator[LeaseToken]:
         lease = await self.acquire(
-            key, owner=owner, ttl=ttl, after=after, give_way=give_way, from_dead=from_dead
+            key,
+            owner=owner,
+            ttl=ttl,
+            after=after,
+            give_way=give_way,
+            from_dead=from_dead,
+            batch=batch,
         )
         stop = asyncio.Event()
         keeper = asyncio.ensure_future(self._keep(lease, ttl, stop))

@@ -32,15 +32,41 @@ if redis.call('exists', KEYS[2]) == 1 then return 0 end
 if redis.call('set', KEYS[1], ARGV[1], 'nx', 'px', ARGV[2]) then return 1 end
 return 0
 """
-# KEYS: a lock, the wipe gate; ARGV: my token, px, the value a hand-off left, the replica
-# liveness key prefix ('' : not from a dead replica), the value of a lock passed on to my replica.
-# 1 when the lock is mine now: it was free (and no gate stands), passed on with the message I
-# take up or to my replica, or held by (or passed on to) a replica whose liveness key expired (it
+# KEYS: a lock, the wipe gate, the session's open messages; ARGV: my token, px, the value a
+# hand-off left, the replica liveness key prefix ('' : not from a dead replica), the value of a
+# lock passed on to my replica, my turn's messages, the journal entry prefix, the earlier
+# messages given up (both newline-joined). 1 when the lock is mine now: it was free (and no gate
+# stands), passed on with the message I take up or to my replica, or with a later open message
+# of the session than mine, or held by (or passed on to) a replica whose liveness key expired (it
 # died, or stalls: only the sender of an answer it made takes that lock, never a turn that would
-# ask the model again).
+# ask the model again). Even then it waits for an open message of the session that came in
+# before my turn's (its key is returned); one whose entry is gone or settled leaves the index.
 TAKE_OVER = """
 local v = redis.call('get', KEYS[1])
+local ours, first, earlier = {}, nil, nil
+for k in string.gmatch(ARGV[6], '[^\\n]+') do
+  ours[k] = true
+  local score = redis.call('zscore', KEYS[3], k)
+  if score and (not first or tonumber(score) < first) then first = tonumber(score) end
+end
+if first then
+  for k in string.gmatch(ARGV[8], '[^\\n]+') do ours[k] = true end
+  for _, k in ipairs(redis.call('zrangebyscore', KEYS[3], '-inf', '(' .. first)) do
+    local state = redis.call('hget', ARGV[7] .. k, 'state')
+    if not state or state == 'done' or state == 'dropped' then
+      redis.call('zrem', KEYS[3], k)
+    elseif not ours[k] then
+      earlier = k
+      break
+    end
+  end
+end
 local free = (not v and redis.call('exists', KEYS[2]) == 0) or v == ARGV[3] or v == ARGV[5]
+local passed = v and string.sub(v, 1, 8) == 'handoff:' and string.sub(v, 9, 9) ~= '@'
+if not free and first and passed then
+  local later = redis.call('zscore', KEYS[3], string.sub(v, 9))
+  free = later ~= false and tonumber(later) > first
+end
 if not free and v and ARGV[4] ~= '' and string.sub(v, 1, 8) ~= 'handoff:' then
   local slash = string.find(v, '/', 1, true)
   free = slash ~= nil and redis.call('exists', ARGV[4] .. string.sub(v, 1, slash - 1)) == 0
@@ -48,6 +74,7 @@ elseif not free and v and ARGV[4] ~= '' and string.sub(v, 1, 9) == 'handoff:@' t
   free = redis.call('exists', ARGV[4] .. string.sub(v, 10)) == 0
 end
 if not free then return 0 end
+if earlier then return earlier end
 redis.call('set', KEYS[1], ARGV[1], 'px', ARGV[2])
 return 1
 """

@@ -46,7 +46,7 @@ class SqliteJournal:
         self._db = db
 
     async def record(
-        self, msg: InboundMessage, now: float, window_s: float
+        self, msg: InboundMessage, now: float, window_s: float, session: str = ""
     ) -> tuple[bool, JournalEntry | None]:
         """Append ``msg``; (False, existing) when it is a duplicate within the dedupe window."""
         payload = msg.to_json()
@@ -170,7 +170,7 @@ class SqliteJournal:
     async def unclaimed(self, keys: Collection[str]) -> set[str]:
         return set()  # nothing is ever handed off here
 
-    async def restore(self, msg: InboundMessage, now: float) -> bool:
+    async def restore(self, msg: InboundMessage, now: float, session: str = "") -> bool:
         new, _ = await self.record(msg, now, now)  # nobody else takes messages in here
         return new
 

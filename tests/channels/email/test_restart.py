@@ -47,7 +47,7 @@ async def test_a_connection_cut_mid_idle_reconnects_and_loses_nothing(
     tmp_path: Path, world: MailWorld, fake_llm: FakeLLM
 ) -> None:
     bot = world.address
-    async with TcpProxy(world.mailbox.dovecot.port) as proxy:
+    async with asyncio.timeout(60), TcpProxy(world.mailbox.dovecot.port) as proxy:
         world.imap_port = proxy.port
         async with running(email_config(tmp_path, world, fake_llm)):
             await world.deliver(mail(ALICE, bot, "Before", "one"))

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any, Protocol
 
 from chatgate.agents.tools.types import Approve
 from chatgate.model.chat import ChatMessage
+from chatgate.model.frozen import record
 from chatgate.model.outbound import OutboundMessage
 from chatgate.model.reasons import FailureReason
 
@@ -49,7 +50,7 @@ class TurnFenced(Exception):
     of the session may be running, so no model request may be made. Not a model failure."""
 
 
-@dataclass(frozen=True)
+@record
 class Turn:
     """Everything an agent needs for one turn; history excludes the new messages."""
 
@@ -84,7 +85,7 @@ def recent(history: Sequence[ChatMessage], keep: int) -> tuple[ChatMessage, ...]
     return tuple(history[-keep:]) if keep > 0 else ()
 
 
-@dataclass(frozen=True)
+@record
 class AgentReply:
     text: str
     message: OutboundMessage | None = None

@@ -20,6 +20,7 @@ from pydantic import BaseModel
 from chatgate.channels.capabilities import Capabilities
 from chatgate.clock import Clock, SystemClock
 from chatgate.model.errors import FetchError
+from chatgate.model.frozen import record
 from chatgate.model.messages import Attachment, InboundMessage, SendResult, Target
 from chatgate.model.outbound import OutboundMessage
 from chatgate.model.reasons import DropReason, MediaReason, SendErrorKind
@@ -123,7 +124,7 @@ class ChannelContext:
     lease: LeaseView = field(default_factory=Unleased)
 
 
-@dataclass(frozen=True)
+@record
 class Rendered:
     """One native message ready to send (a chunk of a possibly longer reply)."""
 

@@ -138,7 +138,9 @@ def _masked_dataclass(value: Any, mask: Masker) -> Any:
     changes: dict[str, Any] = {}
     for name in _init_names(type(value)):
         old = getattr(value, name)
-        new = masked(old, mask)
+        if old is None:
+            continue  # most optional fields: no walk
+        new = mask.mask(old) if type(old) is str else masked(old, mask)
         if new is not old:
             changes[name] = new
     return replace(value, **changes) if changes else value

@@ -12,6 +12,7 @@ from typing import Any, Protocol
 from chatgate.agents.base import AgentError, ModelMeter
 from chatgate.agents.tools.loop import Stretch
 from chatgate.agents.tools.types import ApprovalAnswer, ApprovalAsk
+from chatgate.model.frozen import record
 from chatgate.model.messages import InboundMessage, Target
 
 
@@ -100,7 +101,7 @@ class ToolApprover(Protocol):
         ...
 
 
-@dataclass(frozen=True)
+@record
 class MeteredTurn:
     """How a turn may run under the spend budgets: on ``agent`` (a cheaper one when a budget
     degrades it), each model call admitted and charged by ``meter``; with ``refusal`` no model

@@ -10,10 +10,12 @@ import asyncio
 import inspect
 import logging
 from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import field
 from enum import StrEnum
 from importlib.metadata import entry_points
 from typing import Any
+
+from chatgate.model.frozen import record
 
 log = logging.getLogger("chatgate.events")
 PLUGIN_GROUP = "chatgate.plugins"
@@ -28,7 +30,7 @@ class EventName(StrEnum):
     TURN_FINISHED = "turn_finished"  # once per agent turn: outcome, reason, latency
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class Event:
     name: EventName
     at: float

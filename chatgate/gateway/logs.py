@@ -122,11 +122,18 @@ class JsonFormatter(logging.Formatter):
         if not _HEAD.isdisjoint(fields):
             parts = []
         for key, value in fields.items() if parts else ():
-            encoded = scalar_json(value, _STR)
-            if encoded is None:
-                parts = []
-                break
-            parts += (", ", _key(key), ": ", encoded)
+            # str and None inline: most of a turn line's fields, a call each saved
+            if type(value) is str:
+                encoded = _STR(value)
+            elif value is None:
+                encoded = "null"
+            else:
+                scalar = scalar_json(value, _STR)
+                if scalar is None:
+                    parts = []
+                    break
+                encoded = scalar
+            parts += (", ", _KEYS.get(key) or _key(key), ": ", encoded)
         if not parts:
             data = self.data(created, level, name, msg)
             data.update(fields)
@@ -172,7 +179,8 @@ def log_fields(logger: logging.Logger, level: int, msg: str, fields: dict[str, A
         logger.log(level, msg, extra=fields)
         return
     name = logging.getLevelName(level)
-    line = direct.inner.line(time.time(), name, logger.name, msg, _traced(dict(fields)))
+    traced = _traced(dict(fields)) if tracing.on() else fields  # the caller's dict is kept as is
+    line = direct.inner.line(time.time(), name, logger.name, msg, traced)
     direct.handler.emit_line(direct.formatter.scrubber.scrub(line))
 
 

@@ -11,6 +11,7 @@ import weakref
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any, Protocol
 
 from chatgate import tracing
@@ -124,6 +125,10 @@ class PreparedInput:
         if not self.outcomes:
             return {}
         return {"media": [{"message": o.message, **o.to_dict()} for o in self.outcomes]}
+
+
+# A turn without attachments: one shared for all, its mappings read-only (an agent gets `parts`).
+NO_MEDIA = PreparedInput(MappingProxyType({}), MappingProxyType({}), (), (), MappingProxyType({}))
 
 
 @dataclass(frozen=True)

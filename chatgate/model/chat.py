@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any, Literal
+
+from chatgate.model.frozen import record
 
 Role = Literal["system", "user", "assistant"]
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class ChatMessage:
     """One transcript entry. ``source`` is the inbound key that produced it (idempotent appends).
 

@@ -23,6 +23,23 @@ _C = (
 )
 
 
+_C_STANDARD = (
+    None
+    if c_make_encoder is None
+    else c_make_encoder(
+        None, _ENCODER.default, encode_basestring_ascii, None, ": ", ", ", False, False, True
+    )
+)
+
+
+def standard_json(value: Any) -> str:
+    """``json.dumps(value)`` (the default separators) from the shared C encoder: for answers
+    sent on every request (a webhook's sync reply)."""
+    if _C_STANDARD is None:
+        return json.dumps(value)
+    return "".join(_C_STANDARD(value, 0))
+
+
 def compact_json(value: Any) -> str:
     """``json.JSONEncoder(separators=(",", ":")).encode(value)``."""
     if _C is None:

@@ -10,12 +10,13 @@ from json.encoder import encode_basestring_ascii
 from typing import Any, Literal
 
 from chatgate.model.compact import compact_json, scalar_json
+from chatgate.model.frozen import record
 from chatgate.model.reasons import SendErrorKind
 
 ChatKind = Literal["direct", "group", "channel"]
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class Target:
     """Where a reply goes: a channel instance plus a chat (and optionally a thread/message)."""
 
@@ -90,7 +91,7 @@ USER_LANGUAGE = (
 ALBUM_KEY = "media_group"
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class InboundMessage:
     """A platform message normalised by its adapter; everything downstream reads only this."""
 
@@ -113,6 +114,12 @@ class InboundMessage:
     reply_target: Target | None = None
     route: str | None = None
     extra: Mapping[str, Any] = field(default_factory=dict)
+    # The idempotency key, made once: every step of the path reads it (~19 times a turn).
+    key: str = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        """The idempotency key: the same platform message always maps to the same key."""
+        object.__setattr__(self, "key", f"{self.channel}:{self.message_id}")
 
     @property
     def answers_elsewhere(self) -> bool:
@@ -122,11 +129,6 @@ class InboundMessage:
             self.channel,
             self.chat_id,
         )
-
-    @property
-    def key(self) -> str:
-        """Idempotency key: the same platform message always maps to the same key."""
-        return f"{self.channel}:{self.message_id}"
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready dict (hand-written: dataclasses.asdict deep-copies and is on the hot path)."""
@@ -204,9 +206,11 @@ class InboundMessage:
         return cls(**values)
 
 
-_MESSAGE_FIELDS = frozenset(f.name for f in fields(InboundMessage))
+_MESSAGE_FIELDS = frozenset(f.name for f in fields(InboundMessage) if f.init)
 _MESSAGE_SCALARS = tuple(
-    f.name for f in fields(InboundMessage) if f.name not in ("reply_target", "attachments", "extra")
+    f.name
+    for f in fields(InboundMessage)
+    if f.init and f.name not in ("reply_target", "attachments", "extra")
 )
 _SCALAR_KEYS = tuple(
     f'"{name}":' if i == 0 else f',"{name}":' for i, name in enumerate(_MESSAGE_SCALARS)
@@ -233,7 +237,7 @@ def default_target(msg: InboundMessage, *, reply_in_groups: bool = True) -> Targ
     return Target(msg.channel, msg.chat_id, msg.thread_id, quote)
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class SendResult:
     """Outcome of one native send; failures carry the adapter's classification."""
 

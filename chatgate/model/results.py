@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
+from chatgate.model.frozen import record
 from chatgate.model.messages import Target
 from chatgate.model.outbound import File, OutboundMessage
 from chatgate.model.reasons import DeliveryStatus, SendErrorKind
@@ -33,7 +34,7 @@ class Stage(StrEnum):
     DELIVERY = "delivery"
 
 
-@dataclass(frozen=True)
+@record
 class TurnResult:
     """Final result of handling one inbound message (also stored in the journal)."""
 

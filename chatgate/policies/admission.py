@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
+from chatgate.model.frozen import record
 from chatgate.model.messages import ChatKind
 from chatgate.model.reasons import AdmissionReason, Gate
 
@@ -39,7 +40,7 @@ class AdmissionPolicy:
     allowed_chats: frozenset[str] = frozenset()
 
 
-@dataclass(frozen=True)
+@record
 class AdmissionFacts:
     """What the adapter knows about one inbound message."""
 
@@ -51,7 +52,7 @@ class AdmissionFacts:
     paired: bool = False
 
 
-@dataclass(frozen=True)
+@record
 class AdmissionDecision:
     """Verdict: admit or not, with the reason and the gate that decided.
 

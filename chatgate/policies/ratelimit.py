@@ -10,6 +10,7 @@ import math
 from collections import OrderedDict
 from dataclasses import dataclass
 
+from chatgate.model.frozen import record
 from chatgate.model.reasons import DropReason
 
 # How many of the least recently used buckets to inspect for a full one before evicting LRU.
@@ -30,7 +31,7 @@ class BucketSpec:
             raise ValueError(f"burst must be >= 1, got {self.burst!r}")
 
 
-@dataclass(frozen=True)
+@record  # two a limited scope per message: frozen by type (model/frozen.py)
 class BucketState:
     """Tokens available as of ``updated_at``."""
 
@@ -79,13 +80,16 @@ class RateLimitSpec:
     global_: BucketSpec | None = None
 
 
-@dataclass(frozen=True)
+@record
 class RateDecision:
     """Verdict of ``RateLimiter.check``; ``reason`` names the scope that refused."""
 
     allowed: bool
     reason: DropReason | None
     retry_after_s: float = 0.0
+
+
+_ALLOWED = RateDecision(True, None)  # every admitted message: one shared (immutable) verdict
 
 
 class _BucketMap:
@@ -168,7 +172,7 @@ class RateLimiter:
             staged.append((buckets, key, new_state, spec))
         for buckets, key, new_state, spec in staged:
             buckets.put(key, new_state, spec, now)
-        return RateDecision(True, None)
+        return _ALLOWED
 
     def update_spec(self, spec: RateLimitSpec, *, now: float | None = None) -> None:
         """Hot-reload limits; existing levels are kept (and clipped to a smaller burst).

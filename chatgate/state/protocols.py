@@ -8,10 +8,10 @@ from __future__ import annotations
 
 from collections.abc import Callable, Collection, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager
-from dataclasses import dataclass
 from typing import Any, Protocol
 
 from chatgate.model.chat import ChatMessage
+from chatgate.model.frozen import record
 from chatgate.model.messages import InboundMessage, Target
 from chatgate.model.reasons import SendErrorKind
 from chatgate.policies.pairing import ApprovalDecision, IssueDecision
@@ -137,7 +137,7 @@ class Journal(Protocol):
         ...
 
 
-@dataclass(frozen=True)
+@record  # built every turn: frozen by type (model/frozen.py)
 class TranscriptAppend:
     """Transcript lines for one session (what `SessionStore.append` takes)."""
 

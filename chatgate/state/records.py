@@ -12,6 +12,7 @@ from enum import StrEnum
 from typing import Any
 
 from chatgate.model.chat import ChatMessage
+from chatgate.model.frozen import record
 from chatgate.model.messages import InboundMessage, Target
 
 
@@ -25,7 +26,7 @@ class JournalState(StrEnum):
 TERMINAL = frozenset({JournalState.DONE, JournalState.DROPPED})
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)  # built twice a turn: frozen by type (model/frozen.py)
 class JournalMark:
     """One write to a journal entry: the state it moves to, when, and whichever trail fields
     it records (None leaves a field as it was)."""

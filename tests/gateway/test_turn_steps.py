@@ -3,6 +3,7 @@ steps' order and slots on a real gateway."""
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import replace
 from pathlib import Path
 
@@ -145,6 +146,25 @@ async def test_steps_in_order_and_the_prepare_input_slot(tmp_path: Path, fake_ll
         sub = await chat.inject("quiet words")
         await sub.result
     assert chat.texts() == ["echo: QUIET WORDS"]
+
+
+async def test_a_turn_enters_only_the_steps_that_do_something_for_it(tmp_path: Path) -> None:
+    """The budget step only with budget rules, the media step only with attachments; a step
+    put in their place is always entered (the plan leaves out only the built-in no-ops)."""
+    path = write_config(
+        tmp_path, "agents:\n  default: {backend: echo}\nchannels:\n  memory: {dm_policy: open}\n"
+    )
+    async with running(path) as gw:
+        steps = gw.pipeline.runner.steps
+        for metered, media in itertools.product((False, True), repeat=2):
+            assert steps.applies(steps.budget, metered, media) is metered
+            assert steps.applies(steps.prepare_input, metered, media) is media
+            assert steps.applies(steps.call_agent, metered, media)
+
+        async def shout(rec: TurnRecord) -> TurnExit | None:
+            return None
+
+        assert steps.applies(shout, False, False)
 
 
 async def test_a_turn_without_a_model_call_records_no_usage(tmp_path: Path) -> None:

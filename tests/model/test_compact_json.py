@@ -1,4 +1,4 @@
-"""`compact_json`: the compact encoder's text from one shared encoder."""
+"""`compact_json` and `standard_json`: the encoders' texts from shared encoders."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from chatgate.model.compact import compact_json
+from chatgate.model.compact import compact_json, standard_json
 
 COMPACT = json.JSONEncoder(separators=(",", ":"))
 
@@ -20,9 +20,16 @@ COMPACT = json.JSONEncoder(separators=(",", ":"))
 )  # fmt: skip
 def test_the_text_is_the_encoders(value: object) -> None:
     assert compact_json(value) == COMPACT.encode(value)
+    assert standard_json(value) == json.dumps(value)  # a webhook's sync answer
 
 
 def test_what_json_cannot_hold_is_refused_as_by_the_encoder() -> None:
     with pytest.raises(TypeError):
         compact_json({"when": object()})
     assert compact_json({"later": 1}) == '{"later":1}'  # nothing left over from the failure
+
+
+def test_standard_json_refuses_what_json_dumps_refuses() -> None:
+    with pytest.raises(TypeError):
+        standard_json({"when": object()})
+    assert standard_json({"later": [1, "a"]}) == '{"later": [1, "a"]}'

@@ -81,6 +81,7 @@ async def test_a_telegram_message_is_one_trace_into_the_mcp_server(
     assert parent(journal) == parent(turn) == "telegram message"
     steps = turn.attributes["chatgate.steps"]  # the turn's steps: attributes, not spans
     assert steps[0] == "chatgate.open" and "chatgate.call_agent" in steps
+    assert "chatgate.prepare_input" not in steps  # a text DM: the media step is not entered
     assert len(turn.attributes["chatgate.steps.duration_s"]) == len(steps)
     chats = [s for s in trace if s.name == "chat openai/fake-model"]
     assert len(chats) == len(fake_llm.requests) == 2  # each model call recorded once

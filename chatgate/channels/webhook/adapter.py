@@ -29,6 +29,7 @@ from chatgate.channels.webhook.config import WebhookChannelConfig, WebhookRouteC
 from chatgate.channels.webhook.media import fetch_payload_file, payload_attachments
 from chatgate.config.base import secret_value
 from chatgate.http_input import MAX_JSON_DEPTH, BadInput, json_depth, utf8_clean
+from chatgate.model.compact import standard_json
 from chatgate.model.errors import StateUnavailable
 from chatgate.model.messages import Attachment, InboundMessage, Target
 from chatgate.model.outbound import File
@@ -52,7 +53,7 @@ T = TypeVar("T")
 
 
 def _json(data: dict[str, Any], status: int = 200) -> web.Response:
-    return web.json_response(data, status=status)
+    return web.json_response(data, status=status, dumps=standard_json)
 
 
 class WebhookChannel(ChannelAdapter):

@@ -16,6 +16,7 @@ from chatgate.model.outbound import OutboundMessage
 from chatgate.model.reasons import DeliveryStatus
 from chatgate.model.results import DeliveryReport, Stage, TurnResult, files_of
 from chatgate.state.records import JournalState
+from chatgate.texts.voice import Voice
 
 log = logging.getLogger("chatgate.turn")
 
@@ -91,9 +92,11 @@ class Answering:
         message: OutboundMessage | None,
         agent_s: float,
         stream: StreamingReply | None = None,
+        voice: Voice | None = None,
     ) -> DeliveryReport:
         """Send ``message`` to the job's target (finishing a streamed draft in place); a
-        delivery this process made but could not record is recorded, not made again."""
+        delivery this process made but could not record is recorded, not made again.
+        ``voice``: the answer's, when the caller has it (else looked up)."""
         done = self.unrecorded.take(job.msg.key)
         if done is not None:
             return done
@@ -121,7 +124,7 @@ class Answering:
             on_first_send=first_send,
             edit_ids=edit_ids,
             still_mine=lambda: self.still_mine(job.msg.key),
-            describe=self.voices.for_message(job.msg, job.agent).degrade_note,
+            describe=(voice or self.voices.for_message(job.msg, job.agent)).degrade_note,
             may_send=lambda: self.may_send(job.msg.key),
             hand_off=lambda: self.hand_off(job),
         )

@@ -6,12 +6,12 @@ delivery.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
 from chatgate.agents.base import AgentError, AgentReply
 from chatgate.config.models import GatewaySection
 from chatgate.model.chat import ChatMessage
+from chatgate.model.frozen import record
 from chatgate.model.outbound import OutboundMessage, message_to_dict
 from chatgate.model.reasons import DeliveryStatus, FailureReason, OutcomeKind
 from chatgate.model.text_ids import TextId
@@ -20,7 +20,7 @@ from chatgate.policies.final_reply import classify_final
 from chatgate.texts.voice import Voice
 
 
-@dataclass(frozen=True, slots=True)
+@record(slots=True)
 class Outcome:
     """The turn's outcome and the message it shows (None: nothing to show)."""
 

@@ -11,15 +11,17 @@ from chatgate.agents.base import Agent, AgentError, AgentReply
 from chatgate.agents.tools.runtime import TurnTools
 from chatgate.channels.base import ChannelAdapter
 from chatgate.feature.turns import CancelReason, MeteredTurn, TurnControl
+from chatgate.feature.voices import Voices
 from chatgate.gateway.delivery.status_line import StatusLine
 from chatgate.gateway.delivery.streaming import StreamingReply
 from chatgate.gateway.session_cache import WarmSession
 from chatgate.gateway.turn.conclusion import Outcome
 from chatgate.gateway.turn.job import Job
-from chatgate.media.prepare import PreparedInput
+from chatgate.media.prepare import NO_MEDIA, PreparedInput
 from chatgate.model.chat import ChatMessage
 from chatgate.model.results import DeliveryReport
 from chatgate.state.records import LeaseToken
+from chatgate.texts.voice import Voice
 
 
 class TurnExit(Enum):
@@ -67,7 +69,8 @@ class TurnRecord:
     agent_s: float = 0.0
     reply: AgentReply | None = None
     failure: AgentError | None = None
-    media: PreparedInput = field(default_factory=PreparedInput)  # the media step's result
+    media: PreparedInput = NO_MEDIA  # the media step's result
+    voice: Voice | None = None  # the answer's Voice (`TurnSteps.voice`: looked up once)
     outcome: Outcome | None = None
     report: DeliveryReport | None = None
     metered: MeteredTurn | None = None  # how the spend budgets let the turn run
@@ -76,6 +79,12 @@ class TurnRecord:
     def last(self) -> Job:
         """The batch's newest message: its target, agent and session stand for the batch."""
         return self.batch[-1]
+
+    def voice_in(self, voices: Voices) -> Voice:
+        """The Voice of the turn's answer (channel, sender's language, agent), looked up once."""
+        if self.voice is None:
+            self.voice = voices.for_message(self.batch[-1].msg, self.batch[-1].agent)
+        return self.voice
 
     @property
     def one_shot(self) -> bool:

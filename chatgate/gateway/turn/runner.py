@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+from collections.abc import Callable
 
 from chatgate import tracing
 from chatgate.feature.turns import TurnControl
@@ -79,12 +80,17 @@ class TurnRunner:
         """The held steps under the turn lock and session (released once the answer is sent or
         handed off), then the steps after; a step's `TurnExit` ends the turn there."""
         rec = TurnRecord(batch, control, contextlib.AsyncExitStack())
-        timeline = tracing.Timeline.of(tracing.current(), self.rt.clock.monotonic)
+        steps = self.steps
+        media = any(job.msg.attachments for job in batch)
+        held = self._held.of(steps.held, steps.meters is not None, media, steps.applies)
+        span = tracing.current()  # while tracing is off, no timeline is marked step by step
+        timeline = None if span is tracing.OFF else tracing.Timeline(span, self.rt.clock.monotonic)
         try:
             async with rec.held:
                 try:
-                    for name, step in self._held.of(self.steps.held):
-                        timeline.mark(name)
+                    for name, step in held:
+                        if timeline is not None:
+                            timeline.mark(name)
                         ended = await step(rec)
                         if ended is not None:
                             return ended.ran
@@ -92,12 +98,14 @@ class TurnRunner:
                     ttl = self.rt.config.gateway.turn_lock.ttl_s
                     self.rt.turn_lock.strand(rec.last.session, batch[0].msg.key, rec.lease, ttl)
                     raise
-            for name, after in self._after.of(self.steps.after):
-                timeline.mark(name)
+            for name, after in self._after.of(steps.after):
+                if timeline is not None:
+                    timeline.mark(name)
                 await after(rec)
             return True
         finally:
-            timeline.close()
+            if timeline is not None:
+                timeline.close()
 
     async def _observe(self, job: Job) -> None:
         runtime = self.rt
@@ -212,16 +220,28 @@ def _step_name(step: object) -> str:
 
 
 class _Named:
-    """Steps paired with their span names, named once per tuple of steps, not on every turn."""
+    """The steps a turn enters, paired with their span names: decided once per tuple of steps
+    and kind of turn (budget rules or not, attachments or not), not on every turn; a step that
+    is a no-op for that kind (``applies`` says) is left out."""
 
     __slots__ = ("_named", "_steps")
 
     def __init__(self) -> None:
         self._steps: tuple[Step, ...] | None = None
-        self._named: tuple[tuple[str, Step], ...] = ()
+        self._named: dict[tuple[bool, bool], tuple[tuple[str, Step], ...]] = {}
 
-    def of(self, steps: tuple[Step, ...]) -> tuple[tuple[str, Step], ...]:
+    def of(
+        self,
+        steps: tuple[Step, ...],
+        metered: bool = True,
+        media: bool = True,
+        applies: Callable[[Step, bool, bool], bool] | None = None,
+    ) -> tuple[tuple[str, Step], ...]:
         if steps is not self._steps:
-            self._named = tuple((_step_name(step), step) for step in steps)
+            self._named = {}
             self._steps = steps
-        return self._named
+        named = self._named.get((metered, media))
+        if named is None:
+            kept = [s for s in steps if applies is None or applies(s, metered, media)]
+            named = self._named[metered, media] = tuple((_step_name(s), s) for s in kept)
+        return named

@@ -100,6 +100,11 @@ class TurnSteps:
         )
         self.after: tuple[Step, ...] = (self.announce,)
 
+    def applies(self, step: Step, metered: bool, media: bool) -> bool:
+        """Whether a turn of this kind enters ``step``: the budget step only with budget rules,
+        the media step only with attachments; any other (a replaced one too) always."""
+        return metered if step == self.budget else media if step == self.prepare_input else True
+
     async def open(self, record: TurnRecord) -> TurnExit | None:
         """Take the session's turn lock, drop resumed messages answered meanwhile, take the
         warm session (a one-shot turn gets a transient one, never cached)."""
@@ -301,7 +306,7 @@ class TurnSteps:
             async with asyncio.timeout(record.deadline_s) as record.deadline:
                 reply = masked_reply(await agent.run(turn), turn.secrets)
             reply = await self._spoken(record, reply)  # its own timeout; never fails the turn
-            voice = self.voices.for_message(record.last.msg, record.last.agent)
+            voice = record.voice_in(self.voices)
             record.reply = await store_files(reply, self.rt.delivery.files, voice)
         except asyncio.CancelledError:
             if control.reason is None:
@@ -352,7 +357,7 @@ class TurnSteps:
         response); the transcript lines go in the same write where the backend can."""
         runtime, last, session = self.rt, record.last, record.session
         assert session is not None
-        voice = self.voices.for_message(last.msg, last.agent)
+        voice = record.voice_in(self.voices)
         kind, message, reason = decide(record.reply, record.failure, runtime.config.gateway, voice)
         message = record.media.annotate(message, voice)  # a refused or failed file is never silent
         self._tell_operator(record)
@@ -435,7 +440,10 @@ class TurnSteps:
             report = DeliveryReport(DeliveryStatus.HANDED_OFF)
         else:
             drafted = record.stream or record.status  # the answer replaces what was shown
-            report = await self.answering.deliver(last, outcome.shown, record.agent_s, drafted)
+            voice = record.voice_in(self.voices)
+            report = await self.answering.deliver(
+                last, outcome.shown, record.agent_s, drafted, voice
+            )
         record.report = report
         handed = self.answering.handed_off(last.msg.key)
         adopted = self.answering.adopted_elsewhere(last.msg.key)

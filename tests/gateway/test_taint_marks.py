@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from chatgate.gateway.turn.job import Job, JobKind
-from chatgate.gateway.turn.steps import user_message
+from chatgate.gateway.turn.lines import user_message
 from chatgate.model.messages import InboundMessage
 from chatgate.model.results import TurnResult
 from chatgate.policies.taint import UNTRUSTED_EXTRA, history_taint

@@ -12,10 +12,11 @@ from chatgate.feature.turns import TurnControl
 from chatgate.gateway.runtime import Runtime
 from chatgate.gateway.turn.answering import Answering
 from chatgate.gateway.turn.job import Job, JobKind
+from chatgate.gateway.turn.lines import user_message
 from chatgate.gateway.turn.persist import TurnPersistence
 from chatgate.gateway.turn.record import TurnRecord
 from chatgate.gateway.turn.resume import turn_crashed
-from chatgate.gateway.turn.steps import Step, TurnSteps, user_message
+from chatgate.gateway.turn.steps import Step, TurnSteps
 from chatgate.model.chat import ChatMessage
 from chatgate.model.errors import StateUnavailable
 from chatgate.model.outbound import OutboundMessage, message_from_dict

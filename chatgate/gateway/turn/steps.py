@@ -10,16 +10,14 @@ and fills in the `TurnRecord`; the `TurnRunner` only runs them.
 from __future__ import annotations
 
 import asyncio
-import dataclasses
 import functools
 import logging
 from collections.abc import Awaitable, Callable
-from typing import Any
 
 from chatgate.agents.base import REPLY_TO, Agent, AgentError, AgentReply, Turn, TurnFenced
 from chatgate.agents.tools.runtime import TurnTools
 from chatgate.channels.capabilities import AckMode
-from chatgate.config.agent_models import AgentConfig, LiteLLMAgentConfig
+from chatgate.config.agent_models import LiteLLMAgentConfig
 from chatgate.config.masking import masker_for
 from chatgate.feature.operator_notify import OperatorNotifier
 from chatgate.feature.turns import CancelReason, ToolApprover, TurnMeters
@@ -34,6 +32,7 @@ from chatgate.gateway.turn.answering import Answering
 from chatgate.gateway.turn.asking import chat_approver
 from chatgate.gateway.turn.conclusion import Outcome, answered, decide, failure_of, to_persist
 from chatgate.gateway.turn.job import Job
+from chatgate.gateway.turn.lines import shows_tools, turn_usage, user_message
 from chatgate.gateway.turn.masking import masked, masked_reply, turn_secrets
 from chatgate.gateway.turn.persist import TurnPersistence
 from chatgate.gateway.turn.provider import ProviderWatch
@@ -43,31 +42,14 @@ from chatgate.gateway.turn.unsaved import UnsavedAnswers
 from chatgate.media.outgoing import store_files
 from chatgate.media.speech import with_voice
 from chatgate.media.step import prepare_turn_input
-from chatgate.model.chat import ChatMessage
 from chatgate.model.errors import GaveWay, StateUnavailable
-from chatgate.model.reasons import DeliveryStatus, FailureReason, OutcomeKind, TaintSource
+from chatgate.model.reasons import DeliveryStatus, FailureReason, OutcomeKind
 from chatgate.model.results import DeliveryReport, Stage
-from chatgate.policies.taint import TAINT_META, UNTRUSTED_EXTRA
 from chatgate.policies.voice_reply import SPEECH_FAILURES
 from chatgate.state.records import JournalMark, JournalState
 
 log = logging.getLogger("chatgate.turn")
 Step = Callable[[TurnRecord], Awaitable[TurnExit | None]]
-USAGE_META = "usage"  # journal reply / transcript meta key: the turn's tokens and cost
-
-
-def shows_tools(config: AgentConfig | None) -> bool:
-    """The agent runs tools and shows which (``show_tool_progress``)."""
-    tools = config.tools if isinstance(config, LiteLLMAgentConfig) else None
-    return tools is not None and tools.show_tool_progress
-
-
-def user_message(job: Job, observed: bool = False) -> ChatMessage:
-    """The transcript line of an inbound message; an untrusted one (an observed group message,
-    a body from an untrusted route) is marked so later turns know their context is tainted."""
-    taint = TaintSource.OBSERVED.value if observed else job.msg.extra.get(UNTRUSTED_EXTRA)
-    meta = {TAINT_META: taint} if isinstance(taint, str) else None
-    return ChatMessage("user", job.msg.text, job.msg.sender_name or None, job.msg.key, meta)
 
 
 class TurnSteps:
@@ -364,7 +346,7 @@ class TurnSteps:
         stopped = record.control.reason is CancelReason.STOP
         final = last.target is None and record.stream is None
         outcome = record.outcome = Outcome(kind, message, reason, stopped=stopped, final=final)
-        usage = self._usage(record)
+        usage = turn_usage(record)
         # A one-shot session is never read again; the journal keeps its message and reply.
         persist = (
             [] if record.one_shot else to_persist(record.new, kind, record.reply, record.failure)
@@ -394,22 +376,6 @@ class TurnSteps:
         for job in record.batch:  # what this process still holds carries its answer from here
             job.stored_reply = reply  # (a store that loses its data gets it back answered)
         return None
-
-    @staticmethod
-    def _usage(record: TurnRecord) -> dict[str, Any]:
-        """The turn's tokens and cost (the budgets' accounting) for the journal, also kept in
-        the answer's transcript metadata; none for a turn that called no model (`chatgate why`
-        and the dashboard skip a zero usage anyway)."""
-        summary = record.metered.summary if record.metered is not None else None
-        if summary is None:
-            return {}
-        usage = dict(summary())
-        if not usage.get("calls"):  # no model call (echo, python, http agents): nothing spent
-            return {}
-        if record.reply is not None:
-            meta = {**(record.reply.meta or {}), USAGE_META: usage}
-            record.reply = dataclasses.replace(record.reply, meta=meta)
-        return {USAGE_META: usage}
 
     def _tell_operator(self, record: TurnRecord) -> None:
         """The operator's side of a failure the chat was told about: the log line and, when

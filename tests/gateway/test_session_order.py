@@ -48,14 +48,14 @@ async def test_an_adopted_earlier_message_goes_before_a_later_one_resumed_here()
     assert seen == ["m0", "m3", "m4", "live"]
 
 
-async def test_a_turn_taken_up_later_gives_way_to_an_earlier_one_taken_up_meanwhile() -> None:
-    """m4 (taken up from the journal) waits for the session's lock, which waits for m3; m3 is
-    taken up here a moment later: m4's turn gives way and goes again behind it, not ahead."""
+async def given_way(later: Job, earlier: Job) -> list[str]:
+    """Runs ``later``'s turn until it waits at the lock (which waits for ``earlier``), then
+    queues ``earlier``; the order the two turns ran in."""
     seen: list[str] = []
     waiting, released = asyncio.Event(), asyncio.Event()
 
     async def run(batch: list[Job], control: TurnControl) -> bool:
-        if batch[0].msg.text == "m4" and "m3" not in seen:  # at the lock (which waits for m3)
+        if batch[0] is later and earlier.msg.text not in seen:  # at the lock
             waiting.set()
             await released.wait()
             if control.giving_way:
@@ -66,13 +66,19 @@ async def test_a_turn_taken_up_later_gives_way_to_an_earlier_one_taken_up_meanwh
         return True
 
     scheduler = SessionScheduler(run, policy="queue", max_queued=10)
-    later, earlier = job("m4", 5.0, resumed=True), job("m3", 4.0, resumed=True)
     scheduler.enqueue(later, capped=False)
     await asyncio.wait_for(waiting.wait(), 10)
     scheduler.enqueue(earlier, capped=False)
     released.set()
     await asyncio.wait_for(asyncio.gather(later.future, earlier.future), 10)
-    assert seen == ["m3", "m4"]
+    return seen
+
+
+async def test_a_turn_taken_up_later_gives_way_to_an_earlier_one_taken_up_meanwhile() -> None:
+    """m4 (taken up from the journal) waits for the session's lock, which waits for m3; m3 is
+    taken up here a moment later: m4's turn gives way and goes again behind it, not ahead."""
+    later, earlier = job("m4", 5.0, resumed=True), job("m3", 4.0, resumed=True)
+    assert await given_way(later, earlier) == ["m3", "m4"]
 
 
 async def test_a_live_turn_waiting_for_the_lock_gives_way_to_an_earlier_message_placed_after() -> (
@@ -82,28 +88,8 @@ async def test_a_live_turn_waiting_for_the_lock_gives_way_to_an_earlier_message_
     its turn starts and waits for the session's lock, which waits for the earlier open one:
     queued behind it here, that one would wait a whole lock TTL (with two replicas, each one's
     earlier message behind the other's waiting turn). The waiting turn gives way instead."""
-    seen: list[str] = []
-    waiting, released = asyncio.Event(), asyncio.Event()
-
-    async def run(batch: list[Job], control: TurnControl) -> bool:
-        if batch[0].msg.text == "m2" and "m1" not in seen:  # at the lock (which waits for m1)
-            waiting.set()
-            await released.wait()
-            if control.giving_way:
-                return False
-        seen.extend(j.msg.text for j in batch)
-        for j in batch:
-            j.future.set_result(TurnResult(j.msg.key, "turn", "ok"))
-        return True
-
-    scheduler = SessionScheduler(run, policy="queue", max_queued=10)
     later, earlier = job("m2", 2.0, resumed=False), job("m1", 1.0, resumed=False)
-    scheduler.enqueue(later)
-    await asyncio.wait_for(waiting.wait(), 10)
-    scheduler.enqueue(earlier)
-    released.set()
-    await asyncio.wait_for(asyncio.gather(later.future, earlier.future), 10)
-    assert seen == ["m1", "m2"]
+    assert await given_way(later, earlier) == ["m1", "m2"]
 
 
 async def test_live_messages_queue_in_the_order_they_came_in_and_unknown_times_where_placed() -> (

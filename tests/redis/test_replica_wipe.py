@@ -13,6 +13,8 @@ from pathlib import Path
 import pytest
 from redis.asyncio import Redis
 
+from chatgate.gateway.app import Gateway
+from chatgate.gateway.turn.job import Job
 from chatgate.model.messages import InboundMessage, default_target
 from chatgate.model.outbound import OutboundMessage, message_to_dict
 from chatgate.model.reasons import DeliveryStatus
@@ -314,25 +316,32 @@ async def test_a_later_message_waits_for_the_turn_a_replica_held_across_a_wipe(
         assert len(texts) == 2 and texts[1] == "re: again", texts
 
 
+async def a_turn_cut_short(gw: Gateway, proxy: TcpProxy, fake_llm: FakeLLM) -> Job:
+    """A turn of "hi" at the (hung) model when Redis goes away; it ends while the state is
+    away, so it fails on the state: the message is held as cut short."""
+    fake_llm.fail_next(Fault.hang())
+    submission = await memory(gw).inject("hi")
+    await fake_llm.wait_for_requests(1, timeout=30)
+    [job] = gw.pipeline.scheduler.held()
+    proxy.go_down()
+    fake_llm.release()
+    await eventually(lambda: submission.result.done(), 30, "the turn failed")
+    return job
+
+
 async def test_a_turn_cut_short_by_the_state_keeps_its_session_locked_across_a_wipe(
     tmp_path: Path, fake_llm: FakeLLM, redis_db: str
 ) -> None:
     """a's turn fails on the state (Redis away as it ends); Redis comes back without its data.
     a journals the message again and locks its session for it (the lock its resumed turn takes
     over), so a later message of that session on another replica waits for it."""
-    fake_llm.fail_next(Fault.hang())
     clock = ManualClock()  # no probe: the test asks for the check
     admin = Redis.from_url(redis_db, decode_responses=True)
     try:
         async with TcpProxy(6379) as proxy:
             url = proxy.url(int(redis_db.rsplit("/", 1)[1]))
             async with running(config(tmp_path, fake_llm, on_redis(url, "a")), clock=clock) as gw:
-                submission = await memory(gw).inject("hi")
-                await fake_llm.wait_for_requests(1, timeout=30)
-                [job] = gw.pipeline.scheduler.held()
-                proxy.go_down()
-                fake_llm.release()  # the turn ends while the state is away
-                await eventually(lambda: submission.result.done(), 30, "the turn failed")
+                job = await a_turn_cut_short(gw, proxy, fake_llm)
                 await admin.flushdb()
                 proxy.down = False  # back, without its data
                 assert await gw.pipeline.held.check() == 1
@@ -349,18 +358,13 @@ async def test_a_turn_cut_short_is_not_forgotten_when_the_store_is_wiped_as_its_
     reads the journal, so the resume finds nothing to take up. a still holds the message as
     cut short: the next check journals it again and it is answered (it was forgotten, and the
     user never answered)."""
-    fake_llm.fail_next(Fault.hang())
     clock = ManualClock()  # the state probe runs when the test says
     admin = Redis.from_url(redis_db, decode_responses=True)
     try:
         async with TcpProxy(6379) as proxy:
             url = proxy.url(int(redis_db.rsplit("/", 1)[1]))
             async with running(config(tmp_path, fake_llm, on_redis(url, "a")), clock=clock) as gw:
-                submission = await memory(gw).inject("hi")
-                await fake_llm.wait_for_requests(1, timeout=30)
-                proxy.go_down()
-                fake_llm.release()  # the turn ends while the state is away
-                await eventually(lambda: submission.result.done(), 30, "the turn failed")
+                await a_turn_cut_short(gw, proxy, fake_llm)
                 fence = await admin.get(FENCE_KEY)
                 await admin.flushdb()
                 await admin.set(FENCE_KEY, str(fence))  # the loss not noticed by the check yet

@@ -23,7 +23,8 @@ def job(text: str, received_at: float, *, resumed: bool) -> Job:
     )
 
 
-async def test_an_adopted_earlier_message_goes_before_a_later_one_resumed_here() -> None:
+async def ran_in_order(jobs: list[Job]) -> list[str]:
+    """Queue ``jobs`` one by one while the first one's turn runs; the order the turns ran in."""
     gate, seen = asyncio.Event(), []
 
     async def run(batch: list[Job], control: TurnControl) -> bool:
@@ -34,18 +35,22 @@ async def test_an_adopted_earlier_message_goes_before_a_later_one_resumed_here()
         return True
 
     scheduler = SessionScheduler(run, policy="queue", max_queued=10)
+    for j in jobs:
+        scheduler.enqueue(j, capped=False)
+        await asyncio.sleep(0)
+    gate.set()
+    await asyncio.wait_for(asyncio.gather(*(j.future for j in jobs)), 10)
+    return seen
+
+
+async def test_an_adopted_earlier_message_goes_before_a_later_one_resumed_here() -> None:
     jobs = [
         job("m0", 1.0, resumed=True),  # running
         job("m4", 5.0, resumed=True),  # resumed here (this replica owned it)
         job("live", 6.0, resumed=False),
         job("m3", 4.0, resumed=True),  # adopted from the replica that died
     ]
-    for j in jobs:
-        scheduler.enqueue(j, capped=False)
-        await asyncio.sleep(0)
-    gate.set()
-    await asyncio.wait_for(asyncio.gather(*(j.future for j in jobs)), 10)
-    assert seen == ["m0", "m3", "m4", "live"]
+    assert await ran_in_order(jobs) == ["m0", "m3", "m4", "live"]
 
 
 async def given_way(later: Job, earlier: Job) -> list[str]:
@@ -95,16 +100,6 @@ async def test_a_live_turn_waiting_for_the_lock_gives_way_to_an_earlier_message_
 async def test_live_messages_queue_in_the_order_they_came_in_and_unknown_times_where_placed() -> (
     None
 ):
-    gate, seen = asyncio.Event(), []
-
-    async def run(batch: list[Job], control: TurnControl) -> bool:
-        await gate.wait()
-        seen.extend(j.msg.text for j in batch)
-        for j in batch:
-            j.future.set_result(TurnResult(j.msg.key, "turn", "ok"))
-        return True
-
-    scheduler = SessionScheduler(run, policy="queue", max_queued=10)
     jobs = [
         job("first", 1.0, resumed=False),  # running
         job("c", 4.0, resumed=False),
@@ -113,9 +108,4 @@ async def test_live_messages_queue_in_the_order_they_came_in_and_unknown_times_w
         job("unknown", 0.0, resumed=False),  # no time: where it was placed
         job("a", 2.0, resumed=False),  # and nothing placed after it passes it
     ]
-    for j in jobs:
-        scheduler.enqueue(j)
-        await asyncio.sleep(0)
-    gate.set()
-    await asyncio.wait_for(asyncio.gather(*(j.future for j in jobs)), 10)
-    assert seen == ["first", "b", "b2", "c", "unknown", "a"]
+    assert await ran_in_order(jobs) == ["first", "b", "b2", "c", "unknown", "a"]

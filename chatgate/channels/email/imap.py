@@ -9,6 +9,7 @@ import re
 import ssl
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
+from typing import TypeVar
 
 from aioimaplib import aioimaplib
 
@@ -17,6 +18,7 @@ from chatgate.channels.email.config import ImapConfig, MailServerConfig
 from chatgate.config.base import secret_value
 from chatgate.model.reasons import SendErrorKind
 
+T = TypeVar("T")
 _UIDVALIDITY = re.compile(rb"\[UIDVALIDITY (\d+)\]")
 _UIDNEXT = re.compile(rb"\[UIDNEXT (\d+)\]")
 _FETCH_UID = re.compile(rb"\bUID (\d+)")
@@ -196,35 +198,40 @@ class ImapSession:
         return response
 
     async def _command(self, call: Awaitable[aioimaplib.Response]) -> aioimaplib.Response:
-        """``call``'s response; ImapGone when the connection drops first or ``timeout_s``
-        passes (aioimaplib leaves a command in flight at a drop waiting for ever, and bounds
-        neither UID STORE, COPY, EXPUNGE nor MOVE)."""
-        command = asyncio.ensure_future(_guard(call))
-        if self.lost.is_set():
-            command.cancel()
-            raise ImapGone("the IMAP connection closed")
-        lost = asyncio.ensure_future(self.lost.wait())
-        try:
-            await asyncio.wait(
-                (command, lost), timeout=self.timeout_s, return_when=asyncio.FIRST_COMPLETED
-            )
-        finally:
-            lost.cancel()
-            if not command.done():
-                command.cancel()
-        if command.done() and not command.cancelled():
-            return command.result()
-        raise ImapGone("the IMAP connection closed" if self.lost.is_set() else "IMAP: no answer")
+        return await _bounded(_guard(call), self.lost, self.timeout_s)
 
     async def close(self) -> None:
         with contextlib.suppress(Exception):
             if self.client.has_pending_idle():
                 self.client.idle_done()
             if not self.lost.is_set():
-                await asyncio.wait_for(self.client.logout(), 5)
+                await _bounded(self.client.logout(), self.lost, min(self.timeout_s, 5))
         transport = self.client.protocol.transport
         if transport is not None:
             transport.close()
+        for task in (*self.client.tasks, *self.client.protocol.tasks):
+            task.cancel()  # a greeting's CAPABILITY or an IDLE the connection left waiting
+
+
+async def _bounded(call: Awaitable[T], lost: asyncio.Event, timeout_s: float) -> T:
+    """``call``'s result; ImapGone when the connection drops first or ``timeout_s`` passes. The
+    call is cancelled, not awaited: aioimaplib leaves a command in flight at a drop waiting for
+    ever, bounds neither UID STORE, COPY, EXPUNGE nor MOVE, and a greeting cut short holds its
+    state lock, so its own timeout then waits for ever too (`close` cancels what it left)."""
+    work = asyncio.ensure_future(call)
+    if lost.is_set():
+        work.cancel()
+        raise ImapGone("the IMAP connection closed")
+    watch = asyncio.ensure_future(lost.wait())
+    try:
+        await asyncio.wait((work, watch), timeout=timeout_s, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        watch.cancel()
+        if not work.done():
+            work.cancel()
+    if work.done() and not work.cancelled():
+        return work.result()
+    raise ImapGone("the IMAP connection closed" if lost.is_set() else "IMAP: no answer")
 
 
 def _uid_set(uids: list[int]) -> str:
@@ -270,7 +277,7 @@ async def connect(config: ImapConfig, on_lost: Callable[[], None] | None = None)
     session = ImapSession(client, lost, config.timeout_s)
     try:
         try:
-            await client.wait_hello_from_server()
+            await _bounded(client.wait_hello_from_server(), lost, config.timeout_s)
         except ssl.SSLCertVerificationError as exc:
             raise ChannelError(
                 f"the IMAP server's certificate is not trusted ({exc.verify_message})",

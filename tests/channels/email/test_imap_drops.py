@@ -1,7 +1,9 @@
 """An IMAP command in flight when its connection drops, or that the server never answers, fails
-as `ImapGone` (the caller reconnects): aioimaplib leaves it waiting for ever, and bounds
-neither UID STORE nor MOVE, so a mail's \\Answered flag held the operations connection's lock
-and the channel's stop waited on it without end."""
+as `ImapGone` (the caller reconnects), and so does a connection whose greeting is cut short:
+aioimaplib leaves a command waiting for ever, bounds neither UID STORE nor MOVE, and a greeting
+cut short holds its state lock so its own timeout never ends; a mail's \\Answered flag or the
+operations connection's connect held that connection's lock, and the channel's stop waited on
+it without end."""
 
 from __future__ import annotations
 
@@ -29,17 +31,23 @@ def imap(world: MailWorld, port: int, timeout_s: float) -> ImapConfig:
 
 
 class Stall:
-    """The proxy's per-chunk wait: holds every chunk once armed."""
+    """The proxy's per-chunk wait: once armed, lets ``passes`` more chunks through, then holds
+    every chunk."""
 
-    def __init__(self) -> None:
+    def __init__(self, passes: int = 0) -> None:
         self.armed = False
+        self.passes = passes
         self.holding = asyncio.Event()
         self._never = asyncio.Event()
 
     async def __call__(self, _: float) -> None:
-        if self.armed:
-            self.holding.set()
-            await self._never.wait()
+        if not self.armed:
+            return
+        if self.passes:
+            self.passes -= 1
+            return
+        self.holding.set()
+        await self._never.wait()
 
 
 async def stalled_flag(world: MailWorld, timeout_s: float) -> tuple[TcpProxy, Stall, ImapSession]:
@@ -74,4 +82,27 @@ async def test_a_store_the_server_never_answers_fails_after_the_timeout(world: M
     finally:
         proxy.cut()
         await session.close()
+        await proxy.stop()
+
+
+@pytest.mark.parametrize("cut", [True, False], ids=["cut", "stalled"])
+async def test_a_greeting_cut_short_or_stalled_fails_the_connect(
+    world: MailWorld, cut: bool
+) -> None:
+    """The server's greeting passes; the CAPABILITY that aioimaplib sends on it is held, then
+    the connection drops (or stays silent)."""
+    stall = Stall(passes=1)
+    stall.armed = True
+    proxy = TcpProxy(world.mailbox.dovecot.port, sleep=stall)
+    proxy.delay_s = 1.0
+    await proxy.start()
+    try:
+        connecting = asyncio.ensure_future(connect(imap(world, proxy.port, 600 if cut else 0.5)))
+        await asyncio.wait_for(stall.holding.wait(), 10)
+        if cut:
+            proxy.cut()
+        with pytest.raises(ImapGone):
+            await asyncio.wait_for(connecting, 30)
+    finally:
+        proxy.cut()
         await proxy.stop()

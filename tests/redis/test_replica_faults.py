@@ -258,7 +258,8 @@ async def test_redis_errors_after_the_journal_write_and_a_drop_mid_webhook_lose_
                     await asyncio.sleep(0.2)
             assert body["reply"] == "re: triage this"
             model_calls = len(fake_llm.requests) - calls
-            assert model_calls == 1, "the retry is answered with the answer the model gave"
+            log = warnings(daemons)
+            assert model_calls == 1, f"the retry is answered with the answer the model gave\n{log}"
             figures.append(
                 f"redis dropped mid-webhook: 503 then 200 after {retries} retries, "
                 f"{model_calls} model call"

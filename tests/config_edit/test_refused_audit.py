@@ -9,17 +9,12 @@ from pathlib import Path
 import pytest
 
 from chatgate.cli.main import main
+from tests.config_edit.test_config_api import CONFIG as API_CONFIG
 from tests.config_edit.test_config_api import PASSWORD, call, edited
 from tests.harness import running, write_config
 
 FRESH = "an0ther-Pa55word-abc"
-CONFIG = f"""  rate_limits:
-    per_sender: {{rate_per_s: 5, burst: 50}}
-  redis:
-    url: "redis://:{PASSWORD}@127.0.0.1:6379/0"
-agents:
-  default: {{backend: echo}}
-"""  # no channel: the CLI loads the file with the installed channels only
+CONFIG = API_CONFIG[: API_CONFIG.index("channels:")]  # the CLI loads no channel it lacks
 
 
 async def test_refused_applies_are_in_the_history_without_values(

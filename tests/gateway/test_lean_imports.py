@@ -125,18 +125,10 @@ async def test_config_models_of_unconfigured_sections_build_no_validator(tmp_pat
     assert [m for m in built if m.split(".")[2] in unconfigured] == []
 
 
-OPENAI_ROUTE = """
-config_version: 1
-gateway:
-  http: {{host: 127.0.0.1, port: 0}}
-  state_dir: {state}
-agents:
-  default: {{backend: litellm, model: openai/gpt-4o-mini, api_base: {base}, api_key: sk-test}}
-channels:
-  webhook:
-    routes:
-      hook: {{path: /hooks/t, signature: none}}
-"""
+OPENAI_ROUTE = CONFIG.replace(
+    "{{backend: echo}}",
+    "{{backend: litellm, model: openai/gpt-4o-mini, api_base: {base}, api_key: sk-test}}",
+)
 
 
 async def test_the_shipped_config_runs_without_litellm(tmp_path: Path) -> None:

@@ -203,14 +203,12 @@ class Pipeline:
             return Submission(msg.key, True, existing_future)
         accepted = runtime.clock.monotonic()
         self.guard.check()  # raises StateUnavailable while the journal cannot write
-        msg = msg.stamped(runtime.clock.time())
+        now = runtime.clock.time()
+        msg = msg.stamped(now)
         try:
             with tracing.span("chatgate.journal", leaf=True):
                 new, existing = await runtime.journal.record(
-                    msg,
-                    runtime.clock.time(),
-                    runtime.config.gateway.dedupe_window_s,
-                    self.route_of(msg)[1],
+                    msg, now, runtime.config.gateway.dedupe_window_s, self.route_of(msg)[1]
                 )
         except asyncio.CancelledError:  # the adapter stopped: the write may have landed
             self._background(self._take_up(msg.key))

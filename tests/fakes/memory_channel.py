@@ -18,7 +18,7 @@ from chatgate.channels.base import ChannelAdapter, ChannelContext, InboundSink, 
 from chatgate.channels.capabilities import AckMode, Capabilities
 from chatgate.channels.descriptor import ChannelDescriptor
 from chatgate.config.channel_models import ChatChannelConfig
-from chatgate.model.messages import ChatKind, InboundMessage, SendResult, Target, default_target
+from chatgate.model.messages import ChatKind, InboundMessage, SendResult, Target
 from chatgate.model.results import Submission
 from chatgate.presentation.limits import PresentationLimits
 
@@ -124,22 +124,25 @@ class MemoryChannel(ChannelAdapter):
         **extra: Any,
     ) -> Submission:
         assert self.sink is not None, "channel not started"
+        message_id = message_id or f"m{next(self._msg_ids)}"
+        quote = message_id if chat_kind != "direct" else None
         msg = InboundMessage(
             channel=self.name,
             platform=self.platform,
             chat_id=chat_id,
             chat_kind=chat_kind,
             sender_id=sender_id,
-            message_id=message_id or f"m{next(self._msg_ids)}",
+            message_id=message_id,
             text=text,
             sender_name=sender_name,
             sender_is_bot=sender_is_bot,
             is_mention=mention,
             is_command=text.startswith("/"),
             received_at=time.time(),
+            # what `default_target` gives, built inline: no copy of the message per injection
+            reply_target=Target(self.name, chat_id, extra.get("thread_id"), quote),
             **extra,
         )
-        msg = _with_target(msg)
         return await self.sink.submit(msg)
 
     def texts(self, chat_id: str | None = None) -> list[str]:
@@ -158,12 +161,6 @@ class MemoryChannel(ChannelAdapter):
                 f"expected {count} sends, got {len(self.sent)}: {self.texts()}"
             ) from None
         return list(self.sent)
-
-
-def _with_target(msg: InboundMessage) -> InboundMessage:
-    from dataclasses import replace
-
-    return replace(msg, reply_target=default_target(msg))
 
 
 # How a plugin package would describe this channel (its entry point names this object).

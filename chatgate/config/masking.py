@@ -1,4 +1,6 @@
 """Masking secrets out of any text the gateway shows: logs, status, errors, doctor, config show.
+The same pass makes a text whole: surrogates a model or tool emitted as lone JSON escapes, which
+no UTF-8 store, log or platform takes, are joined into their character or replaced by U+FFFD.
 
 Matching is case-insensitive (an SDK may lower-case an error that quotes a request path) and
 covers the URL-quoted form of each secret. Telegram and Slack tokens are masked by their shape
@@ -25,6 +27,15 @@ SLACK_TOKEN_SHAPE = r"\bxox[abpersc]-[A-Za-z0-9-]{8,}|\bxapp-[A-Za-z0-9-]{8,}"
 _DIGITS_COLON = re.compile(r":(?<=[0-9]{6}:)[A-Za-z0-9_-]{30}")
 _SHAPE_WORDS = ("xox", "xapp")
 _SHORTEST_SHAPE = len("xoxb-") + 8  # the shortest text either token shape matches
+_SURROGATES = re.compile("[\ud800-\udfff]")
+
+
+def whole_text(text: str) -> str:
+    """``text`` as UTF-8 can hold it: a surrogate pair left in two halves (``"\\ud83d\\ude00"``
+    decoded piece by piece) joined into its character, a lone surrogate replaced by U+FFFD."""
+    if _SURROGATES.search(text) is None:
+        return text
+    return text.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "replace")
 
 
 class Masker:
@@ -47,6 +58,8 @@ class Masker:
         self._shortest = min([_SHORTEST_SHAPE, *(len(form) for form in forms)])
 
     def mask(self, text: str) -> str:
+        if not text.isascii():  # O(1): CPython knows an all-ASCII string
+            text = whole_text(text)
         if len(text) < self._shortest:
             return text  # shorter than any match (roles, names, reason codes)
         if self._lowered is not None and text.isascii() and not self._could_match(text):

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 
 import pytest
 
-from chatgate.config.masking import REDACTED, Masker, masked
+from chatgate.config.masking import REDACTED, Masker, masked, whole_text
 from chatgate.config.redact import scrub
 from chatgate.gateway.logs import SecretScrubber
 
@@ -164,3 +164,24 @@ def test_texts_shorter_than_any_match_are_skipped_not_missed(
     secret: str, text: str, out: str
 ) -> None:
     assert Masker(frozenset({secret})).mask(text) == out
+
+
+@pytest.mark.parametrize(
+    ("text", "whole"),
+    [
+        ("plain ascii", "plain ascii"),
+        ("é and 😀", "é and 😀"),
+        ("bad \ud800 text", "bad \ufffd text"),  # a lone high surrogate
+        ("\udfff", "\ufffd"),  # a lone low one, shorter than any secret
+        ("\ud83d\ude00 split pair", "😀 split pair"),  # halves decoded apart: joined
+        ("\ude00\ud83d", "\ufffd\ufffd"),  # in the wrong order: two lone ones
+    ],
+)
+def test_whole_text(text: str, whole: str) -> None:
+    assert whole_text(text) == whole
+    assert Masker({"sekrit-value"}).mask(text) == whole
+    whole.encode("utf-8")  # what every store, log and platform needs
+
+
+def test_a_lone_surrogate_beside_a_secret_is_made_whole_and_the_secret_masked() -> None:
+    assert Masker({"sekrit-value"}).mask("k=sekrit-value \ud800") == f"k={REDACTED} \ufffd"

@@ -13,10 +13,12 @@ from tests.channels.discord.support import python_agent
 from tests.harness import http, running, url, write_config
 
 SECRET = "s3cret-crash-route"
-# A lone surrogate cannot be encoded for the store: the write of the answer raises.
+# An answer whose kept data is no JSON (a set in its meta): the write of the answer raises.
 AGENT = """
+from chatgate.agents.base import AgentReply
+
 def agent(turn):
-    return "bad \\ud800 text"
+    return AgentReply(text="an answer", meta={"seen": {1, 2}})
 """
 
 

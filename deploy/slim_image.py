@@ -73,7 +73,7 @@ def keep_languages(site: Path, languages: set[str]) -> int:
 
 
 def top_level(site: Path, source: Path) -> str:
-    """The distribution-level name a module belongs to: its top package, or itself."""
+    """The top-level import name a module belongs to: its package's, or its own."""
     parts = source.relative_to(site).parts
     return parts[0] if len(parts) > 1 else source.stem
 
@@ -82,7 +82,9 @@ def drop_sources(site: Path, shipped: Path, keep: Collection[str]) -> int:
     """Make every compiled module outside ``keep`` sourceless; returns how many.
 
     Recompiled beside the source (``name.pyc``, what compileall's legacy layout writes) with
-    ``shipped`` as its file name, so tracebacks name the path the image has."""
+    ``shipped`` as its file name, so tracebacks name the path the image has; unchecked-hash
+    bytecode, as nothing is left to check it against, carries no build time (same bytes on
+    every build)."""
     tag = sys.implementation.cache_tag
     done = 0
     for cached in sorted(site.rglob(f"__pycache__/*.{tag}.pyc")):
@@ -91,7 +93,11 @@ def drop_sources(site: Path, shipped: Path, keep: Collection[str]) -> int:
             continue
         shown = shipped / source.relative_to(site)
         py_compile.compile(
-            str(source), cfile=str(source.with_suffix(".pyc")), dfile=str(shown), doraise=True
+            str(source),
+            cfile=str(source.with_suffix(".pyc")),
+            dfile=str(shown),
+            doraise=True,
+            invalidation_mode=py_compile.PycInvalidationMode.UNCHECKED_HASH,
         )
         cached.unlink()
         source.unlink()

@@ -107,6 +107,8 @@ def test_compiled_third_party_modules_ship_as_bytecode_alone(tmp_path: Path) -> 
         assert (tmp_path / f"{name}.pyc").is_file() and not (tmp_path / f"{name}.py").exists()
     assert not (tmp_path / "thirdparty" / "__pycache__").exists()
     assert (tmp_path / "uncompiled" / "__init__.py").is_file()  # nothing compiled it
+    # hash-based, unchecked: no source mtime in the header, the same bytes on every build
+    assert (tmp_path / "single.pyc").read_bytes()[4:8] == (0b01).to_bytes(4, "little")
     done = run_from(tmp_path, "import thirdparty, single; print(thirdparty.answer(), single.VALUE)")
     assert done.returncode == 0 and done.stdout.split() == ["42", "single"], done.stderr
     assert not (tmp_path / "thirdparty" / "__pycache__").exists()

@@ -22,7 +22,8 @@ COPY deploy/slim_image.py ./deploy/slim_image.py
 # image runs with PYTHONDONTWRITEBYTECODE on a read-only root, so bytecode is compiled here, once,
 # for every module a gateway imports (starting, its first completion, media, MCP, Redis) and for
 # all of chatgate and litellm's providers; modules nothing imports ship as source (~60 MB less
-# .pyc).
+# .pyc). Third-party modules with bytecode ship it alone, without their source (~38 MB; not
+# chatgate, nor the packages that read their own source: slim_image.KEEP_SOURCE).
 # hadolint ignore=DL3008
 RUN apt-get update && apt-get install -y --no-install-recommends binutils \
     && find /install -name '*.so*' -type f -exec strip --strip-unneeded {} + \
@@ -33,10 +34,25 @@ RUN apt-get update && apt-get install -y --no-install-recommends binutils \
     && find /install -type f \( -name '*.pyi' -o -name '*.pyx' -o -name '*.pxd' -o -name '*.dll' \) -delete \
     && PYTHONPATH=/install/lib/python3.11/site-packages \
         python deploy/slim_image.py /install/lib/python3.11/site-packages \
+            /usr/local/lib/python3.11/site-packages \
     && rm -rf /var/lib/apt/lists/*
 
-FROM ${PYTHON_IMAGE}
-ENV PYTHONDONTWRITEBYTECODE=1 \
+# The runtime's root: the base without the packaging tools it carries (pip, setuptools, wheel in
+# its site-packages, ensurepip's bundled wheels: ~16 MB) that nothing in the image runs; the
+# packages come from the build stage. Deleting them in a layer of the final stage would leave
+# them in the base's layers, so the final stage starts from scratch with this root as its first
+# layer (unchanged while the base is) and the packages as the next.
+FROM ${PYTHON_IMAGE} AS runtime
+RUN find /usr/local/lib/python3.11/site-packages -mindepth 1 -maxdepth 1 ! -name README.txt \
+        -exec rm -rf {} + \
+    && rm -rf /usr/local/lib/python3.11/ensurepip/_bundled /usr/local/bin/pip /usr/local/bin/pip3 \
+        /usr/local/bin/pip3.11 /usr/local/bin/wheel
+
+FROM scratch
+# PATH and LANG as the base image declares them (a scratch stage inherits no ENV).
+ENV PATH=/usr/local/bin:/usr/local/sbin:/usr/sbin:/usr/bin:/sbin:/bin \
+    LANG=C.UTF-8 \
+    PYTHONDONTWRITEBYTECODE=1 \
     PYTHONUNBUFFERED=1 \
     LITELLM_LOCAL_MODEL_COST_MAP=True \
     LITELLM_OFFLINE_MODE=true \
@@ -44,6 +60,9 @@ ENV PYTHONDONTWRITEBYTECODE=1 \
     CHATGATE_STATE_DIR=/var/lib/chatgate \
     CHATGATE_HOST=0.0.0.0 \
     CHATGATE_WEBCHAT_AUTH=token
+# The whole root, on purpose: the base minus the packaging tools (see the runtime stage).
+# hadolint ignore=DL3067
+COPY --from=runtime / /
 COPY --from=build /install /usr/local
 COPY gateway.yaml /etc/chatgate/gateway.yaml
 # Supply chain: the CycloneDX SBOM of this environment (`make sbom` writes it before the build).

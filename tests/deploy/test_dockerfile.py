@@ -187,4 +187,59 @@ def test_the_image_ships_compiled_bytecode() -> None:
     # what runs, in the build stage
     assert "--compile" not in text.replace("--no-compile", "")
     assert "COPY deploy/slim_image.py" in text
-    assert "python deploy/slim_image.py /install/lib/python3.11/site-packages" in text
+    # sourceless modules name the path the final stage copies them to
+    joined = re.sub(r"\s*\\\n\s*", " ", text)
+    shipped = "/usr/local/lib/python3.11/site-packages"
+    assert f"python deploy/slim_image.py /install/lib/python3.11/site-packages {shipped} " in joined
+    assert "COPY --from=build /install /usr/local" in text
+
+
+def stage_runs(text: str, name: str) -> list[str]:
+    """The RUN commands of the stage ``FROM … AS name``, continuation lines joined."""
+    joined = re.sub(r"\s*\\\n\s*", " ", text)
+    runs: list[str] = []
+    inside = False
+    for line in joined.splitlines():
+        word, _, rest = line.strip().partition(" ")
+        if word.upper() == "FROM":
+            inside = rest.split()[-2:] == ["AS", name]
+        elif inside and word.upper() == "RUN":
+            runs.append(rest)
+    return runs
+
+
+def test_the_final_stage_leaves_out_the_bases_packaging_tools(tmp_path: Path) -> None:
+    """pip, setuptools, wheel and ensurepip's wheels sit in the base's layers, which a later
+    deletion does not shrink: the runtime stage deletes them (run here on a fake /usr/local) and
+    the final stage starts from scratch on that root, declaring the base's PATH and LANG again."""
+    local = tmp_path / "usr" / "local"
+    lib = local / "lib" / "python3.11"
+    site = lib / "site-packages"
+    tools = ["pip/__init__.py", "pip-24.0.dist-info/RECORD", "setuptools/__init__.py"]
+    tools += ["pkg_resources/__init__.py", "_distutils_hack/__init__.py", "wheel/__init__.py"]
+    kept = [site / "README.txt", lib / "ensurepip" / "__init__.py", lib / "json" / "__init__.py"]
+    kept += [local / "bin" / name for name in ("python3", "python3.11", "python", "pydoc3")]
+    gone = [site / name for name in [*tools, "distutils-precedence.pth"]]
+    gone += [lib / "ensurepip" / "_bundled" / "pip-24.0-py3-none-any.whl"]
+    gone += [local / "bin" / name for name in ("pip", "pip3", "pip3.11", "wheel")]
+    for path in kept + gone:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text("")
+    [trim] = stage_runs(DOCKERFILE.read_text(), "runtime")
+    assert trim.count("/usr/local/") == 6  # every path it touches is rewritten below
+    done = subprocess.run(
+        ["sh", "-ec", trim.replace("/usr/local/", f"{local}/")], capture_output=True, timeout=60
+    )
+    assert done.returncode == 0, done.stderr
+    assert [p for p in gone if p.exists()] == [] and all(p.exists() for p in kept)
+    assert sorted(p.name for p in site.iterdir()) == ["README.txt"]
+
+    final = instructions(DOCKERFILE.read_text())
+    assert final[0] == ("FROM", "scratch")
+    copies = [rest for word, rest in final if word == "COPY"]
+    assert copies[:2] == ["--from=runtime / /", "--from=build /install /usr/local"]
+    env = one(final, "ENV")
+    path = re.search(r"\bPATH=(\S+)", env)
+    assert path is not None and path[1].split(":")[0] == "/usr/local/bin"  # python, chatgate
+    assert {"/usr/sbin", "/usr/bin", "/sbin", "/bin"} <= set(path[1].split(":"))  # useradd, sh
+    assert "LANG=C.UTF-8" in env

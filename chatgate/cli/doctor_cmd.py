@@ -21,7 +21,14 @@ from chatgate.agents.base import AgentError, Turn
 from chatgate.cli.common import config_path
 from chatgate.cli.doctor_mcp import check_mcp_servers
 from chatgate.cli.doctor_redis import check_redis
-from chatgate.cli.doctor_report import CONFIG_CHECK, as_json, exit_code, render, select
+from chatgate.cli.doctor_report import (
+    CONFIG_CHECK,
+    as_json,
+    config_free,
+    exit_code,
+    render,
+    select,
+)
 from chatgate.cli.doctor_supply import check_supply_chain
 from chatgate.config.agent_models import LiteLLMAgentConfig
 from chatgate.config.errors import EX_CONFIG, ConfigError
@@ -40,7 +47,8 @@ _BUSY = frozenset({FailureReason.RATE_LIMIT, FailureReason.OVERLOADED})
 
 
 async def diagnose(path: Path, *, fix: bool = False, offline: bool = False) -> list[Finding]:
-    """Every finding, in order; the config ones first (nothing else runs on an invalid config)."""
+    """Every finding, in order; the config ones first. On an invalid config only the checks of
+    the interpreter itself (the supply chain) run: every other one needs the config."""
     from chatgate.channels.registry import ChannelRegistry
 
     findings = [_migration(path, fix)]
@@ -55,7 +63,7 @@ async def diagnose(path: Path, *, fix: bool = False, offline: bool = False) -> l
                 f"edit {path} at the line named, then run `chatgate config check`",
             )
         )
-        return findings
+        return findings + await asyncio.to_thread(check_supply_chain)
     findings.append(Finding(CONFIG_CHECK, Level.OK, f"{path} is valid"))
     findings += [Finding("config.warning", Level.WARN, w) for w in loaded.warnings]
     findings.append(await asyncio.to_thread(_state_dir, loaded, fix))
@@ -87,12 +95,17 @@ def run_doctor(
     if not path.exists():
         hint = f"pass --config PATH or create {path} (see README, Configuration)"
         findings = [Finding(CONFIG_CHECK, Level.FAIL, f"{path}: no such file", hint)]
+        findings += check_supply_chain()
     else:
         findings = asyncio.run(diagnose(path, fix=fix, offline=offline))
-    # An invalid config is reported whatever the filter: nothing else could be checked.
-    code_all = exit_code(findings, strict=strict)
     shown = select(findings, only=only, skip=skip)
-    code = EX_CONFIG if code_all == EX_CONFIG else exit_code(shown, strict=strict)
+    broken = [f for f in findings if f.check == CONFIG_CHECK and f.level is Level.FAIL]
+    if broken and not config_free(only):
+        # Shown whatever the filter, as the reason for exit 78: the checks asked for need it.
+        shown = [*broken, *(f for f in shown if f.check != CONFIG_CHECK)]
+        code = EX_CONFIG
+    else:
+        code = exit_code(shown, strict=strict)
     print(as_json(shown, code) if json_out else render(shown))
     return code
 

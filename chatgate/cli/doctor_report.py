@@ -14,6 +14,7 @@ from chatgate.config.errors import EX_CONFIG
 from chatgate.config.findings import Finding, Level
 
 CONFIG_CHECK = "config.load"  # a failure here means nothing else could be checked
+CONFIG_FREE = "supply"  # checks of the interpreter itself: they run whatever the config
 EXIT_OK = 0
 EXIT_WARNINGS = 1
 EXIT_FAILED = 2
@@ -33,6 +34,12 @@ def select(
         for f in findings
         if (not only or _matches(f.check, only)) and not (skip and _matches(f.check, skip))
     ]
+
+
+def config_free(only: Sequence[str]) -> bool:
+    """Whether ``--only`` selects checks that need no config alone (the supply chain): on an
+    invalid config their own results decide the exit code, not the config."""
+    return bool(only) and all(prefix.startswith(CONFIG_FREE) for prefix in only)
 
 
 def exit_code(findings: Iterable[Finding], *, strict: bool = False) -> int:

@@ -82,3 +82,27 @@ def test_failed_check_exits_2_and_invalid_config_78(
     code, doc = doctor(capsys, "--config", str(path), "--skip", "config")
     assert code == EX_CONFIG  # an invalid config is never filtered away
     assert doc["exit_code"] == EX_CONFIG
+
+
+@pytest.mark.parametrize("only", [["--skip", "config"], ["--only", "webhook."], []])
+def test_an_invalid_config_is_shown_as_the_reason_for_78_whatever_the_filter(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], only: list[str]
+) -> None:
+    path = tmp_path / "gateway.yaml"
+    path.write_text("config_version: 1\nagents: {default: {backend: nope}}\n")
+    code, doc = doctor(capsys, "--config", str(path), *only)
+    [load] = [c for c in doc["checks"] if c["id"] == "config.load"]
+    assert code == doc["exit_code"] == EX_CONFIG
+    assert load["severity"] == "fail" and "agents.default.backend" in load["detail"]
+
+
+def test_the_supply_chain_is_checked_on_an_invalid_or_missing_config(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """What `docker run IMAGE doctor --only supply` does with the image's config and no token."""
+    path = tmp_path / "gateway.yaml"
+    path.write_text("config_version: 1\nagents: {default: {backend: nope}}\n")
+    for config in (path, tmp_path / "missing.yaml"):
+        code, doc = doctor(capsys, "--config", str(config), "--only", "supply")
+        assert code == doc["exit_code"] == 0
+        assert {c["id"] for c in doc["checks"]} == {"supply.pth", "supply.known_bad"}

@@ -205,14 +205,19 @@ async def test_redis_errors_after_the_journal_write_and_a_drop_mid_webhook_lose_
     the intake refuses (Telegram keeps its batch), no message stays marked in flight, every one
     is answered exactly once. Then Redis drops while a sync webhook's turn is at the model: 503 +
     Retry-After (never 500), and the caller's retry gets the answer the model gave meanwhile (one
-    model call in all)."""
+    model call in all). The model is held until Redis is gone and then answers, so the drop lasts
+    only as long as the turn's failed writes take: a drop of more than half the liveness TTL
+    (`lease_ttl_s`, renewed every quarter of it) can let r1's key lapse, and r2 then adopts the
+    message as a dead replica's and asks the model again (the stall case, not this one)."""
     fake_llm.latency_s = 0.05
     echo_replies(fake_llm)
     client = Redis.from_url(private_redis.url, decode_responses=True)
     async with TcpProxy(private_redis.port) as proxy:
         urls = dict.fromkeys(("r1", "r2"), proxy.url())
+        # liveness TTL 4 s (renewed every 1 s): r1's key lapses only if the drop below and r1's
+        # lag after it last 2 s
         daemons = await start_telegram_replicas(
-            tmp_path, fake_tg, fake_llm, urls, lease_ttl_s=2.0, lock_ttl_s=4.0, extra=WEBHOOK
+            tmp_path, fake_tg, fake_llm, urls, lease_ttl_s=4.0, lock_ttl_s=4.0, extra=WEBHOOK
         )
         try:
             await eventually(lambda: owner(client), 20, "a telegram owner")
@@ -238,13 +243,14 @@ async def test_redis_errors_after_the_journal_write_and_a_drop_mid_webhook_lose_
                 f"2 replicas ({len(closed.failed)} closed by the fault)"
             )
 
-            fake_llm.latency_s = 1.0
+            held = fake_llm.held = asyncio.Event()
             base = daemons["r1"].base
             calls = len(fake_llm.requests)
             posted = asyncio.ensure_future(post(base, "triage this", "d-1"))
             await fake_llm.wait_for_requests(calls + 1, timeout=30)  # the turn is at the model
             await proxy.refuse()
             proxy.cut()
+            held.set()  # the model answers into the drop: the turn's writes fail
             status, headers, body = await posted
             assert status == 503, body
             assert headers["Retry-After"].isdigit()

@@ -11,12 +11,10 @@ from redis.asyncio import Redis
 
 from chatgate.model.messages import InboundMessage
 from chatgate.state.records import JournalMark, JournalState
-from chatgate.state.redis import Liveness, journal, lock, lock_scripts, sessions
+from chatgate.state.redis import journal, lock, lock_scripts, sessions
 from chatgate.state.redis.client import Keys
 from chatgate.state.redis.journal import NOBODY, OpenEntry, RedisJournal, claimable
 from chatgate.state.redis.lock import RedisTurnLock
-from tests.fakes.tcp_proxy import TcpProxy
-from tests.support.waiting import eventually
 
 KEYS = Keys("cl:")
 NOW = 1_800_000_000.0
@@ -47,39 +45,6 @@ def test_claimable(
 ) -> None:
     picked = claimable(found, "me", include_own=include_own, channels=channels)
     assert picked == [found[i] for i in claimed]
-
-
-def test_until_peers_settled_a_lapsed_key_is_no_dead_replica() -> None:
-    found = [entry("a", live=False), entry(NOBODY), entry("me")]
-    picked = claimable(found, "me", include_own=False, channels=("tg",), peers_settled=False)
-    assert picked == [found[1]]  # hand-offs still go: their owner gave them away
-
-
-@pytest.mark.redis
-async def test_back_from_an_outage_a_replica_waits_a_ttl_before_it_adopts(
-    redis_db: str, client: Redis
-) -> None:
-    """An outage b saw was likely everyone's: a's key lapsed in it though a lives, and a renews
-    it within a quarter TTL of Redis answering. b adopting at once asked the model twice."""
-    ttl_s, now = 0.2, [0.0]
-    async with TcpProxy(6379) as proxy:
-        beats = Redis.from_url(proxy.url(int(redis_db.rsplit("/", 1)[1])), decode_responses=True)
-        live = Liveness(beats, KEYS, "b", ttl_s, monotonic=lambda: now[0])
-        b = RedisJournal(client, KEYS, "b", live.join, peers_settled=live.peers_settled)
-        msg = message("m1")
-        await RedisJournal(client, KEYS, "a").record(msg, NOW, 60)  # a's key: lapsed
-        try:
-            await live.join()
-            proxy.go_down()
-            await eventually(lambda: not live.peers_settled(), 5, "a renewal of b's key failed")
-            proxy.down = False
-            assert await b.orphaned(["tg"]) == []
-            now[0] += ttl_s  # a TTL since b's last failed renewal: a would have renewed by now
-            [adopted] = await b.orphaned(["tg"])
-            assert adopted.key == msg.key
-        finally:
-            await live.stop()
-            await beats.aclose()
 
 
 SCRIPTS = {

@@ -13,7 +13,6 @@ import contextlib
 import json
 import logging
 import time
-from collections.abc import Callable
 from pathlib import Path
 
 from redis.asyncio import Redis
@@ -50,31 +49,13 @@ log = logging.getLogger("chatgate.redis")
 class Liveness:
     """This replica's heartbeat key and the list of live peers."""
 
-    def __init__(
-        self,
-        redis: Redis,
-        keys: Keys,
-        replica: str,
-        ttl_s: float,
-        monotonic: Callable[[], float] = time.monotonic,
-    ) -> None:
+    def __init__(self, redis: Redis, keys: Keys, replica: str, ttl_s: float) -> None:
         self._redis = redis
         self._keys = keys
         self.replica = replica
-        self._ttl_s = ttl_s
         self._ttl_ms = max(1, int(ttl_s * 1000))
         self._every_s = ttl_s / 4
-        self._monotonic = monotonic
-        self._failed_at: float | None = None  # this replica's last renewal that failed
         self._task: asyncio.Task[None] | None = None
-
-    def peers_settled(self) -> bool:
-        """Whether live peers have had a whole TTL to renew their keys since this replica last
-        failed to renew its own. An outage this replica saw may have been everyone's: their
-        keys lapsed too, and they renew them within a quarter TTL of Redis answering again;
-        until then a lapsed key is no sign of a dead peer."""
-        failed = self._failed_at
-        return failed is None or self._monotonic() - failed >= self._ttl_s
 
     async def beat(self) -> None:
         info = json.dumps({"replica": self.replica, "at": time.time()})
@@ -94,8 +75,7 @@ class Liveness:
             try:
                 await self.beat()
                 outage.ok()
-            except (RedisError, OSError) as exc:
-                self._failed_at = self._monotonic()
+            except RedisError as exc:
                 outage.failed(exc)
 
     async def stop(self) -> None:
@@ -142,7 +122,6 @@ def build_stores(gateway: GatewaySection, state_dir: Path) -> Stores:
             live.replica,
             live.join,
             send_grace_s=SEND_GRACE_TTLS * gateway.redis.lease_ttl_s,
-            peers_settled=live.peers_settled,
         ),
         dead_letters=RedisDeadLetters(redis, keys),
         dead_targets=RedisDeadTargets(redis, keys),

@@ -167,18 +167,11 @@ class OpenEntry:
 
 
 def claimable(
-    entries: Sequence[OpenEntry],
-    me: str,
-    *,
-    include_own: bool,
-    channels: Collection[str],
-    peers_settled: bool = True,
+    entries: Sequence[OpenEntry], me: str, *, include_own: bool, channels: Collection[str]
 ) -> list[OpenEntry]:
     """Which open entries this replica should try to claim, oldest first: its own (on start),
     and those of dead replicas or handed to nobody, only on a channel it can deliver on now (so
-    an answer is never claimed by a replica that would hand it off again). Until
-    ``peers_settled`` (live peers have had a TTL to renew the keys an outage let lapse), a
-    lapsed key does not make a replica dead."""
+    an answer is never claimed by a replica that would hand it off again)."""
     out = []
     for e in entries:
         if e.owner is None:
@@ -186,7 +179,7 @@ def claimable(
         if e.owner == me:
             if include_own:
                 out.append(e)
-        elif e.channel in channels and (e.owner == NOBODY or (not e.owner_live and peers_settled)):
+        elif (e.owner == NOBODY or not e.owner_live) and e.channel in channels:
             out.append(e)
     return out
 
@@ -233,13 +226,11 @@ class RedisJournal:
         owner: str,
         join: Callable[[], Awaitable[None]] = _nothing,
         send_grace_s: float = 10.0,
-        peers_settled: Callable[[], bool] = lambda: True,
     ) -> None:
         self._redis = redis
         self._keys = keys
         self._owner = owner
         self._join = join
-        self._peers_settled = peers_settled
         self._send_grace_ms = int(send_grace_s * 1000)
         self._begin_send = redis.register_script(BEGIN_SEND)
         self._settle = redis.register_script(SETTLE)
@@ -418,10 +409,7 @@ class RedisJournal:
     async def _claimed(self, channels: list[str], *, include_own: bool) -> list[JournalEntry]:
         found = await self._open_entries()
         claimed: dict[str, bool] = {}  # key → handed off (not left by a dead replica)
-        settled = self._peers_settled()
-        for e in claimable(
-            found, self._owner, include_own=include_own, channels=channels, peers_settled=settled
-        ):
+        for e in claimable(found, self._owner, include_own=include_own, channels=channels):
             previous = e.owner or NOBODY
             if await self._claim(
                 keys=[self._e(e.key), self._keys("replica", previous)],

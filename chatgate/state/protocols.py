@@ -37,6 +37,10 @@ class Journal(Protocol):
     straight to dropped with the stage and reason that stopped it.
     """
 
+    # Whether `record` keeps each session's open messages (a shared turn lock waits for them):
+    # only then does intake route a message before journaling it.
+    indexes_sessions: bool
+
     async def record(
         self, msg: InboundMessage, now: float, window_s: float, session: str = ""
     ) -> tuple[bool, JournalEntry | None]:

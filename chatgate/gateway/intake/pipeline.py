@@ -205,10 +205,11 @@ class Pipeline:
         self.guard.check()  # raises StateUnavailable while the journal cannot write
         now = runtime.clock.time()
         msg = msg.stamped(now)
+        session = self.route_of(msg)[1] if runtime.journal.indexes_sessions else ""
         try:
             with tracing.span("chatgate.journal", leaf=True):
                 new, existing = await runtime.journal.record(
-                    msg, now, runtime.config.gateway.dedupe_window_s, self.route_of(msg)[1]
+                    msg, now, runtime.config.gateway.dedupe_window_s, session
                 )
         except asyncio.CancelledError:  # the adapter stopped: the write may have landed
             self._background(self._take_up(msg.key))

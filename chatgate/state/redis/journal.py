@@ -219,6 +219,8 @@ class RedisJournal:
     it starts taking work, so an offline CLI that merely reads never shows up as a peer.
     """
 
+    indexes_sessions = True
+
     def __init__(
         self,
         redis: Redis,

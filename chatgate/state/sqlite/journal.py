@@ -42,6 +42,8 @@ def _entry(row: sqlite3.Row) -> JournalEntry:
 
 
 class SqliteJournal:
+    indexes_sessions = False  # one process: its session queues keep the order
+
     def __init__(self, db: Database) -> None:
         self._db = db
 

@@ -205,14 +205,14 @@ async def _drive(
     load: Load,
     one: Callable[[int], Awaitable[None]],
     clock: Callable[[], float],
-    due: dict[int, float] | None = None,
+    due: dict[int, float],
 ) -> float:
     """Run ``load.turns`` calls of ``one``: sequentially, concurrently in waves, or one every
     1/rate s (each call's due time into ``due``, from which its latency counts); returns s."""
     started = clock()
     async with asyncio.timeout(RUN_TIMEOUT_S):
         if load.rate is not None:
-            await _open_loop(load, one, clock, due if due is not None else {})
+            await _open_loop(load, one, clock, due)
         elif load.wave == 1:
             for i in range(load.turns):
                 await one(i)
